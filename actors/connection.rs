@@ -1,0 +1,673 @@
+//! The Connection actor: sole owner of one JVM's socket. One reader task
+//! owns the read half and turns bytes into packets; one writer task owns the
+//! write half; the actor matches replies to requests by packet id, keeps a
+//! bounded window of requests in flight, expires overdue ones, refuses
+//! mutations in read-only mode, forwards event composites to EventDispatch,
+//! and opens one span per round trip.
+//!
+//! It must not interpret replies (callers decode them) or block its mailbox
+//! on socket I/O.
+
+pub mod dial;
+pub mod window;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+use tracing::{Span, field::Empty};
+
+use crate::actors::error::JdwpError;
+use crate::actors::events::EventsMsg;
+use crate::jdwp::command::{decode_reply, encode_request};
+use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
+use crate::jdwp::{Command, ErrorCode, IdSizes};
+use window::Window;
+
+/// Default number of requests in flight at once.
+pub const DEFAULT_WINDOW: usize = 32;
+/// Default time a JVM gets to answer one command.
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often overdue requests are looked for.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Configuration of one connection.
+#[derive(Debug, Clone)]
+pub struct ConnectionConfig {
+    pub host: String,
+    pub port: u16,
+    pub window: usize,
+    pub request_timeout: Duration,
+    pub read_only: bool,
+    pub max_packet: u32,
+}
+
+impl ConnectionConfig {
+    pub fn new(host: &str, port: u16) -> Self {
+        Self {
+            host: host.to_string(),
+            port,
+            window: DEFAULT_WINDOW,
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
+            read_only: false,
+            max_packet: DEFAULT_MAX_PACKET,
+        }
+    }
+}
+
+/// One command on its way to the JVM.
+pub struct Outbound {
+    pub command_set: u8,
+    pub command: u8,
+    pub name: &'static str,
+    pub data: Vec<u8>,
+    pub timeout: Option<Duration>,
+    /// The span the round trip's span is a child of.
+    pub parent: Span,
+    pub reply: RpcReplyPort<Result<Vec<u8>, JdwpError>>,
+}
+
+/// Messages of the Connection actor.
+pub enum ConnectionMsg {
+    /// Send a command and answer with the reply's data (or the failure).
+    Send(Box<Outbound>),
+    /// A whole packet arrived; sent by the reader task.
+    PacketArrived(Packet),
+    /// The reader task stopped: the peer closed, or sent bytes that are not
+    /// JDWP. The connection ends with this reason.
+    ReadEnded(String),
+    /// The writer task could not write; the connection ends.
+    WriteFailed(String),
+    /// Look for overdue requests; sent by a timer.
+    Tick,
+    /// Route event composites to this EventDispatch from now on; sent by the
+    /// Session whenever it (re)starts EventDispatch.
+    SetEventSink(ActorRef<EventsMsg>),
+    /// Report counters.
+    Stats(RpcReplyPort<ConnectionStats>),
+}
+
+/// Counters of one connection.
+#[derive(Debug, Clone, Default)]
+pub struct ConnectionStats {
+    pub in_flight: usize,
+    pub queued: usize,
+    pub high_water: usize,
+    pub events_received: u64,
+}
+
+/// What the session and tools share about a connection without messaging
+/// the actor.
+#[derive(Debug)]
+pub struct ConnectionShared {
+    pub host: String,
+    pub port: u16,
+    pub read_only: bool,
+    sizes: RwLock<IdSizes>,
+    packets_sent: AtomicU64,
+    bytes_sent: AtomicU64,
+}
+
+impl ConnectionShared {
+    pub fn id_sizes(&self) -> IdSizes {
+        self.sizes.read().map(|s| *s).unwrap_or_default()
+    }
+
+    pub fn set_id_sizes(&self, sizes: IdSizes) {
+        if let Ok(mut s) = self.sizes.write() {
+            *s = sizes;
+        }
+    }
+
+    pub fn packets_sent(&self) -> u64 {
+        self.packets_sent.load(Ordering::Relaxed)
+    }
+
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent.load(Ordering::Relaxed)
+    }
+}
+
+/// A typed handle on a Connection: encode, send, await, decode.
+#[derive(Clone)]
+pub struct ConnectionHandle {
+    actor: ActorRef<ConnectionMsg>,
+    shared: Arc<ConnectionShared>,
+}
+
+impl ConnectionHandle {
+    pub fn shared(&self) -> &Arc<ConnectionShared> {
+        &self.shared
+    }
+
+    pub fn actor(&self) -> &ActorRef<ConnectionMsg> {
+        &self.actor
+    }
+
+    /// Sends a typed command and decodes its reply. The packet is queued
+    /// when this is called (not when the future is first polled), so
+    /// commands issued one after another are written in that order and
+    /// several can be in flight at once.
+    pub fn send<C: Command>(
+        &self,
+        cmd: &C,
+    ) -> impl Future<Output = Result<C::Reply, JdwpError>> + Send + 'static + use<C>
+    where
+        C::Reply: Send + 'static,
+    {
+        self.send_opt(cmd, None)
+    }
+
+    /// Like `send`, with a timeout other than the connection's default.
+    pub fn send_within<C: Command>(
+        &self,
+        cmd: &C,
+        timeout: Duration,
+    ) -> impl Future<Output = Result<C::Reply, JdwpError>> + Send + 'static + use<C>
+    where
+        C::Reply: Send + 'static,
+    {
+        self.send_opt(cmd, Some(timeout))
+    }
+
+    fn send_opt<C: Command>(
+        &self,
+        cmd: &C,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<C::Reply, JdwpError>> + Send + 'static + use<C>
+    where
+        C::Reply: Send + 'static,
+    {
+        let sizes = self.shared.id_sizes();
+        let pending = self.raw(C::SET, C::ID, C::NAME, encode_request(cmd, sizes), timeout);
+        async move {
+            let data = pending.await?;
+            decode_reply::<C>(&data, sizes).map_err(|source| JdwpError::Decode {
+                command: C::NAME,
+                source,
+            })
+        }
+    }
+
+    /// Sends pre-encoded request data and returns the reply's data.
+    pub fn raw(
+        &self,
+        command_set: u8,
+        command: u8,
+        name: &'static str,
+        data: Vec<u8>,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<Vec<u8>, JdwpError>> + Send + 'static + use<> {
+        let (tx, rx) = ractor::concurrency::oneshot();
+        let out = Outbound {
+            command_set,
+            command,
+            name,
+            data,
+            timeout,
+            parent: Span::current(),
+            reply: tx.into(),
+        };
+        let gone = move |reason: &str| JdwpError::Disconnected {
+            command: name,
+            reason: reason.to_string(),
+        };
+        let sent = self
+            .actor
+            .send_message(ConnectionMsg::Send(Box::new(out)))
+            .map_err(|_| gone("the connection has ended"));
+        async move {
+            sent?;
+            rx.await
+                .map_err(|_| gone("the connection ended before replying"))?
+        }
+    }
+
+    /// Counters of the connection.
+    pub async fn stats(&self) -> Option<ConnectionStats> {
+        ractor::call!(self.actor, ConnectionMsg::Stats).ok()
+    }
+}
+
+/// The specification's name of a command set, for span attributes.
+pub fn command_set_name(command_set: u8) -> &'static str {
+    match command_set {
+        1 => "VirtualMachine",
+        2 => "ReferenceType",
+        3 => "ClassType",
+        4 => "ArrayType",
+        5 => "InterfaceType",
+        6 => "Method",
+        8 => "Field",
+        9 => "ObjectReference",
+        10 => "StringReference",
+        11 => "ThreadReference",
+        12 => "ThreadGroupReference",
+        13 => "ArrayReference",
+        14 => "ClassLoaderReference",
+        15 => "EventRequest",
+        16 => "StackFrame",
+        17 => "ClassObjectReference",
+        18 => "ModuleReference",
+        64 => "Event",
+        _ => "Unknown",
+    }
+}
+
+/// The mutating commands read-only mode refuses, by (command set, command).
+const MUTATIONS: &[(u8, u8)] = &[
+    (1, 10),  // VirtualMachine.Exit
+    (1, 18),  // VirtualMachine.RedefineClasses
+    (3, 2),   // ClassType.SetValues
+    (3, 3),   // ClassType.InvokeMethod
+    (3, 4),   // ClassType.NewInstance
+    (4, 1),   // ArrayType.NewInstance
+    (5, 1),   // InterfaceType.InvokeMethod
+    (9, 3),   // ObjectReference.SetValues
+    (9, 6),   // ObjectReference.InvokeMethod
+    (11, 10), // ThreadReference.Stop
+    (11, 11), // ThreadReference.Interrupt
+    (11, 14), // ThreadReference.ForceEarlyReturn
+    (13, 3),  // ArrayReference.SetValues
+    (16, 2),  // StackFrame.SetValues
+    (16, 4),  // StackFrame.PopFrames
+];
+
+/// True when a command changes the debuggee's state or runs its code.
+pub fn is_mutation(command_set: u8, command: u8) -> bool {
+    MUTATIONS.contains(&(command_set, command))
+}
+
+/// The Connection actor (its struct is configuration only).
+pub struct Connection;
+
+/// Arguments: the handshaken stream, the shared block and config.
+pub struct ConnectionArgs {
+    pub stream: TcpStream,
+    pub shared: Arc<ConnectionShared>,
+    pub config: ConnectionConfig,
+}
+
+/// A request in the window.
+struct Pending {
+    name: &'static str,
+    span: Span,
+    reply: Option<RpcReplyPort<Result<Vec<u8>, JdwpError>>>,
+    command_set: u8,
+    command: u8,
+    data: Vec<u8>,
+}
+
+pub struct ConnectionState {
+    config: ConnectionConfig,
+    shared: Arc<ConnectionShared>,
+    window: Window<Pending>,
+    writer: mpsc::UnboundedSender<Vec<u8>>,
+    events: Option<ActorRef<EventsMsg>>,
+    /// Composites that arrived while no EventDispatch was available; they
+    /// are delivered when one is set, never dropped (a dropped suspending
+    /// event is a thread nobody resumes).
+    held_events: Vec<(Vec<u8>, Instant)>,
+    events_received: u64,
+}
+
+impl Connection {
+    /// Spawns a Connection linked to `supervisor` and returns its handle.
+    pub async fn spawn(
+        stream: TcpStream,
+        config: ConnectionConfig,
+        supervisor: ractor::ActorCell,
+    ) -> Result<ConnectionHandle, ractor::SpawnErr> {
+        Self::spawn_inner(stream, config, Some(supervisor)).await
+    }
+
+    /// Spawns a Connection nobody supervises (a short-lived check).
+    pub async fn spawn_unlinked(
+        stream: TcpStream,
+        config: ConnectionConfig,
+    ) -> Result<ConnectionHandle, ractor::SpawnErr> {
+        Self::spawn_inner(stream, config, None).await
+    }
+
+    async fn spawn_inner(
+        stream: TcpStream,
+        config: ConnectionConfig,
+        supervisor: Option<ractor::ActorCell>,
+    ) -> Result<ConnectionHandle, ractor::SpawnErr> {
+        let shared = Arc::new(ConnectionShared {
+            host: config.host.clone(),
+            port: config.port,
+            read_only: config.read_only,
+            sizes: RwLock::new(IdSizes::HOTSPOT),
+            packets_sent: AtomicU64::new(0),
+            bytes_sent: AtomicU64::new(0),
+        });
+        let args = ConnectionArgs {
+            stream,
+            shared: shared.clone(),
+            config,
+        };
+        let (actor, _) = match supervisor {
+            Some(sup) => Actor::spawn_linked(None, Connection, args, sup).await?,
+            None => Actor::spawn(None, Connection, args).await?,
+        };
+        Ok(ConnectionHandle { actor, shared })
+    }
+}
+
+impl Actor for Connection {
+    type Msg = ConnectionMsg;
+    type State = ConnectionState;
+    type Arguments = ConnectionArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let (read_half, write_half) = args.stream.into_split();
+        let (writer, rx) = mpsc::unbounded_channel();
+        tokio::spawn(write_loop(write_half, rx, myself.clone()));
+        tokio::spawn(read_loop(read_half, args.config.max_packet, myself.clone()));
+        myself.send_interval(TICK, || ConnectionMsg::Tick);
+        Ok(ConnectionState {
+            window: Window::new(args.config.window),
+            config: args.config,
+            shared: args.shared,
+            writer,
+            events: None,
+            held_events: Vec::new(),
+            events_received: 0,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            ConnectionMsg::Send(out) => state.submit(*out),
+            ConnectionMsg::PacketArrived(Packet::Reply(reply)) => {
+                state.complete(reply.id, reply.error_code, reply.data);
+            }
+            ConnectionMsg::PacketArrived(Packet::Command(cmd)) => state.event(cmd),
+            ConnectionMsg::Tick => state.expire(),
+            ConnectionMsg::SetEventSink(sink) => {
+                for (data, at) in state.held_events.drain(..) {
+                    let _ = sink.send_message(EventsMsg::Composite { data, received: at });
+                }
+                state.events = Some(sink);
+            }
+            ConnectionMsg::Stats(reply) => {
+                let _ = reply.send(ConnectionStats {
+                    in_flight: state.window.in_flight(),
+                    queued: state.window.queued(),
+                    high_water: state.window.high_water(),
+                    events_received: state.events_received,
+                });
+            }
+            ConnectionMsg::ReadEnded(reason) | ConnectionMsg::WriteFailed(reason) => {
+                state.fail_all(&reason);
+                myself.stop(Some(reason));
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        state.fail_all("the session ended");
+        Ok(())
+    }
+}
+
+impl ConnectionState {
+    fn submit(&mut self, out: Outbound) {
+        let Outbound {
+            command_set,
+            command,
+            name,
+            data,
+            timeout,
+            parent,
+            reply,
+        } = out;
+        if self.config.read_only && is_mutation(command_set, command) {
+            let _ = reply.send(Err(JdwpError::ReadOnly { command: name }));
+            return;
+        }
+        let span = tracing::info_span!(
+            parent: &parent,
+            "jdwp",
+            "otel.name" = %format_args!("jdwp {name}"),
+            "otel.kind" = "client",
+            "otel.status_code" = Empty,
+            "rpc.system" = "jdwp",
+            "rpc.service" = command_set_name(command_set),
+            "rpc.method" = name,
+            "server.address" = %self.config.host,
+            "server.port" = self.config.port,
+            "jdwp.id" = Empty,
+            "jdwp.request_bytes" = (data.len() + crate::jdwp::packet::HEADER_LEN) as u64,
+            "jdwp.reply_bytes" = Empty,
+            "jdwp.error" = Empty,
+            "jdwp.queued_us" = Empty,
+        );
+        let pending = Pending {
+            name,
+            span,
+            reply: Some(reply),
+            command_set,
+            command,
+            data,
+        };
+        let timeout = timeout.unwrap_or(self.config.request_timeout);
+        if let Some(id) = self.window.submit(pending, Instant::now(), timeout) {
+            self.write(id);
+        }
+    }
+
+    fn write(&mut self, id: u32) {
+        let Some(p) = self.window.payload_mut(id) else {
+            return;
+        };
+        p.span.record("jdwp.id", id);
+        let packet = CommandPacket {
+            id,
+            command_set: p.command_set,
+            command: p.command,
+            data: std::mem::take(&mut p.data),
+        }
+        .encode();
+        self.shared.packets_sent.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .bytes_sent
+            .fetch_add(packet.len() as u64, Ordering::Relaxed);
+        // A closed writer means the socket is gone; ReadEnded or
+        // WriteFailed follows and fails every request.
+        let _ = self.writer.send(packet);
+    }
+
+    fn complete(&mut self, id: u32, error_code: u16, data: Vec<u8>) {
+        let Some(slot) = self.window.complete(id) else {
+            tracing::debug!(id, "reply to a request no longer waiting (timed out)");
+            return;
+        };
+        let mut p = slot.payload;
+        if let Some(sent) = slot.sent_at {
+            let queued = sent.duration_since(slot.queued_at);
+            p.span.record("jdwp.queued_us", queued.as_micros() as u64);
+        }
+        p.span.record(
+            "jdwp.reply_bytes",
+            (data.len() + crate::jdwp::packet::HEADER_LEN) as u64,
+        );
+        let result = if error_code == 0 {
+            Ok(data)
+        } else {
+            let code = ErrorCode(error_code);
+            p.span.record("jdwp.error", code.name());
+            p.span.record("otel.status_code", "ERROR");
+            Err(JdwpError::Jvm {
+                command: p.name,
+                code,
+            })
+        };
+        if let Some(reply) = p.reply.take() {
+            let _ = reply.send(result);
+        }
+        drop(p.span);
+        for id in self.window.promote(Instant::now()) {
+            self.write(id);
+        }
+    }
+
+    fn event(&mut self, cmd: CommandPacket) {
+        if (cmd.command_set, cmd.command) != (64, 100) {
+            tracing::warn!(
+                set = cmd.command_set,
+                cmd = cmd.command,
+                "the JVM sent a command that is not an event composite; ignored"
+            );
+            return;
+        }
+        self.events_received += 1;
+        let now = Instant::now();
+        match &self.events {
+            Some(sink) => {
+                if let Err(ractor::MessagingErr::SendErr(EventsMsg::Composite { data, received })) =
+                    sink.send_message(EventsMsg::Composite {
+                        data: cmd.data,
+                        received: now,
+                    })
+                {
+                    // EventDispatch is restarting; keep the composite for
+                    // its successor.
+                    self.events = None;
+                    self.held_events.push((data, received));
+                }
+            }
+            None => self.held_events.push((cmd.data, now)),
+        }
+    }
+
+    fn expire(&mut self) {
+        let now = Instant::now();
+        for slot in self.window.expire(now) {
+            let after = slot.deadline.duration_since(slot.queued_at);
+            let mut p = slot.payload;
+            p.span.record("jdwp.error", "TIMEOUT");
+            p.span.record("otel.status_code", "ERROR");
+            if let Some(reply) = p.reply.take() {
+                let _ = reply.send(Err(JdwpError::Timeout {
+                    command: p.name,
+                    after,
+                }));
+            }
+        }
+        for id in self.window.promote(now) {
+            self.write(id);
+        }
+    }
+
+    fn fail_all(&mut self, reason: &str) {
+        for slot in self.window.drain() {
+            let mut p = slot.payload;
+            p.span.record("jdwp.error", "DISCONNECTED");
+            p.span.record("otel.status_code", "ERROR");
+            if let Some(reply) = p.reply.take() {
+                let _ = reply.send(Err(JdwpError::Disconnected {
+                    command: p.name,
+                    reason: reason.to_string(),
+                }));
+            }
+        }
+    }
+}
+
+/// The one task that reads the socket. It never races a read against
+/// anything else, so a packet is never half-consumed.
+async fn read_loop(mut read: OwnedReadHalf, max_packet: u32, conn: ActorRef<ConnectionMsg>) {
+    let mut decoder = FrameDecoder::new(max_packet);
+    let mut buf = vec![0u8; 64 * 1024];
+    let reason = loop {
+        match read.read(&mut buf).await {
+            Ok(0) => {
+                break if decoder.buffered() > 0 {
+                    format!(
+                        "the JVM closed the connection in the middle of a packet ({} bytes pending)",
+                        decoder.buffered()
+                    )
+                } else {
+                    "the JVM closed the connection".to_string()
+                };
+            }
+            Ok(n) => decoder.push(&buf[..n]),
+            Err(e) => break format!("reading from the JVM failed: {e}"),
+        }
+        let mut failed = None;
+        loop {
+            match decoder.next_packet() {
+                Ok(Some(packet)) => {
+                    if conn
+                        .send_message(ConnectionMsg::PacketArrived(packet))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    failed = Some(format!("the peer sent bytes that are not JDWP: {e}"));
+                    break;
+                }
+            }
+        }
+        if let Some(reason) = failed {
+            break reason;
+        }
+    };
+    let _ = conn.send_message(ConnectionMsg::ReadEnded(reason));
+}
+
+/// The one task that writes the socket, so a peer that stops reading
+/// stalls this task and never the actor (whose timers keep expiring
+/// requests).
+async fn write_loop(
+    mut write: OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    conn: ActorRef<ConnectionMsg>,
+) {
+    while let Some(bytes) = rx.recv().await {
+        if let Err(e) = write.write_all(&bytes).await {
+            let _ = conn.send_message(ConnectionMsg::WriteFailed(format!(
+                "writing to the JVM failed: {e}"
+            )));
+            return;
+        }
+    }
+    let _ = write.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mutations_are_the_state_changing_commands() {
+        assert!(is_mutation(9, 6));
+        assert!(is_mutation(16, 4));
+        assert!(!is_mutation(1, 1));
+        assert!(!is_mutation(11, 6));
+    }
+}

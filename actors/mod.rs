@@ -1,0 +1,361 @@
+//! The actor layer: everything that does I/O or holds per-JVM state.
+//! Outsiders use the typed handles re-exported here (`Engine`,
+//! `SessionHandle`, `ConnectionHandle`), never raw messages.
+//!
+//! # The tree
+//!
+//! ```text
+//! Supervisor
+//! └─ Session (one per JVM)
+//!    ├─ Connection     socket owner: one reader task, one writer task
+//!    ├─ EventDispatch  decodes event composites (conditions, traces later)
+//!    ├─ StopPoints     the registry of stop points under our ids
+//!    └─ Watchdog       ticks: liveness (long suspensions later)
+//! ```
+//!
+//! # Supervision policy
+//!
+//! - **Connection ends** (socket closed, garbage, write failure): the
+//!   Session marks itself DEAD with the reason and stops as a whole; every
+//!   request in flight fails with `Disconnected`. A JVM the session
+//!   launched is terminated unless it was launched with
+//!   `detach_on_disconnect`. No other session is touched.
+//! - **EventDispatch fails** (a panic): the Session restarts it with the
+//!   same arguments and points the Connection at the new one. Nothing is
+//!   lost: what it records lives in the session's shared block, and the
+//!   Connection keeps composites that arrive while no EventDispatch exists
+//!   and hands them to the successor (a dropped suspending event would be a
+//!   thread nobody resumes).
+//! - **Watchdog fails**: restarted with the same settings.
+//! - **StopPoints fails**: not restarted — a registry we cannot trust is
+//!   worse than none. The Session sends `VirtualMachine.Dispose` (which
+//!   clears every request it armed and resumes every thread) and ends,
+//!   saying why.
+//! - **Session ends or fails**: the Supervisor marks it DEAD and keeps it
+//!   for listing; nothing is restarted (re-attaching is the agent's call).
+//!
+//! # Backpressure
+//!
+//! ractor mailboxes are unbounded, so bounds are explicit: the Connection
+//! keeps at most `window` requests in flight and queues the rest (each
+//! with its deadline); event composites are never dropped.
+
+pub mod connection;
+pub mod error;
+pub mod events;
+pub mod session;
+pub mod stop_points;
+pub mod supervisor;
+pub mod watchdog;
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use ractor::{Actor, ActorRef};
+
+pub use connection::{ConnectionConfig, ConnectionHandle};
+pub use error::{AttachError, JdwpError, LaunchError, SessionError};
+pub use session::{DisconnectReport, SessionHandle};
+
+use supervisor::{NewSession, Registry, Supervisor, SupervisorMsg};
+
+/// Engine-wide settings, read once from the environment.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// `JDWP_READONLY`: every session is read-only, whatever attach says.
+    pub force_read_only: bool,
+    /// How often each session's Watchdog probes liveness.
+    pub watchdog_interval: Duration,
+    /// Requests in flight per connection.
+    pub window: usize,
+    /// Per-request timeout.
+    pub request_timeout: Duration,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            force_read_only: false,
+            watchdog_interval: Duration::from_secs(5),
+            window: connection::DEFAULT_WINDOW,
+            request_timeout: connection::DEFAULT_REQUEST_TIMEOUT,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// Reads `JDWP_READONLY`, `JVMSCOPE_REQUEST_TIMEOUT_MS` and
+    /// `JVMSCOPE_LIVENESS_MS`.
+    pub fn from_env() -> Self {
+        let truthy =
+            |v: String| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
+        let millis = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(Duration::from_millis)
+        };
+        let defaults = Self::default();
+        Self {
+            force_read_only: std::env::var("JDWP_READONLY").map(truthy).unwrap_or(false),
+            request_timeout: millis("JVMSCOPE_REQUEST_TIMEOUT_MS")
+                .unwrap_or(defaults.request_timeout),
+            watchdog_interval: millis("JVMSCOPE_LIVENESS_MS").unwrap_or(defaults.watchdog_interval),
+            ..defaults
+        }
+    }
+}
+
+/// The running actor system: the root of every session.
+#[derive(Clone)]
+pub struct Engine {
+    supervisor: ActorRef<SupervisorMsg>,
+    registry: Arc<RwLock<Registry>>,
+    config: EngineConfig,
+}
+
+impl Engine {
+    /// Starts the Supervisor.
+    pub async fn start(config: EngineConfig) -> Result<Engine, String> {
+        let registry = Arc::new(RwLock::new(Registry::default()));
+        let (supervisor, _) = Actor::spawn(None, Supervisor, registry.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Engine {
+            supervisor,
+            registry,
+            config,
+        })
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Attaches to a JVM listening for a debugger.
+    pub async fn attach(
+        &self,
+        spec: &crate::model::AttachSpec,
+    ) -> Result<SessionHandle, AttachError> {
+        let roots = crate::model::Roots {
+            source: spec.source_roots.clone(),
+            class: spec.class_roots.clone(),
+        };
+        self.open(
+            &spec.host,
+            spec.port,
+            spec.timeout,
+            spec.read_only,
+            None,
+            roots,
+        )
+        .await
+    }
+
+    /// Starts a JVM under the debugger and attaches to it. The JVM always
+    /// starts held; when the agent asked for a running JVM it is released
+    /// here and watched until its main class is prepared, so a JVM that
+    /// dies during startup (a missing main class, a bad option) is reported
+    /// with its last output instead of as a session that dies a moment
+    /// later.
+    pub async fn launch(
+        &self,
+        spec: &crate::model::LaunchSpec,
+    ) -> Result<SessionHandle, LaunchError> {
+        let held = crate::model::LaunchSpec {
+            suspend: true,
+            ..spec.clone()
+        };
+        let (jvm, port) = session::launch::start(&held).await?;
+        let roots = crate::model::Roots {
+            source: spec.source_roots.clone(),
+            class: spec.class_roots.clone(),
+        };
+        let handle = match self
+            .open(
+                "127.0.0.1",
+                port,
+                spec.timeout,
+                spec.read_only,
+                Some(jvm.clone()),
+                roots,
+            )
+            .await
+        {
+            Ok(handle) => handle,
+            Err(e) => {
+                jvm.terminate().await;
+                return Err(e.into());
+            }
+        };
+        if !spec.suspend
+            && let Err(e) = release_after_startup(&handle, spec).await
+        {
+            let (status, output) = jvm.exit_and_output(std::time::Duration::from_secs(5)).await;
+            jvm.terminate().await;
+            return Err(match e {
+                Some(reason) => LaunchError::DiedDuringStartup {
+                    status: format!("{status}; {reason}"),
+                    output,
+                },
+                None => LaunchError::DiedDuringStartup { status, output },
+            });
+        }
+        Ok(handle)
+    }
+
+    async fn open(
+        &self,
+        host: &str,
+        port: u16,
+        timeout: Duration,
+        read_only: bool,
+        launched: Option<Arc<session::launch::LaunchedJvm>>,
+        roots: crate::model::Roots,
+    ) -> Result<SessionHandle, AttachError> {
+        let stream = connection::dial::dial(host, port, timeout).await?;
+        let mut config = ConnectionConfig::new(host, port);
+        config.read_only = read_only || self.config.force_read_only;
+        config.window = self.config.window;
+        config.request_timeout = self.config.request_timeout;
+        let new = NewSession {
+            stream,
+            config,
+            launched,
+            roots,
+            watchdog_interval: self.config.watchdog_interval,
+        };
+        let handle = ractor::call!(self.supervisor, SupervisorMsg::Spawn, Box::new(new))
+            .map_err(|e| AttachError::Spawn(e.to_string()))?
+            .map_err(AttachError::Spawn)?;
+        if let Err(source) = handle.initialize(timeout).await {
+            handle
+                .shared()
+                .request_end(format!("attach failed: {source}"));
+            return Err(AttachError::Setup {
+                addr: format!("{host}:{port}"),
+                source,
+            });
+        }
+        Ok(handle)
+    }
+
+    /// Every session, live and dead, in creation order.
+    pub fn sessions(&self) -> Vec<SessionHandle> {
+        self.registry.read().map(|r| r.all()).unwrap_or_default()
+    }
+
+    /// The session named, or the current one.
+    pub fn session(&self, id: Option<&str>) -> Result<SessionHandle, SessionError> {
+        let r = self
+            .registry
+            .read()
+            .map_err(|_| SessionError::Invalid("session registry poisoned".into()))?;
+        match id {
+            Some(id) => r
+                .get(id)
+                .ok_or_else(|| SessionError::UnknownSession(id.to_string())),
+            None => r
+                .current()
+                .and_then(|c| r.get(&c.0))
+                .ok_or(SessionError::NoSession),
+        }
+    }
+
+    /// The current session's id.
+    pub fn current(&self) -> Option<crate::model::SessionId> {
+        self.registry.read().ok().and_then(|r| r.current())
+    }
+
+    /// Makes `id` the session tools use when they name none.
+    pub fn set_current(&self, id: &str) -> Result<SessionHandle, SessionError> {
+        let handle = self.session(Some(id))?;
+        if let Ok(mut r) = self.registry.write() {
+            r.set_current(handle.id().clone());
+        }
+        Ok(handle)
+    }
+
+    /// Releases every live session (as `disconnect` does) and stops the
+    /// tree; used when the MCP client goes away.
+    pub async fn shutdown(&self) {
+        let live: Vec<_> = self
+            .sessions()
+            .into_iter()
+            .filter(|s| s.check_alive().is_ok())
+            .collect();
+        futures::future::join_all(live.iter().map(|s| s.disconnect())).await;
+        self.supervisor.stop(None);
+    }
+}
+
+/// Resumes a freshly launched JVM and waits until its main class is
+/// prepared (or, for a jar, just resumes it). `Err(None)` means the JVM died
+/// meanwhile; `Err(Some(reason))` that releasing it failed.
+async fn release_after_startup(
+    handle: &SessionHandle,
+    spec: &crate::model::LaunchSpec,
+) -> Result<(), Option<String>> {
+    use crate::jdwp::event_request::{Clear, Set};
+    use crate::jdwp::{Event, EventKind, Modifier, SuspendPolicy};
+
+    let mut events = handle.shared().subscribe();
+    let conn = handle.connection();
+    let watch = match &spec.target {
+        crate::model::LaunchTarget::MainClass { main_class, .. } => Some(
+            conn.send(&Set {
+                event_kind: EventKind::ClassPrepare,
+                suspend_policy: SuspendPolicy::None,
+                modifiers: vec![Modifier::ClassMatch {
+                    class_pattern: main_class.clone(),
+                }],
+            })
+            .await
+            .map_err(|e| Some(e.to_string()))?,
+        ),
+        crate::model::LaunchTarget::Jar { .. } => None,
+    };
+    handle.resume_all().await.map_err(|e| {
+        if e.is_gone() {
+            None
+        } else {
+            Some(e.to_string())
+        }
+    })?;
+    let Some(request_id) = watch else {
+        return Ok(());
+    };
+    let prepared = async {
+        loop {
+            match events.recv().await {
+                Ok(composite) => {
+                    let hit = composite.events.iter().any(|e| {
+                        matches!(e, Event::ClassPrepare { request_id: id, .. } if *id == request_id)
+                    });
+                    if hit {
+                        return;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    std::future::pending::<()>().await
+                }
+            }
+        }
+    };
+    tokio::select! {
+        _ = prepared => {
+            let _ = conn
+                .send(&Clear {
+                    event_kind: EventKind::ClassPrepare,
+                    request_id,
+                })
+                .await;
+            Ok(())
+        }
+        _ = handle.shared().died() => Err(None),
+        // A main class that takes longer than the launch timeout to load is
+        // not a failure: the JVM runs.
+        _ = tokio::time::sleep(spec.timeout) => Ok(()),
+    }
+}

@@ -1,0 +1,609 @@
+//! The Session actor: one per JVM. It owns the four children (Connection,
+//! EventDispatch, StopPoints, Watchdog), applies the supervision policy to
+//! them, orders state changes (disconnect), and ends as a whole when its
+//! JVM goes away. Reads go straight to the Connection through the handle,
+//! so they overlap; only state changes pass through this mailbox.
+
+pub mod launch;
+pub mod threads;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tokio::net::TcpStream;
+
+use crate::actors::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
+use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::events::{EventDispatch, EventsArgs, EventsMsg};
+use crate::actors::stop_points::{StopPoints, StopPointsMsg};
+use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
+use crate::jdwp::event_request::ClearAllBreakpoints;
+use crate::jdwp::virtual_machine::{Dispose, IdSizesCmd, Version};
+use crate::jdwp::{Composite, SuspendPolicy};
+use crate::model::{Roots, SessionId, SessionState, VmInfo};
+use launch::LaunchedJvm;
+
+/// How many recent events a session remembers for diagnosis.
+const RECENT_EVENTS: usize = 64;
+/// How many composites a slow event subscriber may fall behind.
+const EVENT_SUBSCRIBERS_BACKLOG: usize = 1024;
+
+/// What everyone may read about a session without messaging it.
+pub struct SessionShared {
+    pub id: SessionId,
+    pub host: String,
+    pub port: u16,
+    pub read_only: bool,
+    pub created: Instant,
+    pub launched: Option<Arc<LaunchedJvm>>,
+    pub roots: Roots,
+    vm: OnceLock<VmInfo>,
+    dead: Mutex<Option<String>>,
+    recent: Mutex<VecDeque<String>>,
+    events_seen: AtomicU64,
+    /// Sequence number of the last event that suspended something.
+    suspending_events: AtomicU64,
+    restarts: AtomicU32,
+    actor: OnceLock<ActorRef<SessionMsg>>,
+    events: tokio::sync::broadcast::Sender<Arc<Composite>>,
+    dead_tx: tokio::sync::watch::Sender<bool>,
+}
+
+impl SessionShared {
+    pub fn new(
+        id: SessionId,
+        host: &str,
+        port: u16,
+        read_only: bool,
+        launched: Option<Arc<LaunchedJvm>>,
+        roots: Roots,
+    ) -> Self {
+        Self {
+            id,
+            host: host.to_string(),
+            port,
+            read_only,
+            created: Instant::now(),
+            launched,
+            roots,
+            vm: OnceLock::new(),
+            dead: Mutex::new(None),
+            recent: Mutex::new(VecDeque::new()),
+            events_seen: AtomicU64::new(0),
+            suspending_events: AtomicU64::new(0),
+            restarts: AtomicU32::new(0),
+            actor: OnceLock::new(),
+            events: tokio::sync::broadcast::channel(EVENT_SUBSCRIBERS_BACKLOG).0,
+            dead_tx: tokio::sync::watch::channel(false).0,
+        }
+    }
+
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    pub fn vm(&self) -> Option<&VmInfo> {
+        self.vm.get()
+    }
+
+    /// Why the session ended, or `None` while it lives.
+    pub fn dead_reason(&self) -> Option<String> {
+        self.dead.lock().ok().and_then(|d| d.clone())
+    }
+
+    /// Marks the session dead; the first reason wins.
+    pub fn mark_dead(&self, reason: &str) {
+        if let Ok(mut d) = self.dead.lock()
+            && d.is_none()
+        {
+            *d = Some(reason.to_string());
+        }
+        self.dead_tx.send_replace(true);
+    }
+
+    /// Resolves once the session is dead.
+    pub async fn died(&self) {
+        let mut rx = self.dead_tx.subscribe();
+        let _ = rx.wait_for(|dead| *dead).await;
+    }
+
+    /// Every event composite from now on, decoded (a slow subscriber
+    /// misses the oldest ones and is told how many).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Composite>> {
+        self.events.subscribe()
+    }
+
+    /// Child restarts the supervision policy performed.
+    pub fn restarts(&self) -> u32 {
+        self.restarts.load(Ordering::Relaxed)
+    }
+
+    pub fn events_seen(&self) -> u64 {
+        self.events_seen.load(Ordering::Relaxed)
+    }
+
+    /// Sequence number of the newest event that suspended threads; a
+    /// verifying resume compares it before and after.
+    pub fn suspending_events(&self) -> u64 {
+        self.suspending_events.load(Ordering::Relaxed)
+    }
+
+    pub fn recent_events(&self) -> Vec<String> {
+        self.recent
+            .lock()
+            .map(|r| r.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn note_event(&self, line: String) {
+        if let Ok(mut r) = self.recent.lock() {
+            if r.len() == RECENT_EVENTS {
+                r.pop_front();
+            }
+            r.push_back(line);
+        }
+    }
+
+    pub fn record_composite(&self, composite: &Composite) {
+        self.events_seen
+            .fetch_add(composite.events.len() as u64, Ordering::Relaxed);
+        if composite.suspend_policy != SuspendPolicy::None {
+            self.suspending_events.fetch_add(1, Ordering::Relaxed);
+        }
+        for event in &composite.events {
+            self.note_event(format!(
+                "{} (suspend {:?})",
+                crate::actors::events::describe(event),
+                composite.suspend_policy
+            ));
+        }
+        let _ = self.events.send(Arc::new(composite.clone()));
+    }
+
+    /// Asks the Session to end with `reason` (used by the Watchdog).
+    pub fn request_end(&self, reason: String) {
+        if let Some(actor) = self.actor.get() {
+            let _ = actor.send_message(SessionMsg::End(reason));
+        }
+    }
+}
+
+/// What a disconnect released.
+#[derive(Debug, Clone, Default)]
+pub struct DisconnectReport {
+    /// Threads that were suspended when the agent disconnected.
+    pub threads_held: usize,
+    pub threads_total: usize,
+    /// Stop points cleared (their event requests go with Dispose).
+    pub stop_points_cleared: usize,
+    /// What re-checking the JVM afterwards found.
+    pub verification: String,
+    /// What happened to a JVM this session launched.
+    pub process: Option<String>,
+}
+
+/// What a verified resume did.
+#[derive(Debug, Clone, Default)]
+pub struct ResumeReport {
+    pub resumes: u32,
+    pub total: usize,
+    pub still_held: usize,
+    pub resuspended_by_event: bool,
+}
+
+/// Messages of the Session actor.
+pub enum SessionMsg {
+    /// Clear every request, resume every thread (one `Dispose`), end the
+    /// session and report what was released.
+    Disconnect(RpcReplyPort<DisconnectReport>),
+    /// End the session with this reason (the JVM stopped answering).
+    End(String),
+    /// The handles of the children outsiders talk to directly.
+    Handles(RpcReplyPort<(ConnectionHandle, ActorRef<StopPointsMsg>)>),
+    /// Test hook: the current EventDispatch and Watchdog, to crash them.
+    #[doc(hidden)]
+    Children(RpcReplyPort<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)>),
+}
+
+/// Arguments of a Session.
+pub struct SessionArgs {
+    pub stream: TcpStream,
+    pub config: ConnectionConfig,
+    pub shared: Arc<SessionShared>,
+    pub watchdog_interval: Duration,
+}
+
+/// The Session actor (configuration only).
+pub struct Session;
+
+/// The Session's state: its children and how to restart them.
+pub struct SessionCore {
+    shared: Arc<SessionShared>,
+    connection: ConnectionHandle,
+    events: ActorRef<EventsMsg>,
+    stop_points: ActorRef<StopPointsMsg>,
+    watchdog: ActorRef<WatchdogMsg>,
+    watchdog_args: WatchdogArgs,
+    events_args: EventsArgs,
+    ending: bool,
+}
+
+/// A typed handle on a Session.
+#[derive(Clone)]
+pub struct SessionHandle {
+    actor: ActorRef<SessionMsg>,
+    shared: Arc<SessionShared>,
+    connection: ConnectionHandle,
+    stop_points: ActorRef<StopPointsMsg>,
+}
+
+impl Session {
+    /// Spawns a Session (and its children) linked to `supervisor`.
+    pub async fn spawn(
+        args: SessionArgs,
+        supervisor: ractor::ActorCell,
+    ) -> Result<SessionHandle, String> {
+        let shared = args.shared.clone();
+        let (actor, _) = Actor::spawn_linked(None, Session, args, supervisor)
+            .await
+            .map_err(|e| e.to_string())?;
+        let (connection, stop_points) =
+            ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
+        Ok(SessionHandle {
+            actor,
+            shared,
+            connection,
+            stop_points,
+        })
+    }
+}
+
+impl Actor for Session {
+    type Msg = SessionMsg;
+    type State = SessionCore;
+    type Arguments = SessionArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let _ = args.shared.actor.set(myself.clone());
+        let connection = Connection::spawn(args.stream, args.config, myself.get_cell()).await?;
+        let events_args = EventsArgs {
+            connection: connection.clone(),
+            session: args.shared.clone(),
+        };
+        let (events, _) =
+            Actor::spawn_linked(None, EventDispatch, events_args.clone(), myself.get_cell())
+                .await?;
+        connection
+            .actor()
+            .send_message(ConnectionMsg::SetEventSink(events.clone()))?;
+        let (stop_points, _) = Actor::spawn_linked(None, StopPoints, (), myself.get_cell()).await?;
+        let watchdog_args = WatchdogArgs {
+            connection: connection.clone(),
+            session: args.shared.clone(),
+            interval: args.watchdog_interval,
+            probe_timeout: args.watchdog_interval.max(Duration::from_secs(2)),
+            max_misses: 2,
+        };
+        let (watchdog, _) =
+            Actor::spawn_linked(None, Watchdog, watchdog_args.clone(), myself.get_cell()).await?;
+        Ok(SessionCore {
+            shared: args.shared,
+            connection,
+            events,
+            stop_points,
+            watchdog,
+            watchdog_args,
+            events_args,
+            ending: false,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            SessionMsg::Handles(reply) => {
+                let _ = reply.send((state.connection.clone(), state.stop_points.clone()));
+            }
+            SessionMsg::Children(reply) => {
+                let _ = reply.send((state.events.clone(), state.watchdog.clone()));
+            }
+            SessionMsg::End(reason) => {
+                state.shared.mark_dead(&reason);
+                state.ending = true;
+                myself.stop(Some(reason));
+            }
+            SessionMsg::Disconnect(reply) => {
+                let report = state.disconnect().await;
+                state.ending = true;
+                let _ = reply.send(report);
+                myself.stop(Some("disconnected by the agent".into()));
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        let (cell, failure) = match &event {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => (
+                cell.clone(),
+                reason.clone().unwrap_or_else(|| "stopped".into()),
+            ),
+            SupervisionEvent::ActorFailed(cell, err) => (cell.clone(), format!("failed: {err}")),
+            _ => return Ok(()),
+        };
+        let id = cell.get_id();
+        if id == state.connection.actor().get_id() {
+            // Policy: losing the connection ends the session, cleanly.
+            let reason = match state.shared.launched.as_ref().and_then(|l| l.exit_status()) {
+                Some(status) => format!("the JVM exited ({status})"),
+                None => failure,
+            };
+            state.shared.mark_dead(&reason);
+            state.ending = true;
+            myself.stop(Some(reason));
+        } else if id == state.events.get_id() {
+            if state.ending {
+                return Ok(());
+            }
+            // Policy: EventDispatch is restarted; what it records lives in
+            // the shared block, and the Connection holds composites that
+            // arrive meanwhile.
+            tracing::warn!(session = %state.shared.id, %failure, "restarting EventDispatch");
+            let (events, _) = Actor::spawn_linked(
+                None,
+                EventDispatch,
+                state.events_args.clone(),
+                myself.get_cell(),
+            )
+            .await?;
+            state
+                .connection
+                .actor()
+                .send_message(ConnectionMsg::SetEventSink(events.clone()))?;
+            state.events = events;
+            state.shared.restarts.fetch_add(1, Ordering::Relaxed);
+        } else if id == state.watchdog.get_id() {
+            if state.ending {
+                return Ok(());
+            }
+            // Policy: the Watchdog is restarted with the same settings.
+            tracing::warn!(session = %state.shared.id, %failure, "restarting Watchdog");
+            let (watchdog, _) = Actor::spawn_linked(
+                None,
+                Watchdog,
+                state.watchdog_args.clone(),
+                myself.get_cell(),
+            )
+            .await?;
+            state.watchdog = watchdog;
+            state.shared.restarts.fetch_add(1, Ordering::Relaxed);
+        } else if id == state.stop_points.get_id() && !state.ending {
+            // Policy: a registry we can no longer trust is not restarted.
+            // Dispose clears every request it armed and resumes the JVM, and
+            // the session ends saying why.
+            let reason = format!("the stop-point registry {failure}; the JVM was released");
+            let _ = state
+                .connection
+                .send_within(&Dispose, Duration::from_secs(2))
+                .await;
+            state.shared.mark_dead(&reason);
+            state.ending = true;
+            myself.stop(Some(reason));
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        state.shared.mark_dead("the session ended");
+        state.connection.actor().stop(None);
+        state.events.stop(None);
+        state.watchdog.stop(None);
+        state.stop_points.stop(None);
+        if let Some(jvm) = &state.shared.launched
+            && !jvm.detach_on_disconnect
+        {
+            jvm.terminate().await;
+        }
+        Ok(())
+    }
+}
+
+impl SessionCore {
+    /// Releases the JVM: no new event can suspend anything (breakpoints
+    /// cleared), every suspend count is resumed and verified on the live
+    /// connection, then `Dispose` clears whatever else this session armed
+    /// and resumes any thread-level suspension left, in one step.
+    async fn disconnect(&mut self) -> DisconnectReport {
+        let mut report = DisconnectReport {
+            stop_points_cleared: ractor::call!(self.stop_points, StopPointsMsg::Count).unwrap_or(0),
+            ..DisconnectReport::default()
+        };
+        let _ = self
+            .connection
+            .send_within(&ClearAllBreakpoints, Duration::from_secs(2))
+            .await;
+        if let Ok(census) = threads::census(&self.connection).await {
+            report.threads_held = census.held;
+            report.threads_total = census.total;
+        }
+        report.verification = match resume_verified(&self.connection, &self.shared).await {
+            Ok(r) if r.still_held == 0 => {
+                format!("verified: all {} threads run", r.total)
+            }
+            Ok(r) => format!(
+                "WARNING: {} of {} threads were still suspended after {} resumes; Dispose released the rest",
+                r.still_held, r.total, r.resumes
+            ),
+            Err(e) => format!("could not verify before releasing ({e})"),
+        };
+        if let Err(e) = self
+            .connection
+            .send_within(&Dispose, Duration::from_secs(5))
+            .await
+        {
+            report
+                .verification
+                .push_str(&format!("; Dispose failed: {e}"));
+        }
+        self.shared.mark_dead("disconnected by the agent");
+        report
+    }
+}
+
+/// Resumes the whole suspend depth: `VirtualMachine.Resume` until no
+/// thread's count is left (bounded), verified by reading the counts back.
+/// A count that reappears along with a newer suspending event is a new
+/// hit, not a failure.
+async fn resume_verified(
+    conn: &ConnectionHandle,
+    shared: &SessionShared,
+) -> Result<ResumeReport, JdwpError> {
+    let mut report = ResumeReport::default();
+    let before = shared.suspending_events();
+    let mut census = threads::census(conn).await?;
+    let rounds = census.max_depth.clamp(1, 64);
+    for _ in 0..rounds {
+        conn.send(&crate::jdwp::virtual_machine::Resume).await?;
+        report.resumes += 1;
+        census = threads::census(conn).await?;
+        if census.held == 0 {
+            break;
+        }
+    }
+    report.total = census.total;
+    report.still_held = census.held;
+    report.resuspended_by_event = census.held > 0 && shared.suspending_events() != before;
+    Ok(report)
+}
+
+impl SessionHandle {
+    pub fn id(&self) -> &SessionId {
+        &self.shared.id
+    }
+
+    pub fn actor_id(&self) -> ractor::ActorId {
+        self.actor.get_id()
+    }
+
+    pub fn shared(&self) -> &Arc<SessionShared> {
+        &self.shared
+    }
+
+    pub fn connection(&self) -> &ConnectionHandle {
+        &self.connection
+    }
+
+    /// Fails with `Gone` once the session has ended.
+    pub fn check_alive(&self) -> Result<(), SessionError> {
+        match self.shared.dead_reason() {
+            Some(reason) => Err(SessionError::Gone {
+                id: self.shared.id.0.clone(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Maps a JDWP failure to `Gone` when it means the JVM went away.
+    pub fn map_err(&self, e: JdwpError) -> SessionError {
+        if e.is_gone() {
+            let reason = self.shared.dead_reason().unwrap_or_else(|| e.to_string());
+            SessionError::Gone {
+                id: self.shared.id.0.clone(),
+                reason,
+            }
+        } else {
+            SessionError::Jdwp(e)
+        }
+    }
+
+    /// Asks the JVM who it is and how wide its ids are. Runs once, right
+    /// after the handshake.
+    pub async fn initialize(&self, limit: Duration) -> Result<(), JdwpError> {
+        let version = self.connection.send_within(&Version, limit).await?;
+        let sizes = self.connection.send_within(&IdSizesCmd, limit).await?;
+        self.connection.shared().set_id_sizes(sizes);
+        let _ = self.shared.vm.set(VmInfo {
+            vm_name: version.vm_name,
+            vm_version: version.vm_version,
+            jdwp_major: version.jdwp_major,
+            jdwp_minor: version.jdwp_minor,
+            description: version.description,
+        });
+        Ok(())
+    }
+
+    /// The session's state, read live from the JVM (suspend counts of every
+    /// thread, asked in one pipelined burst).
+    pub async fn state(&self) -> SessionState {
+        if let Some(reason) = self.shared.dead_reason() {
+            return SessionState::Dead { reason };
+        }
+        match threads::census(&self.connection).await {
+            Ok(c) if c.held > 0 => SessionState::Suspended {
+                held: c.held,
+                total: c.total,
+            },
+            Ok(_) => SessionState::Running,
+            Err(e) => match self.shared.dead_reason() {
+                Some(reason) => SessionState::Dead { reason },
+                None => SessionState::Dead {
+                    reason: e.to_string(),
+                },
+            },
+        }
+    }
+
+    /// Number of registered stop points.
+    pub async fn stop_point_count(&self) -> usize {
+        ractor::call!(self.stop_points, StopPointsMsg::Count).unwrap_or(0)
+    }
+
+    /// Ends the session, releasing the JVM (see `SessionCore::disconnect`),
+    /// and terminates a JVM this session launched unless it was launched to
+    /// stay.
+    pub async fn disconnect(&self) -> Result<DisconnectReport, SessionError> {
+        self.check_alive()?;
+        let mut report = ractor::call!(self.actor, SessionMsg::Disconnect)
+            .map_err(|e| SessionError::Invalid(format!("the session did not answer: {e}")))?;
+        if let Some(jvm) = &self.shared.launched {
+            report.process = Some(if jvm.detach_on_disconnect {
+                format!("pid {} left running (detach_on_disconnect)", jvm.pid)
+            } else {
+                jvm.terminate().await
+            });
+        }
+        Ok(report)
+    }
+
+    /// Resumes the whole suspend depth and verifies every thread runs.
+    pub async fn resume_all(&self) -> Result<ResumeReport, JdwpError> {
+        resume_verified(&self.connection, &self.shared).await
+    }
+
+    /// Test hook: the current EventDispatch and Watchdog.
+    #[doc(hidden)]
+    pub async fn children(&self) -> Option<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)> {
+        ractor::call!(self.actor, SessionMsg::Children).ok()
+    }
+}

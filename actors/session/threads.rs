@@ -1,0 +1,84 @@
+//! Thread-level reads a session needs for its own bookkeeping: the census
+//! of suspended threads (pipelined: every thread's count asked at once),
+//! the thread list, and the after-disconnect check that the JVM runs.
+
+use futures::future::join_all;
+
+use crate::actors::connection::ConnectionHandle;
+use crate::actors::error::JdwpError;
+use crate::jdwp::ThreadId;
+use crate::jdwp::thread_reference::{Name, Status, SuspendCount};
+use crate::jdwp::virtual_machine::AllThreads;
+
+/// How many threads are suspended, of how many.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Census {
+    pub held: usize,
+    pub total: usize,
+    /// The deepest suspend count seen.
+    pub max_depth: i32,
+}
+
+/// Counts suspended threads. Threads that died between the two reads are
+/// left out.
+pub async fn census(conn: &ConnectionHandle) -> Result<Census, JdwpError> {
+    let threads = conn.send(&AllThreads).await?;
+    let counts = join_all(
+        threads
+            .iter()
+            .map(|&thread| conn.send(&SuspendCount { thread })),
+    )
+    .await;
+    let mut c = Census::default();
+    for count in counts {
+        match count {
+            Ok(n) => {
+                c.total += 1;
+                if n > 0 {
+                    c.held += 1;
+                    c.max_depth = c.max_depth.max(n);
+                }
+            }
+            Err(e) if e.is_gone() => return Err(e),
+            Err(_) => {}
+        }
+    }
+    Ok(c)
+}
+
+/// One thread as the thread list shows it.
+#[derive(Debug, Clone)]
+pub struct ThreadInfo {
+    pub id: ThreadId,
+    pub name: String,
+    pub status: String,
+    pub suspend_count: i32,
+}
+
+/// Every live thread with its name, status and suspend count, read in one
+/// pipelined burst.
+pub async fn list(conn: &ConnectionHandle) -> Result<Vec<ThreadInfo>, JdwpError> {
+    let threads = conn.send(&AllThreads).await?;
+    let reads = threads.iter().map(|&thread| async move {
+        let (name, status, count) = futures::join!(
+            conn.send(&Name { thread }),
+            conn.send(&Status { thread }),
+            conn.send(&SuspendCount { thread })
+        );
+        (thread, name, status, count)
+    });
+    let mut out = Vec::new();
+    for (id, name, status, count) in join_all(reads).await {
+        let (Ok(name), Ok(status), Ok(count)) = (name, status, count) else {
+            continue;
+        };
+        out.push(ThreadInfo {
+            id,
+            name,
+            status: format!("{:?}", status.thread_status).to_uppercase(),
+            suspend_count: count,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}

@@ -1,0 +1,152 @@
+//! The Supervisor actor: root of the tree. It spawns one Session per JVM,
+//! watches them, and keeps the registry of sessions (live and dead) that
+//! tools read without messaging anyone.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
+use tokio::net::TcpStream;
+
+use crate::actors::connection::ConnectionConfig;
+use crate::actors::session::launch::LaunchedJvm;
+use crate::actors::session::{Session, SessionArgs, SessionHandle, SessionShared};
+use crate::model::SessionId;
+
+/// Sessions by id, plus which one is current.
+#[derive(Default)]
+pub struct Registry {
+    sessions: BTreeMap<u64, SessionHandle>,
+    current: Option<SessionId>,
+    next: u64,
+}
+
+impl Registry {
+    fn allocate(&mut self) -> (u64, SessionId) {
+        self.next += 1;
+        (self.next, SessionId(format!("s{}", self.next)))
+    }
+
+    pub fn all(&self) -> Vec<SessionHandle> {
+        self.sessions.values().cloned().collect()
+    }
+
+    pub fn get(&self, id: &str) -> Option<SessionHandle> {
+        self.sessions.values().find(|s| s.id().0 == id).cloned()
+    }
+
+    pub fn current(&self) -> Option<SessionId> {
+        self.current.clone()
+    }
+
+    pub fn set_current(&mut self, id: SessionId) {
+        self.current = Some(id);
+    }
+}
+
+/// What a new session is made from.
+pub struct NewSession {
+    pub stream: TcpStream,
+    pub config: ConnectionConfig,
+    pub launched: Option<Arc<LaunchedJvm>>,
+    pub roots: crate::model::Roots,
+    pub watchdog_interval: Duration,
+}
+
+/// Messages of the Supervisor.
+pub enum SupervisorMsg {
+    /// Spawn a Session for a handshaken connection; it becomes current.
+    Spawn(Box<NewSession>, RpcReplyPort<Result<SessionHandle, String>>),
+}
+
+/// The Supervisor actor (configuration only).
+pub struct Supervisor;
+
+impl Actor for Supervisor {
+    type Msg = SupervisorMsg;
+    type State = Arc<RwLock<Registry>>;
+    type Arguments = Arc<RwLock<Registry>>;
+
+    async fn pre_start(
+        &self,
+        _: ActorRef<Self::Msg>,
+        registry: Self::Arguments,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        Ok(registry)
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        message: Self::Msg,
+        registry: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match message {
+            SupervisorMsg::Spawn(new, reply) => {
+                let (key, id) = match registry.write() {
+                    Ok(mut r) => r.allocate(),
+                    Err(_) => {
+                        let _ = reply.send(Err("the session registry is poisoned".into()));
+                        return Ok(());
+                    }
+                };
+                let NewSession {
+                    stream,
+                    config,
+                    launched,
+                    roots,
+                    watchdog_interval,
+                } = *new;
+                let shared = Arc::new(SessionShared::new(
+                    id.clone(),
+                    &config.host,
+                    config.port,
+                    config.read_only,
+                    launched,
+                    roots,
+                ));
+                let args = SessionArgs {
+                    stream,
+                    config,
+                    shared,
+                    watchdog_interval,
+                };
+                let result = Session::spawn(args, myself.get_cell()).await;
+                if let (Ok(handle), Ok(mut r)) = (&result, registry.write()) {
+                    r.sessions.insert(key, handle.clone());
+                    r.set_current(id);
+                }
+                let _ = reply.send(result);
+            }
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        registry: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        // Policy: a Session that ends or fails is marked DEAD and kept for
+        // listing; no other session is touched and nothing is restarted
+        // (re-attaching is the agent's decision).
+        let (cell, reason) = match event {
+            SupervisionEvent::ActorTerminated(cell, _, reason) => {
+                (cell, reason.unwrap_or_else(|| "the session ended".into()))
+            }
+            SupervisionEvent::ActorFailed(cell, err) => {
+                (cell, format!("the session failed internally: {err}"))
+            }
+            _ => return Ok(()),
+        };
+        if let Ok(r) = registry.read()
+            && let Some(s) = r.sessions.values().find(|s| s.actor_id() == cell.get_id())
+        {
+            s.shared().mark_dead(&reason);
+            tracing::info!(session = %s.id(), %reason, "session ended");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,116 @@
+//! `jvmscope demo`: compiles the bundled Java program, then drives a short
+//! session through the real tool layer (the same dispatch an MCP client
+//! reaches), printing each call and its reply. A newcomer's first command.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use jvmscope::actors::{Engine, EngineConfig};
+use jvmscope::mcp::JvmScope;
+
+const SOURCE: &str = include_str!("demo/Warehouse.java");
+
+fn javac() -> PathBuf {
+    std::env::var_os("JAVA_HOME")
+        .map(|h| PathBuf::from(h).join("bin").join("javac"))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from("javac"))
+}
+
+fn say(line: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{line}")?;
+    out.flush()?;
+    Ok(())
+}
+
+async fn step(server: &JvmScope, tool: &str, args: Value) -> Result<String> {
+    say(&format!("\n>>> {tool} {args}"))?;
+    let reply = server.call(tool, args).await;
+    let text: Vec<String> = reply
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    let text = text.join("\n");
+    for line in text.lines() {
+        say(&format!("    {line}"))?;
+    }
+    if reply.is_error == Some(true) {
+        bail!("{tool} failed: {text}");
+    }
+    Ok(text)
+}
+
+/// Runs the demo end to end.
+pub async fn run() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("jvmscope-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("Warehouse.java"), SOURCE)?;
+    say(&format!("Compiling the demo program in {}", dir.display()))?;
+    let status = std::process::Command::new(javac())
+        .args(["-g", "-d"])
+        .arg(&dir)
+        .arg(dir.join("Warehouse.java"))
+        .status()
+        .context(
+            "running javac (a JDK 17+ must be installed: javac and java on PATH, or JAVA_HOME)",
+        )?;
+    if !status.success() {
+        bail!("javac failed: {status}");
+    }
+    let engine = Engine::start(EngineConfig::from_env())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let server = JvmScope::new(engine.clone());
+    let result = script(&server, &dir).await;
+    engine.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result?;
+    say(
+        "\nDemo finished: the JVM was launched held before main, inspected, resumed, and released.",
+    )?;
+    Ok(())
+}
+
+async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
+    step(
+        server,
+        "debug_launch",
+        json!({ "main_class": "Warehouse", "classpath": dir.display().to_string(), "suspend": true }),
+    )
+    .await?;
+    step(server, "debug_list_sessions", json!({})).await?;
+    step(server, "debug_list_threads", json!({})).await?;
+    step(server, "debug_continue", json!({})).await?;
+    let session = server.engine().session(None).map_err(anyhow::Error::msg)?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let output = loop {
+        let lines = session
+            .shared()
+            .launched
+            .as_ref()
+            .map(|l| l.last_lines(5))
+            .unwrap_or_default();
+        if lines.iter().any(|l| l.starts_with("order ")) || tokio::time::Instant::now() > deadline {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    say("\n--- the program's latest output ---")?;
+    for line in output {
+        say(&format!("    {line}"))?;
+    }
+    step(
+        server,
+        "debug_list_threads",
+        json!({ "name_contains": "picker" }),
+    )
+    .await?;
+    step(server, "debug_disconnect", json!({})).await?;
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! The declarative macros the command-set files are written with: wire
+//! structs, commands, numbered enums and bit-flag sets. Each expands to the
+//! type plus its `Encode`/`Decode` (fields in declaration order, which is
+//! wire order) and, under test, its `Arb` generator.
+
+/// A struct whose fields are encoded one after another, in order.
+///
+/// ```ignore
+/// wire_struct! {
+///     /// doc
+///     #[derive(Debug, Clone, PartialEq, Eq)]
+///     pub struct LineEntry { pub line_code_index: i64, pub line_number: i32 }
+/// }
+/// ```
+macro_rules! wire_struct {
+    ($(#[$m:meta])* pub struct $name:ident {
+        $($(#[$fm:meta])* pub $f:ident : $t:ty),+ $(,)?
+    }) => {
+        $(#[$m])*
+        pub struct $name { $($(#[$fm])* pub $f: $t,)+ }
+
+        impl $crate::jdwp::command::Encode for $name {
+            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
+                $($crate::jdwp::command::Encode::encode(&self.$f, w);)+
+            }
+        }
+
+        impl $crate::jdwp::command::Decode for $name {
+            fn decode(
+                r: &mut $crate::jdwp::wire::Reader<'_>,
+            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                Ok(Self { $($f: $crate::jdwp::command::Decode::decode(r)?,)+ })
+            }
+            fn min_len(sizes: $crate::jdwp::wire::IdSizes) -> usize {
+                0 $(+ <$t as $crate::jdwp::command::Decode>::min_len(sizes))+
+            }
+        }
+
+        #[cfg(test)]
+        impl $crate::jdwp::testing::Arb for $name {
+            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+                Self { $($f: $crate::jdwp::testing::Arb::arb(g),)+ }
+            }
+        }
+    };
+}
+
+/// Commands: the struct (its fields are the request data, in order), its
+/// `Command` impl and its `Decode` impl (reading the request back).
+///
+/// ```ignore
+/// command! {
+///     /// ReferenceType.Signature (2/1).
+///     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///     pub struct Signature { pub ref_type: ReferenceTypeId }
+///     => (0x02, 0x01, "ReferenceType.Signature") -> String;
+///
+///     /// A command without request data: a unit struct, derives added.
+///     pub struct HoldEvents; => (0x01, 0x0F, "VirtualMachine.HoldEvents") -> ();
+/// }
+/// ```
+macro_rules! command {
+    () => {};
+
+    ($(#[$m:meta])* pub struct $name:ident;
+     => ($set:literal, $id:literal, $cname:literal) -> $reply:ty; $($rest:tt)*) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct $name;
+
+        impl $crate::jdwp::command::Command for $name {
+            const SET: u8 = $set;
+            const ID: u8 = $id;
+            const NAME: &'static str = $cname;
+            type Reply = $reply;
+            fn encode(&self, _: &mut $crate::jdwp::wire::Writer) {}
+        }
+
+        impl $crate::jdwp::command::Decode for $name {
+            fn decode(
+                _: &mut $crate::jdwp::wire::Reader<'_>,
+            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                Ok($name)
+            }
+        }
+
+        #[cfg(test)]
+        impl $crate::jdwp::testing::Arb for $name {
+            fn arb(_: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+                $name
+            }
+        }
+
+        command! { $($rest)* }
+    };
+
+    ($(#[$m:meta])* pub struct $name:ident {
+        $($(#[$fm:meta])* pub $f:ident : $t:ty),+ $(,)?
+     }
+     => ($set:literal, $id:literal, $cname:literal) -> $reply:ty; $($rest:tt)*) => {
+        $(#[$m])*
+        pub struct $name { $($(#[$fm])* pub $f: $t,)+ }
+
+        impl $crate::jdwp::command::Command for $name {
+            const SET: u8 = $set;
+            const ID: u8 = $id;
+            const NAME: &'static str = $cname;
+            type Reply = $reply;
+            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
+                $($crate::jdwp::command::Encode::encode(&self.$f, w);)+
+            }
+        }
+
+        impl $crate::jdwp::command::Decode for $name {
+            fn decode(
+                r: &mut $crate::jdwp::wire::Reader<'_>,
+            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                Ok(Self { $($f: $crate::jdwp::command::Decode::decode(r)?,)+ })
+            }
+            fn min_len(sizes: $crate::jdwp::wire::IdSizes) -> usize {
+                0 $(+ <$t as $crate::jdwp::command::Decode>::min_len(sizes))+
+            }
+        }
+
+        #[cfg(test)]
+        impl $crate::jdwp::testing::Arb for $name {
+            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+                Self { $($f: $crate::jdwp::testing::Arb::arb(g),)+ }
+            }
+        }
+
+        command! { $($rest)* }
+    };
+}
+
+/// A fieldless enum carried as a number of type `$repr` (`u8` or `i32`);
+/// unknown numbers decode to `DecodeError::Unknown`.
+macro_rules! wire_enum {
+    ($(#[$m:meta])* pub enum $name:ident : $repr:ident {
+        $($(#[$vm:meta])* $variant:ident = $value:literal),+ $(,)?
+    }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name { $($(#[$vm])* $variant = $value,)+ }
+
+        impl $name {
+            /// Every variant, in specification order.
+            pub const VARIANTS: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The number on the wire.
+            pub fn raw(self) -> $repr {
+                self as $repr
+            }
+
+            /// The variant with this number.
+            pub fn from_raw(raw: $repr) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                match raw {
+                    $($value => Ok($name::$variant),)+
+                    other => Err($crate::jdwp::wire::DecodeError::Unknown {
+                        what: stringify!($name),
+                        value: other as u64,
+                    }),
+                }
+            }
+        }
+
+        impl $crate::jdwp::command::Encode for $name {
+            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
+                $crate::jdwp::command::Encode::encode(&self.raw(), w);
+            }
+        }
+
+        impl $crate::jdwp::command::Decode for $name {
+            fn decode(
+                r: &mut $crate::jdwp::wire::Reader<'_>,
+            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                $name::from_raw(<$repr as $crate::jdwp::command::Decode>::decode(r)?)
+            }
+            fn min_len(sizes: $crate::jdwp::wire::IdSizes) -> usize {
+                <$repr as $crate::jdwp::command::Decode>::min_len(sizes)
+            }
+        }
+
+        #[cfg(test)]
+        impl $crate::jdwp::testing::Arb for $name {
+            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+                g.pick($name::VARIANTS)
+            }
+        }
+    };
+}
+
+/// A set of bit flags carried as a JDWP `int`. Unknown bits are kept.
+macro_rules! wire_flags {
+    ($(#[$m:meta])* pub struct $name:ident {
+        $($(#[$fm:meta])* const $flag:ident = $value:literal;)+
+    }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+        pub struct $name(pub i32);
+
+        impl $name {
+            $($(#[$fm])* pub const $flag: $name = $name($value);)+
+
+            /// No flag set.
+            pub const EMPTY: $name = $name(0);
+
+            /// True when every bit of `other` is set here.
+            pub fn contains(self, other: $name) -> bool {
+                self.0 & other.0 == other.0
+            }
+        }
+
+        impl std::ops::BitOr for $name {
+            type Output = $name;
+            fn bitor(self, rhs: $name) -> $name {
+                $name(self.0 | rhs.0)
+            }
+        }
+
+        impl $crate::jdwp::command::Encode for $name {
+            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
+                w.i32(self.0);
+            }
+        }
+
+        impl $crate::jdwp::command::Decode for $name {
+            fn decode(
+                r: &mut $crate::jdwp::wire::Reader<'_>,
+            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                Ok($name(r.i32()?))
+            }
+            fn min_len(_: $crate::jdwp::wire::IdSizes) -> usize {
+                4
+            }
+        }
+
+        #[cfg(test)]
+        impl $crate::jdwp::testing::Arb for $name {
+            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+                $name(g.i32())
+            }
+        }
+    };
+}

@@ -1,0 +1,62 @@
+//! The composition root: command line, logging, the actor engine, and the
+//! MCP server on stdio. Nothing else lives here.
+
+mod demo;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+use rmcp::ServiceExt;
+
+use jvmscope::actors::{Engine, EngineConfig};
+use jvmscope::mcp::JvmScope;
+
+/// An MCP server that debugs live JVMs over JDWP.
+#[derive(Parser)]
+#[command(name = "jvmscope", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP on stdin/stdout (the default).
+    Serve,
+    /// Compile a small bundled Java program, launch it under the debugger
+    /// and run a short scripted session through the real tools.
+    Demo,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let cli = Cli::parse();
+    let telemetry = jvmscope::telemetry::init();
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve().await,
+        Command::Demo => demo::run().await,
+    };
+    // After serve() has released every JVM: export the last spans (bounded).
+    telemetry.shutdown().await;
+    result
+}
+
+async fn serve() -> Result<()> {
+    let engine = Engine::start(EngineConfig::from_env())
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let server = JvmScope::new(engine.clone());
+    let running = server.serve(rmcp::transport::stdio()).await?;
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = running.waiting() => {
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "MCP service ended with an error");
+            }
+        }
+        _ = term.recv() => tracing::info!("SIGTERM: releasing every JVM"),
+        _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: releasing every JVM"),
+    }
+    // Never leave a JVM suspended because our client went away.
+    engine.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,161 @@
+//! The tool catalogue and dispatch. One file per tool family; each family
+//! lists its tools (name, description, schema, annotations) and answers the
+//! calls addressed to them. Descriptions are the model's documentation:
+//! short, exact, and honest about what a tool costs the JVM.
+
+pub mod execution;
+pub mod session;
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+
+use crate::actors::Engine;
+use crate::mcp::error::ToolError;
+
+/// What every tool call gets.
+#[derive(Clone)]
+pub struct Ctx {
+    pub engine: Engine,
+}
+
+/// A tool's outcome before it becomes an MCP result.
+pub type Reply = Result<CallToolResult, ToolError>;
+
+/// How a tool touches the JVM, for the annotations.
+#[derive(Debug, Clone, Copy)]
+pub enum Effect {
+    /// Reads only.
+    Read,
+    /// Changes debugger or JVM state; repeating it is harmless.
+    Idempotent,
+    /// Changes state; repeating it does something again.
+    Changes,
+    /// May end or alter something irreversibly (terminating a JVM).
+    Destructive,
+}
+
+/// Builds a tool definition from its parameter type.
+pub fn tool<P: JsonSchema + 'static>(
+    name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    effect: Effect,
+) -> Tool {
+    let annotations = ToolAnnotations::with_title(title)
+        .read_only(matches!(effect, Effect::Read))
+        .destructive(matches!(effect, Effect::Destructive))
+        .idempotent(matches!(effect, Effect::Read | Effect::Idempotent))
+        .open_world(false);
+    Tool::new(name, description, Arc::new(JsonObject::new()))
+        .with_input_schema::<P>()
+        .with_title(title)
+        .with_annotations(annotations)
+}
+
+/// Every tool, in catalogue order.
+pub fn catalogue() -> Vec<Tool> {
+    let mut all = session::tools();
+    all.extend(execution::tools());
+    all
+}
+
+/// Runs one tool call.
+pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolResult {
+    let reply = match session::call(ctx, name, args.clone()).await {
+        Some(reply) => reply,
+        None => match execution::call(ctx, name, args).await {
+            Some(reply) => reply,
+            None => Err(
+                ToolError::new("UNKNOWN_TOOL", format!("there is no tool {name:?}"))
+                    .next("tools/list names every tool"),
+            ),
+        },
+    };
+    reply.unwrap_or_else(ToolError::into_result)
+}
+
+/// Parses a call's arguments; unknown or misspelt names are refused with
+/// the accepted ones listed.
+pub fn parse<P: DeserializeOwned>(tool: &str, args: Option<JsonObject>) -> Result<P, ToolError> {
+    let value = serde_json::Value::Object(args.unwrap_or_default());
+    serde_json::from_value(value).map_err(|e| ToolError::bad_argument(tool, e))
+}
+
+/// A plain text reply.
+pub fn text(s: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(s.into())])
+}
+
+/// A text reply that also carries structured content for scripts.
+pub fn text_and_data(s: impl Into<String>, data: serde_json::Value) -> CallToolResult {
+    let mut r = text(s);
+    r.structured_content = Some(data);
+    r
+}
+
+/// `docs/tools.md`: the catalogue rendered for people. Generated from the
+/// same definitions tools/list serves; a test keeps the file in step.
+pub fn markdown() -> String {
+    let mut out = String::from(
+        "# Tools\n\n<!-- Generated from the tool catalogue (src/mcp/tools); a test checks it. \
+         Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n\
+         Every session-scoped tool takes an optional `session_id` (default: the current session). \
+         Errors start with a stable `[LABEL]` and say what to do next.\n",
+    );
+    for t in catalogue() {
+        let hints = t.annotations.clone().unwrap_or_default();
+        let effect = if hints.read_only_hint == Some(true) {
+            "reads only"
+        } else if hints.destructive_hint == Some(true) {
+            "destructive"
+        } else if hints.idempotent_hint == Some(true) {
+            "changes state, idempotent"
+        } else {
+            "changes state"
+        };
+        out.push_str(&format!(
+            "\n## `{}` — {}\n\n{}\n\n*Effect:* {}.\n\n| argument | type | required | meaning |\n|---|---|---|---|\n",
+            t.name,
+            t.title.clone().unwrap_or_default(),
+            t.description.clone().unwrap_or_default(),
+            effect
+        ));
+        let schema = t.input_schema.as_ref();
+        let required: Vec<String> = schema
+            .get("required")
+            .and_then(|r| r.as_array())
+            .map(|r| {
+                r.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+            for (name, prop) in props {
+                let ty = match prop.get("type") {
+                    Some(serde_json::Value::String(s)) => s.clone(),
+                    Some(serde_json::Value::Array(a)) => a
+                        .iter()
+                        .filter_map(|v| v.as_str())
+                        .filter(|s| *s != "null")
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                    _ => "any".into(),
+                };
+                let doc = prop
+                    .get("description")
+                    .and_then(|d| d.as_str())
+                    .unwrap_or("");
+                out.push_str(&format!(
+                    "| `{name}` | {ty} | {} | {} |\n",
+                    if required.contains(name) { "yes" } else { "no" },
+                    doc.replace('|', "\\|").replace('\n', " ")
+                ));
+            }
+        }
+    }
+    out
+}

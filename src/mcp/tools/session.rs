@@ -1,0 +1,358 @@
+//! Session tools: attach, launch, list, choose the current one, disconnect.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures::future::join_all;
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use crate::actors::SessionHandle;
+use crate::mcp::error::ToolError;
+use crate::model::{AttachSpec, LaunchSpec, LaunchTarget, SessionState};
+
+const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+const DEFAULT_LAUNCH_TIMEOUT_MS: u64 = 20_000;
+
+/// Arguments of debug_attach.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachParams {
+    /// Host of the JDWP agent; default 127.0.0.1.
+    pub host: Option<String>,
+    /// Port the JDWP agent listens on.
+    pub port: u16,
+    /// Limit for connect + handshake + first replies, ms; default 5000.
+    pub timeout_ms: Option<u64>,
+    /// Refuse every mutation (invoke, set values, force return, pop frames, redefine) at the wire.
+    pub read_only: Option<bool>,
+    /// Directories holding the application's .java sources.
+    pub source_roots: Option<Vec<String>>,
+    /// Directories or jars holding the application's .class files.
+    pub class_roots: Option<Vec<String>>,
+}
+
+/// Arguments of debug_launch.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchParams {
+    /// Fully qualified main class (with classpath); or give jar.
+    pub main_class: Option<String>,
+    /// Classpath for main_class; default ".".
+    pub classpath: Option<String>,
+    /// Executable jar to run instead of main_class.
+    pub jar: Option<String>,
+    /// Extra JVM options, e.g. ["-Xmx256m"].
+    pub jvm_args: Option<Vec<String>>,
+    /// Program arguments.
+    pub args: Option<Vec<String>>,
+    /// Working directory of the JVM.
+    pub working_dir: Option<String>,
+    /// JDK to use; default JAVA_HOME, then java on PATH.
+    pub java_home: Option<String>,
+    /// Hold the JVM before its first instruction until debug_continue; default true.
+    pub suspend: Option<bool>,
+    /// Leave the JVM running when the session ends; default false (it is terminated).
+    pub detach_on_disconnect: Option<bool>,
+    /// Limit for the JVM to open its JDWP port, ms; default 20000.
+    pub timeout_ms: Option<u64>,
+    /// Refuse every mutation at the wire.
+    pub read_only: Option<bool>,
+    /// Directories holding the application's .java sources.
+    pub source_roots: Option<Vec<String>>,
+    /// Directories or jars holding the application's .class files.
+    pub class_roots: Option<Vec<String>>,
+}
+
+/// Arguments of debug_list_sessions.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListSessionsParams {}
+
+/// Arguments naming a session.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionParams {
+    /// Session id (s1, s2, …); default: the current session.
+    pub session_id: Option<String>,
+}
+
+/// Arguments of debug_set_current_session.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetCurrentParams {
+    /// Session id to make current.
+    pub session_id: String,
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool::<AttachParams>(
+            "debug_attach",
+            "Attach to a JVM",
+            "Attach to a running JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT. \
+             Suspends nothing; a JVM started with suspend=y stays held until debug_continue. Opens a session \
+             that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
+             reported as NOT_JDWP within timeout_ms.",
+            Effect::Changes,
+        ),
+        tool::<LaunchParams>(
+            "debug_launch",
+            "Launch a JVM under the debugger",
+            "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
+             suspend (default true) holds it before main runs; call debug_continue to start it. Output is \
+             captured; if it dies during startup the reply carries its last lines. It is terminated when the \
+             session ends unless detach_on_disconnect.",
+            Effect::Changes,
+        ),
+        tool::<ListSessionsParams>(
+            "debug_list_sessions",
+            "List debug sessions",
+            "Every session: id, host:port, current marker, RUNNING / SUSPENDED (threads held) / DEAD (why), \
+             JVM name and version, JDWP packets sent, stop points. State is read live (one pipelined burst \
+             per JVM); nothing is suspended.",
+            Effect::Read,
+        ),
+        tool::<SetCurrentParams>(
+            "debug_set_current_session",
+            "Choose the current session",
+            "Make a session current: tools called without session_id use it.",
+            Effect::Idempotent,
+        ),
+        tool::<SessionParams>(
+            "debug_disconnect",
+            "Disconnect and release the JVM",
+            "End a session: clears every event request and resumes every thread in one step (JDWP Dispose), \
+             re-checks that no thread is left suspended, and reports what was released. A JVM started by \
+             debug_launch is terminated unless launched with detach_on_disconnect.",
+            Effect::Destructive,
+        ),
+    ]
+}
+
+pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
+    Some(match name {
+        "debug_attach" => attach(ctx, parse(name, args)).await,
+        "debug_launch" => launch(ctx, parse(name, args)).await,
+        "debug_list_sessions" => match parse::<ListSessionsParams>(name, args) {
+            Ok(_) => list_sessions(ctx).await,
+            Err(e) => Err(e),
+        },
+        "debug_set_current_session" => set_current(ctx, parse(name, args)),
+        "debug_disconnect" => disconnect(ctx, parse(name, args)).await,
+        _ => return None,
+    })
+}
+
+fn roots(given: Option<Vec<String>>, env: &str) -> Vec<PathBuf> {
+    match given {
+        Some(v) => v.into_iter().map(PathBuf::from).collect(),
+        None => std::env::var_os(env)
+            .map(|v| std::env::split_paths(&v).collect())
+            .unwrap_or_default(),
+    }
+}
+
+async fn attach(ctx: &Ctx, p: Result<AttachParams, ToolError>) -> Reply {
+    let p = p?;
+    let spec = AttachSpec {
+        host: p.host.unwrap_or_else(|| "127.0.0.1".into()),
+        port: p.port,
+        timeout: Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
+        read_only: p.read_only.unwrap_or(false),
+        source_roots: roots(p.source_roots, "JDWP_SOURCE_ROOTS"),
+        class_roots: roots(p.class_roots, "JDWP_CLASS_ROOTS"),
+    };
+    let handle = ctx.engine.attach(&spec).await?;
+    Ok(opened(&handle, "Attached", None).await)
+}
+
+async fn launch(ctx: &Ctx, p: Result<LaunchParams, ToolError>) -> Reply {
+    let p = p?;
+    let target = match (p.main_class, p.jar) {
+        (Some(main_class), None) => LaunchTarget::MainClass {
+            main_class,
+            classpath: p.classpath.unwrap_or_else(|| ".".into()),
+        },
+        (None, Some(jar)) => LaunchTarget::Jar {
+            jar: PathBuf::from(jar),
+        },
+        _ => {
+            return Err(ToolError::bad_argument(
+                "debug_launch",
+                "give exactly one of main_class (with classpath) or jar",
+            ));
+        }
+    };
+    let spec = LaunchSpec {
+        target,
+        jvm_args: p.jvm_args.unwrap_or_default(),
+        args: p.args.unwrap_or_default(),
+        working_dir: p.working_dir.map(PathBuf::from),
+        java_home: p.java_home.map(PathBuf::from),
+        suspend: p.suspend.unwrap_or(true),
+        detach_on_disconnect: p.detach_on_disconnect.unwrap_or(false),
+        timeout: Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_LAUNCH_TIMEOUT_MS)),
+        read_only: p.read_only.unwrap_or(false),
+        source_roots: roots(p.source_roots, "JDWP_SOURCE_ROOTS"),
+        class_roots: roots(p.class_roots, "JDWP_CLASS_ROOTS"),
+    };
+    let handle = ctx.engine.launch(&spec).await?;
+    let pid = handle.shared().launched.as_ref().map(|l| l.pid);
+    Ok(opened(&handle, "Launched", pid).await)
+}
+
+/// The reply to attach and launch.
+async fn opened(
+    handle: &SessionHandle,
+    verb: &str,
+    pid: Option<u32>,
+) -> rmcp::model::CallToolResult {
+    let shared = handle.shared();
+    let vm = shared.vm().cloned().unwrap_or_default();
+    let state = handle.state().await;
+    let mut out = format!(
+        "{verb} session {} to {}: {} {} (JDWP {}.{})",
+        shared.id,
+        shared.address(),
+        vm.vm_name,
+        vm.vm_version,
+        vm.jdwp_major,
+        vm.jdwp_minor
+    );
+    if let Some(pid) = pid {
+        out.push_str(&format!("\nProcess: pid {pid}"));
+    }
+    out.push_str(&format!("\nState: {}", describe_state(&state)));
+    if shared.read_only {
+        out.push_str("\nRead-only: every mutation is refused at the wire");
+    }
+    if matches!(state, SessionState::Suspended { .. }) {
+        out.push_str("\nNext: debug_continue runs it; debug_list_threads shows who is held");
+    }
+    let data = json!({
+        "session_id": shared.id.0,
+        "address": shared.address(),
+        "state": state.label(),
+        "vm_name": vm.vm_name,
+        "vm_version": vm.vm_version,
+        "pid": pid,
+        "read_only": shared.read_only,
+    });
+    text_and_data(out, data)
+}
+
+pub fn describe_state(state: &SessionState) -> String {
+    match state {
+        SessionState::Running => "RUNNING".into(),
+        SessionState::Suspended { held, total } => {
+            format!("SUSPENDED ({held} of {total} threads held)")
+        }
+        SessionState::Dead { reason } => format!("DEAD ({reason})"),
+    }
+}
+
+async fn list_sessions(ctx: &Ctx) -> Reply {
+    let sessions = ctx.engine.sessions();
+    if sessions.is_empty() {
+        return Ok(text_and_data(
+            "No sessions. debug_attach {host, port} or debug_launch {main_class, classpath} opens one.",
+            json!({ "sessions": [] }),
+        ));
+    }
+    let current = ctx.engine.current();
+    let rows = join_all(sessions.iter().map(|s| async move {
+        let state = tokio::time::timeout(Duration::from_secs(3), s.state())
+            .await
+            .unwrap_or(SessionState::Dead {
+                reason: "no answer within 3 s".into(),
+            });
+        let stop_points = if s.check_alive().is_ok() {
+            s.stop_point_count().await
+        } else {
+            0
+        };
+        (s, state, stop_points)
+    }))
+    .await;
+    let mut lines = Vec::new();
+    let mut data = Vec::new();
+    for (s, state, stop_points) in rows {
+        let shared = s.shared();
+        let is_current = current.as_ref() == Some(&shared.id);
+        let vm = shared.vm().cloned().unwrap_or_default();
+        let packets = s.connection().shared().packets_sent();
+        lines.push(format!(
+            "{} {} {} {} | {} {} | packets={} stop_points={}{}",
+            if is_current { "*" } else { " " },
+            shared.id,
+            shared.address(),
+            describe_state(&state),
+            vm.vm_name,
+            vm.vm_version,
+            packets,
+            stop_points,
+            if shared.read_only { " read-only" } else { "" }
+        ));
+        data.push(json!({
+            "session_id": shared.id.0,
+            "address": shared.address(),
+            "current": is_current,
+            "state": state.label(),
+            "detail": describe_state(&state),
+            "vm_name": vm.vm_name,
+            "vm_version": vm.vm_version,
+            "packets_sent": packets,
+            "stop_points": stop_points,
+            "read_only": shared.read_only,
+            "pid": shared.launched.as_ref().map(|l| l.pid),
+        }));
+    }
+    Ok(text_and_data(lines.join("\n"), json!({ "sessions": data })))
+}
+
+fn set_current(ctx: &Ctx, p: Result<SetCurrentParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.set_current(&p.session_id)?;
+    let mut out = format!(
+        "Current session: {} ({})",
+        handle.id(),
+        handle.shared().address()
+    );
+    if let Some(reason) = handle.shared().dead_reason() {
+        out.push_str(&format!("\nNote: it is DEAD ({reason})"));
+    }
+    Ok(super::text(out))
+}
+
+async fn disconnect(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    let report = handle.disconnect().await?;
+    let mut out = format!(
+        "Disconnected session {} ({}): released {} of {} threads that were suspended, cleared {} stop points.\n{}",
+        handle.id(),
+        handle.shared().address(),
+        report.threads_held,
+        report.threads_total,
+        report.stop_points_cleared,
+        report.verification
+    );
+    if let Some(process) = &report.process {
+        out.push_str(&format!("\nProcess: {process}"));
+    }
+    Ok(text_and_data(
+        out,
+        json!({
+            "session_id": handle.id().0,
+            "threads_released": report.threads_held,
+            "threads_total": report.threads_total,
+            "stop_points_cleared": report.stop_points_cleared,
+            "verification": report.verification,
+            "process": report.process,
+        }),
+    ))
+}

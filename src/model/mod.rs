@@ -1,0 +1,6 @@
+//! Domain vocabulary shared by the actors and the MCP face: plain data, no
+//! serde, no I/O.
+
+pub mod session;
+
+pub use session::{AttachSpec, LaunchSpec, LaunchTarget, Roots, SessionId, SessionState, VmInfo};

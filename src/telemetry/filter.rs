@@ -1,0 +1,109 @@
+//! Filters: which spans reach the OpenTelemetry layer (ours only, never
+//! ractor's or rmcp's lifetime spans), and a rate limit on the
+//! OpenTelemetry crates' own log lines so a broken collector never floods
+//! stderr.
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use tracing::callsite::Identifier;
+use tracing::level_filters::LevelFilter;
+use tracing::subscriber::Interest;
+use tracing::{Level, Metadata};
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::{Context, Filter};
+
+/// The crate whose spans are exported.
+pub const EXPORTED_TARGET: &str = "jvmscope";
+
+/// The per-layer filter of the OpenTelemetry layer: spans and events from
+/// `jvmscope::*` at INFO and above. Everything else (ractor's `Actor`
+/// spans, rmcp's session spans, hyper/h2/tonic internals) never becomes an
+/// OpenTelemetry span.
+pub fn exported_spans() -> Targets {
+    Targets::new().with_target(EXPORTED_TARGET, Level::INFO)
+}
+
+/// True for the OpenTelemetry crates' internal diagnostics.
+fn is_otel_internal(target: &str) -> bool {
+    target.starts_with("opentelemetry")
+}
+
+/// Lets each OpenTelemetry internal log line through once per call site
+/// (per process); every other event passes untouched.
+#[derive(Debug, Default)]
+pub struct OncePerCallsite {
+    seen: Mutex<HashSet<Identifier>>,
+}
+
+impl<S> Filter<S> for OncePerCallsite {
+    fn enabled(&self, meta: &Metadata<'_>, _cx: &Context<'_, S>) -> bool {
+        if !meta.is_event() || !is_otel_internal(meta.target()) {
+            return true;
+        }
+        self.seen
+            .lock()
+            .map(|mut seen| seen.insert(meta.callsite()))
+            .unwrap_or(false)
+    }
+
+    fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
+        if meta.is_event() && is_otel_internal(meta.target()) {
+            Interest::sometimes()
+        } else {
+            Interest::always()
+        }
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+
+    /// Counts the events it sees.
+    struct Count(Arc<AtomicUsize>);
+
+    impl<S: tracing::Subscriber> Layer<S> for Count {
+        fn on_event(&self, _: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn otel_internal_lines_pass_once_per_callsite() {
+        let seen = Arc::new(AtomicUsize::new(0));
+        let subscriber = tracing_subscriber::registry()
+            .with(Count(seen.clone()).with_filter(OncePerCallsite::default()));
+        tracing::subscriber::with_default(subscriber, || {
+            for _ in 0..5 {
+                tracing::warn!(target: "opentelemetry_sdk", "export failed");
+            }
+            for _ in 0..3 {
+                tracing::error!(target: "opentelemetry-otlp", "other failure");
+            }
+            for _ in 0..4 {
+                tracing::warn!(target: "jvmscope::x", "ours");
+            }
+        });
+        assert_eq!(seen.load(Ordering::SeqCst), 1 + 1 + 4);
+    }
+
+    #[test]
+    fn only_our_spans_are_exported() {
+        let targets = exported_spans();
+        assert!(targets.would_enable("jvmscope::actors::connection", &Level::INFO));
+        assert!(targets.would_enable("jvmscope::mcp::server", &Level::INFO));
+        assert!(!targets.would_enable("jvmscope::actors::connection", &Level::DEBUG));
+        assert!(!targets.would_enable("ractor::actor", &Level::INFO));
+        assert!(!targets.would_enable("rmcp::service", &Level::INFO));
+    }
+}

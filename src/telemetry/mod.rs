@@ -1,0 +1,313 @@
+//! Logging and tracing set-up: `tracing` to stderr (never stdout, which
+//! belongs to MCP) with `RUST_LOG` honoured, an optional rotating log file,
+//! and optional OpenTelemetry export over OTLP configured only by the
+//! standard `OTEL_*` variables. Without an endpoint nothing is exported and
+//! nothing is said about it.
+//!
+//! The export path is bounded and asynchronous (see `export`): a collector
+//! that is down or slow costs tool calls nothing, a full queue drops spans
+//! and counts them, and a failure is logged once per outage. Only our own
+//! spans (`jvmscope::*`) are exported; ractor's and rmcp's lifetime spans
+//! never are. The span catalogue is in docs/telemetry.md; attribute names
+//! live in `semconv`.
+
+pub mod config;
+mod export;
+mod filter;
+mod rotate;
+pub mod semconv;
+
+use std::time::Duration;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::{Key, KeyValue};
+use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::resource::{EnvResourceDetector, ResourceDetector};
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use tracing::Dispatch;
+use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::FilterExt;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+pub use config::{
+    DEFAULT_SERVICE_NAME, ExportConfig, LogFileConfig, Protocol, QueueConfig, SamplerChoice,
+    TelemetryConfig,
+};
+pub use export::ExportSnapshot;
+pub use rotate::RotatingFile;
+
+/// How long shutdown waits for the last spans to reach the collector.
+pub const SHUTDOWN_FLUSH: Duration = Duration::from_secs(3);
+
+/// The running telemetry: keep it alive for the life of the process and
+/// call [`Telemetry::shutdown`] last, so the final spans are exported.
+#[derive(Debug, Default)]
+#[must_use = "dropping Telemetry without shutdown() loses the last spans"]
+pub struct Telemetry {
+    export: Option<Export>,
+}
+
+#[derive(Debug)]
+struct Export {
+    provider: SdkTracerProvider,
+    handle: export::ExportHandle,
+    endpoint: String,
+    protocol: Protocol,
+}
+
+impl Telemetry {
+    /// Whether spans are being exported.
+    pub fn is_exporting(&self) -> bool {
+        self.export.is_some()
+    }
+
+    /// The export counters (spans exported, dropped on a full queue,
+    /// failed), or `None` when nothing is exported.
+    pub fn export_stats(&self) -> Option<ExportSnapshot> {
+        self.export.as_ref().map(|e| e.handle.stats())
+    }
+
+    /// Exports every span finished so far; gives up after `within`.
+    pub async fn flush(&self, within: Duration) -> bool {
+        match &self.export {
+            Some(e) => e.handle.flush(within).await,
+            None => true,
+        }
+    }
+
+    /// Exports the last spans and stops exporting, within
+    /// [`SHUTDOWN_FLUSH`]. Never blocks the runtime: the export task is
+    /// async, and the SDK's synchronous shutdown runs on a blocking thread
+    /// with a time bound. Logs what was lost, if anything.
+    pub async fn shutdown(mut self) {
+        let Some(export) = self.export.take() else {
+            return;
+        };
+        let flushed = export.handle.shutdown(SHUTDOWN_FLUSH).await;
+        let provider = export.provider;
+        let _ = tokio::time::timeout(
+            Duration::from_secs(1),
+            tokio::task::spawn_blocking(move || {
+                provider.shutdown_with_timeout(Duration::from_millis(500))
+            }),
+        )
+        .await;
+        let stats = export.handle.stats();
+        if !flushed {
+            tracing::warn!(
+                endpoint = %export.endpoint,
+                "the collector did not take the last spans within {SHUTDOWN_FLUSH:?}; they are lost"
+            );
+        }
+        if stats.dropped > 0 || stats.failed > 0 {
+            tracing::warn!(
+                exported = stats.exported,
+                dropped = stats.dropped,
+                failed = stats.failed,
+                "span export finished with spans lost: {} dropped (export queue full), {} in failed exports",
+                stats.dropped,
+                stats.failed
+            );
+        } else {
+            tracing::debug!(
+                exported = stats.exported,
+                protocol = export.protocol.as_str(),
+                "span export finished"
+            );
+        }
+    }
+}
+
+/// Reads the environment, installs the global subscriber and, when an
+/// OTLP endpoint is set, the exporter. Call it inside the tokio runtime
+/// (the exporter's task runs there).
+pub fn init() -> Telemetry {
+    let config = TelemetryConfig::from_env();
+    let (dispatch, telemetry) = build(&config);
+    let _ = dispatch.try_init();
+    if let Some(export) = &telemetry.export {
+        tracing::info!(
+            endpoint = %export.endpoint,
+            protocol = export.protocol.as_str(),
+            "exporting traces over OTLP"
+        );
+    }
+    telemetry
+}
+
+/// Installs logging only (stderr and the optional log file), no export.
+pub fn init_logging() {
+    let mut config = TelemetryConfig::from_env();
+    config.export = None;
+    let (dispatch, _telemetry) = build(&config);
+    let _ = dispatch.try_init();
+}
+
+/// Builds the subscriber for `config` without installing it (tests and
+/// benches install it where they need it). Problems with the configuration
+/// are logged through the returned dispatcher. Export needs a tokio
+/// runtime: called outside one, export is off (with a warning).
+pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
+    let mut warnings = config.warnings.clone();
+
+    let env_filter = |what: &str, warnings: &mut Vec<String>| {
+        EnvFilter::try_new(&config.log_filter).unwrap_or_else(|e| {
+            warnings.push(format!(
+                "RUST_LOG={:?} is not a valid filter ({e}); {what} uses {:?}",
+                config.log_filter,
+                config::DEFAULT_LOG_FILTER
+            ));
+            EnvFilter::new(config::DEFAULT_LOG_FILTER)
+        })
+    };
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(true)
+        .with_filter(env_filter("stderr", &mut warnings).and(filter::OncePerCallsite::default()));
+
+    let file = config
+        .log_file
+        .as_ref()
+        .and_then(|cfg| match RotatingFile::open(cfg) {
+            Ok(writer) => Some(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(writer)
+                    .with_ansi(false)
+                    .with_target(true)
+                    .with_filter(
+                        env_filter("the log file", &mut Vec::new())
+                            .and(filter::OncePerCallsite::default()),
+                    ),
+            ),
+            Err(e) => {
+                warnings.push(format!(
+                    "cannot open the log file {} ({e}); logging to stderr only",
+                    cfg.path.display()
+                ));
+                None
+            }
+        });
+
+    let (otel, export) = match &config.export {
+        None => (None, None),
+        Some(export_config) => match start_export(config, export_config) {
+            Ok((provider, handle)) => {
+                let tracer = provider.tracer("jvmscope");
+                let layer = tracing_opentelemetry::layer()
+                    .with_tracer(tracer)
+                    .with_location(false)
+                    .with_threads(false)
+                    .with_target(false)
+                    .with_tracked_inactivity(false)
+                    .with_context_activation(false)
+                    .with_filter(filter::exported_spans());
+                let export = Export {
+                    provider,
+                    handle,
+                    endpoint: export_config.endpoint.clone(),
+                    protocol: export_config.protocol,
+                };
+                (Some(layer), Some(export))
+            }
+            Err(why) => {
+                warnings.push(format!("OTLP export is off: {why}"));
+                (None, None)
+            }
+        },
+    };
+
+    let subscriber = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file)
+        .with(otel);
+    let dispatch = Dispatch::new(subscriber);
+    tracing::dispatcher::with_default(&dispatch, || {
+        for warning in &warnings {
+            tracing::warn!("telemetry: {warning}");
+        }
+    });
+    (dispatch, Telemetry { export })
+}
+
+/// Builds the exporter, its export task and the tracer provider.
+fn start_export(
+    config: &TelemetryConfig,
+    export_config: &ExportConfig,
+) -> Result<(SdkTracerProvider, export::ExportHandle), String> {
+    let runtime = tokio::runtime::Handle::try_current()
+        .map_err(|_| "telemetry was started outside the tokio runtime".to_string())?;
+    // The gRPC channel is created on the runtime.
+    let _entered = runtime.enter();
+    let exporter = match export_config.protocol {
+        Protocol::Grpc => opentelemetry_otlp::SpanExporter::builder()
+            .with_tonic()
+            .with_endpoint(&export_config.endpoint)
+            .build(),
+        Protocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder()
+            .with_http()
+            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+            .with_endpoint(&export_config.endpoint)
+            .build(),
+    }
+    .map_err(|e| {
+        format!(
+            "cannot build the OTLP exporter for {}: {e}",
+            export_config.endpoint
+        )
+    })?;
+    let (processor, handle) = export::spawn(
+        exporter,
+        export_config.queue,
+        export_config.endpoint.clone(),
+        &runtime,
+    );
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .with_sampler(sampler(export_config.sampler))
+        .with_resource(resource(config))
+        .build();
+    Ok((provider, handle))
+}
+
+/// The SDK sampler for a configured choice.
+fn sampler(choice: SamplerChoice) -> Sampler {
+    match choice {
+        SamplerChoice::AlwaysOn => Sampler::AlwaysOn,
+        SamplerChoice::AlwaysOff => Sampler::AlwaysOff,
+        SamplerChoice::TraceIdRatio(r) => Sampler::TraceIdRatioBased(r),
+        SamplerChoice::ParentBasedAlwaysOn => Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
+        SamplerChoice::ParentBasedAlwaysOff => Sampler::ParentBased(Box::new(Sampler::AlwaysOff)),
+        SamplerChoice::ParentBasedTraceIdRatio(r) => {
+            Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r)))
+        }
+    }
+}
+
+/// The resource: `OTEL_RESOURCE_ATTRIBUTES`, then the service name
+/// (`OTEL_SERVICE_NAME`, else a `service.name` attribute, else
+/// `jvmscope`) and our version unless the attributes give one.
+fn resource(config: &TelemetryConfig) -> Resource {
+    let from_env = EnvResourceDetector::new().detect();
+    let name = config
+        .service_name
+        .clone()
+        .or_else(|| {
+            from_env
+                .get(&Key::from_static_str("service.name"))
+                .map(|v| v.to_string())
+        })
+        .unwrap_or_else(|| DEFAULT_SERVICE_NAME.to_string());
+    let mut builder = Resource::builder().with_service_name(name);
+    if from_env
+        .get(&Key::from_static_str("service.version"))
+        .is_none()
+    {
+        builder =
+            builder.with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
+    }
+    builder.build()
+}

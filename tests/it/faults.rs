@@ -1,0 +1,146 @@
+//! Fault cases a real JVM cannot produce, against the scripted fake JDWP
+//! peer: wrong ports, garbage, truncation, oversized packets, stalls and
+//! closes. Each must give a clear error, never a panic or a hang.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::fake_jdwp::{Behaviour, FakeJdwp, FakeOpts, Step};
+use crate::support::free_port;
+use crate::support::mcp::{Server, ToolReply};
+
+/// Requests time out after a second here so stalls are quick to observe.
+fn server() -> Server {
+    let server = Server::spawn_with_env(&[("JVMSCOPE_REQUEST_TIMEOUT_MS", "1000")]);
+    server.initialize();
+    server
+}
+
+fn attach(server: &Server, port: u16, timeout_ms: u64) -> ToolReply {
+    server.call(
+        "debug_attach",
+        json!({"port": port, "timeout_ms": timeout_ms}),
+    )
+}
+
+fn assert_no_panic(server: &Server) {
+    assert!(server.is_alive(), "server died:\n{}", server.stderr_tail());
+    server
+        .request("ping", json!({}))
+        .expect("still answers ping");
+    assert!(
+        !server.stderr_tail().contains("panicked"),
+        "{}",
+        server.stderr_tail()
+    );
+}
+
+#[test]
+fn an_http_server_is_not_a_jdwp_endpoint() {
+    let fake = FakeJdwp::start(Behaviour::Http);
+    let server = server();
+    let reply = attach(&server, fake.port(), 2000).expect_tool_error();
+    assert!(reply.text.starts_with("[NOT_JDWP]"), "{}", reply.text);
+    assert!(reply.text.contains(&fake.address()), "{}", reply.text);
+    assert_no_panic(&server);
+}
+
+#[test]
+fn a_silent_port_is_not_jdwp_within_the_timeout() {
+    let fake = FakeJdwp::start(Behaviour::Silent);
+    let server = server();
+    let started = Instant::now();
+    let reply = attach(&server, fake.port(), 500).expect_tool_error();
+    let took = started.elapsed();
+    assert!(reply.text.starts_with("[NOT_JDWP]"), "{}", reply.text);
+    assert!(took < Duration::from_secs(3), "took {took:?}");
+    assert_no_panic(&server);
+}
+
+#[test]
+fn a_refused_connection_names_host_and_port() {
+    let port = free_port();
+    let server = server();
+    let reply = attach(&server, port, 1000).expect_tool_error();
+    assert!(
+        reply.text.starts_with("[CONNECT_REFUSED]"),
+        "{}",
+        reply.text
+    );
+    assert!(
+        reply.text.contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        reply.text
+    );
+}
+
+/// Attaches to a fake whose first command after the attach gets `step`,
+/// then makes a tool call that sends one.
+fn fault_after_attach(step: Step) -> (FakeJdwp, Server, ToolReply) {
+    let fake = FakeJdwp::start(Behaviour::AfterAttach {
+        skip: 1, // the attach reply's own thread census
+        then: vec![step],
+    });
+    let server = server();
+    let opened = attach(&server, fake.port(), 2000).expect_ok();
+    assert!(opened.text.contains("FakeVM"), "{}", opened.text);
+    let reply = server.call_with_timeout("debug_list_threads", json!({}), Duration::from_secs(10));
+    (fake, server, reply)
+}
+
+#[test]
+fn garbage_ends_the_session_with_vm_gone() {
+    let (_fake, server, reply) = fault_after_attach(Step::Garbage(
+        b"\x00\x00\x00\x05this is not jdwp at all".to_vec(),
+    ));
+    assert!(reply.is_error, "{}", reply.text);
+    assert!(reply.text.starts_with("[VM_GONE]"), "{}", reply.text);
+    let list = server.call("debug_list_sessions", json!({})).expect_ok();
+    assert!(list.text.contains("DEAD"), "{}", list.text);
+    assert!(list.text.contains("not JDWP"), "{}", list.text);
+    assert_no_panic(&server);
+}
+
+#[test]
+fn an_oversized_packet_is_refused_before_allocating() {
+    let (_fake, server, reply) = fault_after_attach(Step::Oversized);
+    assert!(reply.text.starts_with("[VM_GONE]"), "{}", reply.text);
+    let list = server.call("debug_list_sessions", json!({})).expect_ok();
+    assert!(list.text.contains("exceeds the maximum"), "{}", list.text);
+    assert_no_panic(&server);
+}
+
+#[test]
+fn a_truncated_reply_times_out_instead_of_hanging() {
+    let started = Instant::now();
+    let (_fake, server, reply) = fault_after_attach(Step::Truncated);
+    assert!(reply.text.starts_with("[TIMEOUT]"), "{}", reply.text);
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_no_panic(&server);
+}
+
+#[test]
+fn a_stalled_peer_times_out_and_is_declared_dead() {
+    let (_fake, server, reply) = fault_after_attach(Step::Stall);
+    assert!(reply.text.starts_with("[TIMEOUT]"), "{}", reply.text);
+    assert!(reply.text.contains("ThreadReference") || reply.text.contains("VirtualMachine"));
+    assert_no_panic(&server);
+}
+
+#[test]
+fn a_closed_connection_is_vm_gone() {
+    let (_fake, server, reply) = fault_after_attach(Step::Close);
+    assert!(reply.text.starts_with("[VM_GONE]"), "{}", reply.text);
+    assert_no_panic(&server);
+}
+
+#[test]
+fn four_byte_ids_are_honoured() {
+    let fake = FakeJdwp::start_with(Behaviour::Auto { then: vec![] }, FakeOpts { id_size: 4 });
+    let server = server();
+    attach(&server, fake.port(), 2000).expect_ok();
+    let threads = server.call("debug_list_threads", json!({})).expect_ok();
+    assert!(threads.text.starts_with("0 threads"), "{}", threads.text);
+    assert_no_panic(&server);
+}

@@ -1,0 +1,11 @@
+//! Integration tests: the single test binary; each module below is one area of tests.
+
+mod fake_jdwp;
+mod fake_jdwp_selftest;
+mod faults;
+mod mcp_surface;
+mod sessions;
+mod supervision;
+mod support;
+mod support_selftest;
+mod tidy;

@@ -1,0 +1,167 @@
+//! The MCP surface over real stdio pipes: initialize, ping, the golden
+//! tools/list and its size budget, a tool call, misspelt arguments, stdout
+//! hygiene and shutdown on stdin close.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::golden;
+use crate::support::mcp::Server;
+
+/// The whole tools/list must stay under 64 KB, no description over 1,500
+/// characters.
+const LIST_BUDGET: usize = 64 * 1024;
+const DESCRIPTION_BUDGET: usize = 1500;
+
+#[test]
+fn initialize_negotiates_and_ping_answers() {
+    let server = Server::spawn();
+    let init = server.initialize();
+    assert_eq!(init["serverInfo"]["name"], "jvmscope");
+    assert_eq!(
+        init["protocolVersion"], "2025-06-18",
+        "echoes a version the client asked for"
+    );
+    assert!(init["capabilities"]["tools"].is_object());
+    assert!(
+        init["instructions"]
+            .as_str()
+            .unwrap_or("")
+            .contains("debug_attach")
+    );
+    let pong = server.request("ping", json!({})).expect("ping answered");
+    assert_eq!(pong, json!({}));
+    assert!(
+        server.stdout_garbage().is_empty(),
+        "stdout carries only JSON-RPC"
+    );
+}
+
+#[test]
+fn newest_protocol_is_chosen_for_a_newer_client() {
+    let server = Server::spawn();
+    let result = server
+        .request(
+            "initialize",
+            json!({
+                "protocolVersion": "2099-01-01",
+                "capabilities": {},
+                "clientInfo": {"name": "future", "version": "0"}
+            }),
+        )
+        .expect("initialize");
+    let version = result["protocolVersion"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(version.as_str() >= "2025-11-25", "negotiated {version}");
+}
+
+#[test]
+fn tools_list_matches_the_golden_file_and_the_budget() {
+    let server = Server::spawn();
+    server.initialize();
+    let tools = server.tools();
+    let listing = serde_json::to_string_pretty(&Value::Array(tools.clone())).expect("json");
+    golden::check("tools_list.json", &listing);
+    let wire = serde_json::to_string(&tools).expect("json");
+    assert!(
+        wire.len() < LIST_BUDGET,
+        "tools/list is {} bytes",
+        wire.len()
+    );
+    for tool in &tools {
+        let name = tool["name"].as_str().expect("name");
+        assert!(name.starts_with("debug_"), "{name}");
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{name} must match [a-zA-Z0-9_-]"
+        );
+        let description = tool["description"].as_str().expect("description");
+        assert!(
+            description.len() <= DESCRIPTION_BUDGET,
+            "{name}: {} chars",
+            description.len()
+        );
+        assert!(
+            tool["annotations"]["readOnlyHint"].is_boolean(),
+            "{name} annotated"
+        );
+        assert_eq!(
+            tool["inputSchema"]["additionalProperties"],
+            json!(false),
+            "{name} refuses unknown arguments"
+        );
+    }
+}
+
+#[test]
+fn docs_tools_md_is_generated_from_the_catalogue() {
+    let generated = jvmscope::mcp::tools::markdown();
+    golden::check_file(&golden::repo_path("docs/tools.md"), &generated);
+}
+
+#[test]
+fn a_tool_call_without_a_session_names_the_next_step() {
+    let server = Server::spawn();
+    server.initialize();
+    let reply = server.call("debug_list_sessions", json!({})).expect_ok();
+    assert!(reply.text.starts_with("No sessions."), "{}", reply.text);
+    assert_eq!(reply.structured, Some(json!({"sessions": []})));
+    let reply = server
+        .call("debug_list_threads", json!({}))
+        .expect_tool_error();
+    assert!(reply.text.starts_with("[NO_SESSION]"), "{}", reply.text);
+    assert!(reply.text.contains("debug_attach"), "{}", reply.text);
+}
+
+#[test]
+fn misspelt_arguments_are_refused_naming_the_accepted_ones() {
+    let server = Server::spawn();
+    server.initialize();
+    let reply = server
+        .call("debug_attach", json!({"prot": 5005}))
+        .expect_tool_error();
+    assert!(
+        reply.text.starts_with("[BAD_ARGUMENT] debug_attach:"),
+        "{}",
+        reply.text
+    );
+    assert!(reply.text.contains("prot"), "{}", reply.text);
+    for accepted in [
+        "host",
+        "port",
+        "timeout_ms",
+        "read_only",
+        "source_roots",
+        "class_roots",
+    ] {
+        assert!(
+            reply.text.contains(accepted),
+            "names {accepted}: {}",
+            reply.text
+        );
+    }
+    let reply = server
+        .call("debug_list_sessions", json!({"verbose": true}))
+        .expect_tool_error();
+    assert!(reply.text.contains("verbose"), "{}", reply.text);
+    let reply = server
+        .call("debug_attach", json!({"port": "five"}))
+        .expect_tool_error();
+    assert!(reply.text.contains("[BAD_ARGUMENT]"), "{}", reply.text);
+    let reply = server.call("debug_teleport", json!({})).expect_tool_error();
+    assert!(reply.text.starts_with("[UNKNOWN_TOOL]"), "{}", reply.text);
+}
+
+#[test]
+fn closing_stdin_shuts_the_server_down() {
+    let server = Server::spawn();
+    server.initialize();
+    server.close_stdin();
+    let status = server
+        .wait_exit(Duration::from_secs(10))
+        .expect("exits after stdin closes");
+    assert!(status.success(), "{status:?}\n{}", server.stderr_tail());
+}

@@ -1,0 +1,254 @@
+//! Sessions against real JVMs through the real binary: attach, list,
+//! disconnect (the JVM keeps running), launch held before main, two JVMs
+//! at once, a JVM killed mid-session, and the installed Temurin 25.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::java::{Jvm, JvmOpts, fixtures, temurin25_required};
+use crate::support::mcp::Server;
+use crate::support::poll_until_msg;
+
+fn server() -> Server {
+    let server = Server::spawn();
+    server.initialize();
+    server
+}
+
+fn attach(server: &Server, jvm: &Jvm) -> Value {
+    server
+        .call("debug_attach", json!({"port": jvm.port()}))
+        .expect_ok()
+        .structured
+        .expect("attach returns structured content")
+}
+
+fn sessions(server: &Server) -> Vec<Value> {
+    let reply = server.call("debug_list_sessions", json!({})).expect_ok();
+    reply.json()["sessions"]
+        .as_array()
+        .cloned()
+        .expect("sessions array")
+}
+
+/// Asserts the program's output advances within a few seconds.
+fn assert_output_advances(jvm: &Jvm, what: &str) {
+    let before = jvm.line_count();
+    poll_until_msg(Duration::from_secs(10), what, || {
+        (jvm.line_count() > before + 2).then_some(())
+    });
+}
+
+#[test]
+fn attach_list_and_disconnect_leave_the_jvm_running() {
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    let server = server();
+    let opened = attach(&server, &jvm);
+    assert_eq!(opened["session_id"], "s1");
+    assert_eq!(opened["state"], "RUNNING");
+    assert!(
+        opened["vm_version"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("17"),
+        "{opened}"
+    );
+    let list = sessions(&server);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["address"], format!("127.0.0.1:{}", jvm.port()));
+    assert_eq!(list[0]["current"], true);
+    assert_eq!(list[0]["state"], "RUNNING");
+    assert!(list[0]["packets_sent"].as_u64().unwrap_or(0) >= 2);
+    assert_eq!(list[0]["stop_points"], 0);
+    let threads = server.call("debug_list_threads", json!({})).expect_ok();
+    assert!(threads.text.contains("\"main\""), "{}", threads.text);
+
+    let reply = server.call("debug_disconnect", json!({})).expect_ok();
+    assert!(reply.text.contains("verified: all"), "{}", reply.text);
+    assert_output_advances(&jvm, "the JVM to keep ticking after disconnect");
+    let list = sessions(&server);
+    assert_eq!(list[0]["state"], "DEAD");
+    let again = server
+        .call("debug_list_threads", json!({}))
+        .expect_tool_error();
+    assert!(again.text.starts_with("[VM_GONE]"), "{}", again.text);
+}
+
+#[test]
+fn disconnect_while_suspended_releases_every_thread() {
+    let jvm = Jvm::start(
+        "Ticker",
+        JvmOpts {
+            suspend: true,
+            ..JvmOpts::default()
+        },
+    );
+    let server = server();
+    let opened = attach(&server, &jvm);
+    assert_eq!(opened["state"], "SUSPENDED", "suspend=y holds the JVM");
+    let reply = server.call("debug_disconnect", json!({})).expect_ok();
+    let data = reply.json();
+    assert!(
+        data["threads_released"].as_u64().unwrap_or(0) >= 1,
+        "{data}"
+    );
+    assert!(reply.text.contains("verified: all"), "{}", reply.text);
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    assert_output_advances(&jvm, "ticks after the release");
+}
+
+#[test]
+fn launch_holds_main_until_continue() {
+    let server = server();
+    let reply = server
+        .call(
+            "debug_launch",
+            json!({"main_class": "Ticker", "classpath": fixtures().display().to_string()}),
+        )
+        .expect_ok();
+    let data = reply.json();
+    assert_eq!(data["state"], "SUSPENDED", "{}", reply.text);
+    let pid = data["pid"].as_u64().expect("pid") as u32;
+    // main has not run: every thread is held from before the first instruction.
+    let threads = server.call("debug_list_threads", json!({})).expect_ok();
+    assert!(threads.text.contains("suspended"), "{}", threads.text);
+    let sessions = sessions(&server);
+    assert_eq!(sessions[0]["state"], "SUSPENDED");
+    let cont = server.call("debug_continue", json!({})).expect_ok();
+    assert!(cont.text.contains("Verified: all"), "{}", cont.text);
+    poll_until_msg(Duration::from_secs(10), "RUNNING after continue", || {
+        (sessions_state(&server) == "RUNNING").then_some(())
+    });
+    let bye = server.call("debug_disconnect", json!({})).expect_ok();
+    assert!(
+        bye.text.contains(&format!("pid {pid} terminated")),
+        "{}",
+        bye.text
+    );
+    poll_until_msg(Duration::from_secs(10), "the launched JVM to exit", || {
+        (!PathBuf::from(format!("/proc/{pid}")).exists()).then_some(())
+    });
+}
+
+fn sessions_state(server: &Server) -> String {
+    sessions(server)[0]["state"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn launch_reports_a_jvm_that_dies_during_startup() {
+    let server = server();
+    let reply = server
+        .call(
+            "debug_launch",
+            json!({"main_class": "NoSuchMainClass", "classpath": fixtures().display().to_string(), "suspend": false}),
+        )
+        .expect_tool_error();
+    assert!(reply.text.starts_with("[LAUNCH_FAILED]"), "{}", reply.text);
+    assert!(
+        reply.text.contains("NoSuchMainClass"),
+        "carries the JVM's last lines: {}",
+        reply.text
+    );
+}
+
+#[test]
+fn two_jvms_at_once_and_one_killed() {
+    let a = Jvm::start("Ticker", JvmOpts::default());
+    let b = Jvm::start("Ticker", JvmOpts::default());
+    let server = server();
+    let sa = attach(&server, &a)["session_id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let sb = attach(&server, &b)["session_id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert_ne!(sa, sb);
+    for id in [&sa, &sb] {
+        server
+            .call("debug_list_threads", json!({"session_id": id}))
+            .expect_ok();
+    }
+    a.kill();
+    let killed_at = Instant::now();
+    let gone = poll_until_msg(Duration::from_secs(2), "VM_GONE after kill", || {
+        let r = server.call("debug_list_threads", json!({"session_id": sa}));
+        (r.is_error && r.text.starts_with("[VM_GONE]")).then_some(r)
+    });
+    assert!(killed_at.elapsed() < Duration::from_secs(2));
+    assert!(
+        gone.text.contains("debug_attach"),
+        "names how to re-attach: {}",
+        gone.text
+    );
+    let list = sessions(&server);
+    let state_of = |id: &str| {
+        list.iter()
+            .find(|s| s["session_id"] == id)
+            .map(|s| s["state"].as_str().unwrap_or("").to_string())
+    };
+    assert_eq!(state_of(&sa).as_deref(), Some("DEAD"));
+    assert_eq!(state_of(&sb).as_deref(), Some("RUNNING"));
+    server
+        .call("debug_list_threads", json!({"session_id": sb}))
+        .expect_ok();
+    let current = server
+        .call("debug_set_current_session", json!({"session_id": sb}))
+        .expect_ok();
+    assert!(current.text.contains(&sb), "{}", current.text);
+    server.call("debug_disconnect", json!({})).expect_ok();
+    assert_output_advances(&b, "the surviving JVM to keep running");
+}
+
+#[test]
+fn temurin_25_attach_and_release() {
+    let home = temurin25_required();
+    let jvm = Jvm::start(
+        "Ticker",
+        JvmOpts {
+            java_home: Some(home),
+            suspend: true,
+            ..JvmOpts::default()
+        },
+    );
+    let server = server();
+    let opened = attach(&server, &jvm);
+    assert!(
+        opened["vm_version"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("25"),
+        "{opened}"
+    );
+    assert_eq!(opened["state"], "SUSPENDED");
+    server.call("debug_continue", json!({})).expect_ok();
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    server.call("debug_disconnect", json!({})).expect_ok();
+    assert_output_advances(&jvm, "Temurin 25 to keep running");
+}
+
+#[test]
+fn shutting_the_server_down_releases_a_held_jvm() {
+    let jvm = Jvm::start(
+        "Ticker",
+        JvmOpts {
+            suspend: true,
+            ..JvmOpts::default()
+        },
+    );
+    let server = server();
+    attach(&server, &jvm);
+    server.close_stdin();
+    server
+        .wait_exit(Duration::from_secs(15))
+        .expect("server exits");
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    assert_output_advances(&jvm, "the JVM released at server exit");
+}

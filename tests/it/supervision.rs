@@ -1,0 +1,105 @@
+//! The supervision policy, exercised by crashing actors of a live session
+//! (through the library's handles, against a real JVM).
+
+use std::time::Duration;
+
+use jvmscope::actors::events::EventsMsg;
+use jvmscope::actors::session::threads;
+use jvmscope::actors::watchdog::WatchdogMsg;
+use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
+use jvmscope::model::AttachSpec;
+
+use crate::support::java::{Jvm, JvmOpts};
+
+async fn attach(engine: &Engine, jvm: &Jvm) -> SessionHandle {
+    let spec = AttachSpec {
+        host: "127.0.0.1".into(),
+        port: jvm.port(),
+        timeout: Duration::from_secs(5),
+        read_only: false,
+        source_roots: vec![],
+        class_roots: vec![],
+    };
+    engine.attach(&spec).await.expect("attach")
+}
+
+async fn poll<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_event_dispatch_is_restarted_and_the_session_lives() {
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    let engine = Engine::start(EngineConfig::default())
+        .await
+        .expect("engine");
+    let session = attach(&engine, &jvm).await;
+    let (events, _) = session.children().await.expect("children");
+    events.send_message(EventsMsg::Crash).expect("send");
+    let restarted = poll("a new EventDispatch", async || {
+        let (now, _) = session.children().await?;
+        (now.get_id() != events.get_id()).then_some(now)
+    })
+    .await;
+    assert_eq!(session.shared().restarts(), 1);
+    assert!(session.check_alive().is_ok());
+    let list = threads::list(session.connection())
+        .await
+        .expect("still talks to the JVM");
+    assert!(list.iter().any(|t| t.name == "main"));
+    drop(restarted);
+    session.disconnect().await.expect("disconnect");
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_watchdog_is_restarted_and_the_session_lives() {
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    let engine = Engine::start(EngineConfig::default())
+        .await
+        .expect("engine");
+    let session = attach(&engine, &jvm).await;
+    let (_, watchdog) = session.children().await.expect("children");
+    watchdog.send_message(WatchdogMsg::Crash).expect("send");
+    poll("a new Watchdog", async || {
+        let (_, now) = session.children().await?;
+        (now.get_id() != watchdog.get_id()).then_some(())
+    })
+    .await;
+    assert_eq!(session.shared().restarts(), 1);
+    assert!(threads::census(session.connection()).await.is_ok());
+    session.disconnect().await.expect("disconnect");
+    engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn losing_one_connection_ends_only_that_session() {
+    let a = Jvm::start("Ticker", JvmOpts::default());
+    let b = Jvm::start("Ticker", JvmOpts::default());
+    let engine = Engine::start(EngineConfig::default())
+        .await
+        .expect("engine");
+    let sa = attach(&engine, &a).await;
+    let sb = attach(&engine, &b).await;
+    a.kill();
+    let reason = poll("session a to die", async || sa.shared().dead_reason()).await;
+    assert!(reason.contains("closed"), "{reason}");
+    assert!(sb.check_alive().is_ok());
+    assert!(threads::census(sb.connection()).await.is_ok());
+    let err = threads::census(sa.connection())
+        .await
+        .expect_err("a is gone");
+    assert!(err.is_gone(), "{err}");
+    sb.disconnect().await.expect("disconnect b");
+    engine.shutdown().await;
+}

@@ -1,0 +1,54 @@
+//! Shared integration-test support: JDK/JVM launching (`java`), the MCP stdio client (`mcp`), and small polling/port helpers.
+#![allow(dead_code)] // Not every test module uses every helper.
+
+pub mod golden;
+pub mod java;
+pub mod mcp;
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+/// Interval between two checks in [`poll_until`].
+const POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, then released).
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .unwrap_or_else(|e| panic!("free_port: cannot bind 127.0.0.1:0: {e}"));
+    listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("free_port: no local address: {e}"))
+        .port()
+}
+
+/// Calls `check` until it returns `Some`, at most for `timeout`; panics on timeout.
+#[track_caller]
+pub fn poll_until<T>(timeout: Duration, check: impl FnMut() -> Option<T>) -> T {
+    poll_until_msg(timeout, "condition", check)
+}
+
+/// Like [`poll_until`], naming `what` was awaited in the timeout panic.
+#[track_caller]
+pub fn poll_until_msg<T>(timeout: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        if Instant::now() >= deadline {
+            panic!("timed out after {timeout:?} waiting for {what}");
+        }
+        std::thread::sleep(POLL_INTERVAL);
+    }
+}
+
+/// Keeps the last `max_chars` characters of `text` (on a char boundary), prefixed with `...` when cut.
+pub fn tail(text: &str, max_chars: usize) -> String {
+    let count = text.chars().count();
+    if count <= max_chars {
+        return text.to_owned();
+    }
+    let skip = count - max_chars;
+    let cut: String = text.chars().skip(skip).collect();
+    format!("...{cut}")
+}
