@@ -31,6 +31,7 @@ pub struct EventDispatch;
 pub struct EventsArgs {
     pub connection: ConnectionHandle,
     pub session: Arc<SessionShared>,
+    pub classes: Arc<crate::actors::session::classes::ClassCache>,
 }
 
 impl Actor for EventDispatch {

@@ -4,6 +4,10 @@
 //! JVM goes away. Reads go straight to the Connection through the handle,
 //! so they overlap; only state changes pass through this mailbox.
 
+pub mod classes;
+pub mod eval;
+pub mod inspect;
+pub mod render;
 pub mod launch;
 pub mod threads;
 
@@ -22,8 +26,9 @@ use crate::actors::stop_points::{StopPoints, StopPointsMsg};
 use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
 use crate::jdwp::virtual_machine::{Dispose, IdSizesCmd, Version};
-use crate::jdwp::{Composite, SuspendPolicy};
+use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId};
 use crate::model::{Roots, SessionId, SessionState, VmInfo};
+use classes::ClassCache;
 use launch::LaunchedJvm;
 
 /// How many recent events a session remembers for diagnosis.
@@ -50,6 +55,9 @@ pub struct SessionShared {
     actor: OnceLock<ActorRef<SessionMsg>>,
     events: tokio::sync::broadcast::Sender<Arc<Composite>>,
     dead_tx: tokio::sync::watch::Sender<bool>,
+    /// Threads an event suspended (newest last): the ones methods may be
+    /// invoked on. Cleared when they are resumed.
+    event_threads: Mutex<Vec<ThreadId>>,
 }
 
 impl SessionShared {
@@ -78,6 +86,7 @@ impl SessionShared {
             actor: OnceLock::new(),
             events: tokio::sync::broadcast::channel(EVENT_SUBSCRIBERS_BACKLOG).0,
             dead_tx: tokio::sync::watch::channel(false).0,
+            event_threads: Mutex::new(Vec::new()),
         }
     }
 
@@ -152,6 +161,12 @@ impl SessionShared {
             .fetch_add(composite.events.len() as u64, Ordering::Relaxed);
         if composite.suspend_policy != SuspendPolicy::None {
             self.suspending_events.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut held) = self.event_threads.lock() {
+                for t in composite.events.iter().filter_map(event_thread) {
+                    held.retain(|h| *h != t);
+                    held.push(t);
+                }
+            }
         }
         for event in &composite.events {
             self.note_event(format!(
@@ -163,11 +178,61 @@ impl SessionShared {
         let _ = self.events.send(Arc::new(composite.clone()));
     }
 
+    /// Threads suspended by an event, newest last.
+    pub fn event_threads(&self) -> Vec<ThreadId> {
+        self.event_threads.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Records that a thread was suspended by an event (a stop point
+    /// handled outside the composite path, or a step landing).
+    pub fn note_event_thread(&self, thread: ThreadId) {
+        if let Ok(mut held) = self.event_threads.lock() {
+            held.retain(|h| *h != thread);
+            held.push(thread);
+        }
+    }
+
+    /// Forgets event suspensions: of one thread, or of all (`None`), after
+    /// a resume.
+    pub fn forget_event_threads(&self, thread: Option<ThreadId>) {
+        if let Ok(mut held) = self.event_threads.lock() {
+            match thread {
+                Some(t) => held.retain(|h| *h != t),
+                None => held.clear(),
+            }
+        }
+    }
+
     /// Asks the Session to end with `reason` (used by the Watchdog).
     pub fn request_end(&self, reason: String) {
         if let Some(actor) = self.actor.get() {
             let _ = actor.send_message(SessionMsg::End(reason));
         }
+    }
+}
+
+/// The thread an event happened in, when it has one.
+pub fn event_thread(e: &Event) -> Option<ThreadId> {
+    match e {
+        Event::SingleStep { thread, .. }
+        | Event::Breakpoint { thread, .. }
+        | Event::FramePop { thread, .. }
+        | Event::Exception { thread, .. }
+        | Event::ThreadStart { thread, .. }
+        | Event::ThreadDeath { thread, .. }
+        | Event::ClassPrepare { thread, .. }
+        | Event::ClassLoad { thread, .. }
+        | Event::FieldAccess { thread, .. }
+        | Event::FieldModification { thread, .. }
+        | Event::ExceptionCatch { thread, .. }
+        | Event::MethodEntry { thread, .. }
+        | Event::MethodExit { thread, .. }
+        | Event::MethodExitWithReturnValue { thread, .. }
+        | Event::MonitorContendedEnter { thread, .. }
+        | Event::MonitorContendedEntered { thread, .. }
+        | Event::MonitorWait { thread, .. }
+        | Event::MonitorWaited { thread, .. } => Some(*thread),
+        _ => None,
     }
 }
 
@@ -202,7 +267,7 @@ pub enum SessionMsg {
     /// End the session with this reason (the JVM stopped answering).
     End(String),
     /// The handles of the children outsiders talk to directly.
-    Handles(RpcReplyPort<(ConnectionHandle, ActorRef<StopPointsMsg>)>),
+    Handles(RpcReplyPort<(ConnectionHandle, ActorRef<StopPointsMsg>, Arc<ClassCache>)>),
     /// Test hook: the current EventDispatch and Watchdog, to crash them.
     #[doc(hidden)]
     Children(RpcReplyPort<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)>),
@@ -223,6 +288,7 @@ pub struct Session;
 pub struct SessionCore {
     shared: Arc<SessionShared>,
     connection: ConnectionHandle,
+    classes: Arc<ClassCache>,
     events: ActorRef<EventsMsg>,
     stop_points: ActorRef<StopPointsMsg>,
     watchdog: ActorRef<WatchdogMsg>,
@@ -237,6 +303,7 @@ pub struct SessionHandle {
     actor: ActorRef<SessionMsg>,
     shared: Arc<SessionShared>,
     connection: ConnectionHandle,
+    classes: Arc<ClassCache>,
     stop_points: ActorRef<StopPointsMsg>,
 }
 
@@ -250,12 +317,13 @@ impl Session {
         let (actor, _) = Actor::spawn_linked(None, Session, args, supervisor)
             .await
             .map_err(|e| e.to_string())?;
-        let (connection, stop_points) =
+        let (connection, stop_points, classes) =
             ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
         Ok(SessionHandle {
             actor,
             shared,
             connection,
+            classes,
             stop_points,
         })
     }
@@ -273,9 +341,11 @@ impl Actor for Session {
     ) -> Result<Self::State, ActorProcessingErr> {
         let _ = args.shared.actor.set(myself.clone());
         let connection = Connection::spawn(args.stream, args.config, myself.get_cell()).await?;
+        let classes = Arc::new(ClassCache::new(connection.clone()));
         let events_args = EventsArgs {
             connection: connection.clone(),
             session: args.shared.clone(),
+            classes: classes.clone(),
         };
         let (events, _) =
             Actor::spawn_linked(None, EventDispatch, events_args.clone(), myself.get_cell())
@@ -296,6 +366,7 @@ impl Actor for Session {
         Ok(SessionCore {
             shared: args.shared,
             connection,
+            classes,
             events,
             stop_points,
             watchdog,
@@ -313,7 +384,11 @@ impl Actor for Session {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             SessionMsg::Handles(reply) => {
-                let _ = reply.send((state.connection.clone(), state.stop_points.clone()));
+                let _ = reply.send((
+                    state.connection.clone(),
+                    state.stop_points.clone(),
+                    state.classes.clone(),
+                ));
             }
             SessionMsg::Children(reply) => {
                 let _ = reply.send((state.events.clone(), state.watchdog.clone()));
@@ -493,6 +568,9 @@ async fn resume_verified(
     report.total = census.total;
     report.still_held = census.held;
     report.resuspended_by_event = census.held > 0 && shared.suspending_events() != before;
+    if census.held == 0 {
+        shared.forget_event_threads(None);
+    }
     Ok(report)
 }
 
@@ -511,6 +589,11 @@ impl SessionHandle {
 
     pub fn connection(&self) -> &ConnectionHandle {
         &self.connection
+    }
+
+    /// The session's class cache.
+    pub fn classes(&self) -> &Arc<ClassCache> {
+        &self.classes
     }
 
     /// Fails with `Gone` once the session has ended.

@@ -2,5 +2,6 @@
 //! serde, no I/O.
 
 pub mod session;
+pub mod stop_point;
 
 pub use session::{AttachSpec, LaunchSpec, LaunchTarget, Roots, SessionId, SessionState, VmInfo};

@@ -29,17 +29,39 @@ fn is_otel_internal(target: &str) -> bool {
     target.starts_with("opentelemetry")
 }
 
-/// Lets each OpenTelemetry internal log line through once per call site
-/// (per process); every other event passes untouched.
-#[derive(Debug, Default)]
+/// Rate-limits the OpenTelemetry crates' internal log lines; every other
+/// event passes untouched. Our export task already reports a failed export
+/// (once per outage), so by default their lines below ERROR are hidden and
+/// each ERROR line passes once per call site. When `RUST_LOG` names an
+/// `opentelemetry` target (someone is debugging export), every level
+/// passes, still once per call site.
+#[derive(Debug)]
 pub struct OncePerCallsite {
     seen: Mutex<HashSet<Identifier>>,
+    verbose: bool,
+}
+
+impl OncePerCallsite {
+    /// `verbose`: show the internal lines below ERROR too (still once each).
+    pub fn new(verbose: bool) -> Self {
+        Self {
+            seen: Mutex::new(HashSet::new()),
+            verbose,
+        }
+    }
+
+    fn hidden(&self, meta: &Metadata<'_>) -> bool {
+        !self.verbose && *meta.level() > Level::ERROR
+    }
 }
 
 impl<S> Filter<S> for OncePerCallsite {
     fn enabled(&self, meta: &Metadata<'_>, _cx: &Context<'_, S>) -> bool {
         if !meta.is_event() || !is_otel_internal(meta.target()) {
             return true;
+        }
+        if self.hidden(meta) {
+            return false;
         }
         self.seen
             .lock()
@@ -49,6 +71,9 @@ impl<S> Filter<S> for OncePerCallsite {
 
     fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
         if meta.is_event() && is_otel_internal(meta.target()) {
+            if self.hidden(meta) {
+                return Interest::never();
+            }
             Interest::sometimes()
         } else {
             Interest::always()
@@ -80,10 +105,7 @@ mod tests {
 
     #[test]
     fn otel_internal_lines_pass_once_per_callsite() {
-        let seen = Arc::new(AtomicUsize::new(0));
-        let subscriber = tracing_subscriber::registry()
-            .with(Count(seen.clone()).with_filter(OncePerCallsite::default()));
-        tracing::subscriber::with_default(subscriber, || {
+        let emit = || {
             for _ in 0..5 {
                 tracing::warn!(target: "opentelemetry_sdk", "export failed");
             }
@@ -93,8 +115,18 @@ mod tests {
             for _ in 0..4 {
                 tracing::warn!(target: "jvmscope::x", "ours");
             }
-        });
-        assert_eq!(seen.load(Ordering::SeqCst), 1 + 1 + 4);
+        };
+        let quiet = Arc::new(AtomicUsize::new(0));
+        let subscriber = tracing_subscriber::registry()
+            .with(Count(quiet.clone()).with_filter(OncePerCallsite::new(false)));
+        tracing::subscriber::with_default(subscriber, emit);
+        assert_eq!(quiet.load(Ordering::SeqCst), 1 + 4, "the ERROR once, ours always");
+
+        let verbose = Arc::new(AtomicUsize::new(0));
+        let subscriber = tracing_subscriber::registry()
+            .with(Count(verbose.clone()).with_filter(OncePerCallsite::new(true)));
+        tracing::subscriber::with_default(subscriber, emit);
+        assert_eq!(verbose.load(Ordering::SeqCst), 1 + 1 + 4, "each call site once");
     }
 
     #[test]

@@ -152,6 +152,8 @@ pub fn init_logging() {
 /// runtime: called outside one, export is off (with a warning).
 pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     let mut warnings = config.warnings.clone();
+    // Someone naming the OpenTelemetry crates in RUST_LOG wants their lines.
+    let verbose = config.log_filter.contains("opentelemetry");
 
     let env_filter = |what: &str, warnings: &mut Vec<String>| {
         EnvFilter::try_new(&config.log_filter).unwrap_or_else(|e| {
@@ -167,7 +169,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_target(true)
-        .with_filter(env_filter("stderr", &mut warnings).and(filter::OncePerCallsite::default()));
+        .with_filter(env_filter("stderr", &mut warnings).and(filter::OncePerCallsite::new(verbose)));
 
     let file = config
         .log_file
@@ -180,7 +182,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
                     .with_target(true)
                     .with_filter(
                         env_filter("the log file", &mut Vec::new())
-                            .and(filter::OncePerCallsite::default()),
+                            .and(filter::OncePerCallsite::new(verbose)),
                     ),
             ),
             Err(e) => {

@@ -6,6 +6,8 @@ mod faults;
 mod mcp_surface;
 mod sessions;
 mod supervision;
+mod telemetry;
 mod support;
 mod support_selftest;
 mod tidy;
+mod evaluate;

@@ -20,8 +20,36 @@ pub struct ListThreadsParams {
     pub name_contains: Option<String>,
 }
 
+/// Arguments naming one thread.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Thread id as debug_list_threads prints it (@0x…).
+    pub thread_id: String,
+}
+
 pub fn tools() -> Vec<Tool> {
     vec![
+        tool::<ThreadParams>(
+            "debug_suspend_thread",
+            "Suspend one thread",
+            "Suspend one named thread; every other thread keeps running. The cheap way to read a live              frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply              reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only              after an event).",
+            Effect::Changes,
+        ),
+        tool::<ThreadParams>(
+            "debug_resume_thread",
+            "Resume one thread once",
+            "Take one suspension off one thread and report the count left (a thread held by a stop point              and by debug_suspend_thread needs two).",
+            Effect::Changes,
+        ),
+        tool::<SessionParams>(
+            "debug_pause",
+            "Suspend the whole JVM",
+            "Suspend every thread. Idempotent: on a JVM that is already fully suspended it changes nothing              and says what holds it. Resume with debug_continue.",
+            Effect::Idempotent,
+        ),
         tool::<ListThreadsParams>(
             "debug_list_threads",
             "List threads",
@@ -42,6 +70,9 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Rep
     Some(match name {
         "debug_list_threads" => list_threads(ctx, parse(name, args)).await,
         "debug_continue" => resume(ctx, parse(name, args)).await,
+        "debug_suspend_thread" => suspend_thread(ctx, parse(name, args), true).await,
+        "debug_resume_thread" => suspend_thread(ctx, parse(name, args), false).await,
+        "debug_pause" => pause(ctx, parse(name, args)).await,
         _ => return None,
     })
 }
@@ -124,5 +155,91 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             "still_suspended": report.still_held,
             "resuspended_by_event": report.resuspended_by_event,
         }),
+    ))
+}
+
+async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: bool) -> Reply {
+    use crate::jdwp::thread_reference::{Name, Resume, Status, Suspend, SuspendCount};
+    let p = p?;
+    let tool = if suspend { "debug_suspend_thread" } else { "debug_resume_thread" };
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    handle.check_alive()?;
+    let Some(thread) = super::inspect::thread_id(tool, Some(&p.thread_id))? else {
+        return Err(ToolError::bad_argument(tool, "thread_id is required"));
+    };
+    let conn = handle.connection();
+    let status = conn.send(&Status { thread }).await.map_err(|e| {
+        if matches!(
+            e.code(),
+            Some(crate::jdwp::ErrorCode::INVALID_OBJECT) | Some(crate::jdwp::ErrorCode::INVALID_THREAD)
+        ) {
+            ToolError::new("NO_THREAD", format!("there is no thread @{:#x} (it ended, or the id is wrong)", thread.0))
+                .next("debug_list_threads lists the live threads")
+        } else {
+            handle.map_err(e).into()
+        }
+    })?;
+    let name = conn.send(&Name { thread }).await.unwrap_or_default();
+    if format!("{:?}", status.thread_status).to_uppercase() == "ZOMBIE" {
+        return Err(ToolError::new(
+            "THREAD_FINISHED",
+            format!("thread @{:#x} {name:?} has finished running (ZOMBIE); it cannot be suspended", thread.0),
+        ));
+    }
+    let result = if suspend {
+        conn.send(&Suspend { thread }).await
+    } else {
+        conn.send(&Resume { thread }).await
+    };
+    result.map_err(|e| handle.map_err(e))?;
+    let count = conn
+        .send(&SuspendCount { thread })
+        .await
+        .map_err(|e| handle.map_err(e))?;
+    if count == 0 {
+        handle.shared().forget_event_threads(Some(thread));
+    }
+    let verb = if suspend { "Suspended" } else { "Resumed" };
+    let mut out = format!("{verb} thread @{:#x} {name:?}: suspend count now {count}", thread.0);
+    if !suspend && count > 0 {
+        out.push_str(&format!(
+            " (still suspended: {count} more resume{} needed)",
+            if count == 1 { "" } else { "s" }
+        ));
+    }
+    if suspend {
+        out.push_str("\nNext: debug_get_stack / debug_evaluate with this thread_id; debug_resume_thread releases it");
+    }
+    Ok(text_and_data(
+        out,
+        json!({"thread_id": format!("@{:#x}", thread.0), "name": name, "suspend_count": count}),
+    ))
+}
+
+async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    handle.check_alive()?;
+    let conn = handle.connection();
+    let before = threads::census(conn).await.map_err(|e| handle.map_err(e))?;
+    if before.total > 0 && before.held == before.total {
+        return Ok(text_and_data(
+            format!(
+                "Already suspended: all {} threads are held (deepest count {}); nothing changed.\nNext: debug_continue resumes everything",
+                before.total, before.max_depth
+            ),
+            json!({"changed": false, "threads_held": before.held, "threads_total": before.total}),
+        ));
+    }
+    conn.send(&crate::jdwp::virtual_machine::Suspend)
+        .await
+        .map_err(|e| handle.map_err(e))?;
+    let after = threads::census(conn).await.map_err(|e| handle.map_err(e))?;
+    Ok(text_and_data(
+        format!(
+            "Paused: {} of {} threads suspended.\nNext: debug_continue resumes everything",
+            after.held, after.total
+        ),
+        json!({"changed": true, "threads_held": after.held, "threads_total": after.total}),
     ))
 }

@@ -4,6 +4,7 @@
 //! short, exact, and honest about what a tool costs the JVM.
 
 pub mod execution;
+pub mod inspect;
 pub mod session;
 
 use std::sync::Arc;
@@ -59,20 +60,24 @@ pub fn tool<P: JsonSchema + 'static>(
 pub fn catalogue() -> Vec<Tool> {
     let mut all = session::tools();
     all.extend(execution::tools());
+    all.extend(inspect::tools());
     all
 }
 
 /// Runs one tool call.
 pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolResult {
-    let reply = match session::call(ctx, name, args.clone()).await {
-        Some(reply) => reply,
-        None => match execution::call(ctx, name, args).await {
-            Some(reply) => reply,
-            None => Err(
-                ToolError::new("UNKNOWN_TOOL", format!("there is no tool {name:?}"))
-                    .next("tools/list names every tool"),
-            ),
-        },
+    // Each family answers only the names it declares.
+    let reply = if let Some(r) = session::call(ctx, name, args.clone()).await {
+        r
+    } else if let Some(r) = execution::call(ctx, name, args.clone()).await {
+        r
+    } else if let Some(r) = inspect::call(ctx, name, args.clone()).await {
+        r
+    } else {
+        Err(
+            ToolError::new("UNKNOWN_TOOL", format!("there is no tool {name:?}"))
+                .next("tools/list names every tool"),
+        )
     };
     reply.unwrap_or_else(ToolError::into_result)
 }

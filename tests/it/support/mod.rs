@@ -4,6 +4,7 @@
 pub mod golden;
 pub mod java;
 pub mod mcp;
+pub mod otlp;
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

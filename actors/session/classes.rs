@@ -1,0 +1,510 @@
+//! The per-session class cache: what the JVM said about a type (signature,
+//! fields, methods, superclass, line and variable tables), fetched once and
+//! shared by every reader — stack views, evaluation, stop points, trace
+//! capture. Invalidated per type on redefinition and unload.
+//!
+//! Lookups by name are not cached: a class can be loaded (again, by
+//! another loader) at any moment.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::actors::connection::ConnectionHandle;
+use crate::actors::error::JdwpError;
+use crate::jdwp::method::{LineTable, VariableTableWithGeneric};
+use crate::jdwp::reference_type::{
+    ClassLoader, FieldsWithGeneric, MethodsWithGeneric, SignatureWithGeneric,
+};
+use crate::jdwp::virtual_machine::ClassesBySignature;
+use crate::jdwp::{ErrorCode, FieldId, MethodId, ObjectId, ReferenceTypeId, TypeTag};
+
+/// A reference type as the cache knows it.
+#[derive(Debug, Clone)]
+pub struct ClassInfo {
+    pub id: ReferenceTypeId,
+    pub tag: TypeTag,
+    /// JNI signature, e.g. `Ljava/util/HashMap;`.
+    pub signature: String,
+    /// Generic signature, empty when the class file has none.
+    pub generic: String,
+    /// Java name, e.g. `java.util.HashMap` or `int[]`.
+    pub name: String,
+}
+
+/// A field of a type.
+#[derive(Debug, Clone)]
+pub struct FieldInfo {
+    pub id: FieldId,
+    pub name: String,
+    pub signature: String,
+    pub generic: String,
+    pub modifiers: i32,
+}
+
+impl FieldInfo {
+    pub fn is_static(&self) -> bool {
+        self.modifiers & 0x0008 != 0
+    }
+}
+
+/// A method of a type.
+#[derive(Debug, Clone)]
+pub struct MethodInfo {
+    pub id: MethodId,
+    pub name: String,
+    pub signature: String,
+    pub generic: String,
+    pub modifiers: i32,
+}
+
+impl MethodInfo {
+    pub fn is_static(&self) -> bool {
+        self.modifiers & 0x0008 != 0
+    }
+    pub fn is_native(&self) -> bool {
+        self.modifiers & 0x0100 != 0
+    }
+    pub fn is_abstract(&self) -> bool {
+        self.modifiers & 0x0400 != 0
+    }
+}
+
+/// A method's line table: (code index, line) pairs sorted by code index.
+#[derive(Debug, Clone, Default)]
+pub struct Lines {
+    pub start: i64,
+    pub end: i64,
+    pub entries: Vec<(i64, i32)>,
+}
+
+impl Lines {
+    /// The line of a code index: the entry with the greatest index <= it.
+    pub fn line_of(&self, index: i64) -> Option<i32> {
+        self.entries
+            .iter()
+            .take_while(|(i, _)| *i <= index)
+            .last()
+            .map(|(_, l)| *l)
+    }
+
+    /// Every code index that starts `line` (javac may emit several).
+    pub fn indexes_of(&self, line: i32) -> Vec<i64> {
+        self.entries
+            .iter()
+            .filter(|(_, l)| *l == line)
+            .map(|(i, _)| *i)
+            .collect()
+    }
+}
+
+/// A local variable slot and where it is live.
+#[derive(Debug, Clone)]
+pub struct VariableInfo {
+    pub name: String,
+    pub signature: String,
+    pub generic: String,
+    pub slot: i32,
+    pub start: i64,
+    pub length: i32,
+}
+
+impl VariableInfo {
+    /// True when the variable is in scope at `index`.
+    pub fn live_at(&self, index: i64) -> bool {
+        index >= self.start && index < self.start + i64::from(self.length)
+    }
+}
+
+/// Why variables are unavailable, or the table.
+#[derive(Debug, Clone)]
+pub enum Variables {
+    Known { arg_count: i32, vars: Vec<VariableInfo> },
+    /// Compiled without `-g`, or a native method.
+    Absent,
+}
+
+#[derive(Default)]
+struct Inner {
+    info: HashMap<ReferenceTypeId, Arc<ClassInfo>>,
+    fields: HashMap<ReferenceTypeId, Arc<Vec<FieldInfo>>>,
+    methods: HashMap<ReferenceTypeId, Arc<Vec<MethodInfo>>>,
+    supers: HashMap<ReferenceTypeId, Option<ReferenceTypeId>>,
+    loaders: HashMap<ReferenceTypeId, ObjectId>,
+    lines: HashMap<(ReferenceTypeId, MethodId), Arc<Lines>>,
+    vars: HashMap<(ReferenceTypeId, MethodId), Arc<Variables>>,
+}
+
+/// The cache. Cheap to clone through its `Arc`.
+pub struct ClassCache {
+    conn: ConnectionHandle,
+    inner: Mutex<Inner>,
+}
+
+/// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
+pub fn java_name(signature: &str) -> String {
+    let dims = signature.chars().take_while(|c| *c == '[').count();
+    let base = &signature[dims..];
+    let name = match base.as_bytes().first() {
+        Some(b'L') => base
+            .trim_start_matches('L')
+            .trim_end_matches(';')
+            .replace('/', "."),
+        Some(b'Z') => "boolean".into(),
+        Some(b'B') => "byte".into(),
+        Some(b'C') => "char".into(),
+        Some(b'S') => "short".into(),
+        Some(b'I') => "int".into(),
+        Some(b'J') => "long".into(),
+        Some(b'F') => "float".into(),
+        Some(b'D') => "double".into(),
+        Some(b'V') => "void".into(),
+        _ => base.to_string(),
+    };
+    format!("{name}{}", "[]".repeat(dims))
+}
+
+/// `java.util.Map$Entry` → `Ljava/util/Map$Entry;` (arrays: `int[]` → `[I`).
+pub fn jni_signature(name: &str) -> String {
+    let mut base = name.trim();
+    let mut dims = 0;
+    while let Some(stripped) = base.strip_suffix("[]") {
+        base = stripped;
+        dims += 1;
+    }
+    let sig = match base {
+        "boolean" => "Z".to_string(),
+        "byte" => "B".into(),
+        "char" => "C".into(),
+        "short" => "S".into(),
+        "int" => "I".into(),
+        "long" => "J".into(),
+        "float" => "F".into(),
+        "double" => "D".into(),
+        "void" => "V".into(),
+        other => format!("L{};", other.replace('.', "/")),
+    };
+    format!("{}{sig}", "[".repeat(dims))
+}
+
+fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl ClassCache {
+    pub fn new(conn: ConnectionHandle) -> Self {
+        Self {
+            conn,
+            inner: Mutex::new(Inner::default()),
+        }
+    }
+
+    pub fn connection(&self) -> &ConnectionHandle {
+        &self.conn
+    }
+
+    /// Forgets everything about one type (redefined or unloaded).
+    pub fn invalidate(&self, id: ReferenceTypeId) {
+        let mut g = lock(&self.inner);
+        g.info.remove(&id);
+        g.fields.remove(&id);
+        g.methods.remove(&id);
+        g.supers.remove(&id);
+        g.loaders.remove(&id);
+        g.lines.retain(|(t, _), _| *t != id);
+        g.vars.retain(|(t, _), _| *t != id);
+    }
+
+    /// Forgets everything (a class unloaded whose id we do not know).
+    pub fn clear(&self) {
+        *lock(&self.inner) = Inner::default();
+    }
+
+    /// Every loaded copy of a class, by Java name (`com.acme.Foo`,
+    /// `com.acme.Outer$Inner`, `int[]`), in the JVM's order.
+    pub async fn by_name(&self, name: &str) -> Result<Vec<Arc<ClassInfo>>, JdwpError> {
+        let signature = jni_signature(name);
+        let found = self
+            .conn
+            .send(&ClassesBySignature {
+                signature: signature.clone(),
+            })
+            .await?;
+        let mut out = Vec::with_capacity(found.len());
+        for m in found {
+            let info = Arc::new(ClassInfo {
+                id: m.ref_type.id,
+                tag: m.ref_type.tag,
+                signature: signature.clone(),
+                generic: String::new(),
+                name: java_name(&signature),
+            });
+            lock(&self.inner)
+                .info
+                .entry(m.ref_type.id)
+                .or_insert_with(|| info.clone());
+            out.push(info);
+        }
+        Ok(out)
+    }
+
+    /// What a type is.
+    pub async fn info(&self, id: ReferenceTypeId) -> Result<Arc<ClassInfo>, JdwpError> {
+        if let Some(i) = lock(&self.inner).info.get(&id) {
+            return Ok(i.clone());
+        }
+        let sig = self.conn.send(&SignatureWithGeneric { ref_type: id }).await?;
+        let tag = match sig.signature.as_bytes().first() {
+            Some(b'[') => TypeTag::Array,
+            _ => TypeTag::Class,
+        };
+        let info = Arc::new(ClassInfo {
+            id,
+            tag,
+            name: java_name(&sig.signature),
+            signature: sig.signature,
+            generic: sig.generic_signature,
+        });
+        lock(&self.inner).info.insert(id, info.clone());
+        Ok(info)
+    }
+
+    /// Fields the type declares (not inherited).
+    pub async fn fields(&self, id: ReferenceTypeId) -> Result<Arc<Vec<FieldInfo>>, JdwpError> {
+        if let Some(f) = lock(&self.inner).fields.get(&id) {
+            return Ok(f.clone());
+        }
+        let raw = self.conn.send(&FieldsWithGeneric { ref_type: id }).await?;
+        let fields = Arc::new(
+            raw.into_iter()
+                .map(|f| FieldInfo {
+                    id: f.field_id,
+                    name: f.name,
+                    signature: f.signature,
+                    generic: f.generic_signature,
+                    modifiers: f.mod_bits,
+                })
+                .collect::<Vec<_>>(),
+        );
+        lock(&self.inner).fields.insert(id, fields.clone());
+        Ok(fields)
+    }
+
+    /// Methods the type declares (not inherited).
+    pub async fn methods(&self, id: ReferenceTypeId) -> Result<Arc<Vec<MethodInfo>>, JdwpError> {
+        if let Some(m) = lock(&self.inner).methods.get(&id) {
+            return Ok(m.clone());
+        }
+        let raw = self.conn.send(&MethodsWithGeneric { ref_type: id }).await?;
+        let methods = Arc::new(
+            raw.into_iter()
+                .map(|m| MethodInfo {
+                    id: m.method_id,
+                    name: m.name,
+                    signature: m.signature,
+                    generic: m.generic_signature,
+                    modifiers: m.mod_bits,
+                })
+                .collect::<Vec<_>>(),
+        );
+        lock(&self.inner).methods.insert(id, methods.clone());
+        Ok(methods)
+    }
+
+    /// One method of a type, by id.
+    pub async fn method(
+        &self,
+        class: ReferenceTypeId,
+        method: MethodId,
+    ) -> Result<Option<MethodInfo>, JdwpError> {
+        Ok(self
+            .methods(class)
+            .await?
+            .iter()
+            .find(|m| m.id == method)
+            .cloned())
+    }
+
+    /// The superclass of a class (`None` for Object, interfaces, arrays).
+    pub async fn superclass(
+        &self,
+        id: ReferenceTypeId,
+    ) -> Result<Option<ReferenceTypeId>, JdwpError> {
+        if let Some(s) = lock(&self.inner).supers.get(&id) {
+            return Ok(*s);
+        }
+        let sup = match self
+            .conn
+            .send(&crate::jdwp::class_type::Superclass { class: id })
+            .await
+        {
+            Ok(s) if s.0 == 0 => None,
+            Ok(s) => Some(s),
+            Err(e) if e.code() == Some(ErrorCode::INVALID_CLASS) => None,
+            Err(e) => return Err(e),
+        };
+        lock(&self.inner).supers.insert(id, sup);
+        Ok(sup)
+    }
+
+    /// The type and its superclasses, nearest first.
+    pub async fn hierarchy(&self, id: ReferenceTypeId) -> Result<Vec<ReferenceTypeId>, JdwpError> {
+        let mut out = vec![id];
+        let mut cur = id;
+        while let Some(s) = self.superclass(cur).await? {
+            if out.contains(&s) || out.len() > 64 {
+                break;
+            }
+            out.push(s);
+            cur = s;
+        }
+        Ok(out)
+    }
+
+    /// The class loader that defined a type (0 = the bootstrap loader).
+    pub async fn loader(&self, id: ReferenceTypeId) -> Result<ObjectId, JdwpError> {
+        if let Some(l) = lock(&self.inner).loaders.get(&id) {
+            return Ok(*l);
+        }
+        let l = self.conn.send(&ClassLoader { ref_type: id }).await?;
+        lock(&self.inner).loaders.insert(id, l);
+        Ok(l)
+    }
+
+    /// A method's line table (empty for native and abstract methods).
+    pub async fn lines(
+        &self,
+        class: ReferenceTypeId,
+        method: MethodId,
+    ) -> Result<Arc<Lines>, JdwpError> {
+        if let Some(l) = lock(&self.inner).lines.get(&(class, method)) {
+            return Ok(l.clone());
+        }
+        let lines = match self
+            .conn
+            .send(&LineTable {
+                ref_type: class,
+                method,
+            })
+            .await
+        {
+            Ok(t) => {
+                let mut entries: Vec<(i64, i32)> = t
+                    .lines
+                    .iter()
+                    .map(|e| (e.line_code_index, e.line_number))
+                    .collect();
+                entries.sort();
+                Lines {
+                    start: t.start,
+                    end: t.end,
+                    entries,
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some(ErrorCode::ABSENT_INFORMATION) | Some(ErrorCode::NATIVE_METHOD)
+                ) =>
+            {
+                Lines::default()
+            }
+            Err(e) => return Err(e),
+        };
+        let lines = Arc::new(lines);
+        lock(&self.inner).lines.insert((class, method), lines.clone());
+        Ok(lines)
+    }
+
+    /// A method's local variable table.
+    pub async fn variables(
+        &self,
+        class: ReferenceTypeId,
+        method: MethodId,
+    ) -> Result<Arc<Variables>, JdwpError> {
+        if let Some(v) = lock(&self.inner).vars.get(&(class, method)) {
+            return Ok(v.clone());
+        }
+        let vars = match self
+            .conn
+            .send(&VariableTableWithGeneric {
+                ref_type: class,
+                method,
+            })
+            .await
+        {
+            Ok(t) => Variables::Known {
+                arg_count: t.arg_cnt,
+                vars: t
+                    .slots
+                    .into_iter()
+                    .map(|v| VariableInfo {
+                        name: v.name,
+                        signature: v.signature,
+                        generic: v.generic_signature,
+                        slot: v.slot,
+                        start: v.code_index,
+                        length: v.length,
+                    })
+                    .collect(),
+            },
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Some(ErrorCode::ABSENT_INFORMATION) | Some(ErrorCode::NATIVE_METHOD)
+                ) =>
+            {
+                Variables::Absent
+            }
+            Err(e) => return Err(e),
+        };
+        let vars = Arc::new(vars);
+        lock(&self.inner).vars.insert((class, method), vars.clone());
+        Ok(vars)
+    }
+
+    /// A field of a type or its superclasses, nearest first; with the type
+    /// that declares it.
+    pub async fn find_field(
+        &self,
+        class: ReferenceTypeId,
+        name: &str,
+    ) -> Result<Option<(ReferenceTypeId, FieldInfo)>, JdwpError> {
+        for t in self.hierarchy(class).await? {
+            if let Some(f) = self.fields(t).await?.iter().find(|f| f.name == name) {
+                return Ok(Some((t, f.clone())));
+            }
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_signatures() {
+        for (name, sig) in [
+            ("java.util.HashMap", "Ljava/util/HashMap;"),
+            ("int[]", "[I"),
+            ("java.lang.String[][]", "[[Ljava/lang/String;"),
+            ("Outer$Inner", "LOuter$Inner;"),
+            ("boolean", "Z"),
+        ] {
+            assert_eq!(jni_signature(name), sig);
+            assert_eq!(java_name(sig), name);
+        }
+    }
+
+    #[test]
+    fn lines_map_both_ways() {
+        let l = Lines {
+            start: 0,
+            end: 40,
+            entries: vec![(0, 10), (5, 11), (12, 12), (30, 11)],
+        };
+        assert_eq!(l.line_of(7), Some(11));
+        assert_eq!(l.line_of(31), Some(11));
+        assert_eq!(l.indexes_of(11), vec![5, 30]);
+    }
+}

@@ -1,0 +1,1094 @@
+//! The evaluation driver: runs the sans-IO evaluator (`crate::expr::eval`)
+//! against a live JVM. Every step's reads go out together (pipelined); an
+//! invocation goes alone, on the event-suspended thread, single-threaded
+//! and bounded by a budget. HashMap, LinkedHashMap, ConcurrentHashMap and
+//! ArrayList are read by walking their fields, so subscripts on them need
+//! no invoke and work on any suspended thread, read-only included.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use futures::future::join_all;
+
+use crate::actors::error::JdwpError;
+use crate::actors::session::classes::{ClassCache, java_name};
+use crate::actors::session::inspect::{self, FrameView, Locals};
+use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
+use crate::expr::Expr;
+use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
+use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod, ReferenceType};
+use crate::jdwp::reference_type::GetValues as StaticValues;
+use crate::jdwp::string_reference::Value as StringValue;
+use crate::jdwp::virtual_machine::CreateString;
+use crate::jdwp::{
+    ErrorCode, InvokeOptions, ObjectId, ReferenceTypeId, Tag, ThreadId, TypeTag, Value,
+};
+
+/// Default bound on one invocation.
+pub const INVOKE_BUDGET: Duration = Duration::from_secs(2);
+/// Entries a structural map or list walk reads at most.
+const MAX_ELEMENTS: usize = 10_000;
+
+/// Where an expression is evaluated.
+#[derive(Debug, Clone, Default)]
+pub struct EvalContext {
+    /// The suspended thread, when there is one.
+    pub thread: Option<ThreadId>,
+    /// The frame names resolve in.
+    pub frame: Option<FrameView>,
+    /// `this` of the frame (0 in a static method or without a frame).
+    pub this: ObjectId,
+    /// The thread was suspended by an event, so methods may be invoked.
+    pub invocable: bool,
+    /// Why invocation is not possible, for the error.
+    pub not_invocable_because: String,
+    /// Bound on each invocation.
+    pub invoke_budget: Option<Duration>,
+}
+
+/// A finished evaluation.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub value: Val,
+    pub links: Vec<Link>,
+    /// How collection links were read, class copies chosen, and so on.
+    pub notes: Vec<String>,
+    /// Needs answered (each one JDWP read or call, or a small batch).
+    pub reads: usize,
+    /// Steps (round trips of batched reads).
+    pub steps: usize,
+    /// Methods invoked.
+    pub invocations: usize,
+}
+
+/// A failed evaluation, with the links that were evaluated before it.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub error: EvalError,
+    pub links: Vec<Link>,
+    pub notes: Vec<String>,
+}
+
+struct Driver<'a> {
+    classes: &'a ClassCache,
+    ctx: &'a EvalContext,
+    notes: Mutex<Vec<String>>,
+    invocations: Mutex<usize>,
+}
+
+/// Evaluates `expr` in `ctx`.
+pub async fn evaluate(
+    classes: &ClassCache,
+    ctx: &EvalContext,
+    expr: &Expr,
+) -> Result<Outcome, Failure> {
+    let driver = Driver {
+        classes,
+        ctx,
+        notes: Mutex::new(Vec::new()),
+        invocations: Mutex::new(0),
+    };
+    let mut ev = Evaluation::new(expr);
+    let mut steps = 0;
+    loop {
+        steps += 1;
+        match ev.step() {
+            Step::Done(result) => {
+                let notes = driver.take_notes();
+                return match result {
+                    Ok(value) => Ok(Outcome {
+                        value,
+                        links: ev.links().to_vec(),
+                        notes,
+                        reads: ev.asked,
+                        steps,
+                        invocations: driver.invocations(),
+                    }),
+                    Err(error) => Err(Failure {
+                        error,
+                        links: ev.links().to_vec(),
+                        notes,
+                    }),
+                };
+            }
+            Step::Needs(needs) => {
+                let answers = join_all(needs.iter().map(|(_, n)| driver.answer(n))).await;
+                for ((key, _), answer) in needs.into_iter().zip(answers) {
+                    ev.answer(key, answer);
+                }
+            }
+        }
+    }
+}
+
+/// A JDWP value as an evaluator value.
+pub fn to_val(v: &Value) -> Val {
+    match *v {
+        Value::Byte(x) => Val::Byte(x),
+        Value::Char(x) => Val::Char(x),
+        Value::Float(x) => Val::Float(x),
+        Value::Double(x) => Val::Double(x),
+        Value::Int(x) => Val::Int(x),
+        Value::Long(x) => Val::Long(x),
+        Value::Short(x) => Val::Short(x),
+        Value::Boolean(x) => Val::Bool(x),
+        Value::Void => Val::Null,
+        Value::Object { id, .. } if id.0 == 0 => Val::Null,
+        Value::Object { tag, id } => Val::Object { id: id.0, tag },
+    }
+}
+
+const BOXES: &[&str] = &[
+    "java.lang.Integer",
+    "java.lang.Long",
+    "java.lang.Short",
+    "java.lang.Byte",
+    "java.lang.Character",
+    "java.lang.Boolean",
+    "java.lang.Float",
+    "java.lang.Double",
+];
+
+/// Collections read by walking their fields.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Structural {
+    ArrayList,
+    HashMap,
+    LinkedHashMap,
+    ConcurrentHashMap,
+}
+
+fn structural(type_name: &str) -> Option<Structural> {
+    Some(match type_name {
+        "java.util.ArrayList" => Structural::ArrayList,
+        "java.util.HashMap" => Structural::HashMap,
+        "java.util.LinkedHashMap" => Structural::LinkedHashMap,
+        "java.util.concurrent.ConcurrentHashMap" => Structural::ConcurrentHashMap,
+        _ => return None,
+    })
+}
+
+/// Parameter signatures of a method signature `(ILjava/lang/String;)V`.
+pub fn param_signatures(sig: &str) -> Vec<String> {
+    let inner = sig
+        .strip_prefix('(')
+        .and_then(|s| s.split(')').next())
+        .unwrap_or("");
+    let b = inner.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        while i < b.len() && b[i] == b'[' {
+            i += 1;
+        }
+        if i < b.len() && b[i] == b'L' {
+            while i < b.len() && b[i] != b';' {
+                i += 1;
+            }
+        }
+        i += 1;
+        out.push(inner.get(start..i.min(inner.len())).unwrap_or("").to_string());
+    }
+    out
+}
+
+impl Driver<'_> {
+    fn note(&self, n: String) {
+        if let Ok(mut notes) = self.notes.lock()
+            && !notes.contains(&n)
+        {
+            notes.push(n);
+        }
+    }
+
+    fn take_notes(&self) -> Vec<String> {
+        self.notes
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default()
+    }
+
+    fn invocations(&self) -> usize {
+        self.invocations.lock().map(|n| *n).unwrap_or(0)
+    }
+
+    async fn answer(&self, need: &Need) -> Answer {
+        let result = match need {
+            Need::Name { name } => self.name(name).await,
+            Need::Class { name, loader } => self.class(name, *loader).await,
+            Need::This => Ok(match self.ctx.this.0 {
+                0 => Answer::Missing("there is no `this` here (a static method, or no frame)".into()),
+                id => Answer::Value(Val::Object { id, tag: Tag::Object }),
+            }),
+            Need::Field { target, name } => self.field(target, name).await,
+            Need::Text { target } => self.text(target).await,
+            Need::Unbox { target } => self.unbox(target).await,
+            Need::Index { target, key } => self.index(target, key).await,
+            Need::Elements { target, from, to } => self.elements(target, *from, *to).await,
+            Need::Invoke { target, name, args } => self.invoke(target.as_ref(), name, args).await,
+        };
+        result.unwrap_or_else(|e| Answer::Failed(explain(&e)))
+    }
+
+    async fn type_of(&self, id: u64) -> Result<(ReferenceTypeId, String), JdwpError> {
+        let t = self
+            .classes
+            .connection()
+            .send(&ReferenceType {
+                object: ObjectId(id),
+            })
+            .await?;
+        let info = self.classes.info(t.id).await?;
+        Ok((t.id, info.name.clone()))
+    }
+
+    async fn name(&self, name: &str) -> Result<Answer, JdwpError> {
+        let (Some(thread), Some(frame)) = (self.ctx.thread, self.ctx.frame.as_ref()) else {
+            return Ok(Answer::Missing(format!(
+                "`{name}` is not a loaded class, and names of locals and fields need a frame: pass thread_id of a suspended thread"
+            )));
+        };
+        if let Locals::Known(locals) =
+            inspect::locals(self.classes, thread, frame, Some(&[name.to_string()])).await?
+            && let Some(l) = locals.first()
+        {
+            return Ok(Answer::Value(to_val(&l.value)));
+        }
+        if self.ctx.this.0 != 0 {
+            let (ty, _) = self.type_of(self.ctx.this.0).await?;
+            if let Some((decl, f)) = self.classes.find_field(ty, name).await? {
+                return self.read_field(Some(self.ctx.this), decl, f.id, f.is_static()).await;
+            }
+        }
+        if let Some((decl, f)) = self.classes.find_field(frame.class.id, name).await?
+            && f.is_static()
+        {
+            return self.read_field(None, decl, f.id, true).await;
+        }
+        Ok(Answer::Missing(format!(
+            "`{name}` is not a local, a field of this, or a static of {}",
+            frame.class.name
+        )))
+    }
+
+    async fn read_field(
+        &self,
+        object: Option<ObjectId>,
+        decl: ReferenceTypeId,
+        field: crate::jdwp::FieldId,
+        is_static: bool,
+    ) -> Result<Answer, JdwpError> {
+        let conn = self.classes.connection();
+        let values = match (is_static, object) {
+            (false, Some(object)) => {
+                conn.send(&ObjectValues {
+                    object,
+                    fields: vec![field],
+                })
+                .await?
+            }
+            _ => {
+                conn.send(&StaticValues {
+                    ref_type: decl,
+                    fields: vec![field],
+                })
+                .await?
+            }
+        };
+        Ok(values
+            .first()
+            .map(|v| Answer::Value(to_val(v)))
+            .unwrap_or_else(|| Answer::Failed("the JVM returned no value".into())))
+    }
+
+    async fn class(&self, name: &str, loader: Option<u64>) -> Result<Answer, JdwpError> {
+        // Try `a.b.C`, then the nested forms `a.b$C`.
+        let mut candidates = vec![name.to_string()];
+        let mut nested = name.to_string();
+        while let Some(dot) = nested.rfind('.') {
+            nested.replace_range(dot..=dot, "$");
+            candidates.push(nested.clone());
+        }
+        for candidate in candidates {
+            let mut copies = self.classes.by_name(&candidate).await?;
+            if copies.is_empty() {
+                continue;
+            }
+            if let Some(loader) = loader {
+                let loaders =
+                    join_all(copies.iter().map(|c| self.classes.loader(c.id))).await;
+                let keep: Vec<_> = copies
+                    .iter()
+                    .zip(loaders)
+                    .filter(|(_, l)| l.as_ref().is_ok_and(|l| l.0 == loader))
+                    .map(|(c, _)| c.clone())
+                    .collect();
+                if keep.is_empty() {
+                    return Ok(Answer::Missing(format!(
+                        "no copy of {candidate} was loaded by class loader @{loader:#x}"
+                    )));
+                }
+                copies = keep;
+            } else if copies.len() > 1 {
+                let first_loader = self.classes.loader(copies[0].id).await?;
+                self.note(format!(
+                    "{candidate} is loaded by {} class loaders; answered from the copy of loader @{:#x} (pin another with {candidate}@0x<loader>)",
+                    copies.len(),
+                    first_loader.0
+                ));
+            }
+            let c = &copies[0];
+            return Ok(Answer::Value(Val::Class {
+                id: c.id.0,
+                name: c.name.clone(),
+            }));
+        }
+        Ok(Answer::Missing(format!("no loaded class is named {name}")))
+    }
+
+    async fn field(&self, target: &Val, name: &str) -> Result<Answer, JdwpError> {
+        match target {
+            Val::Object { id, tag: Tag::Array } if name == "length" => {
+                let n = self
+                    .classes
+                    .connection()
+                    .send(&Length {
+                        array: ObjectId(*id),
+                    })
+                    .await?;
+                Ok(Answer::Value(Val::Int(n)))
+            }
+            Val::Object { id, .. } => {
+                let (ty, ty_name) = self.type_of(*id).await?;
+                if name == "length" && ty_name.ends_with("[]") {
+                    let n = self
+                        .classes
+                        .connection()
+                        .send(&Length {
+                            array: ObjectId(*id),
+                        })
+                        .await?;
+                    return Ok(Answer::Value(Val::Int(n)));
+                }
+                match self.classes.find_field(ty, name).await? {
+                    Some((decl, f)) => {
+                        self.read_field(Some(ObjectId(*id)), decl, f.id, f.is_static())
+                            .await
+                    }
+                    None => Ok(Answer::Missing(format!("{ty_name} has no field `{name}`"))),
+                }
+            }
+            Val::Class { id, name: class_name } => {
+                let ty = ReferenceTypeId(*id);
+                match self.classes.find_field(ty, name).await? {
+                    Some((decl, f)) if f.is_static() => self.read_field(None, decl, f.id, true).await,
+                    Some(_) => Ok(Answer::Missing(format!(
+                        "`{name}` is an instance field of {class_name}; it needs an object"
+                    ))),
+                    None => Ok(Answer::Missing(format!(
+                        "{class_name} has no static field `{name}`"
+                    ))),
+                }
+            }
+            other => Ok(Answer::Missing(format!(
+                "a {} has no field `{name}`",
+                other.kind()
+            ))),
+        }
+    }
+
+    async fn text(&self, target: &Val) -> Result<Answer, JdwpError> {
+        match target {
+            Val::Object { id, .. } => Ok(Answer::Value(Val::Text(
+                self.classes
+                    .connection()
+                    .send(&StringValue {
+                        string_object: ObjectId(*id),
+                    })
+                    .await?,
+            ))),
+            Val::Text(s) => Ok(Answer::Value(Val::Text(s.clone()))),
+            _ => Ok(Answer::Missing("not a string".into())),
+        }
+    }
+
+    async fn unbox(&self, target: &Val) -> Result<Answer, JdwpError> {
+        let Val::Object { id, .. } = target else {
+            return Ok(Answer::Missing("not an object".into()));
+        };
+        let (ty, name) = self.type_of(*id).await?;
+        if !BOXES.contains(&name.as_str()) {
+            return Ok(Answer::Missing(format!("{name} is not a box")));
+        }
+        match self.classes.find_field(ty, "value").await? {
+            Some((decl, f)) => self.read_field(Some(ObjectId(*id)), decl, f.id, false).await,
+            None => Ok(Answer::Missing(format!("{name} has no value field"))),
+        }
+    }
+
+    /// Reads named instance fields of one object in one request.
+    async fn fields_of(&self, object: u64, names: &[&str]) -> Result<Vec<Option<Value>>, JdwpError> {
+        let (ty, _) = self.type_of(object).await?;
+        let mut ids = Vec::new();
+        let mut positions = Vec::new();
+        for name in names {
+            match self.classes.find_field(ty, name).await? {
+                Some((_, f)) if !f.is_static() => {
+                    positions.push(Some(ids.len()));
+                    ids.push(f.id);
+                }
+                _ => positions.push(None),
+            }
+        }
+        let values = if ids.is_empty() {
+            Vec::new()
+        } else {
+            self.classes
+                .connection()
+                .send(&ObjectValues {
+                    object: ObjectId(object),
+                    fields: ids,
+                })
+                .await?
+        };
+        Ok(positions
+            .into_iter()
+            .map(|p| p.and_then(|i| values.get(i).copied()))
+            .collect())
+    }
+
+    async fn array(&self, id: u64, from: i64, to: Option<i64>) -> Result<Vec<Val>, JdwpError> {
+        let conn = self.classes.connection();
+        let len = i64::from(conn.send(&Length { array: ObjectId(id) }).await?);
+        let end = to.unwrap_or(len).clamp(0, len);
+        let start = from.clamp(0, end);
+        if start == end {
+            return Ok(Vec::new());
+        }
+        let region = conn
+            .send(&ArrayValues {
+                array: ObjectId(id),
+                first_index: start as i32,
+                length: (end - start) as i32,
+            })
+            .await?;
+        Ok(region.values.iter().map(to_val).collect())
+    }
+
+    /// ArrayList elements [from, to) from `elementData` and `size`.
+    async fn array_list(&self, id: u64, from: i64, to: Option<i64>) -> Result<Vec<Val>, JdwpError> {
+        let f = self.fields_of(id, &["size", "elementData"]).await?;
+        let size = match f.first().copied().flatten() {
+            Some(Value::Int(n)) => i64::from(n),
+            _ => 0,
+        };
+        let Some(Some(Value::Object { id: data, .. })) = f.get(1).copied() else {
+            return Ok(Vec::new());
+        };
+        let end = to.unwrap_or(size).clamp(0, size);
+        self.array(data.0, from, Some(end)).await
+    }
+
+    /// Every (key, value) of a HashMap-family map, read by walking its
+    /// table and bins level by level (all bins of one level at once).
+    async fn map_entries(&self, id: u64, kind: Structural) -> Result<Vec<(Val, Val)>, JdwpError> {
+        let value_field = if kind == Structural::ConcurrentHashMap {
+            "val"
+        } else {
+            "value"
+        };
+        if kind == Structural::LinkedHashMap {
+            // Insertion order: head → after → …
+            let mut out = Vec::new();
+            let mut cur = match self.fields_of(id, &["head"]).await?.first().copied().flatten() {
+                Some(Value::Object { id, .. }) if id.0 != 0 => id.0,
+                _ => return Ok(out),
+            };
+            while out.len() < MAX_ELEMENTS {
+                let f = self.fields_of(cur, &["key", value_field, "after"]).await?;
+                let get = |i: usize| f.get(i).copied().flatten().map(|v| to_val(&v)).unwrap_or(Val::Null);
+                out.push((get(0), get(1)));
+                match f.get(2).copied().flatten() {
+                    Some(Value::Object { id, .. }) if id.0 != 0 => cur = id.0,
+                    _ => break,
+                }
+            }
+            return Ok(out);
+        }
+        let table = match self.fields_of(id, &["table"]).await?.first().copied().flatten() {
+            Some(Value::Object { id, .. }) if id.0 != 0 => id.0,
+            _ => return Ok(Vec::new()),
+        };
+        let mut level: Vec<u64> = self
+            .array(table, 0, None)
+            .await?
+            .into_iter()
+            .filter_map(|v| match v {
+                Val::Object { id, .. } if id != 0 => Some(id),
+                _ => None,
+            })
+            .collect();
+        let mut out = Vec::new();
+        while !level.is_empty() && out.len() < MAX_ELEMENTS {
+            let reads = join_all(level.iter().map(|&node| async move {
+                let (_, ty) = self.type_of(node).await?;
+                if ty.ends_with("$TreeBin") {
+                    // A ConcurrentHashMap bin turned into a tree keeps its
+                    // nodes linked from `first`.
+                    let f = self.fields_of(node, &["first"]).await?;
+                    return Ok::<_, JdwpError>((None, f.first().copied().flatten()));
+                }
+                if ty.ends_with("$ForwardingNode") {
+                    self.note("the map was being resized; entries moved to the new table were not read".into());
+                    return Ok((None, None));
+                }
+                let f = self.fields_of(node, &["key", value_field, "next"]).await?;
+                let get = |i: usize| f.get(i).copied().flatten().map(|v| to_val(&v)).unwrap_or(Val::Null);
+                Ok((Some((get(0), get(1))), f.get(2).copied().flatten()))
+            }))
+            .await;
+            let mut next = Vec::new();
+            for r in reads {
+                let (entry, following) = r?;
+                if let Some(e) = entry {
+                    out.push(e);
+                }
+                if let Some(Value::Object { id, .. }) = following
+                    && id.0 != 0
+                {
+                    next.push(id.0);
+                }
+            }
+            level = next;
+        }
+        Ok(out)
+    }
+
+    /// Key equality for structural lookups: content for strings and boxed
+    /// primitives, identity otherwise.
+    async fn key_matches(&self, key: &Val, candidate: &Val) -> Result<bool, JdwpError> {
+        match (key, candidate) {
+            (Val::Null, Val::Null) => Ok(true),
+            (_, Val::Null) | (Val::Null, _) => Ok(false),
+            (Val::Object { id: a, .. }, Val::Object { id: b, .. }) if a == b => Ok(true),
+            (Val::Text(_) | Val::Object { tag: Tag::String, .. }, Val::Object { tag: Tag::String, .. }) => {
+                let a = match key {
+                    Val::Text(s) => s.clone(),
+                    Val::Object { id, .. } => {
+                        self.classes
+                            .connection()
+                            .send(&StringValue {
+                                string_object: ObjectId(*id),
+                            })
+                            .await?
+                    }
+                    _ => return Ok(false),
+                };
+                let b = match candidate {
+                    Val::Object { id, .. } => {
+                        self.classes
+                            .connection()
+                            .send(&StringValue {
+                                string_object: ObjectId(*id),
+                            })
+                            .await?
+                    }
+                    _ => return Ok(false),
+                };
+                Ok(a == b)
+            }
+            (k, Val::Object { .. }) if !matches!(k, Val::Object { .. } | Val::Text(_)) => {
+                match self.unbox(candidate).await? {
+                    Answer::Value(v) => Ok(prim_eq(k, &v)),
+                    _ => Ok(false),
+                }
+            }
+            _ => Ok(false),
+        }
+    }
+
+    async fn index(&self, target: &Val, key: &Val) -> Result<Answer, JdwpError> {
+        let Val::Object { id, tag } = target else {
+            return Ok(Answer::Missing(format!("cannot subscript a {}", target.kind())));
+        };
+        let (_, ty) = self.type_of(*id).await?;
+        if *tag == Tag::Array || ty.ends_with("[]") {
+            let Some(i) = index_of(key) else {
+                return Ok(Answer::Missing("an array index must be an int".into()));
+            };
+            let vals = self.array(*id, i, Some(i + 1)).await?;
+            return Ok(match vals.into_iter().next() {
+                Some(v) => Answer::Value(v),
+                None => Answer::Missing(format!("index {i} is out of range")),
+            });
+        }
+        match structural(&ty) {
+            Some(Structural::ArrayList) => {
+                let Some(i) = index_of(key) else {
+                    return Ok(Answer::Missing("a List index must be an int".into()));
+                };
+                self.note(format!("{ty} read by walking its fields (no invoke)"));
+                let vals = self.array_list(*id, i, Some(i + 1)).await?;
+                Ok(match vals.into_iter().next() {
+                    Some(v) => Answer::Value(v),
+                    None => Answer::Missing(format!("index {i} is out of range for the list")),
+                })
+            }
+            Some(kind) => {
+                self.note(format!(
+                    "{ty} read by walking its fields (no invoke, no lock taken: a sample, not a transaction)"
+                ));
+                let entries = self.map_entries(*id, kind).await?;
+                let keys = join_all(entries.iter().map(|(k, _)| self.key_matches(key, k))).await;
+                for ((_, v), hit) in entries.iter().zip(keys) {
+                    if hit? {
+                        return Ok(Answer::Value(v.clone()));
+                    }
+                }
+                Ok(Answer::Value(Val::Null))
+            }
+            None => {
+                self.note(format!("{ty} is not read structurally; called get()"));
+                self.invoke(Some(target), "get", std::slice::from_ref(key)).await
+            }
+        }
+    }
+
+    async fn elements(&self, target: &Val, from: Option<i64>, to: Option<i64>) -> Result<Answer, JdwpError> {
+        let Val::Object { id, tag } = target else {
+            return Ok(Answer::Missing(format!("cannot list a {}", target.kind())));
+        };
+        let (_, ty) = self.type_of(*id).await?;
+        if *tag == Tag::Array || ty.ends_with("[]") {
+            return Ok(Answer::Value(Val::Many(self.array(*id, from.unwrap_or(0), to).await?)));
+        }
+        match structural(&ty) {
+            Some(Structural::ArrayList) => {
+                self.note(format!("{ty} read by walking its fields (no invoke)"));
+                Ok(Answer::Value(Val::Many(
+                    self.array_list(*id, from.unwrap_or(0), to).await?,
+                )))
+            }
+            Some(kind) => {
+                self.note(format!(
+                    "{ty} read by walking its fields (no invoke, no lock taken: a sample, not a transaction)"
+                ));
+                let all = self.map_entries(*id, kind).await?;
+                let end = to.map(|t| t.max(0) as usize).unwrap_or(all.len()).min(all.len());
+                let start = from.map(|f| f.max(0) as usize).unwrap_or(0).min(end);
+                Ok(Answer::Value(Val::Entries(all[start..end].to_vec())))
+            }
+            None => {
+                self.note(format!("{ty} is not read structurally; called toArray()"));
+                match self.invoke(Some(target), "toArray", &[]).await? {
+                    Answer::Value(Val::Object { id: arr, .. }) => Ok(Answer::Value(Val::Many(
+                        self.array(arr, from.unwrap_or(0), to).await?,
+                    ))),
+                    other => Ok(other),
+                }
+            }
+        }
+    }
+
+    async fn to_value(&self, v: &Val) -> Result<Value, JdwpError> {
+        Ok(match v {
+            Val::Bool(x) => Value::Boolean(*x),
+            Val::Byte(x) => Value::Byte(*x),
+            Val::Short(x) => Value::Short(*x),
+            Val::Char(x) => Value::Char(*x),
+            Val::Int(x) => Value::Int(*x),
+            Val::Long(x) => Value::Long(*x),
+            Val::Float(x) => Value::Float(*x),
+            Val::Double(x) => Value::Double(*x),
+            Val::Null => Value::Object {
+                tag: Tag::Object,
+                id: ObjectId(0),
+            },
+            Val::Text(s) => {
+                let id = self
+                    .classes
+                    .connection()
+                    .send(&CreateString { utf: s.clone() })
+                    .await?;
+                Value::Object { tag: Tag::String, id }
+            }
+            Val::Object { id, tag } => Value::Object {
+                tag: *tag,
+                id: ObjectId(*id),
+            },
+            Val::Class { id, .. } => {
+                let obj = self
+                    .classes
+                    .connection()
+                    .send(&crate::jdwp::reference_type::ClassObject {
+                        ref_type: ReferenceTypeId(*id),
+                    })
+                    .await?;
+                Value::Object {
+                    tag: Tag::ClassObject,
+                    id: obj,
+                }
+            }
+            Val::Many(_) | Val::Entries(_) => Value::Object {
+                tag: Tag::Object,
+                id: ObjectId(0),
+            },
+        })
+    }
+
+    /// How well `arg` fits a parameter of JNI type `param`; `None` when it
+    /// does not.
+    async fn fit(&self, param: &str, arg: &Val) -> Option<u32> {
+        let p = param.as_bytes().first().copied().unwrap_or(b'V');
+        match arg {
+            Val::Int(_) | Val::Short(_) | Val::Byte(_) | Val::Char(_) => match p {
+                b'I' => Some(3),
+                b'J' => Some(2),
+                b'F' | b'D' => Some(1),
+                b'S' | b'B' | b'C' => Some(1),
+                _ => None,
+            },
+            Val::Long(_) => match p {
+                b'J' => Some(3),
+                b'F' | b'D' => Some(1),
+                _ => None,
+            },
+            Val::Float(_) => match p {
+                b'F' => Some(3),
+                b'D' => Some(2),
+                _ => None,
+            },
+            Val::Double(_) => (p == b'D').then_some(3),
+            Val::Bool(_) => (p == b'Z').then_some(3),
+            Val::Null => matches!(p, b'L' | b'[').then_some(1),
+            Val::Text(_) | Val::Object { tag: Tag::String, .. } => match param {
+                "Ljava/lang/String;" => Some(3),
+                "Ljava/lang/CharSequence;" | "Ljava/lang/Object;" => Some(1),
+                _ => None,
+            },
+            Val::Object { id, .. } => {
+                if p != b'L' && p != b'[' {
+                    return None;
+                }
+                let wanted = java_name(param);
+                if wanted == "java.lang.Object" {
+                    return Some(1);
+                }
+                // Walk the runtime type's superclasses for an exact match;
+                // an interface parameter is accepted with a low score.
+                let (ty, _) = self.type_of(*id).await.ok()?;
+                let chain = self.classes.hierarchy(ty).await.ok()?;
+                for t in chain {
+                    if self.classes.info(t).await.ok()?.name == wanted {
+                        return Some(3);
+                    }
+                }
+                Some(0)
+            }
+            Val::Class { .. } => (param == "Ljava/lang/Class;").then_some(3),
+            Val::Many(_) | Val::Entries(_) => None,
+        }
+    }
+
+    async fn invoke(&self, target: Option<&Val>, name: &str, args: &[Val]) -> Result<Answer, JdwpError> {
+        let Some(thread) = self.ctx.thread.filter(|_| self.ctx.invocable) else {
+            let why = if self.ctx.not_invocable_because.is_empty() {
+                "no thread is suspended by an event".to_string()
+            } else {
+                self.ctx.not_invocable_because.clone()
+            };
+            return Ok(Answer::Failed(format!(
+                "calling {name}() runs code in the JVM, which JDWP allows only on a thread suspended by an event; {why}. \
+                 Arm a suspending stop point (debug_set_line_stop) where the code runs and evaluate on its hit; \
+                 fields, locals and HashMap/LinkedHashMap/ConcurrentHashMap/ArrayList subscripts need no invoke"
+            )));
+        };
+        // Resolve the receiver: an object, a class, or the frame.
+        let (object, class) = match target {
+            Some(Val::Object { id, .. }) => {
+                let (ty, _) = self.type_of(*id).await?;
+                (Some(ObjectId(*id)), ty)
+            }
+            Some(Val::Class { id, .. }) => (None, ReferenceTypeId(*id)),
+            Some(other) => {
+                return Ok(Answer::Missing(format!("a {} has no methods", other.kind())));
+            }
+            None => match (self.ctx.this.0, &self.ctx.frame) {
+                (0, Some(f)) => (None, f.class.id),
+                (this, Some(_)) => {
+                    let (ty, _) = self.type_of(this).await?;
+                    (Some(self.ctx.this), ty)
+                }
+                (_, None) => return Ok(Answer::Missing(format!("{name}() needs a frame or a receiver"))),
+            },
+        };
+        // Candidates: same name and arity, in the class and its supers.
+        let mut best: Option<(u32, ReferenceTypeId, crate::actors::session::classes::MethodInfo)> = None;
+        let mut seen_names = 0;
+        for t in self.classes.hierarchy(class).await? {
+            for m in self.classes.methods(t).await?.iter() {
+                if m.name != name {
+                    continue;
+                }
+                seen_names += 1;
+                let params = param_signatures(&m.signature);
+                if params.len() != args.len() || (object.is_none() && !m.is_static()) {
+                    continue;
+                }
+                let mut score = 0;
+                let mut ok = true;
+                for (p, a) in params.iter().zip(args) {
+                    match self.fit(p, a).await {
+                        Some(s) => score += s,
+                        None => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                }
+                if ok && best.as_ref().is_none_or(|(s, _, _)| score > *s) {
+                    best = Some((score, t, m.clone()));
+                }
+            }
+        }
+        let class_name = self.classes.info(class).await?.name.clone();
+        let Some((_, decl, method)) = best else {
+            return Ok(Answer::Missing(if seen_names == 0 {
+                format!("{class_name} has no method {name}()")
+            } else {
+                format!(
+                    "no overload of {class_name}.{name} takes ({})",
+                    args.iter().map(Val::kind).collect::<Vec<_>>().join(", ")
+                )
+            }));
+        };
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push(self.to_value(a).await?);
+        }
+        let budget = self.ctx.invoke_budget.unwrap_or(INVOKE_BUDGET);
+        let conn = self.classes.connection();
+        if let Ok(mut n) = self.invocations.lock() {
+            *n += 1;
+        }
+        let reply = match object {
+            Some(object) if !method.is_static() => {
+                conn.send_within(
+                    &InvokeMethod {
+                        object,
+                        thread,
+                        class: decl,
+                        method: method.id,
+                        arguments: values,
+                        options: InvokeOptions::INVOKE_SINGLE_THREADED,
+                    },
+                    budget,
+                )
+                .await
+            }
+            _ => {
+                let info = self.classes.info(decl).await?;
+                if info.tag == TypeTag::Interface {
+                    conn.send_within(
+                        &crate::jdwp::interface_type::InvokeMethod {
+                            interface: decl,
+                            thread,
+                            method: method.id,
+                            arguments: values,
+                            options: InvokeOptions::INVOKE_SINGLE_THREADED,
+                        },
+                        budget,
+                    )
+                    .await
+                } else {
+                    conn.send_within(
+                        &crate::jdwp::class_type::InvokeMethod {
+                            class: decl,
+                            thread,
+                            method: method.id,
+                            arguments: values,
+                            options: InvokeOptions::INVOKE_SINGLE_THREADED,
+                        },
+                        budget,
+                    )
+                    .await
+                }
+            }
+        };
+        let reply = match reply {
+            Ok(r) => r,
+            Err(JdwpError::Timeout { .. }) => {
+                return Ok(Answer::Failed(format!(
+                    "{class_name}.{name}() did not return within {} ms; JDWP cannot cancel it, so the thread stays busy until it returns",
+                    budget.as_millis()
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        if reply.exception.id.0 != 0 {
+            let (_, ex) = self.type_of(reply.exception.id.0).await?;
+            return Ok(Answer::Failed(format!(
+                "{class_name}.{name}() threw {ex} @{:#x}",
+                reply.exception.id.0
+            )));
+        }
+        Ok(Answer::Value(to_val(&reply.return_value)))
+    }
+}
+
+fn index_of(key: &Val) -> Option<i64> {
+    match *key {
+        Val::Int(i) => Some(i64::from(i)),
+        Val::Long(l) => Some(l),
+        Val::Short(s) => Some(i64::from(s)),
+        Val::Byte(b) => Some(i64::from(b)),
+        _ => None,
+    }
+}
+
+fn prim_eq(a: &Val, b: &Val) -> bool {
+    let n = |v: &Val| -> Option<f64> {
+        Some(match *v {
+            Val::Int(x) => f64::from(x),
+            Val::Long(x) => x as f64,
+            Val::Short(x) => f64::from(x),
+            Val::Byte(x) => f64::from(x),
+            Val::Char(x) => f64::from(x),
+            Val::Float(x) => f64::from(x),
+            Val::Double(x) => x,
+            _ => return None,
+        })
+    };
+    match (a, b) {
+        (Val::Bool(x), Val::Bool(y)) => x == y,
+        _ => match (n(a), n(b)) {
+            (Some(x), Some(y)) => x == y,
+            _ => false,
+        },
+    }
+}
+
+/// A JDWP failure in words an agent can act on.
+pub fn explain(e: &JdwpError) -> String {
+    match e.code() {
+        Some(ErrorCode::INVALID_OBJECT) => {
+            "the object vanished (collected by the JVM; handles are weak references)".into()
+        }
+        Some(ErrorCode::THREAD_NOT_SUSPENDED) => {
+            "the thread is running; suspend it first (debug_suspend_thread or a stop point)".into()
+        }
+        Some(ErrorCode::INVALID_FRAMEID) => {
+            "the frame is gone: its thread resumed since it was read".into()
+        }
+        Some(ErrorCode::INVALID_THREAD) => {
+            "the thread is not suspended by an event, so the JVM refuses to invoke on it".into()
+        }
+        Some(ErrorCode::ALREADY_INVOKING) => {
+            "the thread is still running an earlier invocation that outlived its budget".into()
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// Builds the context a tool evaluates in: the named thread (or the
+/// newest thread an event suspended), frame `frame_index` of it, `this`,
+/// and whether methods may be invoked there. Without any suspended thread
+/// the context has no frame: handles and statics still evaluate.
+pub async fn context(
+    session: &crate::actors::SessionHandle,
+    thread: Option<ThreadId>,
+    frame_index: usize,
+) -> Result<EvalContext, crate::actors::SessionError> {
+    use crate::actors::SessionError;
+    session.check_alive()?;
+    let conn = session.connection();
+    let event_threads = session.shared().event_threads();
+    let thread = match thread {
+        Some(t) => {
+            match conn.send(&crate::jdwp::thread_reference::SuspendCount { thread: t }).await {
+                Ok(n) if n > 0 => Some(t),
+                Ok(_) => {
+                    return Err(SessionError::Invalid(format!(
+                        "[THREAD_RUNNING] thread @{:#x} is running; suspend it with debug_suspend_thread, or hit a suspending stop point",
+                        t.0
+                    )));
+                }
+                Err(e) if matches!(e.code(), Some(ErrorCode::INVALID_OBJECT) | Some(ErrorCode::INVALID_THREAD)) => {
+                    return Err(SessionError::Invalid(format!(
+                        "[NO_THREAD] there is no thread @{:#x}; debug_list_threads lists them",
+                        t.0
+                    )));
+                }
+                Err(e) => return Err(session.map_err(e)),
+            }
+        }
+        None => {
+            let mut found = None;
+            for t in event_threads.iter().rev() {
+                if let Ok(n) = conn
+                    .send(&crate::jdwp::thread_reference::SuspendCount { thread: *t })
+                    .await
+                    && n > 0
+                {
+                    found = Some(*t);
+                    break;
+                }
+            }
+            found
+        }
+    };
+    let Some(thread) = thread else {
+        return Ok(EvalContext {
+            not_invocable_because: "no thread is suspended by an event".into(),
+            ..EvalContext::default()
+        });
+    };
+    let classes = session.classes();
+    let frames = inspect::frames(classes, thread, frame_index, Some(1))
+        .await
+        .map_err(|e| session.map_err(e))?;
+    let Some(frame) = frames.into_iter().next() else {
+        let depth = conn
+            .send(&crate::jdwp::thread_reference::FrameCount { thread })
+            .await
+            .unwrap_or(0);
+        return Err(SessionError::Invalid(format!(
+            "[BAD_FRAME] frame {frame_index} is out of range: thread @{:#x} has {depth} frames (0 is the top)",
+            thread.0
+        )));
+    };
+    let this = inspect::this_object(classes, thread, &frame)
+        .await
+        .map_err(|e| session.map_err(e))?;
+    let invocable = event_threads.contains(&thread);
+    Ok(EvalContext {
+        thread: Some(thread),
+        frame: Some(frame),
+        this,
+        invocable,
+        not_invocable_because: if invocable {
+            String::new()
+        } else {
+            format!(
+                "thread @{:#x} was suspended by debug_suspend_thread or debug_pause, not by an event",
+                thread.0
+            )
+        },
+        invoke_budget: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameter_signatures_split() {
+        assert_eq!(
+            param_signatures("(ILjava/lang/String;[J[[Ljava/util/Map;Z)V"),
+            vec!["I", "Ljava/lang/String;", "[J", "[[Ljava/util/Map;", "Z"]
+        );
+        assert!(param_signatures("()V").is_empty());
+    }
+}

@@ -1,0 +1,391 @@
+//! Reading a suspended thread: its frames (class, method and line
+//! resolved through the class cache), a frame's locals, `this`, and a
+//! one-line rendering of any value that invokes nothing. Stack views, trace
+//! capture and evaluation all read through here, so the reads are written
+//! once and pipelined once.
+
+use std::sync::Arc;
+
+use futures::future::join_all;
+
+use crate::actors::error::JdwpError;
+use crate::actors::session::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
+use crate::jdwp::stack_frame::{GetValues, SlotRequest, ThisObject};
+use crate::jdwp::thread_reference::{FrameCount, Frames};
+use crate::jdwp::{ErrorCode, FrameId, Location, ObjectId, Tag, ThreadId, Value};
+
+/// One frame of a suspended thread.
+#[derive(Debug, Clone)]
+pub struct FrameView {
+    pub index: usize,
+    pub id: FrameId,
+    pub location: Location,
+    pub class: Arc<ClassInfo>,
+    pub method: Option<MethodInfo>,
+    pub line: Option<i32>,
+}
+
+impl FrameView {
+    /// `com.acme.Foo.bar:42` (line `?` when unknown, `native` for natives).
+    pub fn label(&self) -> String {
+        let method = self.method.as_ref().map(|m| m.name.as_str()).unwrap_or("?");
+        let line = match (&self.method, self.line) {
+            (Some(m), _) if m.is_native() => "native".to_string(),
+            (_, Some(l)) => l.to_string(),
+            _ => "?".to_string(),
+        };
+        format!("{}.{}:{}", self.class.name, method, line)
+    }
+}
+
+/// Reads up to `count` frames from `start` (all when `None`). Asks for the
+/// depth first when a count is given: JDWP refuses a length past the end.
+pub async fn frames(
+    classes: &ClassCache,
+    thread: ThreadId,
+    start: usize,
+    count: Option<usize>,
+) -> Result<Vec<FrameView>, JdwpError> {
+    let conn = classes.connection();
+    let length = match count {
+        None => Frames::ALL,
+        Some(n) => {
+            let depth = conn.send(&FrameCount { thread }).await?.max(0) as usize;
+            if start >= depth {
+                return Ok(Vec::new());
+            }
+            n.min(depth - start) as i32
+        }
+    };
+    let raw = conn
+        .send(&Frames {
+            thread,
+            start_frame: start as i32,
+            length,
+        })
+        .await?;
+    let resolved = join_all(raw.iter().map(|f| async move {
+        let class = classes.info(f.location.class);
+        let method = classes.method(f.location.class, f.location.method);
+        let lines = classes.lines(f.location.class, f.location.method);
+        let (class, method, lines) = futures::join!(class, method, lines);
+        (class, method, lines)
+    }))
+    .await;
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, (f, (class, method, lines))) in raw.iter().zip(resolved).enumerate() {
+        let class = class?;
+        let method = method?;
+        let line = lines.ok().and_then(|l| l.line_of(f.location.index as i64));
+        out.push(FrameView {
+            index: start + i,
+            id: f.frame_id,
+            location: f.location,
+            class,
+            method,
+            line,
+        });
+    }
+    Ok(out)
+}
+
+/// A local variable with its value.
+#[derive(Debug, Clone)]
+pub struct LocalView {
+    pub name: String,
+    /// JNI signature of the declared type.
+    pub signature: String,
+    /// Generic signature of the declared type, empty when none.
+    pub generic: String,
+    pub value: Value,
+}
+
+/// The locals of a frame, or why there are none.
+#[derive(Debug, Clone)]
+pub enum Locals {
+    Known(Vec<LocalView>),
+    /// The class was compiled without `-g` (or the method is native).
+    Absent,
+}
+
+/// Reads the locals live at the frame's location (only those named in
+/// `only`, when given). All slots go in one `StackFrame.GetValues`.
+pub async fn locals(
+    classes: &ClassCache,
+    thread: ThreadId,
+    frame: &FrameView,
+    only: Option<&[String]>,
+) -> Result<Locals, JdwpError> {
+    let vars = classes
+        .variables(frame.location.class, frame.location.method)
+        .await?;
+    let Variables::Known { vars, .. } = vars.as_ref() else {
+        return Ok(Locals::Absent);
+    };
+    let index = frame.location.index as i64;
+    let mut live: Vec<_> = vars
+        .iter()
+        .filter(|v| v.live_at(index))
+        .filter(|v| only.is_none_or(|names| names.iter().any(|n| *n == v.name)))
+        .collect();
+    live.sort_by_key(|v| v.slot);
+    if live.is_empty() {
+        return Ok(Locals::Known(Vec::new()));
+    }
+    let slots = live
+        .iter()
+        .map(|v| SlotRequest {
+            slot: v.slot,
+            sig_byte: Tag::from_signature(&v.signature),
+        })
+        .collect();
+    let values = classes
+        .connection()
+        .send(&GetValues {
+            thread,
+            frame: frame.id,
+            slots,
+        })
+        .await?;
+    Ok(Locals::Known(
+        live.into_iter()
+            .zip(values)
+            .map(|(v, value)| LocalView {
+                name: v.name.clone(),
+                signature: v.signature.clone(),
+                generic: v.generic.clone(),
+                value,
+            })
+            .collect(),
+    ))
+}
+
+/// `this` of a frame; null (id 0) in a static or native method.
+pub async fn this_object(
+    classes: &ClassCache,
+    thread: ThreadId,
+    frame: &FrameView,
+) -> Result<ObjectId, JdwpError> {
+    if frame.method.as_ref().is_some_and(|m| m.is_static()) {
+        return Ok(ObjectId(0));
+    }
+    match classes
+        .connection()
+        .send(&ThisObject {
+            thread,
+            frame: frame.id,
+        })
+        .await
+    {
+        Ok(t) => Ok(t.id),
+        Err(e) if e.code() == Some(ErrorCode::OPAQUE_FRAME) => Ok(ObjectId(0)),
+        Err(e) => Err(e),
+    }
+}
+
+/// Cuts `s` to at most `max` characters, marking the cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let cut: String = s.chars().take(max).collect();
+    format!("{cut}…(+{} chars)", s.chars().count() - max)
+}
+
+/// Quotes a string the way Java source would.
+pub fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A primitive value as Java source prints it; `None` for references.
+pub fn primitive(value: &Value) -> Option<String> {
+    Some(match value {
+        Value::Byte(v) => v.to_string(),
+        Value::Char(v) => match char::from_u32(u32::from(*v)) {
+            Some(c) => format!("'{c}'"),
+            None => format!("'\\u{v:04x}'"),
+        },
+        Value::Float(v) => format!("{v}f"),
+        Value::Double(v) => v.to_string(),
+        Value::Int(v) => v.to_string(),
+        Value::Long(v) => format!("{v}L"),
+        Value::Short(v) => v.to_string(),
+        Value::Boolean(v) => v.to_string(),
+        Value::Void => "void".to_string(),
+        Value::Object { id, .. } if id.0 == 0 => "null".to_string(),
+        Value::Object { .. } => return None,
+    })
+}
+
+/// Renders a value on one line without invoking anything: primitives and
+/// strings inline, arrays with their length, other objects as
+/// `Type @0x…`. A collected object reads `Vanished @0x…`.
+pub async fn render(classes: &ClassCache, value: &Value, max_len: usize) -> String {
+    if let Some(p) = primitive(value) {
+        return p;
+    }
+    let Value::Object { tag, id } = *value else {
+        return "?".into();
+    };
+    let conn = classes.connection();
+    if tag == Tag::String {
+        return match conn
+            .send(&crate::jdwp::string_reference::Value { string_object: id })
+            .await
+        {
+            Ok(s) => truncate(&quote(&s), max_len),
+            Err(e) => vanished_or(e, id),
+        };
+    }
+    let ty = match conn
+        .send(&crate::jdwp::object_reference::ReferenceType { object: id })
+        .await
+    {
+        Ok(t) => match classes.info(t.id).await {
+            Ok(info) => info.name.clone(),
+            Err(_) => "?".into(),
+        },
+        Err(e) => return vanished_or(e, id),
+    };
+    if tag == Tag::Array {
+        if let Ok(len) = conn
+            .send(&crate::jdwp::array_reference::Length { array: id })
+            .await
+        {
+            let elem = ty.strip_suffix("[]").unwrap_or(&ty);
+            return format!("{elem}[{len}] @{:#x}", id.0);
+        }
+    }
+    format!("{ty} @{:#x}", id.0)
+}
+
+fn vanished_or(e: JdwpError, id: ObjectId) -> String {
+    if e.code() == Some(ErrorCode::INVALID_OBJECT) {
+        format!("Vanished @{:#x} (collected by the JVM)", id.0)
+    } else {
+        format!("@{:#x} (unreadable: {e})", id.0)
+    }
+}
+
+/// The declared type of a local or field as the reader wants it: the
+/// generic form when the class file has one, else the erased name.
+pub fn declared_type(signature: &str, generic: &str) -> String {
+    if generic.is_empty() {
+        java_name(signature)
+    } else {
+        render_generic(generic)
+    }
+}
+
+/// `Ljava/util/List<Lcom/acme/Order;>;` → `java.util.List<com.acme.Order>`.
+pub fn render_generic(sig: &str) -> String {
+    fn one(s: &[u8], i: &mut usize, out: &mut String) {
+        let Some(&c) = s.get(*i) else {
+            return;
+        };
+        *i += 1;
+        match c {
+            b'L' => {
+                while let Some(&c) = s.get(*i) {
+                    *i += 1;
+                    match c {
+                        b';' => return,
+                        b'/' => out.push('.'),
+                        b'<' => {
+                            out.push('<');
+                            let mut first = true;
+                            while s.get(*i).is_some_and(|c| *c != b'>') {
+                                if !first {
+                                    out.push_str(", ");
+                                }
+                                first = false;
+                                one(s, i, out);
+                            }
+                            *i += 1;
+                            out.push('>');
+                        }
+                        b'.' => out.push('.'),
+                        c => out.push(c as char),
+                    }
+                }
+            }
+            b'T' => {
+                while let Some(&c) = s.get(*i) {
+                    *i += 1;
+                    if c == b';' {
+                        return;
+                    }
+                    out.push(c as char);
+                }
+            }
+            b'[' => {
+                one(s, i, out);
+                out.push_str("[]");
+            }
+            b'*' => out.push('?'),
+            b'+' => {
+                out.push_str("? extends ");
+                one(s, i, out);
+            }
+            b'-' => {
+                out.push_str("? super ");
+                one(s, i, out);
+            }
+            c => out.push_str(&java_name(&(c as char).to_string())),
+        }
+    }
+    let mut out = String::new();
+    let bytes = sig.as_bytes();
+    let mut i = 0;
+    one(bytes, &mut i, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_signatures_render_as_source() {
+        assert_eq!(
+            render_generic("Ljava/util/List<Lcom/acme/Order;>;"),
+            "java.util.List<com.acme.Order>"
+        );
+        assert_eq!(
+            render_generic("Ljava/util/Map<Ljava/lang/String;Ljava/util/List<Ljava/lang/Integer;>;>;"),
+            "java.util.Map<java.lang.String, java.util.List<java.lang.Integer>>"
+        );
+        assert_eq!(render_generic("TT;"), "T");
+        assert_eq!(
+            render_generic("Ljava/util/List<+Ljava/lang/Number;>;"),
+            "java.util.List<? extends java.lang.Number>"
+        );
+        assert_eq!(render_generic("[Ljava/util/List<*>;"), "java.util.List<?>[]");
+    }
+
+    #[test]
+    fn truncation_is_marked() {
+        assert_eq!(truncate("abcdef", 3), "abc…(+3 chars)");
+        assert_eq!(truncate("abc", 3), "abc");
+    }
+
+    #[test]
+    fn primitives_print_as_java() {
+        assert_eq!(primitive(&Value::Long(3)).as_deref(), Some("3L"));
+        assert_eq!(primitive(&Value::Char(65)).as_deref(), Some("'A'"));
+    }
+}

@@ -1,0 +1,374 @@
+//! The routing table EventDispatch reads on every event: which stop point a
+//! JDWP request id belongs to, and the live counters of each stop point.
+//! The registry is its only writer; it publishes a new immutable table
+//! after every change, so a reader never waits on an arm in progress.
+//!
+//! Request ids are keyed with their event kind and removed from the table
+//! the moment they are cleared; a late event for a cleared request is
+//! recognised as "retired" (ours, to be resumed), never routed to whatever
+//! reuses the number.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use crate::jdwp::{EventKind, RequestId};
+use crate::model::stop_point::{FamilyId, StopPointId, StopPointSpec};
+
+/// How many cleared request ids are remembered as ours.
+const RETIRED_MEMORY: usize = 4096;
+
+/// A JDWP event request: its kind and the id the JVM gave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestKey {
+    pub kind: EventKind,
+    pub id: RequestId,
+}
+
+impl RequestKey {
+    pub fn new(kind: EventKind, id: RequestId) -> Self {
+        Self { kind, id }
+    }
+}
+
+/// The event kind a request's events carry (`MethodExitWithReturnValue`
+/// requests deliver events of the same kind, and so on: JDWP keeps them
+/// one to one).
+pub fn key_of(event: &crate::jdwp::Event) -> RequestKey {
+    RequestKey::new(event.kind(), event.request_id())
+}
+
+/// One stop point as EventDispatch needs it: its id, definition (as armed)
+/// and counters.
+#[derive(Debug)]
+pub struct Target {
+    pub id: StopPointId,
+    pub spec: Arc<StopPointSpec>,
+    pub stats: Arc<Stats>,
+    /// The hit count is checked here (several requests share one count).
+    pub count_here: Option<u32>,
+}
+
+/// What a request is for: one row of the table.
+#[derive(Debug, Clone)]
+pub enum Route {
+    /// A request whose events are hits. `jvm_count` when it carries a JDWP
+    /// `Count`: it fires once and the JVM deletes it.
+    Hit {
+        target: Arc<Target>,
+        jvm_count: bool,
+    },
+    /// A class-prepare watch: a class the stop point waits for was loaded.
+    Watch { point: StopPointId },
+    /// A family's class-prepare watch: a class its pattern may match was
+    /// loaded.
+    FamilyWatch { family: FamilyId },
+}
+
+/// An immutable routing table.
+#[derive(Debug, Default, Clone)]
+pub struct Routes {
+    map: HashMap<RequestKey, Route>,
+    retired: HashSet<RequestKey>,
+    retired_order: VecDeque<RequestKey>,
+}
+
+/// What an event's request id means.
+#[derive(Debug, Clone)]
+pub enum Lookup<'a> {
+    Live(&'a Route),
+    /// A request of ours that was cleared; its late events are ours to
+    /// release.
+    Retired,
+    /// Not a request of ours.
+    Foreign,
+}
+
+impl Routes {
+    pub fn lookup(&self, key: &RequestKey) -> Lookup<'_> {
+        match self.map.get(key) {
+            Some(r) => Lookup::Live(r),
+            None if self.retired.contains(key) => Lookup::Retired,
+            None => Lookup::Foreign,
+        }
+    }
+
+    pub fn insert(&mut self, key: RequestKey, route: Route) {
+        self.retired.remove(&key);
+        self.map.insert(key, route);
+    }
+
+    /// Removes a live request and remembers it as retired.
+    pub fn retire(&mut self, key: &RequestKey) {
+        self.map.remove(key);
+        if self.retired.insert(*key) {
+            self.retired_order.push_back(*key);
+            while self.retired_order.len() > RETIRED_MEMORY {
+                if let Some(old) = self.retired_order.pop_front() {
+                    self.retired.remove(&old);
+                }
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &RequestKey> {
+        self.map.keys()
+    }
+}
+
+/// The published table: readers take the current `Arc`, the registry
+/// swaps in a new one.
+///
+/// Arming has a window: the JVM can report a hit of a request before the
+/// registry has published the route for it (the `Set` reply and the event
+/// race to different actors). So the registry opens an arming window before
+/// it sends any `Set` and closes it after publishing; a reader that finds an
+/// unknown request while a window is open waits for it to close and looks
+/// again, instead of mistaking our own event for someone else's and leaving
+/// its thread suspended.
+#[derive(Debug)]
+pub struct RouteTable {
+    current: RwLock<Arc<Routes>>,
+    arming: tokio::sync::watch::Sender<usize>,
+}
+
+impl Default for RouteTable {
+    fn default() -> Self {
+        Self {
+            current: RwLock::new(Arc::new(Routes::default())),
+            arming: tokio::sync::watch::channel(0).0,
+        }
+    }
+}
+
+/// An open arming window; closing it (dropping) lets waiting readers look
+/// again. Publish before dropping it.
+pub struct Arming {
+    table: Arc<RouteTable>,
+}
+
+impl Drop for Arming {
+    fn drop(&mut self) {
+        self.table.arming.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
+
+impl RouteTable {
+    pub fn load(&self) -> Arc<Routes> {
+        self.current
+            .read()
+            .map(|g| g.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
+    }
+
+    pub fn store(&self, routes: Routes) {
+        let routes = Arc::new(routes);
+        match self.current.write() {
+            Ok(mut g) => *g = routes,
+            Err(p) => *p.into_inner() = routes,
+        }
+    }
+
+    /// Opens an arming window.
+    pub fn arming(self: &Arc<Self>) -> Arming {
+        self.arming.send_modify(|n| *n += 1);
+        Arming {
+            table: self.clone(),
+        }
+    }
+
+    /// True while some arm is between its first `Set` and its publication.
+    pub fn is_arming(&self) -> bool {
+        *self.arming.borrow() > 0
+    }
+
+    /// Waits until no arming window is open.
+    pub async fn settled(&self) {
+        let mut rx = self.arming.subscribe();
+        let _ = rx.wait_for(|n| *n == 0).await;
+    }
+}
+
+/// Live counters of one stop point, shared by the registry (which lists
+/// them) and EventDispatch (which counts). Cumulative across re-arming.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Hits the JVM reported (after our method filter; conditions do not
+    /// reduce it).
+    pub hits: AtomicU64,
+    /// Trace records written.
+    pub captured: AtomicU64,
+    /// Captures charged to `trace_max_hits` since the last arm.
+    pub charged: AtomicU64,
+    /// Hits resumed uncaptured because the budget was used up.
+    pub over_budget: AtomicU64,
+    /// Method exits of other methods, dropped here.
+    pub discarded: AtomicU64,
+    /// Monitor pairs shorter than `min_duration_ms`.
+    pub below_threshold: AtomicU64,
+    /// Traced hits that arrived in a composite that suspended every thread.
+    pub overridden: AtomicU64,
+    /// Hits counted towards a hit count checked here.
+    pub counted: AtomicU64,
+    /// Conditions that could not be evaluated.
+    pub condition_errors: AtomicU64,
+    /// Conditions that were false.
+    pub condition_false: AtomicU64,
+    capture_nanos: AtomicU64,
+    capture_count: AtomicU64,
+    window: Mutex<Window>,
+    last_error: Mutex<Option<String>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Window {
+    first: Option<Instant>,
+    last: Option<Instant>,
+}
+
+/// A reading of the cost counters.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cost {
+    /// Mean time a thread was held per capture.
+    pub mean_capture: Option<Duration>,
+    /// Hits per second between the first and the last hit.
+    pub rate: Option<f64>,
+    /// Capture time over wall time since the first hit (summed over
+    /// concurrent captures, so it can pass 100%).
+    pub busy_share: Option<f64>,
+}
+
+impl Stats {
+    /// Counts a hit that arrived at `at`.
+    pub fn hit(&self, at: Instant) {
+        self.hits.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut w) = self.window.lock() {
+            if w.first.is_none() {
+                w.first = Some(at);
+            }
+            w.last = Some(at);
+        }
+    }
+
+    /// Charges one capture to a budget of `max` (0 = none); false when the
+    /// budget is already used up. The second value is true for the capture
+    /// that used the last unit.
+    pub fn charge(&self, max: u32) -> (bool, bool) {
+        if max == 0 {
+            self.charged.fetch_add(1, Ordering::Relaxed);
+            return (true, false);
+        }
+        let n = self.charged.fetch_add(1, Ordering::Relaxed) + 1;
+        if n <= u64::from(max) {
+            (true, n == u64::from(max))
+        } else {
+            self.over_budget.fetch_add(1, Ordering::Relaxed);
+            (false, false)
+        }
+    }
+
+    /// Records how long a thread was held for one capture.
+    pub fn captured_in(&self, held: Duration) {
+        self.captured.fetch_add(1, Ordering::Relaxed);
+        self.capture_nanos
+            .fetch_add(held.as_nanos() as u64, Ordering::Relaxed);
+        self.capture_count.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn note_error(&self, e: String) {
+        if let Ok(mut l) = self.last_error.lock() {
+            *l = Some(e);
+        }
+    }
+
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error.lock().ok().and_then(|l| l.clone())
+    }
+
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+
+    /// The cost readings, as of `now`.
+    pub fn cost(&self, now: Instant) -> Cost {
+        let n = self.capture_count.load(Ordering::Relaxed);
+        let nanos = self.capture_nanos.load(Ordering::Relaxed);
+        let mean_capture = (n > 0).then(|| Duration::from_nanos(nanos / n));
+        let w = self.window.lock().map(|w| *w).unwrap_or_default();
+        let hits = self.hits.load(Ordering::Relaxed);
+        let rate = match (w.first, w.last) {
+            (Some(f), Some(l)) if hits > 1 && l > f => {
+                Some((hits - 1) as f64 / l.duration_since(f).as_secs_f64())
+            }
+            _ => None,
+        };
+        let busy_share = w.first.and_then(|f| {
+            let wall = now.duration_since(f).as_secs_f64();
+            (wall > 0.0 && n > 0).then(|| nanos as f64 / 1e9 / wall)
+        });
+        Cost {
+            mean_capture,
+            rate,
+            busy_share,
+        }
+    }
+
+    /// Starts a new budget (a re-arm).
+    pub fn reset_budget(&self) {
+        self.charged.store(0, Ordering::Relaxed);
+        self.counted.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retired_requests_are_remembered_and_bounded() {
+        let mut r = Routes::default();
+        let k = RequestKey::new(EventKind::Breakpoint, RequestId(1));
+        assert!(matches!(r.lookup(&k), Lookup::Foreign));
+        r.retire(&k);
+        assert!(matches!(r.lookup(&k), Lookup::Retired));
+        for i in 2..(RETIRED_MEMORY as i32 + 10) {
+            r.retire(&RequestKey::new(EventKind::Breakpoint, RequestId(i)));
+        }
+        assert!(matches!(r.lookup(&k), Lookup::Foreign));
+        assert!(r.retired.len() <= RETIRED_MEMORY);
+    }
+
+    #[test]
+    fn budgets_charge_and_report_the_last_unit() {
+        let s = Stats::default();
+        assert_eq!(s.charge(2), (true, false));
+        assert_eq!(s.charge(2), (true, true));
+        assert_eq!(s.charge(2), (false, false));
+        assert_eq!(Stats::get(&s.over_budget), 1);
+        s.reset_budget();
+        assert_eq!(s.charge(2), (true, false));
+        assert_eq!(s.charge(0), (true, false));
+    }
+
+    #[test]
+    fn cost_needs_two_hits_for_a_rate() {
+        let s = Stats::default();
+        let t0 = Instant::now();
+        s.hit(t0);
+        assert!(s.cost(t0).rate.is_none());
+        s.hit(t0 + Duration::from_millis(500));
+        s.captured_in(Duration::from_micros(300));
+        let c = s.cost(t0 + Duration::from_secs(1));
+        assert!((c.rate.unwrap_or(0.0) - 2.0).abs() < 1e-6);
+        assert_eq!(c.mean_capture, Some(Duration::from_micros(300)));
+    }
+}

@@ -1,0 +1,374 @@
+//! Inspection tools: read a thread's stack with its locals, evaluate an
+//! expression, walk a chain link by link.
+
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use crate::actors::session::eval::{self as driver, EvalContext};
+use crate::actors::session::inspect::{self, Locals, declared_type};
+use crate::actors::session::render::{Budget, Renderer};
+use crate::actors::{SessionError, SessionHandle};
+use crate::expr::eval::Val;
+use crate::jdwp::ThreadId;
+use crate::mcp::error::ToolError;
+
+/// Arguments of debug_get_stack.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetStackParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Thread (hex id from debug_list_threads); default: the newest thread a stop point suspended.
+    pub thread_id: Option<String>,
+    /// Frames to show; default 20.
+    pub max_frames: Option<usize>,
+    /// Show locals only for frames whose class starts with this prefix.
+    pub package_filter: Option<String>,
+    /// Expand each object local into a field tree (reads fields, invokes nothing).
+    pub expand_objects: Option<bool>,
+    /// Field-tree depth when expanding; default 2.
+    pub max_depth: Option<usize>,
+    /// Fields or elements per object when expanding; default 20.
+    pub max_children: Option<usize>,
+}
+
+/// Arguments of debug_evaluate and debug_evaluate_chain.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EvaluateParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// The expression, e.g. order.items[0].getSku(), m["k"], xs[?qty > 3], bytes#ISO-8859-1.
+    pub expression: String,
+    /// Thread (hex id); default: the newest thread a stop point suspended.
+    pub thread_id: Option<String>,
+    /// Frame whose locals and `this` are in scope; default 0 (top).
+    pub frame_index: Option<usize>,
+    /// Render the result as a field tree (reads fields, invokes nothing).
+    pub expand_objects: Option<bool>,
+    /// Field-tree depth; default 2.
+    pub max_depth: Option<usize>,
+    /// Fields or elements per object; default 20.
+    pub max_children: Option<usize>,
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool::<GetStackParams>(
+            "debug_get_stack",
+            "Read a thread's stack and locals",
+            "Frames of a suspended thread, one line each (#i class.method:line), with the locals of each frame \
+             beneath; a declared generic type is shown where it says more than the value. max_frames:1 is the \
+             one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
+             Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
+            Effect::Read,
+        ),
+        tool::<EvaluateParams>(
+            "debug_evaluate",
+            "Evaluate an expression",
+            "Evaluate a Java-like expression in a frame: locals, this, bare field names, class names, @0x… \
+             handles; .field and .method(args) chains (overloads chosen on runtime types); xs[i], m[\"k\"], \
+             xs[2..5], xs[?qty > 3], .length; == != < <= > >= && || ! + - * / %; #UTF-8 / #ISO-8859-1 / #raw \
+             for byte[]. HashMap, LinkedHashMap, ConcurrentHashMap and ArrayList subscripts walk fields (no \
+             invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
+             budget each). Parse errors name the column.",
+            Effect::Read,
+        ),
+        tool::<EvaluateParams>(
+            "debug_evaluate_chain",
+            "Find the null link of a chain",
+            "Walk a chain like a.getB().c.getD() left to right and print every link with its value, naming \
+             the first null one and how many links were never reached. Each method runs exactly once; no \
+             toString() is called. Same grammar and thread rules as debug_evaluate.",
+            Effect::Read,
+        ),
+    ]
+}
+
+pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
+    Some(match name {
+        "debug_get_stack" => get_stack(ctx, parse(name, args)).await,
+        "debug_evaluate" => evaluate(ctx, parse(name, args), false).await,
+        "debug_evaluate_chain" => evaluate(ctx, parse(name, args), true).await,
+        _ => return None,
+    })
+}
+
+/// Parses a thread id as printed (`@0x1f`, `0x1f`) or decimal.
+pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, ToolError> {
+    let Some(raw) = raw else { return Ok(None) };
+    let t = raw.trim().trim_start_matches('@');
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => t.parse::<u64>(),
+    };
+    parsed.map(|v| Some(ThreadId(v))).map_err(|_| {
+        ToolError::bad_argument(
+            tool,
+            format!("thread_id {raw:?} is not a thread id (use the @0x… ids debug_list_threads prints)"),
+        )
+    })
+}
+
+fn session_err(e: SessionError) -> ToolError {
+    match e {
+        SessionError::Invalid(m) if m.starts_with('[') => {
+            let end = m.find(']').unwrap_or(0);
+            let label = match &m[1..end] {
+                "THREAD_RUNNING" => "THREAD_RUNNING",
+                "NO_THREAD" => "NO_THREAD",
+                "BAD_FRAME" => "BAD_FRAME",
+                _ => "INVALID",
+            };
+            ToolError::new(label, m[end + 1..].trim().to_string())
+        }
+        other => other.into(),
+    }
+}
+
+async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
+    let p = p?;
+    let session = ctx.engine.session(p.session_id.as_deref())?;
+    let thread = thread_id("debug_get_stack", p.thread_id.as_deref())?;
+    let ectx = driver::context(&session, thread, 0).await.map_err(session_err)?;
+    let Some(thread) = ectx.thread else {
+        return Err(ToolError::new(
+            "NO_THREAD",
+            "no thread is suspended, so there is no stack to read",
+        )
+        .next("pass thread_id of a thread held by debug_suspend_thread, or arm a suspending stop point and wait for its hit"));
+    };
+    let max_frames = p.max_frames.unwrap_or(20).max(1);
+    let classes = session.classes();
+    let frames = inspect::frames(classes, thread, 0, Some(max_frames))
+        .await
+        .map_err(|e| session.map_err(e))?;
+    let depth = session
+        .connection()
+        .send(&crate::jdwp::thread_reference::FrameCount { thread })
+        .await
+        .unwrap_or(frames.len() as i32);
+    let budget = Budget {
+        max_depth: p.max_depth.unwrap_or(2),
+        max_children: p.max_children.unwrap_or(20),
+        ..Budget::default()
+    };
+    let expand = p.expand_objects.unwrap_or(false);
+    // Locals of every shown frame, read together.
+    let wanted: Vec<bool> = frames
+        .iter()
+        .map(|f| {
+            p.package_filter
+                .as_deref()
+                .is_none_or(|prefix| f.class.name.starts_with(prefix))
+        })
+        .collect();
+    let locals = futures::future::join_all(frames.iter().zip(&wanted).map(|(f, w)| async move {
+        if *w {
+            Some(inspect::locals(classes, thread, f, None).await)
+        } else {
+            None
+        }
+    }))
+    .await;
+    let plain = EvalContext::default();
+    let renderer = Renderer {
+        classes,
+        ctx: &plain,
+        budget,
+        charset: None,
+    };
+    let mut out = format!(
+        "Thread @{:#x}, {} of {} frames",
+        thread.0,
+        frames.len(),
+        depth
+    );
+    let mut data_frames = Vec::new();
+    for (f, locals) in frames.iter().zip(locals) {
+        out.push_str(&format!("\n#{} {}", f.index, f.label()));
+        let mut data_locals = Vec::new();
+        match locals {
+            None => {}
+            Some(Err(e)) => out.push_str(&format!("\n    (locals unreadable: {})", driver::explain(&e))),
+            Some(Ok(Locals::Absent)) => {
+                out.push_str("\n    (no local variable table: compiled without -g)")
+            }
+            Some(Ok(Locals::Known(ls))) => {
+                for l in ls {
+                    let val = driver::to_val(&l.value);
+                    let rendered = if expand {
+                        renderer.tree(&val).await.replace('\n', "\n    ")
+                    } else {
+                        renderer.line(&val).await
+                    };
+                    let ty = declared_type(&l.signature, &l.generic);
+                    let show_type = !l.generic.is_empty();
+                    out.push_str(&format!(
+                        "\n    {}{} = {}",
+                        if show_type { format!("{ty} ") } else { String::new() },
+                        l.name,
+                        rendered
+                    ));
+                    data_locals.push(json!({"name": l.name, "type": ty, "value": rendered}));
+                }
+            }
+        }
+        data_frames.push(json!({
+            "index": f.index,
+            "class": f.class.name,
+            "method": f.method.as_ref().map(|m| m.name.clone()),
+            "line": f.line,
+            "locals": data_locals,
+        }));
+    }
+    if (depth as usize) > frames.len() {
+        out.push_str(&format!(
+            "\n… {} more frames (raise max_frames)",
+            depth as usize - frames.len()
+        ));
+    }
+    Ok(text_and_data(
+        out,
+        json!({"thread_id": format!("@{:#x}", thread.0), "depth": depth, "frames": data_frames}),
+    ))
+}
+
+async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) -> Reply {
+    let p = p?;
+    let tool = if chain { "debug_evaluate_chain" } else { "debug_evaluate" };
+    let parsed = crate::expr::parse_checked(&p.expression).map_err(|e| {
+        ToolError::new(
+            "BAD_EXPRESSION",
+            format!("{e}\n{}", e.caret(&p.expression)),
+        )
+    })?;
+    let session: SessionHandle = ctx.engine.session(p.session_id.as_deref())?;
+    let thread = thread_id(tool, p.thread_id.as_deref())?;
+    let ectx = driver::context(&session, thread, p.frame_index.unwrap_or(0))
+        .await
+        .map_err(session_err)?;
+    let classes = session.classes();
+    let budget = Budget {
+        max_depth: p.max_depth.unwrap_or(2),
+        max_children: p.max_children.unwrap_or(20),
+        ..Budget::default()
+    };
+    let quiet = EvalContext {
+        invocable: false,
+        ..ectx.clone()
+    };
+    let renderer = Renderer {
+        classes,
+        // The chain view and field trees never invoke; the one-line view may
+        // call toString() on an event-suspended thread.
+        ctx: if chain || p.expand_objects.unwrap_or(false) { &quiet } else { &ectx },
+        budget,
+        charset: parsed.charset,
+    };
+    let src = &p.expression;
+    let result = driver::evaluate(classes, &ectx, &parsed.expr).await;
+    if chain {
+        let (links, failure) = match &result {
+            Ok(o) => (o.links.clone(), None),
+            Err(f) => (f.links.clone(), Some(f.error.clone())),
+        };
+        let mut out = String::new();
+        let mut first_null = None;
+        let mut data = Vec::new();
+        for (i, link) in links.iter().enumerate() {
+            let text = link.span.text(src);
+            let rendered = renderer.line(&link.value).await;
+            out.push_str(&format!("{}. {} = {}\n", i + 1, text, rendered));
+            if first_null.is_none() && matches!(link.value, Val::Null) {
+                first_null = Some(text.to_string());
+            }
+            data.push(json!({"link": text, "value": rendered}));
+        }
+        match (&first_null, &failure) {
+            (Some(n), Some(e)) => {
+                let remaining = count_links_after(src, n);
+                out.push_str(&format!(
+                    "First null: `{n}`; {remaining} later link{} never evaluated ({})",
+                    if remaining == 1 { " was" } else { "s were" },
+                    e.render(src)
+                ));
+            }
+            (Some(n), None) => out.push_str(&format!("First null: `{n}` (the chain's value is null)")),
+            (None, Some(e)) => out.push_str(&format!("Stopped: {}", e.render(src))),
+            (None, None) => out.push_str("No link is null."),
+        }
+        let notes = match &result {
+            Ok(o) => o.notes.clone(),
+            Err(f) => f.notes.clone(),
+        };
+        for n in notes {
+            out.push_str(&format!("\nNote: {n}"));
+        }
+        return Ok(text_and_data(
+            out,
+            json!({"links": data, "first_null": first_null}),
+        ));
+    }
+    match result {
+        Ok(o) => {
+            let rendered = if p.expand_objects.unwrap_or(false) {
+                renderer.tree(&o.value).await
+            } else {
+                renderer.line(&o.value).await
+            };
+            let mut out = format!("{} = {}", src.trim(), rendered);
+            for n in &o.notes {
+                out.push_str(&format!("\nNote: {n}"));
+            }
+            out.push_str(&format!(
+                "\nCost: {} reads in {} round{}, {} invocation{}",
+                o.reads,
+                o.steps.saturating_sub(1),
+                if o.steps == 2 { "" } else { "s" },
+                o.invocations,
+                if o.invocations == 1 { "" } else { "s" }
+            ));
+            Ok(text_and_data(
+                out,
+                json!({"value": rendered, "reads": o.reads, "invocations": o.invocations}),
+            ))
+        }
+        Err(f) => {
+            let mut msg = format!("{}\n{}", f.error.render(src), caret(src, f.error.span.start));
+            for n in &f.notes {
+                msg.push_str(&format!("\nNote: {n}"));
+            }
+            Err(ToolError::new("EVAL_FAILED", msg))
+        }
+    }
+}
+
+/// The source and a caret under byte offset `at`.
+fn caret(src: &str, at: usize) -> String {
+    let col = src.char_indices().take_while(|(i, _)| *i < at).count();
+    format!("  {src}\n  {}^", " ".repeat(col))
+}
+
+/// How many `.`/`[` links follow the text `prefix` in `src`.
+fn count_links_after(src: &str, prefix: &str) -> usize {
+    let rest = src.strip_prefix(prefix).unwrap_or("");
+    let mut depth = 0i32;
+    let mut n = 0;
+    for c in rest.chars() {
+        match c {
+            '(' | '[' if depth == 0 && c == '[' => {
+                n += 1;
+                depth += 1;
+            }
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            '.' if depth == 0 => n += 1,
+            _ => {}
+        }
+    }
+    n
+}

@@ -1,0 +1,340 @@
+//! Reading a live JVM: the expression language, debug_evaluate,
+//! debug_evaluate_chain and debug_get_stack against the Evaluate fixture.
+//! The tools run in-process through the real tool layer (`JvmScope::call`);
+//! an event-suspended thread comes from a one-shot breakpoint armed through
+//! the session API.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
+use jvmscope::jdwp::event_request::Set;
+use jvmscope::jdwp::{Event, EventKind, Location, Modifier, SuspendPolicy, ThreadId, TypeTag};
+use jvmscope::mcp::JvmScope;
+use jvmscope::model::AttachSpec;
+
+use crate::support::java::{Jvm, JvmOpts, line_of};
+
+struct Rig {
+    _jvm: Jvm,
+    engine: Engine,
+    server: JvmScope,
+    session: SessionHandle,
+}
+
+async fn rig() -> Rig {
+    let jvm = Jvm::start("Evaluate", JvmOpts::default());
+    jvm.wait_for_line("evaluate ready", Duration::from_secs(10));
+    let engine = Engine::start(EngineConfig::default()).await.expect("engine");
+    let session = engine
+        .attach(&AttachSpec {
+            host: "127.0.0.1".into(),
+            port: jvm.port(),
+            timeout: Duration::from_secs(5),
+            read_only: false,
+            source_roots: vec![],
+            class_roots: vec![],
+        })
+        .await
+        .expect("attach");
+    let server = JvmScope::new(engine.clone());
+    Rig {
+        _jvm: jvm,
+        engine,
+        server,
+        session,
+    }
+}
+
+/// Arms a one-shot breakpoint (JDWP Count 1, suspending the event thread)
+/// on `line` of `class` and waits for its hit.
+async fn hit(session: &SessionHandle, class: &str, line: u32) -> ThreadId {
+    let classes = session.classes();
+    let copies = classes.by_name(class).await.expect("class lookup");
+    let c = copies.first().expect("class loaded").clone();
+    let mut location = None;
+    for m in classes.methods(c.id).await.expect("methods").iter() {
+        let lines = classes.lines(c.id, m.id).await.expect("lines");
+        if let Some(index) = lines.indexes_of(line as i32).first() {
+            location = Some(Location {
+                type_tag: TypeTag::Class,
+                class: c.id,
+                method: m.id,
+                index: *index as u64,
+            });
+        }
+    }
+    let location = location.expect("line has code");
+    let mut events = session.shared().subscribe();
+    let request = session
+        .connection()
+        .send(&Set {
+            event_kind: EventKind::Breakpoint,
+            suspend_policy: SuspendPolicy::EventThread,
+            modifiers: vec![Modifier::Count { count: 1 }, Modifier::LocationOnly { location }],
+        })
+        .await
+        .expect("arm");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let composite = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("breakpoint hit in time")
+            .expect("event stream");
+        for e in &composite.events {
+            if let Event::Breakpoint {
+                request_id, thread, ..
+            } = e
+                && *request_id == request
+            {
+                return *thread;
+            }
+        }
+    }
+}
+
+async fn call(server: &JvmScope, tool: &str, args: Value) -> (bool, String) {
+    let r = server.call(tool, args).await;
+    let text = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    (r.is_error == Some(true), text)
+}
+
+async fn eval_ok(server: &JvmScope, expr: &str) -> String {
+    let (err, text) = call(server, "debug_evaluate", json!({ "expression": expr })).await;
+    assert!(!err, "{expr}: {text}");
+    text.lines()
+        .next()
+        .and_then(|l| l.split_once(" = ").map(|(_, v)| v.to_string()))
+        .unwrap_or_default()
+}
+
+async fn eval_err(server: &JvmScope, expr: &str) -> String {
+    let (err, text) = call(server, "debug_evaluate", json!({ "expression": expr })).await;
+    assert!(err, "{expr} should fail: {text}");
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn locals_fields_statics_literals_and_operators() {
+    let r = rig().await;
+    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let s = &r.server;
+    for (expr, want) in [
+        ("big", "1234567890123L"),
+        ("ratio", "0.5"),
+        ("f", "1.5f"),
+        ("ch", "'x'"),
+        ("flag", "true"),
+        ("b", "7"),
+        ("s", "300"),
+        ("text", "\"héllo\""),
+        ("instanceField", "7"),
+        ("this.label", "\"evaluator\""),
+        ("STATIC_COUNT", "42"),
+        ("Evaluate.GREETING", "\"hello\""),
+        ("boxed", "99 (Integer @"),
+        ("nothing", "null"),
+        ("'a'", "'a'"),
+        ("2.0f", "2f"),
+        ("1L + 2", "3L"),
+        ("0x1F", "31"),
+        ("7 / 2", "3"),
+        ("7 % 4", "3"),
+        ("1.5 * 2", "3"),
+        ("-b", "-7"),
+        ("s > b && b >= 7 && !(b < 7) && b <= 7", "true"),
+        ("big != 0L || false", "true"),
+        ("text == \"héllo\"", "true"),
+        ("GREETING == \"hello\"", "true"),
+        ("nothing == null", "true"),
+        ("this == this", "true"),
+        ("boxed > 98", "true"),
+        ("boxed == 99", "true"),
+        ("instanceField + STATIC_COUNT", "49"),
+        ("GREETING + \"!\"", "\"hello!\""),
+        ("numbers.length", "8"),
+        ("numbers[2]", "4"),
+    ] {
+        let got = eval_ok(s, expr).await;
+        assert!(got.starts_with(want), "{expr}: got {got}, want {want}…");
+    }
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chains_overloads_and_each_method_once() {
+    let r = rig().await;
+    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let s = &r.server;
+    let before = eval_ok(s, "Evaluate.getBCalls").await;
+    let (err, chain) = call(
+        s,
+        "debug_evaluate_chain",
+        json!({"expression": "a.getB().c.getD().name"}),
+    )
+    .await;
+    assert!(!err, "{chain}");
+    assert!(chain.contains("First null: `a.getB().c.getD()`"), "{chain}");
+    assert!(chain.contains("1 later link was never evaluated"), "{chain}");
+    let after_b = eval_ok(s, "Evaluate.getBCalls").await;
+    let after_d = eval_ok(s, "Evaluate.getDCalls").await;
+    let before: i64 = before.parse().expect("int");
+    assert_eq!(after_b.parse::<i64>().expect("int"), before + 1, "getB ran once");
+    assert_eq!(after_d, "1", "getD ran once");
+    assert_eq!(eval_ok(s, "describe(5)").await, "\"int:5\"");
+    assert_eq!(eval_ok(s, "describe(\"x\")").await, "\"string:x\"");
+    assert_eq!(eval_ok(s, "describe(5L)").await, "\"long:5\"");
+    assert_eq!(eval_ok(s, "twice(21)").await, "42");
+    assert_eq!(eval_ok(s, "items[0].getSku()").await, "\"sku-0\"");
+    assert!(eval_ok(s, "items[3]").await.contains("\"sku-3x6\""), "toString on an event thread");
+    let e = eval_err(s, "twice(1, 2)").await;
+    assert!(e.contains("no overload"), "{e}");
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collections_subscripts_slices_filters() {
+    let r = rig().await;
+    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let s = &r.server;
+    let (_, text) = call(s, "debug_evaluate", json!({"expression": "counts[\"k2\"]"})).await;
+    assert!(text.starts_with("counts[\"k2\"] = 20"), "{text}");
+    assert!(text.contains("java.util.HashMap read by walking its fields"), "{text}");
+    assert!(eval_ok(s, "ordered[\"o3\"]").await.starts_with('3'));
+    assert_eq!(eval_ok(s, "concurrent[\"c1\"].qty").await, "1");
+    assert_eq!(eval_ok(s, "items[1].sku").await, "\"sku-1\"");
+    assert!(eval_ok(s, "items[1..3]").await.starts_with("[2 elements]"));
+    assert!(eval_ok(s, "items[?qty > 4]").await.starts_with("[2 elements]"));
+    assert_eq!(eval_ok(s, "items[?qty > 4].length").await, "2");
+    assert!(eval_ok(s, "ordered[1..3]").await.starts_with("{2 entries}"));
+    assert!(eval_ok(s, "counts[?it >= 30]").await.starts_with("{2 entries}"));
+    assert_eq!(eval_ok(s, "numbers[2..5].length").await, "3");
+    let (_, text) = call(s, "debug_evaluate", json!({"expression": "sorted[\"t2\"]"})).await;
+    assert!(text.contains("102"), "{text}");
+    assert!(text.contains("called get()"), "TreeMap takes the invoke path: {text}");
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn byte_arrays_in_three_charsets() {
+    let r = rig().await;
+    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let s = &r.server;
+    let utf8 = eval_ok(s, "utf8").await;
+    assert!(utf8.contains("UTF-8 \"héllo wörld\""), "{utf8}");
+    let latin = eval_ok(s, "latin1#ISO-8859-1").await;
+    assert!(latin.contains("ISO-8859-1 \"héllo\""), "{latin}");
+    let raw = eval_ok(s, "latin1#raw").await;
+    assert!(raw.starts_with("byte[5] [104, -23,"), "{raw}");
+    let chars = eval_ok(s, "chars").await;
+    assert!(chars.contains("\"abc\""), "{chars}");
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handles_survive_resume_and_vanish_cleanly() {
+    let r = rig().await;
+    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let s = &r.server;
+    let (_, text) = call(s, "debug_evaluate", json!({"expression": "items[2]", "expand_objects": true})).await;
+    let handle = text
+        .split('@')
+        .nth(1)
+        .and_then(|h| h.split(|c: char| !c.is_ascii_hexdigit() && c != 'x').next())
+        .map(|h| format!("@{h}"))
+        .expect("a handle in the reply");
+    assert!(text.contains("sku = \"sku-2\""), "field tree: {text}");
+    let (err, cont) = call(s, "debug_continue", json!({})).await;
+    assert!(!err, "{cont}");
+    // No thread is suspended now; the handle still reads.
+    let sku = eval_ok(s, &format!("{handle}.sku")).await;
+    assert_eq!(sku, "\"sku-2\"");
+    let gone = eval_err(s, "@0x7ffffff0.sku").await;
+    assert!(gone.to_lowercase().contains("vanished"), "{gone}");
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
+    let r = rig().await;
+    let s = &r.server;
+    let (_, threads) = call(s, "debug_list_threads", json!({"name_contains": "evaluator"})).await;
+    let id = threads
+        .lines()
+        .find(|l| l.contains("\"evaluator\""))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("evaluator thread")
+        .to_string();
+    let (err, text) = call(s, "debug_suspend_thread", json!({"thread_id": id})).await;
+    assert!(!err, "{text}");
+    assert!(text.contains("suspend count now 1"), "{text}");
+    // Frame 0 is in Thread.sleep; frame 1 is `work`.
+    let frame_of_work = {
+        let (_, stack) = call(s, "debug_get_stack", json!({"thread_id": id, "max_frames": 5})).await;
+        stack
+            .lines()
+            .find(|l| l.contains("Evaluate.work:"))
+            .and_then(|l| l.trim_start_matches('#').split_whitespace().next().map(String::from))
+            .expect("work frame")
+            .parse::<usize>()
+            .expect("index")
+    };
+    let (err, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "twice(2)", "thread_id": id, "frame_index": frame_of_work}),
+    )
+    .await;
+    assert!(err, "{text}");
+    assert!(text.contains("suspended by an event"), "{text}");
+    assert!(text.contains("debug_set_line_stop"), "names the way: {text}");
+    let (err, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "counts[\"k4\"]", "thread_id": id, "frame_index": frame_of_work}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    assert!(text.starts_with("counts[\"k4\"] = 40"), "{text}");
+    call(s, "debug_resume_thread", json!({"thread_id": id})).await;
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_expressions_point_at_the_column() {
+    let r = rig().await;
+    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let s = &r.server;
+    let e = eval_err(s, "items[0").await;
+    assert!(e.starts_with("[BAD_EXPRESSION] column 8"), "{e}");
+    let e = eval_err(s, "nosuchname + 1").await;
+    assert!(e.contains("column 1") && e.contains("nosuchname"), "{e}");
+    let e = eval_err(s, "label.nosuchfield").await;
+    assert!(e.contains("column 7") && e.contains("no field `nosuchfield`"), "{e}");
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_stack_shows_frames_and_typed_locals() {
+    let r = rig().await;
+    let thread = hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let (err, text) = call(
+        &r.server,
+        "debug_get_stack",
+        json!({"thread_id": format!("@{:#x}", thread.0), "max_frames": 1}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    let line = line_of("Evaluate.java", "eval-here");
+    assert!(text.contains(&format!("#0 Evaluate.work:{line}")), "{text}");
+    assert!(text.contains("    round = "), "{text}");
+    assert!(text.contains("    big = 1234567890123L"), "{text}");
+    assert!(text.contains("… 2 more frames") || text.contains("more frames"), "{text}");
+    r.engine.shutdown().await;
+}
