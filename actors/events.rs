@@ -1,17 +1,30 @@
 //! The EventDispatch actor: decodes the event composites the Connection
-//! forwards and records what happened. Later it evaluates conditions and
-//! captures traces; it must never hold a suspended thread without either
-//! handing it to someone or resuming it.
+//! forwards, records them, and handles the ones that belong to stop points
+//! (routing through the registry's table): suspension-free traces inline,
+//! held hits in a bounded window of concurrent capture tasks, suspending
+//! hits into the event log for the agent. It never holds a suspended
+//! thread without either handing it to the agent or resuming it.
+//!
+//! `dispatch` decides per composite, `capture` does the reads, `log` keeps
+//! what the agent reads, `condition` is the seam to the evaluator.
 
+pub mod capture;
+pub mod condition;
+pub mod dispatch;
+pub mod log;
+
+use std::sync::Arc;
 use std::time::Instant;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::SessionShared;
+use crate::actors::stop_points::StopPointsHandle;
 use crate::jdwp::{Composite, Event};
 use crate::jdwp::{Decode, Reader};
-use std::sync::Arc;
+
+pub use log::EventLog;
 
 /// Messages of EventDispatch.
 pub enum EventsMsg {
@@ -26,17 +39,19 @@ pub struct EventDispatch;
 
 /// What EventDispatch starts from; a restart gets the same arguments and
 /// loses nothing, because what it records lives in the session's shared
-/// block.
+/// block and the event log.
 #[derive(Clone)]
 pub struct EventsArgs {
     pub connection: ConnectionHandle,
     pub session: Arc<SessionShared>,
     pub classes: Arc<crate::actors::session::classes::ClassCache>,
+    pub stops: StopPointsHandle,
+    pub log: Arc<EventLog>,
 }
 
 impl Actor for EventDispatch {
     type Msg = EventsMsg;
-    type State = EventsArgs;
+    type State = Arc<capture::Ctx>;
     type Arguments = EventsArgs;
 
     async fn pre_start(
@@ -44,25 +59,30 @@ impl Actor for EventDispatch {
         _: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(args)
+        Ok(Arc::new(capture::Ctx::new(
+            args.connection,
+            args.classes,
+            args.session,
+            args.stops,
+            args.log,
+        )))
     }
 
     async fn handle(
         &self,
         _: ActorRef<Self::Msg>,
         message: Self::Msg,
-        state: &mut Self::State,
+        ctx: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            EventsMsg::Composite { data, .. } => {
-                let sizes = state.connection.shared().id_sizes();
+            EventsMsg::Composite { data, received } => {
+                let sizes = ctx.conn.shared().id_sizes();
                 let mut r = Reader::new(&data, sizes);
                 match Composite::decode(&mut r) {
-                    Ok(composite) => state.session.record_composite(&composite),
+                    Ok(composite) => dispatch::composite(ctx, composite, received).await,
                     Err(e) => {
                         tracing::warn!(error = %e, "undecodable event composite");
-                        state
-                            .session
+                        ctx.session
                             .note_event(format!("undecodable event composite: {e}"));
                     }
                 }

@@ -70,6 +70,8 @@ pub struct EngineConfig {
     pub window: usize,
     /// Per-request timeout.
     pub request_timeout: Duration,
+    /// `JDWP_WATCHDOG_SECS`: longest a suspension may last (`None` = off).
+    pub suspend_limit: Option<Duration>,
 }
 
 impl Default for EngineConfig {
@@ -79,13 +81,14 @@ impl Default for EngineConfig {
             watchdog_interval: Duration::from_secs(5),
             window: connection::DEFAULT_WINDOW,
             request_timeout: connection::DEFAULT_REQUEST_TIMEOUT,
+            suspend_limit: Some(Duration::from_secs(120)),
         }
     }
 }
 
 impl EngineConfig {
-    /// Reads `JDWP_READONLY`, `JVMSCOPE_REQUEST_TIMEOUT_MS` and
-    /// `JVMSCOPE_LIVENESS_MS`.
+    /// Reads `JDWP_READONLY`, `JDWP_WATCHDOG_SECS`,
+    /// `JVMSCOPE_REQUEST_TIMEOUT_MS` and `JVMSCOPE_LIVENESS_MS`.
     pub fn from_env() -> Self {
         let truthy =
             |v: String| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
@@ -101,6 +104,7 @@ impl EngineConfig {
             request_timeout: millis("JVMSCOPE_REQUEST_TIMEOUT_MS")
                 .unwrap_or(defaults.request_timeout),
             watchdog_interval: millis("JVMSCOPE_LIVENESS_MS").unwrap_or(defaults.watchdog_interval),
+            suspend_limit: watchdog::WatchdogArgs::limit_from_env(),
             ..defaults
         }
     }
@@ -224,6 +228,7 @@ impl Engine {
             launched,
             roots,
             watchdog_interval: self.config.watchdog_interval,
+            suspend_limit: self.config.suspend_limit,
         };
         let handle = ractor::call!(self.supervisor, SupervisorMsg::Spawn, Box::new(new))
             .map_err(|e| AttachError::Spawn(e.to_string()))?

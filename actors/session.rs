@@ -7,8 +7,10 @@
 pub mod classes;
 pub mod eval;
 pub mod inspect;
-pub mod render;
 pub mod launch;
+pub mod mutate;
+pub mod render;
+pub mod step;
 pub mod threads;
 
 use std::collections::VecDeque;
@@ -21,12 +23,12 @@ use tokio::net::TcpStream;
 
 use crate::actors::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
 use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::events::{EventDispatch, EventsArgs, EventsMsg};
-use crate::actors::stop_points::{StopPoints, StopPointsMsg};
+use crate::actors::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
+use crate::actors::stop_points::{StopPoints, StopPointsHandle};
 use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
 use crate::jdwp::virtual_machine::{Dispose, IdSizesCmd, Version};
-use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId};
+use crate::jdwp::{Composite, Event, EventKind, RequestId, SuspendPolicy, ThreadId};
 use crate::model::{Roots, SessionId, SessionState, VmInfo};
 use classes::ClassCache;
 use launch::LaunchedJvm;
@@ -58,6 +60,24 @@ pub struct SessionShared {
     /// Threads an event suspended (newest last): the ones methods may be
     /// invoked on. Cleared when they are resumed.
     event_threads: Mutex<Vec<ThreadId>>,
+    /// Something may be suspended: set by suspending events, pauses and
+    /// thread suspends; cleared when the Watchdog finds nothing held.
+    maybe_suspended: std::sync::atomic::AtomicBool,
+    /// Requests whose hits suspended something since the last all-clear.
+    suspending_requests: Mutex<Vec<(EventKind, RequestId)>>,
+    /// Every watchdog rescue, and those not yet shown to the agent.
+    rescues: Mutex<Rescues>,
+    /// The live step request, if any.
+    pub step: step::StepSlot,
+}
+
+/// Watchdog rescues of one session.
+#[derive(Debug, Default, Clone)]
+pub struct Rescues {
+    pub all: Vec<String>,
+    pub unreported: Vec<String>,
+    /// JDWP requests the watchdog cleared.
+    pub cleared_requests: Vec<RequestId>,
 }
 
 impl SessionShared {
@@ -87,6 +107,10 @@ impl SessionShared {
             events: tokio::sync::broadcast::channel(EVENT_SUBSCRIBERS_BACKLOG).0,
             dead_tx: tokio::sync::watch::channel(false).0,
             event_threads: Mutex::new(Vec::new()),
+            maybe_suspended: std::sync::atomic::AtomicBool::new(false),
+            suspending_requests: Mutex::new(Vec::new()),
+            rescues: Mutex::new(Rescues::default()),
+            step: step::StepSlot::default(),
         }
     }
 
@@ -161,6 +185,15 @@ impl SessionShared {
             .fetch_add(composite.events.len() as u64, Ordering::Relaxed);
         if composite.suspend_policy != SuspendPolicy::None {
             self.suspending_events.fetch_add(1, Ordering::Relaxed);
+            self.note_suspension();
+            if let Ok(mut reqs) = self.suspending_requests.lock() {
+                for e in &composite.events {
+                    let entry = (e.kind(), e.request_id());
+                    if entry.1.0 != 0 && !reqs.contains(&entry) {
+                        reqs.push(entry);
+                    }
+                }
+            }
             if let Ok(mut held) = self.event_threads.lock() {
                 for t in composite.events.iter().filter_map(event_thread) {
                     held.retain(|h| *h != t);
@@ -178,9 +211,60 @@ impl SessionShared {
         let _ = self.events.send(Arc::new(composite.clone()));
     }
 
+    /// Something may now be suspended (the Watchdog starts watching).
+    pub fn note_suspension(&self) {
+        self.maybe_suspended.store(true, Ordering::Relaxed);
+    }
+
+    pub fn maybe_suspended(&self) -> bool {
+        self.maybe_suspended.load(Ordering::Relaxed)
+    }
+
+    /// Nothing is suspended any more.
+    pub fn all_clear(&self) {
+        self.maybe_suspended.store(false, Ordering::Relaxed);
+        if let Ok(mut reqs) = self.suspending_requests.lock() {
+            reqs.clear();
+        }
+    }
+
+    /// The requests whose hits suspended something since the last
+    /// all-clear, emptied.
+    pub fn take_suspending_requests(&self) -> Vec<(EventKind, RequestId)> {
+        self.suspending_requests
+            .lock()
+            .map(|mut r| std::mem::take(&mut *r))
+            .unwrap_or_default()
+    }
+
+    /// Records a watchdog rescue.
+    pub fn record_rescue(&self, message: String, cleared: Vec<RequestId>) {
+        if let Ok(mut r) = self.rescues.lock() {
+            r.all.push(message.clone());
+            r.unreported.push(message);
+            r.cleared_requests.extend(cleared);
+        }
+    }
+
+    /// Rescues so far.
+    pub fn rescues(&self) -> Rescues {
+        self.rescues.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Rescues the agent has not been told about yet, emptied.
+    pub fn take_unreported_rescues(&self) -> Vec<String> {
+        self.rescues
+            .lock()
+            .map(|mut r| std::mem::take(&mut r.unreported))
+            .unwrap_or_default()
+    }
+
     /// Threads suspended by an event, newest last.
     pub fn event_threads(&self) -> Vec<ThreadId> {
-        self.event_threads.lock().map(|t| t.clone()).unwrap_or_default()
+        self.event_threads
+            .lock()
+            .map(|t| t.clone())
+            .unwrap_or_default()
     }
 
     /// Records that a thread was suspended by an event (a stop point
@@ -267,11 +351,19 @@ pub enum SessionMsg {
     /// End the session with this reason (the JVM stopped answering).
     End(String),
     /// The handles of the children outsiders talk to directly.
-    Handles(RpcReplyPort<(ConnectionHandle, ActorRef<StopPointsMsg>, Arc<ClassCache>)>),
+    Handles(RpcReplyPort<Handles>),
     /// Test hook: the current EventDispatch and Watchdog, to crash them.
     #[doc(hidden)]
     Children(RpcReplyPort<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)>),
 }
+
+/// The handles of a session's children that outsiders use directly.
+pub type Handles = (
+    ConnectionHandle,
+    StopPointsHandle,
+    Arc<ClassCache>,
+    Arc<EventLog>,
+);
 
 /// Arguments of a Session.
 pub struct SessionArgs {
@@ -279,6 +371,7 @@ pub struct SessionArgs {
     pub config: ConnectionConfig,
     pub shared: Arc<SessionShared>,
     pub watchdog_interval: Duration,
+    pub suspend_limit: Option<Duration>,
 }
 
 /// The Session actor (configuration only).
@@ -290,7 +383,8 @@ pub struct SessionCore {
     connection: ConnectionHandle,
     classes: Arc<ClassCache>,
     events: ActorRef<EventsMsg>,
-    stop_points: ActorRef<StopPointsMsg>,
+    stop_points: StopPointsHandle,
+    log: Arc<EventLog>,
     watchdog: ActorRef<WatchdogMsg>,
     watchdog_args: WatchdogArgs,
     events_args: EventsArgs,
@@ -304,7 +398,8 @@ pub struct SessionHandle {
     shared: Arc<SessionShared>,
     connection: ConnectionHandle,
     classes: Arc<ClassCache>,
-    stop_points: ActorRef<StopPointsMsg>,
+    stop_points: StopPointsHandle,
+    log: Arc<EventLog>,
 }
 
 impl Session {
@@ -317,7 +412,7 @@ impl Session {
         let (actor, _) = Actor::spawn_linked(None, Session, args, supervisor)
             .await
             .map_err(|e| e.to_string())?;
-        let (connection, stop_points, classes) =
+        let (connection, stop_points, classes, log) =
             ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
         Ok(SessionHandle {
             actor,
@@ -325,6 +420,7 @@ impl Session {
             connection,
             classes,
             stop_points,
+            log,
         })
     }
 }
@@ -342,10 +438,15 @@ impl Actor for Session {
         let _ = args.shared.actor.set(myself.clone());
         let connection = Connection::spawn(args.stream, args.config, myself.get_cell()).await?;
         let classes = Arc::new(ClassCache::new(connection.clone()));
+        let stop_points =
+            StopPoints::spawn(connection.clone(), classes.clone(), myself.get_cell()).await?;
+        let log = Arc::new(EventLog::default());
         let events_args = EventsArgs {
             connection: connection.clone(),
             session: args.shared.clone(),
             classes: classes.clone(),
+            stops: stop_points.clone(),
+            log: log.clone(),
         };
         let (events, _) =
             Actor::spawn_linked(None, EventDispatch, events_args.clone(), myself.get_cell())
@@ -353,13 +454,13 @@ impl Actor for Session {
         connection
             .actor()
             .send_message(ConnectionMsg::SetEventSink(events.clone()))?;
-        let (stop_points, _) = Actor::spawn_linked(None, StopPoints, (), myself.get_cell()).await?;
         let watchdog_args = WatchdogArgs {
             connection: connection.clone(),
             session: args.shared.clone(),
             interval: args.watchdog_interval,
             probe_timeout: args.watchdog_interval.max(Duration::from_secs(2)),
             max_misses: 2,
+            suspend_limit: args.suspend_limit,
         };
         let (watchdog, _) =
             Actor::spawn_linked(None, Watchdog, watchdog_args.clone(), myself.get_cell()).await?;
@@ -369,6 +470,7 @@ impl Actor for Session {
             classes,
             events,
             stop_points,
+            log,
             watchdog,
             watchdog_args,
             events_args,
@@ -388,6 +490,7 @@ impl Actor for Session {
                     state.connection.clone(),
                     state.stop_points.clone(),
                     state.classes.clone(),
+                    state.log.clone(),
                 ));
             }
             SessionMsg::Children(reply) => {
@@ -468,7 +571,7 @@ impl Actor for Session {
             .await?;
             state.watchdog = watchdog;
             state.shared.restarts.fetch_add(1, Ordering::Relaxed);
-        } else if id == state.stop_points.get_id() && !state.ending {
+        } else if id == state.stop_points.actor().get_id() && !state.ending {
             // Policy: a registry we can no longer trust is not restarted.
             // Dispose clears every request it armed and resumes the JVM, and
             // the session ends saying why.
@@ -493,7 +596,7 @@ impl Actor for Session {
         state.connection.actor().stop(None);
         state.events.stop(None);
         state.watchdog.stop(None);
-        state.stop_points.stop(None);
+        state.stop_points.actor().stop(None);
         if let Some(jvm) = &state.shared.launched
             && !jvm.detach_on_disconnect
         {
@@ -509,8 +612,13 @@ impl SessionCore {
     /// connection, then `Dispose` clears whatever else this session armed
     /// and resumes any thread-level suspension left, in one step.
     async fn disconnect(&mut self) -> DisconnectReport {
+        // Every request this session armed is cleared first (a traced line
+        // would otherwise re-suspend a thread between the resume and
+        // Dispose), bounded so a wedged registry cannot hold the JVM.
+        let cleared =
+            tokio::time::timeout(Duration::from_secs(5), self.stop_points.clear_all()).await;
         let mut report = DisconnectReport {
-            stop_points_cleared: ractor::call!(self.stop_points, StopPointsMsg::Count).unwrap_or(0),
+            stop_points_cleared: cleared.unwrap_or(0),
             ..DisconnectReport::default()
         };
         let _ = self
@@ -659,7 +767,17 @@ impl SessionHandle {
 
     /// Number of registered stop points.
     pub async fn stop_point_count(&self) -> usize {
-        ractor::call!(self.stop_points, StopPointsMsg::Count).unwrap_or(0)
+        self.stop_points.count().await
+    }
+
+    /// The stop-point registry.
+    pub fn stop_points(&self) -> &StopPointsHandle {
+        &self.stop_points
+    }
+
+    /// Reportable events and trace snapshots.
+    pub fn events(&self) -> &Arc<EventLog> {
+        &self.log
     }
 
     /// Ends the session, releasing the JVM (see `SessionCore::disconnect`),
@@ -679,8 +797,23 @@ impl SessionHandle {
         Ok(report)
     }
 
+    /// The session's step slot (one live step request at most).
+    pub fn step_slot(&self) -> &step::StepSlot {
+        &self.shared.step
+    }
+
     /// Resumes the whole suspend depth and verifies every thread runs.
     pub async fn resume_all(&self) -> Result<ResumeReport, JdwpError> {
+        // A pending step would fire as soon as threads run.
+        if let Some(step) = self.shared.step.take() {
+            let _ = self
+                .connection
+                .send(&crate::jdwp::event_request::Clear {
+                    event_kind: EventKind::SingleStep,
+                    request_id: step,
+                })
+                .await;
+        }
         resume_verified(&self.connection, &self.shared).await
     }
 

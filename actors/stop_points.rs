@@ -1,77 +1,334 @@
 //! The StopPoints actor: the registry of every stop point under our own
-//! ids. Its state is the truth about what this session armed in the JVM.
+//! ids (`bp_…`, `exc_…`, `watch_…`, `mexit_…`, `mon_…`, families
+//! `bpset_…`) and the JDWP requests each holds. Its state is the truth
+//! about what this session armed in the JVM; EventDispatch reads the
+//! routing table it publishes and tells it when a class loads, a count
+//! fires or a budget runs out.
+//!
+//! The actor is a thin shell: `registry` is the plain state, `arm` resolves
+//! definitions into requests, `ops` sequences the two, `routes` is the
+//! table shared with EventDispatch.
 
-use std::collections::BTreeMap;
+pub mod arm;
+pub mod ops;
+pub mod registry;
+pub mod routes;
+
+use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-/// One registered stop point (kinds and modifiers arrive with the
-/// stop-point work; the registry shape is settled now).
+use crate::actors::connection::ConnectionHandle;
+use crate::actors::session::classes::ClassCache;
+use crate::jdwp::thread_reference::Resume;
+use crate::jdwp::{SuspendPolicy, TaggedTypeId, ThreadId};
+use crate::model::stop_point::{StopKind, StopPointId, StopPointSpec, StopState};
+
+pub use arm::ArmError;
+use ops::{Book, Io};
+pub use registry::{CountMode, WatchState};
+pub use routes::{Cost, RequestKey, RouteTable};
+
+/// One stop point as replies show it.
 #[derive(Debug, Clone)]
-pub struct StopPointRecord {
+pub struct PointView {
     pub id: String,
-    pub description: String,
-    pub enabled: bool,
+    pub kind: StopKind,
+    pub target: String,
+    pub spec: StopPointSpec,
+    pub state: StopState,
+    /// The suspend policy its hit requests are armed with.
+    pub policy: SuspendPolicy,
+    pub count_mode: Option<CountMode>,
     pub hits: u64,
+    pub captured: u64,
+    pub charged: u64,
+    pub over_budget: u64,
+    pub discarded: u64,
+    pub below_threshold: u64,
+    pub overridden_hits: u64,
+    pub condition_errors: u64,
+    pub condition_false: u64,
+    pub counted: u64,
+    pub last_error: Option<String>,
+    pub cost: Cost,
+    pub locations: usize,
+    pub copies: usize,
+    pub loaders: usize,
+    pub loader_ids: Vec<u64>,
+    /// Copies armed after the arm reply (later class loads).
+    pub later: usize,
+    /// Its class-load watch is armed.
+    pub watching: bool,
+    pub family: Option<String>,
+    /// Armed suspending stop points at the same location.
+    pub overridden_by: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// A wildcard family as replies show it.
+#[derive(Debug, Clone)]
+pub struct FamilyView {
+    pub id: String,
+    pub pattern: String,
+    pub method: Option<String>,
+    /// (stop point id, class).
+    pub members: Vec<(String, String)>,
+    pub max_classes: usize,
+    pub watch: WatchState,
+    pub left_out: usize,
+    pub without_method: usize,
+    pub joined_later: usize,
+}
+
+/// Every stop point and family.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    pub points: Vec<PointView>,
+    pub families: Vec<FamilyView>,
+}
+
+/// What arming did.
+#[derive(Debug, Clone)]
+pub struct ArmReport {
+    pub point: Option<PointView>,
+    pub family: Option<FamilyView>,
+    /// Deferral, suggestions, refused copies, overrides.
+    pub notes: Vec<String>,
+}
+
+/// What clearing did.
+#[derive(Debug, Clone)]
+pub struct ClearReport {
+    pub id: String,
+    /// JDWP requests cleared (0 for a spent stop point).
+    pub requests_cleared: usize,
+    /// Family members cleared with it.
+    pub members: usize,
+    pub note: Option<String>,
+}
+
+/// What a toggle did.
+#[derive(Debug, Clone)]
+pub struct ToggleReport {
+    pub id: String,
+    pub enabled: bool,
+    pub notes: Vec<String>,
+    pub point: Option<PointView>,
 }
 
 /// Messages of StopPoints.
 pub enum StopPointsMsg {
+    /// Arm a new stop point (a family for a line class with `*`).
+    Arm {
+        spec: Box<StopPointSpec>,
+        max_classes: usize,
+        reply: RpcReplyPort<Result<ArmReport, ArmError>>,
+    },
+    /// Clear a stop point or a family.
+    Clear(String, RpcReplyPort<Result<ClearReport, ArmError>>),
+    /// Disable or re-arm (`None` flips).
+    Toggle(
+        String,
+        Option<bool>,
+        RpcReplyPort<Result<ToggleReport, ArmError>>,
+    ),
+    /// Replace a definition (same id, counters kept) and re-arm it.
+    Update(
+        String,
+        Box<StopPointSpec>,
+        RpcReplyPort<Result<ArmReport, ArmError>>,
+    ),
+    /// The definition of one stop point.
+    Spec(String, RpcReplyPort<Option<StopPointSpec>>),
+    /// Clear every stop point and family; answers how many stop points.
+    ClearAll(RpcReplyPort<usize>),
     /// How many stop points are registered.
     Count(RpcReplyPort<usize>),
-    /// Every stop point, in id order.
-    List(RpcReplyPort<Vec<StopPointRecord>>),
+    /// Every stop point and family.
+    List(RpcReplyPort<Listing>),
+    /// Classes watches wait for were prepared; `held` when the loading
+    /// thread is suspended for us and must be resumed once they are armed.
+    ClassPrepared {
+        events: Vec<(RequestKey, TaggedTypeId, String)>,
+        thread: ThreadId,
+        held: bool,
+    },
+    /// A request with a JDWP `Count` fired; the JVM deleted it.
+    Fired(RequestKey),
+    /// A stop point spent itself (budget used, hit count reached here).
+    Finished(StopPointId, String),
 }
 
-/// The registry state: plain data, synchronous methods.
-#[derive(Debug, Default)]
-pub struct Registry {
-    points: BTreeMap<String, StopPointRecord>,
+/// A typed handle on the StopPoints actor, plus the table it publishes.
+#[derive(Clone)]
+pub struct StopPointsHandle {
+    actor: ActorRef<StopPointsMsg>,
+    table: Arc<RouteTable>,
 }
 
-impl Registry {
-    pub fn len(&self) -> usize {
-        self.points.len()
+impl StopPointsHandle {
+    pub fn actor(&self) -> &ActorRef<StopPointsMsg> {
+        &self.actor
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
+    /// The routing table EventDispatch reads.
+    pub fn table(&self) -> &Arc<RouteTable> {
+        &self.table
     }
 
-    pub fn list(&self) -> Vec<StopPointRecord> {
-        self.points.values().cloned().collect()
+    fn gone() -> ArmError {
+        ArmError::new(
+            "VM_GONE",
+            "the stop-point registry has stopped (the session ended)",
+        )
     }
+
+    pub async fn arm(
+        &self,
+        spec: StopPointSpec,
+        max_classes: usize,
+    ) -> Result<ArmReport, ArmError> {
+        ractor::call!(self.actor, |reply| StopPointsMsg::Arm {
+            spec: Box::new(spec),
+            max_classes,
+            reply,
+        })
+        .map_err(|_| Self::gone())?
+    }
+
+    pub async fn clear(&self, id: &str) -> Result<ClearReport, ArmError> {
+        ractor::call!(self.actor, StopPointsMsg::Clear, id.to_string()).map_err(|_| Self::gone())?
+    }
+
+    pub async fn toggle(&self, id: &str, enabled: Option<bool>) -> Result<ToggleReport, ArmError> {
+        ractor::call!(self.actor, StopPointsMsg::Toggle, id.to_string(), enabled)
+            .map_err(|_| Self::gone())?
+    }
+
+    pub async fn update(&self, id: &str, spec: StopPointSpec) -> Result<ArmReport, ArmError> {
+        ractor::call!(
+            self.actor,
+            StopPointsMsg::Update,
+            id.to_string(),
+            Box::new(spec)
+        )
+        .map_err(|_| Self::gone())?
+    }
+
+    pub async fn spec(&self, id: &str) -> Option<StopPointSpec> {
+        ractor::call!(self.actor, StopPointsMsg::Spec, id.to_string())
+            .ok()
+            .flatten()
+    }
+
+    pub async fn clear_all(&self) -> usize {
+        ractor::call!(self.actor, StopPointsMsg::ClearAll).unwrap_or(0)
+    }
+
+    pub async fn count(&self) -> usize {
+        ractor::call!(self.actor, StopPointsMsg::Count).unwrap_or(0)
+    }
+
+    pub async fn list(&self) -> Listing {
+        ractor::call!(self.actor, StopPointsMsg::List).unwrap_or_default()
+    }
+}
+
+/// What the StopPoints actor starts from.
+pub struct StopPointsArgs {
+    pub connection: ConnectionHandle,
+    pub classes: Arc<ClassCache>,
+    pub table: Arc<RouteTable>,
 }
 
 /// The StopPoints actor (configuration only).
 pub struct StopPoints;
 
+impl StopPoints {
+    /// Spawns the registry linked to `supervisor`.
+    pub async fn spawn(
+        connection: ConnectionHandle,
+        classes: Arc<ClassCache>,
+        supervisor: ractor::ActorCell,
+    ) -> Result<StopPointsHandle, ractor::SpawnErr> {
+        let table = Arc::new(RouteTable::default());
+        let args = StopPointsArgs {
+            connection,
+            classes,
+            table: table.clone(),
+        };
+        let (actor, _) = Actor::spawn_linked(None, StopPoints, args, supervisor).await?;
+        Ok(StopPointsHandle { actor, table })
+    }
+}
+
 impl Actor for StopPoints {
     type Msg = StopPointsMsg;
-    type State = Registry;
-    type Arguments = ();
+    type State = Book;
+    type Arguments = StopPointsArgs;
 
     async fn pre_start(
         &self,
         _: ActorRef<Self::Msg>,
-        _: Self::Arguments,
+        args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(Registry::default())
+        Ok(Book::new(Io {
+            conn: args.connection,
+            classes: args.classes,
+            table: args.table,
+        }))
     }
 
     async fn handle(
         &self,
         _: ActorRef<Self::Msg>,
         message: Self::Msg,
-        state: &mut Self::State,
+        book: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
+            StopPointsMsg::Arm {
+                spec,
+                max_classes,
+                reply,
+            } => {
+                let _ = reply.send(book.arm(*spec, max_classes).await);
+            }
+            StopPointsMsg::Clear(id, reply) => {
+                let _ = reply.send(book.clear(&id).await);
+            }
+            StopPointsMsg::Toggle(id, enabled, reply) => {
+                let _ = reply.send(book.toggle(&id, enabled).await);
+            }
+            StopPointsMsg::Update(id, spec, reply) => {
+                let _ = reply.send(book.update(&id, *spec).await);
+            }
+            StopPointsMsg::Spec(id, reply) => {
+                let _ = reply.send(book.spec(&id));
+            }
+            StopPointsMsg::ClearAll(reply) => {
+                let _ = reply.send(book.clear_everything().await);
+            }
             StopPointsMsg::Count(reply) => {
-                let _ = reply.send(state.len());
+                let _ = reply.send(book.reg.len());
             }
             StopPointsMsg::List(reply) => {
-                let _ = reply.send(state.list());
+                let _ = reply.send(book.listing());
             }
+            StopPointsMsg::ClassPrepared {
+                events,
+                thread,
+                held,
+            } => {
+                book.class_prepared(events).await;
+                // Whatever arming did, the loading thread is released: a
+                // thread held for us and never resumed is a hung request.
+                if held {
+                    let _ = book.io.conn.send(&Resume { thread }).await;
+                }
+            }
+            StopPointsMsg::Fired(key) => book.fired(key).await,
+            StopPointsMsg::Finished(id, reason) => book.finish(&id.0, reason).await,
         }
         Ok(())
     }

@@ -52,6 +52,7 @@ pub struct NewSession {
     pub launched: Option<Arc<LaunchedJvm>>,
     pub roots: crate::model::Roots,
     pub watchdog_interval: Duration,
+    pub suspend_limit: Option<Duration>,
 }
 
 /// Messages of the Supervisor.
@@ -97,6 +98,7 @@ impl Actor for Supervisor {
                     launched,
                     roots,
                     watchdog_interval,
+                    suspend_limit,
                 } = *new;
                 let shared = Arc::new(SessionShared::new(
                     id.clone(),
@@ -111,6 +113,7 @@ impl Actor for Supervisor {
                     config,
                     shared,
                     watchdog_interval,
+                    suspend_limit,
                 };
                 let result = Session::spawn(args, myself.get_cell()).await;
                 if let (Ok(handle), Ok(mut r)) = (&result, registry.write()) {

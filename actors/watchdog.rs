@@ -1,16 +1,29 @@
-//! The Watchdog actor: ticks, and on each tick checks that the JVM still
-//! answers. A JVM that stops answering ends its session with a reason
-//! rather than leaving every tool call to time out one by one.
+//! The Watchdog actor: bounds how long a JVM stays frozen, and notices a
+//! JVM that stopped answering.
+//!
+//! - **Suspension**: a JVM (or one held thread) suspended longer than
+//!   `JDWP_WATCHDOG_SECS` (default 120 s, 0 = off) is resumed and the
+//!   resume verified; the event requests whose hits froze it are cleared so
+//!   the next hit does not undo the rescue. The rescue is recorded in the
+//!   session and reported in the next tool reply.
+//! - **Liveness**: a JVM that leaves consecutive probes unanswered ends its
+//!   session with the reason, rather than leaving every call to time out.
+//!
+//! Suspension is only checked while something may be suspended (an event
+//! with a suspending policy, a pause or a thread suspend since the last
+//! all-clear), so an idle session costs one probe per liveness interval.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
 use crate::actors::session::SessionShared;
-use crate::jdwp::virtual_machine::Version;
+use crate::actors::session::threads;
+use crate::jdwp::event_request::Clear;
+use crate::jdwp::virtual_machine::{Resume, Version};
 
 /// Messages of the Watchdog.
 pub enum WatchdogMsg {
@@ -34,12 +47,43 @@ pub struct WatchdogArgs {
     pub probe_timeout: Duration,
     /// Consecutive failed probes that end the session.
     pub max_misses: u32,
+    /// Longest a suspension may last; `None` turns the rescue off.
+    pub suspend_limit: Option<Duration>,
+}
+
+impl WatchdogArgs {
+    /// `JDWP_WATCHDOG_SECS`: default 120, 0 = off.
+    pub fn limit_from_env() -> Option<Duration> {
+        match std::env::var("JDWP_WATCHDOG_SECS")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+        {
+            Some(s) if s <= 0.0 => None,
+            Some(s) => Some(Duration::from_secs_f64(s)),
+            None => Some(Duration::from_secs(120)),
+        }
+    }
+
+    /// How often the timer ticks: often enough to rescue within a second
+    /// of the limit, never more than the liveness interval.
+    fn tick(&self) -> Duration {
+        match self.suspend_limit {
+            Some(limit) => self
+                .interval
+                .min(Duration::from_millis(500))
+                .min(limit / 2)
+                .max(Duration::from_millis(50)),
+            None => self.interval,
+        }
+    }
 }
 
 pub struct WatchdogState {
     args: WatchdogArgs,
     misses: u32,
-    probing: bool,
+    last_probe: Instant,
+    /// When the current suspension was first seen.
+    held_since: Option<Instant>,
 }
 
 impl Actor for Watchdog {
@@ -52,11 +96,12 @@ impl Actor for Watchdog {
         myself: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        myself.send_interval(args.interval, || WatchdogMsg::Tick);
+        myself.send_interval(args.tick(), || WatchdogMsg::Tick);
         Ok(WatchdogState {
             args,
             misses: 0,
-            probing: false,
+            last_probe: Instant::now(),
+            held_since: None,
         })
     }
 
@@ -68,35 +113,142 @@ impl Actor for Watchdog {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             WatchdogMsg::Tick => {
-                if state.probing {
+                if state.args.session.dead_reason().is_some() {
                     return Ok(());
                 }
-                state.probing = true;
-                let probe = state
-                    .args
-                    .connection
-                    .send_within(&Version, state.args.probe_timeout)
-                    .await;
-                state.probing = false;
-                match probe {
-                    Ok(_) => state.misses = 0,
-                    Err(JdwpError::Timeout { .. }) => {
-                        state.misses += 1;
-                        if state.misses >= state.args.max_misses {
-                            let reason = format!(
-                                "the JVM stopped answering ({} liveness probes of {} ms went unanswered)",
-                                state.misses,
-                                state.args.probe_timeout.as_millis()
-                            );
-                            tracing::warn!(%reason, "ending session");
-                            state.args.session.request_end(reason);
-                        }
-                    }
-                    Err(_) => {}
+                if state.last_probe.elapsed() >= state.args.interval {
+                    state.last_probe = Instant::now();
+                    state.probe().await;
+                }
+                if state.args.suspend_limit.is_some() {
+                    state.check_suspension().await;
                 }
             }
             WatchdogMsg::Crash => panic!("Watchdog crash requested by a test"),
         }
         Ok(())
+    }
+}
+
+impl WatchdogState {
+    async fn probe(&mut self) {
+        let probe = self
+            .args
+            .connection
+            .send_within(&Version, self.args.probe_timeout)
+            .await;
+        match probe {
+            Ok(_) => self.misses = 0,
+            Err(JdwpError::Timeout { .. }) => {
+                self.misses += 1;
+                if self.misses >= self.args.max_misses {
+                    let reason = format!(
+                        "the JVM stopped answering ({} liveness probes of {} ms went unanswered)",
+                        self.misses,
+                        self.args.probe_timeout.as_millis()
+                    );
+                    tracing::warn!(%reason, "ending session");
+                    self.args.session.request_end(reason);
+                }
+            }
+            Err(_) => {}
+        }
+    }
+
+    async fn check_suspension(&mut self) {
+        let Some(limit) = self.args.suspend_limit else {
+            return;
+        };
+        let shared = &self.args.session;
+        if !shared.maybe_suspended() {
+            self.held_since = None;
+            return;
+        }
+        let census = match threads::census(&self.args.connection).await {
+            Ok(c) => c,
+            Err(_) => return,
+        };
+        if census.held == 0 {
+            self.held_since = None;
+            shared.all_clear();
+            return;
+        }
+        let since = *self.held_since.get_or_insert_with(Instant::now);
+        if since.elapsed() < limit {
+            return;
+        }
+        let span = tracing::info_span!(
+            parent: None,
+            "watchdog.rescue",
+            "otel.name" = "watchdog rescue",
+            "jvmscope.session" = %shared.id,
+        );
+        let _guard = span.enter();
+        // Disarm what froze it first, so resuming does not hand the JVM
+        // straight back to the same stop point.
+        let requests = shared.take_suspending_requests();
+        let mut cleared = Vec::new();
+        for (kind, request_id) in &requests {
+            if self
+                .args
+                .connection
+                .send(&Clear {
+                    event_kind: *kind,
+                    request_id: *request_id,
+                })
+                .await
+                .is_ok()
+            {
+                cleared.push(*request_id);
+            }
+        }
+        let mut resumes = 0;
+        let mut after = census;
+        while after.held > 0 && resumes < 64 {
+            if self.args.connection.send(&Resume).await.is_err() {
+                break;
+            }
+            resumes += 1;
+            match threads::census(&self.args.connection).await {
+                Ok(c) => after = c,
+                Err(_) => break,
+            }
+        }
+        let held_for = since.elapsed();
+        let verdict = if after.held == 0 {
+            format!("all {} threads verified running", after.total)
+        } else {
+            format!("{} of {} threads still suspended", after.held, after.total)
+        };
+        let message = format!(
+            "Watchdog: the JVM had {} of {} threads suspended for {:.1} s (limit {} s, JDWP_WATCHDOG_SECS); \
+             resumed it ({resumes} resume{}, {verdict}) and disabled the {} event request{} that froze it{}",
+            census.held,
+            census.total,
+            held_for.as_secs_f64(),
+            limit.as_secs_f64(),
+            if resumes == 1 { "" } else { "s" },
+            cleared.len(),
+            if cleared.len() == 1 { "" } else { "s" },
+            if cleared.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (JDWP ids {})",
+                    cleared
+                        .iter()
+                        .map(|r| r.0.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        );
+        tracing::warn!(session = %shared.id, "{message}");
+        shared.record_rescue(message, cleared);
+        if after.held == 0 {
+            shared.forget_event_threads(None);
+            shared.all_clear();
+        }
+        self.held_since = None;
     }
 }

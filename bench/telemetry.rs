@@ -199,7 +199,9 @@ fn child(mode: &str, port: u16, endpoint: &str) {
         };
         let (dispatch, telemetry) = telemetry::build(&config);
         tracing::dispatcher::set_global_default(dispatch).expect("subscriber");
-        let engine = Engine::start(EngineConfig::default()).await.expect("engine");
+        let engine = Engine::start(EngineConfig::default())
+            .await
+            .expect("engine");
         let spec = AttachSpec {
             host: "127.0.0.1".into(),
             port,

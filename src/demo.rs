@@ -107,10 +107,47 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
     }
     step(
         server,
+        "debug_evaluate",
+        json!({ "expression": "Warehouse.filled > 0 && Warehouse.stock[\"apple\"] < 100" }),
+    )
+    .await?;
+    let threads = step(
+        server,
         "debug_list_threads",
         json!({ "name_contains": "picker" }),
     )
     .await?;
+    let picker = threads
+        .lines()
+        .find(|l| l.contains("\"picker-1\""))
+        .and_then(|l| l.split_whitespace().next())
+        .map(String::from);
+    if let Some(picker) = picker {
+        step(
+            server,
+            "debug_suspend_thread",
+            json!({ "thread_id": picker }),
+        )
+        .await?;
+        step(
+            server,
+            "debug_get_stack",
+            json!({ "thread_id": picker, "max_frames": 4 }),
+        )
+        .await?;
+        step(
+            server,
+            "debug_evaluate",
+            json!({ "thread_id": picker, "frame_index": 2, "expression": "i % 3" }),
+        )
+        .await?;
+        step(
+            server,
+            "debug_resume_thread",
+            json!({ "thread_id": picker }),
+        )
+        .await?;
+    }
     step(server, "debug_disconnect", json!({})).await?;
     Ok(())
 }

@@ -118,7 +118,10 @@ impl VariableInfo {
 /// Why variables are unavailable, or the table.
 #[derive(Debug, Clone)]
 pub enum Variables {
-    Known { arg_count: i32, vars: Vec<VariableInfo> },
+    Known {
+        arg_count: i32,
+        vars: Vec<VariableInfo>,
+    },
     /// Compiled without `-g`, or a native method.
     Absent,
 }
@@ -252,7 +255,10 @@ impl ClassCache {
         if let Some(i) = lock(&self.inner).info.get(&id) {
             return Ok(i.clone());
         }
-        let sig = self.conn.send(&SignatureWithGeneric { ref_type: id }).await?;
+        let sig = self
+            .conn
+            .send(&SignatureWithGeneric { ref_type: id })
+            .await?;
         let tag = match sig.signature.as_bytes().first() {
             Some(b'[') => TypeTag::Array,
             _ => TypeTag::Class,
@@ -411,7 +417,9 @@ impl ClassCache {
             Err(e) => return Err(e),
         };
         let lines = Arc::new(lines);
-        lock(&self.inner).lines.insert((class, method), lines.clone());
+        lock(&self.inner)
+            .lines
+            .insert((class, method), lines.clone());
         Ok(lines)
     }
 

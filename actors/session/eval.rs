@@ -13,8 +13,8 @@ use futures::future::join_all;
 use crate::actors::error::JdwpError;
 use crate::actors::session::classes::{ClassCache, java_name};
 use crate::actors::session::inspect::{self, FrameView, Locals};
-use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::expr::Expr;
+use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod, ReferenceType};
 use crate::jdwp::reference_type::GetValues as StaticValues;
@@ -188,7 +188,12 @@ pub fn param_signatures(sig: &str) -> Vec<String> {
             }
         }
         i += 1;
-        out.push(inner.get(start..i.min(inner.len())).unwrap_or("").to_string());
+        out.push(
+            inner
+                .get(start..i.min(inner.len()))
+                .unwrap_or("")
+                .to_string(),
+        );
     }
     out
 }
@@ -218,8 +223,13 @@ impl Driver<'_> {
             Need::Name { name } => self.name(name).await,
             Need::Class { name, loader } => self.class(name, *loader).await,
             Need::This => Ok(match self.ctx.this.0 {
-                0 => Answer::Missing("there is no `this` here (a static method, or no frame)".into()),
-                id => Answer::Value(Val::Object { id, tag: Tag::Object }),
+                0 => {
+                    Answer::Missing("there is no `this` here (a static method, or no frame)".into())
+                }
+                id => Answer::Value(Val::Object {
+                    id,
+                    tag: Tag::Object,
+                }),
             }),
             Need::Field { target, name } => self.field(target, name).await,
             Need::Text { target } => self.text(target).await,
@@ -258,7 +268,9 @@ impl Driver<'_> {
         if self.ctx.this.0 != 0 {
             let (ty, _) = self.type_of(self.ctx.this.0).await?;
             if let Some((decl, f)) = self.classes.find_field(ty, name).await? {
-                return self.read_field(Some(self.ctx.this), decl, f.id, f.is_static()).await;
+                return self
+                    .read_field(Some(self.ctx.this), decl, f.id, f.is_static())
+                    .await;
             }
         }
         if let Some((decl, f)) = self.classes.find_field(frame.class.id, name).await?
@@ -316,8 +328,7 @@ impl Driver<'_> {
                 continue;
             }
             if let Some(loader) = loader {
-                let loaders =
-                    join_all(copies.iter().map(|c| self.classes.loader(c.id))).await;
+                let loaders = join_all(copies.iter().map(|c| self.classes.loader(c.id))).await;
                 let keep: Vec<_> = copies
                     .iter()
                     .zip(loaders)
@@ -349,7 +360,10 @@ impl Driver<'_> {
 
     async fn field(&self, target: &Val, name: &str) -> Result<Answer, JdwpError> {
         match target {
-            Val::Object { id, tag: Tag::Array } if name == "length" => {
+            Val::Object {
+                id,
+                tag: Tag::Array,
+            } if name == "length" => {
                 let n = self
                     .classes
                     .connection()
@@ -379,10 +393,15 @@ impl Driver<'_> {
                     None => Ok(Answer::Missing(format!("{ty_name} has no field `{name}`"))),
                 }
             }
-            Val::Class { id, name: class_name } => {
+            Val::Class {
+                id,
+                name: class_name,
+            } => {
                 let ty = ReferenceTypeId(*id);
                 match self.classes.find_field(ty, name).await? {
-                    Some((decl, f)) if f.is_static() => self.read_field(None, decl, f.id, true).await,
+                    Some((decl, f)) if f.is_static() => {
+                        self.read_field(None, decl, f.id, true).await
+                    }
                     Some(_) => Ok(Answer::Missing(format!(
                         "`{name}` is an instance field of {class_name}; it needs an object"
                     ))),
@@ -422,13 +441,20 @@ impl Driver<'_> {
             return Ok(Answer::Missing(format!("{name} is not a box")));
         }
         match self.classes.find_field(ty, "value").await? {
-            Some((decl, f)) => self.read_field(Some(ObjectId(*id)), decl, f.id, false).await,
+            Some((decl, f)) => {
+                self.read_field(Some(ObjectId(*id)), decl, f.id, false)
+                    .await
+            }
             None => Ok(Answer::Missing(format!("{name} has no value field"))),
         }
     }
 
     /// Reads named instance fields of one object in one request.
-    async fn fields_of(&self, object: u64, names: &[&str]) -> Result<Vec<Option<Value>>, JdwpError> {
+    async fn fields_of(
+        &self,
+        object: u64,
+        names: &[&str],
+    ) -> Result<Vec<Option<Value>>, JdwpError> {
         let (ty, _) = self.type_of(object).await?;
         let mut ids = Vec::new();
         let mut positions = Vec::new();
@@ -460,7 +486,12 @@ impl Driver<'_> {
 
     async fn array(&self, id: u64, from: i64, to: Option<i64>) -> Result<Vec<Val>, JdwpError> {
         let conn = self.classes.connection();
-        let len = i64::from(conn.send(&Length { array: ObjectId(id) }).await?);
+        let len = i64::from(
+            conn.send(&Length {
+                array: ObjectId(id),
+            })
+            .await?,
+        );
         let end = to.unwrap_or(len).clamp(0, len);
         let start = from.clamp(0, end);
         if start == end {
@@ -501,13 +532,25 @@ impl Driver<'_> {
         if kind == Structural::LinkedHashMap {
             // Insertion order: head → after → …
             let mut out = Vec::new();
-            let mut cur = match self.fields_of(id, &["head"]).await?.first().copied().flatten() {
+            let mut cur = match self
+                .fields_of(id, &["head"])
+                .await?
+                .first()
+                .copied()
+                .flatten()
+            {
                 Some(Value::Object { id, .. }) if id.0 != 0 => id.0,
                 _ => return Ok(out),
             };
             while out.len() < MAX_ELEMENTS {
                 let f = self.fields_of(cur, &["key", value_field, "after"]).await?;
-                let get = |i: usize| f.get(i).copied().flatten().map(|v| to_val(&v)).unwrap_or(Val::Null);
+                let get = |i: usize| {
+                    f.get(i)
+                        .copied()
+                        .flatten()
+                        .map(|v| to_val(&v))
+                        .unwrap_or(Val::Null)
+                };
                 out.push((get(0), get(1)));
                 match f.get(2).copied().flatten() {
                     Some(Value::Object { id, .. }) if id.0 != 0 => cur = id.0,
@@ -516,7 +559,13 @@ impl Driver<'_> {
             }
             return Ok(out);
         }
-        let table = match self.fields_of(id, &["table"]).await?.first().copied().flatten() {
+        let table = match self
+            .fields_of(id, &["table"])
+            .await?
+            .first()
+            .copied()
+            .flatten()
+        {
             Some(Value::Object { id, .. }) if id.0 != 0 => id.0,
             _ => return Ok(Vec::new()),
         };
@@ -540,11 +589,20 @@ impl Driver<'_> {
                     return Ok::<_, JdwpError>((None, f.first().copied().flatten()));
                 }
                 if ty.ends_with("$ForwardingNode") {
-                    self.note("the map was being resized; entries moved to the new table were not read".into());
+                    self.note(
+                        "the map was being resized; entries moved to the new table were not read"
+                            .into(),
+                    );
                     return Ok((None, None));
                 }
                 let f = self.fields_of(node, &["key", value_field, "next"]).await?;
-                let get = |i: usize| f.get(i).copied().flatten().map(|v| to_val(&v)).unwrap_or(Val::Null);
+                let get = |i: usize| {
+                    f.get(i)
+                        .copied()
+                        .flatten()
+                        .map(|v| to_val(&v))
+                        .unwrap_or(Val::Null)
+                };
                 Ok((Some((get(0), get(1))), f.get(2).copied().flatten()))
             }))
             .await;
@@ -572,7 +630,15 @@ impl Driver<'_> {
             (Val::Null, Val::Null) => Ok(true),
             (_, Val::Null) | (Val::Null, _) => Ok(false),
             (Val::Object { id: a, .. }, Val::Object { id: b, .. }) if a == b => Ok(true),
-            (Val::Text(_) | Val::Object { tag: Tag::String, .. }, Val::Object { tag: Tag::String, .. }) => {
+            (
+                Val::Text(_)
+                | Val::Object {
+                    tag: Tag::String, ..
+                },
+                Val::Object {
+                    tag: Tag::String, ..
+                },
+            ) => {
                 let a = match key {
                     Val::Text(s) => s.clone(),
                     Val::Object { id, .. } => {
@@ -610,7 +676,10 @@ impl Driver<'_> {
 
     async fn index(&self, target: &Val, key: &Val) -> Result<Answer, JdwpError> {
         let Val::Object { id, tag } = target else {
-            return Ok(Answer::Missing(format!("cannot subscript a {}", target.kind())));
+            return Ok(Answer::Missing(format!(
+                "cannot subscript a {}",
+                target.kind()
+            )));
         };
         let (_, ty) = self.type_of(*id).await?;
         if *tag == Tag::Array || ty.ends_with("[]") {
@@ -650,18 +719,26 @@ impl Driver<'_> {
             }
             None => {
                 self.note(format!("{ty} is not read structurally; called get()"));
-                self.invoke(Some(target), "get", std::slice::from_ref(key)).await
+                self.invoke(Some(target), "get", std::slice::from_ref(key))
+                    .await
             }
         }
     }
 
-    async fn elements(&self, target: &Val, from: Option<i64>, to: Option<i64>) -> Result<Answer, JdwpError> {
+    async fn elements(
+        &self,
+        target: &Val,
+        from: Option<i64>,
+        to: Option<i64>,
+    ) -> Result<Answer, JdwpError> {
         let Val::Object { id, tag } = target else {
             return Ok(Answer::Missing(format!("cannot list a {}", target.kind())));
         };
         let (_, ty) = self.type_of(*id).await?;
         if *tag == Tag::Array || ty.ends_with("[]") {
-            return Ok(Answer::Value(Val::Many(self.array(*id, from.unwrap_or(0), to).await?)));
+            return Ok(Answer::Value(Val::Many(
+                self.array(*id, from.unwrap_or(0), to).await?,
+            )));
         }
         match structural(&ty) {
             Some(Structural::ArrayList) => {
@@ -675,7 +752,10 @@ impl Driver<'_> {
                     "{ty} read by walking its fields (no invoke, no lock taken: a sample, not a transaction)"
                 ));
                 let all = self.map_entries(*id, kind).await?;
-                let end = to.map(|t| t.max(0) as usize).unwrap_or(all.len()).min(all.len());
+                let end = to
+                    .map(|t| t.max(0) as usize)
+                    .unwrap_or(all.len())
+                    .min(all.len());
                 let start = from.map(|f| f.max(0) as usize).unwrap_or(0).min(end);
                 Ok(Answer::Value(Val::Entries(all[start..end].to_vec())))
             }
@@ -711,7 +791,10 @@ impl Driver<'_> {
                     .connection()
                     .send(&CreateString { utf: s.clone() })
                     .await?;
-                Value::Object { tag: Tag::String, id }
+                Value::Object {
+                    tag: Tag::String,
+                    id,
+                }
             }
             Val::Object { id, tag } => Value::Object {
                 tag: *tag,
@@ -762,7 +845,10 @@ impl Driver<'_> {
             Val::Double(_) => (p == b'D').then_some(3),
             Val::Bool(_) => (p == b'Z').then_some(3),
             Val::Null => matches!(p, b'L' | b'[').then_some(1),
-            Val::Text(_) | Val::Object { tag: Tag::String, .. } => match param {
+            Val::Text(_)
+            | Val::Object {
+                tag: Tag::String, ..
+            } => match param {
                 "Ljava/lang/String;" => Some(3),
                 "Ljava/lang/CharSequence;" | "Ljava/lang/Object;" => Some(1),
                 _ => None,
@@ -791,7 +877,12 @@ impl Driver<'_> {
         }
     }
 
-    async fn invoke(&self, target: Option<&Val>, name: &str, args: &[Val]) -> Result<Answer, JdwpError> {
+    async fn invoke(
+        &self,
+        target: Option<&Val>,
+        name: &str,
+        args: &[Val],
+    ) -> Result<Answer, JdwpError> {
         let Some(thread) = self.ctx.thread.filter(|_| self.ctx.invocable) else {
             let why = if self.ctx.not_invocable_because.is_empty() {
                 "no thread is suspended by an event".to_string()
@@ -812,7 +903,10 @@ impl Driver<'_> {
             }
             Some(Val::Class { id, .. }) => (None, ReferenceTypeId(*id)),
             Some(other) => {
-                return Ok(Answer::Missing(format!("a {} has no methods", other.kind())));
+                return Ok(Answer::Missing(format!(
+                    "a {} has no methods",
+                    other.kind()
+                )));
             }
             None => match (self.ctx.this.0, &self.ctx.frame) {
                 (0, Some(f)) => (None, f.class.id),
@@ -820,11 +914,19 @@ impl Driver<'_> {
                     let (ty, _) = self.type_of(this).await?;
                     (Some(self.ctx.this), ty)
                 }
-                (_, None) => return Ok(Answer::Missing(format!("{name}() needs a frame or a receiver"))),
+                (_, None) => {
+                    return Ok(Answer::Missing(format!(
+                        "{name}() needs a frame or a receiver"
+                    )));
+                }
             },
         };
         // Candidates: same name and arity, in the class and its supers.
-        let mut best: Option<(u32, ReferenceTypeId, crate::actors::session::classes::MethodInfo)> = None;
+        let mut best: Option<(
+            u32,
+            ReferenceTypeId,
+            crate::actors::session::classes::MethodInfo,
+        )> = None;
         let mut seen_names = 0;
         for t in self.classes.hierarchy(class).await? {
             for m in self.classes.methods(t).await?.iter() {
@@ -1006,7 +1108,10 @@ pub async fn context(
     let event_threads = session.shared().event_threads();
     let thread = match thread {
         Some(t) => {
-            match conn.send(&crate::jdwp::thread_reference::SuspendCount { thread: t }).await {
+            match conn
+                .send(&crate::jdwp::thread_reference::SuspendCount { thread: t })
+                .await
+            {
                 Ok(n) if n > 0 => Some(t),
                 Ok(_) => {
                     return Err(SessionError::Invalid(format!(
@@ -1014,7 +1119,12 @@ pub async fn context(
                         t.0
                     )));
                 }
-                Err(e) if matches!(e.code(), Some(ErrorCode::INVALID_OBJECT) | Some(ErrorCode::INVALID_THREAD)) => {
+                Err(e)
+                    if matches!(
+                        e.code(),
+                        Some(ErrorCode::INVALID_OBJECT) | Some(ErrorCode::INVALID_THREAD)
+                    ) =>
+                {
                     return Err(SessionError::Invalid(format!(
                         "[NO_THREAD] there is no thread @{:#x}; debug_list_threads lists them",
                         t.0

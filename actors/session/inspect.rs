@@ -366,7 +366,9 @@ mod tests {
             "java.util.List<com.acme.Order>"
         );
         assert_eq!(
-            render_generic("Ljava/util/Map<Ljava/lang/String;Ljava/util/List<Ljava/lang/Integer;>;>;"),
+            render_generic(
+                "Ljava/util/Map<Ljava/lang/String;Ljava/util/List<Ljava/lang/Integer;>;>;"
+            ),
             "java.util.Map<java.lang.String, java.util.List<java.lang.Integer>>"
         );
         assert_eq!(render_generic("TT;"), "T");
@@ -374,7 +376,10 @@ mod tests {
             render_generic("Ljava/util/List<+Ljava/lang/Number;>;"),
             "java.util.List<? extends java.lang.Number>"
         );
-        assert_eq!(render_generic("[Ljava/util/List<*>;"), "java.util.List<?>[]");
+        assert_eq!(
+            render_generic("[Ljava/util/List<*>;"),
+            "java.util.List<?>[]"
+        );
     }
 
     #[test]

@@ -81,16 +81,21 @@ fn prim(v: &Val) -> Option<String> {
 impl Renderer<'_> {
     async fn type_name(&self, id: u64) -> Result<String, String> {
         let conn = self.classes.connection();
-        match conn.send(&ReferenceType { object: ObjectId(id) }).await {
+        match conn
+            .send(&ReferenceType {
+                object: ObjectId(id),
+            })
+            .await
+        {
             Ok(t) => self
                 .classes
                 .info(t.id)
                 .await
                 .map(|i| i.name.clone())
                 .map_err(|e| e.to_string()),
-            Err(e) if e.code() == Some(ErrorCode::INVALID_OBJECT) => {
-                Err(format!("Vanished @{id:#x} (collected by the JVM; handles are weak references)"))
-            }
+            Err(e) if e.code() == Some(ErrorCode::INVALID_OBJECT) => Err(format!(
+                "Vanished @{id:#x} (collected by the JVM; handles are weak references)"
+            )),
             Err(e) => Err(format!("@{id:#x} (unreadable: {e})")),
         }
     }
@@ -125,21 +130,32 @@ impl Renderer<'_> {
                     items.len(),
                     if items.len() == 1 { "" } else { "s" },
                     shown.join(", "),
-                    if more > 0 { format!(", … {more} more") } else { String::new() }
+                    if more > 0 {
+                        format!(", … {more} more")
+                    } else {
+                        String::new()
+                    }
                 )
             }
             Val::Entries(entries) => {
-                let shown: Vec<String> = join_all(entries.iter().take(self.budget.max_children).map(
-                    |(k, v)| async move { format!("{} → {}", self.short(k).await, self.short(v).await) },
-                ))
-                .await;
+                let shown: Vec<String> =
+                    join_all(entries.iter().take(self.budget.max_children).map(
+                        |(k, v)| async move {
+                            format!("{} → {}", self.short(k).await, self.short(v).await)
+                        },
+                    ))
+                    .await;
                 let more = entries.len().saturating_sub(shown.len());
                 format!(
                     "{{{} entr{}}} {{{}{}}}",
                     entries.len(),
                     if entries.len() == 1 { "y" } else { "ies" },
                     shown.join(", "),
-                    if more > 0 { format!(", … {more} more") } else { String::new() }
+                    if more > 0 {
+                        format!(", … {more} more")
+                    } else {
+                        String::new()
+                    }
                 )
             }
             Val::Object { id, tag } => self.object_line(*id, *tag).await,
@@ -154,7 +170,10 @@ impl Renderer<'_> {
         }
         match v {
             Val::Text(s) => truncate(&quote(s), self.budget.max_len),
-            Val::Object { id, tag: Tag::String } => self.string(*id).await,
+            Val::Object {
+                id,
+                tag: Tag::String,
+            } => self.string(*id).await,
             Val::Object { id, .. } => match self.type_name(*id).await {
                 Ok(t) if BOXES.contains(&t.as_str()) => self.unboxed(*id, &t).await,
                 Ok(t) => format!("{t} @{id:#x}"),
@@ -168,7 +187,9 @@ impl Renderer<'_> {
         match self
             .classes
             .connection()
-            .send(&StringValue { string_object: ObjectId(id) })
+            .send(&StringValue {
+                string_object: ObjectId(id),
+            })
             .await
         {
             Ok(s) => truncate(&quote(&s), self.budget.max_len),
@@ -180,7 +201,12 @@ impl Renderer<'_> {
     }
 
     async fn unboxed(&self, id: u64, type_name: &str) -> String {
-        match self.fields(id, &["value"]).await.ok().and_then(|f| f.into_iter().next().flatten()) {
+        match self
+            .fields(id, &["value"])
+            .await
+            .ok()
+            .and_then(|f| f.into_iter().next().flatten())
+        {
             Some(v) => format!(
                 "{} ({} @{id:#x})",
                 prim(&to_val(&v)).unwrap_or_default(),
@@ -193,13 +219,20 @@ impl Renderer<'_> {
     async fn fields(&self, id: u64, names: &[&str]) -> Result<Vec<Option<Value>>, String> {
         let conn = self.classes.connection();
         let t = conn
-            .send(&ReferenceType { object: ObjectId(id) })
+            .send(&ReferenceType {
+                object: ObjectId(id),
+            })
             .await
             .map_err(|e| e.to_string())?;
         let mut ids = Vec::new();
         let mut pos = Vec::new();
         for n in names {
-            match self.classes.find_field(t.id, n).await.map_err(|e| e.to_string())? {
+            match self
+                .classes
+                .find_field(t.id, n)
+                .await
+                .map_err(|e| e.to_string())?
+            {
                 Some((_, f)) if !f.is_static() => {
                     pos.push(Some(ids.len()));
                     ids.push(f.id);
@@ -211,10 +244,16 @@ impl Renderer<'_> {
             return Ok(vec![None; names.len()]);
         }
         let vals = conn
-            .send(&ObjectValues { object: ObjectId(id), fields: ids })
+            .send(&ObjectValues {
+                object: ObjectId(id),
+                fields: ids,
+            })
             .await
             .map_err(|e| e.to_string())?;
-        Ok(pos.into_iter().map(|p| p.and_then(|i| vals.get(i).copied())).collect())
+        Ok(pos
+            .into_iter()
+            .map(|p| p.and_then(|i| vals.get(i).copied()))
+            .collect())
     }
 
     async fn object_line(&self, id: u64, tag: Tag) -> String {
@@ -232,7 +271,10 @@ impl Renderer<'_> {
             return self.unboxed(id, &ty).await;
         }
         match self.to_string(id).await {
-            Some(Ok(s)) => format!("{ty} @{id:#x} {}", truncate(&quote(&s), self.budget.max_len)),
+            Some(Ok(s)) => format!(
+                "{ty} @{id:#x} {}",
+                truncate(&quote(&s), self.budget.max_len)
+            ),
             Some(Err(why)) => format!("{ty} @{id:#x} (toString() {why})"),
             None => format!("{ty} @{id:#x}"),
         }
@@ -243,7 +285,12 @@ impl Renderer<'_> {
     async fn to_string(&self, id: u64) -> Option<Result<String, String>> {
         let thread = self.ctx.thread.filter(|_| self.ctx.invocable)?;
         let conn = self.classes.connection();
-        let t = conn.send(&ReferenceType { object: ObjectId(id) }).await.ok()?;
+        let t = conn
+            .send(&ReferenceType {
+                object: ObjectId(id),
+            })
+            .await
+            .ok()?;
         let mut method = None;
         for c in self.classes.hierarchy(t.id).await.ok()? {
             if let Some(m) = self
@@ -292,7 +339,12 @@ impl Renderer<'_> {
 
     async fn array_line(&self, id: u64, ty: &str) -> String {
         let conn = self.classes.connection();
-        let len = match conn.send(&Length { array: ObjectId(id) }).await {
+        let len = match conn
+            .send(&Length {
+                array: ObjectId(id),
+            })
+            .await
+        {
             Ok(n) => n,
             Err(e) => return format!("{ty} @{id:#x} (unreadable: {e})"),
         };
@@ -301,7 +353,11 @@ impl Renderer<'_> {
         if text_like && self.charset != Some(Charset::Raw) && len > 0 {
             let n = len.min(self.budget.max_len.max(1) as i32 * 4);
             if let Ok(region) = conn
-                .send(&ArrayValues { array: ObjectId(id), first_index: 0, length: n })
+                .send(&ArrayValues {
+                    array: ObjectId(id),
+                    first_index: 0,
+                    length: n,
+                })
                 .await
             {
                 let (text, enc) = decode(&region.values, elem, self.charset);
@@ -314,18 +370,30 @@ impl Renderer<'_> {
         let n = len.min(self.budget.max_children as i32);
         let shown = if n > 0 {
             match conn
-                .send(&ArrayValues { array: ObjectId(id), first_index: 0, length: n })
+                .send(&ArrayValues {
+                    array: ObjectId(id),
+                    first_index: 0,
+                    length: n,
+                })
                 .await
             {
-                Ok(r) => join_all(r.values.iter().map(|v| async move { self.short(&to_val(v)).await }))
-                    .await
-                    .join(", "),
+                Ok(r) => join_all(
+                    r.values
+                        .iter()
+                        .map(|v| async move { self.short(&to_val(v)).await }),
+                )
+                .await
+                .join(", "),
                 Err(e) => format!("unreadable: {e}"),
             }
         } else {
             String::new()
         };
-        let more = if len > n { format!(", … {} more", len - n) } else { String::new() };
+        let more = if len > n {
+            format!(", … {} more", len - n)
+        } else {
+            String::new()
+        };
         format!("{elem}[{len}] [{shown}{more}] @{id:#x}")
     }
 
@@ -348,7 +416,11 @@ impl Renderer<'_> {
             }
         } else if let Val::Entries(entries) = v {
             for (k, val) in entries.iter().take(self.budget.max_children) {
-                out.push_str(&format!("\n  {} → {}", self.short(k).await, self.short(val).await));
+                out.push_str(&format!(
+                    "\n  {} → {}",
+                    self.short(k).await,
+                    self.short(val).await
+                ));
             }
         }
         out
@@ -373,7 +445,12 @@ impl Renderer<'_> {
         // Contents of the collections people mean when they expand one.
         let contents: Option<Val> = if ty.ends_with("[]") {
             let conn = self.classes.connection();
-            match conn.send(&Length { array: ObjectId(id) }).await {
+            match conn
+                .send(&Length {
+                    array: ObjectId(id),
+                })
+                .await
+            {
                 Ok(len) if len > 0 => conn
                     .send(&ArrayValues {
                         array: ObjectId(id),
@@ -424,7 +501,12 @@ impl Renderer<'_> {
         }
         // Plain object: every instance field, inherited ones too.
         let conn = self.classes.connection();
-        let Ok(t) = conn.send(&ReferenceType { object: ObjectId(id) }).await else {
+        let Ok(t) = conn
+            .send(&ReferenceType {
+                object: ObjectId(id),
+            })
+            .await
+        else {
             return;
         };
         let Ok(chain) = self.classes.hierarchy(t.id).await else {
@@ -450,7 +532,11 @@ impl Renderer<'_> {
         };
         for (f, v) in fields.iter().zip(values) {
             let val = to_val(&v);
-            out.push_str(&format!("\n{indent}{} = {}", f.name, self.short(&val).await));
+            out.push_str(&format!(
+                "\n{indent}{} = {}",
+                f.name,
+                self.short(&val).await
+            ));
             if let Val::Object { id, tag } = val
                 && id != 0
                 && tag != Tag::String
@@ -477,15 +563,29 @@ impl Renderer<'_> {
                 structural_elements(self.classes, &ctx, id).await
             }
             "java.util.HashSet" | "java.util.LinkedHashSet" => {
-                let map = self.fields(id, &["map"]).await.ok()?.into_iter().next().flatten()?;
-                let Value::Object { id: map, .. } = map else { return None };
+                let map = self
+                    .fields(id, &["map"])
+                    .await
+                    .ok()?
+                    .into_iter()
+                    .next()
+                    .flatten()?;
+                let Value::Object { id: map, .. } = map else {
+                    return None;
+                };
                 match structural_elements(self.classes, &ctx, map.0).await? {
                     Val::Entries(e) => Some(Val::Many(e.into_iter().map(|(k, _)| k).collect())),
                     other => Some(other),
                 }
             }
             "java.util.Optional" => {
-                let v = self.fields(id, &["value"]).await.ok()?.into_iter().next().flatten()?;
+                let v = self
+                    .fields(id, &["value"])
+                    .await
+                    .ok()?
+                    .into_iter()
+                    .next()
+                    .flatten()?;
                 Some(to_val(&v))
             }
             _ => None,
@@ -558,7 +658,10 @@ mod tests {
 
     #[test]
     fn bytes_decode_with_marked_bad_octets() {
-        let v: Vec<Value> = [b'h', b'i', 0xff, b'!'].iter().map(|b| Value::Byte(*b as i8)).collect();
+        let v: Vec<Value> = [b'h', b'i', 0xff, b'!']
+            .iter()
+            .map(|b| Value::Byte(*b as i8))
+            .collect();
         assert_eq!(decode(&v, "byte", None), ("hi\\xFF!".to_string(), "UTF-8"));
         let v: Vec<Value> = [0xe9u8].iter().map(|b| Value::Byte(*b as i8)).collect();
         assert_eq!(decode(&v, "byte", Some(Charset::Latin1)).0, "é");

@@ -108,7 +108,11 @@ async fn resolve_line(
         let hint = if similar.is_empty() {
             format!("its methods: {}", names.join(", "))
         } else {
-            format!("did you mean {}? (its methods: {})", similar.join(", "), names.join(", "))
+            format!(
+                "did you mean {}? (its methods: {})",
+                similar.join(", "),
+                names.join(", ")
+            )
         };
         return Err(ArmError::new(
             "NO_SUCH_METHOD",
@@ -448,9 +452,7 @@ pub async fn classes_matching(
     conn: &ConnectionHandle,
     glob: &str,
 ) -> Result<Vec<(String, TaggedTypeId)>, JdwpError> {
-    let all = conn
-        .send(&crate::jdwp::virtual_machine::AllClasses)
-        .await?;
+    let all = conn.send(&crate::jdwp::virtual_machine::AllClasses).await?;
     let mut out: Vec<(String, TaggedTypeId)> = all
         .into_iter()
         .filter(|c| c.ref_type.tag != TypeTag::Array && c.signature.starts_with('L'))
@@ -489,11 +491,10 @@ pub async fn check_thread(conn: &ConnectionHandle, thread: u64) -> Result<(), Ar
                 Some(ErrorCode::INVALID_THREAD) | Some(ErrorCode::INVALID_OBJECT)
             ) =>
         {
-            Err(ArmError::new(
-                "NO_SUCH_THREAD",
-                format!("no live thread @{thread:#x}"),
+            Err(
+                ArmError::new("NO_SUCH_THREAD", format!("no live thread @{thread:#x}"))
+                    .next("debug_list_threads shows thread ids"),
             )
-            .next("debug_list_threads shows thread ids"))
         }
         Err(e) => Err(e.into()),
     }
@@ -537,15 +538,23 @@ pub async fn detail_message_field(classes: &ClassCache) -> Option<(ReferenceType
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::stop_point::{MethodExitSpec, MonitorSpec, Mode};
+    use crate::model::stop_point::{MethodExitSpec, Mode, MonitorSpec};
 
     #[test]
     fn nearest_lines_with_code_are_named() {
         let e = no_code("A", None, 10, &mut vec![12, 4, 8, 12, 20]);
         assert_eq!(e.label, "NO_CODE_AT_LINE");
-        assert!(e.message.ends_with("nearest lines with code: 8, 12"), "{}", e.message);
+        assert!(
+            e.message.ends_with("nearest lines with code: 8, 12"),
+            "{}",
+            e.message
+        );
         let e = no_code("A", Some("m"), 99, &mut vec![3, 5]);
-        assert!(e.message.contains("A.m") && e.message.ends_with(": 5"), "{}", e.message);
+        assert!(
+            e.message.contains("A.m") && e.message.ends_with(": 5"),
+            "{}",
+            e.message
+        );
         let e = no_code("A", None, 1, &mut Vec::new());
         assert!(e.message.contains("no line table"), "{}", e.message);
     }
@@ -558,7 +567,10 @@ mod tests {
             ..Filters::default()
         };
         let m = filter_modifiers(&f, Some(3));
-        assert_eq!(m.iter().map(Modifier::mod_kind).collect::<Vec<_>>(), [3, 11, 1]);
+        assert_eq!(
+            m.iter().map(Modifier::mod_kind).collect::<Vec<_>>(),
+            [3, 11, 1]
+        );
     }
 
     #[test]
@@ -592,8 +604,14 @@ mod tests {
         };
         let p = plan_pattern(&spec, true, Some(ReferenceTypeId(9)));
         assert_eq!(p[0].0.kind, EventKind::MonitorContendedEnter);
-        assert!(p[0].0.modifiers.is_empty(), "ClassOnly only on the wait pair");
+        assert!(
+            p[0].0.modifiers.is_empty(),
+            "ClassOnly only on the wait pair"
+        );
         assert_eq!(p[1].0.modifiers.len(), 1);
-        assert_eq!(monitor_kind(EventKind::MonitorWaited), Some(MonitorKind::Waited));
+        assert_eq!(
+            monitor_kind(EventKind::MonitorWaited),
+            Some(MonitorKind::Waited)
+        );
     }
 }

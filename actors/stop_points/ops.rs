@@ -8,8 +8,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use futures::future::join_all;
-
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::classes::{ClassCache, java_name};
 use crate::jdwp::{ErrorCode, EventKind, Modifier, SuspendPolicy, TaggedTypeId, TypeTag};
@@ -221,7 +219,10 @@ impl Book {
             self.disarm(id).await;
             return Err(ArmError::new(
                 "ARM_FAILED",
-                format!("the JVM refused every request for {name}: {}", notes.join("; ")),
+                format!(
+                    "the JVM refused every request for {name}: {}",
+                    notes.join("; ")
+                ),
             ));
         }
         if let Some(p) = self.reg.point_mut(id) {
@@ -299,19 +300,21 @@ impl Book {
     ) -> Result<Vec<String>, ArmError> {
         let mut notes = Vec::new();
         let monitor_class = match &spec.target {
-            Target::Monitor(m) => match &m.monitor_class {
-                Some(name) => match self.io.classes.by_name(name).await?.first() {
-                    Some(c) => Some(c.id),
-                    None => {
-                        return Err(ArmError::new(
+            Target::Monitor(m) => {
+                match &m.monitor_class {
+                    Some(name) => match self.io.classes.by_name(name).await?.first() {
+                        Some(c) => Some(c.id),
+                        None => {
+                            return Err(ArmError::new(
                             "NOT_LOADED",
                             format!("monitor_class {name} is not loaded (ClassOnly needs a loaded type)"),
                         )
                         .next("arm without monitor_class, or once the class is loaded"));
-                    }
-                },
-                None => None,
-            },
+                        }
+                    },
+                    None => None,
+                }
+            }
             _ => None,
         };
         let planned: Vec<(Planned, Option<MonitorKind>)> = match &spec.target {
@@ -350,7 +353,8 @@ impl Book {
                 }
                 _ => base_policy,
             };
-            let mut result = set_all(&self.io.conn, std::slice::from_ref(&plan), policy, &extra).await;
+            let mut result =
+                set_all(&self.io.conn, std::slice::from_ref(&plan), policy, &extra).await;
             if let Err(e) = &result
                 && plan.kind == EventKind::MethodExitWithReturnValue
                 && matches!(
@@ -501,7 +505,11 @@ impl Book {
     /// Parks a full family's watch: it costs an event per class load and
     /// could only refuse.
     async fn park_if_full(&mut self, fid: &str) {
-        if !self.reg.family(fid).is_some_and(|f| f.is_full() && f.watch.is_some()) {
+        if !self
+            .reg
+            .family(fid)
+            .is_some_and(|f| f.is_full() && f.watch.is_some())
+        {
             return;
         }
         if let Some(old) = self.reg.set_family_watch(fid, None, WatchState::Parked) {
@@ -545,7 +553,8 @@ impl Book {
             return Err(e);
         }
         let id = self.reg.allocate(StopKind::Line);
-        self.reg.insert(Point::new(id.clone(), spec, Some(fid.clone())));
+        self.reg
+            .insert(Point::new(id.clone(), spec, Some(fid.clone())));
         if let Some(f) = self.reg.family_mut(&fid.0) {
             f.members.push(id.clone());
             if later {
@@ -611,7 +620,10 @@ impl Book {
             let n = plan.requests.len();
             self.decide_count(id, &spec, n);
         }
-        let later = self.reg.point(id).is_some_and(|p| !p.copies.is_empty() || !first);
+        let later = self
+            .reg
+            .point(id)
+            .is_some_and(|p| !p.copies.is_empty() || !first);
         if let Err(e) = self.install(id, plan, later).await
             && let Some(p) = self.reg.point_mut(id)
         {
@@ -783,11 +795,7 @@ impl Book {
 
     /// Replaces a stop point's definition (same id, counters kept) and
     /// re-arms it unless it is disabled.
-    pub async fn update(
-        &mut self,
-        id: &str,
-        spec: StopPointSpec,
-    ) -> Result<ArmReport, ArmError> {
+    pub async fn update(&mut self, id: &str, spec: StopPointSpec) -> Result<ArmReport, ArmError> {
         self.validate(&spec).await?;
         let Some(p) = self.reg.point(id) else {
             return Err(unknown(id));
@@ -926,7 +934,12 @@ impl Book {
             self.reg
                 .points()
                 .filter(|o| o.id != p.id && o.state == StopState::Armed && suspends_all(o))
-                .filter(|o| p.copies.iter().flat_map(|c| c.locations.iter()).any(|l| o.at(l)))
+                .filter(|o| {
+                    p.copies
+                        .iter()
+                        .flat_map(|c| c.locations.iter())
+                        .any(|l| o.at(l))
+                })
                 .map(|o| o.id.0.clone())
                 .collect()
         } else {
@@ -1009,8 +1022,11 @@ fn suspends_all(p: &Point) -> bool {
 }
 
 fn unknown(id: &str) -> ArmError {
-    ArmError::new("UNKNOWN_STOP_POINT", format!("there is no stop point {id:?}"))
-        .next("debug_list_stop_points shows the ids")
+    ArmError::new(
+        "UNKNOWN_STOP_POINT",
+        format!("there is no stop point {id:?}"),
+    )
+    .next("debug_list_stop_points shows the ids")
 }
 
 /// Refuses an instance filter where HotSpot would accept and ignore it.

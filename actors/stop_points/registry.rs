@@ -8,9 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::jdwp::{Location, ObjectId, ReferenceTypeId};
-use crate::model::stop_point::{
-    FamilyId, StopKind, StopPointId, StopPointSpec, StopState,
-};
+use crate::model::stop_point::{FamilyId, StopKind, StopPointId, StopPointSpec, StopState};
 
 use super::routes::{RequestKey, Route, Routes, Stats, Target};
 
@@ -382,7 +380,11 @@ impl Registry {
     /// A request with a JDWP `Count` fired: the JVM has deleted it. Marks
     /// its stop point spent and returns it with its other requests, which
     /// are still to be cleared at the JVM.
-    pub fn fired(&mut self, key: &RequestKey, reason: String) -> Option<(StopPointId, Vec<RequestKey>)> {
+    pub fn fired(
+        &mut self,
+        key: &RequestKey,
+        reason: String,
+    ) -> Option<(StopPointId, Vec<RequestKey>)> {
         let id = self
             .points
             .values()
@@ -454,9 +456,9 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actors::stop_points::routes::Lookup;
     use crate::jdwp::{EventKind, RequestId};
     use crate::model::stop_point::{Filters, LineSpec, Mode, Target as Tgt};
-    use crate::actors::stop_points::routes::Lookup;
 
     fn spec(class: &str, line: u32) -> StopPointSpec {
         StopPointSpec {
@@ -488,7 +490,10 @@ mod tests {
         let a = r.allocate(StopKind::Line);
         let b = r.allocate(StopKind::Exception);
         let c = r.allocate(StopKind::Line);
-        assert_eq!((a.0.as_str(), b.0.as_str(), c.0.as_str()), ("bp_1", "exc_1", "bp_2"));
+        assert_eq!(
+            (a.0.as_str(), b.0.as_str(), c.0.as_str()),
+            ("bp_1", "exc_1", "bp_2")
+        );
         r.insert(Point::new(a.clone(), spec("A", 1), None));
         assert!(r.remove(&a.0).is_some());
         assert_eq!(r.allocate(StopKind::Line).0, "bp_3");
@@ -504,8 +509,14 @@ mod tests {
         let watch = RequestKey::new(EventKind::ClassPrepare, RequestId(12));
         r.set_watch(&id.0, watch);
         let routes = r.routes();
-        assert!(matches!(routes.lookup(&bp(10)), Lookup::Live(Route::Hit { .. })));
-        assert!(matches!(routes.lookup(&watch), Lookup::Live(Route::Watch { .. })));
+        assert!(matches!(
+            routes.lookup(&bp(10)),
+            Lookup::Live(Route::Hit { .. })
+        ));
+        assert!(matches!(
+            routes.lookup(&watch),
+            Lookup::Live(Route::Watch { .. })
+        ));
         let cleared = r.strip(&id.0);
         assert_eq!(cleared.len(), 3);
         let routes = r.routes();
@@ -527,12 +538,17 @@ mod tests {
         let id = r.allocate(StopKind::Line);
         r.insert(Point::new(id.clone(), spec("A", 1), None));
         r.add_requests(&id.0, vec![held(20, true), held(21, true)]);
-        let (who, rest) = r.fired(&bp(20), "hit_count 3 reached".into()).expect("ours");
+        let (who, rest) = r
+            .fired(&bp(20), "hit_count 3 reached".into())
+            .expect("ours");
         assert_eq!(who, id);
         assert_eq!(rest, vec![bp(21)], "only the other copy is cleared");
         let p = r.point(&id.0).expect("kept");
         assert_eq!(p.state.label(), "spent");
-        assert!(r.strip(&id.0).is_empty(), "clearing a spent one sends nothing");
+        assert!(
+            r.strip(&id.0).is_empty(),
+            "clearing a spent one sends nothing"
+        );
     }
 
     #[test]
@@ -570,7 +586,10 @@ mod tests {
             joined_later: 0,
         });
         let watch = RequestKey::new(EventKind::ClassPrepare, RequestId(40));
-        assert_eq!(r.set_family_watch(&fid.0, Some(watch), WatchState::Watching), None);
+        assert_eq!(
+            r.set_family_watch(&fid.0, Some(watch), WatchState::Watching),
+            None
+        );
         let id = r.allocate(StopKind::Line);
         r.insert(Point::new(id.clone(), spec("com.A", 1), Some(fid.clone())));
         if let Some(f) = r.family_mut(&fid.0) {

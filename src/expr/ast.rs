@@ -770,6 +770,31 @@ mod tests {
         assert_eq!(Span::new(99, 100).text("ab"), "");
     }
 
+    /// The tallest tree the parser accepts can be printed, debug-printed,
+    /// cloned and compared on a small stack.
+    #[test]
+    fn walking_the_tallest_tree_fits_a_512k_stack() {
+        use crate::expr::MAX_TREE_HEIGHT;
+        for link in [".b()", " + a", "[0]", ".x"] {
+            let links = usize::from(MAX_TREE_HEIGHT) - 1;
+            let src = format!("(a){}", link.repeat(links));
+            let p = parse(&src).unwrap_or_else(|e| panic!("{link:?}: {e}"));
+            let worker = std::thread::Builder::new()
+                .stack_size(512 * 1024)
+                .spawn(move || {
+                    let printed = p.to_string();
+                    let debugged = format!("{p:#?}");
+                    let copy = p.clone();
+                    (printed.len(), !debugged.is_empty(), copy == p)
+                });
+            let (len, debugged, equal) = worker
+                .unwrap_or_else(|e| panic!("spawn: {e}"))
+                .join()
+                .unwrap_or_else(|_| panic!("{link:?}: overflowed or panicked"));
+            assert!(len > 0 && debugged && equal);
+        }
+    }
+
     fn ident() -> impl Strategy<Value = Ident> {
         "[a-zA-Zé_$][a-zA-Z0-9_$]{0,5}"
             .prop_filter("keyword", |s| {

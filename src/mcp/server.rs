@@ -59,7 +59,17 @@ impl JvmScope {
             "otel.kind" = "server",
             "mcp.tool.name" = name,
         );
-        tools::call(&self.ctx, name, args).instrument(span).await
+        let mut result = tools::call(&self.ctx, name, args).instrument(span).await;
+        // A watchdog rescue is news for whoever calls next.
+        for session in self.ctx.engine.sessions() {
+            for rescue in session.shared().take_unreported_rescues() {
+                result.content.push(rmcp::model::ContentBlock::text(format!(
+                    "[WATCHDOG] session {}: {rescue}",
+                    session.id()
+                )));
+            }
+        }
+        result
     }
 }
 
@@ -84,12 +94,30 @@ impl ServerHandler for JvmScope {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let token = context
+            .meta
+            .get_progress_token()
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let args = request
             .arguments
             .map(serde_json::Value::Object)
             .unwrap_or(serde_json::Value::Null);
-        Ok(self.call(&request.name, args).await.into())
+        // A call that asked for progress can report it from anywhere on its
+        // task (debug_wait_for_event does, while it waits).
+        let result = match token {
+            Some(token) => {
+                let progress = tools::Progress {
+                    peer: context.peer.clone(),
+                    token,
+                };
+                tools::PROGRESS
+                    .scope(progress, self.call(&request.name, args))
+                    .await
+            }
+            None => self.call(&request.name, args).await,
+        };
+        Ok(result.into())
     }
 }

@@ -378,6 +378,17 @@ impl StopPointSpec {
         }
     }
 
+    /// True when some hits are dropped here after the JVM reported them (a
+    /// method-exit's method filter, a monitor's minimum duration): such a
+    /// hit must not freeze the VM before we know it counts.
+    pub fn filtered_here(&self) -> bool {
+        match &self.target {
+            Target::MethodExit(m) => m.method.is_some(),
+            Target::Monitor(m) => m.min_duration_ms.is_some(),
+            _ => false,
+        }
+    }
+
     /// The suspend policy of the stop point's hit requests, given whether
     /// the hit count is checked here (not by the JVM). A hit this side must
     /// inspect first is armed at EVENT_THREAD (only the hit thread is held)
@@ -386,7 +397,9 @@ impl StopPointSpec {
         match &self.mode {
             Mode::Trace(_) if self.suspension_free() => SuspendPolicy::None,
             Mode::Trace(_) => SuspendPolicy::EventThread,
-            Mode::Suspend if self.filters.condition.is_some() || count_here => {
+            Mode::Suspend
+                if self.filters.condition.is_some() || count_here || self.filtered_here() =>
+            {
                 SuspendPolicy::EventThread
             }
             Mode::Suspend => SuspendPolicy::All,
@@ -581,7 +594,12 @@ mod tests {
 
     #[test]
     fn similar_names_find_typos_and_other_packages() {
-        let loaded = ["com.acme.Inventory", "com.acme.Invoice", "org.x.Inventory", "Ticker"];
+        let loaded = [
+            "com.acme.Inventory",
+            "com.acme.Invoice",
+            "org.x.Inventory",
+            "Ticker",
+        ];
         let got = similar_names("Inventroy", loaded.iter().copied());
         assert!(got.contains(&"com.acme.Inventory".to_string()), "{got:?}");
         let got = similar_names("Inventory", loaded.iter().copied());

@@ -120,13 +120,21 @@ mod tests {
         let subscriber = tracing_subscriber::registry()
             .with(Count(quiet.clone()).with_filter(OncePerCallsite::new(false)));
         tracing::subscriber::with_default(subscriber, emit);
-        assert_eq!(quiet.load(Ordering::SeqCst), 1 + 4, "the ERROR once, ours always");
+        assert_eq!(
+            quiet.load(Ordering::SeqCst),
+            1 + 4,
+            "the ERROR once, ours always"
+        );
 
         let verbose = Arc::new(AtomicUsize::new(0));
         let subscriber = tracing_subscriber::registry()
             .with(Count(verbose.clone()).with_filter(OncePerCallsite::new(true)));
         tracing::subscriber::with_default(subscriber, emit);
-        assert_eq!(verbose.load(Ordering::SeqCst), 1 + 1 + 4, "each call site once");
+        assert_eq!(
+            verbose.load(Ordering::SeqCst),
+            1 + 1 + 4,
+            "each call site once"
+        );
     }
 
     #[test]

@@ -169,7 +169,9 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
         .with_writer(std::io::stderr)
         .with_ansi(false)
         .with_target(true)
-        .with_filter(env_filter("stderr", &mut warnings).and(filter::OncePerCallsite::new(verbose)));
+        .with_filter(
+            env_filter("stderr", &mut warnings).and(filter::OncePerCallsite::new(verbose)),
+        );
 
     let file = config
         .log_file

@@ -26,7 +26,9 @@ struct Rig {
 async fn rig() -> Rig {
     let jvm = Jvm::start("Evaluate", JvmOpts::default());
     jvm.wait_for_line("evaluate ready", Duration::from_secs(10));
-    let engine = Engine::start(EngineConfig::default()).await.expect("engine");
+    let engine = Engine::start(EngineConfig::default())
+        .await
+        .expect("engine");
     let session = engine
         .attach(&AttachSpec {
             host: "127.0.0.1".into(),
@@ -72,7 +74,10 @@ async fn hit(session: &SessionHandle, class: &str, line: u32) -> ThreadId {
         .send(&Set {
             event_kind: EventKind::Breakpoint,
             suspend_policy: SuspendPolicy::EventThread,
-            modifiers: vec![Modifier::Count { count: 1 }, Modifier::LocationOnly { location }],
+            modifiers: vec![
+                Modifier::Count { count: 1 },
+                Modifier::LocationOnly { location },
+            ],
         })
         .await
         .expect("arm");
@@ -123,7 +128,12 @@ async fn eval_err(server: &JvmScope, expr: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn locals_fields_statics_literals_and_operators() {
     let r = rig().await;
-    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    hit(
+        &r.session,
+        "Evaluate",
+        line_of("Evaluate.java", "eval-here"),
+    )
+    .await;
     let s = &r.server;
     for (expr, want) in [
         ("big", "1234567890123L"),
@@ -170,7 +180,12 @@ async fn locals_fields_statics_literals_and_operators() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chains_overloads_and_each_method_once() {
     let r = rig().await;
-    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    hit(
+        &r.session,
+        "Evaluate",
+        line_of("Evaluate.java", "eval-here"),
+    )
+    .await;
     let s = &r.server;
     let before = eval_ok(s, "Evaluate.getBCalls").await;
     let (err, chain) = call(
@@ -181,18 +196,28 @@ async fn chains_overloads_and_each_method_once() {
     .await;
     assert!(!err, "{chain}");
     assert!(chain.contains("First null: `a.getB().c.getD()`"), "{chain}");
-    assert!(chain.contains("1 later link was never evaluated"), "{chain}");
+    assert!(
+        chain.contains("1 later link was never evaluated"),
+        "{chain}"
+    );
     let after_b = eval_ok(s, "Evaluate.getBCalls").await;
     let after_d = eval_ok(s, "Evaluate.getDCalls").await;
     let before: i64 = before.parse().expect("int");
-    assert_eq!(after_b.parse::<i64>().expect("int"), before + 1, "getB ran once");
+    assert_eq!(
+        after_b.parse::<i64>().expect("int"),
+        before + 1,
+        "getB ran once"
+    );
     assert_eq!(after_d, "1", "getD ran once");
     assert_eq!(eval_ok(s, "describe(5)").await, "\"int:5\"");
     assert_eq!(eval_ok(s, "describe(\"x\")").await, "\"string:x\"");
     assert_eq!(eval_ok(s, "describe(5L)").await, "\"long:5\"");
     assert_eq!(eval_ok(s, "twice(21)").await, "42");
     assert_eq!(eval_ok(s, "items[0].getSku()").await, "\"sku-0\"");
-    assert!(eval_ok(s, "items[3]").await.contains("\"sku-3x6\""), "toString on an event thread");
+    assert!(
+        eval_ok(s, "items[3]").await.contains("\"sku-3x6\""),
+        "toString on an event thread"
+    );
     let e = eval_err(s, "twice(1, 2)").await;
     assert!(e.contains("no overload"), "{e}");
     r.engine.shutdown().await;
@@ -201,30 +226,54 @@ async fn chains_overloads_and_each_method_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collections_subscripts_slices_filters() {
     let r = rig().await;
-    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    hit(
+        &r.session,
+        "Evaluate",
+        line_of("Evaluate.java", "eval-here"),
+    )
+    .await;
     let s = &r.server;
     let (_, text) = call(s, "debug_evaluate", json!({"expression": "counts[\"k2\"]"})).await;
     assert!(text.starts_with("counts[\"k2\"] = 20"), "{text}");
-    assert!(text.contains("java.util.HashMap read by walking its fields"), "{text}");
+    assert!(
+        text.contains("java.util.HashMap read by walking its fields"),
+        "{text}"
+    );
     assert!(eval_ok(s, "ordered[\"o3\"]").await.starts_with('3'));
     assert_eq!(eval_ok(s, "concurrent[\"c1\"].qty").await, "1");
     assert_eq!(eval_ok(s, "items[1].sku").await, "\"sku-1\"");
     assert!(eval_ok(s, "items[1..3]").await.starts_with("[2 elements]"));
-    assert!(eval_ok(s, "items[?qty > 4]").await.starts_with("[2 elements]"));
+    assert!(
+        eval_ok(s, "items[?qty > 4]")
+            .await
+            .starts_with("[2 elements]")
+    );
     assert_eq!(eval_ok(s, "items[?qty > 4].length").await, "2");
     assert!(eval_ok(s, "ordered[1..3]").await.starts_with("{2 entries}"));
-    assert!(eval_ok(s, "counts[?it >= 30]").await.starts_with("{2 entries}"));
+    assert!(
+        eval_ok(s, "counts[?it >= 30]")
+            .await
+            .starts_with("{2 entries}")
+    );
     assert_eq!(eval_ok(s, "numbers[2..5].length").await, "3");
     let (_, text) = call(s, "debug_evaluate", json!({"expression": "sorted[\"t2\"]"})).await;
     assert!(text.contains("102"), "{text}");
-    assert!(text.contains("called get()"), "TreeMap takes the invoke path: {text}");
+    assert!(
+        text.contains("called get()"),
+        "TreeMap takes the invoke path: {text}"
+    );
     r.engine.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn byte_arrays_in_three_charsets() {
     let r = rig().await;
-    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    hit(
+        &r.session,
+        "Evaluate",
+        line_of("Evaluate.java", "eval-here"),
+    )
+    .await;
     let s = &r.server;
     let utf8 = eval_ok(s, "utf8").await;
     assert!(utf8.contains("UTF-8 \"héllo wörld\""), "{utf8}");
@@ -240,9 +289,19 @@ async fn byte_arrays_in_three_charsets() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn handles_survive_resume_and_vanish_cleanly() {
     let r = rig().await;
-    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    hit(
+        &r.session,
+        "Evaluate",
+        line_of("Evaluate.java", "eval-here"),
+    )
+    .await;
     let s = &r.server;
-    let (_, text) = call(s, "debug_evaluate", json!({"expression": "items[2]", "expand_objects": true})).await;
+    let (_, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "items[2]", "expand_objects": true}),
+    )
+    .await;
     let handle = text
         .split('@')
         .nth(1)
@@ -264,7 +323,12 @@ async fn handles_survive_resume_and_vanish_cleanly() {
 async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     let r = rig().await;
     let s = &r.server;
-    let (_, threads) = call(s, "debug_list_threads", json!({"name_contains": "evaluator"})).await;
+    let (_, threads) = call(
+        s,
+        "debug_list_threads",
+        json!({"name_contains": "evaluator"}),
+    )
+    .await;
     let id = threads
         .lines()
         .find(|l| l.contains("\"evaluator\""))
@@ -276,11 +340,21 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     assert!(text.contains("suspend count now 1"), "{text}");
     // Frame 0 is in Thread.sleep; frame 1 is `work`.
     let frame_of_work = {
-        let (_, stack) = call(s, "debug_get_stack", json!({"thread_id": id, "max_frames": 5})).await;
+        let (_, stack) = call(
+            s,
+            "debug_get_stack",
+            json!({"thread_id": id, "max_frames": 5}),
+        )
+        .await;
         stack
             .lines()
             .find(|l| l.contains("Evaluate.work:"))
-            .and_then(|l| l.trim_start_matches('#').split_whitespace().next().map(String::from))
+            .and_then(|l| {
+                l.trim_start_matches('#')
+                    .split_whitespace()
+                    .next()
+                    .map(String::from)
+            })
             .expect("work frame")
             .parse::<usize>()
             .expect("index")
@@ -293,7 +367,10 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     .await;
     assert!(err, "{text}");
     assert!(text.contains("suspended by an event"), "{text}");
-    assert!(text.contains("debug_set_line_stop"), "names the way: {text}");
+    assert!(
+        text.contains("debug_set_line_stop"),
+        "names the way: {text}"
+    );
     let (err, text) = call(
         s,
         "debug_evaluate",
@@ -309,21 +386,34 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_expressions_point_at_the_column() {
     let r = rig().await;
-    hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    hit(
+        &r.session,
+        "Evaluate",
+        line_of("Evaluate.java", "eval-here"),
+    )
+    .await;
     let s = &r.server;
     let e = eval_err(s, "items[0").await;
     assert!(e.starts_with("[BAD_EXPRESSION] column 8"), "{e}");
     let e = eval_err(s, "nosuchname + 1").await;
     assert!(e.contains("column 1") && e.contains("nosuchname"), "{e}");
     let e = eval_err(s, "label.nosuchfield").await;
-    assert!(e.contains("column 7") && e.contains("no field `nosuchfield`"), "{e}");
+    assert!(
+        e.contains("column 7") && e.contains("no field `nosuchfield`"),
+        "{e}"
+    );
     r.engine.shutdown().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_stack_shows_frames_and_typed_locals() {
     let r = rig().await;
-    let thread = hit(&r.session, "Evaluate", line_of("Evaluate.java", "eval-here")).await;
+    let thread = hit(
+        &r.session,
+        "Evaluate",
+        line_of("Evaluate.java", "eval-here"),
+    )
+    .await;
     let (err, text) = call(
         &r.server,
         "debug_get_stack",
@@ -335,6 +425,9 @@ async fn get_stack_shows_frames_and_typed_locals() {
     assert!(text.contains(&format!("#0 Evaluate.work:{line}")), "{text}");
     assert!(text.contains("    round = "), "{text}");
     assert!(text.contains("    big = 1234567890123L"), "{text}");
-    assert!(text.contains("… 2 more frames") || text.contains("more frames"), "{text}");
+    assert!(
+        text.contains("… 2 more frames") || text.contains("more frames"),
+        "{text}"
+    );
     r.engine.shutdown().await;
 }

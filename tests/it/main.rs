@@ -1,13 +1,13 @@
 //! Integration tests: the single test binary; each module below is one area of tests.
 
+mod evaluate;
 mod fake_jdwp;
 mod fake_jdwp_selftest;
 mod faults;
 mod mcp_surface;
 mod sessions;
 mod supervision;
-mod telemetry;
 mod support;
 mod support_selftest;
+mod telemetry;
 mod tidy;
-mod evaluate;

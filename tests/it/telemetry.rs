@@ -15,8 +15,8 @@ use crate::fake_jdwp::{Behaviour, ERROR_NOT_IMPLEMENTED, FakeJdwp, Step, version
 use crate::support::java::{Jvm, JvmOpts};
 use crate::support::mcp::Server;
 use crate::support::otlp::{
-    Attr, CollectedSpan, KIND_CLIENT, KIND_SERVER, OtlpReceiver, Rotel, STATUS_ERROR,
-    STATUS_UNSET, describe, rotel_binary,
+    Attr, CollectedSpan, KIND_CLIENT, KIND_SERVER, OtlpReceiver, Rotel, STATUS_ERROR, STATUS_UNSET,
+    describe, rotel_binary,
 };
 use crate::support::{free_port, poll_until_msg};
 
@@ -57,9 +57,12 @@ fn server_with(env: &[(&str, &str)]) -> Server {
 fn stop(server: &Server, within: Duration) -> Duration {
     let started = Instant::now();
     server.close_stdin();
-    let status = server
-        .wait_exit(within)
-        .unwrap_or_else(|| panic!("server still running {within:?} after stdin closed\n{}", server.diagnostics()));
+    let status = server.wait_exit(within).unwrap_or_else(|| {
+        panic!(
+            "server still running {within:?} after stdin closed\n{}",
+            server.diagnostics()
+        )
+    });
     assert!(status.success(), "exit {status}\n{}", server.diagnostics());
     started.elapsed()
 }
@@ -132,14 +135,20 @@ fn children_of<'a>(spans: &'a [CollectedSpan], parent: &CollectedSpan) -> Vec<&'
 
 /// True once every call's root and its expected JDWP children have arrived.
 fn tree_complete(spans: &[CollectedSpan], calls: &[Call]) -> bool {
-    spans.iter().any(|s| s.name == "jdwp VirtualMachine.Dispose")
+    spans
+        .iter()
+        .any(|s| s.name == "jdwp VirtualMachine.Dispose")
         && calls.iter().all(|call| {
-        root_of(spans, call.tool).is_some_and(|root| {
-            let names: BTreeSet<String> =
-                children_of(spans, root).iter().map(|s| s.name.clone()).collect();
-            call.jdwp.iter().all(|m| names.contains(&format!("jdwp {m}")))
+            root_of(spans, call.tool).is_some_and(|root| {
+                let names: BTreeSet<String> = children_of(spans, root)
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .collect();
+                call.jdwp
+                    .iter()
+                    .all(|m| names.contains(&format!("jdwp {m}")))
+            })
         })
-    })
 }
 
 /// Checks the tree: one root per tool call, the JDWP round trips as its children with the RPC
@@ -149,19 +158,28 @@ fn assert_tree(spans: &[CollectedSpan], calls: &[Call], jvm_port: u16) {
     let all = describe(spans);
     for s in spans {
         assert!(
-            s.name.starts_with("mcp.tool ") || s.name.starts_with("jdwp ") || s.name.starts_with("jvm.event "),
+            s.name.starts_with("mcp.tool ")
+                || s.name.starts_with("jdwp ")
+                || s.name.starts_with("jvm.event "),
             "only our spans are exported (no ractor/rmcp lifetime spans); found {:?}\n{all}",
             s.name
         );
         assert_eq!(s.scope, "jvmscope", "{all}");
-        assert_eq!(s.service_name(), Some("jvmscope"), "default service name\n{all}");
+        assert_eq!(
+            s.service_name(),
+            Some("jvmscope"),
+            "default service name\n{all}"
+        );
     }
     for call in calls {
         let name = format!("mcp.tool {}", call.tool);
         let roots: Vec<_> = spans.iter().filter(|s| s.name == name).collect();
         assert_eq!(roots.len(), 1, "one span per {} call\n{all}", call.tool);
         let root = roots[0];
-        assert!(root.is_root(), "{name} is a root span of its own trace\n{all}");
+        assert!(
+            root.is_root(),
+            "{name} is a root span of its own trace\n{all}"
+        );
         assert_eq!(root.kind, KIND_SERVER, "{all}");
         assert_eq!(root.str_attr("mcp.tool.name"), Some(call.tool), "{all}");
         assert_eq!(root.status_code, STATUS_UNSET, "{name} succeeded\n{all}");
@@ -181,12 +199,18 @@ fn assert_tree(spans: &[CollectedSpan], calls: &[Call], jvm_port: u16) {
         .filter(|s| s.name.starts_with("mcp.tool "))
         .map(|s| s.trace_id.as_str())
         .collect();
-    assert_eq!(tool_traces.len(), calls.len(), "one trace per tool call\n{all}");
+    assert_eq!(
+        tool_traces.len(),
+        calls.len(),
+        "one trace per tool call\n{all}"
+    );
     for s in spans.iter().filter(|s| s.name.starts_with("jdwp ")) {
         assert_jdwp_attributes(s, jvm_port, &all);
     }
     assert!(
-        spans.iter().any(|s| s.name == "jdwp VirtualMachine.Dispose"),
+        spans
+            .iter()
+            .any(|s| s.name == "jdwp VirtualMachine.Dispose"),
         "the disconnect's Dispose is exported\n{all}"
     );
 }
@@ -197,11 +221,7 @@ fn assert_jdwp_attributes(s: &CollectedSpan, port: u16, all: &str) {
     assert_eq!(s.kind, KIND_CLIENT, "{}\n{all}", s.name);
     assert_eq!(s.str_attr("rpc.system"), Some("jdwp"), "{all}");
     assert_eq!(s.str_attr("rpc.method"), Some(method), "{all}");
-    assert_eq!(
-        s.str_attr("rpc.service"),
-        method.split('.').next(),
-        "{all}"
-    );
+    assert_eq!(s.str_attr("rpc.service"), method.split('.').next(), "{all}");
     assert_eq!(s.str_attr("server.address"), Some("127.0.0.1"), "{all}");
     assert_eq!(
         s.attributes.get("server.port"),
@@ -223,7 +243,10 @@ fn assert_jdwp_attributes(s: &CollectedSpan, port: u16, all: &str) {
             "jdwp.id is an integer: {:?}\n{all}",
             s.attributes.get("jdwp.id")
         );
-        assert!(s.int_attr("jdwp.reply_bytes").is_some_and(|n| n >= 11), "{all}");
+        assert!(
+            s.int_attr("jdwp.reply_bytes").is_some_and(|n| n >= 11),
+            "{all}"
+        );
         assert!(s.int_attr("jdwp.queued_us").is_some(), "{all}");
     }
 }
@@ -256,7 +279,10 @@ fn a_session_exports_one_trace_per_tool_call_with_its_jdwp_round_trips() {
     });
     assert_tree(&spans, &calls, jvm.port());
     assert!(
-        !server.stderr_tail().to_lowercase().contains("export failed"),
+        !server
+            .stderr_tail()
+            .to_lowercase()
+            .contains("export failed"),
         "{}",
         server.stderr_tail()
     );
@@ -330,7 +356,9 @@ fn jdwp_spans_record_error_replies_timeouts_and_disconnects() {
                 vec![
                     conn.send(&Version).await.map(|_| ()),
                     conn.send(&Version).await.map(|_| ()),
-                    conn.send_within(&Version, Duration::from_millis(300)).await.map(|_| ()),
+                    conn.send_within(&Version, Duration::from_millis(300))
+                        .await
+                        .map(|_| ()),
                     conn.send(&Version).await.map(|_| ()),
                 ]
             }
@@ -341,9 +369,18 @@ fn jdwp_spans_record_error_replies_timeouts_and_disconnects() {
         })
     });
     assert!(outcomes[0].is_ok(), "{outcomes:?}");
-    assert!(matches!(outcomes[1], Err(JdwpError::Jvm { .. })), "{outcomes:?}");
-    assert!(matches!(outcomes[2], Err(JdwpError::Timeout { .. })), "{outcomes:?}");
-    assert!(matches!(outcomes[3], Err(JdwpError::Disconnected { .. })), "{outcomes:?}");
+    assert!(
+        matches!(outcomes[1], Err(JdwpError::Jvm { .. })),
+        "{outcomes:?}"
+    );
+    assert!(
+        matches!(outcomes[2], Err(JdwpError::Timeout { .. })),
+        "{outcomes:?}"
+    );
+    assert!(
+        matches!(outcomes[3], Err(JdwpError::Disconnected { .. })),
+        "{outcomes:?}"
+    );
     export_rt.block_on(telemetry.shutdown());
 
     let spans = receiver.wait_for(ARRIVAL, "four round trips and their root", |spans| {
@@ -354,7 +391,11 @@ fn jdwp_spans_record_error_replies_timeouts_and_disconnects() {
         .iter()
         .find(|s| s.name == "mcp.tool faults")
         .unwrap_or_else(|| panic!("root span\n{all}"));
-    assert_eq!(root.service_name(), Some("jvmscope-faults"), "OTEL_SERVICE_NAME");
+    assert_eq!(
+        root.service_name(),
+        Some("jvmscope-faults"),
+        "OTEL_SERVICE_NAME"
+    );
     let mut trips: Vec<&CollectedSpan> = children_of(&spans, root);
     assert_eq!(trips.len(), 4, "{all}");
     trips.sort_by_key(|s| s.int_attr("jdwp.id").unwrap_or(i64::MAX));
@@ -427,9 +468,11 @@ fn the_shipped_binary_exports_to_a_real_collector_over_grpc_and_http() {
                 .cloned()
                 .collect()
         };
-        let spans = rotel.wait_for(ARRIVAL, &format!("the span tree over {protocol}"), |spans| {
-            tree_complete(&fresh(spans), &calls)
-        });
+        let spans = rotel.wait_for(
+            ARRIVAL,
+            &format!("the span tree over {protocol}"),
+            |spans| tree_complete(&fresh(spans), &calls),
+        );
         let spans = fresh(&spans);
         // Only this run's JVM: a previous run's stragglers are in other traces.
         let spans: Vec<CollectedSpan> = spans
@@ -466,7 +509,11 @@ fn without_an_endpoint_nothing_is_exported_and_nothing_is_said() {
         );
     }
     assert_eq!(receiver.requests(), 0);
-    assert!(server.stdout_garbage().is_empty(), "{:?}", server.stdout_garbage());
+    assert!(
+        server.stdout_garbage().is_empty(),
+        "{:?}",
+        server.stdout_garbage()
+    );
 }
 
 #[test]
@@ -502,15 +549,23 @@ fn a_refused_collector_is_logged_once_and_costs_calls_nothing() {
         .into_iter()
         .filter(|l| l.to_lowercase().contains("export failed") || l.contains("opentelemetry"))
         .collect();
-    assert_eq!(failures.len(), 1, "logged once, not per span or batch:\n{}", server.stderr_tail());
+    assert_eq!(
+        failures.len(),
+        1,
+        "logged once, not per span or batch:\n{}",
+        server.stderr_tail()
+    );
 }
 
 #[test]
 fn a_stalled_collector_drops_and_counts_spans_and_never_delays_calls_or_exit() {
     // Accepts connections and never answers: every export hangs.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap_or_else(|e| panic!("bind: {e}"));
-    let port = listener.local_addr().map(|a| a.port()).unwrap_or_else(|e| panic!("{e}"));
+    let listener =
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap_or_else(|e| panic!("bind: {e}"));
+    let port = listener
+        .local_addr()
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("{e}"));
     let _hold = std::thread::spawn(move || {
         let mut held = Vec::new();
         for stream in listener.incoming().flatten() {
@@ -569,9 +624,16 @@ fn sigterm_flushes_the_last_spans() {
     // The flush happens before main returns; whether the process then exits promptly is the
     // composition root's business (stdin's blocking read), so only the spans are awaited here.
     let spans = receiver.wait_for(ARRIVAL, "the flushed tool span", |spans| {
-        spans.iter().any(|s| s.name == "mcp.tool debug_list_sessions")
+        spans
+            .iter()
+            .any(|s| s.name == "mcp.tool debug_list_sessions")
     });
-    assert_eq!(spans.iter().filter(|s| s.is_root()).count(), 1, "{}", describe(&spans));
+    assert_eq!(
+        spans.iter().filter(|s| s.is_root()).count(),
+        1,
+        "{}",
+        describe(&spans)
+    );
     poll_until_msg(Duration::from_secs(10), "the SIGTERM line", || {
         server
             .stderr_lines()
@@ -596,7 +658,11 @@ fn the_log_file_rotates_by_size_and_stdout_stays_clean() {
     }
     stop(&server, Duration::from_secs(10));
     let rotated = dir.path().join("logs/jvmscope.log.1");
-    assert!(rotated.exists(), "rotated at 2000 bytes: {}", server.stderr_tail());
+    assert!(
+        rotated.exists(),
+        "rotated at 2000 bytes: {}",
+        server.stderr_tail()
+    );
     for path in [&log, &rotated] {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         // Within the limit, unless a single record is larger than the limit by itself.
@@ -608,6 +674,13 @@ fn the_log_file_rotates_by_size_and_stdout_stays_clean() {
             text.lines().count()
         );
     }
-    assert!(!dir.path().join("logs/jvmscope.log.4").exists(), "only a few are kept");
-    assert!(server.stdout_garbage().is_empty(), "{:?}", server.stdout_garbage());
+    assert!(
+        !dir.path().join("logs/jvmscope.log.4").exists(),
+        "only a few are kept"
+    );
+    assert!(
+        server.stdout_garbage().is_empty(),
+        "{:?}",
+        server.stdout_garbage()
+    );
 }

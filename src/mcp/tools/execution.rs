@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::session::SessionParams;
 use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use crate::actors::session::step::{DEFAULT_EXCLUDES, StepFilter, StepKind};
 use crate::actors::session::threads;
 use crate::mcp::error::ToolError;
 
@@ -30,8 +31,57 @@ pub struct ThreadParams {
     pub thread_id: String,
 }
 
+/// Arguments of the step tools.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Thread to step; default: the newest thread a stop point suspended.
+    pub thread_id: Option<String>,
+    /// Class patterns to skip (replaces the default JDK/container list; [] for none).
+    pub exclude_classes: Option<Vec<String>>,
+    /// Stop only in classes matching these patterns (instead of excluding).
+    pub only_classes: Option<Vec<String>>,
+    /// How long to wait for the landing, ms; default 10000.
+    pub timeout_ms: Option<u64>,
+}
+
+/// A step tool's description: its own first sentence, then what all
+/// three share.
+macro_rules! step_doc {
+    ($head:literal) => {
+        concat!(
+            $head,
+            " Runs only the stepped thread (every suspension it has is taken off) and waits for it to \
+             land; the reply shows where, and debug_get_last_event reports the landing too. JDK and \
+             container packages (java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, org.jboss.*, \
+             io.undertow.*, org.wildfly.*, org.hibernate.*) are skipped unless exclude_classes replaces \
+             the list ([] for none) or only_classes names where to stop."
+        )
+    };
+}
+
 pub fn tools() -> Vec<Tool> {
     vec![
+        tool::<StepParams>(
+            "debug_step_over",
+            "Step over",
+            step_doc!("Step to the next line of the current method, over calls."),
+            Effect::Changes,
+        ),
+        tool::<StepParams>(
+            "debug_step_into",
+            "Step into",
+            step_doc!("Step to the next line, entering a called method when the line calls one."),
+            Effect::Changes,
+        ),
+        tool::<StepParams>(
+            "debug_step_out",
+            "Step out",
+            step_doc!("Run until the current method returns, and stop in its caller."),
+            Effect::Changes,
+        ),
         tool::<ThreadParams>(
             "debug_suspend_thread",
             "Suspend one thread",
@@ -73,6 +123,9 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Rep
         "debug_suspend_thread" => suspend_thread(ctx, parse(name, args), true).await,
         "debug_resume_thread" => suspend_thread(ctx, parse(name, args), false).await,
         "debug_pause" => pause(ctx, parse(name, args)).await,
+        "debug_step_over" => step(ctx, name, parse(name, args), StepKind::Over).await,
+        "debug_step_into" => step(ctx, name, parse(name, args), StepKind::Into).await,
+        "debug_step_out" => step(ctx, name, parse(name, args), StepKind::Out).await,
         _ => return None,
     })
 }
@@ -92,7 +145,11 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
                 .is_none_or(|needle| t.name.contains(needle))
         })
         .collect();
-    let mut out = format!("{} threads", shown.len());
+    let mut out = format!(
+        "{} thread{}",
+        shown.len(),
+        if shown.len() == 1 { "" } else { "s" }
+    );
     if shown.len() != all.len() {
         out.push_str(&format!(" (of {})", all.len()));
     }
@@ -161,7 +218,11 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
 async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: bool) -> Reply {
     use crate::jdwp::thread_reference::{Name, Resume, Status, Suspend, SuspendCount};
     let p = p?;
-    let tool = if suspend { "debug_suspend_thread" } else { "debug_resume_thread" };
+    let tool = if suspend {
+        "debug_suspend_thread"
+    } else {
+        "debug_resume_thread"
+    };
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     handle.check_alive()?;
     let Some(thread) = super::inspect::thread_id(tool, Some(&p.thread_id))? else {
@@ -171,10 +232,17 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
     let status = conn.send(&Status { thread }).await.map_err(|e| {
         if matches!(
             e.code(),
-            Some(crate::jdwp::ErrorCode::INVALID_OBJECT) | Some(crate::jdwp::ErrorCode::INVALID_THREAD)
+            Some(crate::jdwp::ErrorCode::INVALID_OBJECT)
+                | Some(crate::jdwp::ErrorCode::INVALID_THREAD)
         ) {
-            ToolError::new("NO_THREAD", format!("there is no thread @{:#x} (it ended, or the id is wrong)", thread.0))
-                .next("debug_list_threads lists the live threads")
+            ToolError::new(
+                "NO_THREAD",
+                format!(
+                    "there is no thread @{:#x} (it ended, or the id is wrong)",
+                    thread.0
+                ),
+            )
+            .next("debug_list_threads lists the live threads")
         } else {
             handle.map_err(e).into()
         }
@@ -183,8 +251,14 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
     if format!("{:?}", status.thread_status).to_uppercase() == "ZOMBIE" {
         return Err(ToolError::new(
             "THREAD_FINISHED",
-            format!("thread @{:#x} {name:?} has finished running (ZOMBIE); it cannot be suspended", thread.0),
+            format!(
+                "thread @{:#x} {name:?} has finished running (ZOMBIE); it cannot be suspended",
+                thread.0
+            ),
         ));
+    }
+    if suspend {
+        handle.shared().note_suspension();
     }
     let result = if suspend {
         conn.send(&Suspend { thread }).await
@@ -200,7 +274,10 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
         handle.shared().forget_event_threads(Some(thread));
     }
     let verb = if suspend { "Suspended" } else { "Resumed" };
-    let mut out = format!("{verb} thread @{:#x} {name:?}: suspend count now {count}", thread.0);
+    let mut out = format!(
+        "{verb} thread @{:#x} {name:?}: suspend count now {count}",
+        thread.0
+    );
     if !suspend && count > 0 {
         out.push_str(&format!(
             " (still suspended: {count} more resume{} needed)",
@@ -231,6 +308,7 @@ async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             json!({"changed": false, "threads_held": before.held, "threads_total": before.total}),
         ));
     }
+    handle.shared().note_suspension();
     conn.send(&crate::jdwp::virtual_machine::Suspend)
         .await
         .map_err(|e| handle.map_err(e))?;
@@ -241,5 +319,72 @@ async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             after.held, after.total
         ),
         json!({"changed": true, "threads_held": after.held, "threads_total": after.total}),
+    ))
+}
+
+async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: StepKind) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    handle.check_alive()?;
+    let filter = match (p.only_classes, p.exclude_classes) {
+        (Some(_), Some(_)) => {
+            return Err(ToolError::bad_argument(
+                tool,
+                "give only_classes or exclude_classes, not both",
+            ));
+        }
+        (Some(only), None) if !only.is_empty() => StepFilter::Only(only),
+        (_, Some(exclude)) => StepFilter::Exclude(exclude),
+        _ => StepFilter::Exclude(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()),
+    };
+    let thread = match super::inspect::thread_id(tool, p.thread_id.as_deref())? {
+        Some(t) => t,
+        None => match handle.shared().event_threads().last() {
+            Some(t) => *t,
+            None => {
+                return Err(ToolError::new(
+                    "NO_THREAD",
+                    "no thread to step: no stop point has suspended one",
+                )
+                .next("pass thread_id of a suspended thread (debug_list_threads), or arm a suspending stop point and wait for its hit"));
+            }
+        },
+    };
+    let timeout = std::time::Duration::from_millis(p.timeout_ms.unwrap_or(10_000));
+    let landing = crate::actors::session::step::step(&handle, thread, kind, &filter, timeout)
+        .await
+        .map_err(|e| match e {
+            crate::actors::SessionError::Invalid(m) if m.starts_with("[THREAD_RUNNING]") => {
+                ToolError::new(
+                    "THREAD_RUNNING",
+                    m.trim_start_matches("[THREAD_RUNNING]").trim().to_string(),
+                )
+            }
+            crate::actors::SessionError::Invalid(m) if m.starts_with("[STEP_TIMEOUT]") => {
+                ToolError::new(
+                    "STEP_TIMEOUT",
+                    m.trim_start_matches("[STEP_TIMEOUT]").trim().to_string(),
+                )
+            }
+            other => other.into(),
+        })?;
+    let at = landing
+        .frame
+        .as_ref()
+        .map(|f| f.label())
+        .unwrap_or_else(|| "an unknown location".into());
+    Ok(text_and_data(
+        format!(
+            "Stepped thread @{:#x} to {at} ({}).\nThe thread is suspended there; debug_get_stack reads it, debug_continue resumes.",
+            thread.0,
+            filter.describe()
+        ),
+        json!({
+            "thread_id": format!("@{:#x}", thread.0),
+            "location": at,
+            "class": landing.frame.as_ref().map(|f| f.class.name.clone()),
+            "line": landing.frame.as_ref().and_then(|f| f.line),
+            "filter": filter.describe(),
+        }),
     ))
 }

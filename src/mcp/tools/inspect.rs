@@ -108,7 +108,9 @@ pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, Tool
     parsed.map(|v| Some(ThreadId(v))).map_err(|_| {
         ToolError::bad_argument(
             tool,
-            format!("thread_id {raw:?} is not a thread id (use the @0x… ids debug_list_threads prints)"),
+            format!(
+                "thread_id {raw:?} is not a thread id (use the @0x… ids debug_list_threads prints)"
+            ),
         )
     })
 }
@@ -133,7 +135,9 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
     let p = p?;
     let session = ctx.engine.session(p.session_id.as_deref())?;
     let thread = thread_id("debug_get_stack", p.thread_id.as_deref())?;
-    let ectx = driver::context(&session, thread, 0).await.map_err(session_err)?;
+    let ectx = driver::context(&session, thread, 0)
+        .await
+        .map_err(session_err)?;
     let Some(thread) = ectx.thread else {
         return Err(ToolError::new(
             "NO_THREAD",
@@ -193,7 +197,10 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
         let mut data_locals = Vec::new();
         match locals {
             None => {}
-            Some(Err(e)) => out.push_str(&format!("\n    (locals unreadable: {})", driver::explain(&e))),
+            Some(Err(e)) => out.push_str(&format!(
+                "\n    (locals unreadable: {})",
+                driver::explain(&e)
+            )),
             Some(Ok(Locals::Absent)) => {
                 out.push_str("\n    (no local variable table: compiled without -g)")
             }
@@ -209,7 +216,11 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
                     let show_type = !l.generic.is_empty();
                     out.push_str(&format!(
                         "\n    {}{} = {}",
-                        if show_type { format!("{ty} ") } else { String::new() },
+                        if show_type {
+                            format!("{ty} ")
+                        } else {
+                            String::new()
+                        },
                         l.name,
                         rendered
                     ));
@@ -239,12 +250,13 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
 
 async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) -> Reply {
     let p = p?;
-    let tool = if chain { "debug_evaluate_chain" } else { "debug_evaluate" };
+    let tool = if chain {
+        "debug_evaluate_chain"
+    } else {
+        "debug_evaluate"
+    };
     let parsed = crate::expr::parse_checked(&p.expression).map_err(|e| {
-        ToolError::new(
-            "BAD_EXPRESSION",
-            format!("{e}\n{}", e.caret(&p.expression)),
-        )
+        ToolError::new("BAD_EXPRESSION", format!("{e}\n{}", e.caret(&p.expression)))
     })?;
     let session: SessionHandle = ctx.engine.session(p.session_id.as_deref())?;
     let thread = thread_id(tool, p.thread_id.as_deref())?;
@@ -265,7 +277,11 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
         classes,
         // The chain view and field trees never invoke; the one-line view may
         // call toString() on an event-suspended thread.
-        ctx: if chain || p.expand_objects.unwrap_or(false) { &quiet } else { &ectx },
+        ctx: if chain || p.expand_objects.unwrap_or(false) {
+            &quiet
+        } else {
+            &ectx
+        },
         budget,
         charset: parsed.charset,
     };
@@ -297,7 +313,9 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
                     e.render(src)
                 ));
             }
-            (Some(n), None) => out.push_str(&format!("First null: `{n}` (the chain's value is null)")),
+            (Some(n), None) => {
+                out.push_str(&format!("First null: `{n}` (the chain's value is null)"))
+            }
             (None, Some(e)) => out.push_str(&format!("Stopped: {}", e.render(src))),
             (None, None) => out.push_str("No link is null."),
         }
@@ -338,7 +356,11 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
             ))
         }
         Err(f) => {
-            let mut msg = format!("{}\n{}", f.error.render(src), caret(src, f.error.span.start));
+            let mut msg = format!(
+                "{}\n{}",
+                f.error.render(src),
+                caret(src, f.error.span.start)
+            );
             for n in &f.notes {
                 msg.push_str(&format!("\nNote: {n}"));
             }

@@ -3,9 +3,12 @@
 //! calls addressed to them. Descriptions are the model's documentation:
 //! short, exact, and honest about what a tool costs the JVM.
 
+pub mod events;
 pub mod execution;
 pub mod inspect;
+pub mod mutation;
 pub mod session;
+pub mod stop_points;
 
 use std::sync::Arc;
 
@@ -15,6 +18,20 @@ use serde::de::DeserializeOwned;
 
 use crate::actors::Engine;
 use crate::mcp::error::ToolError;
+
+/// Where a long tool call reports progress: the client's progress token
+/// and the peer to notify. Set (as a task-local) by the server for calls
+/// that carry a `progressToken`.
+#[derive(Clone)]
+pub struct Progress {
+    pub peer: rmcp::Peer<rmcp::RoleServer>,
+    pub token: rmcp::model::ProgressToken,
+}
+
+tokio::task_local! {
+    /// The progress sink of the tool call running on this task, if any.
+    pub static PROGRESS: Progress;
+}
 
 /// What every tool call gets.
 #[derive(Clone)]
@@ -60,7 +77,10 @@ pub fn tool<P: JsonSchema + 'static>(
 pub fn catalogue() -> Vec<Tool> {
     let mut all = session::tools();
     all.extend(execution::tools());
+    all.extend(stop_points::tools());
+    all.extend(events::tools());
     all.extend(inspect::tools());
+    all.extend(mutation::tools());
     all
 }
 
@@ -72,6 +92,12 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolRe
     } else if let Some(r) = execution::call(ctx, name, args.clone()).await {
         r
     } else if let Some(r) = inspect::call(ctx, name, args.clone()).await {
+        r
+    } else if let Some(r) = mutation::call(ctx, name, args.clone()).await {
+        r
+    } else if let Some(r) = stop_points::call(ctx, name, args.clone()).await {
+        r
+    } else if let Some(r) = events::call(ctx, name, args.clone()).await {
         r
     } else {
         Err(

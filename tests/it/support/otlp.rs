@@ -101,7 +101,11 @@ pub fn describe(spans: &[CollectedSpan]) -> String {
             s.scope,
             &s.trace_id[..s.trace_id.len().min(8)],
             s.span_id,
-            if s.parent_span_id.is_empty() { "-" } else { &s.parent_span_id },
+            if s.parent_span_id.is_empty() {
+                "-"
+            } else {
+                &s.parent_span_id
+            },
             s.kind,
             s.status_code
         );
@@ -140,7 +144,11 @@ fn spans_of(request: ExportTraceServiceRequest) -> Vec<CollectedSpan> {
             .map(|r| proto_attrs(&r.attributes))
             .unwrap_or_default();
         for ss in rs.scope_spans {
-            let scope = ss.scope.as_ref().map(|s| s.name.clone()).unwrap_or_default();
+            let scope = ss
+                .scope
+                .as_ref()
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
             for span in ss.spans {
                 out.push(CollectedSpan {
                     trace_id: hex(&span.trace_id),

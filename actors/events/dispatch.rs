@@ -1,0 +1,741 @@
+//! One composite, handled as a whole. Its events are routed to stop points
+//! through the registry's table; a composite carries one suspend policy,
+//! and that decides the path:
+//!
+//! - **NONE**: nothing is held. Suspension-free traces record what the
+//!   event carries, inline.
+//! - **EVENT_THREAD**: only the hit thread is held. A capture task (at most
+//!   `CAPTURE_WINDOW` in flight) filters the hits (method names, monitor
+//!   durations, counts, conditions, budgets), reads frames and locals in one
+//!   pipelined burst with the resume queued right behind them (the JVM
+//!   answers in order, so the reads complete before the thread runs), and
+//!   escalates to a VM suspend only for a suspending hit that passed.
+//! - **ALL**: every thread is held for a suspending stop point; traces at
+//!   the same location are captured and counted as overridden.
+//!
+//! Every path releases what only we hold: a hit over budget, filtered out,
+//! for a cleared request or failing to read is still resumed.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+
+use super::capture::{Ctx, Slot};
+use super::condition;
+use super::log::{HitEvent, TraceRecord};
+use crate::actors::stop_points::StopPointsMsg;
+use crate::actors::stop_points::arm::monitor_kind;
+use crate::actors::stop_points::routes::{Lookup, Route, Target as RouteTarget, key_of};
+use crate::jdwp::stack_frame::GetValues;
+use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId, Value};
+use crate::model::stop_point::{LocalsChoice, Mode, Target, TraceSpec};
+
+/// One event routed to one stop point.
+pub struct Member {
+    pub event: Event,
+    pub target: Arc<RouteTarget>,
+}
+
+/// What a hit comes to once filtered.
+enum Decision {
+    /// Counted, nothing more (filtered, over budget, condition false).
+    Skip,
+    /// Snapshot it.
+    Trace(TraceSpec, Vec<(String, String)>),
+    /// Report it to the agent (a suspending stop point).
+    Report(Vec<(String, String)>),
+}
+
+/// Handles one composite.
+pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) {
+    ctx.session.record_composite(&composite);
+    let table = ctx.stops.table().clone();
+    // Read the arming flag before the table: if no arm is open now, any
+    // request of ours that could have produced this event is published.
+    let arming = table.is_arming();
+    let mut routes = table.load();
+    if arming
+        && composite
+            .events
+            .iter()
+            .any(|e| matches!(routes.lookup(&key_of(e)), Lookup::Foreign))
+    {
+        table.settled().await;
+        routes = table.load();
+    }
+    let policy = composite.suspend_policy;
+    let thread = composite.events.iter().find_map(Event::thread);
+    let mut members = Vec::new();
+    let mut prepared = Vec::new();
+    let mut retired = 0usize;
+    let mut foreign = 0usize;
+    for event in composite.events {
+        let key = key_of(&event);
+        match routes.lookup(&key) {
+            Lookup::Live(Route::Hit { target, jvm_count }) => {
+                if *jvm_count {
+                    let _ = ctx.stops.actor().send_message(StopPointsMsg::Fired(key));
+                }
+                members.push(Member {
+                    event,
+                    target: target.clone(),
+                });
+            }
+            Lookup::Live(Route::Watch { .. } | Route::FamilyWatch { .. }) => {
+                if let Event::ClassPrepare {
+                    ref_type,
+                    signature,
+                    ..
+                } = event
+                {
+                    prepared.push((key, ref_type, signature));
+                }
+            }
+            Lookup::Retired => retired += 1,
+            Lookup::Foreign => foreign += 1,
+        }
+    }
+    let Some(thread) = thread else {
+        return;
+    };
+    let ours_only = foreign == 0;
+    if !prepared.is_empty() {
+        let held = policy != SuspendPolicy::None && ours_only && members.is_empty();
+        let sent = ctx
+            .stops
+            .actor()
+            .send_message(StopPointsMsg::ClassPrepared {
+                events: prepared,
+                thread,
+                held,
+            });
+        if held {
+            if sent.is_err() {
+                release(ctx, policy, thread).await;
+            }
+            return;
+        }
+    }
+    if members.is_empty() {
+        if retired > 0 && ours_only && policy != SuspendPolicy::None {
+            release(ctx, policy, thread).await;
+        }
+        return;
+    }
+    if policy == SuspendPolicy::None {
+        free(ctx, members, thread, received).await;
+        return;
+    }
+    // A bounded window of captures in flight: when it is full this waits,
+    // and the JVM's threads wait at their hits (backpressure), never lost.
+    let Ok(permit) = ctx.window.clone().acquire_owned().await else {
+        release(ctx, policy, thread).await;
+        return;
+    };
+    let ctx = ctx.clone();
+    tokio::spawn(async move {
+        held(&ctx, thread, policy, members, ours_only, received).await;
+        drop(permit);
+    });
+}
+
+/// Releases what a composite suspended.
+async fn release(ctx: &Ctx, policy: SuspendPolicy, thread: ThreadId) {
+    match policy {
+        SuspendPolicy::None => {}
+        SuspendPolicy::EventThread => {
+            let _ = ctx
+                .conn
+                .send(&crate::jdwp::thread_reference::Resume { thread })
+                .await;
+        }
+        SuspendPolicy::All => {
+            let _ = ctx.conn.send(&crate::jdwp::virtual_machine::Resume).await;
+        }
+    }
+}
+
+fn finish(ctx: &Ctx, target: &RouteTarget, reason: String) {
+    let _ = ctx
+        .stops
+        .actor()
+        .send_message(StopPointsMsg::Finished(target.id.clone(), reason));
+}
+
+/// Filters one hit: method name, monitor pairing, count, condition,
+/// budget.
+async fn decide(
+    ctx: &Ctx,
+    m: &Member,
+    thread: ThreadId,
+    received: Instant,
+    can_evaluate: bool,
+) -> Decision {
+    let t = &m.target;
+    let stats = &t.stats;
+    let mut extra = Vec::new();
+    match &t.spec.target {
+        Target::MethodExit(me) => {
+            if let (Some(want), Some(loc)) = (&me.method, m.event.location())
+                && ctx.method_name(&loc).await.as_deref() != Some(want.as_str())
+            {
+                stats.discarded.fetch_add(1, Ordering::Relaxed);
+                return Decision::Skip;
+            }
+        }
+        Target::Monitor(mon) => {
+            let Some(kind) = monitor_kind(m.event.kind()) else {
+                return Decision::Skip;
+            };
+            let key = (t.id.clone(), thread);
+            if kind.is_opening() {
+                if let Ok(mut g) = ctx.monitors.lock() {
+                    g.insert(key, received);
+                }
+                if mon.min_duration_ms.is_some() {
+                    stats.hit(received);
+                    return Decision::Skip;
+                }
+            } else {
+                let started = ctx.monitors.lock().ok().and_then(|mut g| g.remove(&key));
+                let took = started.map(|s| received.saturating_duration_since(s));
+                match took {
+                    Some(d) => extra.push((
+                        "duration".into(),
+                        format!(
+                            "{} ms (measured here, between the two events)",
+                            d.as_millis()
+                        ),
+                    )),
+                    None if mon.pairs(kind) => extra.push((
+                        "duration".into(),
+                        "not measurable (the opening event was not seen)".into(),
+                    )),
+                    None => extra.push((
+                        "duration".into(),
+                        "not measurable (only this half of the pair is armed)".into(),
+                    )),
+                }
+                if let Some(min) = mon.min_duration_ms
+                    && took.is_none_or(|d| d < Duration::from_millis(min))
+                {
+                    stats.hit(received);
+                    stats.below_threshold.fetch_add(1, Ordering::Relaxed);
+                    return Decision::Skip;
+                }
+            }
+        }
+        _ => {}
+    }
+    stats.hit(received);
+    if let Some(n) = t.count_here {
+        let c = stats.counted.fetch_add(1, Ordering::Relaxed) + 1;
+        if c != u64::from(n) {
+            return Decision::Skip;
+        }
+        finish(ctx, t, format!("hit_count {n} reached"));
+    }
+    if let Some(cond) = &t.spec.filters.condition {
+        let outcome = if can_evaluate {
+            condition::evaluate(ctx, thread, &m.event, cond).await
+        } else {
+            Err("the thread was not suspended by this event".into())
+        };
+        match outcome {
+            Ok(true) => {}
+            Ok(false) => {
+                stats.condition_false.fetch_add(1, Ordering::Relaxed);
+                return Decision::Skip;
+            }
+            Err(e) => {
+                stats.condition_errors.fetch_add(1, Ordering::Relaxed);
+                stats.note_error(e.clone());
+                let loc = match m.event.location() {
+                    Some(l) => ctx.label(&l).await.to_string(),
+                    None => "?".into(),
+                };
+                ctx.log.push_event(HitEvent {
+                    seq: 0,
+                    at: received,
+                    stop: Some(t.id.0.clone()),
+                    kind: "condition-error",
+                    thread,
+                    thread_name: ctx.thread_name(thread).await.to_string(),
+                    location: loc,
+                    details: vec![("condition".into(), cond.clone()), ("error".into(), e)],
+                    suspended: SuspendPolicy::None,
+                    note: Some(
+                        "the hit was not treated as true or false: nothing was suspended".into(),
+                    ),
+                });
+                return Decision::Skip;
+            }
+        }
+    }
+    match &t.spec.mode {
+        Mode::Trace(ts) => {
+            let (ok, last) = stats.charge(ts.max_hits);
+            if last {
+                finish(
+                    ctx,
+                    t,
+                    format!("its trace budget of {} captures is used", ts.max_hits),
+                );
+            }
+            if ok {
+                Decision::Trace(ts.clone(), extra)
+            } else {
+                Decision::Skip
+            }
+        }
+        Mode::Suspend => Decision::Report(extra),
+    }
+}
+
+/// The NONE path: nothing is held, so nothing is read that needs a
+/// suspended thread; the record is what the event carries.
+async fn free(ctx: &Ctx, members: Vec<Member>, thread: ThreadId, received: Instant) {
+    for m in members {
+        let Decision::Trace(ts, mut extra) = decide(ctx, &m, thread, received, false).await else {
+            continue;
+        };
+        extra.extend(event_details(ctx, &m.event, None, detail_len(&ts)).await);
+        let location = match m.event.location() {
+            Some(l) => ctx.label(&l).await.to_string(),
+            None => "?".into(),
+        };
+        ctx.log.push_trace(TraceRecord {
+            seq: 0,
+            at: received,
+            stop: m.target.id.0.clone(),
+            thread,
+            thread_name: ctx.thread_name(thread).await.to_string(),
+            location,
+            callers: Vec::new(),
+            locals: Vec::new(),
+            locals_note: None,
+            details: extra,
+            overridden: false,
+        });
+        m.target.stats.captured_in(Duration::ZERO);
+    }
+}
+
+fn detail_len(ts: &TraceSpec) -> usize {
+    ts.max_length.max(200)
+}
+
+/// What the union of several members' locals choices reads.
+fn union(choices: &[&LocalsChoice]) -> LocalsChoice {
+    if choices.iter().any(|c| **c == LocalsChoice::All) {
+        return LocalsChoice::All;
+    }
+    let mut names: Vec<String> = choices
+        .iter()
+        .filter_map(|c| match c {
+            LocalsChoice::Only(n) => Some(n.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    names.sort();
+    names.dedup();
+    if names.is_empty() {
+        LocalsChoice::None
+    } else {
+        LocalsChoice::Only(names)
+    }
+}
+
+/// The held path: one thread (EVENT_THREAD) or the VM (ALL) is
+/// suspended for this composite.
+async fn held(
+    ctx: &Ctx,
+    thread: ThreadId,
+    policy: SuspendPolicy,
+    members: Vec<Member>,
+    ours_only: bool,
+    received: Instant,
+) {
+    let mut traces: Vec<(Member, TraceSpec, Vec<(String, String)>)> = Vec::new();
+    let mut reports: Vec<(Member, Vec<(String, String)>)> = Vec::new();
+    for m in members {
+        match decide(ctx, &m, thread, received, true).await {
+            Decision::Skip => {}
+            Decision::Trace(ts, extra) => traces.push((m, ts, extra)),
+            Decision::Report(extra) => reports.push((m, extra)),
+        }
+    }
+    let overridden = policy == SuspendPolicy::All;
+    if overridden {
+        for (m, _, _) in &traces {
+            m.target.stats.overridden.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    // What to read while the thread is held.
+    let callers = traces.iter().map(|(_, t, _)| t.frames).max().unwrap_or(0) as usize;
+    let choices: Vec<&LocalsChoice> = traces.iter().map(|(_, t, _)| &t.locals).collect();
+    let wanted = union(&choices);
+    let need_frames = callers > 0 || wanted != LocalsChoice::None;
+    let escalate = policy == SuspendPolicy::EventThread && !reports.is_empty();
+
+    let frames = if need_frames {
+        ctx.frames(thread, callers + 1).await
+    } else {
+        Ok(Vec::new())
+    };
+    let frames = match frames {
+        Ok(f) => f,
+        Err(e) => {
+            for (m, _, _) in &traces {
+                m.target
+                    .stats
+                    .note_error(format!("reading frames failed: {e}"));
+            }
+            Vec::new()
+        }
+    };
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut locals_note = None;
+    if wanted != LocalsChoice::None
+        && let Some(top) = frames.first()
+    {
+        match ctx.slots(&top.location, &wanted).await {
+            Some(s) => slots = s,
+            None => {
+                locals_note = Some("no local variable table (compiled without -g?)".to_string())
+            }
+        }
+    }
+    // The reads that need the thread held, queued in order; the release
+    // goes right behind them.
+    let values = (!slots.is_empty())
+        .then(|| frames.first())
+        .flatten()
+        .map(|top| {
+            ctx.conn.send(&GetValues {
+                thread,
+                frame: top.frame_id,
+                slots: slots.iter().map(|s| s.request).collect(),
+            })
+        });
+    let field_reads: Vec<_> = traces
+        .iter()
+        .map(|(m, _, _)| &m.event)
+        .chain(reports.iter().map(|(m, _)| &m.event))
+        .map(|e| match e {
+            Event::FieldModification {
+                ref_type,
+                field,
+                object,
+                ..
+            }
+            | Event::FieldAccess {
+                ref_type,
+                field,
+                object,
+                ..
+            } => Some(ctx.field_value(object.id, ref_type.id, *field)),
+            _ => None,
+        })
+        .collect();
+    let conn = &ctx.conn;
+    let releasing = async {
+        if escalate {
+            let suspend = conn.send(&crate::jdwp::virtual_machine::Suspend);
+            let resume = conn.send(&crate::jdwp::thread_reference::Resume { thread });
+            let (s, r) = futures::join!(suspend, resume);
+            s.map_err(|e| e.to_string())
+                .and(r.map_err(|e| e.to_string()))
+                .err()
+        } else if !ours_only || (policy == SuspendPolicy::All && !reports.is_empty()) {
+            None
+        } else {
+            match policy {
+                SuspendPolicy::EventThread => conn
+                    .send(&crate::jdwp::thread_reference::Resume { thread })
+                    .await
+                    .err()
+                    .map(|e| e.to_string()),
+                SuspendPolicy::All => conn
+                    .send(&crate::jdwp::virtual_machine::Resume)
+                    .await
+                    .err()
+                    .map(|e| e.to_string()),
+                SuspendPolicy::None => None,
+            }
+        }
+    };
+    let values = async {
+        match values {
+            Some(v) => Some(v.await),
+            None => None,
+        }
+    };
+    let fields = join_all(field_reads.into_iter().map(|f| async move {
+        match f {
+            Some(f) => f.await,
+            None => None,
+        }
+    }));
+    let (values, field_values, release_error) = futures::join!(values, fields, releasing);
+    let held_for = received.elapsed();
+
+    // The thread runs again (unless it was escalated or the VM is held):
+    // render at leisure.
+    let values: Vec<Value> = match values {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => {
+            locals_note = Some(format!("locals unreadable: {e}"));
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    let name = ctx.thread_name(thread).await.to_string();
+    let caller_labels = join_all(frames.iter().skip(1).map(|f| ctx.label(&f.location))).await;
+    let mut field_values = field_values.into_iter();
+    for (m, ts, mut extra) in traces {
+        let old = field_values.next().flatten();
+        let len = detail_len(&ts);
+        extra.extend(event_details(ctx, &m.event, old, len).await);
+        let keep: Vec<(&Slot, &Value)> = slots
+            .iter()
+            .zip(values.iter())
+            .filter(|(s, _)| match &ts.locals {
+                LocalsChoice::All => true,
+                LocalsChoice::None => false,
+                LocalsChoice::Only(n) => n.contains(&s.name),
+            })
+            .collect();
+        let rendered = ctx
+            .render_all(
+                &keep.iter().map(|(_, v)| **v).collect::<Vec<_>>(),
+                ts.max_length,
+            )
+            .await;
+        let locals = keep
+            .iter()
+            .zip(rendered)
+            .map(|((s, _), r)| (s.name.clone(), r))
+            .collect();
+        let location = match m.event.location() {
+            Some(l) => ctx.label(&l).await.to_string(),
+            None => "?".into(),
+        };
+        ctx.log.push_trace(TraceRecord {
+            seq: 0,
+            at: received,
+            stop: m.target.id.0.clone(),
+            thread,
+            thread_name: name.clone(),
+            location,
+            callers: caller_labels
+                .iter()
+                .take(ts.frames as usize)
+                .map(|l| l.to_string())
+                .collect(),
+            locals,
+            locals_note: if ts.locals == LocalsChoice::None {
+                None
+            } else {
+                locals_note.clone()
+            },
+            details: extra,
+            overridden,
+        });
+        m.target.stats.captured_in(held_for);
+        if let Some(e) = &release_error {
+            m.target.stats.note_error(format!("resume failed: {e}"));
+        }
+    }
+    for (m, mut extra) in reports {
+        let old = field_values.next().flatten();
+        extra.extend(event_details(ctx, &m.event, old, 200).await);
+        let location = match m.event.location() {
+            Some(l) => ctx.label(&l).await.to_string(),
+            None => "?".into(),
+        };
+        let (suspended, note) = match (&release_error, escalate) {
+            (Some(e), true) => (
+                SuspendPolicy::None,
+                Some(format!(
+                    "the stop point matched, but suspending the VM failed ({e}); the application may still be running"
+                )),
+            ),
+            (None, true) => (
+                SuspendPolicy::All,
+                Some("matched on the hit thread, then the VM was suspended: other threads ran for one round trip".into()),
+            ),
+            _ => (policy, None),
+        };
+        ctx.log.push_event(HitEvent {
+            seq: 0,
+            at: received,
+            stop: Some(m.target.id.0.clone()),
+            kind: kind_label(&m.event),
+            thread,
+            thread_name: name.clone(),
+            location,
+            details: extra,
+            suspended,
+            note,
+        });
+    }
+}
+
+/// The word an event's kind is reported as.
+pub fn kind_label(e: &Event) -> &'static str {
+    match e {
+        Event::Breakpoint { .. } => "breakpoint",
+        Event::Exception { .. } => "exception",
+        Event::FieldAccess { .. } => "field-read",
+        Event::FieldModification { .. } => "field-write",
+        Event::MethodExit { .. } | Event::MethodExitWithReturnValue { .. } => "method-exit",
+        Event::MonitorContendedEnter { .. } => "monitor-blocked",
+        Event::MonitorContendedEntered { .. } => "monitor-acquired",
+        Event::MonitorWait { .. } => "monitor-wait",
+        Event::MonitorWaited { .. } => "monitor-waited",
+        Event::MethodEntry { .. } => "method-entry",
+        Event::SingleStep { .. } => "step",
+        _ => "event",
+    }
+}
+
+/// What an event itself carries, rendered (exception type, message and
+/// catch site; field old → new; returned value; monitor object).
+async fn event_details(
+    ctx: &Ctx,
+    e: &Event,
+    old: Option<Value>,
+    len: usize,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    match e {
+        Event::Exception {
+            exception,
+            catch_location,
+            ..
+        } => {
+            let (ty, message) = ctx.exception(*exception, len).await;
+            out.push(("exception".into(), format!("{ty} @{:#x}", exception.id.0)));
+            if let Some(m) = message {
+                out.push(("message".into(), m));
+            }
+            out.push((
+                "catch".into(),
+                match catch_location {
+                    Some(c) => ctx.label(c).await.to_string(),
+                    None => "uncaught".into(),
+                },
+            ));
+        }
+        Event::FieldModification {
+            ref_type,
+            field,
+            object,
+            value_to_be,
+            ..
+        } => {
+            out.push(("field".into(), ctx.field_name(ref_type.id, *field).await));
+            if object.id.0 != 0 {
+                out.push(("object".into(), format!("@{:#x}", object.id.0)));
+            }
+            let new = ctx.render(value_to_be, len).await;
+            let old = match old {
+                Some(v) => ctx.render(&v, len).await,
+                None => "?".into(),
+            };
+            out.push(("change".into(), format!("{old} → {new}")));
+        }
+        Event::FieldAccess {
+            ref_type,
+            field,
+            object,
+            ..
+        } => {
+            out.push(("field".into(), ctx.field_name(ref_type.id, *field).await));
+            if object.id.0 != 0 {
+                out.push(("object".into(), format!("@{:#x}", object.id.0)));
+            }
+            if let Some(v) = old {
+                out.push(("value".into(), ctx.render(&v, len).await));
+            }
+        }
+        Event::MethodExitWithReturnValue { value, .. } => {
+            out.push(("returned".into(), ctx.render(value, len).await));
+        }
+        Event::MonitorContendedEnter { object, .. }
+        | Event::MonitorContendedEntered { object, .. } => {
+            out.push((
+                "monitor".into(),
+                ctx.render(
+                    &Value::Object {
+                        tag: object.tag,
+                        id: object.id,
+                    },
+                    len,
+                )
+                .await,
+            ));
+        }
+        Event::MonitorWait {
+            object, timeout, ..
+        } => {
+            out.push((
+                "monitor".into(),
+                ctx.render(
+                    &Value::Object {
+                        tag: object.tag,
+                        id: object.id,
+                    },
+                    len,
+                )
+                .await,
+            ));
+            out.push((
+                "timeout".into(),
+                format!("{timeout} ms (as passed to wait)"),
+            ));
+        }
+        Event::MonitorWaited {
+            object, timed_out, ..
+        } => {
+            out.push((
+                "monitor".into(),
+                ctx.render(
+                    &Value::Object {
+                        tag: object.tag,
+                        id: object.id,
+                    },
+                    len,
+                )
+                .await,
+            ));
+            out.push(("timed out".into(), timed_out.to_string()));
+        }
+        _ => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn locals_choices_union() {
+        let all = LocalsChoice::All;
+        let none = LocalsChoice::None;
+        let a = LocalsChoice::Only(vec!["a".into()]);
+        let b = LocalsChoice::Only(vec!["b".into(), "a".into()]);
+        assert_eq!(union(&[&none, &none]), LocalsChoice::None);
+        assert_eq!(union(&[&a, &all]), LocalsChoice::All);
+        assert_eq!(
+            union(&[&a, &b, &none]),
+            LocalsChoice::Only(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(union(&[]), LocalsChoice::None);
+    }
+}

@@ -1,0 +1,373 @@
+//! What EventDispatch hands to the agent: reportable events (hits that
+//! suspended something, and failures worth knowing about) in a bounded
+//! queue, and trace snapshots in a bounded ring whose evictions are
+//! counted. One sequence numbers both, so `since` works across them.
+//! Waiters (`debug_wait_for_event`) are woken on every addition.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::jdwp::{SuspendPolicy, ThreadId};
+
+/// Reportable events kept for `get_last_event`.
+pub const EVENT_CAPACITY: usize = 1000;
+/// Trace snapshots kept.
+pub const TRACE_CAPACITY: usize = 500;
+
+/// A hit (or failure) the agent should hear about.
+#[derive(Debug, Clone)]
+pub struct HitEvent {
+    pub seq: u64,
+    pub at: Instant,
+    /// The stop point, when one fired.
+    pub stop: Option<String>,
+    /// `breakpoint`, `exception`, `field-write`, `method-exit`,
+    /// `monitor-acquired`, `condition-error`, …
+    pub kind: &'static str,
+    pub thread: ThreadId,
+    pub thread_name: String,
+    /// `class.method:line`.
+    pub location: String,
+    /// Ordered key/value details (exception type and message, catch
+    /// location, old → new, return value, duration).
+    pub details: Vec<(String, String)>,
+    /// What the JVM holds for this event.
+    pub suspended: SuspendPolicy,
+    pub note: Option<String>,
+}
+
+/// One trace snapshot.
+#[derive(Debug, Clone)]
+pub struct TraceRecord {
+    pub seq: u64,
+    pub at: Instant,
+    pub stop: String,
+    pub thread: ThreadId,
+    pub thread_name: String,
+    pub location: String,
+    /// Callers, nearest first.
+    pub callers: Vec<String>,
+    /// Locals as rendered.
+    pub locals: Vec<(String, String)>,
+    /// Why locals are missing, when they are.
+    pub locals_note: Option<String>,
+    pub details: Vec<(String, String)>,
+    /// The hit arrived in a composite that suspended every thread.
+    pub overridden: bool,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    next_seq: u64,
+    events: VecDeque<HitEvent>,
+    events_dropped: u64,
+    /// Highest event seq shown to the agent.
+    reported: u64,
+    traces: VecDeque<TraceRecord>,
+    evicted: u64,
+    captured_total: u64,
+}
+
+/// Counters of the trace ring.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RingStats {
+    pub held: usize,
+    pub capacity: usize,
+    pub evicted: u64,
+    pub captured_total: u64,
+}
+
+/// The session's event log.
+#[derive(Debug)]
+pub struct EventLog {
+    inner: Mutex<Inner>,
+    changed: tokio::sync::watch::Sender<u64>,
+    pub created: Instant,
+    trace_capacity: usize,
+}
+
+impl Default for EventLog {
+    fn default() -> Self {
+        Self::new(TRACE_CAPACITY)
+    }
+}
+
+fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl EventLog {
+    pub fn new(trace_capacity: usize) -> Self {
+        Self {
+            inner: Mutex::new(Inner::default()),
+            changed: tokio::sync::watch::channel(0).0,
+            created: Instant::now(),
+            trace_capacity: trace_capacity.max(1),
+        }
+    }
+
+    /// Adds a reportable event; returns its sequence number.
+    pub fn push_event(&self, mut e: HitEvent) -> u64 {
+        let seq = {
+            let mut g = lock(&self.inner);
+            g.next_seq += 1;
+            e.seq = g.next_seq;
+            if g.events.len() == EVENT_CAPACITY {
+                g.events.pop_front();
+                g.events_dropped += 1;
+            }
+            g.events.push_back(e);
+            g.next_seq
+        };
+        self.changed.send_replace(seq);
+        seq
+    }
+
+    /// Adds a trace snapshot, evicting the oldest when the ring is full.
+    pub fn push_trace(&self, mut t: TraceRecord) -> u64 {
+        let seq = {
+            let mut g = lock(&self.inner);
+            g.next_seq += 1;
+            t.seq = g.next_seq;
+            if g.traces.len() >= self.trace_capacity {
+                g.traces.pop_front();
+                g.evicted += 1;
+            }
+            g.traces.push_back(t);
+            g.captured_total += 1;
+            g.next_seq
+        };
+        self.changed.send_replace(seq);
+        seq
+    }
+
+    /// The newest event and how many are buffered (the newest included).
+    pub fn last(&self) -> (Option<HitEvent>, usize, u64) {
+        let g = lock(&self.inner);
+        (g.events.back().cloned(), g.events.len(), g.events_dropped)
+    }
+
+    /// The oldest `limit` buffered events, oldest first.
+    pub fn oldest(&self, limit: usize) -> Vec<HitEvent> {
+        lock(&self.inner)
+            .events
+            .iter()
+            .take(limit)
+            .cloned()
+            .collect()
+    }
+
+    /// Discards the oldest `n` buffered events (all when `None`).
+    pub fn drain(&self, n: Option<usize>) -> usize {
+        let mut g = lock(&self.inner);
+        let n = n.unwrap_or(g.events.len()).min(g.events.len());
+        g.events.drain(..n);
+        n
+    }
+
+    /// Notes that the agent has seen events up to `seq`.
+    pub fn mark_reported(&self, seq: u64) {
+        let mut g = lock(&self.inner);
+        g.reported = g.reported.max(seq);
+    }
+
+    pub fn reported(&self) -> u64 {
+        lock(&self.inner).reported
+    }
+
+    /// The newest sequence number handed out.
+    pub fn latest_seq(&self) -> u64 {
+        lock(&self.inner).next_seq
+    }
+
+    /// Trace records matching `pred`, oldest first, at most `limit`
+    /// (the newest ones when more match).
+    pub fn traces(
+        &self,
+        pred: impl Fn(&TraceRecord) -> bool,
+        limit: usize,
+    ) -> (Vec<TraceRecord>, usize) {
+        let g = lock(&self.inner);
+        let all: Vec<&TraceRecord> = g.traces.iter().filter(|t| pred(t)).collect();
+        let total = all.len();
+        let skip = total.saturating_sub(limit);
+        (all.into_iter().skip(skip).cloned().collect(), total)
+    }
+
+    /// Removes trace records matching `pred`; returns how many.
+    pub fn clear_traces(&self, pred: impl Fn(&TraceRecord) -> bool) -> usize {
+        let mut g = lock(&self.inner);
+        let before = g.traces.len();
+        g.traces.retain(|t| !pred(t));
+        before - g.traces.len()
+    }
+
+    pub fn ring(&self) -> RingStats {
+        let g = lock(&self.inner);
+        RingStats {
+            held: g.traces.len(),
+            capacity: self.trace_capacity,
+            evicted: g.evicted,
+            captured_total: g.captured_total,
+        }
+    }
+
+    /// The first event with a sequence above `after` that `pred` accepts,
+    /// or the first such trace when `traces` is set.
+    fn find_after(
+        &self,
+        after: u64,
+        pred: &(dyn Fn(&HitEvent) -> bool + Sync),
+        trace_pred: Option<&(dyn Fn(&TraceRecord) -> bool + Sync)>,
+    ) -> Option<Found> {
+        let g = lock(&self.inner);
+        if let Some(e) = g.events.iter().find(|e| e.seq > after && pred(e)) {
+            return Some(Found::Event(e.clone()));
+        }
+        let tp = trace_pred?;
+        g.traces
+            .iter()
+            .find(|t| t.seq > after && tp(t))
+            .map(|t| Found::Trace(t.clone()))
+    }
+
+    /// Waits up to `limit` for an event (or, with `trace_pred`, a trace)
+    /// newer than `after`. `tick` is called about every `every` while
+    /// waiting (progress notifications).
+    pub async fn wait_after(
+        &self,
+        after: u64,
+        pred: &(dyn Fn(&HitEvent) -> bool + Sync),
+        trace_pred: Option<&(dyn Fn(&TraceRecord) -> bool + Sync)>,
+        limit: Duration,
+        every: Duration,
+        tick: &mut (dyn FnMut(Duration) + Send),
+    ) -> Option<Found> {
+        let start = Instant::now();
+        let deadline = start + limit;
+        let mut rx = self.changed.subscribe();
+        loop {
+            rx.borrow_and_update();
+            if let Some(found) = self.find_after(after, pred, trace_pred) {
+                return Some(found);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return None;
+            }
+            let step = every.min(deadline - now);
+            match tokio::time::timeout(step, rx.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => return None,
+                Err(_) => tick(start.elapsed()),
+            }
+        }
+    }
+}
+
+/// What a wait found.
+#[derive(Debug, Clone)]
+pub enum Found {
+    Event(HitEvent),
+    Trace(TraceRecord),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(kind: &'static str) -> HitEvent {
+        HitEvent {
+            seq: 0,
+            at: Instant::now(),
+            stop: Some("bp_1".into()),
+            kind,
+            thread: ThreadId(1),
+            thread_name: "main".into(),
+            location: "A.m:1".into(),
+            details: Vec::new(),
+            suspended: SuspendPolicy::All,
+            note: None,
+        }
+    }
+
+    fn trace(stop: &str) -> TraceRecord {
+        TraceRecord {
+            seq: 0,
+            at: Instant::now(),
+            stop: stop.into(),
+            thread: ThreadId(1),
+            thread_name: "t".into(),
+            location: "A.m:1".into(),
+            callers: Vec::new(),
+            locals: Vec::new(),
+            locals_note: None,
+            details: Vec::new(),
+            overridden: false,
+        }
+    }
+
+    #[test]
+    fn events_queue_oldest_first_and_drain() {
+        let log = EventLog::new(3);
+        log.push_event(event("breakpoint"));
+        let s2 = log.push_event(event("exception"));
+        let (last, pending, _) = log.last();
+        assert_eq!(last.map(|e| e.seq), Some(s2));
+        assert_eq!(pending, 2);
+        assert_eq!(log.oldest(1)[0].kind, "breakpoint");
+        assert_eq!(log.drain(Some(1)), 1);
+        assert_eq!(log.oldest(5)[0].kind, "exception");
+        assert_eq!(log.drain(None), 1);
+        assert_eq!(log.last().1, 0);
+    }
+
+    #[test]
+    fn the_ring_evicts_and_counts() {
+        let log = EventLog::new(2);
+        for stop in ["bp_1", "bp_2", "bp_1"] {
+            log.push_trace(trace(stop));
+        }
+        let r = log.ring();
+        assert_eq!((r.held, r.evicted, r.captured_total), (2, 1, 3));
+        let (only, total) = log.traces(|t| t.stop == "bp_1", 10);
+        assert_eq!((only.len(), total), (1, 1));
+        assert_eq!(log.clear_traces(|_| true), 2);
+    }
+
+    #[tokio::test]
+    async fn waiters_wake_on_new_events() {
+        let log = std::sync::Arc::new(EventLog::new(4));
+        let before = log.latest_seq();
+        let l2 = log.clone();
+        let pushed = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            l2.push_event(event("breakpoint"));
+        });
+        let mut ticks = 0;
+        let found = log
+            .wait_after(
+                before,
+                &|_| true,
+                None,
+                Duration::from_secs(5),
+                Duration::from_millis(5),
+                &mut |_| ticks += 1,
+            )
+            .await;
+        assert!(matches!(found, Some(Found::Event(_))));
+        let _ = pushed.await;
+        let none = log
+            .wait_after(
+                log.latest_seq(),
+                &|_| true,
+                None,
+                Duration::from_millis(30),
+                Duration::from_millis(10),
+                &mut |_| {},
+            )
+            .await;
+        assert!(none.is_none());
+    }
+}

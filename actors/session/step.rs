@@ -1,0 +1,194 @@
+//! Stepping one thread: over, into or out, with class filters. One step
+//! request is live per session at a time; an earlier one is cleared first
+//! (a pending step re-fires as soon as threads run). The request carries a
+//! Count of 1, so the JVM deletes it after it fires, and it is cleared
+//! again afterwards in case it never did.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::session::SessionHandle;
+use crate::actors::session::inspect::{self, FrameView};
+use crate::jdwp::event_request::{Clear, Set};
+use crate::jdwp::thread_reference::{Resume, SuspendCount};
+use crate::jdwp::{
+    Event, EventKind, Modifier, RequestId, StepDepth, StepSize, SuspendPolicy, ThreadId,
+};
+
+/// Packages stepping skips unless told otherwise: the JDK and the usual
+/// container and persistence layers.
+pub const DEFAULT_EXCLUDES: &[&str] = &[
+    "java.*",
+    "javax.*",
+    "jakarta.*",
+    "sun.*",
+    "com.sun.*",
+    "jdk.*",
+    "org.jboss.*",
+    "io.undertow.*",
+    "org.wildfly.*",
+    "org.hibernate.*",
+];
+
+/// Which way to step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepKind {
+    Over,
+    Into,
+    Out,
+}
+
+/// Which classes the step may stop in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepFilter {
+    /// Skip classes matching these patterns.
+    Exclude(Vec<String>),
+    /// Stop only in classes matching these patterns.
+    Only(Vec<String>),
+}
+
+impl StepFilter {
+    /// The filter as the reply states it.
+    pub fn describe(&self) -> String {
+        match self {
+            StepFilter::Exclude(p) if p.is_empty() => "no class filter".into(),
+            StepFilter::Exclude(p) => format!("skipping {}", p.join(", ")),
+            StepFilter::Only(p) => format!("stopping only in {}", p.join(", ")),
+        }
+    }
+}
+
+/// Where a step landed.
+#[derive(Debug, Clone)]
+pub struct Landing {
+    pub thread: ThreadId,
+    pub frame: Option<FrameView>,
+}
+
+/// The live step request of each session (at most one).
+#[derive(Default)]
+pub struct StepSlot(Mutex<Option<RequestId>>);
+
+impl StepSlot {
+    /// Takes out the live step request (to clear it), leaving none.
+    pub fn take(&self) -> Option<RequestId> {
+        self.replace(None)
+    }
+
+    fn replace(&self, id: Option<RequestId>) -> Option<RequestId> {
+        self.0
+            .lock()
+            .map(|mut s| std::mem::replace(&mut *s, id))
+            .unwrap_or(None)
+    }
+}
+
+/// Steps `thread` and waits (up to `timeout`) for it to land.
+pub async fn step(
+    session: &SessionHandle,
+    thread: ThreadId,
+    kind: StepKind,
+    filter: &StepFilter,
+    timeout: Duration,
+) -> Result<Landing, SessionError> {
+    let conn = session.connection();
+    let gone = |e: JdwpError| session.map_err(e);
+    let count = conn.send(&SuspendCount { thread }).await.map_err(gone)?;
+    if count == 0 {
+        return Err(SessionError::Invalid(format!(
+            "[THREAD_RUNNING] thread @{:#x} is running; a step starts from a suspended thread (a stop point hit or debug_suspend_thread)",
+            thread.0
+        )));
+    }
+    let slot = session.step_slot();
+    if let Some(old) = slot.replace(None) {
+        let _ = conn
+            .send(&Clear {
+                event_kind: EventKind::SingleStep,
+                request_id: old,
+            })
+            .await;
+    }
+    let depth = match kind {
+        StepKind::Over => StepDepth::Over,
+        StepKind::Into => StepDepth::Into,
+        StepKind::Out => StepDepth::Out,
+    };
+    let mut modifiers = vec![
+        Modifier::Count { count: 1 },
+        Modifier::Step {
+            thread,
+            size: StepSize::Line,
+            depth,
+        },
+    ];
+    match filter {
+        StepFilter::Exclude(patterns) => {
+            modifiers.extend(patterns.iter().map(|p| Modifier::ClassExclude {
+                class_pattern: p.clone(),
+            }))
+        }
+        StepFilter::Only(patterns) => {
+            modifiers.extend(patterns.iter().map(|p| Modifier::ClassMatch {
+                class_pattern: p.clone(),
+            }))
+        }
+    }
+    let mut events = session.shared().subscribe();
+    let request = conn
+        .send(&Set {
+            event_kind: EventKind::SingleStep,
+            suspend_policy: SuspendPolicy::EventThread,
+            modifiers,
+        })
+        .await
+        .map_err(gone)?;
+    slot.replace(Some(request));
+    // Let the thread run: take off every suspension it has.
+    for _ in 0..count {
+        conn.send(&Resume { thread }).await.map_err(gone)?;
+    }
+    session.shared().forget_event_threads(Some(thread));
+    let landed = tokio::time::timeout(timeout, async {
+        loop {
+            match events.recv().await {
+                Ok(c) => {
+                    if c.events.iter().any(|e| {
+                        matches!(e, Event::SingleStep { request_id, .. } if *request_id == request)
+                    }) {
+                        return true;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+            }
+        }
+    })
+    .await;
+    let _ = conn
+        .send(&Clear {
+            event_kind: EventKind::SingleStep,
+            request_id: request,
+        })
+        .await;
+    slot.replace(None);
+    match landed {
+        Ok(true) => {
+            let frame = inspect::frames(session.classes(), thread, 0, Some(1))
+                .await
+                .map_err(gone)?
+                .into_iter()
+                .next();
+            Ok(Landing { thread, frame })
+        }
+        Ok(false) => Err(session.check_alive().err().unwrap_or_else(|| {
+            SessionError::Invalid("the event stream ended during the step".into())
+        })),
+        Err(_) => Err(SessionError::Invalid(format!(
+            "[STEP_TIMEOUT] thread @{:#x} did not reach another line within {} ms (it may be blocked or in a long loop; the step request was cleared and the thread keeps running)",
+            thread.0,
+            timeout.as_millis()
+        ))),
+    }
+}

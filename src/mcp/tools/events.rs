@@ -1,0 +1,413 @@
+//! Event tools: the last reportable event (and the buffered ones), waiting
+//! for the next one with progress notifications, and trace snapshots.
+
+use std::time::{Duration, Instant};
+
+use rmcp::model::{JsonObject, ProgressNotificationParam, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Ctx, Effect, PROGRESS, Reply, parse, text_and_data, tool};
+use crate::actors::SessionHandle;
+use crate::actors::events::log::{Found, HitEvent, TraceRecord};
+use crate::jdwp::SuspendPolicy;
+use crate::mcp::error::ToolError;
+use crate::model::SessionState;
+
+const WAIT_DEFAULT_MS: u64 = 30_000;
+const WAIT_MAX_MS: u64 = 600_000;
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+const TRACES_DEFAULT_LIMIT: usize = 50;
+
+/// Arguments of debug_get_last_event.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LastEventParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// List this many of the oldest buffered events instead of the newest.
+    pub limit: Option<usize>,
+    /// Discard what was shown (every buffered event when no limit).
+    pub drain: Option<bool>,
+}
+
+/// Arguments of debug_wait_for_event.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Longest wait, ms; default 30000, max 600000.
+    pub timeout_ms: Option<u64>,
+    /// Only this stop point (for a traced one: its next snapshot).
+    pub bp_id: Option<String>,
+    /// Only events with a seq above this; default: above the last one shown.
+    pub since: Option<u64>,
+}
+
+/// Arguments of debug_get_traces.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TracesParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Only this stop point's snapshots.
+    pub bp_id: Option<String>,
+    /// Only snapshots whose location contains this text.
+    pub class_filter: Option<String>,
+    /// Only snapshots with a seq above this (for polling).
+    pub since: Option<u64>,
+    /// Most snapshots shown (the newest); default 50.
+    pub limit: Option<usize>,
+    /// Remove the matching snapshots after reading.
+    pub clear: Option<bool>,
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool::<LastEventParams>(
+            "debug_get_last_event",
+            "Get the last event",
+            "The newest reportable event (a hit that suspended something, or a condition that failed to \
+             evaluate): an [event] line with seq, stop point, kind, thread, class.method:line and what it \
+             suspended, then its details (exception type, message and catch location; field old → new; \
+             returned value; monitor and duration). [pending] counts the buffered events; [suspended] is \
+             read live: how many threads are held now. limit N lists the N oldest buffered events instead; \
+             drain:true discards what was shown (every buffered event when no limit). Snapshots of traced \
+             stop points are not events: see debug_get_traces. Reads only.",
+            Effect::Read,
+        ),
+        tool::<WaitParams>(
+            "debug_wait_for_event",
+            "Wait for the next event",
+            "Block until a reportable event arrives that was not shown yet (one already waiting returns at \
+             once), or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
+             Sends progress notifications about every second while waiting when the call carries a \
+             progressToken. bp_id waits for that stop point only; for a traced one, its next snapshot. \
+             Suspends nothing itself.",
+            Effect::Read,
+        ),
+        tool::<TracesParams>(
+            "debug_get_traces",
+            "Get trace snapshots",
+            "Snapshots taken by traced stop points, oldest first: seq, stop point, thread, \
+             class.method:line, callers nearest first, locals, and details (exception, field change, \
+             returned value, monitor duration). Objects carry @0x… handles, which are weak: a collected \
+             one reads Vanished. Narrow with bp_id, class_filter (text in the location) or since (seq \
+             above it, for polling); limit (default 50) keeps the newest. The ring keeps the last 500 \
+             snapshots and counts evictions; clear:true removes what matched. Reads only.",
+            Effect::Read,
+        ),
+    ]
+}
+
+pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
+    Some(match name {
+        "debug_get_last_event" => last_event(ctx, parse(name, args)).await,
+        "debug_wait_for_event" => wait(ctx, parse(name, args)).await,
+        "debug_get_traces" => traces(ctx, parse(name, args)).await,
+        _ => return None,
+    })
+}
+
+fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
+    let handle = ctx.engine.session(session)?;
+    handle.check_alive()?;
+    Ok(handle)
+}
+
+fn policy_word(p: SuspendPolicy) -> &'static str {
+    match p {
+        SuspendPolicy::All => "all",
+        SuspendPolicy::EventThread => "thread",
+        SuspendPolicy::None => "none",
+    }
+}
+
+fn ago(at: Instant, now: Instant) -> String {
+    format!(
+        "{:.1}s ago",
+        now.saturating_duration_since(at).as_secs_f64()
+    )
+}
+
+/// The machine-readable line and the details of one event.
+pub fn event_text(e: &HitEvent, now: Instant) -> String {
+    let mut s = format!(
+        "[event] seq={} stop={} kind={} thread=@{:#x} {:?} at={} suspended={} ({})",
+        e.seq,
+        e.stop.as_deref().unwrap_or("-"),
+        e.kind,
+        e.thread.0,
+        e.thread_name,
+        e.location,
+        policy_word(e.suspended),
+        ago(e.at, now)
+    );
+    for (k, v) in &e.details {
+        s.push_str(&format!("\n  {k}: {v}"));
+    }
+    if let Some(n) = &e.note {
+        s.push_str(&format!("\n  note: {n}"));
+    }
+    s
+}
+
+pub fn event_json(e: &HitEvent) -> Value {
+    json!({
+        "seq": e.seq,
+        "stop": e.stop,
+        "kind": e.kind,
+        "thread": format!("@{:#x}", e.thread.0),
+        "thread_name": e.thread_name,
+        "location": e.location,
+        "suspended": policy_word(e.suspended),
+        "details": e.details.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+        "note": e.note,
+    })
+}
+
+fn trace_text(t: &TraceRecord, now: Instant) -> String {
+    let mut s = format!(
+        "#{} {} thread=@{:#x} {:?} {}",
+        t.seq, t.stop, t.thread.0, t.thread_name, t.location
+    );
+    for c in &t.callers {
+        s.push_str(&format!(" ← {c}"));
+    }
+    s.push_str(&format!(" ({})", ago(t.at, now)));
+    if t.overridden {
+        s.push_str(" [VM was suspended: policy overridden]");
+    }
+    if !t.locals.is_empty() {
+        let locals: Vec<String> = t.locals.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        s.push_str(&format!("\n  locals: {}", locals.join(", ")));
+    }
+    if let Some(n) = &t.locals_note {
+        s.push_str(&format!("\n  locals: {n}"));
+    }
+    for (k, v) in &t.details {
+        s.push_str(&format!("\n  {k}: {v}"));
+    }
+    s
+}
+
+fn trace_json(t: &TraceRecord) -> Value {
+    json!({
+        "seq": t.seq,
+        "stop": t.stop,
+        "thread": format!("@{:#x}", t.thread.0),
+        "thread_name": t.thread_name,
+        "location": t.location,
+        "callers": t.callers,
+        "locals": t.locals.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
+        "locals_note": t.locals_note,
+        "details": t.details.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+        "overridden": t.overridden,
+    })
+}
+
+/// The live `[suspended]` line.
+async fn suspended_line(handle: &SessionHandle) -> (String, Value) {
+    match handle.state().await {
+        SessionState::Suspended { held, total } => (
+            format!(
+                "[suspended] yes: {held} of {total} threads held (debug_continue resumes them)"
+            ),
+            json!({"suspended": true, "threads_held": held, "threads_total": total}),
+        ),
+        SessionState::Running => (
+            "[suspended] no: every thread runs".into(),
+            json!({"suspended": false, "threads_held": 0}),
+        ),
+        SessionState::Dead { reason } => (
+            format!("[suspended] unknown: the session is gone ({reason})"),
+            json!({"suspended": null}),
+        ),
+    }
+}
+
+async fn last_event(ctx: &Ctx, p: Result<LastEventParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let log = handle.events();
+    let now = Instant::now();
+    let (last, pending, dropped) = log.last();
+    let mut text;
+    let mut data = json!({});
+    let shown: Vec<HitEvent> = match p.limit {
+        Some(n) => log.oldest(n.max(1)),
+        None => last.into_iter().collect(),
+    };
+    if shown.is_empty() {
+        text = "No event yet. Stop points report here when a hit suspends something; traced ones go to debug_get_traces.".to_string();
+    } else {
+        text = shown
+            .iter()
+            .map(|e| event_text(e, now))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(max) = shown.iter().map(|e| e.seq).max() {
+            log.mark_reported(max);
+        }
+    }
+    data["events"] = json!(shown.iter().map(event_json).collect::<Vec<_>>());
+    let drained = if p.drain == Some(true) {
+        log.drain(p.limit.map(|_| shown.len()))
+    } else {
+        0
+    };
+    let left = pending - drained;
+    text.push_str(&format!(
+        "\n[pending] {left} buffered{}",
+        if drained > 0 {
+            format!(" ({drained} drained)")
+        } else if p.limit.is_none() && left > 1 {
+            " (limit N reads the oldest first)".to_string()
+        } else {
+            String::new()
+        }
+    ));
+    if dropped > 0 {
+        text.push_str(&format!(
+            " ({dropped} older ones dropped: the buffer is full)"
+        ));
+    }
+    data["pending"] = json!(left);
+    let (line, susp) = suspended_line(&handle).await;
+    text.push_str(&format!("\n{line}"));
+    data["state"] = susp;
+    Ok(text_and_data(text, data))
+}
+
+async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let log = handle.events().clone();
+    let limit = Duration::from_millis(p.timeout_ms.unwrap_or(WAIT_DEFAULT_MS).min(WAIT_MAX_MS));
+    let after = p.since.unwrap_or_else(|| log.reported());
+    let bp = p.bp_id.clone();
+    let bp2 = p.bp_id.clone();
+    let pred = move |e: &HitEvent| {
+        bp.as_ref()
+            .is_none_or(|b| e.stop.as_deref() == Some(b.as_str()))
+    };
+    let trace_pred = move |t: &TraceRecord| bp2.as_ref().is_some_and(|b| t.stop == *b);
+    let progress = PROGRESS.try_with(|p| p.clone()).ok();
+    let total_ms = limit.as_millis() as f64;
+    let mut tick = move |elapsed: Duration| {
+        if let Some(pr) = &progress {
+            let param =
+                ProgressNotificationParam::new(pr.token.clone(), elapsed.as_millis() as f64)
+                    .with_total(total_ms);
+            let mut param = param;
+            param.message = Some(format!(
+                "waiting for an event: {:.0}s of {:.0}s",
+                elapsed.as_secs_f64(),
+                total_ms / 1e3
+            ));
+            let peer = pr.peer.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_progress(param).await;
+            });
+        }
+    };
+    let died = handle.shared().clone();
+    let found = tokio::select! {
+        f = log.wait_after(after, &pred, Some(&trace_pred), limit, PROGRESS_EVERY, &mut tick) => f,
+        _ = died.died() => None,
+    };
+    let now = Instant::now();
+    match found {
+        Some(Found::Event(e)) => {
+            log.mark_reported(e.seq);
+            let (line, susp) = suspended_line(&handle).await;
+            let text = format!("{}\n{line}", event_text(&e, now));
+            Ok(text_and_data(
+                text,
+                json!({"found": "event", "event": event_json(&e), "state": susp}),
+            ))
+        }
+        Some(Found::Trace(t)) => Ok(text_and_data(
+            trace_text(&t, now),
+            json!({"found": "trace", "trace": trace_json(&t)}),
+        )),
+        None => {
+            handle.check_alive()?;
+            let (line, susp) = suspended_line(&handle).await;
+            Ok(text_and_data(
+                format!(
+                    "No event within {} ms{}.\n{line}",
+                    limit.as_millis(),
+                    p.bp_id
+                        .as_deref()
+                        .map(|b| format!(" for {b}"))
+                        .unwrap_or_default()
+                ),
+                json!({"found": null, "state": susp}),
+            ))
+        }
+    }
+}
+
+async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let log = handle.events();
+    let since = p.since.unwrap_or(0);
+    let pred = |t: &TraceRecord| {
+        t.seq > since
+            && p.bp_id.as_ref().is_none_or(|b| t.stop == *b)
+            && p.class_filter
+                .as_ref()
+                .is_none_or(|c| t.location.contains(c.as_str()))
+    };
+    let limit = p.limit.unwrap_or(TRACES_DEFAULT_LIMIT).max(1);
+    let (shown, total) = log.traces(pred, limit);
+    let ring = log.ring();
+    let now = Instant::now();
+    let mut text = format!(
+        "{} snapshots{} (ring {}/{}, {} evicted)",
+        shown.len(),
+        if total > shown.len() {
+            format!(" of {total} matching (the newest; raise limit or use since)")
+        } else {
+            String::new()
+        },
+        ring.held,
+        ring.capacity,
+        ring.evicted
+    );
+    if shown.is_empty() && ring.captured_total == 0 {
+        text.push_str(
+            "\nNothing captured yet: a traced stop point (trace:true) snapshots its hits here.",
+        );
+    }
+    for t in &shown {
+        text.push('\n');
+        text.push_str(&trace_text(t, now));
+    }
+    let last_seq = shown.iter().map(|t| t.seq).max();
+    if let Some(s) = last_seq {
+        text.push_str(&format!("\nNext: since={s} returns only newer snapshots"));
+    }
+    let cleared = if p.clear == Some(true) {
+        log.clear_traces(pred)
+    } else {
+        0
+    };
+    if cleared > 0 {
+        text.push_str(&format!("\nCleared {cleared} snapshots."));
+    }
+    Ok(text_and_data(
+        text,
+        json!({
+            "traces": shown.iter().map(trace_json).collect::<Vec<_>>(),
+            "matching": total,
+            "last_seq": last_seq,
+            "ring": {"held": ring.held, "capacity": ring.capacity, "evicted": ring.evicted},
+            "cleared": cleared,
+        }),
+    ))
+}

@@ -1,0 +1,241 @@
+//! Mutation tools: set a value, force a return, pop frames. Each is a
+//! mutating JDWP command, refused at the wire in read-only mode.
+
+use rmcp::model::{JsonObject, Tool};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::inspect::thread_id;
+use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use crate::actors::session::eval as driver;
+use crate::actors::session::mutate;
+use crate::actors::session::render::{Budget, Renderer};
+use crate::actors::{JdwpError, SessionError, SessionHandle};
+use crate::mcp::error::ToolError;
+
+/// Arguments of debug_set_value.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetValueParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// What to write: a local, obj.field, Class.STATIC, xs[i] or m["k"].
+    pub target: String,
+    /// The new value: a literal or any expression (an object is stored by reference).
+    pub value: String,
+    /// Thread (hex id); default: the newest thread a stop point suspended.
+    pub thread_id: Option<String>,
+    /// Frame whose locals are in scope; default 0.
+    pub frame_index: Option<usize>,
+}
+
+/// Arguments of debug_force_return.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForceReturnParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Value to return (an expression), coerced to the method's return type; omit for void.
+    pub value: Option<String>,
+    /// Thread (hex id); default: the newest thread a stop point suspended.
+    pub thread_id: Option<String>,
+}
+
+/// Arguments of debug_pop_frame.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PopFrameParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Pop frames 0..=frame_index; the caller re-runs the call. Default 0.
+    pub frame_index: Option<usize>,
+    /// Thread (hex id); default: the newest thread a stop point suspended.
+    pub thread_id: Option<String>,
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool::<SetValueParams>(
+            "debug_set_value",
+            "Change a value in the running program",
+            "Write a local, an instance or static field, or an array element of a suspended thread's frame; \
+             value is a literal coerced to the declared type or any expression (objects by reference). \
+             Reports the value it displaced; a type mismatch names both types. List/Map elements call \
+             set()/put() and need a thread suspended by a stop point. Refused in read-only mode.",
+            Effect::Changes,
+        ),
+        tool::<ForceReturnParams>(
+            "debug_force_return",
+            "Force the current method to return",
+            "Make the top frame's method return now with value (coerced to its return type; omit for void). \
+             The rest of the method does not run. Native frames are refused. Refused in read-only mode.",
+            Effect::Destructive,
+        ),
+        tool::<PopFrameParams>(
+            "debug_pop_frame",
+            "Pop frames and re-run a call",
+            "Pop frames 0..=frame_index of a suspended thread; when it resumes, the caller re-executes the \
+             call. Side effects already done are not undone. Native frames and the outermost frame are \
+             refused. Refused in read-only mode.",
+            Effect::Destructive,
+        ),
+    ]
+}
+
+pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
+    Some(match name {
+        "debug_set_value" => set_value(ctx, parse(name, args)).await,
+        "debug_force_return" => force_return(ctx, parse(name, args)).await,
+        "debug_pop_frame" => pop_frame(ctx, parse(name, args)).await,
+        _ => return None,
+    })
+}
+
+/// Maps a session error whose text starts with `[LABEL]` to that label.
+pub fn labelled(e: SessionError) -> ToolError {
+    match e {
+        SessionError::Invalid(m) if m.starts_with('[') => {
+            let end = m.find(']').unwrap_or(0);
+            let label: &'static str = match &m[1..end] {
+                "TYPE_MISMATCH" => "TYPE_MISMATCH",
+                "NO_TARGET" => "NO_TARGET",
+                "NOT_WRITABLE" => "NOT_WRITABLE",
+                "EVAL_FAILED" => "EVAL_FAILED",
+                "OPAQUE_FRAME" => "OPAQUE_FRAME",
+                "BAD_FRAME" => "BAD_FRAME",
+                "NO_THREAD" => "NO_THREAD",
+                "THREAD_RUNNING" => "THREAD_RUNNING",
+                "BAD_ARGUMENT" => "BAD_ARGUMENT",
+                _ => "INVALID",
+            };
+            ToolError::new(label, m[end + 1..].trim().to_string())
+        }
+        SessionError::Jdwp(e @ JdwpError::ReadOnly { .. }) => e.into(),
+        other => other.into(),
+    }
+}
+
+fn expr(tool: &str, field: &str, src: &str) -> Result<crate::expr::Parsed, ToolError> {
+    crate::expr::parse_checked(src).map_err(|e| {
+        ToolError::new(
+            "BAD_EXPRESSION",
+            format!("{tool} {field}: {e}\n{}", e.caret(src)),
+        )
+    })
+}
+
+async fn session_and_context(
+    ctx: &Ctx,
+    session: Option<&str>,
+    thread: Option<&str>,
+    frame: usize,
+    tool: &str,
+) -> Result<(SessionHandle, driver::EvalContext), ToolError> {
+    let handle = ctx.engine.session(session)?;
+    let thread = thread_id(tool, thread)?;
+    let ectx = driver::context(&handle, thread, frame)
+        .await
+        .map_err(labelled)?;
+    if ectx.thread.is_none() {
+        return Err(ToolError::new("NO_THREAD", "no thread is suspended")
+            .next("pass thread_id of a suspended thread, or hit a suspending stop point"));
+    }
+    Ok((handle, ectx))
+}
+
+async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
+    let p = p?;
+    let target = expr("debug_set_value", "target", &p.target)?;
+    let value = expr("debug_set_value", "value", &p.value)?;
+    let (handle, ectx) = session_and_context(
+        ctx,
+        p.session_id.as_deref(),
+        p.thread_id.as_deref(),
+        p.frame_index.unwrap_or(0),
+        "debug_set_value",
+    )
+    .await?;
+    let written = mutate::set_value(&handle, &ectx, &target.expr, &value.expr)
+        .await
+        .map_err(labelled)?;
+    let quiet = driver::EvalContext {
+        invocable: false,
+        ..ectx.clone()
+    };
+    let r = Renderer {
+        classes: handle.classes(),
+        ctx: &quiet,
+        budget: Budget::default(),
+        charset: None,
+    };
+    let old = r.line(&written.old).await;
+    let new = r.line(&written.new).await;
+    Ok(text_and_data(
+        format!(
+            "Set {} ({}): {} → {}",
+            written.target, written.declared, old, new
+        ),
+        json!({"target": written.target, "declared_type": written.declared, "old": old, "new": new}),
+    ))
+}
+
+async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Reply {
+    let p = p?;
+    let value = match &p.value {
+        Some(v) => Some(expr("debug_force_return", "value", v)?),
+        None => None,
+    };
+    let (handle, ectx) = session_and_context(
+        ctx,
+        p.session_id.as_deref(),
+        p.thread_id.as_deref(),
+        0,
+        "debug_force_return",
+    )
+    .await?;
+    let (frame, val) = mutate::force_return(&handle, &ectx, value.as_ref().map(|v| &v.expr))
+        .await
+        .map_err(labelled)?;
+    let quiet = driver::EvalContext::default();
+    let r = Renderer {
+        classes: handle.classes(),
+        ctx: &quiet,
+        budget: Budget::default(),
+        charset: None,
+    };
+    let shown = r.line(&val).await;
+    Ok(text_and_data(
+        format!(
+            "{frame} will return {shown} as soon as the thread resumes; the rest of the method does not run."
+        ),
+        json!({"frame": frame, "value": shown}),
+    ))
+}
+
+async fn pop_frame(ctx: &Ctx, p: Result<PopFrameParams, ToolError>) -> Reply {
+    let p = p?;
+    let (handle, ectx) = session_and_context(
+        ctx,
+        p.session_id.as_deref(),
+        p.thread_id.as_deref(),
+        0,
+        "debug_pop_frame",
+    )
+    .await?;
+    let Some(thread) = ectx.thread else {
+        return Err(ToolError::new("NO_THREAD", "no thread is suspended"));
+    };
+    let popped = mutate::pop_frame(&handle, thread, p.frame_index.unwrap_or(0))
+        .await
+        .map_err(labelled)?;
+    Ok(text_and_data(
+        format!(
+            "Popped {} frame{}: {}.\nWhen the thread resumes, the caller calls again.",
+            popped.len(),
+            if popped.len() == 1 { "" } else { "s" },
+            popped.join(", ")
+        ),
+        json!({"popped": popped}),
+    ))
+}

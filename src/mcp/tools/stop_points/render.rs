@@ -1,0 +1,311 @@
+//! How stop points read in replies: one stable line per stop point (id,
+//! what, state, policy, `Hits: N` always), a cost line for traced ones,
+//! and the same facts as JSON for scripts.
+
+use serde_json::{Value, json};
+
+use crate::actors::events::log::RingStats;
+use crate::actors::stop_points::{CountMode, FamilyView, Listing, PointView, WatchState};
+use crate::jdwp::SuspendPolicy;
+use crate::model::stop_point::{LocalsChoice, Mode, StopState};
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn state_text(p: &PointView) -> String {
+    let mut s = match &p.state {
+        StopState::Spent(why) => format!("SPENT ({why})"),
+        other => other.label().to_uppercase(),
+    };
+    if p.copies > 0 {
+        s.push_str(&format!(
+            ", {}, {}",
+            plural(p.locations, "location", "locations"),
+            plural(p.loaders, "classloader", "classloaders")
+        ));
+        if p.later > 0 {
+            s.push_str(&format!(" ({} loaded after arming)", p.later));
+        }
+    }
+    if p.watching {
+        s.push_str(", watching for classes loaded later");
+    } else if p.spec.target.class_name().is_some() && p.family.is_none() {
+        s.push_str(", not watching");
+    }
+    s
+}
+
+fn mode_text(p: &PointView) -> String {
+    match &p.spec.mode {
+        Mode::Suspend => match p.policy {
+            SuspendPolicy::All => "suspends the VM on a hit".into(),
+            _ => {
+                "suspends the VM on a hit that passes (checked first on the hit thread only)".into()
+            }
+        },
+        Mode::Trace(t) => {
+            let mut s = if p.policy == SuspendPolicy::None {
+                "trace without suspending (thread and location only)".to_string()
+            } else {
+                let locals = match &t.locals {
+                    LocalsChoice::All => "all locals, one global safepoint per local".to_string(),
+                    LocalsChoice::None => "no locals".to_string(),
+                    LocalsChoice::Only(n) => {
+                        format!("locals {}, one global safepoint each", n.join(","))
+                    }
+                };
+                format!(
+                    "trace: snapshot then resume, holding only the hit thread ({} callers, {locals})",
+                    t.frames
+                )
+            };
+            if t.max_hits == 0 {
+                s.push_str(", no budget");
+            } else {
+                s.push_str(&format!(", budget {}", t.max_hits));
+            }
+            if !p.overridden_by.is_empty() {
+                s.push_str(&format!(
+                    " — SUSPEND POLICY OVERRIDDEN by {} at the same location: its hits freeze the VM",
+                    p.overridden_by.join(",")
+                ));
+            }
+            s
+        }
+    }
+}
+
+fn filters_text(p: &PointView) -> Vec<String> {
+    let f = &p.spec.filters;
+    let mut out = Vec::new();
+    match (p.count_mode, f.hit_count) {
+        (Some(CountMode::Jvm(n)), _) => out.push(format!("hit_count {n} (counted by the JVM)")),
+        (Some(CountMode::Here(n)), _) => out.push(format!(
+            "hit_count {n} (counted here across locations: {} so far)",
+            p.counted
+        )),
+        (None, Some(n)) => out.push(format!("hit_count {n}")),
+        _ => {}
+    }
+    if let Some(t) = f.thread {
+        out.push(format!("thread @{t:#x}"));
+    }
+    if let Some(i) = f.instance {
+        out.push(format!("instance @{i:#x}"));
+    }
+    if let Some(c) = &f.condition {
+        out.push(format!("condition {c:?}"));
+    }
+    out
+}
+
+/// One stop point: a headline and a detail line (the arm reply and the
+/// listing both use it).
+pub fn describe_point(p: &PointView) -> String {
+    let mut s = format!(
+        "{} {} {} — {}\n  {} · Hits: {}",
+        p.id,
+        p.kind.label(),
+        p.target,
+        state_text(p),
+        mode_text(p),
+        p.hits
+    );
+    let filters = filters_text(p);
+    if !filters.is_empty() {
+        s.push_str(&format!(" · {}", filters.join(" · ")));
+    }
+    if matches!(&p.spec.target, crate::model::stop_point::Target::MethodExit(m) if m.method.is_some())
+    {
+        s.push_str(&format!(" · exits discarded: {}", p.discarded));
+        if p.hits == 0 {
+            s.push_str(if p.discarded == 0 {
+                " (the class returned nothing yet)"
+            } else {
+                " (the class runs; this method has not returned)"
+            });
+        }
+    }
+    if p.below_threshold > 0 {
+        s.push_str(&format!(" · below min_duration: {}", p.below_threshold));
+    }
+    if p.condition_false > 0 || p.condition_errors > 0 {
+        s.push_str(&format!(
+            " · condition false {} · condition errors {}",
+            p.condition_false, p.condition_errors
+        ));
+    }
+    if let Mode::Trace(t) = &p.spec.mode {
+        s.push_str(&format!("\n  snapshots: {}", p.captured));
+        if t.max_hits > 0 {
+            s.push_str(&format!(
+                " (budget {}/{} used)",
+                p.charged.min(u64::from(t.max_hits)),
+                t.max_hits
+            ));
+        }
+        if p.over_budget > 0 {
+            s.push_str(&format!(
+                " · {} hits over budget were resumed uncaptured",
+                p.over_budget
+            ));
+        }
+        if p.overridden_hits > 0 {
+            s.push_str(&format!(
+                " · {} hits arrived with the VM suspended",
+                p.overridden_hits
+            ));
+        }
+        match p.cost.mean_capture {
+            Some(mean) => {
+                s.push_str(&format!(
+                    "\n  cost: mean hold {:.2} ms per snapshot",
+                    mean.as_secs_f64() * 1e3
+                ));
+                if let Some(r) = p.cost.rate {
+                    s.push_str(&format!(" · {r:.0} hits/s"));
+                }
+                if let Some(b) = p.cost.busy_share {
+                    s.push_str(&format!(" · capturing {:.0}% of the time", b * 100.0));
+                }
+            }
+            None => s.push_str("\n  cost: nothing captured yet"),
+        }
+    }
+    if let Some(e) = &p.last_error {
+        s.push_str(&format!("\n  last error: {e}"));
+    }
+    for n in &p.notes {
+        s.push_str(&format!("\n  note: {n}"));
+    }
+    s
+}
+
+pub fn point_json(p: &PointView) -> Value {
+    json!({
+        "id": p.id,
+        "kind": p.kind.label(),
+        "target": p.target,
+        "state": p.state.label(),
+        "spent_reason": match &p.state { StopState::Spent(r) => Some(r.clone()), _ => None },
+        "trace": matches!(p.spec.mode, Mode::Trace(_)),
+        "policy": format!("{:?}", p.policy).to_uppercase(),
+        "hits": p.hits,
+        "captured": p.captured,
+        "budget_used": p.charged,
+        "over_budget": p.over_budget,
+        "exits_discarded": p.discarded,
+        "below_threshold": p.below_threshold,
+        "overridden_hits": p.overridden_hits,
+        "overridden_by": p.overridden_by,
+        "condition_errors": p.condition_errors,
+        "locations": p.locations,
+        "classloaders": p.loaders,
+        "copies_loaded_later": p.later,
+        "watching": p.watching,
+        "family": p.family,
+        "mean_capture_ms": p.cost.mean_capture.map(|d| d.as_secs_f64() * 1e3),
+        "hits_per_second": p.cost.rate,
+        "capture_share": p.cost.busy_share,
+        "last_error": p.last_error,
+        "notes": p.notes,
+    })
+}
+
+fn watch_text(w: &WatchState) -> String {
+    match w {
+        WatchState::Watching => "watching for matching classes loaded later".into(),
+        WatchState::Parked => {
+            "watch PARKED: the family is full (clear a member to free a slot)".into()
+        }
+        WatchState::Disabled => "DISABLED".into(),
+        WatchState::Failed(e) => format!("watch could not be registered: {e}"),
+    }
+}
+
+pub fn describe_family(f: &FamilyView) -> String {
+    let mut s = format!(
+        "{} family {}.{} — {}/{} classes armed, {}",
+        f.id,
+        f.pattern,
+        f.method.as_deref().unwrap_or("?"),
+        f.members.len(),
+        f.max_classes,
+        watch_text(&f.watch)
+    );
+    if f.left_out > 0 {
+        s.push_str(&format!(
+            "\n  {} matching classes left out (max_classes reached)",
+            f.left_out
+        ));
+    }
+    if f.without_method > 0 {
+        s.push_str(&format!(
+            "\n  {} matching classes have no such method",
+            f.without_method
+        ));
+    }
+    if f.joined_later > 0 {
+        s.push_str(&format!("\n  {} joined after arming", f.joined_later));
+    }
+    for (id, class) in &f.members {
+        s.push_str(&format!("\n  {id} {class}"));
+    }
+    s
+}
+
+pub fn family_json(f: &FamilyView) -> Value {
+    json!({
+        "id": f.id,
+        "kind": "family",
+        "pattern": f.pattern,
+        "method": f.method,
+        "members": f.members.iter().map(|(id, c)| json!({"id": id, "class": c})).collect::<Vec<_>>(),
+        "max_classes": f.max_classes,
+        "watch": match &f.watch {
+            WatchState::Watching => "watching",
+            WatchState::Parked => "parked",
+            WatchState::Disabled => "disabled",
+            WatchState::Failed(_) => "failed",
+        },
+        "left_out": f.left_out,
+        "without_method": f.without_method,
+        "joined_later": f.joined_later,
+        "state": "armed",
+    })
+}
+
+/// The whole listing.
+pub fn listing(l: &Listing, ring: &RingStats) -> (String, Value) {
+    if l.points.is_empty() && l.families.is_empty() {
+        return (
+            "No stop points. debug_set_line_stop, debug_set_exception_stop, debug_set_field_stop, \
+             debug_set_method_exit_stop and debug_set_monitor_stop arm them."
+                .into(),
+            json!({"stop_points": [], "families": []}),
+        );
+    }
+    let mut out = format!("{} stop points", l.points.len());
+    if !l.families.is_empty() {
+        out.push_str(&format!(", {} families", l.families.len()));
+    }
+    out.push_str(&format!(
+        "; trace ring {}/{} snapshots, {} evicted",
+        ring.held, ring.capacity, ring.evicted
+    ));
+    for f in &l.families {
+        out.push('\n');
+        out.push_str(&describe_family(f));
+    }
+    for p in &l.points {
+        out.push('\n');
+        out.push_str(&describe_point(p));
+    }
+    let data = json!({
+        "stop_points": l.points.iter().map(point_json).collect::<Vec<_>>(),
+        "families": l.families.iter().map(family_json).collect::<Vec<_>>(),
+        "ring": {"held": ring.held, "capacity": ring.capacity, "evicted": ring.evicted},
+    });
+    (out, data)
+}
