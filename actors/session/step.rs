@@ -115,14 +115,11 @@ pub async fn step(
         StepKind::Into => StepDepth::Into,
         StepKind::Out => StepDepth::Out,
     };
-    let mut modifiers = vec![
-        Modifier::Count { count: 1 },
-        Modifier::Step {
-            thread,
-            size: StepSize::Line,
-            depth,
-        },
-    ];
+    let mut modifiers = vec![Modifier::Step {
+        thread,
+        size: StepSize::Line,
+        depth,
+    }];
     match filter {
         StepFilter::Exclude(patterns) => {
             modifiers.extend(patterns.iter().map(|p| Modifier::ClassExclude {

@@ -620,11 +620,8 @@ impl Book {
             let n = plan.requests.len();
             self.decide_count(id, &spec, n);
         }
-        let later = self
-            .reg
-            .point(id)
-            .is_some_and(|p| !p.copies.is_empty() || !first);
-        if let Err(e) = self.install(id, plan, later).await
+        // Every copy a watch reports was loaded after the arm reply.
+        if let Err(e) = self.install(id, plan, true).await
             && let Some(p) = self.reg.point_mut(id)
         {
             p.note(format!("a copy loaded later was not armed: {}", e.message));

@@ -4,110 +4,15 @@
 //! an event-suspended thread comes from a one-shot breakpoint armed through
 //! the session API.
 
-use std::time::Duration;
-
-use serde_json::{Value, json};
-
-use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
-use jvmscope::jdwp::event_request::Set;
-use jvmscope::jdwp::{Event, EventKind, Location, Modifier, SuspendPolicy, ThreadId, TypeTag};
+use jvmscope::actors::EngineConfig;
 use jvmscope::mcp::JvmScope;
-use jvmscope::model::AttachSpec;
+use serde_json::json;
 
-use crate::support::java::{Jvm, JvmOpts, line_of};
-
-struct Rig {
-    _jvm: Jvm,
-    engine: Engine,
-    server: JvmScope,
-    session: SessionHandle,
-}
+use crate::support::java::line_of;
+use crate::support::rig::{Rig, call, hit, rig_with};
 
 async fn rig() -> Rig {
-    let jvm = Jvm::start("Evaluate", JvmOpts::default());
-    jvm.wait_for_line("evaluate ready", Duration::from_secs(10));
-    let engine = Engine::start(EngineConfig::default())
-        .await
-        .expect("engine");
-    let session = engine
-        .attach(&AttachSpec {
-            host: "127.0.0.1".into(),
-            port: jvm.port(),
-            timeout: Duration::from_secs(5),
-            read_only: false,
-            source_roots: vec![],
-            class_roots: vec![],
-        })
-        .await
-        .expect("attach");
-    let server = JvmScope::new(engine.clone());
-    Rig {
-        _jvm: jvm,
-        engine,
-        server,
-        session,
-    }
-}
-
-/// Arms a one-shot breakpoint (JDWP Count 1, suspending the event thread)
-/// on `line` of `class` and waits for its hit.
-async fn hit(session: &SessionHandle, class: &str, line: u32) -> ThreadId {
-    let classes = session.classes();
-    let copies = classes.by_name(class).await.expect("class lookup");
-    let c = copies.first().expect("class loaded").clone();
-    let mut location = None;
-    for m in classes.methods(c.id).await.expect("methods").iter() {
-        let lines = classes.lines(c.id, m.id).await.expect("lines");
-        if let Some(index) = lines.indexes_of(line as i32).first() {
-            location = Some(Location {
-                type_tag: TypeTag::Class,
-                class: c.id,
-                method: m.id,
-                index: *index as u64,
-            });
-        }
-    }
-    let location = location.expect("line has code");
-    let mut events = session.shared().subscribe();
-    let request = session
-        .connection()
-        .send(&Set {
-            event_kind: EventKind::Breakpoint,
-            suspend_policy: SuspendPolicy::EventThread,
-            modifiers: vec![
-                Modifier::Count { count: 1 },
-                Modifier::LocationOnly { location },
-            ],
-        })
-        .await
-        .expect("arm");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let composite = tokio::time::timeout_at(deadline, events.recv())
-            .await
-            .expect("breakpoint hit in time")
-            .expect("event stream");
-        for e in &composite.events {
-            if let Event::Breakpoint {
-                request_id, thread, ..
-            } = e
-                && *request_id == request
-            {
-                return *thread;
-            }
-        }
-    }
-}
-
-async fn call(server: &JvmScope, tool: &str, args: Value) -> (bool, String) {
-    let r = server.call(tool, args).await;
-    let text = r
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n");
-    (r.is_error == Some(true), text)
+    rig_with("Evaluate", "evaluate ready", EngineConfig::default(), false).await
 }
 
 async fn eval_ok(server: &JvmScope, expr: &str) -> String {

@@ -1,11 +1,13 @@
 //! Integration tests: the single test binary; each module below is one area of tests.
 
 mod evaluate;
+mod execution;
 mod fake_jdwp;
 mod fake_jdwp_selftest;
 mod faults;
 mod mcp_surface;
 mod sessions;
+mod stop_points;
 mod supervision;
 mod support;
 mod support_selftest;

@@ -5,6 +5,7 @@ pub mod golden;
 pub mod java;
 pub mod mcp;
 pub mod otlp;
+pub mod rig;
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

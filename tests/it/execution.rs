@@ -1,0 +1,318 @@
+//! Execution control and safety against the Execution fixture: verified
+//! continue, idempotent pause, counted thread suspends, the three step
+//! kinds with and without filters, set_value on every target kind,
+//! force_return and pop_frame observed by the program, the watchdog
+//! rescue, read-only refusals, and disconnects that leave the JVM running.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use jvmscope::actors::EngineConfig;
+
+use crate::support::java::{Jvm, line_of};
+use crate::support::poll_until_msg;
+use crate::support::rig::{Rig, arm, call, hit, rig_with};
+
+async fn rig() -> Rig {
+    rig_with(
+        "Execution",
+        "execution ready",
+        EngineConfig::default(),
+        false,
+    )
+    .await
+}
+
+fn line(marker: &str) -> u32 {
+    line_of("Execution.java", marker)
+}
+
+fn tid(t: jvmscope::jdwp::ThreadId) -> String {
+    format!("@{:#x}", t.0)
+}
+
+/// Waits for an output line containing `needle` after line `start`.
+fn expect_output(jvm: &Jvm, start: usize, needle: &str) -> String {
+    let (_, l) = jvm.wait_for_line_since(start, |l| l.contains(needle), Duration::from_secs(10));
+    l
+}
+
+fn assert_runs(jvm: &Jvm) {
+    let before = jvm.line_count();
+    poll_until_msg(
+        Duration::from_secs(10),
+        "the program to keep printing",
+        || (jvm.line_count() > before + 3).then_some(()),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_over_into_and_out_land_on_the_expected_lines() {
+    let r = rig().await;
+    let s = &r.server;
+    let t = hit(&r.session, "Execution", line("step-start")).await;
+    let (err, text) = call(s, "debug_step_over", json!({"thread_id": tid(t)})).await;
+    assert!(!err, "{text}");
+    assert!(
+        text.contains(&format!("Execution.stepTarget:{}", line("step-call"))),
+        "{text}"
+    );
+    assert!(text.contains("skipping java.*"), "names the filter: {text}");
+    let (_, text) = call(s, "debug_step_into", json!({})).await;
+    assert!(
+        text.contains(&format!("Execution.helper:{}", line("helper-body"))),
+        "{text}"
+    );
+    let (_, text) = call(s, "debug_step_out", json!({})).await;
+    assert!(text.contains("Execution.stepTarget:"), "{text}");
+    let (_, text) = call(s, "debug_step_over", json!({})).await;
+    assert!(
+        text.contains(&format!("Execution.stepTarget:{}", line("step-next"))),
+        "{text}"
+    );
+    call(s, "debug_continue", json!({})).await;
+
+    // Into a JDK call: skipped by default, entered with no filter.
+    let t = hit(&r.session, "Execution", line("print-compute")).await;
+    let (_, text) = call(s, "debug_step_into", json!({"thread_id": tid(t)})).await;
+    assert!(text.contains("Execution.main:"), "java.* skipped: {text}");
+    call(s, "debug_continue", json!({})).await;
+    let t = hit(&r.session, "Execution", line("print-compute")).await;
+    let (_, text) = call(
+        s,
+        "debug_step_into",
+        json!({"thread_id": tid(t), "exclude_classes": []}),
+    )
+    .await;
+    assert!(!text.contains("Execution.main:"), "entered the JDK: {text}");
+    assert!(text.contains("no class filter"), "{text}");
+    call(s, "debug_continue", json!({})).await;
+    let t = hit(&r.session, "Execution", line("step-call")).await;
+    let (_, text) = call(
+        s,
+        "debug_step_into",
+        json!({"thread_id": tid(t), "only_classes": ["Execution"]}),
+    )
+    .await;
+    assert!(text.contains("Execution.helper:"), "{text}");
+    assert!(text.contains("stopping only in Execution"), "{text}");
+    call(s, "debug_continue", json!({})).await;
+    assert_runs(&r.jvm);
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_value_on_every_target_kind() {
+    let r = rig().await;
+    let s = &r.server;
+    hit(&r.session, "Execution", line("step-start")).await;
+    let set = |target: &str, value: &str| json!({"target": target, "value": value});
+    let (err, text) = call(s, "debug_set_value", set("a", "100")).await;
+    assert!(!err, "{text}");
+    assert!(text.starts_with("Set local a (int): "), "{text}");
+    let (_, text) = call(s, "debug_evaluate", json!({"expression": "a"})).await;
+    assert!(text.starts_with("a = 100"), "{text}");
+    let (err, text) = call(s, "debug_set_value", set("limit", "9")).await;
+    assert!(
+        !err && text.contains("static field Execution.limit (int): 5 → 9"),
+        "{text}"
+    );
+    let (err, text) = call(s, "debug_set_value", set("this.name", "\"changed\"")).await;
+    assert!(!err && text.contains("\"exec\" → \"changed\""), "{text}");
+    let (err, text) = call(s, "debug_set_value", set("Execution.arr[1]", "42")).await;
+    assert!(!err && text.contains("2 → 42"), "{text}");
+    let (err, text) = call(s, "debug_set_value", set("Execution.list[0]", "\"z\"")).await;
+    assert!(!err, "List element via set(): {text}");
+    let (err, text) = call(s, "debug_set_value", set("a", "\"text\"")).await;
+    assert!(err && text.starts_with("[TYPE_MISMATCH]"), "{text}");
+    assert!(
+        text.contains("string literal") && text.contains("int"),
+        "names both types: {text}"
+    );
+    let mark = r.jvm.line_count();
+    call(s, "debug_continue", json!({})).await;
+    let printed = expect_output(&r.jvm, mark, "limit 9");
+    assert!(printed.contains("arr1 42"), "{printed}");
+    assert!(printed.contains("name changed"), "{printed}");
+    assert!(printed.contains("list0 z"), "{printed}");
+    assert!(printed.contains("r 203"), "a=100 flowed through: {printed}");
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn force_return_and_pop_frame_are_observed_by_the_program() {
+    let r = rig().await;
+    let s = &r.server;
+    hit(&r.session, "Execution", line("compute-return")).await;
+    let (err, text) = call(s, "debug_force_return", json!({"value": "41"})).await;
+    assert!(!err, "{text}");
+    let mark = r.jvm.line_count();
+    call(s, "debug_continue", json!({})).await;
+    expect_output(&r.jvm, mark, "compute 41");
+
+    let t = hit(&r.session, "Execution", line("counted-return")).await;
+    let (_, before) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "Execution.popCount"}),
+    )
+    .await;
+    let count: i32 = before
+        .split(" = ")
+        .nth(1)
+        .and_then(|v| v.lines().next())
+        .and_then(|v| v.trim().parse().ok())
+        .expect("popCount");
+    let (err, text) = call(s, "debug_pop_frame", json!({"thread_id": tid(t)})).await;
+    assert!(!err, "{text}");
+    assert!(text.contains("Popped 1 frame: Execution.counted"), "{text}");
+    let mark = r.jvm.line_count();
+    call(s, "debug_continue", json!({})).await;
+    // counted() ran twice for one call: the printed count skipped one.
+    expect_output(
+        &r.jvm,
+        mark,
+        &format!("counted {} popCount {}", count + 1, count + 1),
+    );
+    let (err, text) = call(
+        s,
+        "debug_pop_frame",
+        json!({"thread_id": tid(t), "frame_index": 99}),
+    )
+    .await;
+    assert!(err, "{text}");
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suspends_are_counted_and_continue_verifies() {
+    let r = rig().await;
+    let s = &r.server;
+    let t = hit(&r.session, "Execution", line("step-start")).await;
+    let (_, text) = call(s, "debug_pause", json!({})).await;
+    assert!(text.starts_with("Paused"), "{text}");
+    let (_, text) = call(s, "debug_pause", json!({})).await;
+    assert!(text.starts_with("Already suspended"), "idempotent: {text}");
+    let (err, text) = call(s, "debug_continue", json!({})).await;
+    assert!(!err && text.contains("Verified: all"), "{text}");
+    assert_runs(&r.jvm);
+
+    let main = tid(t);
+    call(s, "debug_suspend_thread", json!({"thread_id": main})).await;
+    let (_, text) = call(s, "debug_suspend_thread", json!({"thread_id": main})).await;
+    assert!(text.contains("suspend count now 2"), "{text}");
+    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": main})).await;
+    assert!(
+        text.contains("count now 1") && text.contains("still suspended"),
+        "{text}"
+    );
+    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": main})).await;
+    assert!(text.contains("count now 0"), "{text}");
+    let (err, text) = call(
+        s,
+        "debug_suspend_thread",
+        json!({"thread_id": "@0x7fffff01"}),
+    )
+    .await;
+    assert!(err && text.starts_with("[NO_THREAD]"), "{text}");
+    assert_runs(&r.jvm);
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watchdog_rescues_a_forgotten_suspension() {
+    let config = EngineConfig {
+        suspend_limit: Some(Duration::from_secs(3)),
+        ..EngineConfig::default()
+    };
+    let r = rig_with("Execution", "execution ready", config, false).await;
+    let mut events = r.session.shared().subscribe();
+    // A suspending breakpoint that fires every round, left alone.
+    let request = arm(&r.session, "Execution", line("main-call"), false).await;
+    let hit_at = loop {
+        let c = events.recv().await.expect("events");
+        if c.events.iter().any(|e| e.request_id() == request) {
+            break std::time::Instant::now();
+        }
+    };
+    let held = r.jvm.line_count();
+    poll_until_msg(
+        Duration::from_secs(8),
+        "the watchdog to resume the JVM",
+        || (r.jvm.line_count() > held + 2).then_some(()),
+    );
+    let took = hit_at.elapsed();
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_secs(6),
+        "rescued after {took:?}"
+    );
+    let (_, text) = call(&r.server, "debug_list_sessions", json!({})).await;
+    assert!(
+        text.contains("[WATCHDOG]"),
+        "reported in the next reply: {text}"
+    );
+    assert!(text.contains("disabled the 1 event request"), "{text}");
+    // Disabled: the stop point does not freeze the JVM again.
+    assert_runs(&r.jvm);
+    assert_eq!(r.session.shared().rescues().all.len(), 1);
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_refuses_every_mutation_and_keeps_reads() {
+    let r = rig_with(
+        "Execution",
+        "execution ready",
+        EngineConfig::default(),
+        true,
+    )
+    .await;
+    let s = &r.server;
+    hit(&r.session, "Execution", line("step-start")).await;
+    for (tool, args) in [
+        ("debug_set_value", json!({"target": "a", "value": "1"})),
+        ("debug_set_value", json!({"target": "limit", "value": "1"})),
+        ("debug_force_return", json!({"value": "1"})),
+        ("debug_pop_frame", json!({})),
+        ("debug_evaluate", json!({"expression": "helper(2)"})),
+    ] {
+        let (err, text) = call(s, tool, args.clone()).await;
+        assert!(err, "{tool} {args}: {text}");
+        assert!(text.contains("read-only"), "{tool} {args}: {text}");
+    }
+    let (err, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "a + Execution.limit"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    let (err, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "Execution.map[\"k\"]"}),
+    )
+    .await;
+    assert!(
+        !err && text.contains("= 1"),
+        "structural reads work read-only: {text}"
+    );
+    let (err, text) = call(s, "debug_get_stack", json!({"max_frames": 2})).await;
+    assert!(!err, "{text}");
+    call(s, "debug_continue", json!({})).await;
+    r.engine.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disconnect_while_stopped_and_while_a_thread_is_held() {
+    let r = rig().await;
+    let s = &r.server;
+    let t = hit(&r.session, "Execution", line("step-start")).await;
+    call(s, "debug_suspend_thread", json!({"thread_id": tid(t)})).await;
+    let (err, text) = call(s, "debug_disconnect", json!({})).await;
+    assert!(!err, "{text}");
+    assert!(text.contains("verified: all"), "{text}");
+    assert_runs(&r.jvm);
+    r.engine.shutdown().await;
+}

@@ -1,0 +1,882 @@
+//! Stop points against real JVMs through the real binary: line stops
+//! (suspending, traced, suspension-free, finally lines, deferred classes and
+//! a second classloader, wildcard families and lists, refusals), hit counts,
+//! instance filters, policy overrides, toggle / update / clear / panic,
+//! exception, field, method-exit and monitor stops, waiting for events with
+//! progress, and a traced hot line under load.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::java::{Jvm, JvmOpts, line_of};
+use crate::support::mcp::{Server, ToolReply};
+use crate::support::poll_until_msg;
+
+const WAIT: Duration = Duration::from_secs(20);
+
+fn server() -> Server {
+    let server = Server::spawn();
+    server.initialize();
+    server
+}
+
+fn orders(args: Vec<String>) -> Jvm {
+    let jvm = Jvm::start(
+        "Orders",
+        JvmOpts {
+            args,
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("orders started", WAIT);
+    jvm
+}
+
+fn attach(server: &Server, jvm: &Jvm) {
+    server
+        .call("debug_attach", json!({"port": jvm.port()}))
+        .expect_ok();
+}
+
+fn ok(server: &Server, tool: &str, args: Value) -> ToolReply {
+    server.call(tool, args).expect_ok()
+}
+
+fn first_id(reply: &ToolReply) -> String {
+    reply.json()["outcomes"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {}", reply.text))
+        .to_string()
+}
+
+fn line(marker: &str) -> u32 {
+    line_of("Orders.java", marker)
+}
+
+/// Waits until `bp` has at least `n` snapshots; returns them.
+fn traces_of(server: &Server, bp: &str, n: usize) -> Vec<Value> {
+    poll_until_msg(WAIT, &format!("{n} snapshots of {bp}"), || {
+        let r = ok(
+            server,
+            "debug_get_traces",
+            json!({"bp_id": bp, "limit": 500}),
+        );
+        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
+        (t.len() >= n).then_some(t)
+    })
+}
+
+fn point(server: &Server, id: &str) -> Value {
+    let r = ok(server, "debug_list_stop_points", json!({}));
+    r.json()["stop_points"]
+        .as_array()
+        .and_then(|a| a.iter().find(|p| p["id"] == id).cloned())
+        .unwrap_or_else(|| panic!("{id} not listed: {}", r.text))
+}
+
+fn local<'a>(trace: &'a Value, name: &str) -> Option<&'a str> {
+    trace["locals"]
+        .as_array()?
+        .iter()
+        .find(|l| l["name"] == name)?
+        .get("value")?
+        .as_str()
+}
+
+fn detail<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v["details"]
+        .as_array()?
+        .iter()
+        .find(|d| d["key"] == key)?
+        .get("value")?
+        .as_str()
+}
+
+/// Clears every stop point, then checks that no thread of the JVM stays
+/// suspended (a capture in flight finishes within moments; a thread we
+/// forgot would stay suspended for ever).
+fn assert_all_running(server: &Server) {
+    let listing = ok(server, "debug_list_stop_points", json!({}));
+    let data = listing.json();
+    for f in data["families"].as_array().cloned().unwrap_or_default() {
+        ok(server, "debug_clear_stop_point", json!({"id": f["id"]}));
+    }
+    for p in data["stop_points"].as_array().cloned().unwrap_or_default() {
+        if p["family"].is_null() {
+            ok(server, "debug_clear_stop_point", json!({"id": p["id"]}));
+        }
+    }
+    let held = |server: &Server| -> Vec<Value> {
+        let threads = ok(server, "debug_list_threads", json!({}));
+        threads.json()["threads"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|t| t["suspend_count"].as_i64().unwrap_or(0) > 0)
+            .collect()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let h = held(server);
+        if h.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "threads left suspended: {h:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_suspending_line_stop_reports_the_hit_and_resumes() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label")}),
+    );
+    let bp = first_id(&armed);
+    assert_eq!(bp, "bp_1");
+    assert!(armed.text.contains("ARMED"), "{}", armed.text);
+    assert!(armed.text.contains("Hits: 0"), "{}", armed.text);
+    let hit = server.call("debug_wait_for_event", json!({"timeout_ms": 15000}));
+    let hit = hit.expect_ok();
+    let e = &hit.json()["event"];
+    assert_eq!(e["stop"], "bp_1", "{}", hit.text);
+    assert_eq!(e["kind"], "breakpoint");
+    assert_eq!(e["suspended"], "all");
+    assert_eq!(
+        e["location"],
+        format!("Orders.loop:{}", line("loop-label")),
+        "{}",
+        hit.text
+    );
+    assert!(hit.text.starts_with("[event] seq="), "{}", hit.text);
+    assert!(hit.text.contains("[suspended] yes"), "{}", hit.text);
+    let last = ok(&server, "debug_get_last_event", json!({}));
+    assert!(last.text.contains("stop=bp_1"), "{}", last.text);
+    assert!(last.text.contains("[pending]"), "{}", last.text);
+    let listed = point(&server, &bp);
+    assert!(listed["hits"].as_u64().unwrap_or(0) >= 1, "{listed}");
+    ok(&server, "debug_clear_stop_point", json!({"id": bp}));
+    ok(&server, "debug_continue", json!({}));
+    let drained = ok(
+        &server,
+        "debug_get_last_event",
+        json!({"limit": 5, "drain": true}),
+    );
+    assert!(drained.text.contains("drained"), "{}", drained.text);
+    assert_eq!(
+        ok(&server, "debug_get_last_event", json!({})).json()["pending"],
+        0
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_finally_line_is_armed_on_both_paths_and_traced_without_freezing() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-finally"), "trace": true, "trace_max_hits": 40}),
+    );
+    assert!(armed.text.contains("2 locations"), "{}", armed.text);
+    assert_eq!(armed.json()["outcomes"][0]["locations"], 2);
+    let bp = first_id(&armed);
+    let traces = traces_of(&server, &bp, 40);
+    let qtys: Vec<&str> = traces.iter().filter_map(|t| local(t, "qty")).collect();
+    assert!(qtys.contains(&"-1"), "exception path seen: {qtys:?}");
+    assert!(
+        qtys.iter().any(|q| *q != "-1"),
+        "normal path seen: {qtys:?}"
+    );
+    let t = &traces[0];
+    assert_eq!(
+        t["location"],
+        format!("Orders.place:{}", line("place-finally"))
+    );
+    assert!(
+        t["callers"][0]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("Orders.loop:"),
+        "{t}"
+    );
+    let p = poll_until_msg(WAIT, "the budget to spend the stop point", || {
+        let p = point(&server, &bp);
+        (p["state"] == "spent").then_some(p)
+    });
+    assert_eq!(p["captured"], 40, "{p}");
+    assert!(p["mean_capture_ms"].as_f64().is_some(), "{p}");
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(listing.text.contains("mean hold"), "{}", listing.text);
+    assert!(
+        listing.text.contains("trace budget of 40"),
+        "{}",
+        listing.text
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn bad_lines_are_refused_and_unknown_classes_deferred_with_suggestions() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    // The line of `int count = 0;` declares a field: no code in any method.
+    let blank = line("place-throw") - 4;
+    let refused = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Orders", "line": blank}),
+        )
+        .expect_tool_error();
+    assert!(
+        refused.text.starts_with("[NO_CODE_AT_LINE]"),
+        "{}",
+        refused.text
+    );
+    assert!(
+        refused.text.contains("nearest lines with code"),
+        "{}",
+        refused.text
+    );
+    let deferred = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Ordrs", "line": 10}),
+    );
+    assert_eq!(deferred.json()["outcomes"][0]["state"], "deferred");
+    assert!(deferred.text.contains("DEFERRED"), "{}", deferred.text);
+    assert!(
+        deferred.text.contains("Orders"),
+        "names the similar class: {}",
+        deferred.text
+    );
+    let no_method = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Orders", "method": "plaice"}),
+        )
+        .expect_tool_error();
+    assert!(
+        no_method.text.contains("did you mean place"),
+        "{}",
+        no_method.text
+    );
+    let wildcard_line = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Ord*", "line": 10}),
+        )
+        .expect_tool_error();
+    assert!(
+        wildcard_line.text.contains("refuses line"),
+        "{}",
+        wildcard_line.text
+    );
+}
+
+#[test]
+fn a_class_loaded_later_and_again_by_a_second_loader_arms_into_one_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let jvm = orders(vec![dir.path().display().to_string()]);
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Plugin", "line": line_of("Plugin.java", "plugin-run"), "trace": true, "trace_max_hits": 0, "trace_frames": 1}),
+    );
+    assert_eq!(
+        armed.json()["outcomes"][0]["state"],
+        "deferred",
+        "{}",
+        armed.text
+    );
+    let bp = first_id(&armed);
+    std::fs::write(dir.path().join("load-1"), b"").expect("trigger");
+    jvm.wait_for_line("plugin 1 loaded", WAIT);
+    let t = traces_of(&server, &bp, 1);
+    assert_eq!(t[0]["thread_name"], "plugin-1");
+    let p = point(&server, &bp);
+    assert_eq!(
+        (p["state"].as_str(), p["classloaders"].as_u64()),
+        (Some("armed"), Some(1)),
+        "{p}"
+    );
+    std::fs::write(dir.path().join("load-2"), b"").expect("trigger");
+    jvm.wait_for_line("plugin 2 loaded", WAIT);
+    poll_until_msg(WAIT, "a snapshot from the second copy", || {
+        let r = ok(
+            &server,
+            "debug_get_traces",
+            json!({"bp_id": bp, "limit": 500}),
+        );
+        r.json()["traces"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|t| t["thread_name"] == "plugin-2"))
+            .then_some(())
+    });
+    let p = point(&server, &bp);
+    assert_eq!(p["classloaders"], 2, "{p}");
+    assert_eq!(p["copies_loaded_later"], 2, "{p}");
+    assert_eq!(p["watching"], true);
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert_eq!(
+        listing.json()["stop_points"].as_array().map(Vec::len),
+        Some(1)
+    );
+    ok(&server, "debug_clear_stop_point", json!({"id": bp}));
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_spent_hit_count_is_reported_and_clearing_it_sends_nothing() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("label"), "hit_count": 3}),
+    );
+    let bp = first_id(&armed);
+    let hit = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    assert_eq!(hit.json()["event"]["stop"], bp.as_str(), "{}", hit.text);
+    let p = poll_until_msg(WAIT, "SPENT", || {
+        let p = point(&server, &bp);
+        (p["state"] == "spent").then_some(p)
+    });
+    assert_eq!(p["hits"], 1, "the JVM reports only the Nth: {p}");
+    ok(&server, "debug_continue", json!({}));
+    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": bp}));
+    assert_eq!(cleared.json()["requests_cleared"], 0, "{}", cleared.text);
+    assert!(
+        cleared.text.contains("nothing was sent"),
+        "{}",
+        cleared.text
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let refused = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Orders", "line": line("label"), "instance_id": "@0x1"}),
+        )
+        .expect_tool_error();
+    // @0x1 is not an object: an instance id is checked before anything else.
+    assert!(refused.is_error, "{}", refused.text);
+    // Take worker a's Orders from a snapshot of loop's locals.
+    let probe = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 10}),
+    );
+    let probe_id = first_id(&probe);
+    let traces = traces_of(&server, &probe_id, 4);
+    let of_a = traces
+        .iter()
+        .find(|t| t["thread_name"] == "orders-a")
+        .expect("a snapshot from orders-a");
+    let handle = local(of_a, "o")
+        .and_then(|v| v.split('@').nth(1))
+        .map(|h| format!("@{}", h.trim()))
+        .expect("o carries an @0x… handle");
+    let on_static = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Orders", "line": line("label"), "instance_id": handle}),
+        )
+        .expect_tool_error();
+    assert!(
+        on_static.text.starts_with("[INSTANCE_REFUSED]"),
+        "{}",
+        on_static.text
+    );
+    assert!(
+        on_static.text.contains("static method"),
+        "{}",
+        on_static.text
+    );
+    let narrowed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-add"), "instance_id": handle, "trace": true, "trace_max_hits": 12}),
+    );
+    let bp = first_id(&narrowed);
+    let t = traces_of(&server, &bp, 12);
+    assert!(
+        t.iter().all(|t| t["thread_name"] == "orders-a"),
+        "only worker a's object: {t:?}"
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_suspending_stop_at_a_traced_location_is_reported_as_overriding_it() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let at = line("place-add");
+    let trace = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": at, "trace": true, "trace_max_hits": 0}),
+    );
+    let trace_id = first_id(&trace);
+    let suspending = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": at}),
+    );
+    assert!(suspending.text.contains("OVERRIDE"), "{}", suspending.text);
+    assert!(suspending.text.contains(&trace_id), "{}", suspending.text);
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(
+        listing.text.contains("SUSPEND POLICY OVERRIDDEN"),
+        "{}",
+        listing.text
+    );
+    ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    poll_until_msg(WAIT, "a hit counted as overridden", || {
+        (point(&server, &trace_id)["overridden_hits"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0)
+        .then_some(())
+    });
+    let panic = ok(&server, "debug_panic", json!({}));
+    assert!(panic.text.contains("Verified: all"), "{}", panic.text);
+    assert_eq!(panic.json()["stop_points_cleared"], 2);
+    assert_all_running(&server);
+}
+
+#[test]
+fn wildcard_families_and_lists_report_each_entry() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let listed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": ["Orders", "NoSuchClass", "Ord*"], "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+    );
+    assert!(
+        listed.text.starts_with("2 armed, 1 deferred, 0 refused"),
+        "{}",
+        listed.text
+    );
+    let outcomes = listed.json()["outcomes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let family = outcomes
+        .iter()
+        .find(|o| o["kind"] == "family")
+        .expect("a family outcome");
+    let fid = family["id"].as_str().unwrap_or("").to_string();
+    assert!(fid.starts_with("bpset_"), "{family}");
+    assert_eq!(family["members"][0]["class"], "Orders", "{family}");
+    assert_eq!(family["watch"], "watching");
+    let member = family["members"][0]["id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let t = traces_of(&server, &member, 3);
+    assert_eq!(
+        t[0]["location"]
+            .as_str()
+            .map(|l| l.starts_with("Orders.size:")),
+        Some(true)
+    );
+    let toggled = ok(&server, "debug_toggle_stop_point", json!({"id": fid}));
+    assert_eq!(toggled.json()["enabled"], false);
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(listing.text.contains("DISABLED"), "{}", listing.text);
+    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": fid}));
+    assert_eq!(cleared.json()["members"], 1, "{}", cleared.text);
+    assert_all_running(&server);
+}
+
+#[test]
+fn exception_stops_report_type_message_and_catch_site() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    // A superclass matches its subclasses.
+    let caught = ok(
+        &server,
+        "debug_set_exception_stop",
+        json!({"class_pattern": "java.lang.RuntimeException", "uncaught": false, "trace": true, "trace_max_hits": 3}),
+    );
+    let exc = first_id(&caught);
+    assert!(exc.starts_with("exc_"), "{exc}");
+    let t = traces_of(&server, &exc, 3);
+    let throw_at = format!("Orders.place:{}", line("place-throw"));
+    let e = t
+        .iter()
+        .find(|s| s["location"] == throw_at.as_str())
+        .unwrap_or_else(|| panic!("a throw from {throw_at}: {t:?}"));
+    assert!(
+        detail(e, "exception")
+            .is_some_and(|x| x.starts_with("java.lang.IllegalStateException @0x")),
+        "{e}"
+    );
+    assert_eq!(detail(e, "message"), Some("\"negative qty -1\""), "{e}");
+    // The first handler is the finally of place (a catch-any that rethrows).
+    assert_eq!(
+        detail(e, "catch"),
+        Some(format!("Orders.place:{}", line("place-finally")).as_str()),
+        "{e}"
+    );
+    let uncaught = ok(
+        &server,
+        "debug_set_exception_stop",
+        json!({"class_pattern": "java.lang.IllegalStateException", "caught": false, "trace": true, "trace_max_hits": 1}),
+    );
+    let t = traces_of(&server, &first_id(&uncaught), 1);
+    assert_eq!(detail(&t[0], "catch"), Some("uncaught"), "{}", t[0]);
+    assert!(
+        t[0]["thread_name"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("doomed-")
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn field_stops_report_old_and_new_values() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    // `count` has one writer per object, so old → new is exact: count = before + qty.
+    let watch = ok(
+        &server,
+        "debug_set_field_stop",
+        json!({"class_name": "Orders", "field_name": "count", "trace": true, "trace_max_hits": 5}),
+    );
+    let id = first_id(&watch);
+    assert!(id.starts_with("watch_"), "{id}");
+    let t = traces_of(&server, &id, 5);
+    for s in &t {
+        let change = detail(s, "change").unwrap_or("");
+        let (old, new) = change.split_once(" → ").expect("old → new");
+        let (old, new): (i64, i64) = (old.parse().expect("int"), new.parse().expect("int"));
+        assert!((1..=3).contains(&(new - old)), "{change}");
+        assert_eq!(local(s, "before"), Some(old.to_string().as_str()), "{s}");
+    }
+    let object = detail(&t[0], "object")
+        .expect("an instance field names its object")
+        .to_string();
+    let refused = server
+        .call(
+            "debug_set_field_stop",
+            json!({"class_name": "Orders", "field_name": "total", "instance_id": object}),
+        )
+        .expect_tool_error();
+    assert!(
+        refused.text.starts_with("[INSTANCE_REFUSED]"),
+        "{}",
+        refused.text
+    );
+    assert!(refused.text.contains("static field"), "{}", refused.text);
+    let missing = server
+        .call(
+            "debug_set_field_stop",
+            json!({"class_name": "Orders", "field_name": "totl"}),
+        )
+        .expect_tool_error();
+    assert!(
+        missing.text.starts_with("[NO_SUCH_FIELD]"),
+        "{}",
+        missing.text
+    );
+    assert!(missing.text.contains("total"), "{}", missing.text);
+    assert_all_running(&server);
+}
+
+#[test]
+fn method_exit_stops_report_returns_and_count_discarded_exits() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_method_exit_stop",
+        json!({"class_pattern": "Orders", "method": "describe", "trace_max_hits": 6}),
+    );
+    let id = first_id(&armed);
+    assert!(id.starts_with("mexit_"), "{id}");
+    let t = traces_of(&server, &id, 6);
+    for s in &t {
+        let returned = detail(s, "returned").unwrap_or("");
+        assert!(
+            returned.starts_with("\"a:") || returned.starts_with("\"b:"),
+            "{s}"
+        );
+    }
+    let p = point(&server, &id);
+    assert!(p["exits_discarded"].as_u64().unwrap_or(0) > 0, "{p}");
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(
+        listing.text.contains("exits discarded:"),
+        "{}",
+        listing.text
+    );
+    let refused = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": "Orders", "method": "size", "hit_count": 2}),
+        )
+        .expect_tool_error();
+    assert!(
+        refused.text.contains("hit_count with method"),
+        "{}",
+        refused.text
+    );
+    let refused = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": "Ord*", "trace": false}),
+        )
+        .expect_tool_error();
+    assert!(refused.text.starts_with("[REFUSED]"), "{}", refused.text);
+    assert_all_running(&server);
+}
+
+#[test]
+fn monitor_stops_measure_contention_without_suspending() {
+    let jvm = Jvm::start(
+        "Contended",
+        JvmOpts {
+            args: vec!["4".into()],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("contended started", WAIT);
+    let server = server();
+    attach(&server, &jvm);
+    let refused = server
+        .call(
+            "debug_set_monitor_stop",
+            json!({"kinds": ["blocked"], "min_duration_ms": 5}),
+        )
+        .expect_tool_error();
+    assert!(refused.text.contains("both halves"), "{}", refused.text);
+    let armed = ok(
+        &server,
+        "debug_set_monitor_stop",
+        json!({"trace_max_hits": 20, "trace_frames": 1}),
+    );
+    let id = first_id(&armed);
+    assert!(id.starts_with("mon_"), "{id}");
+    let t = traces_of(&server, &id, 20);
+    let acquired: Vec<&Value> = t
+        .iter()
+        .filter(|s| detail(s, "duration").is_some_and(|d| d.contains("measured here")))
+        .collect();
+    assert!(!acquired.is_empty(), "a measured pair: {t:?}");
+    assert!(
+        t.iter()
+            .any(|s| detail(s, "monitor").is_some_and(|m| m.starts_with("java.lang.Object @0x"))),
+        "{t:?}"
+    );
+    ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_suspension_free_trace_holds_nothing_and_toggles_and_updates_in_place() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("label"), "trace": true, "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
+    );
+    assert!(armed.text.contains("without suspending"), "{}", armed.text);
+    let id = first_id(&armed);
+    assert_eq!(armed.json()["outcomes"][0]["policy"], "NONE");
+    traces_of(&server, &id, 5);
+    let off = ok(
+        &server,
+        "debug_toggle_stop_point",
+        json!({"id": id, "enabled": false}),
+    );
+    assert_eq!(
+        off.json()["stop_point"]["state"],
+        "disabled",
+        "{}",
+        off.text
+    );
+    let hits = point(&server, &id)["hits"].as_u64().unwrap_or(0);
+    let on = ok(&server, "debug_toggle_stop_point", json!({"id": id}));
+    assert_eq!(on.json()["stop_point"]["state"], "armed", "{}", on.text);
+    let updated = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"id": id, "trace_frames": 2, "trace_locals": ["n"], "trace_max_hits": 3}),
+    );
+    assert_eq!(
+        updated.json()["stop_point"]["policy"],
+        "EVENTTHREAD",
+        "{}",
+        updated.text
+    );
+    poll_until_msg(WAIT, "the updated budget to spend it", || {
+        (point(&server, &id)["state"] == "spent").then_some(())
+    });
+    let p = point(&server, &id);
+    assert!(
+        p["hits"].as_u64().unwrap_or(0) > hits,
+        "counters kept across re-arming: {p}"
+    );
+    let t = ok(
+        &server,
+        "debug_get_traces",
+        json!({"bp_id": id, "limit": 3}),
+    );
+    let last = &t.json()["traces"][2];
+    assert!(local(last, "n").is_some(), "{last}");
+    assert_eq!(last["callers"].as_array().map(Vec::len), Some(2), "{last}");
+    assert_all_running(&server);
+}
+
+#[test]
+fn waiting_for_an_event_sends_progress_and_times_out_as_an_answer() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let result = server
+        .request(
+            "tools/call",
+            json!({
+                "name": "debug_wait_for_event",
+                "arguments": {"timeout_ms": 2500},
+                "_meta": {"progressToken": "wait-1"}
+            }),
+        )
+        .expect("answered");
+    let reply = ToolReply::from_result(result);
+    assert!(!reply.is_error, "{}", reply.text);
+    assert!(
+        reply.text.starts_with("No event within 2500 ms"),
+        "{}",
+        reply.text
+    );
+    let progress = server.wait_for_notification(
+        |n| n["method"] == "notifications/progress" && n["params"]["progressToken"] == "wait-1",
+        Duration::from_secs(5),
+    );
+    assert!(
+        progress["params"]["progress"].as_f64().unwrap_or(0.0) > 0.0,
+        "{progress}"
+    );
+}
+
+#[test]
+fn disconnect_clears_every_stop_point_and_the_jvm_runs_on() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true, "trace_max_hits": 0}),
+    );
+    ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label")}),
+    );
+    ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    let bye = ok(&server, "debug_disconnect", json!({}));
+    assert_eq!(bye.json()["stop_points_cleared"], 2, "{}", bye.text);
+    let before = jvm.line_count();
+    poll_until_msg(WAIT, "ticks after disconnect", || {
+        (jvm.line_count() > before + 1).then_some(())
+    });
+}
+
+/// Eight threads hammer a traced line for ten seconds: every hit is
+/// resumed, nothing is left suspended, and the counters agree.
+#[test]
+fn eight_threads_hammering_a_traced_line_are_never_left_suspended() {
+    let jvm = Jvm::start(
+        "Contended",
+        JvmOpts {
+            args: vec!["8".into()],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("contended started", WAIT);
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Contended", "line": line_of("Contended.java", "increment"), "trace": true, "trace_max_hits": 0}),
+    );
+    let id = first_id(&armed);
+    std::thread::sleep(Duration::from_secs(10));
+    ok(
+        &server,
+        "debug_toggle_stop_point",
+        json!({"id": id, "enabled": false}),
+    );
+    // Captures in flight finish; then every count is final.
+    let p = poll_until_msg(WAIT, "counts to settle", || {
+        let a = point(&server, &id);
+        std::thread::sleep(Duration::from_millis(300));
+        let b = point(&server, &id);
+        (a["hits"] == b["hits"] && a["captured"] == b["captured"]).then_some(b)
+    });
+    let hits = p["hits"].as_u64().unwrap_or(0);
+    let captured = p["captured"].as_u64().unwrap_or(0);
+    assert!(hits > 1000, "a hot line: {p}");
+    assert_eq!(
+        hits,
+        captured + p["over_budget"].as_u64().unwrap_or(0),
+        "{p}"
+    );
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    let ring = &listing.json()["ring"];
+    let held = ring["held"].as_u64().unwrap_or(0);
+    let evicted = ring["evicted"].as_u64().unwrap_or(0);
+    assert_eq!(held + evicted, captured, "ring {ring} vs {p}");
+    assert_all_running(&server);
+    let before = jvm.line_count();
+    poll_until_msg(WAIT, "the application to run on", || {
+        (jvm.line_count() > before + 1).then_some(())
+    });
+}
