@@ -438,6 +438,31 @@ impl Actor for Session {
         let _ = args.shared.actor.set(myself.clone());
         let connection = Connection::spawn(args.stream, args.config, myself.get_cell()).await?;
         let classes = Arc::new(ClassCache::new(connection.clone()));
+        // An unloaded class takes its cached members with it. The event
+        // names only a signature, and ids may be reused, so the cache
+        // starts over.
+        {
+            let mut events = args.shared.subscribe();
+            let classes = classes.clone();
+            let shared = args.shared.clone();
+            tokio::spawn(async move {
+                loop {
+                    let next = tokio::select! {
+                        _ = shared.died() => break,
+                        next = events.recv() => next,
+                    };
+                    match next {
+                        Ok(c) => {
+                            if c.events.iter().any(|e| matches!(e, Event::ClassUnload { .. })) {
+                                classes.clear();
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => classes.clear(),
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    }
+                }
+            });
+        }
         let stop_points =
             StopPoints::spawn(connection.clone(), classes.clone(), myself.get_cell()).await?;
         let log = Arc::new(EventLog::default());

@@ -210,7 +210,18 @@ fn child(mode: &str, port: u16, endpoint: &str) {
             source_roots: vec![],
             class_roots: vec![],
         };
-        let session = engine.attach(&spec).await.expect("attach");
+        // The JDWP agent listens again a moment after the previous child let go.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let session = loop {
+            match engine.attach(&spec).await {
+                Ok(session) => break session,
+                Err(e) if Instant::now() < deadline => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                Err(e) => panic!("attach: {e}"),
+            }
+        };
         let conn = session.connection().clone();
         throughput(&conn, REQUESTS / 4).await; // warm-up
         let rps = throughput(&conn, REQUESTS).await;

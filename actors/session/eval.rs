@@ -405,9 +405,33 @@ impl Driver<'_> {
                     Some(_) => Ok(Answer::Missing(format!(
                         "`{name}` is an instance field of {class_name}; it needs an object"
                     ))),
-                    None => Ok(Answer::Missing(format!(
-                        "{class_name} has no static field `{name}`"
-                    ))),
+                    None => {
+                        // Another copy of the class (another class loader)
+                        // may have it: a redeploy leaves the old one first.
+                        let copies = self.classes.by_name(class_name).await?;
+                        for (i, copy) in copies.iter().enumerate() {
+                            if copy.id == ty {
+                                continue;
+                            }
+                            if let Some((decl, f)) = self.classes.find_field(copy.id, name).await?
+                                && f.is_static()
+                            {
+                                let loader = self.classes.loader(copy.id).await?;
+                                self.note(format!(
+                                    "{class_name}.{name} is missing from the first copy; answered from copy {} of {} (loader @{:#x})",
+                                    i + 1,
+                                    copies.len(),
+                                    loader.0
+                                ));
+                                return self.read_field(None, decl, f.id, true).await;
+                            }
+                        }
+                        Ok(Answer::Missing(format!(
+                            "{class_name} has no static field `{name}` (searched {} loaded cop{})",
+                            copies.len().max(1),
+                            if copies.len() > 1 { "ies" } else { "y" }
+                        )))
+                    }
                 }
             }
             other => Ok(Answer::Missing(format!(

@@ -126,7 +126,7 @@ pub async fn locals(
     let mut live: Vec<_> = vars
         .iter()
         .filter(|v| v.live_at(index))
-        .filter(|v| only.is_none_or(|names| names.iter().any(|n| *n == v.name)))
+        .filter(|v| only.is_none_or(|names| names.contains(&v.name)))
         .collect();
     live.sort_by_key(|v| v.slot);
     if live.is_empty() {
@@ -261,14 +261,13 @@ pub async fn render(classes: &ClassCache, value: &Value, max_len: usize) -> Stri
         },
         Err(e) => return vanished_or(e, id),
     };
-    if tag == Tag::Array {
-        if let Ok(len) = conn
+    if tag == Tag::Array
+        && let Ok(len) = conn
             .send(&crate::jdwp::array_reference::Length { array: id })
             .await
-        {
-            let elem = ty.strip_suffix("[]").unwrap_or(&ty);
-            return format!("{elem}[{len}] @{:#x}", id.0);
-        }
+    {
+        let elem = ty.strip_suffix("[]").unwrap_or(&ty);
+        return format!("{elem}[{len}] @{:#x}", id.0);
     }
     format!("{ty} @{:#x}", id.0)
 }

@@ -225,6 +225,8 @@ pub struct Stats {
     pub condition_false: AtomicU64,
     capture_nanos: AtomicU64,
     capture_count: AtomicU64,
+    /// Hold times, bucketed (see [`hold_bucket`]).
+    holds: [AtomicU64; HOLD_BUCKETS],
     window: Mutex<Window>,
     last_error: Mutex<Option<String>>,
 }
@@ -233,6 +235,26 @@ pub struct Stats {
 struct Window {
     first: Option<Instant>,
     last: Option<Instant>,
+}
+
+/// Buckets of the hold-time histogram: the first holds everything under
+/// 10 µs, each next one is 1.5 times wider, the last everything above.
+const HOLD_BUCKETS: usize = 32;
+const HOLD_BASE_NANOS: f64 = 10_000.0;
+const HOLD_GROWTH: f64 = 1.5;
+
+fn hold_bucket(d: Duration) -> usize {
+    let n = d.as_nanos() as f64;
+    if n < HOLD_BASE_NANOS {
+        return 0;
+    }
+    let i = ((n / HOLD_BASE_NANOS).ln() / HOLD_GROWTH.ln()).floor() as usize + 1;
+    i.min(HOLD_BUCKETS - 1)
+}
+
+/// The upper bound of a bucket.
+fn bucket_bound(i: usize) -> Duration {
+    Duration::from_nanos((HOLD_BASE_NANOS * HOLD_GROWTH.powi(i as i32)) as u64)
 }
 
 /// A reading of the cost counters.
@@ -245,6 +267,9 @@ pub struct Cost {
     /// Capture time over wall time since the first hit (summed over
     /// concurrent captures, so it can pass 100%).
     pub busy_share: Option<f64>,
+    /// Median and 99th percentile hold time (bucket upper bounds, ±25%).
+    pub p50: Option<Duration>,
+    pub p99: Option<Duration>,
 }
 
 impl Stats {
@@ -282,6 +307,29 @@ impl Stats {
         self.capture_nanos
             .fetch_add(held.as_nanos() as u64, Ordering::Relaxed);
         self.capture_count.fetch_add(1, Ordering::Relaxed);
+        self.holds[hold_bucket(held)].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The hold time below which a share `q` of captures fell.
+    pub fn hold_quantile(&self, q: f64) -> Option<Duration> {
+        let counts: Vec<u64> = self
+            .holds
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        let total: u64 = counts.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let want = ((total as f64) * q).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, c) in counts.iter().enumerate() {
+            seen += c;
+            if seen >= want {
+                return Some(bucket_bound(i));
+            }
+        }
+        Some(bucket_bound(HOLD_BUCKETS - 1))
     }
 
     pub fn note_error(&self, e: String) {
@@ -319,6 +367,8 @@ impl Stats {
             mean_capture,
             rate,
             busy_share,
+            p50: self.hold_quantile(0.5),
+            p99: self.hold_quantile(0.99),
         }
     }
 
@@ -370,5 +420,18 @@ mod tests {
         let c = s.cost(t0 + Duration::from_secs(1));
         assert!((c.rate.unwrap_or(0.0) - 2.0).abs() < 1e-6);
         assert_eq!(c.mean_capture, Some(Duration::from_micros(300)));
+        let p50 = c.p50.unwrap_or_default();
+        assert!(p50 >= Duration::from_micros(300) && p50 < Duration::from_micros(460), "{p50:?}");
+    }
+
+    #[test]
+    fn hold_buckets_cover_microseconds_to_seconds() {
+        assert_eq!(hold_bucket(Duration::from_micros(5)), 0);
+        assert_eq!(hold_bucket(Duration::from_micros(12)), 1);
+        assert_eq!(hold_bucket(Duration::from_secs(100)), HOLD_BUCKETS - 1);
+        for i in 1..HOLD_BUCKETS - 1 {
+            let inside = bucket_bound(i) - Duration::from_nanos(1);
+            assert_eq!(hold_bucket(inside), i, "{i}");
+        }
     }
 }

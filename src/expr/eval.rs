@@ -332,10 +332,7 @@ impl<'e> Evaluation<'e> {
                 Ok(v)
             }
             ExprKind::Call { target, name, args } => {
-                let t = match target {
-                    Some(t) => Some(self.eval(t, scope)),
-                    None => None,
-                };
+                let t = target.as_ref().map(|t| self.eval(t, scope));
                 let mut vals = Vec::with_capacity(args.len());
                 let mut stop = None;
                 for a in args {

@@ -1,13 +1,5 @@
-// Test fixture: loaded only through Orders' own classloaders (never by the application loader),
-// so each load is a separate copy of the class. run() is called every ~10 ms by "plugin-N".
-public class Plugin implements Runnable {
-    static int runs = 0;
-
-    public void run() {
-        runs++;
-        int twice = runs * 2; // LINE: plugin-run
-        if (twice < 0) {
-            System.out.println("overflow");
-        }
-    }
+// Loaded twice, by two class loaders, from TwoLoaders: each copy has its
+// own statics.
+public class Plugin {
+    public static String NAME = "unset";
 }

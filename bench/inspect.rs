@@ -1,0 +1,168 @@
+//! End-to-end bench of reading a live JVM: `debug_get_stack` of a thread
+//! 20 frames deep with locals, and a 5-link `debug_evaluate`, through the
+//! real tool layer against a real JVM. Median latency and JDWP packets per
+//! call, with reads pipelined (window 32) and serial (window 1), in one
+//! run. Run: `cargo bench --bench inspect` (needs a JDK).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use jvmscope::actors::{Engine, EngineConfig};
+use jvmscope::mcp::JvmScope;
+use jvmscope::model::AttachSpec;
+use serde_json::json;
+
+const CALLS: usize = 60;
+
+fn bin(tool: &str) -> PathBuf {
+    std::env::var_os("JAVA_HOME")
+        .map(|h| PathBuf::from(h).join("bin").join(tool))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from(tool))
+}
+
+fn report(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+fn start_jvm() -> (std::process::Child, u16) {
+    let dir = std::env::temp_dir().join(format!("jvmscope-bench-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/java/Deep.java");
+    let ok = Command::new(bin("javac"))
+        .args(["-g", "-d"])
+        .arg(&dir)
+        .arg(&src)
+        .status()
+        .expect("javac (a JDK is required)")
+        .success();
+    assert!(ok, "javac failed");
+    let mut child = Command::new(bin("java"))
+        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
+        .arg("-cp")
+        .arg(&dir)
+        .arg("Deep")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("java");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut port = 0;
+    for line in lines.by_ref() {
+        let line = line.expect("line");
+        if let Some(rest) = line.strip_prefix("Listening for transport dt_socket at address:") {
+            port = rest.trim().rsplit(':').next().and_then(|p| p.parse().ok()).expect("port");
+        }
+        if line.contains("deep ready") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    (child, port)
+}
+
+fn text(r: &rmcp::model::CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
+    let engine = Engine::start(EngineConfig {
+        window,
+        suspend_limit: None,
+        ..EngineConfig::default()
+    })
+    .await
+    .expect("engine");
+    let session = engine
+        .attach(&AttachSpec {
+            host: "127.0.0.1".into(),
+            port,
+            timeout: Duration::from_secs(5),
+            read_only: false,
+            source_roots: vec![],
+            class_roots: vec![],
+        })
+        .await
+        .expect("attach");
+    let server = JvmScope::new(engine.clone());
+    let threads = text(&server.call("debug_list_threads", json!({"name_contains": "deep"})).await);
+    let id = threads
+        .lines()
+        .find(|l| l.contains("\"deep\""))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("deep thread")
+        .to_string();
+    server
+        .call("debug_suspend_thread", json!({"thread_id": id}))
+        .await;
+    // Frame 1 is `descend(0, …)` (frame 0 is Thread.sleep).
+    let cases = [
+        (
+            "debug_get_stack, 20 frames with locals",
+            "debug_get_stack",
+            json!({"thread_id": id, "max_frames": 20}),
+        ),
+        (
+            "debug_evaluate, 5-link chain",
+            "debug_evaluate",
+            json!({"thread_id": id, "frame_index": 1, "expression": "order.customer.address.city.name"}),
+        ),
+    ];
+    let mut out = Vec::new();
+    for (label, tool, args) in cases {
+        let r = server.call(tool, args.clone()).await;
+        assert!(r.is_error != Some(true), "{tool}: {}", text(&r));
+        let mut times = Vec::with_capacity(CALLS);
+        let packets_before = session.connection().shared().packets_sent();
+        for _ in 0..CALLS {
+            let t = Instant::now();
+            let r = server.call(tool, args.clone()).await;
+            times.push(t.elapsed());
+            assert!(r.is_error != Some(true));
+        }
+        let packets = (session.connection().shared().packets_sent() - packets_before) as f64 / CALLS as f64;
+        times.sort();
+        out.push((label.to_string(), times[CALLS / 2], packets));
+    }
+    server
+        .call("debug_resume_thread", json!({"thread_id": id}))
+        .await;
+    let _ = session.disconnect().await;
+    engine.shutdown().await;
+    out
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let (mut jvm, port) = start_jvm();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (pipelined, serial) = rt.block_on(async {
+        let p = measure(port, 32).await;
+        let s = measure(port, 1).await;
+        (p, s)
+    });
+    report(&format!("Median of {CALLS} calls each, same JVM, same run"));
+    report("| call | pipelined (window 32) | serial (window 1) | speed-up | JDWP packets per call |");
+    report("|---|---|---|---|---|");
+    for ((label, p, packets), (_, s, _)) in pipelined.iter().zip(&serial) {
+        report(&format!(
+            "| {label} | {:.2} ms | {:.2} ms | {:.2}x | {packets:.0} |",
+            p.as_secs_f64() * 1e3,
+            s.as_secs_f64() * 1e3,
+            s.as_secs_f64() / p.as_secs_f64()
+        ));
+    }
+    let _ = jvm.kill();
+    let _ = jvm.wait();
+}
