@@ -144,3 +144,55 @@ fn four_byte_ids_are_honoured() {
     assert!(threads.text.starts_with("0 threads"), "{}", threads.text);
     assert_no_panic(&server);
 }
+
+#[test]
+fn a_stalled_jvm_never_delays_calls_on_another_session() {
+    use crate::support::java::{Jvm, JvmOpts};
+    let healthy = Jvm::start("Ticker", JvmOpts::default());
+    let stalled = FakeJdwp::start(Behaviour::AfterAttach {
+        skip: 1,
+        then: vec![Step::Stall],
+    });
+    // A long request timeout, so the stalled call stays in flight.
+    let server = Server::spawn_with_env(&[("JVMSCOPE_REQUEST_TIMEOUT_MS", "8000")]);
+    server.initialize();
+    let slow = attach(&server, stalled.port(), 2000).expect_ok().json()["session_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let fast = server
+        .call("debug_attach", json!({"port": healthy.port()}))
+        .expect_ok()
+        .json()["session_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    std::thread::scope(|scope| {
+        let stuck = scope.spawn(|| {
+            server.call_with_timeout(
+                "debug_list_threads",
+                json!({"session_id": slow}),
+                Duration::from_secs(20),
+            )
+        });
+        // Wait until the stalled request is really in flight.
+        stalled.wait_until("the stalled AllThreads", Duration::from_secs(5), |v| {
+            v.received.iter().filter(|r| r.command() == (1, 4)).count() >= 2
+        });
+        for _ in 0..5 {
+            let started = Instant::now();
+            let reply = server
+                .call("debug_list_threads", json!({"session_id": fast}))
+                .expect_ok();
+            assert!(reply.text.contains("\"main\""), "{}", reply.text);
+            assert!(
+                started.elapsed() < Duration::from_secs(1),
+                "a call on the healthy JVM took {:?} while the other was stalled",
+                started.elapsed()
+            );
+        }
+        assert!(!stuck.is_finished(), "the stalled call is still waiting");
+        let stuck = stuck.join().expect("thread");
+        assert!(stuck.text.starts_with("[TIMEOUT]"), "{}", stuck.text);
+    });
+}
