@@ -69,6 +69,9 @@ pub struct SessionShared {
     rescues: Mutex<Rescues>,
     /// The live step request, if any.
     pub step: step::StepSlot,
+    /// Threads the agent holds with debug_suspend_thread: how many times,
+    /// since when. `debug_continue` leaves them held.
+    held: Mutex<std::collections::HashMap<ThreadId, (u32, Instant)>>,
 }
 
 /// Watchdog rescues of one session.
@@ -111,6 +114,7 @@ impl SessionShared {
             suspending_requests: Mutex::new(Vec::new()),
             rescues: Mutex::new(Rescues::default()),
             step: step::StepSlot::default(),
+            held: Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -259,6 +263,41 @@ impl SessionShared {
             .unwrap_or_default()
     }
 
+    /// Records one more agent-requested suspension of `thread`.
+    pub fn hold(&self, thread: ThreadId) {
+        if let Ok(mut h) = self.held.lock() {
+            let e = h.entry(thread).or_insert((0, Instant::now()));
+            e.0 += 1;
+        }
+    }
+
+    /// Records one agent-requested resume of `thread`.
+    pub fn release(&self, thread: ThreadId) {
+        if let Ok(mut h) = self.held.lock()
+            && let Some(e) = h.get_mut(&thread)
+        {
+            e.0 = e.0.saturating_sub(1);
+            if e.0 == 0 {
+                h.remove(&thread);
+            }
+        }
+    }
+
+    /// Threads the agent holds: (thread, count, since).
+    pub fn held_threads(&self) -> Vec<(ThreadId, u32, Instant)> {
+        self.held
+            .lock()
+            .map(|h| h.iter().map(|(t, (n, at))| (*t, *n, *at)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Forgets every agent-held thread (after a rescue or a release).
+    pub fn release_all(&self) {
+        if let Ok(mut h) = self.held.lock() {
+            h.clear();
+        }
+    }
+
     /// Threads suspended by an event, newest last.
     pub fn event_threads(&self) -> Vec<ThreadId> {
         self.event_threads
@@ -338,6 +377,8 @@ pub struct DisconnectReport {
 #[derive(Debug, Clone, Default)]
 pub struct ResumeReport {
     pub resumes: u32,
+    /// Threads left suspended because the agent holds them.
+    pub kept_held: usize,
     pub total: usize,
     pub still_held: usize,
     pub resuspended_by_event: bool,
@@ -654,6 +695,8 @@ impl SessionCore {
             report.threads_held = census.held;
             report.threads_total = census.total;
         }
+        // Leaving: threads the agent held are released too.
+        self.shared.release_all();
         report.verification = match resume_verified(&self.connection, &self.shared).await {
             Ok(r) if r.still_held == 0 => {
                 format!("verified: all {} threads run", r.total)
@@ -686,22 +729,53 @@ async fn resume_verified(
     conn: &ConnectionHandle,
     shared: &SessionShared,
 ) -> Result<ResumeReport, JdwpError> {
+    use crate::jdwp::thread_reference::{Resume as ThreadResume, SuspendCount};
     let mut report = ResumeReport::default();
     let before = shared.suspending_events();
+    let held: std::collections::HashMap<ThreadId, u32> = shared
+        .held_threads()
+        .into_iter()
+        .map(|(t, n, _)| (t, n))
+        .collect();
     let mut census = threads::census(conn).await?;
-    let rounds = census.max_depth.clamp(1, 64);
-    for _ in 0..rounds {
-        conn.send(&crate::jdwp::virtual_machine::Resume).await?;
-        report.resumes += 1;
-        census = threads::census(conn).await?;
-        if census.held == 0 {
-            break;
+    if held.is_empty() {
+        let rounds = census.max_depth.clamp(1, 64);
+        for _ in 0..rounds {
+            conn.send(&crate::jdwp::virtual_machine::Resume).await?;
+            report.resumes += 1;
+            census = threads::census(conn).await?;
+            if census.held == 0 {
+                break;
+            }
         }
+    } else {
+        // Resume thread by thread, leaving each agent-held thread at the
+        // count the agent gave it.
+        let all = conn.send(&crate::jdwp::virtual_machine::AllThreads).await?;
+        let counts =
+            futures::future::join_all(all.iter().map(|&thread| conn.send(&SuspendCount { thread })))
+                .await;
+        let mut resumes = Vec::new();
+        for (thread, count) in all.iter().zip(counts) {
+            let keep = held.get(thread).copied().unwrap_or(0) as i32;
+            if let Ok(n) = count {
+                for _ in keep..n {
+                    resumes.push(conn.send(&ThreadResume { thread: *thread }));
+                }
+            }
+        }
+        report.resumes = resumes.len() as u32;
+        for r in futures::future::join_all(resumes).await {
+            r?;
+        }
+        census = threads::census(conn).await?;
     }
+    let still_held_by_us = held.len();
     report.total = census.total;
-    report.still_held = census.held;
-    report.resuspended_by_event = census.held > 0 && shared.suspending_events() != before;
-    if census.held == 0 {
+    report.still_held = census.held.saturating_sub(still_held_by_us);
+    report.kept_held = still_held_by_us;
+    report.resuspended_by_event = report.still_held > 0 && shared.suspending_events() != before;
+    if report.still_held == 0 {
         shared.forget_event_threads(None);
     }
     Ok(report)

@@ -247,6 +247,7 @@ impl WatchdogState {
         shared.record_rescue(message, cleared);
         if after.held == 0 {
             shared.forget_event_threads(None);
+            shared.release_all();
             shared.all_clear();
         }
         self.held_since = None;

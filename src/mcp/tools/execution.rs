@@ -153,9 +153,20 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
     if shown.len() != all.len() {
         out.push_str(&format!(" (of {})", all.len()));
     }
+    let held = handle.shared().held_threads();
     for t in &shown {
+        let by_you = held
+            .iter()
+            .find(|(id, _, _)| *id == t.id)
+            .map(|(_, n, since)| {
+                format!(
+                    " (held by you x{n} for {:.0} s)",
+                    since.elapsed().as_secs_f64()
+                )
+            })
+            .unwrap_or_default();
         out.push_str(&format!(
-            "\n@{:#x} {:?} {}{}",
+            "\n@{:#x} {:?} {}{}{}",
             t.id.0,
             t.name,
             t.status,
@@ -163,7 +174,8 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
                 format!(" suspended x{}", t.suspend_count)
             } else {
                 String::new()
-            }
+            },
+            by_you
         ));
     }
     let data: Vec<_> = shown
@@ -266,6 +278,11 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
         conn.send(&Resume { thread }).await
     };
     result.map_err(|e| handle.map_err(e))?;
+    if suspend {
+        handle.shared().hold(thread);
+    } else {
+        handle.shared().release(thread);
+    }
     let count = conn
         .send(&SuspendCount { thread })
         .await

@@ -285,8 +285,15 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
         let is_current = current.as_ref() == Some(&shared.id);
         let vm = shared.vm().cloned().unwrap_or_default();
         let packets = s.connection().shared().packets_sent();
+        let held: Vec<String> = shared
+            .held_threads()
+            .iter()
+            .map(|(t, n, since)| {
+                format!("@{:#x} x{n} {:.0}s", t.0, since.elapsed().as_secs_f64())
+            })
+            .collect();
         lines.push(format!(
-            "{} {} {} {} | {} {} | packets={} stop_points={}{}",
+            "{} {} {} {} | {} {} | packets={} stop_points={}{}{}",
             if is_current { "*" } else { " " },
             shared.id,
             shared.address(),
@@ -295,7 +302,12 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             vm.vm_version,
             packets,
             stop_points,
-            if shared.read_only { " read-only" } else { "" }
+            if shared.read_only { " read-only" } else { "" },
+            if held.is_empty() {
+                String::new()
+            } else {
+                format!(" held_by_you=[{}]", held.join(", "))
+            }
         ));
         data.push(json!({
             "session_id": shared.id.0,
@@ -309,6 +321,7 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             "stop_points": stop_points,
             "read_only": shared.read_only,
             "pid": shared.launched.as_ref().map(|l| l.pid),
+            "held_threads": held,
         }));
     }
     Ok(text_and_data(lines.join("\n"), json!({ "sessions": data })))
