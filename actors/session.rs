@@ -494,7 +494,10 @@ impl Actor for Session {
                     };
                     match next {
                         Ok(c) => {
-                            if c.events.iter().any(|e| matches!(e, Event::ClassUnload { .. })) {
+                            if c.events
+                                .iter()
+                                .any(|e| matches!(e, Event::ClassUnload { .. }))
+                            {
                                 classes.clear();
                             }
                         }
@@ -752,9 +755,11 @@ async fn resume_verified(
         // Resume thread by thread, leaving each agent-held thread at the
         // count the agent gave it.
         let all = conn.send(&crate::jdwp::virtual_machine::AllThreads).await?;
-        let counts =
-            futures::future::join_all(all.iter().map(|&thread| conn.send(&SuspendCount { thread })))
-                .await;
+        let counts = futures::future::join_all(
+            all.iter()
+                .map(|&thread| conn.send(&SuspendCount { thread })),
+        )
+        .await;
         let mut resumes = Vec::new();
         for (thread, count) in all.iter().zip(counts) {
             let keep = held.get(thread).copied().unwrap_or(0) as i32;

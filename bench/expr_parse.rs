@@ -36,10 +36,16 @@ fn evaluating(c: &mut Criterion) {
     use jvmscope::jdwp::Tag;
     let src = "order.customer.getAddress().lines[0].city";
     let answer = |n: &Need| -> Answer {
-        let obj = |id| Val::Object { id, tag: Tag::Object };
+        let obj = |id| Val::Object {
+            id,
+            tag: Tag::Object,
+        };
         match n {
             Need::Name { .. } => Answer::Value(obj(1)),
-            Need::Field { target: Val::Object { id, .. }, .. } => Answer::Value(obj(id + 1)),
+            Need::Field {
+                target: Val::Object { id, .. },
+                ..
+            } => Answer::Value(obj(id + 1)),
             Need::Invoke { .. } => Answer::Value(obj(10)),
             Need::Index { .. } => Answer::Value(obj(20)),
             _ => Answer::Missing("no".into()),

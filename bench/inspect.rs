@@ -53,7 +53,12 @@ fn start_jvm() -> (std::process::Child, u16) {
     for line in lines.by_ref() {
         let line = line.expect("line");
         if let Some(rest) = line.strip_prefix("Listening for transport dt_socket at address:") {
-            port = rest.trim().rsplit(':').next().and_then(|p| p.parse().ok()).expect("port");
+            port = rest
+                .trim()
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .expect("port");
         }
         if line.contains("deep ready") {
             break;
@@ -91,7 +96,11 @@ async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
         .await
         .expect("attach");
     let server = JvmScope::new(engine.clone());
-    let threads = text(&server.call("debug_list_threads", json!({"name_contains": "deep"})).await);
+    let threads = text(
+        &server
+            .call("debug_list_threads", json!({"name_contains": "deep"}))
+            .await,
+    );
     let id = threads
         .lines()
         .find(|l| l.contains("\"deep\""))
@@ -126,7 +135,8 @@ async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
             times.push(t.elapsed());
             assert!(r.is_error != Some(true));
         }
-        let packets = (session.connection().shared().packets_sent() - packets_before) as f64 / CALLS as f64;
+        let packets =
+            (session.connection().shared().packets_sent() - packets_before) as f64 / CALLS as f64;
         times.sort();
         out.push((label.to_string(), times[CALLS / 2], packets));
     }
@@ -153,7 +163,9 @@ fn main() {
         (p, s)
     });
     report(&format!("Median of {CALLS} calls each, same JVM, same run"));
-    report("| call | pipelined (window 32) | serial (window 1) | speed-up | JDWP packets per call |");
+    report(
+        "| call | pipelined (window 32) | serial (window 1) | speed-up | JDWP packets per call |",
+    );
     report("|---|---|---|---|---|");
     for ((label, p, packets), (_, s, _)) in pipelined.iter().zip(&serial) {
         report(&format!(

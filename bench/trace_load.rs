@@ -118,8 +118,12 @@ impl Fixture {
         let sink = ops.clone();
         std::thread::spawn(move || {
             use std::io::BufRead;
-            for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(p) = line.strip_prefix("Listening for transport dt_socket at address:") {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if let Some(p) = line.strip_prefix("Listening for transport dt_socket at address:")
+                {
                     let _ = port_tx.send(p.trim().parse::<u16>().unwrap_or(0));
                 } else if let Some(n) = line.strip_prefix("ops/s ") {
                     if let (Ok(n), Ok(mut v)) = (n.trim().parse(), sink.lock()) {
@@ -203,14 +207,20 @@ async fn run(threads: usize, d: Duration) -> Result<String> {
         format!(
             "| {} | {} | {} | {} | {} | {} |\n",
             p.name,
-            if p.rate > 0.0 { format!("{:.0}", p.rate) } else { "-".into() },
+            if p.rate > 0.0 {
+                format!("{:.0}", p.rate)
+            } else {
+                "-".into()
+            },
             match base {
                 Some(b) if b.rate > 0.0 => format!("{:.0}%", 100.0 * p.rate / b.rate),
                 _ => "-".into(),
             },
             ms(p.p50),
             ms(p.p99),
-            p.app_ops.map(|o| format!("{o:.0}")).unwrap_or_else(|| "-".into()),
+            p.app_ops
+                .map(|o| format!("{o:.0}"))
+                .unwrap_or_else(|| "-".into()),
         )
     };
     out.push_str(&row(&alone, None));
@@ -490,8 +500,13 @@ async fn raw_phase(
                     }
                     continue;
                 }
-                let (raw, done, holds, slots, measuring) =
-                    (r2.clone(), d2.clone(), h2.clone(), slots.clone(), m2.clone());
+                let (raw, done, holds, slots, measuring) = (
+                    r2.clone(),
+                    d2.clone(),
+                    h2.clone(),
+                    slots.clone(),
+                    m2.clone(),
+                );
                 // Hits overlap; each capture's reads go one after another.
                 tokio::spawn(async move {
                     let frames = raw
@@ -515,7 +530,11 @@ async fn raw_phase(
                     let _ = raw.send(&Resume { thread }).await;
                     let held = received.elapsed();
                     for v in values.unwrap_or_default() {
-                        if let Value::Object { tag: Tag::String, id } = v {
+                        if let Value::Object {
+                            tag: Tag::String,
+                            id,
+                        } = v
+                        {
                             let _ = raw
                                 .send(&jvmscope::jdwp::string_reference::Value {
                                     string_object: id,

@@ -421,7 +421,10 @@ mod tests {
         assert!((c.rate.unwrap_or(0.0) - 2.0).abs() < 1e-6);
         assert_eq!(c.mean_capture, Some(Duration::from_micros(300)));
         let p50 = c.p50.unwrap_or_default();
-        assert!(p50 >= Duration::from_micros(300) && p50 < Duration::from_micros(460), "{p50:?}");
+        assert!(
+            p50 >= Duration::from_micros(300) && p50 < Duration::from_micros(460),
+            "{p50:?}"
+        );
     }
 
     #[test]

@@ -339,14 +339,32 @@ async fn get_stack_shows_frames_and_typed_locals() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_class_loaded_by_two_loaders() {
-    let r = rig_with("TwoLoaders", "two loaders ready", EngineConfig::default(), false).await;
+    let r = rig_with(
+        "TwoLoaders",
+        "two loaders ready",
+        EngineConfig::default(),
+        false,
+    )
+    .await;
     let s = &r.server;
     let (err, text) = call(s, "debug_evaluate", json!({"expression": "Plugin.NAME"})).await;
     assert!(!err, "{text}");
-    assert!(text.contains("loaded by 2 class loaders"), "says which copy answered: {text}");
-    let first = if text.starts_with("Plugin.NAME = \"A\"") { "A" } else { "B" };
+    assert!(
+        text.contains("loaded by 2 class loaders"),
+        "says which copy answered: {text}"
+    );
+    let first = if text.starts_with("Plugin.NAME = \"A\"") {
+        "A"
+    } else {
+        "B"
+    };
     for (loader, want) in [("loaderA", "A"), ("loaderB", "B")] {
-        let (_, handle) = call(s, "debug_evaluate", json!({"expression": format!("TwoLoaders.{loader}")})).await;
+        let (_, handle) = call(
+            s,
+            "debug_evaluate",
+            json!({"expression": format!("TwoLoaders.{loader}")}),
+        )
+        .await;
         let id = handle
             .split('@')
             .nth(1)

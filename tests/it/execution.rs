@@ -321,7 +321,12 @@ async fn disconnect_while_stopped_and_while_a_thread_is_held() {
 async fn continue_leaves_the_threads_you_hold_and_says_so() {
     let r = rig().await;
     let s = &r.server;
-    let (_, threads) = call(s, "debug_list_threads", json!({"name_contains": "Finalizer"})).await;
+    let (_, threads) = call(
+        s,
+        "debug_list_threads",
+        json!({"name_contains": "Finalizer"}),
+    )
+    .await;
     let fin = threads
         .lines()
         .find(|l| l.contains("\"Finalizer\""))
@@ -335,8 +340,16 @@ async fn continue_leaves_the_threads_you_hold_and_says_so() {
     assert!(text.contains("Still held by you"), "{text}");
     assert!(text.contains(&fin), "{text}");
     assert_runs(&r.jvm);
-    let (_, threads) = call(s, "debug_list_threads", json!({"name_contains": "Finalizer"})).await;
-    assert!(threads.contains("suspended x1 (held by you x1"), "{threads}");
+    let (_, threads) = call(
+        s,
+        "debug_list_threads",
+        json!({"name_contains": "Finalizer"}),
+    )
+    .await;
+    assert!(
+        threads.contains("suspended x1 (held by you x1"),
+        "{threads}"
+    );
     let (_, sessions) = call(s, "debug_list_sessions", json!({})).await;
     assert!(sessions.contains("held_by_you=["), "{sessions}");
     let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": fin})).await;

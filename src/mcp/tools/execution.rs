@@ -203,8 +203,22 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
         report.resumes,
         if report.resumes == 1 { "" } else { "s" }
     );
-    if report.still_held == 0 {
+    let held = handle.shared().held_threads();
+    if report.still_held == 0 && held.is_empty() {
         out.push_str(&format!("\nVerified: all {} threads run.", report.total));
+    } else if report.still_held == 0 {
+        out.push_str(&format!(
+            "\nVerified: all {} other threads run. Still held by you (debug_suspend_thread): {}; debug_resume_thread releases them.",
+            report.total.saturating_sub(held.len()),
+            held.iter()
+                .map(|(t, n, since)| format!(
+                    "@{:#x} x{n} for {:.0} s",
+                    t.0,
+                    since.elapsed().as_secs_f64()
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     } else if report.resuspended_by_event {
         out.push_str(&format!(
             "\nA new event suspended {} threads again right after the resume (a stop point was hit); debug_list_threads shows them.",

@@ -288,9 +288,7 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
         let held: Vec<String> = shared
             .held_threads()
             .iter()
-            .map(|(t, n, since)| {
-                format!("@{:#x} x{n} {:.0}s", t.0, since.elapsed().as_secs_f64())
-            })
+            .map(|(t, n, since)| format!("@{:#x} x{n} {:.0}s", t.0, since.elapsed().as_secs_f64()))
             .collect();
         lines.push(format!(
             "{} {} {} {} | {} {} | packets={} stop_points={}{}{}",
