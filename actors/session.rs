@@ -72,6 +72,8 @@ pub struct SessionShared {
     /// Threads the agent holds with debug_suspend_thread: how many times,
     /// since when. `debug_continue` leaves them held.
     held: Mutex<std::collections::HashMap<ThreadId, (u32, Instant)>>,
+    /// When something was first suspended since the last all-clear.
+    suspended_since: Mutex<Option<Instant>>,
 }
 
 /// Watchdog rescues of one session.
@@ -115,6 +117,7 @@ impl SessionShared {
             rescues: Mutex::new(Rescues::default()),
             step: step::StepSlot::default(),
             held: Mutex::new(std::collections::HashMap::new()),
+            suspended_since: Mutex::new(None),
         }
     }
 
@@ -218,6 +221,19 @@ impl SessionShared {
     /// Something may now be suspended (the Watchdog starts watching).
     pub fn note_suspension(&self) {
         self.maybe_suspended.store(true, Ordering::Relaxed);
+        if let Ok(mut since) = self.suspended_since.lock()
+            && since.is_none()
+        {
+            *since = Some(Instant::now());
+        }
+    }
+
+    /// How long something has been suspended, if it is.
+    pub fn suspended_for(&self) -> Option<Duration> {
+        self.suspended_since
+            .lock()
+            .ok()
+            .and_then(|s| s.map(|at| at.elapsed()))
     }
 
     pub fn maybe_suspended(&self) -> bool {
@@ -227,6 +243,9 @@ impl SessionShared {
     /// Nothing is suspended any more.
     pub fn all_clear(&self) {
         self.maybe_suspended.store(false, Ordering::Relaxed);
+        if let Ok(mut since) = self.suspended_since.lock() {
+            *since = None;
+        }
         if let Ok(mut reqs) = self.suspending_requests.lock() {
             reqs.clear();
         }
@@ -741,6 +760,9 @@ async fn resume_verified(
         .map(|(t, n, _)| (t, n))
         .collect();
     let mut census = threads::census(conn).await?;
+    // From here no thread is suspended by its event any more; forget that
+    // before resuming, so a new hit recorded meanwhile is kept.
+    shared.forget_event_threads(None);
     if held.is_empty() {
         let rounds = census.max_depth.clamp(1, 64);
         for _ in 0..rounds {
@@ -780,9 +802,6 @@ async fn resume_verified(
     report.still_held = census.held.saturating_sub(still_held_by_us);
     report.kept_held = still_held_by_us;
     report.resuspended_by_event = report.still_held > 0 && shared.suspending_events() != before;
-    if report.still_held == 0 {
-        shared.forget_event_threads(None);
-    }
     Ok(report)
 }
 

@@ -142,11 +142,13 @@ pub async fn step(
         .await
         .map_err(gone)?;
     slot.replace(Some(request));
-    // Let the thread run: take off every suspension it has.
+    // Let the thread run: take off every suspension it has. It is no
+    // longer event-suspended from here; forget that first, since the
+    // landing may be recorded before the last resume's reply arrives.
+    session.shared().forget_event_threads(Some(thread));
     for _ in 0..count {
         conn.send(&Resume { thread }).await.map_err(gone)?;
     }
-    session.shared().forget_event_threads(Some(thread));
     let landed = tokio::time::timeout(timeout, async {
         loop {
             match events.recv().await {

@@ -356,3 +356,49 @@ async fn continue_leaves_the_threads_you_hold_and_says_so() {
     assert!(text.contains("count now 0"), "{text}");
     r.engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_suspend_all_breakpoint_is_not_reported_as_a_failed_resume() {
+    use jvmscope::jdwp::event_request::{Clear, Set};
+    use jvmscope::jdwp::{EventKind, Modifier, SuspendPolicy};
+    let r = rig().await;
+    let s = &r.server;
+    let location =
+        crate::support::rig::location(&r.session, "Execution", line("helper-body")).await;
+    let mut events = r.session.shared().subscribe();
+    let request = r
+        .session
+        .connection()
+        .send(&Set {
+            event_kind: EventKind::Breakpoint,
+            suspend_policy: SuspendPolicy::All,
+            modifiers: vec![Modifier::LocationOnly { location }],
+        })
+        .await
+        .expect("arm");
+    for _ in 0..5 {
+        loop {
+            let c = events.recv().await.expect("events");
+            if c.events.iter().any(|e| e.request_id() == request) {
+                break;
+            }
+        }
+        let (err, text) = call(s, "debug_continue", json!({})).await;
+        assert!(!err, "{text}");
+        assert!(
+            !text.contains("WARNING"),
+            "a new hit is not a failed resume: {text}"
+        );
+    }
+    r.session
+        .connection()
+        .send(&Clear {
+            event_kind: EventKind::Breakpoint,
+            request_id: request,
+        })
+        .await
+        .expect("clear");
+    call(s, "debug_continue", json!({})).await;
+    assert_runs(&r.jvm);
+    r.engine.shutdown().await;
+}

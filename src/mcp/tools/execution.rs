@@ -330,11 +330,41 @@ async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     handle.check_alive()?;
     let conn = handle.connection();
     let before = threads::census(conn).await.map_err(|e| handle.map_err(e))?;
+    let watchdog = match ctx.engine.config().suspend_limit {
+        Some(limit) => format!(
+            "the watchdog resumes it {:.0} s after it was suspended (JDWP_WATCHDOG_SECS)",
+            limit.as_secs_f64()
+        ),
+        None => "the watchdog is off (JDWP_WATCHDOG_SECS=0): nothing resumes it but you".into(),
+    };
     if before.total > 0 && before.held == before.total {
+        let shared = handle.shared();
+        let mut holders = Vec::new();
+        if !shared.event_threads().is_empty() {
+            holders.push(format!(
+                "a stop point hit ({} thread(s))",
+                shared.event_threads().len()
+            ));
+        }
+        if !shared.held_threads().is_empty() {
+            holders.push(format!(
+                "{} thread(s) you hold",
+                shared.held_threads().len()
+            ));
+        }
+        if holders.is_empty() {
+            holders.push("an earlier pause (or suspend=y at launch)".into());
+        }
+        let since = shared
+            .suspended_for()
+            .map(|d| format!(" for {:.1} s", d.as_secs_f64()))
+            .unwrap_or_default();
         return Ok(text_and_data(
             format!(
-                "Already suspended: all {} threads are held (deepest count {}); nothing changed.\nNext: debug_continue resumes everything",
-                before.total, before.max_depth
+                "Already suspended{since}: all {} threads are held (deepest count {}) by {}; nothing changed.\n{watchdog}.\nNext: debug_continue resumes everything",
+                before.total,
+                before.max_depth,
+                holders.join(" and ")
             ),
             json!({"changed": false, "threads_held": before.held, "threads_total": before.total}),
         ));
@@ -346,7 +376,7 @@ async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     let after = threads::census(conn).await.map_err(|e| handle.map_err(e))?;
     Ok(text_and_data(
         format!(
-            "Paused: {} of {} threads suspended.\nNext: debug_continue resumes everything",
+            "Paused: {} of {} threads suspended; {watchdog}.\nNext: debug_continue resumes everything",
             after.held, after.total
         ),
         json!({"changed": true, "threads_held": after.held, "threads_total": after.total}),
