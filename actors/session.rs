@@ -202,7 +202,7 @@ impl SessionShared {
                 }
             }
             if let Ok(mut held) = self.event_threads.lock() {
-                for t in composite.events.iter().filter_map(event_thread) {
+                for t in composite.events.iter().filter_map(Event::thread) {
                     held.retain(|h| *h != t);
                     held.push(t);
                 }
@@ -350,31 +350,6 @@ impl SessionShared {
         if let Some(actor) = self.actor.get() {
             let _ = actor.send_message(SessionMsg::End(reason));
         }
-    }
-}
-
-/// The thread an event happened in, when it has one.
-pub fn event_thread(e: &Event) -> Option<ThreadId> {
-    match e {
-        Event::SingleStep { thread, .. }
-        | Event::Breakpoint { thread, .. }
-        | Event::FramePop { thread, .. }
-        | Event::Exception { thread, .. }
-        | Event::ThreadStart { thread, .. }
-        | Event::ThreadDeath { thread, .. }
-        | Event::ClassPrepare { thread, .. }
-        | Event::ClassLoad { thread, .. }
-        | Event::FieldAccess { thread, .. }
-        | Event::FieldModification { thread, .. }
-        | Event::ExceptionCatch { thread, .. }
-        | Event::MethodEntry { thread, .. }
-        | Event::MethodExit { thread, .. }
-        | Event::MethodExitWithReturnValue { thread, .. }
-        | Event::MonitorContendedEnter { thread, .. }
-        | Event::MonitorContendedEntered { thread, .. }
-        | Event::MonitorWait { thread, .. }
-        | Event::MonitorWaited { thread, .. } => Some(*thread),
-        _ => None,
     }
 }
 

@@ -7,6 +7,9 @@
 //! Run: `cargo bench --bench connection` (needs a JDK on PATH or
 //! JAVA_HOME). Figures go to docs/PERFORMANCE.md.
 
+#[path = "support.rs"]
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -19,56 +22,6 @@ use jvmscope::model::AttachSpec;
 
 const REQUESTS: usize = 4000;
 const ROUNDS: usize = 5;
-
-fn java_home_bin(tool: &str) -> PathBuf {
-    std::env::var_os("JAVA_HOME")
-        .map(|h| PathBuf::from(h).join("bin").join(tool))
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from(tool))
-}
-
-fn report(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-}
-
-/// Compiles the Ticker fixture and starts it with a JDWP agent.
-fn start_jvm() -> (std::process::Child, u16) {
-    let dir = std::env::temp_dir().join(format!("jvmscope-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/java/Ticker.java");
-    let status = Command::new(java_home_bin("javac"))
-        .args(["-g", "-d"])
-        .arg(&dir)
-        .arg(&src)
-        .status()
-        .expect("javac (a JDK is required)");
-    assert!(status.success(), "javac failed");
-    let mut child = Command::new(java_home_bin("java"))
-        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Ticker")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("java");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let port = loop {
-        let line = lines.next().expect("JVM output").expect("line");
-        if let Some(rest) = line.strip_prefix("Listening for transport dt_socket at address:") {
-            break rest
-                .trim()
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .expect("port");
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (child, port)
-}
 
 async fn throughput(session: &SessionHandle, window: usize) -> f64 {
     let conn = session.connection().clone();
@@ -131,7 +84,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let (mut jvm, port) = start_jvm();
+    let (mut jvm, port) = support::start_fixture("Ticker", "ticker started", &[]);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -148,10 +101,10 @@ fn main() {
         };
         let session = engine.attach(&spec).await.expect("attach");
         throughput(&session, 32).await; // warm-up
-        report(&format!(
+        support::report(&format!(
             "JDWP VirtualMachine.Version round trips, {REQUESTS} per round, median of {ROUNDS} rounds"
         ));
-        report("| in flight | requests/s | vs serial |\n|---|---|---|");
+        support::report("| in flight | requests/s | vs serial |\n|---|---|---|");
         let mut serial = 0.0;
         for window in [1usize, 4, 8, 32] {
             let mut rounds = Vec::new();
@@ -162,7 +115,7 @@ fn main() {
             if window == 1 {
                 serial = m;
             }
-            report(&format!("| {window} | {m:.0} | {:.2}x |", m / serial));
+            support::report(&format!("| {window} | {m:.0} | {:.2}x |", m / serial));
         }
         session.disconnect().await.expect("disconnect");
         engine.shutdown().await;
@@ -171,7 +124,7 @@ fn main() {
     let _ = jvm.wait();
     let mut lat = startup_latency();
     lat.sort();
-    report(&format!(
+    support::report(&format!(
         "\nprocess start -> initialize reply, 10 runs: min {:.1} ms, median {:.1} ms, max {:.1} ms",
         lat[0].as_secs_f64() * 1e3,
         lat[lat.len() / 2].as_secs_f64() * 1e3,

@@ -4,9 +4,9 @@
 //! call, with reads pipelined (window 32) and serial (window 1), in one
 //! run. Run: `cargo bench --bench inspect` (needs a JDK).
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+#[path = "support.rs"]
+mod support;
+
 use std::time::{Duration, Instant};
 
 use jvmscope::actors::{Engine, EngineConfig};
@@ -15,58 +15,6 @@ use jvmscope::model::AttachSpec;
 use serde_json::json;
 
 const CALLS: usize = 60;
-
-fn bin(tool: &str) -> PathBuf {
-    std::env::var_os("JAVA_HOME")
-        .map(|h| PathBuf::from(h).join("bin").join(tool))
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from(tool))
-}
-
-fn report(line: &str) {
-    let _ = writeln!(std::io::stdout().lock(), "{line}");
-}
-
-fn start_jvm() -> (std::process::Child, u16) {
-    let dir = std::env::temp_dir().join(format!("jvmscope-bench-inspect-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/java/Deep.java");
-    let ok = Command::new(bin("javac"))
-        .args(["-g", "-d"])
-        .arg(&dir)
-        .arg(&src)
-        .status()
-        .expect("javac (a JDK is required)")
-        .success();
-    assert!(ok, "javac failed");
-    let mut child = Command::new(bin("java"))
-        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Deep")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("java");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut port = 0;
-    for line in lines.by_ref() {
-        let line = line.expect("line");
-        if let Some(rest) = line.strip_prefix("Listening for transport dt_socket at address:") {
-            port = rest
-                .trim()
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .expect("port");
-        }
-        if line.contains("deep ready") {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    (child, port)
-}
 
 fn text(r: &rmcp::model::CallToolResult) -> String {
     r.content
@@ -152,7 +100,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let (mut jvm, port) = start_jvm();
+    let (mut jvm, port) = support::start_fixture("Deep", "deep ready", &[]);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -162,13 +110,13 @@ fn main() {
         let s = measure(port, 1).await;
         (p, s)
     });
-    report(&format!("Median of {CALLS} calls each, same JVM, same run"));
-    report(
+    support::report(&format!("Median of {CALLS} calls each, same JVM, same run"));
+    support::report(
         "| call | pipelined (window 32) | serial (window 1) | speed-up | JDWP packets per call |",
     );
-    report("|---|---|---|---|---|");
+    support::report("|---|---|---|---|---|");
     for ((label, p, packets), (_, s, _)) in pipelined.iter().zip(&serial) {
-        report(&format!(
+        support::report(&format!(
             "| {label} | {:.2} ms | {:.2} ms | {:.2}x | {packets:.0} |",
             p.as_secs_f64() * 1e3,
             s.as_secs_f64() * 1e3,

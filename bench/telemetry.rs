@@ -70,8 +70,16 @@ fn start_jvm() -> (std::process::Child, u16) {
         .status()
         .expect("javac (a JDK is required)");
     assert!(status.success(), "javac failed");
+    // A fixed port: after a debugger lets go the agent listens again on the same
+    // address, and each measurement attaches anew.
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
     let mut child = Command::new(java_home_bin("java"))
-        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
+        .arg(format!(
+            "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{free}"
+        ))
         .arg("-cp")
         .arg(&dir)
         .arg("Ticker")

@@ -138,7 +138,8 @@ pub fn to_val(v: &Value) -> Val {
     }
 }
 
-const BOXES: &[&str] = &[
+/// The boxed primitive types, unboxed for arithmetic and rendering.
+pub const BOXES: &[&str] = &[
     "java.lang.Integer",
     "java.lang.Long",
     "java.lang.Short",

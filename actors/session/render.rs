@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures::future::join_all;
 
 use crate::actors::session::classes::{ClassCache, FieldInfo};
-use crate::actors::session::eval::{EvalContext, to_val};
+use crate::actors::session::eval::{BOXES, EvalContext, to_val};
 use crate::actors::session::inspect::{quote, truncate};
 use crate::expr::Charset;
 use crate::expr::eval::Val;
@@ -39,17 +39,6 @@ impl Default for Budget {
         }
     }
 }
-
-const BOXES: &[&str] = &[
-    "java.lang.Integer",
-    "java.lang.Long",
-    "java.lang.Short",
-    "java.lang.Byte",
-    "java.lang.Character",
-    "java.lang.Boolean",
-    "java.lang.Float",
-    "java.lang.Double",
-];
 
 /// Renders evaluator values.
 pub struct Renderer<'a> {

@@ -828,7 +828,7 @@ impl<'e> Evaluation<'e> {
                 let (Some(a), Some(b)) = (num(&l), num(&r)) else {
                     return Err(err(format!(
                         "`{}` needs numbers, found a {} and a {}",
-                        op_text(op),
+                        op.symbol(),
                         l.kind(),
                         r.kind()
                     )));
@@ -1001,24 +1001,6 @@ fn negate(v: &Val) -> Option<Val> {
         Num::F(f) => Val::Float(-f),
         Num::D(d) => Val::Double(-d),
     })
-}
-
-fn op_text(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-        BinaryOp::And => "&&",
-        BinaryOp::Or => "||",
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Rem => "%",
-    }
 }
 
 fn arith(op: BinaryOp, a: Num, b: Num) -> Result<Val, &'static str> {

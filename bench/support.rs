@@ -1,0 +1,68 @@
+//! Shared by the load benches: compile a Java fixture from tests/data/java
+//! and start it under a JDWP agent on a loopback port, and print a line.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+/// A JDK tool: `$JAVA_HOME/bin/<tool>`, else on PATH.
+pub fn jdk(tool: &str) -> PathBuf {
+    std::env::var_os("JAVA_HOME")
+        .map(|h| PathBuf::from(h).join("bin").join(tool))
+        .filter(|p| p.exists())
+        .unwrap_or_else(|| PathBuf::from(tool))
+}
+
+/// Prints one line of results.
+pub fn report(line: &str) {
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+/// Compiles `tests/data/java/<class>.java` (with `-g`) and runs it with a
+/// JDWP agent; returns the process and its JDWP port once `ready` (a
+/// substring of a line) was printed. Later output is drained.
+pub fn start_fixture(class: &str, ready: &str, args: &[&str]) -> (Child, u16) {
+    let dir = std::env::temp_dir().join(format!("jvmscope-bench-{class}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/java")
+        .join(format!("{class}.java"));
+    let ok = Command::new(jdk("javac"))
+        .args(["-g", "-d"])
+        .arg(&dir)
+        .arg(&src)
+        .status()
+        .expect("javac (a JDK is required)")
+        .success();
+    assert!(ok, "javac failed");
+    let mut child = Command::new(jdk("java"))
+        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
+        .arg("-cp")
+        .arg(&dir)
+        .arg(class)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("java");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut port = 0;
+    for line in lines.by_ref() {
+        let line = line.expect("line");
+        if let Some(rest) = line.strip_prefix("Listening for transport dt_socket at address:") {
+            port = rest
+                .trim()
+                .rsplit(':')
+                .next()
+                .and_then(|p| p.parse().ok())
+                .expect("port");
+        }
+        if line.contains(ready) {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    (child, port)
+}
