@@ -100,17 +100,22 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let (mut jvm, port) = support::start_fixture("Deep", "deep ready", &[]);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .expect("runtime");
-    let (pipelined, serial) = rt.block_on(async {
-        let p = measure(port, 32).await;
-        let s = measure(port, 1).await;
-        (p, s)
-    });
-    support::report(&format!("Median of {CALLS} calls each, same JVM, same run"));
+    // A JDWP agent listening on port 0 picks a new port after a debugger
+    // leaves, so each configuration gets a fresh JVM of the same fixture.
+    let run = |window: usize| {
+        let (mut jvm, port) = support::start_fixture("Deep", "deep ready", &[]);
+        let out = rt.block_on(measure(port, window));
+        let _ = jvm.kill();
+        let _ = jvm.wait();
+        out
+    };
+    let pipelined = run(32);
+    let serial = run(1);
+    support::report(&format!("Median of {CALLS} calls each, same fixture, one run"));
     support::report(
         "| call | pipelined (window 32) | serial (window 1) | speed-up | JDWP packets per call |",
     );
@@ -123,6 +128,4 @@ fn main() {
             s.as_secs_f64() / p.as_secs_f64()
         ));
     }
-    let _ = jvm.kill();
-    let _ = jvm.wait();
 }

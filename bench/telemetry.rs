@@ -188,24 +188,7 @@ fn child(mode: &str, port: u16, endpoint: &str) {
         .build()
         .expect("runtime");
     runtime.block_on(async {
-        let sampler = match mode {
-            "on" => Some(SamplerChoice::AlwaysOn),
-            "ratio10" => Some(SamplerChoice::ParentBasedTraceIdRatio(0.1)),
-            _ => None,
-        };
-        let config = TelemetryConfig {
-            log_filter: telemetry::config::DEFAULT_LOG_FILTER.to_string(),
-            log_file: None,
-            service_name: Some("jvmscope-bench".into()),
-            export: sampler.map(|sampler| ExportConfig {
-                endpoint: endpoint.to_string(),
-                protocol: Protocol::Grpc,
-                sampler,
-                queue: QueueConfig::default(),
-            }),
-            warnings: Vec::new(),
-        };
-        let (dispatch, telemetry) = telemetry::build(&config);
+        let (dispatch, telemetry) = telemetry::build(&config_for(mode, endpoint));
         tracing::dispatcher::set_global_default(dispatch).expect("subscriber");
         let engine = Engine::start(EngineConfig::default())
             .await
@@ -244,6 +227,92 @@ fn child(mode: &str, port: u16, endpoint: &str) {
     });
 }
 
+/// Spans per span-cost measurement.
+const SPANS: usize = 200_000;
+
+/// The JDWP span exactly as the Connection opens, fills and closes it, under
+/// a root span per `GROUP`; no I/O. Returns nanoseconds per JDWP span.
+fn span_cost_loop() -> f64 {
+    use tracing::field::Empty;
+    let started = Instant::now();
+    for _ in 0..SPANS / GROUP {
+        let root = tracing::info_span!(
+            target: "jvmscope::bench",
+            parent: None,
+            "mcp.tool",
+            "otel.name" = "mcp.tool bench",
+            "otel.kind" = "server",
+        );
+        for id in 0..GROUP as u32 {
+            let name = "VirtualMachine.Version";
+            let span = tracing::info_span!(
+                target: "jvmscope::actors::connection",
+                parent: &root,
+                "jdwp",
+                "otel.name" = %format_args!("jdwp {name}"),
+                "otel.kind" = "client",
+                "otel.status_code" = Empty,
+                "rpc.system" = "jdwp",
+                "rpc.service" = "VirtualMachine",
+                "rpc.method" = name,
+                "server.address" = %"127.0.0.1",
+                "server.port" = 5005u16,
+                "jdwp.id" = Empty,
+                "jdwp.request_bytes" = 11u64,
+                "jdwp.reply_bytes" = Empty,
+                "jdwp.error" = Empty,
+                "jdwp.queued_us" = Empty,
+            );
+            span.record("jdwp.id", id);
+            span.record("jdwp.queued_us", 3u64);
+            span.record("jdwp.reply_bytes", 120u64);
+            drop(span);
+        }
+    }
+    started.elapsed().as_nanos() as f64 / SPANS as f64
+}
+
+/// Measures [`span_cost_loop`] in this (child) process and prints `ns=…`.
+fn span_cost_child(mode: &str, endpoint: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let (dispatch, telemetry) = telemetry::build(&config_for(mode, endpoint));
+        tracing::dispatcher::set_global_default(dispatch).expect("subscriber");
+        span_cost_loop(); // warm-up
+        let ns = tokio::task::spawn_blocking(span_cost_loop).await.expect("loop");
+        let stats = telemetry.export_stats().unwrap_or_default();
+        telemetry.shutdown().await;
+        report(&format!(
+            "ns={ns:.0} exported={} dropped={} failed={}",
+            stats.exported, stats.dropped, stats.failed
+        ));
+    });
+}
+
+fn config_for(mode: &str, endpoint: &str) -> TelemetryConfig {
+    let sampler = match mode {
+        "on" => Some(SamplerChoice::AlwaysOn),
+        "ratio10" => Some(SamplerChoice::ParentBasedTraceIdRatio(0.1)),
+        "never" => Some(SamplerChoice::AlwaysOff),
+        _ => None,
+    };
+    TelemetryConfig {
+        log_filter: telemetry::config::DEFAULT_LOG_FILTER.to_string(),
+        log_file: None,
+        service_name: Some("jvmscope-bench".into()),
+        export: sampler.map(|sampler| ExportConfig {
+            endpoint: endpoint.to_string(),
+            protocol: Protocol::Grpc,
+            sampler,
+            queue: QueueConfig::default(),
+        }),
+        warnings: Vec::new(),
+    }
+}
+
 // ---- the driver ------------------------------------------------------------------------------
 
 #[derive(Default)]
@@ -265,6 +334,11 @@ fn field(line: &str, key: &str) -> f64 {
 }
 
 fn main() {
+    if let Ok(mode) = std::env::var("JVMSCOPE_BENCH_SPAN_COST") {
+        let endpoint = std::env::var("JVMSCOPE_BENCH_ENDPOINT").expect("JVMSCOPE_BENCH_ENDPOINT");
+        span_cost_child(&mode, &endpoint);
+        return;
+    }
     if let Ok(mode) = std::env::var("JVMSCOPE_BENCH_MODE") {
         let port = std::env::var("JVMSCOPE_BENCH_PORT")
             .ok()
@@ -281,46 +355,70 @@ fn main() {
     let (mut jvm, port) = start_jvm();
     let (endpoint, received) = start_collector();
     let exe = std::env::current_exe().expect("current exe");
-    let mut results: Vec<Results> = MODES.iter().map(|_| Results::default()).collect();
+    // One child per measurement; `key=value` words on its result line.
+    let run = |var: &str, mode: &str, key: &str| -> String {
+        let out = Command::new(&exe)
+            .env(var, mode)
+            .env("JVMSCOPE_BENCH_PORT", port.to_string())
+            .env("JVMSCOPE_BENCH_ENDPOINT", &endpoint)
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("child");
+        assert!(out.status.success(), "child {var}={mode} failed");
+        let text = String::from_utf8_lossy(&out.stdout);
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("child {var}={mode} printed no result: {text}"))
+            .to_string()
+    };
+    let mut trips: Vec<Results> = MODES.iter().map(|_| Results::default()).collect();
+    let mut spans: Vec<Results> = MODES.iter().map(|_| Results::default()).collect();
     for _round in 0..ROUNDS {
         for (i, mode) in MODES.iter().enumerate() {
-            let out = Command::new(&exe)
-                .env("JVMSCOPE_BENCH_MODE", mode)
-                .env("JVMSCOPE_BENCH_PORT", port.to_string())
-                .env("JVMSCOPE_BENCH_ENDPOINT", &endpoint)
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("child");
-            assert!(out.status.success(), "child {mode} failed");
-            let text = String::from_utf8_lossy(&out.stdout);
-            let line = text
-                .lines()
-                .find(|l| l.starts_with("rps="))
-                .unwrap_or_else(|| panic!("child {mode} printed no result: {text}"));
-            results[i].rps.push(field(line, "rps="));
-            results[i].dropped += field(line, "dropped=") as u64;
+            let line = run("JVMSCOPE_BENCH_MODE", mode, "rps=");
+            trips[i].rps.push(field(&line, "rps="));
+            trips[i].dropped += field(&line, "dropped=") as u64;
+            let line = run("JVMSCOPE_BENCH_SPAN_COST", mode, "ns=");
+            spans[i].rps.push(field(&line, "ns="));
+            spans[i].dropped += field(&line, "dropped=") as u64;
         }
     }
     let _ = jvm.kill();
     let _ = jvm.wait();
 
+    let label = |mode: &str| match mode {
+        "off" => "off (no endpoint)",
+        "on" => "export on, always_on, OTLP/gRPC",
+        _ => "export on, parentbased_traceidratio 0.1",
+    };
     report(&format!(
-        "JDWP VirtualMachine.Version round trips, {REQUESTS} per measurement in root spans of \
-         {GROUP}, {} in flight; median of {ROUNDS} alternating rounds",
+        "JDWP VirtualMachine.Version round trips against a real JVM, {REQUESTS} per measurement \
+         in root spans of {GROUP}, {} in flight; median of {ROUNDS} alternating rounds",
         GROUP * GROUPS_IN_FLIGHT
     ));
     report("| telemetry | requests/s | cost vs off | spans dropped |\n|---|---|---|---|");
-    let off = median(results[0].rps.clone());
-    for (mode, r) in MODES.iter().zip(&results) {
+    let off = median(trips[0].rps.clone());
+    for (mode, r) in MODES.iter().zip(&trips) {
         let m = median(r.rps.clone());
-        let label = match *mode {
-            "off" => "off (no endpoint)",
-            "on" => "export on, always_on, OTLP/gRPC",
-            _ => "export on, parentbased_traceidratio 0.1",
-        };
         report(&format!(
-            "| {label} | {m:.0} | {:+.1}% | {} |",
+            "| {} | {m:.0} | {:.1}% | {} |",
+            label(mode),
             (off - m) / off * 100.0,
+            r.dropped
+        ));
+    }
+    report(&format!(
+        "\nCPU per JDWP span (opened, filled and closed as the Connection does, no I/O), \
+         {SPANS} spans per measurement; median of {ROUNDS}"
+    ));
+    report("| telemetry | ns per span | added vs off | spans dropped |\n|---|---|---|---|");
+    let off = median(spans[0].rps.clone());
+    for (mode, r) in MODES.iter().zip(&spans) {
+        let m = median(r.rps.clone());
+        report(&format!(
+            "| {} | {m:.0} | {:+.0} ns | {} |",
+            label(mode),
+            m - off,
             r.dropped
         ));
     }

@@ -71,7 +71,10 @@ fn main() -> Result<()> {
 /// The fixture, compiled and running with a JDWP agent.
 struct Fixture {
     child: Child,
-    port: u16,
+    /// Every port the agent announced: it listens again, on a new ephemeral
+    /// port, after each debugger detaches.
+    ports: Arc<Mutex<Vec<u16>>>,
+    used: AtomicU32,
     ops: Arc<Mutex<Vec<(Instant, u64)>>>,
     _classes: tempfile::TempDir,
 }
@@ -114,7 +117,8 @@ impl Fixture {
             .context("java")?;
         let stdout = child.stdout.take().context("stdout")?;
         let ops = Arc::new(Mutex::new(Vec::new()));
-        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        let ports = Arc::new(Mutex::new(Vec::new()));
+        let announced = ports.clone();
         let sink = ops.clone();
         std::thread::spawn(move || {
             use std::io::BufRead;
@@ -124,23 +128,43 @@ impl Fixture {
             {
                 if let Some(p) = line.strip_prefix("Listening for transport dt_socket at address:")
                 {
-                    let _ = port_tx.send(p.trim().parse::<u16>().unwrap_or(0));
-                } else if let Some(n) = line.strip_prefix("ops/s ") {
-                    if let (Ok(n), Ok(mut v)) = (n.trim().parse(), sink.lock()) {
-                        v.push((Instant::now(), n));
+                    if let (Ok(p), Ok(mut v)) = (p.trim().parse::<u16>(), announced.lock()) {
+                        v.push(p);
                     }
+                } else if let Some(n) = line.strip_prefix("ops/s ")
+                    && let (Ok(n), Ok(mut v)) = (n.trim().parse(), sink.lock())
+                {
+                    v.push((Instant::now(), n));
                 }
             }
         });
-        let port = port_rx
-            .recv_timeout(Duration::from_secs(20))
-            .context("the JDWP agent did not announce its port")?;
         Ok(Fixture {
             child,
-            port,
+            ports,
+            used: AtomicU32::new(0),
             ops,
             _classes: classes,
         })
+    }
+
+    /// The port of the next attach (waits for the agent to listen again).
+    async fn port(&self) -> Result<u16> {
+        let want = self.used.fetch_add(1, Ordering::Relaxed) as usize + 1;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(p) = self
+                .ports
+                .lock()
+                .ok()
+                .and_then(|v| (v.len() >= want).then(|| v[want - 1]))
+            {
+                return Ok(p);
+            }
+            if Instant::now() > deadline {
+                bail!("the JDWP agent did not listen again");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Mean ops/s reported between two instants.
@@ -268,7 +292,7 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
         .map_err(|e| anyhow!(e))?;
     let spec = AttachSpec {
         host: "127.0.0.1".into(),
-        port: fixture.port,
+        port: fixture.port().await?,
         timeout: Duration::from_secs(10),
         read_only: false,
         source_roots: Vec::new(),
@@ -318,11 +342,14 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
     })
 }
 
+/// Requests waiting for their reply, by packet id.
+type Pending = Arc<Mutex<HashMap<u32, oneshot::Sender<(u16, Vec<u8>)>>>>;
+
 /// A minimal JDWP client: one reader, one writer, replies matched by id.
 struct Raw {
     sizes: IdSizes,
     next: AtomicU32,
-    pending: Arc<Mutex<HashMap<u32, oneshot::Sender<(u16, Vec<u8>)>>>>,
+    pending: Pending,
     out: mpsc::UnboundedSender<Vec<u8>>,
 }
 
@@ -345,8 +372,7 @@ impl Raw {
                 }
             }
         });
-        let pending: Arc<Mutex<HashMap<u32, oneshot::Sender<(u16, Vec<u8>)>>>> =
-            Arc::new(Mutex::new(HashMap::new()));
+        let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
         let (ev_tx, ev_rx) = mpsc::unbounded_channel();
         let p2 = pending.clone();
         tokio::spawn(async move {
@@ -469,7 +495,7 @@ async fn raw_phase(
     policy: SuspendPolicy,
     d: Duration,
 ) -> Result<Phase> {
-    let (raw, mut events) = Raw::connect(fixture.port).await?;
+    let (raw, mut events) = Raw::connect(fixture.port().await?).await?;
     let (location, slots) = resolve(&raw, line).await?;
     let request: RequestId = raw
         .send(&Set {

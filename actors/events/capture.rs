@@ -30,6 +30,10 @@ use crate::model::stop_point::{LocalsChoice, StopPointId};
 pub const CAPTURE_WINDOW: usize = 12;
 /// Cached location labels before the cache is reset.
 const LABEL_CACHE: usize = 65_536;
+/// Cached thread names (and open monitor pairs) before a reset: threads
+/// come and go, ids are not reused while we hold them but the map must
+/// not grow for ever.
+const THREAD_CACHE: usize = 16_384;
 
 /// Everything a capture needs, shared by EventDispatch and its capture
 /// tasks.
@@ -45,7 +49,7 @@ pub struct Ctx {
     labels: Mutex<HashMap<Location, Arc<str>>>,
     throwable: OnceCell<Option<(ReferenceTypeId, FieldId)>>,
     /// Opening monitor events, by stop point and thread.
-    pub monitors: Mutex<HashMap<(StopPointId, ThreadId), std::time::Instant>>,
+    monitors: Mutex<HashMap<(StopPointId, ThreadId), std::time::Instant>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -132,7 +136,11 @@ impl Ctx {
             Ok(n) => n.into(),
             Err(_) => "?".into(),
         };
-        lock(&self.names).insert(thread, name.clone());
+        let mut g = lock(&self.names);
+        if g.len() >= THREAD_CACHE {
+            g.clear();
+        }
+        g.insert(thread, name.clone());
         name
     }
 
@@ -173,7 +181,7 @@ impl Ctx {
             .iter()
             .filter(|v| v.live_at(index))
             .filter(|v| match choice {
-                LocalsChoice::Only(names) => names.iter().any(|n| *n == v.name),
+                LocalsChoice::Only(names) => names.contains(&v.name),
                 _ => true,
             })
             .map(|v| Slot {
@@ -238,6 +246,20 @@ impl Ctx {
             Err(_) => None,
         };
         (ty, message)
+    }
+
+    /// Notes the opening event of a monitor pair.
+    pub fn monitor_opened(&self, key: (StopPointId, ThreadId), at: std::time::Instant) {
+        let mut g = lock(&self.monitors);
+        if g.len() >= THREAD_CACHE {
+            g.clear();
+        }
+        g.insert(key, at);
+    }
+
+    /// Takes the opening event of a monitor pair.
+    pub fn monitor_closed(&self, key: &(StopPointId, ThreadId)) -> Option<std::time::Instant> {
+        lock(&self.monitors).remove(key)
     }
 
     /// Reads the current value of a field (the old value at a watch).

@@ -1,27 +1,258 @@
-//! Conditions and `trace_expr`: the seam to the expression evaluator.
-//! A condition is evaluated on the hit thread while only that thread is
-//! held; the stop point escalates to a VM suspend only when it holds. The
-//! evaluator (`crate::actors::session::eval::evaluate_on_frame`) is being
-//! written elsewhere; until it lands, arming refuses conditions and
-//! expressions ([`AVAILABLE`] is false), and this answers an error that the
-//! hit reports instead of guessing true or false.
+//! Conditions and `trace_expr`, evaluated on the hit thread while only that
+//! thread is held (a suspending stop point escalates to a VM suspend only
+//! when its condition holds), through the session's evaluator
+//! (`actors::session::eval`). The event's own data is in scope: the
+//! exception of an exception stop as `exception`, the incoming value of a
+//! field write as `newValue`.
 
-use crate::jdwp::{Event, ThreadId};
+use std::time::Duration;
+
+use crate::actors::session::eval::{self, EvalContext};
+use crate::actors::session::inspect::{self, FrameView};
+use crate::actors::session::render::{Budget, Renderer};
+use crate::expr::eval::Val;
+use crate::jdwp::{Event, FrameInfo, ThreadId, Value};
 
 use super::capture::Ctx;
 
 /// Whether conditions and trace expressions can be evaluated.
-pub const AVAILABLE: bool = false;
+pub const AVAILABLE: bool = true;
+
+/// Bound on one invocation inside a condition or expression: a hit holds
+/// its thread for as long as this runs.
+const INVOKE_BUDGET: Duration = Duration::from_millis(500);
+
+/// The names an event adds to the scope, as source text the parser reads.
+pub fn bindings(event: &Event) -> Vec<(&'static str, String)> {
+    match event {
+        Event::Exception { exception, .. } => {
+            vec![("exception", format!("@{:#x}", exception.id.0))]
+        }
+        Event::FieldModification { value_to_be, .. } => vec![("newValue", literal(value_to_be))],
+        _ => Vec::new(),
+    }
+}
+
+/// A value as a literal (or handle) of the expression language.
+fn literal(v: &Value) -> String {
+    match v {
+        Value::Boolean(b) => b.to_string(),
+        Value::Byte(x) => x.to_string(),
+        Value::Short(x) => x.to_string(),
+        Value::Int(x) => x.to_string(),
+        Value::Long(x) => format!("{x}L"),
+        Value::Char(c) => match char::from_u32(u32::from(*c)) {
+            Some('\'') => "'\\''".into(),
+            Some('\\') => "'\\\\'".into(),
+            Some(c) if !c.is_control() => format!("'{c}'"),
+            _ => u32::from(*c).to_string(),
+        },
+        Value::Float(x) if x.is_finite() => format!("{x:?}f"),
+        Value::Double(x) if x.is_finite() => format!("{x:?}"),
+        Value::Object { id, .. } if id.0 == 0 => "null".into(),
+        Value::Object { id, .. } => format!("@{:#x}", id.0),
+        _ => "null".into(),
+    }
+}
+
+/// Replaces the bound names in `src` (identifiers outside string and char
+/// literals, not after a `.`) by their values.
+pub fn bind(src: &str, names: &[(&str, String)]) -> String {
+    if names.is_empty() {
+        return src.to_string();
+    }
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len());
+    let mut i = 0;
+    let mut prev_sig: Option<char> = None;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '"' || c == '\'' {
+            let quote = c;
+            out.push(c);
+            i += 1;
+            while i < chars.len() {
+                out.push(chars[i]);
+                if chars[i] == '\\' && i + 1 < chars.len() {
+                    out.push(chars[i + 1]);
+                    i += 2;
+                    continue;
+                }
+                i += 1;
+                if chars[i - 1] == quote {
+                    break;
+                }
+            }
+            prev_sig = Some(quote);
+            continue;
+        }
+        if c.is_alphabetic() || c == '_' || c == '$' {
+            let start = i;
+            while i < chars.len()
+                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
+            {
+                i += 1;
+            }
+            let word: String = chars[start..i].iter().collect();
+            match names.iter().find(|(n, _)| *n == word) {
+                Some((_, v)) if prev_sig != Some('.') => out.push_str(v),
+                _ => out.push_str(&word),
+            }
+            prev_sig = chars.get(i - 1).copied();
+            continue;
+        }
+        out.push(c);
+        if !c.is_whitespace() {
+            prev_sig = Some(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The evaluation context of a hit: the top frame of the thread the event
+/// suspended, its `this`, invocation allowed (bounded).
+pub async fn hit_context(
+    ctx: &Ctx,
+    thread: ThreadId,
+    top: Option<&FrameInfo>,
+) -> Result<EvalContext, String> {
+    let top = match top {
+        Some(t) => *t,
+        None => *ctx
+            .frames(thread, 1)
+            .await
+            .map_err(|e| format!("reading the hit frame failed: {e}"))?
+            .first()
+            .ok_or("the hit thread has no frame")?,
+    };
+    let (class, method, lines) = futures::join!(
+        ctx.classes.info(top.location.class),
+        ctx.classes.method(top.location.class, top.location.method),
+        ctx.classes.lines(top.location.class, top.location.method)
+    );
+    let frame = FrameView {
+        index: 0,
+        id: top.frame_id,
+        location: top.location,
+        class: class.map_err(|e| e.to_string())?,
+        method: method.map_err(|e| e.to_string())?,
+        line: lines
+            .ok()
+            .and_then(|l| l.line_of(top.location.index as i64)),
+    };
+    let this = inspect::this_object(&ctx.classes, thread, &frame)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(EvalContext {
+        thread: Some(thread),
+        frame: Some(frame),
+        this,
+        invocable: true,
+        not_invocable_because: String::new(),
+        invoke_budget: Some(INVOKE_BUDGET),
+    })
+}
+
+/// Evaluates `src` (bindings applied) to a value.
+async fn value(
+    ctx: &Ctx,
+    ectx: &EvalContext,
+    src: &str,
+) -> Result<(Val, Option<crate::expr::Charset>), String> {
+    let parsed = crate::expr::parse_checked(src).map_err(|e| format!("{e:?}"))?;
+    match eval::evaluate(&ctx.classes, ectx, &parsed.expr).await {
+        Ok(o) => Ok((o.value, parsed.charset)),
+        Err(f) => Err(f.error.render(src)),
+    }
+}
 
 /// Evaluates `condition` on the top frame of `thread`, suspended by
-/// `event` (whose data — the exception, the incoming value — is in scope).
+/// `event`.
 pub async fn evaluate(
-    _ctx: &Ctx,
-    _thread: ThreadId,
-    _event: &Event,
+    ctx: &Ctx,
+    thread: ThreadId,
+    event: &Event,
     condition: &str,
 ) -> Result<bool, String> {
-    Err(format!(
-        "cannot evaluate {condition:?}: the expression evaluator is not available in this build"
-    ))
+    let ectx = hit_context(ctx, thread, None).await?;
+    let src = bind(condition, &bindings(event));
+    match value(ctx, &ectx, &src).await? {
+        (Val::Bool(b), _) => Ok(b),
+        (other, _) => Err(format!(
+            "the condition gave a {}, not a boolean",
+            other.kind()
+        )),
+    }
+}
+
+/// Evaluates trace expressions on a held hit; each result rendered on one
+/// line, or the error (one failing leaves the others intact).
+pub async fn expressions(
+    ctx: &Ctx,
+    ectx: &EvalContext,
+    event: &Event,
+    exprs: &[String],
+    max_len: usize,
+) -> Vec<(String, String)> {
+    let names = bindings(event);
+    let mut out = Vec::with_capacity(exprs.len());
+    for (i, e) in exprs.iter().enumerate() {
+        let src = bind(e, &names);
+        let shown = match value(ctx, ectx, &src).await {
+            Ok((v, charset)) => {
+                Renderer {
+                    classes: &ctx.classes,
+                    ctx: ectx,
+                    budget: Budget {
+                        max_len,
+                        ..Budget::default()
+                    },
+                    charset,
+                }
+                .line(&v)
+                .await
+            }
+            Err(err) => format!("error: {err}"),
+        };
+        out.push((format!("expr[{i}] {e}"), shown));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bindings_replace_names_but_not_members_or_literals() {
+        let names = [("newValue", "42".to_string())];
+        assert_eq!(bind("newValue > 3", &names), "42 > 3");
+        assert_eq!(bind("o.newValue == newValue", &names), "o.newValue == 42");
+        assert_eq!(bind("s == \"newValue\"", &names), "s == \"newValue\"");
+        assert_eq!(bind("newValueX == 1", &names), "newValueX == 1");
+        let names = [("exception", "@0x1f".to_string())];
+        assert_eq!(bind("exception.code != 0", &names), "@0x1f.code != 0");
+        assert_eq!(
+            bind("x == 'a' && exception == null", &names),
+            "x == 'a' && @0x1f == null"
+        );
+    }
+
+    #[test]
+    fn literals_parse_back() {
+        for v in [
+            Value::Int(-3),
+            Value::Long(7),
+            Value::Boolean(true),
+            Value::Char(65),
+            Value::Double(1.0),
+            Value::Float(2.5),
+        ] {
+            let src = literal(&v);
+            assert!(crate::expr::parse_checked(&src).is_ok(), "{src}");
+        }
+        assert_eq!(literal(&Value::Double(1.0)), "1.0");
+        assert_eq!(literal(&Value::Char(39)), "'\\''");
+    }
 }

@@ -32,6 +32,12 @@ use crate::jdwp::stack_frame::GetValues;
 use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId, Value};
 use crate::model::stop_point::{LocalsChoice, Mode, Target, TraceSpec};
 
+/// Rendered key/value details of a hit.
+type Details = Vec<(String, String)>;
+
+/// A hit to snapshot, with its trace settings and details so far.
+type Traced = (Member, TraceSpec, Details);
+
 /// One event routed to one stop point.
 pub struct Member {
     pub event: Event,
@@ -191,15 +197,13 @@ async fn decide(
             };
             let key = (t.id.clone(), thread);
             if kind.is_opening() {
-                if let Ok(mut g) = ctx.monitors.lock() {
-                    g.insert(key, received);
-                }
+                ctx.monitor_opened(key, received);
                 if mon.min_duration_ms.is_some() {
                     stats.hit(received);
                     return Decision::Skip;
                 }
             } else {
-                let started = ctx.monitors.lock().ok().and_then(|mut g| g.remove(&key));
+                let started = ctx.monitor_closed(&key);
                 let took = started.map(|s| received.saturating_duration_since(s));
                 match took {
                     Some(d) => extra.push((
@@ -359,8 +363,8 @@ async fn held(
     ours_only: bool,
     received: Instant,
 ) {
-    let mut traces: Vec<(Member, TraceSpec, Vec<(String, String)>)> = Vec::new();
-    let mut reports: Vec<(Member, Vec<(String, String)>)> = Vec::new();
+    let mut traces: Vec<Traced> = Vec::new();
+    let mut reports: Vec<(Member, Details)> = Vec::new();
     for m in members {
         match decide(ctx, &m, thread, received, true).await {
             Decision::Skip => {}
@@ -409,6 +413,25 @@ async fn held(
             }
         }
     }
+    // Trace expressions read the held frame (and may invoke on the hit
+    // thread): evaluated before anything releases it.
+    let mut expr_results: Vec<Details> = Vec::with_capacity(traces.len());
+    if traces.iter().any(|(_, t, _)| !t.exprs.is_empty()) {
+        let ectx = condition::hit_context(ctx, thread, frames.first()).await;
+        for (m, t, _) in &traces {
+            expr_results.push(match &ectx {
+                _ if t.exprs.is_empty() => Vec::new(),
+                Ok(e) => condition::expressions(ctx, e, &m.event, &t.exprs, detail_len(t)).await,
+                Err(err) => t
+                    .exprs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| (format!("expr[{i}] {x}"), format!("error: {err}")))
+                    .collect(),
+            });
+        }
+    }
+    let mut expr_results = expr_results.into_iter();
     // The reads that need the thread held, queued in order; the release
     // goes right behind them.
     let values = (!slots.is_empty())
@@ -500,6 +523,7 @@ async fn held(
         let old = field_values.next().flatten();
         let len = detail_len(&ts);
         extra.extend(event_details(ctx, &m.event, old, len).await);
+        extra.extend(expr_results.next().unwrap_or_default());
         let keep: Vec<(&Slot, &Value)> = slots
             .iter()
             .zip(values.iter())

@@ -457,10 +457,18 @@ pub async fn classes_matching(
         .into_iter()
         .filter(|c| c.ref_type.tag != TypeTag::Array && c.signature.starts_with('L'))
         .map(|c| (java_name(&c.signature), c.ref_type))
+        .filter(|(name, _)| !is_lambda_form(name))
         .filter(|(name, _)| crate::model::stop_point::glob_matches(glob, name))
         .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+/// A class the JVM spins for a lambda (`Outer$$Lambda$14/0x…`): it only
+/// forwards to the lambda's body in the enclosing class, so families leave
+/// it out.
+pub fn is_lambda_form(name: &str) -> bool {
+    name.contains("$$Lambda")
 }
 
 /// Loaded classes with a name like `wanted`, for a deferral reply.

@@ -168,9 +168,10 @@ impl Book {
                 "DEFERRED: {name} is not loaded yet; it arms itself when the class loads."
             ));
             if similar.is_empty() {
-                notes.push(format!(
+                notes.push(
                     "No loaded class has a similar name; check the spelling (nested classes are Outer$Inner)."
-                ));
+                        .to_string(),
+                );
             } else {
                 notes.push(format!(
                     "Loaded classes with a similar name: {} (a misspelt name would wait forever).",
@@ -632,7 +633,10 @@ impl Book {
         let Some(f) = self.reg.family(&fid.0) else {
             return;
         };
-        if !glob_matches(&f.pattern, name) || f.watch_state != WatchState::Watching {
+        if !glob_matches(&f.pattern, name)
+            || super::arm::is_lambda_form(name)
+            || f.watch_state != WatchState::Watching
+        {
             return;
         }
         if let Some(member) = self.reg.member_for(&fid.0, name) {

@@ -443,15 +443,25 @@ pub fn similar_names<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>
             .to_ascii_lowercase()
     };
     let want = simple(wanted);
+    // Short names tolerate one edit, longer ones two; the JDK's own
+    // classes are offered only for a name that looks like one.
+    let budget = if want.chars().count() <= 5 { 1 } else { 2 };
+    let jdk = |s: &str| {
+        ["java.", "javax.", "jdk.", "sun.", "com.sun."]
+            .iter()
+            .any(|p| s.starts_with(p))
+    };
+    let wanted_jdk = jdk(wanted);
     let mut scored: Vec<(usize, String)> = candidates
         .filter(|c| *c != wanted)
+        .filter(|c| wanted_jdk || !jdk(c))
         .filter_map(|c| {
             let s = simple(c);
             let d = if c.eq_ignore_ascii_case(wanted) || s == want {
                 0
             } else {
                 let d = edit_distance(&s, &want);
-                if d > 2 || want.len() < 3 {
+                if d > budget || want.len() < 3 {
                     return None;
                 }
                 d
@@ -605,6 +615,10 @@ mod tests {
         let got = similar_names("Inventory", loaded.iter().copied());
         assert_eq!(got[..2], ["com.acme.Inventory", "org.x.Inventory"]);
         assert!(similar_names("Zzzzzz", loaded.iter().copied()).is_empty());
+        let jdk = ["java.util.HashMap$Node", "jdk.internal.Type", "Nose"];
+        assert_eq!(similar_names("Nope", jdk.iter().copied()), ["Nose"]);
+        let got = similar_names("java.util.HashMop", ["java.util.HashMap"].iter().copied());
+        assert_eq!(got, ["java.util.HashMap"]);
     }
 
     #[test]

@@ -8,14 +8,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use opentelemetry::{Context, Value};
+use opentelemetry::Context;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
 use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use tokio::sync::{mpsc, oneshot};
 
 use super::config::QueueConfig;
-use super::semconv::INTEGER_ATTRIBUTES;
 
 /// Counters of the export path, shared by the processor and its task.
 #[derive(Debug, Default)]
@@ -192,20 +191,6 @@ impl SpanProcessor for QueueProcessor {
     }
 }
 
-/// Turns the integer attributes `tracing` delivered as text back into
-/// integers (see `semconv::INTEGER_ATTRIBUTES`). Runs on the export task,
-/// off the callers' path.
-fn integers_as_integers(span: &mut SpanData) {
-    for kv in &mut span.attributes {
-        if let Value::String(text) = &kv.value
-            && INTEGER_ATTRIBUTES.contains(&kv.key.as_str())
-            && let Ok(n) = text.as_str().parse::<i64>()
-        {
-            kv.value = Value::I64(n);
-        }
-    }
-}
-
 /// The task that owns the exporter.
 struct ExportTask<E> {
     exporter: E,
@@ -226,6 +211,7 @@ impl<E: SpanExporter> ExportTask<E> {
         let mut batch: Vec<SpanData> = Vec::with_capacity(self.queue.max_export_batch_size);
         let mut tick = tokio::time::interval(self.queue.scheduled_delay);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut spans_open = true;
         loop {
             tokio::select! {
                 biased;
@@ -250,7 +236,7 @@ impl<E: SpanExporter> ExportTask<E> {
                         return;
                     }
                 },
-                span = spans.recv() => match span {
+                span = spans.recv(), if spans_open => match span {
                     Some(span) => {
                         batch.push(span);
                         if batch.len() >= self.queue.max_export_batch_size {
@@ -258,9 +244,10 @@ impl<E: SpanExporter> ExportTask<E> {
                         }
                     }
                     None => {
+                        // Every producer is gone; export what is left and
+                        // keep answering flush and shutdown requests.
+                        spans_open = false;
                         self.export(&mut batch).await;
-                        let _ = self.exporter.shutdown();
-                        return;
                     }
                 },
                 _ = tick.tick() => {
@@ -288,8 +275,7 @@ impl<E: SpanExporter> ExportTask<E> {
         if batch.is_empty() {
             return;
         }
-        let mut spans = std::mem::take(batch);
-        spans.iter_mut().for_each(integers_as_integers);
+        let spans = std::mem::take(batch);
         let count = spans.len() as u64;
         let result = match tokio::time::timeout(
             self.queue.export_timeout,
@@ -475,29 +461,6 @@ mod tests {
         assert!(handle.flush(Duration::from_secs(5)).await);
         assert_eq!(handle.stats().exported, 1);
         assert!(handle.shutdown(Duration::from_secs(5)).await);
-    }
-
-    #[test]
-    fn integer_attributes_are_exported_as_integers() {
-        use opentelemetry::KeyValue;
-        let mut s = span("x");
-        s.attributes = vec![
-            KeyValue::new("server.port", "5005"),
-            KeyValue::new("jdwp.id", "17"),
-            KeyValue::new("rpc.method", "VirtualMachine.Version"),
-            KeyValue::new("jdwp.reply_bytes", "not a number"),
-        ];
-        integers_as_integers(&mut s);
-        let values: Vec<Value> = s.attributes.into_iter().map(|kv| kv.value).collect();
-        assert_eq!(
-            values,
-            vec![
-                Value::I64(5005),
-                Value::I64(17),
-                Value::from("VirtualMachine.Version"),
-                Value::from("not a number"),
-            ]
-        );
     }
 
     #[test]

@@ -4,13 +4,15 @@
 //! standard `OTEL_*` variables. Without an endpoint nothing is exported and
 //! nothing is said about it.
 //!
-//! The export path is bounded and asynchronous (see `export`): a collector
-//! that is down or slow costs tool calls nothing, a full queue drops spans
-//! and counts them, and a failure is logged once per outage. Only our own
-//! spans (`jvmscope::*`) are exported; ractor's and rmcp's lifetime spans
-//! never are. The span catalogue is in docs/telemetry.md; attribute names
-//! live in `semconv`.
+//! Spans reach OpenTelemetry through `bridge` (a lean layer that samples
+//! whole traces when their root opens), then a bounded, asynchronous export
+//! path (`export`): a collector that is down or slow costs tool calls
+//! nothing, a full queue drops spans and counts them, and a failure is
+//! logged once per outage. Only our own spans (`jvmscope::*`) are exported;
+//! ractor's and rmcp's lifetime spans never are. The span catalogue is in
+//! docs/telemetry.md; attribute names live in `semconv`.
 
+mod bridge;
 pub mod config;
 mod export;
 mod filter;
@@ -19,12 +21,11 @@ pub mod semconv;
 
 use std::time::Duration;
 
-use opentelemetry::trace::TracerProvider as _;
 use opentelemetry::{Key, KeyValue};
 use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::resource::{EnvResourceDetector, ResourceDetector};
-use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
+use opentelemetry_sdk::trace::SpanExporter as _;
 use tracing::Dispatch;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer;
@@ -52,7 +53,6 @@ pub struct Telemetry {
 
 #[derive(Debug)]
 struct Export {
-    provider: SdkTracerProvider,
     handle: export::ExportHandle,
     endpoint: String,
     protocol: Protocol,
@@ -80,21 +80,13 @@ impl Telemetry {
 
     /// Exports the last spans and stops exporting, within
     /// [`SHUTDOWN_FLUSH`]. Never blocks the runtime: the export task is
-    /// async, and the SDK's synchronous shutdown runs on a blocking thread
-    /// with a time bound. Logs what was lost, if anything.
+    /// async and the wait is a timed `await`. Logs what was lost, if
+    /// anything. Spans that end later are not exported.
     pub async fn shutdown(mut self) {
         let Some(export) = self.export.take() else {
             return;
         };
         let flushed = export.handle.shutdown(SHUTDOWN_FLUSH).await;
-        let provider = export.provider;
-        let _ = tokio::time::timeout(
-            Duration::from_secs(1),
-            tokio::task::spawn_blocking(move || {
-                provider.shutdown_with_timeout(Duration::from_millis(500))
-            }),
-        )
-        .await;
         let stats = export.handle.stats();
         if !flushed {
             tracing::warn!(
@@ -199,18 +191,10 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     let (otel, export) = match &config.export {
         None => (None, None),
         Some(export_config) => match start_export(config, export_config) {
-            Ok((provider, handle)) => {
-                let tracer = provider.tracer("jvmscope");
-                let layer = tracing_opentelemetry::layer()
-                    .with_tracer(tracer)
-                    .with_location(false)
-                    .with_threads(false)
-                    .with_target(false)
-                    .with_tracked_inactivity(false)
-                    .with_context_activation(false)
+            Ok((processor, handle)) => {
+                let layer = bridge::OtelBridge::new(processor, export_config.sampler)
                     .with_filter(filter::exported_spans());
                 let export = Export {
-                    provider,
                     handle,
                     endpoint: export_config.endpoint.clone(),
                     protocol: export_config.protocol,
@@ -237,16 +221,16 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     (dispatch, Telemetry { export })
 }
 
-/// Builds the exporter, its export task and the tracer provider.
+/// Builds the exporter (with the resource) and starts its export task.
 fn start_export(
     config: &TelemetryConfig,
     export_config: &ExportConfig,
-) -> Result<(SdkTracerProvider, export::ExportHandle), String> {
+) -> Result<(export::QueueProcessor, export::ExportHandle), String> {
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| "telemetry was started outside the tokio runtime".to_string())?;
     // The gRPC channel is created on the runtime.
     let _entered = runtime.enter();
-    let exporter = match export_config.protocol {
+    let mut exporter = match export_config.protocol {
         Protocol::Grpc => opentelemetry_otlp::SpanExporter::builder()
             .with_tonic()
             .with_endpoint(&export_config.endpoint)
@@ -263,32 +247,13 @@ fn start_export(
             export_config.endpoint
         )
     })?;
-    let (processor, handle) = export::spawn(
+    exporter.set_resource(&resource(config));
+    Ok(export::spawn(
         exporter,
         export_config.queue,
         export_config.endpoint.clone(),
         &runtime,
-    );
-    let provider = SdkTracerProvider::builder()
-        .with_span_processor(processor)
-        .with_sampler(sampler(export_config.sampler))
-        .with_resource(resource(config))
-        .build();
-    Ok((provider, handle))
-}
-
-/// The SDK sampler for a configured choice.
-fn sampler(choice: SamplerChoice) -> Sampler {
-    match choice {
-        SamplerChoice::AlwaysOn => Sampler::AlwaysOn,
-        SamplerChoice::AlwaysOff => Sampler::AlwaysOff,
-        SamplerChoice::TraceIdRatio(r) => Sampler::TraceIdRatioBased(r),
-        SamplerChoice::ParentBasedAlwaysOn => Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
-        SamplerChoice::ParentBasedAlwaysOff => Sampler::ParentBased(Box::new(Sampler::AlwaysOff)),
-        SamplerChoice::ParentBasedTraceIdRatio(r) => {
-            Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r)))
-        }
-    }
+    ))
 }
 
 /// The resource: `OTEL_RESOURCE_ATTRIBUTES`, then the service name

@@ -26,14 +26,3 @@ pub const JDWP_QUEUED_US: &str = "jdwp.queued_us";
 pub const MCP_TOOL_NAME: &str = "mcp.tool.name";
 /// `jvmscope.session`: our session id.
 pub const SESSION_ID: &str = "jvmscope.session";
-
-/// Attributes whose values are integers. `tracing` hands unsigned fields to
-/// the OpenTelemetry layer as text; the export path turns these back into
-/// integers, so collectors can sum and compare them.
-pub const INTEGER_ATTRIBUTES: &[&str] = &[
-    SERVER_PORT,
-    JDWP_ID,
-    JDWP_REQUEST_BYTES,
-    JDWP_REPLY_BYTES,
-    JDWP_QUEUED_US,
-];

@@ -295,7 +295,7 @@ fn a_class_loaded_later_and_again_by_a_second_loader_arms_into_one_id() {
     let armed = ok(
         &server,
         "debug_set_line_stop",
-        json!({"class_pattern": "Plugin", "line": line_of("Plugin.java", "plugin-run"), "trace": true, "trace_max_hits": 0, "trace_frames": 1}),
+        json!({"class_pattern": "OrdersPlugin", "line": line_of("OrdersPlugin.java", "plugin-run"), "trace": true, "trace_max_hits": 0, "trace_frames": 1}),
     );
     assert_eq!(
         armed.json()["outcomes"][0]["state"],
@@ -370,6 +370,123 @@ fn a_spent_hit_count_is_reported_and_clearing_it_sends_nothing() {
         "{}",
         cleared.text
     );
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_hit_count_over_several_locations_is_counted_here_holding_one_thread_at_a_time() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-finally"), "hit_count": 3}),
+    );
+    let id = first_id(&armed);
+    assert_eq!(
+        armed.json()["outcomes"][0]["policy"],
+        "EVENTTHREAD",
+        "{}",
+        armed.text
+    );
+    assert!(armed.text.contains("counted here"), "{}", armed.text);
+    let hit = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    assert_eq!(hit.json()["event"]["suspended"], "all", "{}", hit.text);
+    let p = poll_until_msg(WAIT, "spent", || {
+        let p = point(&server, &id);
+        (p["state"] == "spent").then_some(p)
+    });
+    assert_eq!(p["spent_reason"], "hit_count 3 reached", "{p}");
+    assert!(p["hits"].as_u64().unwrap_or(0) >= 3, "{p}");
+    ok(&server, "debug_continue", json!({}));
+    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    assert_eq!(cleared.json()["requests_cleared"], 0, "{}", cleared.text);
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_thread_filter_keeps_one_thread() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let threads = ok(
+        &server,
+        "debug_list_threads",
+        json!({"name_contains": "orders-b"}),
+    );
+    let b = threads.json()["threads"][0]["id"]
+        .as_str()
+        .expect("orders-b")
+        .to_string();
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-add"), "thread_id": b, "trace": true, "trace_max_hits": 8}),
+    );
+    let t = traces_of(&server, &first_id(&armed), 8);
+    assert!(t.iter().all(|s| s["thread_name"] == "orders-b"), "{t:?}");
+    let bad = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Orders", "line": line("place-add"), "thread_id": "@0x7fffffff"}),
+        )
+        .expect_tool_error();
+    assert!(
+        bad.text.starts_with("[NO_SUCH_THREAD]") || bad.text.starts_with("[JDWP_ERROR]"),
+        "{}",
+        bad.text
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let jvm = orders(vec![dir.path().display().to_string()]);
+    let server = server();
+    attach(&server, &jvm);
+    // Orders has no `run`; OrdersPlugin (not loaded yet) has.
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders*", "method": "run", "max_classes": 1, "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+    );
+    let family = &armed.json()["outcomes"][0];
+    let fid = family["id"].as_str().unwrap_or("").to_string();
+    assert_eq!(
+        family["members"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        armed.text
+    );
+    assert_eq!(family["watch"], "watching");
+    std::fs::write(dir.path().join("load-1"), b"").expect("trigger");
+    let f = poll_until_msg(WAIT, "the plugin to join the family", || {
+        let l = ok(&server, "debug_list_stop_points", json!({}));
+        let f = l.json()["families"][0].clone();
+        (f["members"].as_array().map(Vec::len) == Some(1)).then_some(f)
+    });
+    assert_eq!(f["members"][0]["class"], "OrdersPlugin", "{f}");
+    assert_eq!(f["joined_later"], 1, "{f}");
+    assert_eq!(f["watch"], "parked", "full at max_classes 1: {f}");
+    let member = f["members"][0]["id"].as_str().unwrap_or("").to_string();
+    traces_of(&server, &member, 2);
+    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": member}));
+    assert!(
+        cleared
+            .text
+            .contains("watches for new matching classes again"),
+        "{}",
+        cleared.text
+    );
+    let l = ok(&server, "debug_list_stop_points", json!({}));
+    assert_eq!(l.json()["families"][0]["watch"], "watching", "{}", l.text);
+    ok(&server, "debug_clear_stop_point", json!({"id": fid}));
     assert_all_running(&server);
 }
 
@@ -826,6 +943,120 @@ fn disconnect_clears_every_stop_point_and_the_jvm_runs_on() {
     poll_until_msg(WAIT, "ticks after disconnect", || {
         (jvm.line_count() > before + 1).then_some(())
     });
+}
+
+#[test]
+fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "i < 0"}),
+    );
+    let id = first_id(&armed);
+    assert_eq!(
+        armed.json()["outcomes"][0]["policy"],
+        "EVENTTHREAD",
+        "{}",
+        armed.text
+    );
+    let p = poll_until_msg(WAIT, "false conditions", || {
+        let p = point(&server, &id);
+        (p["condition_false"].as_u64().unwrap_or(0) >= 20).then_some(p)
+    });
+    assert_eq!(p["condition_errors"], 0, "{p}");
+    let before = jvm.line_count();
+    poll_until_msg(WAIT, "the application to run on", || {
+        (jvm.line_count() > before).then_some(())
+    });
+    let none = ok(&server, "debug_get_last_event", json!({}));
+    assert!(none.text.starts_with("No event yet"), "{}", none.text);
+    // A condition that holds on some hits escalates to a VM suspend.
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"id": id, "condition": "i % 40 == 7 && o.name == \"b\""}),
+    );
+    let hit = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    let e = &hit.json()["event"];
+    assert_eq!(e["suspended"], "all", "{}", hit.text);
+    assert_eq!(e["thread_name"], "orders-b", "{}", hit.text);
+    assert!(
+        hit.text.contains("matched on the hit thread"),
+        "{}",
+        hit.text
+    );
+    ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    ok(&server, "debug_continue", json!({}));
+    // A condition that cannot be evaluated is reported, not guessed.
+    let bad = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "nosuch > 1"}),
+    );
+    let bad_id = first_id(&bad);
+    let err = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000, "bp_id": bad_id}),
+    );
+    assert_eq!(
+        err.json()["event"]["kind"],
+        "condition-error",
+        "{}",
+        err.text
+    );
+    assert!(err.text.contains("nosuch"), "{}", err.text);
+    assert_all_running(&server);
+}
+
+#[test]
+fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 4,
+               "trace_locals": "none", "trace_expr": ["o.name", "qty > 0", "nosuch"]}),
+    );
+    let t = traces_of(&server, &first_id(&armed), 4);
+    for s in &t {
+        let name = detail(s, "expr[0] o.name").unwrap_or("");
+        assert!(name == "\"a\"" || name == "\"b\"", "{s}");
+        assert!(
+            matches!(detail(s, "expr[1] qty > 0"), Some("true" | "false")),
+            "{s}"
+        );
+        assert!(
+            detail(s, "expr[2] nosuch").is_some_and(|e| e.starts_with("error:")),
+            "{s}"
+        );
+    }
+    // newValue: the incoming value of a field write.
+    let watch = ok(
+        &server,
+        "debug_set_field_stop",
+        json!({"class_name": "Orders", "field_name": "count", "condition": "newValue % 2 == 0",
+               "trace": true, "trace_max_hits": 5, "trace_frames": 0}),
+    );
+    for s in traces_of(&server, &first_id(&watch), 5) {
+        let change = detail(&s, "change").unwrap_or("");
+        let new: i64 = change
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("int");
+        assert_eq!(new % 2, 0, "{change}");
+    }
+    assert_all_running(&server);
 }
 
 /// Eight threads hammer a traced line for ten seconds: every hit is

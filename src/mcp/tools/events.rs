@@ -69,13 +69,12 @@ pub fn tools() -> Vec<Tool> {
         tool::<LastEventParams>(
             "debug_get_last_event",
             "Get the last event",
-            "The newest reportable event (a hit that suspended something, or a condition that failed to \
-             evaluate): an [event] line with seq, stop point, kind, thread, class.method:line and what it \
-             suspended, then its details (exception type, message and catch location; field old → new; \
-             returned value; monitor and duration). [pending] counts the buffered events; [suspended] is \
-             read live: how many threads are held now. limit N lists the N oldest buffered events instead; \
-             drain:true discards what was shown (every buffered event when no limit). Snapshots of traced \
-             stop points are not events: see debug_get_traces. Reads only.",
+            "The newest reportable event (a hit that suspended something, or a condition that failed): an \
+             [event] line (seq, stop, kind, thread, class.method:line, what it suspended) and its details \
+             (exception, message, catch site; old → new; returned value; monitor, duration); [pending] counts \
+             the buffered ones; [suspended] is read live. limit N lists the N oldest instead; drain:true \
+             discards what was shown (all, without limit). Traced snapshots are in debug_get_traces. Reads \
+             only.",
             Effect::Read,
         ),
         tool::<WaitParams>(
@@ -91,12 +90,11 @@ pub fn tools() -> Vec<Tool> {
         tool::<TracesParams>(
             "debug_get_traces",
             "Get trace snapshots",
-            "Snapshots taken by traced stop points, oldest first: seq, stop point, thread, \
-             class.method:line, callers nearest first, locals, and details (exception, field change, \
-             returned value, monitor duration). Objects carry @0x… handles, which are weak: a collected \
-             one reads Vanished. Narrow with bp_id, class_filter (text in the location) or since (seq \
-             above it, for polling); limit (default 50) keeps the newest. The ring keeps the last 500 \
-             snapshots and counts evictions; clear:true removes what matched. Reads only.",
+            "Snapshots of traced stop points, oldest first: seq, stop, thread, class.method:line, callers, \
+             locals, details (exception, field change, returned value, monitor duration). Objects carry @0x… \
+             handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
+             location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
+             keeps 500 and counts evictions; clear:true removes what matched. Reads only.",
             Effect::Read,
         ),
     ]

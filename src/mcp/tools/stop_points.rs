@@ -60,19 +60,20 @@ macro_rules! stop_params {
             /// Session id; default: the current session.
             pub session_id: Option<String>,
             $($(#[$fm])* pub $f: $t,)*
-            /// Fire on the Nth hit only; the stop point is then spent.
+            /// Fire on the Nth hit only, then spent.
             pub hit_count: Option<u32>,
-            /// Only hits in this thread (@0x… from debug_list_threads).
+            /// Only hits in this thread (@0x…).
             pub thread_id: Option<String>,
             /// Snapshot and resume instead of suspending.
             pub trace: Option<bool>,
             /// Caller frames per snapshot; default 3.
             pub trace_frames: Option<u32>,
-            /// "all" (default), "none", or local names. Each local read is a global safepoint.
+            /// "all" (default), "none", or names ("a,b"); each local read is a global safepoint.
+            #[schemars(with = "Option<String>")]
             pub trace_locals: Option<LocalsParam>,
-            /// Snapshots before it disarms itself; default 200, 0 = no limit.
+            /// Snapshots before disarming; default 200, 0 = unbounded.
             pub trace_max_hits: Option<u32>,
-            /// Characters kept per captured value; default 100, max 4000.
+            /// Chars kept per value; default 100, max 4000.
             pub trace_max_length: Option<u32>,
         }
 
@@ -104,10 +105,11 @@ stop_params! {
         /// Expression; stop only when true.
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4).
+        #[schemars(with = "Option<Vec<String>>")]
         pub trace_expr: Option<OneOrMany<String>>,
         /// Only hits whose `this` is this object (@0x…); instance methods only.
         pub instance_id: Option<String>,
-        /// Wildcards: most classes armed; default 20.
+        /// Most classes a wildcard arms; default 20.
         pub max_classes: Option<usize>,
     }
 }
@@ -124,6 +126,7 @@ stop_params! {
         /// Expression; stop only when true (`exception` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4).
+        #[schemars(with = "Option<Vec<String>>")]
         pub trace_expr: Option<OneOrMany<String>>,
         /// Only throws from this object's instance methods (@0x…).
         pub instance_id: Option<String>,
@@ -144,6 +147,7 @@ stop_params! {
         /// Expression; stop only when true (`newValue` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4).
+        #[schemars(with = "Option<Vec<String>>")]
         pub trace_expr: Option<OneOrMany<String>>,
         /// Watch this object's copy only (@0x…); instance fields only.
         pub instance_id: Option<String>,
@@ -214,7 +218,8 @@ pub struct UpdateParams {
     pub trace: Option<bool>,
     /// Caller frames per snapshot.
     pub trace_frames: Option<u32>,
-    /// "all", "none", or local names.
+    /// "all", "none", or names ("a,b").
+    #[schemars(with = "Option<String>")]
     pub trace_locals: Option<LocalsParam>,
     /// Snapshots before it disarms itself; 0 = no limit.
     pub trace_max_hits: Option<u32>,
@@ -226,6 +231,8 @@ pub struct UpdateParams {
     pub thread_id: Option<String>,
     /// Only this object (@0x…); "" removes the filter.
     pub instance_id: Option<String>,
+    /// Stop only when true; "" removes it.
+    pub condition: Option<String>,
 }
 
 /// The filters and trace settings every set tool shares.
@@ -244,85 +251,75 @@ pub fn tools() -> Vec<Tool> {
         tool::<LineStopParams>(
             "debug_set_line_stop",
             "Stop at a line or method entry",
-            "Stop at a source line, or at a method's entry (method without line). class_pattern: an exact \
-             class (Outer$Inner for nested ones), a wildcard (com.acme.*, *Repo: needs method, refuses line; \
-             one bp_ per matching class, grouped as a bpset_ family that also arms matching classes loaded \
-             later, up to max_classes, default 20), or a list of either (each entry reported: armed, deferred \
-             or refused). Every bytecode location of the line is armed (a finally line has several) on every \
-             classloader copy, including copies loaded later, under one id. A class not loaded yet is \
-             deferred and the reply names loaded classes with similar names; a line without code is refused \
-             with the nearest lines that have code. By default a hit suspends the whole VM: read it with \
-             debug_get_last_event or debug_wait_for_event, resume with debug_continue. trace:true snapshots \
-             and resumes instead, holding only the hit thread; trace_frames:0 with trace_locals:\"none\" \
-             suspends nothing at all. hit_count N fires on the Nth hit, then the stop point is spent. \
-             instance_id works on instance methods only. A method holding a breakpoint runs interpreted: \
-             clear what you no longer need.",
+            "Stop at a source line, or at a method's entry (method, no line). class_pattern: an exact class \
+             (Outer$Inner), a wildcard (com.acme.*, *Repo; needs method, refuses line: one bp_ per matching \
+             class in a bpset_ family that also takes matching classes loaded later, up to max_classes) or a \
+             list (each entry reported armed, deferred or refused). Every bytecode location of the line (a \
+             finally line has several) on every classloader copy, later copies included, is one id. An \
+             unloaded class is deferred (similar loaded names are listed); a line without code is refused \
+             with the nearest lines that have code. A hit suspends the VM (debug_wait_for_event, then \
+             debug_continue); trace:true snapshots and resumes, holding only the hit thread; with \
+             trace_frames:0 and trace_locals:\"none\" nothing is suspended. A condition is evaluated on the hit \
+             thread alone and suspends the VM only when true (others run on for one round trip); one that \
+             fails is reported. hit_count N fires once, on the Nth hit. instance_id: instance methods only. \
+             A method with a breakpoint runs interpreted: clear what you no longer need.",
             Effect::Changes,
         ),
         tool::<ExceptionStopParams>(
             "debug_set_exception_stop",
             "Stop when an exception is thrown",
-            "Stop when an exception is thrown. class_pattern: an exact type, matched with its subclasses \
-             (deferred until it loads); omit it for every exception (noisy). caught / uncaught both default \
-             true. Reports the type, the stored message (read from the detailMessage field, nothing invoked; \
-             JDK 15+ helpful NullPointerException text is computed on demand and not shown), the throw \
-             location and where it will be caught (or uncaught). By default a hit suspends the VM; trace:true \
-             snapshots and resumes instead (debug_get_traces), which is what a shared JVM needs. hit_count N \
-             fires on the Nth throw, then the stop point is spent. instance_id keeps throws from one object's \
-             instance methods (HotSpot applies it here).",
+            "Stop when an exception is thrown: class_pattern is an exact type, its subclasses included \
+             (deferred until it loads; omit it for every exception: noisy). caught and uncaught default true. \
+             Reports type, stored message (the detailMessage field, nothing invoked; JDK 15+ helpful NPE text \
+             is not stored, so not shown), throw and catch location. A hit suspends the VM; trace:true \
+             snapshots and resumes instead (debug_get_traces), right for a shared JVM. hit_count N fires \
+             once, on the Nth throw. instance_id keeps throws from one object's instance methods.",
             Effect::Changes,
         ),
         tool::<FieldStopParams>(
             "debug_set_field_stop",
             "Stop when a field is written or read",
             "Stop when a field is written (modify, default true) or read (access, default false): class_name \
-             (exact; deferred until it loads) and field_name (an inherited field resolves to its declaring \
-             class). A write reports old → new: the event comes before the write lands, and the old value is \
-             read while the thread is held. A watched field cannot be JIT-optimised: clear it when done. By \
-             default a hit suspends the VM; trace:true snapshots and resumes. instance_id watches one \
-             object's copy of an instance field (refused on a static field, where HotSpot would report every \
-             write). hit_count N fires on the Nth access, then the stop point is spent.",
+             exact (deferred until it loads), field_name (an inherited one resolves to its declaring class). \
+             A write reports old → new (the event precedes the write; the old value is read while the thread \
+             is held). A watched field is not JIT-optimised: clear it when done. A hit suspends the VM; \
+             trace:true snapshots and resumes. instance_id watches one object's copy of an instance field \
+             (refused on a static one). hit_count N fires once, on the Nth access.",
             Effect::Changes,
         ),
         tool::<MethodExitParams>(
             "debug_set_method_exit_stop",
             "Report what methods return",
             "Report what a method returned and from which return site. class_pattern is matched by the JVM \
-             (exact, or one * at the start or end) and covers classes loaded later. method is filtered here, \
-             after the JVM has paid for every exit of every method of the class: debug_list_stop_points \
-             counts those as 'exits discarded'; narrow class_pattern or add exclude_classes to cut that \
-             cost. Traces by default (snapshot and resume); trace:false needs an exact class and a method. \
-             hit_count only without method (the JVM would count every method's exits). instance_id is \
-             refused: HotSpot ignores it on method exits.",
+             (exact, or one * at the start or end), classes loaded later included. method is filtered here, \
+             after the JVM has paid for every exit of the class: debug_list_stop_points counts them as exits \
+             discarded; narrow the pattern or use exclude_classes. Traced by default; trace:false needs an \
+             exact class and a method. hit_count only without method. instance_id is refused: HotSpot ignores \
+             it on method exits.",
             Effect::Changes,
         ),
         tool::<MonitorParams>(
             "debug_set_monitor_stop",
             "Watch lock contention",
-            "Watch monitors without suspending: blocked (started waiting for a lock another thread holds), \
-             acquired (got it), wait (entered Object.wait), waited (wait returned); default \
-             [\"blocked\",\"acquired\"], [\"all\"] for the four. No monitor event carries a duration: the \
-             time between the two events of a pair is measured here and includes our latency. \
-             min_duration_ms keeps only pairs at least that long (needs both halves; the opening event is \
-             then only timestamped, holding nothing). Contention happens anywhere, the JDK included: \
-             trace_max_hits bounds it. thread_id is the only filter the JVM applies. monitor_class works \
-             with wait/waited only (HotSpot tests the blocking code's class on the contended pair). \
-             trace:false needs thread_id. No condition and no instance_id: a thread blocked on a monitor \
-             must not run code for us, and HotSpot ignores instance filters here.",
+            "Watch monitors without suspending: blocked (waiting for a lock another thread holds), acquired \
+             (got it), wait (entered Object.wait), waited (returned); default [\"blocked\",\"acquired\"], \
+             [\"all\"] for the four. Pair durations are measured here (no event carries one) and include our \
+             latency; min_duration_ms keeps longer pairs only (needs both halves; the opening event then \
+             holds nothing). Contention can be anywhere, the JDK included: trace_max_hits bounds it. \
+             thread_id is the one filter the JVM applies; monitor_class works with wait/waited only. \
+             trace:false needs thread_id. No condition or instance_id: a blocked thread must not run our \
+             code, and HotSpot ignores instance filters here.",
             Effect::Changes,
         ),
         tool::<SessionParams>(
             "debug_list_stop_points",
             "List stop points",
-            "Every stop point and family: id, what it watches, state (armed, deferred, disabled, spent with \
-             its reason; watching for classes loaded later or not), suspend policy, locations and classloader \
-             copies, and Hits: N always (0 included; false conditions do not reduce it). Traced ones add \
-             snapshots taken against their budget, hits over budget, and their measured cost: mean time a \
-             thread was held per snapshot, arrival rate, share of time spent capturing. A trace sharing a \
-             location with a suspending stop point is marked SUSPEND POLICY OVERRIDDEN (one composite \
-             carries one policy, so it freezes the VM too). Method exits show exits discarded; families \
-             their members, max_classes and watch state (watching, parked because full, disabled). Reads \
-             only.",
+            "Every stop point and family: id, target, state (armed, deferred, disabled, spent and why; \
+             watching for later classes or not), suspend policy, locations, classloaders, and Hits: N always \
+             (0 included). Traced ones add snapshots against the budget, hits over budget and the measured \
+             cost (mean and p99 hold per snapshot, hits/s, share of time capturing); one sharing a location \
+             with a suspending stop point is marked SUSPEND POLICY OVERRIDDEN (it freezes the VM too). Method \
+             exits show exits discarded; families their members, max_classes and watch state. Reads only.",
             Effect::Read,
         ),
         tool::<IdParams>(
@@ -346,8 +343,8 @@ pub fn tools() -> Vec<Tool> {
             "debug_update_stop_point",
             "Change a stop point in place",
             "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
-             trace_frames, trace_locals, trace_max_hits, trace_max_length, hit_count (0 removes), thread_id \
-             and instance_id (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
+             trace_frames, trace_locals, trace_max_hits, trace_max_length, hit_count (0 removes), thread_id, \
+             instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
              disabled one stays disabled.",
             Effect::Changes,
         ),
@@ -440,6 +437,40 @@ fn expressions(
             "trace the locals (trace_locals) instead",
         ));
     }
+    for e in exprs.iter().flat_map(|x| match x {
+        OneOrMany::One(s) => std::slice::from_ref(s),
+        OneOrMany::Many(v) => v.as_slice(),
+    }) {
+        crate::expr::parse_checked(e).map_err(|err| {
+            ToolError::bad_argument(tool, format!("trace_expr {e:?} does not parse: {err:?}"))
+        })?;
+    }
+    Ok(())
+}
+
+/// Puts trace expressions (at most four) into a traced mode.
+fn with_exprs(
+    tool: &str,
+    mode: &mut Mode,
+    exprs: &Option<OneOrMany<String>>,
+    notes: &mut Vec<String>,
+) -> Result<(), ToolError> {
+    let Some(exprs) = exprs.clone() else {
+        return Ok(());
+    };
+    let Mode::Trace(t) = mode else {
+        return Err(ToolError::bad_argument(tool, "trace_expr needs trace:true"));
+    };
+    let mut all = exprs.into_vec();
+    if all.len() > TraceSpec::MAX_EXPRS {
+        let dropped = all.split_off(TraceSpec::MAX_EXPRS);
+        notes.push(format!(
+            "trace_expr keeps the first {}; dropped: {}",
+            TraceSpec::MAX_EXPRS,
+            dropped.join(", ")
+        ));
+    }
+    t.exprs = all;
     Ok(())
 }
 
@@ -473,7 +504,12 @@ fn mode_and_filters(
             t.locals = match l {
                 LocalsParam::Word(w) if w == "all" => LocalsChoice::All,
                 LocalsParam::Word(w) if w == "none" => LocalsChoice::None,
-                LocalsParam::Word(w) => LocalsChoice::Only(vec![w.clone()]),
+                LocalsParam::Word(w) => LocalsChoice::Only(
+                    w.split(',')
+                        .map(|n| n.trim().to_string())
+                        .filter(|n| !n.is_empty())
+                        .collect(),
+                ),
                 LocalsParam::Names(n) if n.is_empty() => LocalsChoice::None,
                 LocalsParam::Names(n) => LocalsChoice::Only(n.clone()),
             };
@@ -517,7 +553,7 @@ fn outcome(entry: &str, r: &Result<ArmReport, ArmError>) -> (String, serde_json:
             let mut text = String::new();
             let mut data = json!({"entry": entry});
             if let Some(p) = &report.point {
-                text.push_str(&describe_point(p));
+                text.push_str(&describe_point(p, false));
                 data = point_json(p);
                 data["entry"] = json!(entry);
             }
@@ -572,7 +608,8 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
     let handle = live(ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
-    let (mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let entries = p.class_pattern.clone().into_vec();
@@ -670,7 +707,8 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
     let handle = live(ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
-    let (mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let class = p.class_pattern.as_ref().map(|c| c.trim().to_string());
@@ -711,7 +749,8 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
     let handle = live(ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
-    let (mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
@@ -932,7 +971,7 @@ async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
         if r.enabled { "enabled" } else { "disabled" }
     );
     if let Some(pv) = &r.point {
-        text.push_str(&format!("\n{}", describe_point(pv)));
+        text.push_str(&format!("\n{}", describe_point(pv, false)));
     }
     for n in &r.notes {
         text.push_str(&format!("\nNote: {n}"));
@@ -1025,6 +1064,21 @@ async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
         Some(_) => spec.filters.instance = id_arg(tool, "instance_id", &p.instance_id)?,
         None => {}
     }
+    match p.condition.as_deref() {
+        Some("") => spec.filters.condition = None,
+        Some(c) => {
+            if matches!(spec.target, Target::Monitor(_)) {
+                return Err(refuse(
+                    "REFUSED",
+                    "monitor stops take no condition: a thread blocked on a monitor must not run code for us",
+                    "use min_duration_ms or thread_id",
+                ));
+            }
+            expressions(tool, &p.condition, &None)?;
+            spec.filters.condition = Some(c.to_string());
+        }
+        None => {}
+    }
     let r = handle
         .stop_points()
         .update(p.id.trim(), spec)
@@ -1032,7 +1086,7 @@ async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
         .map_err(arm_error)?;
     let mut text = format!("Updated {}.", p.id.trim());
     if let Some(pv) = &r.point {
-        text.push_str(&format!("\n{}", describe_point(pv)));
+        text.push_str(&format!("\n{}", describe_point(pv, false)));
     }
     for n in notes.iter().chain(r.notes.iter()) {
         text.push_str(&format!("\n  {n}"));

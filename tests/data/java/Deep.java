@@ -1,6 +1,8 @@
 // Fixture for the inspection bench: a thread parked 20 frames deep, each
 // frame with a few locals, holding a 5-link object chain.
 public class Deep {
+    static final java.util.concurrent.CountDownLatch bottom = new java.util.concurrent.CountDownLatch(1);
+
     static class City { String name = "Lisbon"; }
     static class Address { City city = new City(); }
     static class Customer { Address address = new Address(); }
@@ -11,6 +13,7 @@ public class Deep {
         String label = "frame-" + depth;
         long stamp = depth * 1000L;
         if (depth == 0) {
+            bottom.countDown();
             while (true) {
                 Thread.sleep(20); // LINE: deep-bottom
             }
@@ -19,7 +22,6 @@ public class Deep {
     }
 
     public static void main(String[] args) throws Exception {
-        System.out.println("deep ready");
         Thread t = new Thread(() -> {
             try {
                 descend(17, new Order());
@@ -28,6 +30,8 @@ public class Deep {
             }
         }, "deep");
         t.start();
+        bottom.await();
+        System.out.println("deep ready");
         t.join();
     }
 }

@@ -6,7 +6,7 @@
 // iterations a thread "doomed-N" throws an uncaught IllegalStateException("doomed N").
 // Writes: static `total` (in place's finally) and instance `count`.
 // Optional argument: a directory; when the file "load-1" (then "load-2") appears there, a new
-// classloader (parent: bootstrap) loads its own copy of Plugin and a thread "plugin-1"
+// classloader (parent: bootstrap) loads its own copy of OrdersPlugin and a thread "plugin-1"
 // ("plugin-2") runs it every ~10 ms. Prints "orders started", "orders tick N" every 100
 // iterations of orders-a, "plugin N loaded".
 import java.io.File;
@@ -84,7 +84,7 @@ public class Orders {
                 Thread.sleep(20);
             }
             ClassLoader loader = new URLClassLoader(new URL[] {cp}, null);
-            Runnable plugin = (Runnable) loader.loadClass("Plugin").getDeclaredConstructor().newInstance();
+            Runnable plugin = (Runnable) loader.loadClass("OrdersPlugin").getDeclaredConstructor().newInstance();
             System.out.println("plugin " + n + " loaded");
             Thread t = new Thread(() -> {
                 while (true) {

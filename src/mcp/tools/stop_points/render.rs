@@ -100,9 +100,9 @@ fn filters_text(p: &PointView) -> Vec<String> {
     out
 }
 
-/// One stop point: a headline and a detail line (the arm reply and the
-/// listing both use it).
-pub fn describe_point(p: &PointView) -> String {
+/// One stop point: a headline and a detail line, plus its capture figures
+/// (always in a listing; in other replies once it has been hit).
+pub fn describe_point(p: &PointView, listing: bool) -> String {
     let mut s = format!(
         "{} {} {} — {}\n  {} · Hits: {}",
         p.id,
@@ -136,7 +136,9 @@ pub fn describe_point(p: &PointView) -> String {
             p.condition_false, p.condition_errors
         ));
     }
-    if let Mode::Trace(t) = &p.spec.mode {
+    if let Mode::Trace(t) = &p.spec.mode
+        && (listing || p.hits > 0)
+    {
         s.push_str(&format!("\n  snapshots: {}", p.captured));
         if t.max_hits > 0 {
             s.push_str(&format!(
@@ -169,6 +171,9 @@ pub fn describe_point(p: &PointView) -> String {
                 if let Some(b) = p.cost.busy_share {
                     s.push_str(&format!(" · capturing {:.0}% of the time", b * 100.0));
                 }
+                if let Some(p99) = p.cost.p99 {
+                    s.push_str(&format!(" · p99 hold ≤{:.2} ms", p99.as_secs_f64() * 1e3));
+                }
             }
             None => s.push_str("\n  cost: nothing captured yet"),
         }
@@ -200,6 +205,7 @@ pub fn point_json(p: &PointView) -> Value {
         "overridden_hits": p.overridden_hits,
         "overridden_by": p.overridden_by,
         "condition_errors": p.condition_errors,
+        "condition_false": p.condition_false,
         "locations": p.locations,
         "classloaders": p.loaders,
         "copies_loaded_later": p.later,
@@ -300,7 +306,7 @@ pub fn listing(l: &Listing, ring: &RingStats) -> (String, Value) {
     }
     for p in &l.points {
         out.push('\n');
-        out.push_str(&describe_point(p));
+        out.push_str(&describe_point(p, true));
     }
     let data = json!({
         "stop_points": l.points.iter().map(point_json).collect::<Vec<_>>(),
