@@ -50,6 +50,8 @@ pub struct PointView {
     pub condition_errors: u64,
     pub condition_false: u64,
     pub counted: u64,
+    /// Suspension-free hits counted but not recorded (EventDispatch lagged).
+    pub shed: u64,
     pub last_error: Option<String>,
     pub cost: Cost,
     pub locations: usize,

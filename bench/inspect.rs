@@ -115,7 +115,9 @@ fn main() {
     };
     let pipelined = run(32);
     let serial = run(1);
-    support::report(&format!("Median of {CALLS} calls each, same fixture, one run"));
+    support::report(&format!(
+        "Median of {CALLS} calls each, same fixture, one run"
+    ));
     support::report(
         "| call | pipelined (window 32) | serial (window 1) | speed-up | JDWP packets per call |",
     );

@@ -156,6 +156,20 @@ fn start_collector() -> (String, Arc<AtomicU64>) {
 
 // ---- one measurement (child process) ---------------------------------------------------------
 
+/// CPU time this process has used so far, all threads, in nanoseconds
+/// (Linux `schedstat`); robust to other load on the machine, unlike
+/// wall-clock throughput.
+fn cpu_ns() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
 async fn throughput(conn: &jvmscope::actors::ConnectionHandle, requests: usize) -> f64 {
     let started = Instant::now();
     futures::stream::iter(0..requests / GROUP)
@@ -215,13 +229,17 @@ fn child(mode: &str, port: u16, endpoint: &str) {
         };
         let conn = session.connection().clone();
         throughput(&conn, REQUESTS / 4).await; // warm-up
+        let cpu_before = cpu_ns();
         let rps = throughput(&conn, REQUESTS).await;
+        // Spans still queued are exported now, and that CPU counts too.
+        let _ = telemetry.flush(Duration::from_secs(10)).await;
+        let cpu_us = (cpu_ns() - cpu_before) as f64 / 1e3 / REQUESTS as f64;
         session.disconnect().await.expect("disconnect");
         engine.shutdown().await;
         let stats = telemetry.export_stats().unwrap_or_default();
         telemetry.shutdown().await;
         report(&format!(
-            "rps={rps:.0} exported={} dropped={} failed={}",
+            "rps={rps:.0} cpu_us={cpu_us:.2} exported={} dropped={} failed={}",
             stats.exported, stats.dropped, stats.failed
         ));
     });
@@ -282,7 +300,9 @@ fn span_cost_child(mode: &str, endpoint: &str) {
         let (dispatch, telemetry) = telemetry::build(&config_for(mode, endpoint));
         tracing::dispatcher::set_global_default(dispatch).expect("subscriber");
         span_cost_loop(); // warm-up
-        let ns = tokio::task::spawn_blocking(span_cost_loop).await.expect("loop");
+        let ns = tokio::task::spawn_blocking(span_cost_loop)
+            .await
+            .expect("loop");
         let stats = telemetry.export_stats().unwrap_or_default();
         telemetry.shutdown().await;
         report(&format!(
@@ -296,7 +316,8 @@ fn config_for(mode: &str, endpoint: &str) -> TelemetryConfig {
     let sampler = match mode {
         "on" => Some(SamplerChoice::AlwaysOn),
         "ratio10" => Some(SamplerChoice::ParentBasedTraceIdRatio(0.1)),
-        "never" => Some(SamplerChoice::AlwaysOff),
+        // Diagnostic, not in MODES: the layers with nothing sampled.
+        "unsampled" => Some(SamplerChoice::AlwaysOff),
         _ => None,
     };
     TelemetryConfig {
@@ -318,6 +339,7 @@ fn config_for(mode: &str, endpoint: &str) -> TelemetryConfig {
 #[derive(Default)]
 struct Results {
     rps: Vec<f64>,
+    cpu: Vec<f64>,
     dropped: u64,
 }
 
@@ -377,6 +399,7 @@ fn main() {
         for (i, mode) in MODES.iter().enumerate() {
             let line = run("JVMSCOPE_BENCH_MODE", mode, "rps=");
             trips[i].rps.push(field(&line, "rps="));
+            trips[i].cpu.push(field(&line, "cpu_us="));
             trips[i].dropped += field(&line, "dropped=") as u64;
             let line = run("JVMSCOPE_BENCH_SPAN_COST", mode, "ns=");
             spans[i].rps.push(field(&line, "ns="));
@@ -396,14 +419,20 @@ fn main() {
          in root spans of {GROUP}, {} in flight; median of {ROUNDS} alternating rounds",
         GROUP * GROUPS_IN_FLIGHT
     ));
-    report("| telemetry | requests/s | cost vs off | spans dropped |\n|---|---|---|---|");
+    report(
+        "| telemetry | requests/s | throughput cost vs off | jvmscope CPU µs per round trip | \
+         CPU cost vs off | spans dropped |\n|---|---|---|---|---|---|",
+    );
     let off = median(trips[0].rps.clone());
+    let off_cpu = median(trips[0].cpu.clone());
     for (mode, r) in MODES.iter().zip(&trips) {
         let m = median(r.rps.clone());
+        let cpu = median(r.cpu.clone());
         report(&format!(
-            "| {} | {m:.0} | {:.1}% | {} |",
+            "| {} | {m:.0} | {:.1}% | {cpu:.2} | {:+.1}% | {} |",
             label(mode),
             (off - m) / off * 100.0,
+            (cpu - off_cpu) / off_cpu * 100.0,
             r.dropped
         ));
     }

@@ -52,18 +52,27 @@ const FIXTURE: &str = "TraceLoad";
 fn main() -> Result<()> {
     let mut threads = 4;
     let mut seconds = 5u64;
+    let mut phases = "raw-capture,ours-capture,raw-free,ours-free".to_string();
+    let mut rounds = 3usize;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--threads" => threads = args.next().context("--threads N")?.parse()?,
             "--seconds" => seconds = args.next().context("--seconds N")?.parse()?,
+            "--phases" => phases = args.next().context("--phases a,b")?,
+            "--rounds" => rounds = args.next().context("--rounds N")?.parse()?,
             _ => {} // cargo bench passes --bench
         }
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let report = rt.block_on(run(threads, Duration::from_secs(seconds)))?;
+    let report = rt.block_on(run(
+        threads,
+        Duration::from_secs(seconds),
+        &phases,
+        rounds.max(1),
+    ))?;
     println!("{report}");
     Ok(())
 }
@@ -199,7 +208,16 @@ struct Phase {
     app_ops: Option<f64>,
 }
 
-async fn run(threads: usize, d: Duration) -> Result<String> {
+/// The median run of a phase, with the spread of its rates.
+fn median(mut runs: Vec<Phase>) -> (Phase, f64, f64) {
+    runs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+    let lo = runs.first().map(|p| p.rate).unwrap_or(0.0);
+    let hi = runs.last().map(|p| p.rate).unwrap_or(0.0);
+    let mid = runs.get(runs.len() / 2).cloned().unwrap_or_default();
+    (mid, lo, hi)
+}
+
+async fn run(threads: usize, d: Duration, phases: &str, rounds: usize) -> Result<String> {
     let fixture = Fixture::start(threads)?;
     let line = Fixture::hot_line()?;
     // Warm up, then the fixture alone.
@@ -211,33 +229,55 @@ async fn run(threads: usize, d: Duration) -> Result<String> {
         app_ops: fixture.ops_between(t0, Instant::now()),
         ..Phase::default()
     };
-
-    let raw_capture = raw_phase(&fixture, line, SuspendPolicy::EventThread, d).await?;
-    let ours_capture = jvmscope_phase(&fixture, line, false, d).await?;
-    let raw_free = raw_phase(&fixture, line, SuspendPolicy::None, d).await?;
-    let ours_free = jvmscope_phase(&fixture, line, true, d).await?;
+    let on = |p: &str| phases.split(',').any(|x| x.trim() == p);
+    // Rounds interleave the clients, so a machine that gets busier (other
+    // builds share these two cores) weighs on both alike.
+    let mut results: [Vec<Phase>; 4] = Default::default();
+    for _ in 0..rounds {
+        if on("raw-capture") {
+            results[0].push(raw_phase(&fixture, line, SuspendPolicy::EventThread, d).await?);
+        }
+        if on("ours-capture") {
+            results[1].push(jvmscope_phase(&fixture, line, false, d).await?);
+        }
+        if on("raw-free") {
+            results[2].push(raw_phase(&fixture, line, SuspendPolicy::None, d).await?);
+        }
+        if on("ours-free") {
+            results[3].push(jvmscope_phase(&fixture, line, true, d).await?);
+        }
+    }
+    let [raw_capture, ours_capture, raw_free, ours_free] = results.map(median_or_skipped);
 
     let ms = |d: Option<Duration>| match d {
         Some(d) => format!("{:.3}", d.as_secs_f64() * 1e3),
         None => "-".into(),
     };
     let mut out = format!(
-        "trace_load: {threads} busy threads on {FIXTURE}:{line}, {}s per phase\n\n\
-         | phase | hits/s | vs raw | hold p50 ms | hold p99 ms | fixture ops/s |\n\
-         |---|---:|---:|---:|---:|---:|\n",
+        "trace_load: {threads} busy threads on {FIXTURE}:{line}, {}s per phase, median of {rounds} \
+         interleaved rounds\n\n\
+         | phase | hits/s (median) | range | vs raw | hold p50 ms | hold p99 ms | fixture ops/s |\n\
+         |---|---:|---:|---:|---:|---:|---:|\n",
         d.as_secs()
     );
-    let row = |p: &Phase, base: Option<&Phase>| {
+    let row = |(p, lo, hi): &(Phase, f64, f64), base: Option<&(Phase, f64, f64)>| {
         format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             p.name,
             if p.rate > 0.0 {
                 format!("{:.0}", p.rate)
             } else {
                 "-".into()
             },
+            if *hi > 0.0 {
+                format!("{lo:.0}–{hi:.0}")
+            } else {
+                "-".into()
+            },
             match base {
-                Some(b) if b.rate > 0.0 => format!("{:.0}%", 100.0 * p.rate / b.rate),
+                Some((b, _, _)) if b.rate > 0.0 && p.rate > 0.0 => {
+                    format!("{:.0}%", 100.0 * p.rate / b.rate)
+                }
                 _ => "-".into(),
             },
             ms(p.p50),
@@ -247,16 +287,32 @@ async fn run(threads: usize, d: Duration) -> Result<String> {
                 .unwrap_or_else(|| "-".into()),
         )
     };
-    out.push_str(&row(&alone, None));
+    out.push_str(&row(&(alone, 0.0, 0.0), None));
     out.push_str(&row(&raw_capture, None));
     out.push_str(&row(&ours_capture, Some(&raw_capture)));
     out.push_str(&row(&raw_free, None));
     out.push_str(&row(&ours_free, Some(&raw_free)));
     out.push_str(
-        "\nhold: from the event's arrival at the debugger to the resume's reply \
-         (jvmscope: histogram bucket bounds, ±25%).\n",
+        "\nhits/s: snapshots recorded (capture) or events counted (NONE) per second. hold: from \
+         the event's arrival at the debugger to the resume's reply (jvmscope: histogram bucket \
+         bounds, ±25%).\n",
     );
     Ok(out)
+}
+
+fn median_or_skipped(runs: Vec<Phase>) -> (Phase, f64, f64) {
+    if runs.is_empty() {
+        (
+            Phase {
+                name: "(skipped)",
+                ..Phase::default()
+            },
+            0.0,
+            0.0,
+        )
+    } else {
+        median(runs)
+    }
 }
 
 fn hot_spec(line: u32, free: bool) -> StopPointSpec {
@@ -309,7 +365,7 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
         l.points
             .iter()
             .find(|p| p.id == id)
-            .map(|p| if free { p.hits } else { p.captured })
+            .map(|p| p.captured)
             .unwrap_or(0)
     };
     // Let the first hits fill the caches, then measure.

@@ -56,6 +56,10 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// A `Frames` request in flight.
+pub type FramesReply =
+    std::pin::Pin<Box<dyn Future<Output = Result<Vec<FrameInfo>, JdwpError>> + Send>>;
+
 /// A local chosen for capture: its name, declared signature and slot.
 #[derive(Debug, Clone)]
 pub struct Slot {
@@ -144,19 +148,25 @@ impl Ctx {
         name
     }
 
-    /// Up to `count` frames from the top, in one request: JDWP refuses a
-    /// length past the end, so a shallow stack is read whole instead.
-    pub async fn frames(
-        &self,
-        thread: ThreadId,
-        count: usize,
-    ) -> Result<Vec<FrameInfo>, JdwpError> {
-        let wanted = Frames {
+    /// Sends the request for up to `count` frames from the top; the reply
+    /// is awaited later (`frames_from`).
+    pub fn frames_request(&self, thread: ThreadId, count: usize) -> FramesReply {
+        Box::pin(self.conn.send(&Frames {
             thread,
             start_frame: 0,
             length: count.max(1).min(i32::MAX as usize) as i32,
-        };
-        match self.conn.send(&wanted).await {
+        }))
+    }
+
+    /// The frames of a request sent with `frames_request`: JDWP refuses a
+    /// length past the end, so a shallow stack is then read whole.
+    pub async fn frames_from(
+        &self,
+        thread: ThreadId,
+        count: usize,
+        reply: FramesReply,
+    ) -> Result<Vec<FrameInfo>, JdwpError> {
+        match reply.await {
             Err(e) if e.code() == Some(ErrorCode::INVALID_LENGTH) => {
                 let mut all = self.conn.send(&Frames::all(thread)).await?;
                 all.truncate(count.max(1));
@@ -164,6 +174,16 @@ impl Ctx {
             }
             other => other,
         }
+    }
+
+    /// Up to `count` frames from the top, in one request.
+    pub async fn frames(
+        &self,
+        thread: ThreadId,
+        count: usize,
+    ) -> Result<Vec<FrameInfo>, JdwpError> {
+        let reply = self.frames_request(thread, count);
+        self.frames_from(thread, count, reply).await
     }
 
     /// The locals a choice names that are live at `loc`, in slot order

@@ -56,7 +56,6 @@ enum Decision {
 
 /// Handles one composite.
 pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) {
-    ctx.session.record_composite(&composite);
     let table = ctx.stops.table().clone();
     // Read the arming flag before the table: if no arm is open now, any
     // request of ours that could have produced this event is published.
@@ -72,6 +71,18 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
         routes = table.load();
     }
     let policy = composite.suspend_policy;
+    // A composite of suspension-free trace hits only (the storm case: tens
+    // of thousands a second) concerns nobody else and would flush the
+    // session's recent-events log: it is not recorded there. Everything
+    // else is, before it is handled.
+    let only_free_hits = policy == SuspendPolicy::None
+        && composite
+            .events
+            .iter()
+            .all(|e| matches!(routes.lookup(&key_of(e)), Lookup::Live(Route::Hit { .. })));
+    if !only_free_hits {
+        ctx.session.record_composite(&composite);
+    }
     let thread = composite.events.iter().find_map(Event::thread);
     let mut members = Vec::new();
     let mut prepared = Vec::new();
@@ -140,11 +151,24 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
         release(ctx, policy, thread).await;
         return;
     };
+    // The frames most hits need are asked for now, before the capture task
+    // is even scheduled: the round trip overlaps the hand-over.
+    let early = early_frames(&members).map(|n| (n, ctx.frames_request(thread, n)));
     let ctx = ctx.clone();
     tokio::spawn(async move {
-        held(&ctx, thread, policy, members, ours_only, received).await;
+        held(&ctx, thread, policy, members, ours_only, received, early).await;
         drop(permit);
     });
+}
+
+/// Frames a capture will read (callers plus the hit frame), if any.
+fn early_frames(members: &[Member]) -> Option<usize> {
+    members
+        .iter()
+        .filter_map(|m| m.target.spec.trace())
+        .filter(|t| t.frames > 0 || t.locals != LocalsChoice::None || !t.exprs.is_empty())
+        .map(|t| t.frames as usize + 1)
+        .max()
 }
 
 /// Releases what a composite suspended.
@@ -298,24 +322,37 @@ async fn decide(
     }
 }
 
+/// How far behind the event stream EventDispatch may fall before it stops
+/// recording suspension-free hits (it still counts them): nothing is held
+/// for them, so shedding them costs no thread, and it lets the backlog
+/// drain instead of growing.
+const SHED_AFTER: Duration = Duration::from_millis(500);
+
 /// The NONE path: nothing is held, so nothing is read that needs a
 /// suspended thread; the record is what the event carries.
 async fn free(ctx: &Ctx, members: Vec<Member>, thread: ThreadId, received: Instant) {
+    let lagging = received.elapsed() > SHED_AFTER;
     for m in members {
+        let t = &m.target;
+        if lagging && t.count_here.is_none() && !matches!(t.spec.target, Target::Monitor(_)) {
+            t.stats.hit(received);
+            t.stats.shed.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
         let Decision::Trace(ts, mut extra) = decide(ctx, &m, thread, received, false).await else {
             continue;
         };
         extra.extend(event_details(ctx, &m.event, None, detail_len(&ts)).await);
         let location = match m.event.location() {
-            Some(l) => ctx.label(&l).await.to_string(),
+            Some(l) => ctx.label(&l).await,
             None => "?".into(),
         };
         ctx.log.push_trace(TraceRecord {
             seq: 0,
             at: received,
-            stop: m.target.id.0.clone(),
+            stop: m.target.name.clone(),
             thread,
-            thread_name: ctx.thread_name(thread).await.to_string(),
+            thread_name: ctx.thread_name(thread).await,
             location,
             callers: Vec::new(),
             locals: Vec::new(),
@@ -362,6 +399,7 @@ async fn held(
     members: Vec<Member>,
     ours_only: bool,
     received: Instant,
+    early: Option<(usize, super::capture::FramesReply)>,
 ) {
     let mut traces: Vec<Traced> = Vec::new();
     let mut reports: Vec<(Member, Details)> = Vec::new();
@@ -385,10 +423,12 @@ async fn held(
     let need_frames = callers > 0 || wanted != LocalsChoice::None;
     let escalate = policy == SuspendPolicy::EventThread && !reports.is_empty();
 
-    let frames = if need_frames {
-        ctx.frames(thread, callers + 1).await
-    } else {
-        Ok(Vec::new())
+    let frames = match early {
+        Some((n, reply)) if need_frames && n >= callers + 1 => {
+            ctx.frames_from(thread, n, reply).await
+        }
+        _ if need_frames => ctx.frames(thread, callers + 1).await,
+        _ => Ok(Vec::new()),
     };
     let frames = match frames {
         Ok(f) => f,
@@ -516,7 +556,7 @@ async fn held(
         }
         None => Vec::new(),
     };
-    let name = ctx.thread_name(thread).await.to_string();
+    let name = ctx.thread_name(thread).await;
     let caller_labels = join_all(frames.iter().skip(1).map(|f| ctx.label(&f.location))).await;
     let mut field_values = field_values.into_iter();
     for (m, ts, mut extra) in traces {
@@ -545,20 +585,20 @@ async fn held(
             .map(|((s, _), r)| (s.name.clone(), r))
             .collect();
         let location = match m.event.location() {
-            Some(l) => ctx.label(&l).await.to_string(),
+            Some(l) => ctx.label(&l).await,
             None => "?".into(),
         };
         ctx.log.push_trace(TraceRecord {
             seq: 0,
             at: received,
-            stop: m.target.id.0.clone(),
+            stop: m.target.name.clone(),
             thread,
             thread_name: name.clone(),
             location,
             callers: caller_labels
                 .iter()
                 .take(ts.frames as usize)
-                .map(|l| l.to_string())
+                .cloned()
                 .collect(),
             locals,
             locals_note: if ts.locals == LocalsChoice::None {
@@ -600,7 +640,7 @@ async fn held(
             stop: Some(m.target.id.0.clone()),
             kind: kind_label(&m.event),
             thread,
-            thread_name: name.clone(),
+            thread_name: name.to_string(),
             location,
             details: extra,
             suspended,

@@ -5,7 +5,7 @@
 //! Waiters (`debug_wait_for_event`) are woken on every addition.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::jdwp::{SuspendPolicy, ThreadId};
@@ -42,12 +42,12 @@ pub struct HitEvent {
 pub struct TraceRecord {
     pub seq: u64,
     pub at: Instant,
-    pub stop: String,
+    pub stop: Arc<str>,
     pub thread: ThreadId,
-    pub thread_name: String,
-    pub location: String,
+    pub thread_name: Arc<str>,
+    pub location: Arc<str>,
     /// Callers, nearest first.
-    pub callers: Vec<String>,
+    pub callers: Vec<Arc<str>>,
     /// Locals as rendered.
     pub locals: Vec<(String, String)>,
     /// Why locals are missing, when they are.
@@ -120,7 +120,7 @@ impl EventLog {
             g.events.push_back(e);
             g.next_seq
         };
-        self.changed.send_replace(seq);
+        self.wake(seq);
         seq
     }
 
@@ -138,8 +138,16 @@ impl EventLog {
             g.captured_total += 1;
             g.next_seq
         };
-        self.changed.send_replace(seq);
+        self.wake(seq);
         seq
+    }
+
+    /// Wakes waiters, if there are any (a trace storm must not pay for a
+    /// notification nobody reads).
+    fn wake(&self, seq: u64) {
+        if self.changed.receiver_count() > 0 {
+            self.changed.send_replace(seq);
+        }
     }
 
     /// The newest event and how many are buffered (the newest included).
@@ -331,7 +339,7 @@ mod tests {
         }
         let r = log.ring();
         assert_eq!((r.held, r.evicted, r.captured_total), (2, 1, 3));
-        let (only, total) = log.traces(|t| t.stop == "bp_1", 10);
+        let (only, total) = log.traces(|t| &*t.stop == "bp_1", 10);
         assert_eq!((only.len(), total), (1, 1));
         assert_eq!(log.clear_traces(|_| true), 2);
     }

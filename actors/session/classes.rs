@@ -134,6 +134,9 @@ struct Inner {
     supers: HashMap<ReferenceTypeId, Option<ReferenceTypeId>>,
     loaders: HashMap<ReferenceTypeId, ObjectId>,
     lines: HashMap<(ReferenceTypeId, MethodId), Arc<Lines>>,
+    /// Runtime types of objects: an object's class never changes, and
+    /// JDWP never reuses an object id within a connection.
+    object_types: HashMap<ObjectId, crate::jdwp::TaggedTypeId>,
     vars: HashMap<(ReferenceTypeId, MethodId), Arc<Variables>>,
 }
 
@@ -189,6 +192,9 @@ pub fn jni_signature(name: &str) -> String {
     format!("{}{sig}", "[".repeat(dims))
 }
 
+/// Objects whose types are remembered before the memo starts over.
+const MAX_OBJECT_TYPES: usize = 100_000;
+
 fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -205,6 +211,23 @@ impl ClassCache {
         &self.conn
     }
 
+    /// The runtime type of an object (cached; bounded).
+    pub async fn type_of(&self, object: ObjectId) -> Result<crate::jdwp::TaggedTypeId, JdwpError> {
+        if let Some(t) = lock(&self.inner).object_types.get(&object) {
+            return Ok(*t);
+        }
+        let t = self
+            .conn
+            .send(&crate::jdwp::object_reference::ReferenceType { object })
+            .await?;
+        let mut g = lock(&self.inner);
+        if g.object_types.len() >= MAX_OBJECT_TYPES {
+            g.object_types.clear();
+        }
+        g.object_types.insert(object, t);
+        Ok(t)
+    }
+
     /// Forgets everything about one type (redefined or unloaded).
     pub fn invalidate(&self, id: ReferenceTypeId) {
         let mut g = lock(&self.inner);
@@ -214,6 +237,7 @@ impl ClassCache {
         g.supers.remove(&id);
         g.loaders.remove(&id);
         g.lines.retain(|(t, _), _| *t != id);
+        g.object_types.retain(|_, t| t.id != id);
         g.vars.retain(|(t, _), _| *t != id);
     }
 

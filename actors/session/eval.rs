@@ -16,7 +16,7 @@ use crate::actors::session::inspect::{self, FrameView, Locals};
 use crate::expr::Expr;
 use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
-use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod, ReferenceType};
+use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod};
 use crate::jdwp::reference_type::GetValues as StaticValues;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::virtual_machine::CreateString;
@@ -243,13 +243,7 @@ impl Driver<'_> {
     }
 
     async fn type_of(&self, id: u64) -> Result<(ReferenceTypeId, String), JdwpError> {
-        let t = self
-            .classes
-            .connection()
-            .send(&ReferenceType {
-                object: ObjectId(id),
-            })
-            .await?;
+        let t = self.classes.type_of(ObjectId(id)).await?;
         let info = self.classes.info(t.id).await?;
         Ok((t.id, info.name.clone()))
     }

@@ -251,10 +251,7 @@ pub async fn render(classes: &ClassCache, value: &Value, max_len: usize) -> Stri
             Err(e) => vanished_or(e, id),
         };
     }
-    let ty = match conn
-        .send(&crate::jdwp::object_reference::ReferenceType { object: id })
-        .await
-    {
+    let ty = match classes.type_of(id).await {
         Ok(t) => match classes.info(t.id).await {
             Ok(info) => info.name.clone(),
             Err(_) => "?".into(),

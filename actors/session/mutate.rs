@@ -13,7 +13,7 @@ use crate::expr::eval::Val;
 use crate::expr::{Expr, ExprKind, Ident};
 use crate::jdwp::array_reference::SetValues as ArraySet;
 use crate::jdwp::class_type::SetValues as StaticSet;
-use crate::jdwp::object_reference::{ReferenceType, SetValues as ObjectSet};
+use crate::jdwp::object_reference::SetValues as ObjectSet;
 use crate::jdwp::stack_frame::{PopFrames, SetValues as FrameSet, SlotValue};
 use crate::jdwp::thread_reference::{ForceEarlyReturn, FrameCount};
 use crate::jdwp::virtual_machine::CreateString;
@@ -104,10 +104,8 @@ pub async fn coerce(
             // chain does not decide (JDWP has no cheap instanceof).
             let classes = session.classes();
             let t = session
-                .connection()
-                .send(&ReferenceType {
-                    object: ObjectId(*id),
-                })
+                .classes()
+                .type_of(ObjectId(*id))
                 .await
                 .map_err(|e| session.map_err(e))?;
             let runtime = classes
@@ -281,10 +279,8 @@ async fn set_field(
     let (ty, object) = match holder {
         Val::Object { id, .. } => {
             let t = session
-                .connection()
-                .send(&ReferenceType {
-                    object: ObjectId(*id),
-                })
+                .classes()
+                .type_of(ObjectId(*id))
                 .await
                 .map_err(fail)?;
             (t.id, Some(ObjectId(*id)))
@@ -370,10 +366,8 @@ async fn set_element(
         )));
     };
     let t = session
-        .connection()
-        .send(&ReferenceType {
-            object: ObjectId(*id),
-        })
+        .classes()
+        .type_of(ObjectId(*id))
         .await
         .map_err(fail)?;
     let info = classes.info(t.id).await.map_err(fail)?;

@@ -15,7 +15,7 @@ use crate::actors::session::inspect::{quote, truncate};
 use crate::expr::Charset;
 use crate::expr::eval::Val;
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
-use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod, ReferenceType};
+use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod};
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ErrorCode, InvokeOptions, ObjectId, Tag, Value};
 
@@ -69,13 +69,7 @@ fn prim(v: &Val) -> Option<String> {
 
 impl Renderer<'_> {
     async fn type_name(&self, id: u64) -> Result<String, String> {
-        let conn = self.classes.connection();
-        match conn
-            .send(&ReferenceType {
-                object: ObjectId(id),
-            })
-            .await
-        {
+        match self.classes.type_of(ObjectId(id)).await {
             Ok(t) => self
                 .classes
                 .info(t.id)
@@ -207,10 +201,9 @@ impl Renderer<'_> {
 
     async fn fields(&self, id: u64, names: &[&str]) -> Result<Vec<Option<Value>>, String> {
         let conn = self.classes.connection();
-        let t = conn
-            .send(&ReferenceType {
-                object: ObjectId(id),
-            })
+        let t = self
+            .classes
+            .type_of(ObjectId(id))
             .await
             .map_err(|e| e.to_string())?;
         let mut ids = Vec::new();
@@ -274,12 +267,7 @@ impl Renderer<'_> {
     async fn to_string(&self, id: u64) -> Option<Result<String, String>> {
         let thread = self.ctx.thread.filter(|_| self.ctx.invocable)?;
         let conn = self.classes.connection();
-        let t = conn
-            .send(&ReferenceType {
-                object: ObjectId(id),
-            })
-            .await
-            .ok()?;
+        let t = self.classes.type_of(ObjectId(id)).await.ok()?;
         let mut method = None;
         for c in self.classes.hierarchy(t.id).await.ok()? {
             if let Some(m) = self
@@ -490,12 +478,7 @@ impl Renderer<'_> {
         }
         // Plain object: every instance field, inherited ones too.
         let conn = self.classes.connection();
-        let Ok(t) = conn
-            .send(&ReferenceType {
-                object: ObjectId(id),
-            })
-            .await
-        else {
+        let Ok(t) = self.classes.type_of(ObjectId(id)).await else {
             return;
         };
         let Ok(chain) = self.classes.hierarchy(t.id).await else {

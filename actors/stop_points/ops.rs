@@ -967,6 +967,7 @@ impl Book {
             condition_errors: Stats::get(&p.stats.condition_errors),
             condition_false: Stats::get(&p.stats.condition_false),
             counted: Stats::get(&p.stats.counted),
+            shed: Stats::get(&p.stats.shed),
             last_error: p.stats.last_error(),
             cost: p.stats.cost(now),
             locations: p.locations(),

@@ -68,6 +68,7 @@ impl Point {
         let spec = Arc::new(spec);
         let stats = Arc::new(Stats::default());
         let target = Arc::new(Target {
+            name: id.0.as_str().into(),
             id: id.clone(),
             spec: spec.clone(),
             stats: stats.clone(),
@@ -98,6 +99,7 @@ impl Point {
     /// its requests must be refreshed (the registry does it).
     fn retarget(&mut self) {
         self.target = Arc::new(Target {
+            name: self.id.0.as_str().into(),
             id: self.id.clone(),
             spec: self.spec.clone(),
             stats: self.stats.clone(),

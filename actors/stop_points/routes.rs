@@ -44,6 +44,8 @@ pub fn key_of(event: &crate::jdwp::Event) -> RequestKey {
 #[derive(Debug)]
 pub struct Target {
     pub id: StopPointId,
+    /// The id as shared text, for records (no allocation per hit).
+    pub name: Arc<str>,
     pub spec: Arc<StopPointSpec>,
     pub stats: Arc<Stats>,
     /// The hit count is checked here (several requests share one count).
@@ -223,6 +225,9 @@ pub struct Stats {
     pub condition_errors: AtomicU64,
     /// Conditions that were false.
     pub condition_false: AtomicU64,
+    /// Suspension-free hits counted but not recorded because EventDispatch
+    /// lagged behind the event stream (nothing was held for them).
+    pub shed: AtomicU64,
     capture_nanos: AtomicU64,
     capture_count: AtomicU64,
     /// Hold times, bucketed (see [`hold_bucket`]).

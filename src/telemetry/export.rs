@@ -1,22 +1,23 @@
-//! The bounded, asynchronous span export path. A finished span is handed to
-//! a bounded queue without waiting (a full queue drops the span and counts
-//! it); one task on the tokio runtime batches the queue and calls the OTLP
-//! exporter, so a collector that is down or slow costs tool calls nothing.
-//! A failed export is logged once per outage, never per span.
+//! The bounded, asynchronous span export path. A finished span goes into a
+//! bounded queue without waiting and without waking anyone (a full queue
+//! drops the span and counts it); one task on the tokio runtime is woken
+//! once per full batch, or by its timer, and calls the OTLP exporter. So a
+//! collector that is down or slow costs tool calls nothing, and a busy
+//! session does not pay a thread wake-up per span. A failed export is
+//! logged once per outage, never per span.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
 
-use opentelemetry::Context;
-use opentelemetry_sdk::Resource;
-use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
-use tokio::sync::{mpsc, oneshot};
+use opentelemetry_sdk::error::OTelSdkError;
+use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::config::QueueConfig;
 
-/// Counters of the export path, shared by the processor and its task.
+/// Counters of the export path, shared by the producers and the task.
 #[derive(Debug, Default)]
 pub struct ExportStats {
     exported: AtomicU64,
@@ -50,10 +51,17 @@ impl ExportStats {
             failed_batches: self.failed_batches.load(Ordering::Relaxed),
         }
     }
+}
 
-    fn count_drop(&self) {
-        self.dropped.fetch_add(1, Ordering::Relaxed);
-    }
+/// What producers and the task share.
+#[derive(Debug)]
+struct Shared {
+    stats: ExportStats,
+    /// Spans queued and not yet taken by the task.
+    pending: AtomicUsize,
+    /// Wakes the task when `pending` reaches a full batch.
+    wake: Notify,
+    batch_size: usize,
 }
 
 /// What the export task is asked to do besides exporting.
@@ -62,31 +70,49 @@ enum Control {
     Flush(oneshot::Sender<()>),
     /// Export everything queued, shut the exporter down, answer and end.
     Shutdown(oneshot::Sender<()>),
-    /// The resource every span is exported with.
-    Resource(Resource),
 }
 
-/// The span processor: hands finished spans to the export task through a
-/// bounded queue. `on_end` never blocks and never allocates beyond the
-/// queue slot.
+/// The producers' side: hands finished spans to the export task. `on_end`
+/// never blocks, never allocates and wakes the task once per full batch.
 #[derive(Debug)]
 pub struct QueueProcessor {
-    spans: mpsc::Sender<SpanData>,
-    control: mpsc::UnboundedSender<Control>,
-    stats: Arc<ExportStats>,
+    spans: SyncSender<SpanData>,
+    shared: Arc<Shared>,
+}
+
+impl QueueProcessor {
+    /// Queues a finished span, or drops and counts it when the queue is
+    /// full or export has shut down.
+    pub fn on_end(&self, span: SpanData) {
+        match self.spans.try_send(span) {
+            Ok(()) => {
+                let pending = self.shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
+                if pending == self.shared.batch_size {
+                    self.shared.wake.notify_one();
+                }
+            }
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.shared.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .stats
+                    .drop_noticed
+                    .store(true, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 /// The caller's side of the export task: flush and shut down, async.
 #[derive(Debug, Clone)]
 pub struct ExportHandle {
     control: mpsc::UnboundedSender<Control>,
-    stats: Arc<ExportStats>,
+    shared: Arc<Shared>,
 }
 
 impl ExportHandle {
     /// The counters.
     pub fn stats(&self) -> ExportSnapshot {
-        self.stats.snapshot()
+        self.shared.stats.snapshot()
     }
 
     /// Exports everything queued so far; gives up after `within`. Returns
@@ -110,8 +136,8 @@ impl ExportHandle {
     }
 }
 
-/// Starts the export task on `runtime` and returns the processor to
-/// register with the tracer provider plus the caller's handle.
+/// Starts the export task on `runtime`; returns the producers' side and
+/// the caller's handle.
 pub fn spawn<E>(
     exporter: E,
     queue: QueueConfig,
@@ -121,74 +147,34 @@ pub fn spawn<E>(
 where
     E: SpanExporter + 'static,
 {
-    let (spans_tx, spans_rx) = mpsc::channel(queue.max_queue_size.max(1));
+    let (spans_tx, spans_rx) = sync_channel(queue.max_queue_size.max(1));
     let (control_tx, control_rx) = mpsc::unbounded_channel();
-    let stats = Arc::new(ExportStats::default());
+    let shared = Arc::new(Shared {
+        stats: ExportStats::default(),
+        pending: AtomicUsize::new(0),
+        wake: Notify::new(),
+        batch_size: queue.max_export_batch_size.max(1),
+    });
     let task = ExportTask {
         exporter,
         queue,
         endpoint,
-        stats: stats.clone(),
+        shared: shared.clone(),
+        spans: spans_rx,
         failing: false,
         drop_reported: false,
     };
-    runtime.spawn(task.run(spans_rx, control_rx));
+    runtime.spawn(task.run(control_rx));
     (
         QueueProcessor {
             spans: spans_tx,
-            control: control_tx.clone(),
-            stats: stats.clone(),
+            shared: shared.clone(),
         },
         ExportHandle {
             control: control_tx,
-            stats,
+            shared,
         },
     )
-}
-
-impl SpanProcessor for QueueProcessor {
-    fn on_start(&self, _span: &mut Span, _cx: &Context) {}
-
-    fn on_end(&self, span: SpanData) {
-        if self.spans.try_send(span).is_err() {
-            // Full (the collector is slower than we are) or closed (after
-            // shutdown). Never wait: count it; the task reports it.
-            self.stats.count_drop();
-            self.stats.drop_noticed.store(true, Ordering::Relaxed);
-        }
-    }
-
-    fn force_flush(&self) -> OTelSdkResult {
-        // Synchronous callers cannot wait on the runtime safely; the async
-        // `ExportHandle::flush` is the supported path. Ask without waiting.
-        let (tx, _rx) = oneshot::channel();
-        self.control
-            .send(Control::Flush(tx))
-            .map_err(|_| OTelSdkError::AlreadyShutdown)
-    }
-
-    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        // Reached when the provider shuts down or is dropped. Telemetry
-        // shuts the task down first (async); if it has not, ask it to stop
-        // and wait a bounded time on a plain channel, which is safe from a
-        // blocking thread.
-        let (tx, rx) = oneshot::channel();
-        if self.control.send(Control::Shutdown(tx)).is_err() {
-            return Ok(());
-        }
-        let (done_tx, done_rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = done_tx.send(futures::executor::block_on(rx).is_ok());
-        });
-        match done_rx.recv_timeout(timeout) {
-            Ok(_) => Ok(()),
-            Err(_) => Err(OTelSdkError::Timeout(timeout)),
-        }
-    }
-
-    fn set_resource(&mut self, resource: &Resource) {
-        let _ = self.control.send(Control::Resource(resource.clone()));
-    }
 }
 
 /// The task that owns the exporter.
@@ -196,87 +182,80 @@ struct ExportTask<E> {
     exporter: E,
     queue: QueueConfig,
     endpoint: String,
-    stats: Arc<ExportStats>,
+    shared: Arc<Shared>,
+    spans: Receiver<SpanData>,
     /// The last export failed (an outage is in progress).
     failing: bool,
     drop_reported: bool,
 }
 
 impl<E: SpanExporter> ExportTask<E> {
-    async fn run(
-        mut self,
-        mut spans: mpsc::Receiver<SpanData>,
-        mut control: mpsc::UnboundedReceiver<Control>,
-    ) {
-        let mut batch: Vec<SpanData> = Vec::with_capacity(self.queue.max_export_batch_size);
+    async fn run(mut self, mut control: mpsc::UnboundedReceiver<Control>) {
         let mut tick = tokio::time::interval(self.queue.scheduled_delay);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut spans_open = true;
+        let shared = self.shared.clone();
         loop {
             tokio::select! {
                 biased;
                 message = control.recv() => match message {
-                    Some(Control::Resource(resource)) => self.exporter.set_resource(&resource),
                     Some(Control::Flush(done)) => {
-                        self.drain(&mut spans, &mut batch).await;
+                        self.drain().await;
                         let _ = done.send(());
                     }
                     Some(Control::Shutdown(done)) => {
-                        spans.close();
-                        self.drain(&mut spans, &mut batch).await;
-                        let _ = self.exporter.shutdown();
-                        self.report_drops();
+                        self.stop().await;
                         let _ = done.send(());
                         return;
                     }
                     None => {
-                        spans.close();
-                        self.drain(&mut spans, &mut batch).await;
-                        let _ = self.exporter.shutdown();
+                        self.stop().await;
                         return;
                     }
                 },
-                span = spans.recv(), if spans_open => match span {
-                    Some(span) => {
-                        batch.push(span);
-                        if batch.len() >= self.queue.max_export_batch_size {
-                            self.export(&mut batch).await;
-                        }
-                    }
-                    None => {
-                        // Every producer is gone; export what is left and
-                        // keep answering flush and shutdown requests.
-                        spans_open = false;
-                        self.export(&mut batch).await;
-                    }
-                },
+                _ = shared.wake.notified() => self.drain().await,
                 _ = tick.tick() => {
                     self.report_drops();
-                    if !batch.is_empty() {
-                        self.export(&mut batch).await;
-                    }
+                    self.drain().await;
                 }
             }
         }
     }
 
-    /// Exports the batch and everything queued behind it.
-    async fn drain(&mut self, spans: &mut mpsc::Receiver<SpanData>, batch: &mut Vec<SpanData>) {
-        while let Ok(span) = spans.try_recv() {
-            batch.push(span);
-            if batch.len() >= self.queue.max_export_batch_size {
-                self.export(batch).await;
-            }
-        }
-        self.export(batch).await;
+    /// Exports everything queued, then the exporter shuts down. The queue
+    /// closes when the task returns: later spans are dropped and counted.
+    async fn stop(&mut self) {
+        self.drain().await;
+        let _ = self.exporter.shutdown();
+        self.report_drops();
     }
 
-    async fn export(&mut self, batch: &mut Vec<SpanData>) {
-        if batch.is_empty() {
-            return;
+    /// Exports everything queued, in batches.
+    async fn drain(&mut self) {
+        let mut batch = Vec::with_capacity(self.queue.max_export_batch_size);
+        loop {
+            while batch.len() < self.queue.max_export_batch_size {
+                match self.spans.try_recv() {
+                    Ok(span) => {
+                        self.shared.pending.fetch_sub(1, Ordering::AcqRel);
+                        batch.push(span);
+                    }
+                    Err(_) => break,
+                }
+            }
+            if batch.is_empty() {
+                return;
+            }
+            let full = batch.len() >= self.queue.max_export_batch_size;
+            self.export(std::mem::take(&mut batch)).await;
+            if !full {
+                return;
+            }
         }
-        let spans = std::mem::take(batch);
+    }
+
+    async fn export(&mut self, spans: Vec<SpanData>) {
         let count = spans.len() as u64;
+        let stats = &self.shared.stats;
         let result = match tokio::time::timeout(
             self.queue.export_timeout,
             self.exporter.export(spans),
@@ -288,18 +267,15 @@ impl<E: SpanExporter> ExportTask<E> {
         };
         match result {
             Ok(()) => {
-                self.stats.exported.fetch_add(count, Ordering::Relaxed);
+                stats.exported.fetch_add(count, Ordering::Relaxed);
                 if self.failing {
                     self.failing = false;
-                    tracing::info!(
-                        endpoint = %self.endpoint,
-                        "OTLP export recovered"
-                    );
+                    tracing::info!(endpoint = %self.endpoint, "OTLP export recovered");
                 }
             }
             Err(error) => {
-                self.stats.failed.fetch_add(count, Ordering::Relaxed);
-                self.stats.failed_batches.fetch_add(1, Ordering::Relaxed);
+                stats.failed.fetch_add(count, Ordering::Relaxed);
+                stats.failed_batches.fetch_add(1, Ordering::Relaxed);
                 if !self.failing {
                     self.failing = true;
                     tracing::warn!(
@@ -315,7 +291,7 @@ impl<E: SpanExporter> ExportTask<E> {
 
     /// Says once that the queue overflowed; the total is logged at shutdown.
     fn report_drops(&mut self) {
-        if !self.drop_reported && self.stats.drop_noticed.load(Ordering::Relaxed) {
+        if !self.drop_reported && self.shared.stats.drop_noticed.load(Ordering::Relaxed) {
             self.drop_reported = true;
             tracing::warn!(
                 max_queue_size = self.queue.max_queue_size,
@@ -328,6 +304,7 @@ impl<E: SpanExporter> ExportTask<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use opentelemetry_sdk::error::OTelSdkResult;
     use std::sync::Mutex;
 
     use opentelemetry::trace::{
@@ -461,20 +438,5 @@ mod tests {
         assert!(handle.flush(Duration::from_secs(5)).await);
         assert_eq!(handle.stats().exported, 1);
         assert!(handle.shutdown(Duration::from_secs(5)).await);
-    }
-
-    #[test]
-    fn sync_shutdown_is_bounded_and_idempotent() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap_or_else(|e| panic!("runtime: {e}"));
-        let rec = Recorder::default();
-        let (p, _handle) = spawn(rec.clone(), queue(8), "test".into(), runtime.handle());
-        p.on_end(span("a"));
-        assert!(p.shutdown_with_timeout(Duration::from_secs(5)).is_ok());
-        assert!(p.shutdown_with_timeout(Duration::from_secs(5)).is_ok());
-        assert_eq!(rec.got.lock().map(|g| g.len()).unwrap_or(0), 1);
     }
 }

@@ -24,6 +24,36 @@ pub fn exported_spans() -> Targets {
     Targets::new().with_target(EXPORTED_TARGET, Level::INFO)
 }
 
+/// Spans opened once per JDWP round trip. Log lines do not carry them as
+/// context: formatting their fields for the log layers on every round trip
+/// cost more than the rest of the span's life (bench/telemetry.rs), and no
+/// event is logged inside one. Log lines keep the tool call's span.
+pub const HOT_SPANS: &[&str] = &["jdwp"];
+
+/// The log layers' span filter: every event and span except [`HOT_SPANS`].
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoHotSpans;
+
+impl NoHotSpans {
+    fn hot(meta: &Metadata<'_>) -> bool {
+        meta.is_span() && HOT_SPANS.contains(&meta.name())
+    }
+}
+
+impl<S> Filter<S> for NoHotSpans {
+    fn enabled(&self, meta: &Metadata<'_>, _cx: &Context<'_, S>) -> bool {
+        !Self::hot(meta)
+    }
+
+    fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
+        if Self::hot(meta) {
+            Interest::never()
+        } else {
+            Interest::always()
+        }
+    }
+}
+
 /// True for the OpenTelemetry crates' internal diagnostics.
 fn is_otel_internal(target: &str) -> bool {
     target.starts_with("opentelemetry")
@@ -135,6 +165,29 @@ mod tests {
             1 + 1 + 4,
             "each call site once"
         );
+    }
+
+    #[test]
+    fn log_layers_skip_the_per_round_trip_span() {
+        let seen = Arc::new(AtomicUsize::new(0));
+        struct Spans(Arc<AtomicUsize>);
+        impl<S: tracing::Subscriber> Layer<S> for Spans {
+            fn on_new_span(
+                &self,
+                _: &tracing::span::Attributes<'_>,
+                _: &tracing::span::Id,
+                _: tracing_subscriber::layer::Context<'_, S>,
+            ) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let subscriber =
+            tracing_subscriber::registry().with(Spans(seen.clone()).with_filter(NoHotSpans));
+        tracing::subscriber::with_default(subscriber, || {
+            let _tool = tracing::info_span!("mcp.tool");
+            let _trip = tracing::info_span!("jdwp");
+        });
+        assert_eq!(seen.load(Ordering::SeqCst), 1);
     }
 
     #[test]

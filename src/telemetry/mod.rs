@@ -162,7 +162,9 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
         .with_ansi(false)
         .with_target(true)
         .with_filter(
-            env_filter("stderr", &mut warnings).and(filter::OncePerCallsite::new(verbose)),
+            filter::NoHotSpans
+                .and(env_filter("stderr", &mut warnings))
+                .and(filter::OncePerCallsite::new(verbose)),
         );
 
     let file = config
@@ -175,7 +177,8 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
                     .with_ansi(false)
                     .with_target(true)
                     .with_filter(
-                        env_filter("the log file", &mut Vec::new())
+                        filter::NoHotSpans
+                            .and(env_filter("the log file", &mut Vec::new()))
                             .and(filter::OncePerCallsite::new(verbose)),
                     ),
             ),

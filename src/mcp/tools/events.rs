@@ -291,7 +291,7 @@ async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
         bp.as_ref()
             .is_none_or(|b| e.stop.as_deref() == Some(b.as_str()))
     };
-    let trace_pred = move |t: &TraceRecord| bp2.as_ref().is_some_and(|b| t.stop == *b);
+    let trace_pred = move |t: &TraceRecord| bp2.as_ref().is_some_and(|b| *t.stop == **b);
     let progress = PROGRESS.try_with(|p| p.clone()).ok();
     let total_ms = limit.as_millis() as f64;
     let mut tick = move |elapsed: Duration| {
@@ -356,7 +356,7 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
     let since = p.since.unwrap_or(0);
     let pred = |t: &TraceRecord| {
         t.seq > since
-            && p.bp_id.as_ref().is_none_or(|b| t.stop == *b)
+            && p.bp_id.as_ref().is_none_or(|b| *t.stop == **b)
             && p.class_filter
                 .as_ref()
                 .is_none_or(|c| t.location.contains(c.as_str()))

@@ -191,8 +191,27 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
         frames.len(),
         depth
     );
+    // Render every local of every frame at once: the string and type
+    // reads behind the renderings go out as one pipelined burst.
+    let renders = futures::future::join_all(locals.iter().map(|l| async {
+        match l {
+            Some(Ok(Locals::Known(ls))) => {
+                futures::future::join_all(ls.iter().map(|l| async {
+                    let val = driver::to_val(&l.value);
+                    if expand {
+                        renderer.tree(&val).await.replace('\n', "\n    ")
+                    } else {
+                        renderer.line(&val).await
+                    }
+                }))
+                .await
+            }
+            _ => Vec::new(),
+        }
+    }))
+    .await;
     let mut data_frames = Vec::new();
-    for (f, locals) in frames.iter().zip(locals) {
+    for ((f, locals), rendered) in frames.iter().zip(locals).zip(renders) {
         out.push_str(&format!("\n#{} {}", f.index, f.label()));
         let mut data_locals = Vec::new();
         match locals {
@@ -205,13 +224,7 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
                 out.push_str("\n    (no local variable table: compiled without -g)")
             }
             Some(Ok(Locals::Known(ls))) => {
-                for l in ls {
-                    let val = driver::to_val(&l.value);
-                    let rendered = if expand {
-                        renderer.tree(&val).await.replace('\n', "\n    ")
-                    } else {
-                        renderer.line(&val).await
-                    };
+                for (l, rendered) in ls.iter().zip(rendered) {
                     let ty = declared_type(&l.signature, &l.generic);
                     let show_type = !l.generic.is_empty();
                     out.push_str(&format!(

@@ -153,6 +153,12 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
                 p.over_budget
             ));
         }
+        if p.shed > 0 {
+            s.push_str(&format!(
+                " · {} hits counted but not recorded (the debugger lagged behind the event stream)",
+                p.shed
+            ));
+        }
         if p.overridden_hits > 0 {
             s.push_str(&format!(
                 " · {} hits arrived with the VM suspended",
@@ -200,6 +206,7 @@ pub fn point_json(p: &PointView) -> Value {
         "captured": p.captured,
         "budget_used": p.charged,
         "over_budget": p.over_budget,
+        "not_recorded": p.shed,
         "exits_discarded": p.discarded,
         "below_threshold": p.below_threshold,
         "overridden_hits": p.overridden_hits,
