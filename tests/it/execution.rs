@@ -402,3 +402,43 @@ async fn a_hot_suspend_all_breakpoint_is_not_reported_as_a_failed_resume() {
     assert_runs(&r.jvm);
     r.engine.shutdown().await;
 }
+
+/// The same rescue through the shipped binary, configured the way users
+/// configure it: `JDWP_WATCHDOG_SECS=3`.
+#[test]
+fn jdwp_watchdog_secs_bounds_a_suspending_hit_through_the_binary() {
+    use crate::support::java::JvmOpts;
+    use crate::support::mcp::Server;
+    let jvm = Jvm::start("Execution", JvmOpts::default());
+    jvm.wait_for_line("execution ready", Duration::from_secs(10));
+    let server = Server::spawn_with_env(&[("JDWP_WATCHDOG_SECS", "3")]);
+    server.initialize();
+    server
+        .call("debug_attach", json!({"port": jvm.port()}))
+        .expect_ok();
+    let armed = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Execution", "line": line("main-call")}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("bp_"), "{}", armed.text);
+    // Wait for the JVM to stop printing: the hit holds the main thread.
+    let frozen = poll_until_msg(Duration::from_secs(10), "the hit to freeze output", || {
+        let n = jvm.line_count();
+        std::thread::sleep(Duration::from_millis(400));
+        (jvm.line_count() == n).then_some(std::time::Instant::now())
+    });
+    let held = jvm.line_count();
+    poll_until_msg(Duration::from_secs(8), "the watchdog rescue", || {
+        (jvm.line_count() > held + 2).then_some(())
+    });
+    assert!(
+        frozen.elapsed() < Duration::from_secs(7),
+        "rescued after {:?}",
+        frozen.elapsed()
+    );
+    let next = server.call("debug_list_sessions", json!({}));
+    assert!(next.text.contains("[WATCHDOG]"), "{}", next.text);
+    assert_runs(&jvm);
+}
