@@ -229,6 +229,8 @@ fn child(mode: &str, port: u16, endpoint: &str) {
         };
         let conn = session.connection().clone();
         throughput(&conn, REQUESTS / 4).await; // warm-up
+        // Export the warm-up's spans, so the collector connection is open.
+        let _ = telemetry.flush(Duration::from_secs(10)).await;
         let cpu_before = cpu_ns();
         let rps = throughput(&conn, REQUESTS).await;
         // Spans still queued are exported now, and that CPU counts too.
@@ -328,7 +330,13 @@ fn config_for(mode: &str, endpoint: &str) -> TelemetryConfig {
             endpoint: endpoint.to_string(),
             protocol: Protocol::Grpc,
             sampler,
-            queue: QueueConfig::default(),
+            queue: QueueConfig {
+                max_queue_size: std::env::var("JVMSCOPE_BENCH_QUEUE")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(QueueConfig::default().max_queue_size),
+                ..QueueConfig::default()
+            },
         }),
         warnings: Vec::new(),
     }

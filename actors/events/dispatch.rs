@@ -424,7 +424,7 @@ async fn held(
     let escalate = policy == SuspendPolicy::EventThread && !reports.is_empty();
 
     let frames = match early {
-        Some((n, reply)) if need_frames && n >= callers + 1 => {
+        Some((n, reply)) if need_frames && n > callers => {
             ctx.frames_from(thread, n, reply).await
         }
         _ if need_frames => ctx.frames(thread, callers + 1).await,

@@ -430,8 +430,7 @@ mod tests {
         let subscriber = tracing_subscriber::registry().with(OtelBridge::new(processor, sampler));
         tracing::subscriber::with_default(subscriber, body);
         assert!(runtime.block_on(handle.shutdown(Duration::from_secs(5))));
-        let spans = keep.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        spans
+        keep.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn attr<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
