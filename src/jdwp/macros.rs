@@ -5,7 +5,7 @@
 
 /// A struct whose fields are encoded one after another, in order.
 ///
-/// ```ignore
+/// ```text
 /// wire_struct! {
 ///     /// doc
 ///     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +48,7 @@ macro_rules! wire_struct {
 /// Commands: the struct (its fields are the request data, in order), its
 /// `Command` impl and its `Decode` impl (reading the request back).
 ///
-/// ```ignore
+/// ```text
 /// command! {
 ///     /// ReferenceType.Signature (2/1).
 ///     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
