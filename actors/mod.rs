@@ -8,7 +8,8 @@
 //! Supervisor
 //! └─ Session (one per JVM)
 //!    ├─ Connection     socket owner: one reader task, one writer task
-//!    ├─ EventDispatch  decodes event composites (conditions, traces later)
+//!    ├─ EventDispatch  routes events to stop points; conditions, traces
+//!    │                 (a bounded window of capture tasks), the event log
 //!    ├─ StopPoints     the registry of stop points under our ids
 //!    └─ Watchdog       ticks: liveness (long suspensions later)
 //! ```
@@ -25,7 +26,9 @@
 //!   lost: what it records lives in the session's shared block, and the
 //!   Connection keeps composites that arrive while no EventDispatch exists
 //!   and hands them to the successor (a dropped suspending event would be a
-//!   thread nobody resumes).
+//!   thread nobody resumes). Capture tasks in flight outlive the crash and
+//!   still resume their threads; the event log and the stop points' routing
+//!   table are shared, so nothing recorded is lost.
 //! - **Watchdog fails**: restarted with the same settings.
 //! - **StopPoints fails**: not restarted — a registry we cannot trust is
 //!   worse than none. The Session sends `VirtualMachine.Dispose` (which

@@ -71,16 +71,19 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
         routes = table.load();
     }
     let policy = composite.suspend_policy;
-    // A composite of suspension-free trace hits only (the storm case: tens
-    // of thousands a second) concerns nobody else and would flush the
-    // session's recent-events log: it is not recorded there. Everything
-    // else is, before it is handled.
-    let only_free_hits = policy == SuspendPolicy::None
+    // Hits of our own that hold at most their thread, which we release
+    // ourselves (traces, and stop points checked on the hit thread first)
+    // concern nobody else: recording them would flush the session's
+    // recent-events log under a storm and tell the Watchdog that the JVM
+    // may be frozen, sending it to count suspended threads on every tick.
+    // A hit that escalates is recorded then, as the VM suspension it
+    // becomes. Everything else is recorded before it is handled.
+    let only_our_hits = policy != SuspendPolicy::All
         && composite
             .events
             .iter()
             .all(|e| matches!(routes.lookup(&key_of(e)), Lookup::Live(Route::Hit { .. })));
-    if !only_free_hits {
+    if !only_our_hits {
         ctx.session.record_composite(&composite);
     }
     let thread = composite.events.iter().find_map(Event::thread);
@@ -424,9 +427,7 @@ async fn held(
     let escalate = policy == SuspendPolicy::EventThread && !reports.is_empty();
 
     let frames = match early {
-        Some((n, reply)) if need_frames && n > callers => {
-            ctx.frames_from(thread, n, reply).await
-        }
+        Some((n, reply)) if need_frames && n > callers => ctx.frames_from(thread, n, reply).await,
         _ if need_frames => ctx.frames(thread, callers + 1).await,
         _ => Ok(Vec::new()),
     };
@@ -545,6 +546,19 @@ async fn held(
     }));
     let (values, field_values, release_error) = futures::join!(values, fields, releasing);
     let held_for = received.elapsed();
+    if escalate && release_error.is_none() {
+        // Now the VM is suspended for the agent: the session (and its
+        // Watchdog) learn of it as of an event that suspended everything.
+        ctx.session.record_composite(&Composite {
+            suspend_policy: SuspendPolicy::All,
+            events: reports.iter().map(|(m, _)| m.event.clone()).collect(),
+        });
+    }
+    let released = !escalate && ours_only && (policy != SuspendPolicy::All || reports.is_empty());
+    if released {
+        // No longer a thread an event holds: nothing may be evaluated on it.
+        ctx.session.forget_event_threads(Some(thread));
+    }
 
     // The thread runs again (unless it was escalated or the VM is held):
     // render at leisure.
