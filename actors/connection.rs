@@ -503,7 +503,7 @@ impl ConnectionState {
             tracing::debug!(id, "reply to a request no longer waiting (timed out)");
             return;
         };
-        let mut p = slot.payload;
+        let p = slot.payload;
         if let Some(sent) = slot.sent_at {
             let queued = sent.duration_since(slot.queued_at);
             p.span.record("jdwp.queued_us", queued.as_micros() as u64);
@@ -523,10 +523,7 @@ impl ConnectionState {
                 code,
             })
         };
-        if let Some(reply) = p.reply.take() {
-            let _ = reply.send(result);
-        }
-        drop(p.span);
+        finish(p, result);
         for id in self.window.promote(Instant::now()) {
             self.write(id);
         }
@@ -565,15 +562,11 @@ impl ConnectionState {
         let now = Instant::now();
         for slot in self.window.expire(now) {
             let after = slot.deadline.duration_since(slot.queued_at);
-            let mut p = slot.payload;
+            let p = slot.payload;
             p.span.record("jdwp.error", "TIMEOUT");
             p.span.record("otel.status_code", "ERROR");
-            if let Some(reply) = p.reply.take() {
-                let _ = reply.send(Err(JdwpError::Timeout {
-                    command: p.name,
-                    after,
-                }));
-            }
+            let command = p.name;
+            finish(p, Err(JdwpError::Timeout { command, after }));
         }
         for id in self.window.promote(now) {
             self.write(id);
@@ -582,16 +575,28 @@ impl ConnectionState {
 
     fn fail_all(&mut self, reason: &str) {
         for slot in self.window.drain() {
-            let mut p = slot.payload;
+            let p = slot.payload;
             p.span.record("jdwp.error", "DISCONNECTED");
             p.span.record("otel.status_code", "ERROR");
-            if let Some(reply) = p.reply.take() {
-                let _ = reply.send(Err(JdwpError::Disconnected {
-                    command: p.name,
+            let command = p.name;
+            finish(
+                p,
+                Err(JdwpError::Disconnected {
+                    command,
                     reason: reason.to_string(),
-                }));
-            }
+                }),
+            );
         }
+    }
+}
+
+/// Ends a round trip: its span closes first, then the caller gets the
+/// result, so whoever sees the result also sees the span ended.
+fn finish(mut p: Pending, result: Result<Vec<u8>, JdwpError>) {
+    let reply = p.reply.take();
+    drop(p);
+    if let Some(reply) = reply {
+        let _ = reply.send(result);
     }
 }
 

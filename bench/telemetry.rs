@@ -336,7 +336,12 @@ fn config_for(mode: &str, endpoint: &str) -> TelemetryConfig {
         service_name: Some("jvmscope-bench".into()),
         export: sampler.map(|sampler| ExportConfig {
             endpoint: endpoint.to_string(),
-            protocol: Protocol::Grpc,
+            // JVMSCOPE_BENCH_PROTOCOL=http/protobuf (with an HTTP endpoint,
+            // e.g. rotel's) measures the other transport.
+            protocol: match std::env::var("JVMSCOPE_BENCH_PROTOCOL").as_deref() {
+                Ok("http/protobuf") => Protocol::HttpProtobuf,
+                _ => Protocol::Grpc,
+            },
             sampler,
             queue: QueueConfig::default(),
         }),

@@ -198,10 +198,26 @@ impl Fixture {
     }
 }
 
+/// CPU time this process has used (user + system), from /proc.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 here.
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
 /// One phase's figures.
 #[derive(Default, Clone)]
 struct Phase {
     name: &'static str,
+    /// Debugger CPU per hit (this process), µs.
+    cpu_per_hit: Option<f64>,
     rate: f64,
     p50: Option<Duration>,
     p99: Option<Duration>,
@@ -256,13 +272,13 @@ async fn run(threads: usize, d: Duration, phases: &str, rounds: usize) -> Result
     let mut out = format!(
         "trace_load: {threads} busy threads on {FIXTURE}:{line}, {}s per phase, median of {rounds} \
          interleaved rounds\n\n\
-         | phase | hits/s (median) | range | vs raw | hold p50 ms | hold p99 ms | fixture ops/s |\n\
-         |---|---:|---:|---:|---:|---:|---:|\n",
+         | phase | hits/s (median) | range | vs raw | hold p50 ms | hold p99 ms | debugger CPU µs/hit | fixture ops/s |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|\n",
         d.as_secs()
     );
     let row = |(p, lo, hi): &(Phase, f64, f64), base: Option<&(Phase, f64, f64)>| {
         format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             p.name,
             if p.rate > 0.0 {
                 format!("{:.0}", p.rate)
@@ -282,6 +298,9 @@ async fn run(threads: usize, d: Duration, phases: &str, rounds: usize) -> Result
             },
             ms(p.p50),
             ms(p.p99),
+            p.cpu_per_hit
+                .map(|c| format!("{c:.1}"))
+                .unwrap_or_else(|| "-".into()),
             p.app_ops
                 .map(|o| format!("{o:.0}"))
                 .unwrap_or_else(|| "-".into()),
@@ -372,9 +391,11 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = count(&handle.stop_points().list().await);
     let t0 = Instant::now();
+    let c0 = cpu_time();
     tokio::time::sleep(d).await;
     let listing = handle.stop_points().list().await;
     let t1 = Instant::now();
+    let c1 = cpu_time();
     let after = count(&listing);
     let cost = listing
         .points
@@ -392,6 +413,8 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
             "jvmscope, capture"
         },
         rate: (after - before) as f64 / t1.duration_since(t0).as_secs_f64(),
+        cpu_per_hit: (after > before)
+            .then(|| (c1 - c0).as_secs_f64() * 1e6 / (after - before) as f64),
         p50: if free { None } else { cost.p50 },
         p99: if free { None } else { cost.p99 },
         app_ops: fixture.ops_between(t0, t1),
@@ -637,9 +660,11 @@ async fn raw_phase(
     tokio::time::sleep(Duration::from_millis(500)).await;
     measuring.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
+    let c0 = cpu_time();
     tokio::time::sleep(d).await;
     measuring.store(false, Ordering::Relaxed);
     let t1 = Instant::now();
+    let c1 = cpu_time();
     let n = done.load(Ordering::Relaxed);
     let _ = raw
         .send(&Clear {
@@ -660,6 +685,7 @@ async fn raw_phase(
             "raw client, capture"
         },
         rate: n as f64 / t1.duration_since(t0).as_secs_f64(),
+        cpu_per_hit: (n > 0).then(|| (c1 - c0).as_secs_f64() * 1e6 / n as f64),
         p50: q(0.5),
         p99: q(0.99),
         app_ops: fixture.ops_between(t0, t1),
