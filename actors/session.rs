@@ -382,7 +382,9 @@ pub struct ResumeReport {
 pub enum SessionMsg {
     /// Clear every request, resume every thread (one `Dispose`), end the
     /// session and report what was released.
-    Disconnect(RpcReplyPort<DisconnectReport>),
+    /// Carries the caller's span, so the release's JDWP round trips show
+    /// under the tool call that asked for it.
+    Disconnect(tracing::Span, RpcReplyPort<DisconnectReport>),
     /// End the session with this reason (the JVM stopped answering).
     End(String),
     /// The handles of the children outsiders talk to directly.
@@ -564,8 +566,11 @@ impl Actor for Session {
                 state.ending = true;
                 myself.stop(Some(reason));
             }
-            SessionMsg::Disconnect(reply) => {
-                let report = state.disconnect().await;
+            SessionMsg::Disconnect(span, reply) => {
+                let report = {
+                    use tracing::Instrument;
+                    state.disconnect().instrument(span).await
+                };
                 state.ending = true;
                 let _ = reply.send(report);
                 myself.stop(Some("disconnected by the agent".into()));
@@ -883,7 +888,8 @@ impl SessionHandle {
     /// stay.
     pub async fn disconnect(&self) -> Result<DisconnectReport, SessionError> {
         self.check_alive()?;
-        let mut report = ractor::call!(self.actor, SessionMsg::Disconnect)
+        let span = tracing::Span::current();
+        let mut report = ractor::call!(self.actor, SessionMsg::Disconnect, span)
             .map_err(|e| SessionError::Invalid(format!("the session did not answer: {e}")))?;
         if let Some(jvm) = &self.shared.launched {
             report.process = Some(if jvm.detach_on_disconnect {

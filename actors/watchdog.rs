@@ -132,11 +132,21 @@ impl Actor for Watchdog {
 
 impl WatchdogState {
     async fn probe(&mut self) {
-        let probe = self
-            .args
-            .connection
-            .send_within(&Version, self.args.probe_timeout)
-            .await;
+        let span = tracing::info_span!(
+            parent: None,
+            "watchdog.liveness",
+            "otel.name" = "watchdog liveness",
+            "jvmscope.session" = %self.args.session.id,
+        );
+        // The request takes its parent span when it is sent, so send it
+        // inside the root span.
+        let pending = {
+            let _inside = span.enter();
+            self.args
+                .connection
+                .send_within(&Version, self.args.probe_timeout)
+        };
+        let probe = pending.await;
         match probe {
             Ok(_) => self.misses = 0,
             Err(JdwpError::Timeout { .. }) => {
@@ -183,7 +193,13 @@ impl WatchdogState {
             "otel.name" = "watchdog rescue",
             "jvmscope.session" = %shared.id,
         );
-        let _guard = span.enter();
+        use tracing::Instrument;
+        self.rescue(census, since, limit).instrument(span).await;
+    }
+
+    /// Disarms, resumes, verifies and records one rescue.
+    async fn rescue(&mut self, census: threads::Census, since: Instant, limit: Duration) {
+        let shared = &self.args.session;
         // Disarm what froze it first, so resuming does not hand the JVM
         // straight back to the same stop point.
         let requests = shared.take_suspending_requests();

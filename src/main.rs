@@ -28,7 +28,7 @@ enum Command {
 }
 
 #[tokio::main]
-async fn main() -> Result<()> {
+async fn main() {
     let cli = Cli::parse();
     let telemetry = jvmscope::telemetry::init();
     let result = match cli.command.unwrap_or(Command::Serve) {
@@ -37,7 +37,13 @@ async fn main() -> Result<()> {
     };
     // After serve() has released every JVM: export the last spans (bounded).
     telemetry.shutdown().await;
-    result
+    if let Err(e) = &result {
+        tracing::error!(error = %e, "jvmscope stopped");
+        std::process::exit(1);
+    }
+    // Exit now: a blocking read of stdin (still open after SIGTERM) would
+    // otherwise keep the runtime alive.
+    std::process::exit(0)
 }
 
 async fn serve() -> Result<()> {
