@@ -526,6 +526,7 @@ impl Actor for Session {
             probe_timeout: args.watchdog_interval.max(Duration::from_secs(2)),
             max_misses: 2,
             suspend_limit: args.suspend_limit,
+            stops: Some(stop_points.clone()),
         };
         let (watchdog, _) =
             Actor::spawn_linked(None, Watchdog, watchdog_args.clone(), myself.get_cell()).await?;
@@ -776,6 +777,15 @@ async fn resume_verified(
             r?;
         }
         census = threads::census(conn).await?;
+    }
+    // A thread can be held for a moment by a trace capture in flight (it
+    // resumes itself when its snapshot is taken): give those a moment
+    // before calling anything a failure.
+    let mut settle = 0;
+    while census.held > held.len() && settle < 25 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        census = threads::census(conn).await?;
+        settle += 1;
     }
     let still_held_by_us = held.len();
     report.total = census.total;

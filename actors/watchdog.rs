@@ -49,6 +49,10 @@ pub struct WatchdogArgs {
     pub max_misses: u32,
     /// Longest a suspension may last; `None` turns the rescue off.
     pub suspend_limit: Option<Duration>,
+    /// The registry, so a rescue disables the stop points that froze the
+    /// JVM (and they read DISABLED in listings) rather than only clearing
+    /// their requests.
+    pub stops: Option<crate::actors::stop_points::StopPointsHandle>,
 }
 
 impl WatchdogArgs {
@@ -204,6 +208,25 @@ impl WatchdogState {
         // straight back to the same stop point.
         let requests = shared.take_suspending_requests();
         let mut cleared = Vec::new();
+        let mut disabled = Vec::new();
+        if let Some(stops) = &self.args.stops {
+            use crate::actors::stop_points::routes::{Lookup, RequestKey, Route};
+            let routes = stops.table().load();
+            let mut ids = Vec::new();
+            for (kind, request_id) in &requests {
+                if let Lookup::Live(Route::Hit { target, .. }) =
+                    routes.lookup(&RequestKey::new(*kind, *request_id))
+                    && !ids.contains(&target.id.0)
+                {
+                    ids.push(target.id.0.clone());
+                }
+            }
+            for id in ids {
+                if stops.toggle(&id, Some(false)).await.is_ok() {
+                    disabled.push(id);
+                }
+            }
+        }
         for (kind, request_id) in &requests {
             if self
                 .args
@@ -246,7 +269,13 @@ impl WatchdogState {
             if resumes == 1 { "" } else { "s" },
             cleared.len(),
             if cleared.len() == 1 { "" } else { "s" },
-            if cleared.is_empty() {
+            if !disabled.is_empty() {
+                format!(
+                    " (stop point{} {} now DISABLED; debug_toggle_stop_point re-enables)",
+                    if disabled.len() == 1 { "" } else { "s" },
+                    disabled.join(", ")
+                )
+            } else if cleared.is_empty() {
                 String::new()
             } else {
                 format!(
