@@ -440,5 +440,12 @@ fn jdwp_watchdog_secs_bounds_a_suspending_hit_through_the_binary() {
     );
     let next = server.call("debug_list_sessions", json!({}));
     assert!(next.text.contains("[WATCHDOG]"), "{}", next.text);
+    assert!(next.text.contains("now DISABLED"), "{}", next.text);
+    let listing = server.call("debug_list_stop_points", json!({})).expect_ok();
+    assert!(
+        listing.text.to_lowercase().contains("disabled"),
+        "{}",
+        listing.text
+    );
     assert_runs(&jvm);
 }
