@@ -116,19 +116,7 @@ pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, Tool
 }
 
 fn session_err(e: SessionError) -> ToolError {
-    match e {
-        SessionError::Invalid(m) if m.starts_with('[') => {
-            let end = m.find(']').unwrap_or(0);
-            let label = match &m[1..end] {
-                "THREAD_RUNNING" => "THREAD_RUNNING",
-                "NO_THREAD" => "NO_THREAD",
-                "BAD_FRAME" => "BAD_FRAME",
-                _ => "INVALID",
-            };
-            ToolError::new(label, m[end + 1..].trim().to_string())
-        }
-        other => other.into(),
-    }
+    super::mutation::labelled(e)
 }
 
 async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
