@@ -449,3 +449,33 @@ fn jdwp_watchdog_secs_bounds_a_suspending_hit_through_the_binary() {
     );
     assert_runs(&jvm);
 }
+
+/// Read-only refuses an invocation hidden in a stop point's condition too,
+/// and says so as a condition error rather than treating it as true/false.
+#[test]
+fn read_only_refuses_an_invoking_condition() {
+    use crate::support::java::JvmOpts;
+    use crate::support::mcp::Server;
+    let jvm = Jvm::start("Execution", JvmOpts::default());
+    jvm.wait_for_line("execution ready", Duration::from_secs(10));
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"port": jvm.port(), "read_only": true}),
+        )
+        .expect_ok();
+    server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Execution", "line": line("step-start"), "condition": "helper(2) == 4"}),
+        )
+        .expect_ok();
+    let event = poll_until_msg(Duration::from_secs(10), "a condition error", || {
+        let r = server.call("debug_get_last_event", json!({}));
+        r.text.contains("condition-error").then_some(r.text)
+    });
+    assert!(event.contains("read-only"), "{event}");
+    assert_runs(&jvm);
+}
