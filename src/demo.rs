@@ -129,16 +129,23 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
             json!({ "thread_id": picker }),
         )
         .await?;
-        step(
+        let stack = step(
             server,
             "debug_get_stack",
             json!({ "thread_id": picker, "max_frames": 4 }),
         )
         .await?;
+        // The picker's own frame (below Thread.sleep): evaluate in it.
+        let frame = stack
+            .lines()
+            .find(|l| l.contains("Warehouse.lambda"))
+            .and_then(|l| l.trim().trim_start_matches('#').split_whitespace().next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(1);
         step(
             server,
             "debug_evaluate",
-            json!({ "thread_id": picker, "frame_index": 2, "expression": "i % 3" }),
+            json!({ "thread_id": picker, "frame_index": frame, "expression": "i % 3 == 0 || left < 100" }),
         )
         .await?;
         step(

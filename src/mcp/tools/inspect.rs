@@ -208,6 +208,9 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
                 "\n    (locals unreadable: {})",
                 driver::explain(&e)
             )),
+            Some(Ok(Locals::Absent)) if f.method.as_ref().is_some_and(|m| m.is_native()) => {
+                out.push_str("\n    (native method: no locals)")
+            }
             Some(Ok(Locals::Absent)) => {
                 out.push_str("\n    (no local variable table: compiled without -g)")
             }
