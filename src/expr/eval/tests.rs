@@ -1,0 +1,155 @@
+//! Evaluator tests against a small canned object world.
+
+use super::*;
+use crate::expr::parse;
+
+/// A tiny object world: object 1 is `order` with fields `qty` (3),
+/// `sku` (string 10 = "A-1"), `next` (null), `items` (array 20 of
+/// objects 21, 22 whose `qty` are 1 and 5); `getB()` on 1 returns
+/// object 2 whose `c` is null.
+fn world(n: &Need) -> Answer {
+    let obj = |id| Val::Object {
+        id,
+        tag: Tag::Object,
+    };
+    match n {
+        Need::Name { name } if name == "order" => Answer::Value(obj(1)),
+        Need::Name { name } if name == "count" => Answer::Value(Val::Int(7)),
+        Need::Name { name } => Answer::Missing(format!("no local `{name}`")),
+        Need::Class { name, .. } if name == "java.lang.Integer" => Answer::Value(Val::Class {
+            id: 99,
+            name: name.clone(),
+        }),
+        Need::Class { name, .. } => Answer::Missing(format!("no class {name}")),
+        Need::Field {
+            target: Val::Object { id: 1, .. },
+            name,
+        } => match name.as_str() {
+            "qty" => Answer::Value(Val::Int(3)),
+            "sku" => Answer::Value(Val::Object {
+                id: 10,
+                tag: Tag::String,
+            }),
+            "next" => Answer::Value(Val::Null),
+            "items" => Answer::Value(Val::Object {
+                id: 20,
+                tag: Tag::Array,
+            }),
+            _ => Answer::Missing(format!("no field {name}")),
+        },
+        Need::Field {
+            target: Val::Object { id: 21, .. },
+            name,
+        } if name == "qty" => Answer::Value(Val::Int(1)),
+        Need::Field {
+            target: Val::Object { id: 22, .. },
+            name,
+        } if name == "qty" => Answer::Value(Val::Int(5)),
+        Need::Field {
+            target: Val::Object { id: 2, .. },
+            name,
+        } if name == "c" => Answer::Value(Val::Null),
+        Need::Field {
+            target: Val::Class { .. },
+            name,
+        } if name == "MAX_VALUE" => Answer::Value(Val::Int(i32::MAX)),
+        Need::Field {
+            target: Val::Object { id: 20, .. },
+            name,
+        } if name == "length" => Answer::Value(Val::Int(2)),
+        Need::Text {
+            target: Val::Object { id: 10, .. },
+        } => Answer::Value(Val::Text("A-1".into())),
+        Need::Elements {
+            target: Val::Object { id: 20, .. },
+            ..
+        } => Answer::Value(Val::Many(vec![obj(21), obj(22)])),
+        Need::Invoke {
+            target: Some(Val::Object { id: 1, .. }),
+            name,
+            ..
+        } if name == "getB" => Answer::Value(obj(2)),
+        Need::Unbox { .. } => Answer::Missing("not a box".into()),
+        other => Answer::Failed(format!("unexpected {other:?}")),
+    }
+}
+
+fn eval(src: &str) -> Result<Val, String> {
+    let p = parse(src).map_err(|e| e.to_string())?;
+    let (r, _, _) = run_with(&p.expr, world);
+    r.map_err(|e| e.render(src))
+}
+
+#[test]
+fn reads_names_fields_and_statics() {
+    assert_eq!(eval("order.qty"), Ok(Val::Int(3)));
+    assert_eq!(eval("order.qty + count * 2"), Ok(Val::Int(17)));
+    assert_eq!(eval("java.lang.Integer.MAX_VALUE"), Ok(Val::Int(i32::MAX)));
+    assert_eq!(eval("order.items.length"), Ok(Val::Int(2)));
+}
+
+#[test]
+fn string_content_and_identity() {
+    assert_eq!(eval("order.sku == \"A-1\""), Ok(Val::Bool(true)));
+    assert_eq!(eval("order.sku != \"B\""), Ok(Val::Bool(true)));
+    assert_eq!(eval("order.next == null"), Ok(Val::Bool(true)));
+    assert_eq!(eval("order == order"), Ok(Val::Bool(true)));
+}
+
+#[test]
+fn filters_and_short_circuit() {
+    let v = eval("order.items[?qty > 3]").expect("filter");
+    assert_eq!(
+        v,
+        Val::Many(vec![Val::Object {
+            id: 22,
+            tag: Tag::Object
+        }])
+    );
+    assert_eq!(
+        eval("order.next != null && order.next.qty > 0"),
+        Ok(Val::Bool(false))
+    );
+    assert_eq!(eval("order.items[?qty > 3].length"), Ok(Val::Int(1)));
+}
+
+#[test]
+fn errors_point_at_the_column() {
+    let e = eval("order.getB().c.d").expect_err("null link");
+    assert!(e.starts_with("column 1:"), "{e}");
+    assert!(e.contains("null before `.d`"), "{e}");
+    let e = eval("nosuch + 1").expect_err("unknown");
+    assert!(e.contains("no local `nosuch`"), "{e}");
+    let e = eval("order.qty && true").expect_err("types");
+    assert!(e.contains("booleans"), "{e}");
+}
+
+#[test]
+fn each_method_runs_once_and_reads_batch() {
+    let p = parse("order.getB() == order.getB()").expect("parse");
+    let mut calls = 0;
+    let (r, _, _) = run_with(&p.expr, |n| {
+        if n.invokes() {
+            calls += 1;
+        }
+        world(n)
+    });
+    assert_eq!(r, Ok(Val::Bool(true)));
+    assert_eq!(calls, 2, "two call sites, each exactly once");
+    // Two independent field reads arrive in one step.
+    let p = parse("order.qty + order.items.length").expect("parse");
+    let mut ev = Evaluation::new(&p.expr);
+    let Step::Needs(first) = ev.step() else {
+        panic!("needs")
+    };
+    assert_eq!(first.len(), 2, "both heads asked together: {first:?}");
+}
+
+#[test]
+fn chain_links_are_recorded() {
+    let p = parse("order.getB().c").expect("parse");
+    let (r, links, _) = run_with(&p.expr, world);
+    assert_eq!(r, Ok(Val::Null));
+    assert_eq!(links.len(), 3, "{links:?}");
+    assert_eq!(links[2].value, Val::Null);
+}
