@@ -113,7 +113,6 @@ public class Evaluate {
             e.concurrent.put("c" + k, new Item("c-" + k, k));
             e.sorted.put("t" + k, k + 100);
         }
-        System.out.println("evaluate ready");
         Thread worker = new Thread(() -> {
             for (int round = 0; ; round++) {
                 try {
@@ -124,6 +123,8 @@ public class Evaluate {
             }
         }, "evaluator");
         worker.start();
+        // Ready only once the evaluator thread exists: tests look it up by name.
+        System.out.println("evaluate ready");
         worker.join();
     }
 }

@@ -104,9 +104,10 @@ public class Orders {
     public static void main(String[] args) throws Exception {
         Orders a = new Orders("a");
         Orders b = new Orders("b");
-        System.out.println("orders started");
         new Thread(() -> loop(a), "orders-a").start();
         new Thread(() -> loop(b), "orders-b").start();
+        // Started only once both order threads exist: tests look them up by name.
+        System.out.println("orders started");
         if (args.length > 0) {
             plugins(new File(args[0]));
         }
