@@ -1,0 +1,124 @@
+//! Conditions and trace expressions against a real JVM: a false condition
+//! holds only the hit thread, a true one suspends, and event bindings
+//! (`newValue`, `exception`) reach the evaluator.
+
+use serde_json::json;
+
+use super::{
+    WAIT, assert_all_running, attach, detail, first_id, line, ok, orders, point, server, traces_of,
+};
+use crate::support::poll_until_msg;
+
+#[test]
+fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "i < 0"}),
+    );
+    let id = first_id(&armed);
+    assert_eq!(
+        armed.json()["outcomes"][0]["policy"],
+        "EVENTTHREAD",
+        "{}",
+        armed.text
+    );
+    let p = poll_until_msg(WAIT, "false conditions", || {
+        let p = point(&server, &id);
+        (p["condition_false"].as_u64().unwrap_or(0) >= 20).then_some(p)
+    });
+    assert_eq!(p["condition_errors"], 0, "{p}");
+    let before = jvm.line_count();
+    poll_until_msg(WAIT, "the application to run on", || {
+        (jvm.line_count() > before).then_some(())
+    });
+    let none = ok(&server, "debug_get_last_event", json!({}));
+    assert!(none.text.starts_with("No event yet"), "{}", none.text);
+    // A condition that holds on some hits escalates to a VM suspend.
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"id": id, "condition": "i % 40 == 7 && o.name == \"b\""}),
+    );
+    let hit = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    let e = &hit.json()["event"];
+    assert_eq!(e["suspended"], "all", "{}", hit.text);
+    assert_eq!(e["thread_name"], "orders-b", "{}", hit.text);
+    assert!(
+        hit.text.contains("matched on the hit thread"),
+        "{}",
+        hit.text
+    );
+    ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    ok(&server, "debug_continue", json!({}));
+    // A condition that cannot be evaluated is reported, not guessed.
+    let bad = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "nosuch > 1"}),
+    );
+    let bad_id = first_id(&bad);
+    let err = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000, "bp_id": bad_id}),
+    );
+    assert_eq!(
+        err.json()["event"]["kind"],
+        "condition-error",
+        "{}",
+        err.text
+    );
+    assert!(err.text.contains("nosuch"), "{}", err.text);
+    assert_all_running(&server);
+}
+
+#[test]
+fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 4,
+               "trace_locals": "none", "trace_expr": ["o.name", "qty > 0", "nosuch"]}),
+    );
+    let t = traces_of(&server, &first_id(&armed), 4);
+    for s in &t {
+        let name = detail(s, "expr[0] o.name").unwrap_or("");
+        assert!(name == "\"a\"" || name == "\"b\"", "{s}");
+        assert!(
+            matches!(detail(s, "expr[1] qty > 0"), Some("true" | "false")),
+            "{s}"
+        );
+        assert!(
+            detail(s, "expr[2] nosuch").is_some_and(|e| e.starts_with("error:")),
+            "{s}"
+        );
+    }
+    // newValue: the incoming value of a field write.
+    let watch = ok(
+        &server,
+        "debug_set_field_stop",
+        json!({"class_name": "Orders", "field_name": "count", "condition": "newValue % 2 == 0",
+               "trace": true, "trace_max_hits": 5, "trace_frames": 0}),
+    );
+    for s in traces_of(&server, &first_id(&watch), 5) {
+        let change = detail(&s, "change").unwrap_or("");
+        let new: i64 = change
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .expect("int");
+        assert_eq!(new % 2, 0, "{change}");
+    }
+    assert_all_running(&server);
+}
