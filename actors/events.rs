@@ -17,6 +17,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::SessionShared;
@@ -79,7 +81,12 @@ impl Actor for EventDispatch {
                 let sizes = ctx.conn.shared().id_sizes();
                 let mut r = Reader::new(&data, sizes);
                 match Composite::decode(&mut r) {
-                    Ok(composite) => dispatch::composite(ctx, composite, received).await,
+                    Ok(composite) => {
+                        let span = event_span(ctx, &composite);
+                        dispatch::composite(ctx, composite, received)
+                            .instrument(span)
+                            .await
+                    }
                     Err(e) => {
                         tracing::warn!(error = %e, "undecodable event composite");
                         ctx.session
@@ -91,6 +98,45 @@ impl Actor for EventDispatch {
         }
         Ok(())
     }
+}
+
+/// The root span of the JVM-initiated work one composite causes:
+/// `jvm.event <kinds>`, with the JDWP round trips of its captures,
+/// conditions and releases below it. Its attributes are only built when
+/// the span is recorded (this runs for every composite).
+fn event_span(ctx: &capture::Ctx, composite: &Composite) -> tracing::Span {
+    let span = tracing::info_span!(
+        parent: None,
+        "jvm.event",
+        "otel.name" = Empty,
+        "jvm.event.kinds" = Empty,
+        "jvm.event.count" = composite.events.len() as u64,
+        "jdwp.suspend_policy" = Empty,
+        "jvm.thread.id" = Empty,
+        "jvmscope.session" = Empty,
+    );
+    if span.is_disabled() {
+        return span;
+    }
+    let mut kinds: Vec<String> = Vec::new();
+    for e in &composite.events {
+        let k = format!("{:?}", e.kind());
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    let kinds = kinds.join(",");
+    span.record("otel.name", format!("jvm.event {kinds}"));
+    span.record("jvm.event.kinds", kinds);
+    span.record(
+        "jdwp.suspend_policy",
+        format!("{:?}", composite.suspend_policy),
+    );
+    if let Some(t) = composite.events.iter().find_map(Event::thread) {
+        span.record("jvm.thread.id", t.0);
+    }
+    span.record("jvmscope.session", ctx.session.id.to_string());
+    span
 }
 
 /// A one-line description of an event, for the session's recent events:

@@ -21,6 +21,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
+use tracing::Instrument;
+use tracing::field::Empty;
 
 use super::capture::{Ctx, Slot};
 use super::condition;
@@ -158,10 +160,32 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
     // is even scheduled: the round trip overlaps the hand-over.
     let early = early_frames(&members).map(|n| (n, ctx.frames_request(thread, n)));
     let ctx = ctx.clone();
-    tokio::spawn(async move {
-        held(&ctx, thread, policy, members, ours_only, received, early).await;
-        drop(permit);
-    });
+    // The capture stays inside the composite's root span, so its round
+    // trips (and the release) are children of `jvm.event …`.
+    let span = tracing::info_span!(
+        "jvm.capture",
+        "otel.name" = "jvm.capture",
+        "jvmscope.stop_points" = Empty,
+        "jvm.capture.traces" = Empty,
+        "jvm.capture.reports" = Empty,
+    );
+    if !span.is_disabled() {
+        span.record("jvmscope.stop_points", stop_ids(&members));
+    }
+    tokio::spawn(
+        async move {
+            held(&ctx, thread, policy, members, ours_only, received, early).await;
+            drop(permit);
+        }
+        .instrument(span),
+    );
+}
+
+/// The stop point ids of a composite's members, for span attributes.
+fn stop_ids(members: &[Member]) -> String {
+    let mut ids: Vec<&str> = members.iter().map(|m| m.target.id.0.as_str()).collect();
+    ids.dedup();
+    ids.join(",")
 }
 
 /// Frames a capture will read (callers plus the hit frame), if any.
@@ -270,7 +294,25 @@ async fn decide(
     }
     if let Some(cond) = &t.spec.filters.condition {
         let outcome = if can_evaluate {
-            condition::evaluate(ctx, thread, &m.event, cond).await
+            let span = tracing::info_span!(
+                "jvm.condition",
+                "otel.name" = "jvm.condition",
+                "jvmscope.stop_point" = t.id.0.as_str(),
+                "jvm.condition.result" = Empty,
+                "otel.status_code" = Empty,
+                "otel.status_message" = Empty,
+            );
+            let outcome = condition::evaluate(ctx, thread, &m.event, cond)
+                .instrument(span.clone())
+                .await;
+            match &outcome {
+                Ok(b) => span.record("jvm.condition.result", *b),
+                Err(e) => {
+                    span.record("otel.status_code", "ERROR");
+                    span.record("otel.status_message", e.as_str())
+                }
+            };
+            outcome
         } else {
             Err("the thread was not suspended by this event".into())
         };
@@ -413,6 +455,9 @@ async fn held(
             Decision::Report(extra) => reports.push((m, extra)),
         }
     }
+    let span = tracing::Span::current();
+    span.record("jvm.capture.traces", traces.len() as u64);
+    span.record("jvm.capture.reports", reports.len() as u64);
     let overridden = policy == SuspendPolicy::All;
     if overridden {
         for (m, _, _) in &traces {
