@@ -24,6 +24,13 @@ pub fn report(line: &str) {
 /// JDWP agent; returns the process and its JDWP port once `ready` (a
 /// substring of a line) was printed. Later output is drained.
 pub fn start_fixture(class: &str, ready: &str, args: &[&str]) -> (Child, u16) {
+    start_fixture_on(class, ready, args, 0)
+}
+
+/// As [`start_fixture`], on a fixed JDWP `port` (0: any). On a fixed port
+/// the agent listens again on the same address after each debugger lets
+/// go, so a bench can attach anew, process after process.
+pub fn start_fixture_on(class: &str, ready: &str, args: &[&str], port: u16) -> (Child, u16) {
     let dir = std::env::temp_dir().join(format!("jvmscope-bench-{class}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -38,7 +45,9 @@ pub fn start_fixture(class: &str, ready: &str, args: &[&str]) -> (Child, u16) {
         .success();
     assert!(ok, "javac failed");
     let mut child = Command::new(jdk("java"))
-        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
+        .arg(format!(
+            "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{port}"
+        ))
         .arg("-cp")
         .arg(&dir)
         .arg(class)
@@ -65,4 +74,25 @@ pub fn start_fixture(class: &str, ready: &str, args: &[&str]) -> (Child, u16) {
     }
     std::thread::spawn(move || for _ in lines {});
     (child, port)
+}
+
+/// A free loopback port (for [`start_fixture_on`]).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The 1-based line of `tests/data/java/<class>.java` holding `marker`.
+pub fn marked_line(class: &str, marker: &str) -> u32 {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/java")
+        .join(format!("{class}.java"));
+    std::fs::read_to_string(&path)
+        .expect("fixture source")
+        .lines()
+        .position(|l| l.contains(marker))
+        .map(|i| i as u32 + 1)
+        .unwrap_or_else(|| panic!("no {marker:?} in {}", path.display()))
 }

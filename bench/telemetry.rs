@@ -1,15 +1,23 @@
-//! Load bench: what span export costs. JDWP round-trip throughput through
-//! the Connection actor against one real JVM, with telemetry as the binary
-//! runs it: export off (no endpoint), export on (`always_on`, OTLP/gRPC to
-//! a collector in another process), and export on with a 10% ratio sampler
-//! (`parentbased_traceidratio`, 0.1), plus export configured with
-//! `always_off` (what the layers cost when nothing is recorded). Requests
-//! go in groups of 8 under one root span each (a tool call's shape), 4
-//! groups in flight (32 requests). Besides throughput, each measurement
-//! reports the CPU time jvmscope spent per round trip (all threads,
-//! including the export task and the final flush), which other load on
-//! the machine disturbs far less than wall-clock throughput. A second
-//! table gives the CPU cost of one JDWP span alone, without I/O.
+//! Load bench: what span export costs, in two workloads, each with export
+//! off and on in the same run.
+//!
+//! 1. JDWP round-trip throughput through the Connection actor against one
+//!    real JVM (the Ticker fixture), with telemetry as the binary runs it:
+//!    export off (no endpoint), export configured with `always_off` (what
+//!    the layers cost when nothing is recorded), `always_on` (OTLP/gRPC to
+//!    a collector in another process) and a 10% ratio sampler
+//!    (`parentbased_traceidratio`, 0.1). Requests go in groups of 8 under
+//!    one root span each (a tool call's shape), 4 groups in flight (32
+//!    requests). Besides throughput, each measurement reports the CPU time
+//!    jvmscope spent per round trip (all threads, including the export task
+//!    and the final flush), which other load on the machine disturbs far
+//!    less than wall-clock throughput. A second table gives the CPU cost of
+//!    one JDWP span alone, without I/O.
+//! 2. Trace capture throughput: a traced line stop (3 frames, all locals)
+//!    on the hot, contended line of the TraceLoad fixture (4 busy threads,
+//!    as in bench/trace_load.rs), captures recorded per second with export
+//!    off, `always_on` and the 10% sampler. Each capture is a `jvm.event`
+//!    root span with its JDWP round trips below it.
 //!
 //! Each measurement runs in a fresh child process (so each installs its own
 //! global subscriber and the export task shares the runtime with the
@@ -19,17 +27,18 @@
 //!
 //! Run: `cargo bench --bench telemetry` (needs a JDK on PATH or JAVA_HOME).
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use jvmscope::actors::{Engine, EngineConfig};
+use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
 use jvmscope::jdwp::virtual_machine::Version;
 use jvmscope::model::AttachSpec;
+use jvmscope::model::stop_point::{
+    Filters, LineSpec, LocalsChoice, Mode, StopPointSpec, Target, TraceSpec,
+};
 use jvmscope::telemetry::{
     self, ExportConfig, Protocol, QueueConfig, SamplerChoice, TelemetryConfig,
 };
@@ -40,6 +49,9 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
 use tracing::Instrument;
+
+mod support;
+use support::report;
 
 /// Round trips per measurement.
 const REQUESTS: usize = 8000;
@@ -54,64 +66,12 @@ const ROUNDS: usize = 5;
 /// layers cost with nothing recorded). on: `always_on`. ratio10:
 /// `parentbased_traceidratio` 0.1.
 const MODES: [&str; 4] = ["off", "unsampled", "on", "ratio10"];
-
-fn report(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-}
-
-fn java_home_bin(tool: &str) -> PathBuf {
-    std::env::var_os("JAVA_HOME")
-        .map(|h| PathBuf::from(h).join("bin").join(tool))
-        .filter(|p| p.exists())
-        .unwrap_or_else(|| PathBuf::from(tool))
-}
-
-/// Compiles the Ticker fixture and starts it with a JDWP agent.
-fn start_jvm() -> (std::process::Child, u16) {
-    let dir = std::env::temp_dir().join(format!("jvmscope-bench-tel-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/java/Ticker.java");
-    let status = Command::new(java_home_bin("javac"))
-        .args(["-g", "-d"])
-        .arg(&dir)
-        .arg(&src)
-        .status()
-        .expect("javac (a JDK is required)");
-    assert!(status.success(), "javac failed");
-    // A fixed port: after a debugger lets go the agent listens again on the same
-    // address, and each measurement attaches anew.
-    let free = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
-    let mut child = Command::new(java_home_bin("java"))
-        .arg(format!(
-            "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{free}"
-        ))
-        .arg("-cp")
-        .arg(&dir)
-        .arg("Ticker")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("java");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let port = loop {
-        let line = lines.next().expect("JVM output").expect("line");
-        if let Some(rest) = line.strip_prefix("Listening for transport dt_socket at address:") {
-            break rest
-                .trim()
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .expect("port");
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
-    (child, port)
-}
+/// The trace capture workload's modes.
+const CAPTURE_MODES: [&str; 3] = ["off", "on", "ratio10"];
+/// How long one capture measurement counts captures.
+const CAPTURE_TIME: Duration = Duration::from_secs(4);
+/// Busy threads of the TraceLoad fixture (as bench/trace_load.rs).
+const CAPTURE_THREADS: &str = "4";
 
 // ---- the collector (parent process) ----------------------------------------------------------
 
@@ -204,6 +164,30 @@ async fn throughput(conn: &jvmscope::actors::ConnectionHandle, requests: usize) 
     requests as f64 / started.elapsed().as_secs_f64()
 }
 
+/// Attaches to the fixture on `port`, waiting for its agent to listen
+/// again after the previous child let go.
+async fn attach(engine: &Engine, port: u16) -> SessionHandle {
+    let spec = AttachSpec {
+        host: "127.0.0.1".into(),
+        port,
+        timeout: Duration::from_secs(5),
+        read_only: false,
+        source_roots: vec![],
+        class_roots: vec![],
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match engine.attach(&spec).await {
+            Ok(session) => return session,
+            // The agent is not listening yet: poll again shortly.
+            Err(_) if Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(e) => panic!("attach: {e}"),
+        }
+    }
+}
+
 /// Runs one measurement in this (child) process and prints `rps=… exported=… dropped=…`.
 fn child(mode: &str, port: u16, endpoint: &str) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -216,26 +200,7 @@ fn child(mode: &str, port: u16, endpoint: &str) {
         let engine = Engine::start(EngineConfig::default())
             .await
             .expect("engine");
-        let spec = AttachSpec {
-            host: "127.0.0.1".into(),
-            port,
-            timeout: Duration::from_secs(5),
-            read_only: false,
-            source_roots: vec![],
-            class_roots: vec![],
-        };
-        // The JDWP agent listens again a moment after the previous child let go.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let session = loop {
-            match engine.attach(&spec).await {
-                Ok(session) => break session,
-                Err(e) if Instant::now() < deadline => {
-                    let _ = e;
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-                Err(e) => panic!("attach: {e}"),
-            }
-        };
+        let session = attach(&engine, port).await;
         let conn = session.connection().clone();
         throughput(&conn, REQUESTS / 4).await; // warm-up
         // Export the warm-up's spans, so the collector connection is open.
@@ -252,6 +217,82 @@ fn child(mode: &str, port: u16, endpoint: &str) {
         report(&format!(
             "rps={rps:.0} cpu_us={cpu_us:.2} exported={} dropped={} failed={}",
             stats.exported, stats.dropped, stats.failed
+        ));
+    });
+}
+
+/// The traced line stop of the capture workload: 3 frames, all locals, no
+/// hit budget (bench/trace_load.rs's capture phase).
+fn capture_spec(line: u32) -> StopPointSpec {
+    StopPointSpec {
+        target: Target::Line(LineSpec {
+            class: "TraceLoad".into(),
+            method: None,
+            line: Some(line),
+        }),
+        mode: Mode::Trace(TraceSpec {
+            frames: 3,
+            locals: LocalsChoice::All,
+            max_hits: 0,
+            ..TraceSpec::default()
+        }),
+        filters: Filters::default(),
+    }
+}
+
+/// Runs one trace capture measurement in this (child) process and prints
+/// `hits=… cpu_us=… exported=… dropped=…`.
+fn capture_child(mode: &str, port: u16, endpoint: &str) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let (dispatch, telemetry) = telemetry::build(&config_for(mode, endpoint));
+        tracing::dispatcher::set_global_default(dispatch).expect("subscriber");
+        let engine = Engine::start(EngineConfig::default())
+            .await
+            .expect("engine");
+        let session = attach(&engine, port).await;
+        let line = support::marked_line("TraceLoad", "// LINE: hot");
+        let armed = session
+            .stop_points()
+            .arm(capture_spec(line), 1)
+            .await
+            .unwrap_or_else(|e| panic!("arm: {}: {}", e.label, e.message));
+        let id = armed.point.expect("a stop point").id;
+        let captured = |l: &jvmscope::actors::stop_points::Listing| {
+            l.points
+                .iter()
+                .find(|p| p.id == id)
+                .map(|p| p.captured)
+                .unwrap_or(0)
+        };
+        // Warm up: the first hits fill the caches and open the collector
+        // connection.
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let _ = telemetry.flush(Duration::from_secs(10)).await;
+        let before = captured(&session.stop_points().list().await);
+        let cpu_before = cpu_ns();
+        let started = Instant::now();
+        tokio::time::sleep(CAPTURE_TIME).await;
+        let after = captured(&session.stop_points().list().await);
+        let elapsed = started.elapsed();
+        let _ = session.stop_points().clear(&id).await;
+        // Spans still queued are exported now, and that CPU counts too.
+        let _ = telemetry.flush(Duration::from_secs(10)).await;
+        let hits = after.saturating_sub(before);
+        let cpu_us = (cpu_ns() - cpu_before) as f64 / 1e3 / hits.max(1) as f64;
+        session.disconnect().await.expect("disconnect");
+        engine.shutdown().await;
+        let stats = telemetry.export_stats().unwrap_or_default();
+        telemetry.shutdown().await;
+        report(&format!(
+            "hits={:.0} cpu_us={cpu_us:.1} exported={} dropped={} failed={}",
+            hits as f64 / elapsed.as_secs_f64(),
+            stats.exported,
+            stats.dropped,
+            stats.failed
         ));
     });
 }
@@ -355,7 +396,17 @@ fn config_for(mode: &str, endpoint: &str) -> TelemetryConfig {
 struct Results {
     rps: Vec<f64>,
     cpu: Vec<f64>,
+    exported: u64,
     dropped: u64,
+}
+
+impl Results {
+    fn add(&mut self, line: &str, rate: &str) {
+        self.rps.push(field(line, rate));
+        self.cpu.push(field(line, "cpu_us="));
+        self.exported += field(line, "exported=") as u64;
+        self.dropped += field(line, "dropped=") as u64;
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -370,30 +421,67 @@ fn field(line: &str, key: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+fn label(mode: &str) -> &'static str {
+    match mode {
+        "off" => "off (no endpoint)",
+        "unsampled" => "export on, always_off (layers only)",
+        "on" => "export on, always_on, OTLP/gRPC",
+        _ => "export on, parentbased_traceidratio 0.1",
+    }
+}
+
+/// One row per mode: the median rate and CPU, each against `off` (the
+/// first row).
+fn table(modes: &[&str], results: &[Results], rate: &str, cpu: &str) {
+    report(&format!(
+        "| telemetry | {rate} | throughput cost vs off | jvmscope CPU µs per {cpu} | \
+         CPU cost vs off | spans exported | spans dropped |\n|---|---|---|---|---|---|---|"
+    ));
+    let off = median(results[0].rps.clone());
+    let off_cpu = median(results[0].cpu.clone());
+    for (mode, r) in modes.iter().zip(results) {
+        let m = median(r.rps.clone());
+        let cpu = median(r.cpu.clone());
+        report(&format!(
+            "| {} | {m:.0} | {:.1}% | {cpu:.2} | {:+.1}% | {} | {} |",
+            label(mode),
+            (off - m) / off * 100.0,
+            (cpu - off_cpu) / off_cpu * 100.0,
+            r.exported,
+            r.dropped
+        ));
+    }
+}
+
+fn env_port() -> u16 {
+    std::env::var("JVMSCOPE_BENCH_PORT")
+        .ok()
+        .and_then(|p| p.parse().ok())
+        .expect("JVMSCOPE_BENCH_PORT")
+}
+
 fn main() {
+    let endpoint = || std::env::var("JVMSCOPE_BENCH_ENDPOINT").expect("JVMSCOPE_BENCH_ENDPOINT");
     if let Ok(mode) = std::env::var("JVMSCOPE_BENCH_SPAN_COST") {
-        let endpoint = std::env::var("JVMSCOPE_BENCH_ENDPOINT").expect("JVMSCOPE_BENCH_ENDPOINT");
-        span_cost_child(&mode, &endpoint);
+        span_cost_child(&mode, &endpoint());
         return;
     }
     if let Ok(mode) = std::env::var("JVMSCOPE_BENCH_MODE") {
-        let port = std::env::var("JVMSCOPE_BENCH_PORT")
-            .ok()
-            .and_then(|p| p.parse().ok())
-            .expect("JVMSCOPE_BENCH_PORT");
-        let endpoint = std::env::var("JVMSCOPE_BENCH_ENDPOINT").expect("JVMSCOPE_BENCH_ENDPOINT");
-        child(&mode, port, &endpoint);
+        child(&mode, env_port(), &endpoint());
+        return;
+    }
+    if let Ok(mode) = std::env::var("JVMSCOPE_BENCH_CAPTURE") {
+        capture_child(&mode, env_port(), &endpoint());
         return;
     }
     // `cargo bench` passes --bench; `cargo test --benches` does not: nothing to do then.
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let (mut jvm, port) = start_jvm();
     let (endpoint, received) = start_collector();
     let exe = std::env::current_exe().expect("current exe");
     // One child per measurement; `key=value` words on its result line.
-    let run = |var: &str, mode: &str, key: &str| -> String {
+    let run = |var: &str, mode: &str, port: u16, key: &str| -> String {
         let out = Command::new(&exe)
             .env(var, mode)
             .env("JVMSCOPE_BENCH_PORT", port.to_string())
@@ -408,50 +496,50 @@ fn main() {
             .unwrap_or_else(|| panic!("child {var}={mode} printed no result: {text}"))
             .to_string()
     };
+
+    // Round trips (and the span cost) against the Ticker.
+    let (mut jvm, port) =
+        support::start_fixture_on("Ticker", "ticker started", &[], support::free_port());
     let mut trips: Vec<Results> = MODES.iter().map(|_| Results::default()).collect();
     let mut spans: Vec<Results> = MODES.iter().map(|_| Results::default()).collect();
     for _round in 0..ROUNDS {
         for (i, mode) in MODES.iter().enumerate() {
-            let line = run("JVMSCOPE_BENCH_MODE", mode, "rps=");
-            trips[i].rps.push(field(&line, "rps="));
-            trips[i].cpu.push(field(&line, "cpu_us="));
-            trips[i].dropped += field(&line, "dropped=") as u64;
-            let line = run("JVMSCOPE_BENCH_SPAN_COST", mode, "ns=");
-            spans[i].rps.push(field(&line, "ns="));
-            spans[i].dropped += field(&line, "dropped=") as u64;
+            trips[i].add(&run("JVMSCOPE_BENCH_MODE", mode, port, "rps="), "rps=");
+            spans[i].add(&run("JVMSCOPE_BENCH_SPAN_COST", mode, port, "ns="), "ns=");
         }
     }
     let _ = jvm.kill();
     let _ = jvm.wait();
 
-    let label = |mode: &str| match mode {
-        "off" => "off (no endpoint)",
-        "unsampled" => "export on, always_off (layers only)",
-        "on" => "export on, always_on, OTLP/gRPC",
-        _ => "export on, parentbased_traceidratio 0.1",
-    };
+    // Trace captures on TraceLoad's hot line (the Ticker is gone: the busy
+    // fixture has the machine to itself).
+    let (mut jvm, port) = support::start_fixture_on(
+        "TraceLoad",
+        "trace load started",
+        &[CAPTURE_THREADS],
+        support::free_port(),
+    );
+    let mut captures: Vec<Results> = CAPTURE_MODES.iter().map(|_| Results::default()).collect();
+    for _round in 0..ROUNDS {
+        for (i, mode) in CAPTURE_MODES.iter().enumerate() {
+            captures[i].add(&run("JVMSCOPE_BENCH_CAPTURE", mode, port, "hits="), "hits=");
+        }
+    }
+    let _ = jvm.kill();
+    let _ = jvm.wait();
+
     report(&format!(
         "JDWP VirtualMachine.Version round trips against a real JVM, {REQUESTS} per measurement \
          in root spans of {GROUP}, {} in flight; median of {ROUNDS} alternating rounds",
         GROUP * GROUPS_IN_FLIGHT
     ));
-    report(
-        "| telemetry | requests/s | throughput cost vs off | jvmscope CPU µs per round trip | \
-         CPU cost vs off | spans dropped |\n|---|---|---|---|---|---|",
-    );
-    let off = median(trips[0].rps.clone());
-    let off_cpu = median(trips[0].cpu.clone());
-    for (mode, r) in MODES.iter().zip(&trips) {
-        let m = median(r.rps.clone());
-        let cpu = median(r.cpu.clone());
-        report(&format!(
-            "| {} | {m:.0} | {:.1}% | {cpu:.2} | {:+.1}% | {} |",
-            label(mode),
-            (off - m) / off * 100.0,
-            (cpu - off_cpu) / off_cpu * 100.0,
-            r.dropped
-        ));
-    }
+    table(&MODES, &trips, "requests/s", "round trip");
+    report(&format!(
+        "\nTrace capture on TraceLoad's hot line ({CAPTURE_THREADS} busy threads; 3 frames, all \
+         locals), {}s per measurement; median of {ROUNDS} alternating rounds",
+        CAPTURE_TIME.as_secs()
+    ));
+    table(&CAPTURE_MODES, &captures, "captures/s", "capture");
     report(&format!(
         "\nCPU per JDWP span (opened, filled and closed as the Connection does, no I/O), \
          {SPANS} spans per measurement; median of {ROUNDS}"

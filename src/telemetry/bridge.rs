@@ -1,7 +1,8 @@
-//! The bridge from our `tracing` spans to OpenTelemetry span data: a
+//! The bridge from our `tracing` spans to OpenTelemetry spans: a
 //! `tracing_subscriber` layer that records each exported span's fields
-//! straight into the OTLP shape and hands the finished span to the export
-//! queue.
+//! straight into a compact [`SpanRecord`] (static keys, typed values, short
+//! strings inline) and hands the finished record to the export queue, which
+//! encodes batches of them as OTLP protobuf (`otlp`).
 //!
 //! It replaces `tracing-opentelemetry`'s layer for cost: that layer builds
 //! every span's attributes before the sampler is asked and hands unsigned
@@ -18,15 +19,10 @@
 //! span events (the `message` field names them); an ERROR event sets the
 //! span's status to ERROR.
 
-use std::borrow::Cow;
 use std::fmt;
-use std::time::SystemTime;
 
-use opentelemetry::trace::{
-    Event, SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
-};
-use opentelemetry::{InstrumentationScope, Key, KeyValue, Value};
-use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SpanData, SpanEvents, SpanLinks};
+use opentelemetry::trace::TraceId;
+use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Level, Subscriber};
@@ -36,6 +32,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 use super::config::SamplerChoice;
 use super::export::QueueProcessor;
+use super::record::{Attr, EventRecord, Kind, SpanRecord, Status, Text, Value, now_ns};
 
 /// Whether a new root trace is recorded.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,24 +79,14 @@ impl RootDecision {
 /// Marks a span (and through it, its descendants) as not recorded.
 struct NotSampled;
 
-/// A recorded span in the making.
-struct Recording {
-    trace_id: TraceId,
-    span_id: SpanId,
-    parent_span_id: SpanId,
-    name: Cow<'static, str>,
-    kind: SpanKind,
-    status: Status,
-    start: SystemTime,
-    attributes: Vec<KeyValue>,
-    events: Vec<Event>,
-}
+/// A recorded span in the making: the finished record, less its end.
+struct Recording(SpanRecord);
 
 /// What a new span learns from its parent.
 enum Parent {
     None,
     NotSampled,
-    Recorded(TraceId, SpanId),
+    Recorded(u128, u64),
 }
 
 /// The layer. Put it behind the per-layer filter that selects our spans.
@@ -108,7 +95,6 @@ pub struct OtelBridge {
     sink: QueueProcessor,
     decision: RootDecision,
     ids: RandomIdGenerator,
-    scope: InstrumentationScope,
 }
 
 impl OtelBridge {
@@ -117,9 +103,6 @@ impl OtelBridge {
             sink,
             decision: RootDecision::from(sampler),
             ids: RandomIdGenerator::default(),
-            scope: InstrumentationScope::builder("jvmscope")
-                .with_version(env!("CARGO_PKG_VERSION"))
-                .build(),
         }
     }
 
@@ -140,11 +123,15 @@ impl OtelBridge {
             return Parent::None;
         };
         let extensions = parent.extensions();
-        if let Some(rec) = extensions.get::<Recording>() {
+        if let Some(Recording(rec)) = extensions.get::<Recording>() {
             Parent::Recorded(rec.trace_id, rec.span_id)
         } else {
             Parent::NotSampled
         }
+    }
+
+    fn new_span_id(&self) -> u64 {
+        u64::from_be_bytes(self.ids.new_span_id().to_bytes())
     }
 }
 
@@ -168,22 +155,23 @@ where
                     span.extensions_mut().insert(NotSampled);
                     return;
                 }
-                (trace_id, SpanId::INVALID)
+                (u128::from_be_bytes(trace_id.to_bytes()), 0)
             }
         };
-        let mut rec = Recording {
+        let mut rec = SpanRecord {
             trace_id,
-            span_id: self.ids.new_span_id(),
+            span_id: self.new_span_id(),
             parent_span_id,
-            name: Cow::Borrowed(attrs.metadata().name()),
-            kind: SpanKind::Internal,
+            name: Text::new(attrs.metadata().name()),
+            kind: Kind::Internal,
             status: Status::Unset,
-            start: SystemTime::now(),
+            start_ns: now_ns(),
+            end_ns: 0,
             attributes: Vec::with_capacity(attrs.fields().len()),
             events: Vec::new(),
         };
         attrs.record(&mut SpanFields(&mut rec));
-        span.extensions_mut().insert(rec);
+        span.extensions_mut().insert(Recording(rec));
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
@@ -191,7 +179,7 @@ where
             return;
         };
         let mut extensions = span.extensions_mut();
-        if let Some(rec) = extensions.get_mut::<Recording>() {
+        if let Some(Recording(rec)) = extensions.get_mut::<Recording>() {
             values.record(&mut SpanFields(rec));
         }
     }
@@ -201,7 +189,7 @@ where
             return;
         };
         let mut extensions = span.extensions_mut();
-        let Some(rec) = extensions.get_mut::<Recording>() else {
+        let Some(Recording(rec)) = extensions.get_mut::<Recording>() else {
             return;
         };
         let mut fields = EventFields {
@@ -209,126 +197,101 @@ where
             attributes: Vec::new(),
         };
         event.record(&mut fields);
-        let name: Cow<'static, str> = match fields.message {
-            Some(message) => message.into(),
-            None => Cow::Borrowed(event.metadata().name()),
-        };
+        let name = fields
+            .message
+            .unwrap_or_else(|| event.metadata().name().to_string());
         if *event.metadata().level() == Level::ERROR {
-            rec.status = Status::error(name.clone());
+            rec.status = Status::Error(name.clone());
         }
-        fields
-            .attributes
-            .push(KeyValue::new("level", event.metadata().level().as_str()));
-        rec.events
-            .push(Event::new(name, SystemTime::now(), fields.attributes, 0));
+        fields.attributes.push(Attr {
+            key: "level",
+            value: Value::Str(Text::new(event.metadata().level().as_str())),
+        });
+        rec.events.push(EventRecord {
+            time_ns: now_ns(),
+            name,
+            attributes: fields.attributes,
+        });
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(&id) else {
             return;
         };
-        let Some(rec) = span.extensions_mut().remove::<Recording>() else {
+        let Some(Recording(mut rec)) = span.extensions_mut().remove::<Recording>() else {
             return;
         };
-        let mut events = SpanEvents::default();
-        events.events = rec.events;
-        self.sink.on_end(SpanData {
-            span_context: SpanContext::new(
-                rec.trace_id,
-                rec.span_id,
-                TraceFlags::SAMPLED,
-                false,
-                TraceState::NONE,
-            ),
-            parent_span_id: rec.parent_span_id,
-            parent_span_is_remote: false,
-            span_kind: rec.kind,
-            name: rec.name,
-            start_time: rec.start,
-            end_time: SystemTime::now(),
-            attributes: rec.attributes,
-            dropped_attributes_count: 0,
-            events,
-            links: SpanLinks::default(),
-            status: rec.status,
-            instrumentation_scope: self.scope.clone(),
-        });
+        rec.end_ns = now_ns();
+        self.sink.on_end(rec);
     }
 }
 
-fn span_kind(value: &str) -> Option<SpanKind> {
-    let v = value.to_ascii_lowercase();
-    Some(match v.as_str() {
-        "server" => SpanKind::Server,
-        "client" => SpanKind::Client,
-        "producer" => SpanKind::Producer,
-        "consumer" => SpanKind::Consumer,
-        "internal" => SpanKind::Internal,
-        _ => return None,
-    })
-}
-
-/// Records span fields into a [`Recording`].
-struct SpanFields<'a>(&'a mut Recording);
+/// Records span fields into a [`SpanRecord`].
+struct SpanFields<'a>(&'a mut SpanRecord);
 
 impl SpanFields<'_> {
-    fn text(&mut self, field: &Field, value: Cow<'_, str>) {
+    /// A text field: one of the `otel.*` conventions, or an attribute.
+    fn text(&mut self, field: &Field, value: impl FnOnce() -> Text) {
         let rec = &mut *self.0;
         match field.name() {
-            "otel.name" => rec.name = Cow::Owned(value.into_owned()),
+            "otel.name" => rec.name = value(),
             "otel.kind" => {
-                if let Some(kind) = span_kind(&value) {
+                if let Some(kind) = Kind::parse(value().as_str()) {
                     rec.kind = kind;
                 }
             }
-            "otel.status_code" => match value.to_ascii_uppercase().as_str() {
-                "ERROR" => {
-                    if !matches!(rec.status, Status::Error { .. }) {
-                        rec.status = Status::error("");
+            "otel.status_code" => {
+                let code = value();
+                if code.as_str().eq_ignore_ascii_case("ERROR") {
+                    if !matches!(rec.status, Status::Error(_)) {
+                        rec.status = Status::Error(String::new());
                     }
+                } else if code.as_str().eq_ignore_ascii_case("OK") {
+                    rec.status = Status::Ok;
+                } else {
+                    rec.status = Status::Unset;
                 }
-                "OK" => rec.status = Status::Ok,
-                _ => rec.status = Status::Unset,
-            },
-            "otel.status_message" | "otel.status_description" => {
-                rec.status = Status::error(value.into_owned());
             }
-            name => rec.attributes.push(KeyValue::new(
-                Key::from_static_str(name),
-                value.into_owned(),
-            )),
+            "otel.status_message" | "otel.status_description" => {
+                rec.status = Status::Error(value().as_str().to_string());
+            }
+            key => rec.attributes.push(Attr {
+                key,
+                value: Value::Str(value()),
+            }),
         }
     }
 
     fn push(&mut self, field: &Field, value: Value) {
-        self.0
-            .attributes
-            .push(KeyValue::new(Key::from_static_str(field.name()), value));
+        self.0.attributes.push(Attr {
+            key: field.name(),
+            value,
+        });
     }
 }
 
 impl Visit for SpanFields<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.text(field, Cow::Borrowed(value));
+        self.text(field, || Text::new(value));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.text(field, Cow::Owned(format!("{value:?}")));
+        self.text(field, || Text::debug(value));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.push(field, Value::I64(value));
+        self.push(field, Value::Int(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
         match i64::try_from(value) {
-            Ok(v) => self.push(field, Value::I64(v)),
-            Err(_) => self.push(field, Value::from(value.to_string())),
+            Ok(v) => self.push(field, Value::Int(v)),
+            Err(_) => self.push(field, Value::Str(Text::from(value.to_string()))),
         }
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.push(field, Value::F64(value));
+        self.push(field, Value::Double(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
@@ -336,49 +299,56 @@ impl Visit for SpanFields<'_> {
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.text(field, Cow::Owned(value.to_string()));
+        self.text(field, || Text::from(value.to_string()));
     }
 }
 
 /// Records an event's fields: `message` names it, the rest are attributes.
 struct EventFields {
     message: Option<String>,
-    attributes: Vec<KeyValue>,
+    attributes: Vec<Attr>,
 }
 
 impl EventFields {
     fn push(&mut self, field: &Field, value: Value) {
         if field.name() == "message" {
-            self.message = Some(value.to_string());
+            self.message = Some(match value {
+                Value::Str(s) => s.as_str().to_string(),
+                Value::Int(i) => i.to_string(),
+                Value::Double(d) => d.to_string(),
+                Value::Bool(b) => b.to_string(),
+            });
         } else {
-            self.attributes
-                .push(KeyValue::new(Key::from_static_str(field.name()), value));
+            self.attributes.push(Attr {
+                key: field.name(),
+                value,
+            });
         }
     }
 }
 
 impl Visit for EventFields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.push(field, Value::from(value.to_string()));
+        self.push(field, Value::Str(Text::new(value)));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.push(field, Value::from(format!("{value:?}")));
+        self.push(field, Value::Str(Text::debug(value)));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.push(field, Value::I64(value));
+        self.push(field, Value::Int(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
         match i64::try_from(value) {
-            Ok(v) => self.push(field, Value::I64(v)),
-            Err(_) => self.push(field, Value::from(value.to_string())),
+            Ok(v) => self.push(field, Value::Int(v)),
+            Err(_) => self.push(field, Value::Str(Text::from(value.to_string()))),
         }
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.push(field, Value::F64(value));
+        self.push(field, Value::Double(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
@@ -392,29 +362,27 @@ mod tests {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
 
-    use opentelemetry_sdk::error::OTelSdkResult;
-    use opentelemetry_sdk::trace::SpanExporter;
     use tracing::field::Empty;
     use tracing_subscriber::layer::SubscriberExt;
 
     use crate::telemetry::config::QueueConfig;
-    use crate::telemetry::export;
+    use crate::telemetry::export::{self, SpanSink};
 
     #[derive(Debug, Clone, Default)]
-    struct Keep(Arc<Mutex<Vec<SpanData>>>);
+    struct Keep(Arc<Mutex<Vec<SpanRecord>>>);
 
-    impl SpanExporter for Keep {
-        async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+    impl SpanSink for Keep {
+        async fn export(&mut self, batch: &[SpanRecord]) -> Result<(), String> {
             self.0
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .extend(batch);
+                .extend_from_slice(batch);
             Ok(())
         }
     }
 
     /// Runs `body` under the bridge with `sampler`; returns the spans exported.
-    fn collect(sampler: SamplerChoice, body: impl FnOnce()) -> Vec<SpanData> {
+    fn collect(sampler: SamplerChoice, body: impl FnOnce()) -> Vec<SpanRecord> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -433,10 +401,10 @@ mod tests {
         keep.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn attr<'a>(span: &'a SpanData, key: &str) -> Option<&'a Value> {
+    fn attr<'a>(span: &'a SpanRecord, key: &str) -> Option<&'a Value> {
         span.attributes
             .iter()
-            .find(|kv| kv.key.as_str() == key)
+            .find(|kv| kv.key == key)
             .map(|kv| &kv.value)
     }
 
@@ -471,22 +439,33 @@ mod tests {
         assert_eq!(spans.len(), 2);
         let child = &spans[0];
         let root = &spans[1];
-        assert_eq!(root.name, "mcp.tool debug_attach");
-        assert_eq!(root.span_kind, SpanKind::Server);
-        assert_eq!(root.parent_span_id, SpanId::INVALID);
+        assert_eq!(root.name.as_str(), "mcp.tool debug_attach");
+        assert_eq!(root.kind, Kind::Server);
+        assert_eq!(root.parent_span_id, 0);
         assert_eq!(root.events.len(), 1);
         assert_eq!(root.events[0].name, "attached");
-        assert_eq!(child.name, "jdwp VirtualMachine.Version");
-        assert_eq!(child.span_kind, SpanKind::Client);
-        assert_eq!(child.parent_span_id, root.span_context.span_id());
-        assert_eq!(child.span_context.trace_id(), root.span_context.trace_id());
-        assert!(matches!(child.status, Status::Error { .. }));
-        assert_eq!(attr(child, "server.port"), Some(&Value::I64(5005)));
-        assert_eq!(attr(child, "jdwp.id"), Some(&Value::I64(7)));
-        assert_eq!(attr(child, "jdwp.error"), Some(&Value::from("TIMEOUT")));
+        assert_eq!(
+            root.events[0].attributes[0],
+            Attr {
+                key: "threads",
+                value: Value::Int(3)
+            }
+        );
+        assert_eq!(child.name.as_str(), "jdwp VirtualMachine.Version");
+        assert_eq!(child.kind, Kind::Client);
+        assert_eq!(child.parent_span_id, root.span_id);
+        assert_ne!(child.span_id, root.span_id);
+        assert_eq!(child.trace_id, root.trace_id);
+        assert!(child.start_ns > 0 && child.end_ns >= child.start_ns);
+        assert!(matches!(child.status, Status::Error(_)));
+        assert_eq!(attr(child, "server.port"), Some(&Value::Int(5005)));
+        assert_eq!(attr(child, "jdwp.id"), Some(&Value::Int(7)));
+        assert_eq!(
+            attr(child, "jdwp.error"),
+            Some(&Value::Str(Text::new("TIMEOUT")))
+        );
         assert_eq!(attr(child, "flag"), Some(&Value::Bool(true)));
         assert_eq!(attr(child, "otel.name"), None, "otel.* are not attributes");
-        assert_eq!(child.instrumentation_scope.name(), "jvmscope");
     }
 
     #[test]
@@ -501,10 +480,7 @@ mod tests {
                 let _contextual = tracing::info_span!("contextual child");
             }
         });
-        let roots: Vec<_> = spans
-            .iter()
-            .filter(|s| s.parent_span_id == SpanId::INVALID)
-            .collect();
+        let roots: Vec<_> = spans.iter().filter(|s| s.parent_span_id == 0).collect();
         assert!(
             (60..=180).contains(&roots.len()),
             "about 30% of 400 traces: {}",

@@ -1,21 +1,58 @@
 //! The bounded, asynchronous span export path. A finished span goes into a
 //! bounded queue without waiting and without waking anyone (a full queue
 //! drops the span and counts it); one task on the tokio runtime is woken
-//! once per full batch, or by its timer, and calls the OTLP exporter. So a
-//! collector that is down or slow costs tool calls nothing, and a busy
-//! session does not pay a thread wake-up per span. A failed export is
-//! logged once per outage, never per span.
+//! once per full batch, or by its timer, encodes the batch as one OTLP
+//! request (`otlp`) and sends it (`transport`). So a collector that is down
+//! or slow costs tool calls nothing, and a busy session does not pay a
+//! thread wake-up per span. A failed export is logged once per outage,
+//! never per span.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
 
-use opentelemetry_sdk::error::OTelSdkError;
-use opentelemetry_sdk::trace::{SpanData, SpanExporter};
+use bytes::Bytes;
 use tokio::sync::{Notify, mpsc, oneshot};
 
 use super::config::QueueConfig;
+use super::otlp::Encoder;
+use super::record::SpanRecord;
+use super::transport::Transport;
+
+/// Where the export task sends each batch.
+pub trait SpanSink: Send + 'static {
+    /// Exports `batch`; the error says why it was lost.
+    fn export(&mut self, batch: &[SpanRecord]) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+/// The real sink: encodes a batch as an OTLP request and sends it.
+#[derive(Debug)]
+pub struct OtlpSink {
+    encoder: Encoder,
+    transport: Transport,
+    /// The last request's size, to allocate the next one once.
+    last_len: usize,
+}
+
+impl OtlpSink {
+    pub fn new(encoder: Encoder, transport: Transport) -> Self {
+        Self {
+            encoder,
+            transport,
+            last_len: 0,
+        }
+    }
+}
+
+impl SpanSink for OtlpSink {
+    async fn export(&mut self, batch: &[SpanRecord]) -> Result<(), String> {
+        let mut bytes = Vec::with_capacity(self.last_len);
+        self.encoder.encode(batch, &mut bytes);
+        self.last_len = bytes.len();
+        self.transport.send(Bytes::from(bytes)).await
+    }
+}
 
 /// Counters of the export path, shared by the producers and the task.
 #[derive(Debug, Default)]
@@ -68,7 +105,7 @@ struct Shared {
 enum Control {
     /// Export everything queued, then answer.
     Flush(oneshot::Sender<()>),
-    /// Export everything queued, shut the exporter down, answer and end.
+    /// Export everything queued, answer and end.
     Shutdown(oneshot::Sender<()>),
 }
 
@@ -76,14 +113,14 @@ enum Control {
 /// never blocks, never allocates and wakes the task once per full batch.
 #[derive(Debug)]
 pub struct QueueProcessor {
-    spans: SyncSender<SpanData>,
+    spans: SyncSender<SpanRecord>,
     shared: Arc<Shared>,
 }
 
 impl QueueProcessor {
     /// Queues a finished span, or drops and counts it when the queue is
     /// full or export has shut down.
-    pub fn on_end(&self, span: SpanData) {
+    pub fn on_end(&self, span: SpanRecord) {
         match self.spans.try_send(span) {
             Ok(()) => {
                 let pending = self.shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
@@ -125,7 +162,7 @@ impl ExportHandle {
         matches!(tokio::time::timeout(within, rx).await, Ok(Ok(())))
     }
 
-    /// Exports everything queued, then stops the task and the exporter;
+    /// Exports everything queued, then stops the task;
     /// gives up after `within`. Spans ending later are dropped and counted.
     pub async fn shutdown(&self, within: Duration) -> bool {
         let (tx, rx) = oneshot::channel();
@@ -139,13 +176,13 @@ impl ExportHandle {
 /// Starts the export task on `runtime`; returns the producers' side and
 /// the caller's handle.
 pub fn spawn<E>(
-    exporter: E,
+    sink: E,
     queue: QueueConfig,
     endpoint: String,
     runtime: &tokio::runtime::Handle,
 ) -> (QueueProcessor, ExportHandle)
 where
-    E: SpanExporter + 'static,
+    E: SpanSink,
 {
     let (spans_tx, spans_rx) = sync_channel(queue.max_queue_size.max(1));
     let (control_tx, control_rx) = mpsc::unbounded_channel();
@@ -156,7 +193,7 @@ where
         batch_size: queue.max_export_batch_size.max(1),
     });
     let task = ExportTask {
-        exporter,
+        sink,
         queue,
         endpoint,
         shared: shared.clone(),
@@ -177,19 +214,19 @@ where
     )
 }
 
-/// The task that owns the exporter.
+/// The task that owns the sink.
 struct ExportTask<E> {
-    exporter: E,
+    sink: E,
     queue: QueueConfig,
     endpoint: String,
     shared: Arc<Shared>,
-    spans: Receiver<SpanData>,
+    spans: Receiver<SpanRecord>,
     /// The last export failed (an outage is in progress).
     failing: bool,
     drop_reported: bool,
 }
 
-impl<E: SpanExporter> ExportTask<E> {
+impl<E: SpanSink> ExportTask<E> {
     async fn run(mut self, mut control: mpsc::UnboundedReceiver<Control>) {
         let mut tick = tokio::time::interval(self.queue.scheduled_delay);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -221,11 +258,10 @@ impl<E: SpanExporter> ExportTask<E> {
         }
     }
 
-    /// Exports everything queued, then the exporter shuts down. The queue
-    /// closes when the task returns: later spans are dropped and counted.
+    /// Exports everything queued. The queue closes when the task returns:
+    /// later spans are dropped and counted.
     async fn stop(&mut self) {
         self.drain().await;
-        let _ = self.exporter.shutdown();
         self.report_drops();
     }
 
@@ -246,25 +282,22 @@ impl<E: SpanExporter> ExportTask<E> {
                 return;
             }
             let full = batch.len() >= self.queue.max_export_batch_size;
-            self.export(std::mem::take(&mut batch)).await;
+            self.export(&batch).await;
+            batch.clear();
             if !full {
                 return;
             }
         }
     }
 
-    async fn export(&mut self, spans: Vec<SpanData>) {
+    async fn export(&mut self, spans: &[SpanRecord]) {
         let count = spans.len() as u64;
-        let stats = &self.shared.stats;
-        let result = match tokio::time::timeout(
-            self.queue.export_timeout,
-            self.exporter.export(spans),
-        )
-        .await
-        {
+        let timeout = self.queue.export_timeout;
+        let result = match tokio::time::timeout(timeout, self.sink.export(spans)).await {
             Ok(result) => result,
-            Err(_) => Err(OTelSdkError::Timeout(self.queue.export_timeout)),
+            Err(_) => Err(format!("the export took longer than {timeout:?}")),
         };
+        let stats = &self.shared.stats;
         match result {
             Ok(()) => {
                 stats.exported.fetch_add(count, Ordering::Relaxed);
@@ -304,13 +337,9 @@ impl<E: SpanExporter> ExportTask<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry_sdk::error::OTelSdkResult;
     use std::sync::Mutex;
 
-    use opentelemetry::trace::{
-        SpanContext, SpanId, SpanKind, Status, TraceFlags, TraceId, TraceState,
-    };
-    use opentelemetry_sdk::trace::{SpanEvents, SpanLinks};
+    use crate::telemetry::record::{Kind, Status, Text};
 
     /// Records batches; optionally fails or stalls.
     #[derive(Debug, Clone, Default)]
@@ -320,41 +349,32 @@ mod tests {
         stall: Arc<AtomicBool>,
     }
 
-    impl SpanExporter for Recorder {
-        async fn export(&self, batch: Vec<SpanData>) -> OTelSdkResult {
+    impl SpanSink for Recorder {
+        async fn export(&mut self, batch: &[SpanRecord]) -> Result<(), String> {
             if self.stall.load(Ordering::SeqCst) {
                 std::future::pending::<()>().await;
             }
             if self.fail.load(Ordering::SeqCst) {
-                return Err(OTelSdkError::InternalFailure("down".into()));
+                return Err("down".into());
             }
             let mut got = self.got.lock().unwrap_or_else(|e| e.into_inner());
-            got.extend(batch.into_iter().map(|s| s.name.to_string()));
+            got.extend(batch.iter().map(|s| s.name.as_str().to_string()));
             Ok(())
         }
     }
 
-    fn span(name: &str) -> SpanData {
-        SpanData {
-            span_context: SpanContext::new(
-                TraceId::from(1u128),
-                SpanId::from(1u64),
-                TraceFlags::SAMPLED,
-                false,
-                TraceState::default(),
-            ),
-            parent_span_id: SpanId::INVALID,
-            parent_span_is_remote: false,
-            span_kind: SpanKind::Internal,
-            name: name.to_string().into(),
-            start_time: std::time::SystemTime::now(),
-            end_time: std::time::SystemTime::now(),
-            attributes: Vec::new(),
-            dropped_attributes_count: 0,
-            events: SpanEvents::default(),
-            links: SpanLinks::default(),
+    fn span(name: &str) -> SpanRecord {
+        SpanRecord {
+            trace_id: 1,
+            span_id: 1,
+            parent_span_id: 0,
+            name: Text::new(name),
+            kind: Kind::Internal,
             status: Status::Unset,
-            instrumentation_scope: Default::default(),
+            start_ns: 1,
+            end_ns: 2,
+            attributes: Vec::new(),
+            events: Vec::new(),
         }
     }
 

@@ -5,10 +5,12 @@
 //! nothing is said about it.
 //!
 //! Spans reach OpenTelemetry through `bridge` (a lean layer that samples
-//! whole traces when their root opens), then a bounded, asynchronous export
-//! path (`export`): a collector that is down or slow costs tool calls
-//! nothing, a full queue drops spans and counts them, and a failure is
-//! logged once per outage. Only our own spans (`jvmscope::*`) are exported;
+//! whole traces when their root opens and keeps a compact `record` of each
+//! sampled span), then a bounded, asynchronous export path (`export`) that
+//! encodes batches as OTLP protobuf itself (`otlp`) and sends them over
+//! gRPC or HTTP (`transport`): a collector that is down or slow costs tool
+//! calls nothing, a full queue drops spans and counts them, and a failure
+//! is logged once per outage. Only our own spans (`jvmscope::*`) are exported;
 //! ractor's and rmcp's lifetime spans never are. The span catalogue is in
 //! docs/telemetry.md; attribute names live in `semconv`.
 
@@ -16,16 +18,17 @@ mod bridge;
 pub mod config;
 mod export;
 mod filter;
+mod otlp;
+mod record;
 mod rotate;
 pub mod semconv;
+mod transport;
 
 use std::time::Duration;
 
 use opentelemetry::{Key, KeyValue};
-use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::resource::{EnvResourceDetector, ResourceDetector};
-use opentelemetry_sdk::trace::SpanExporter as _;
 use tracing::Dispatch;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer;
@@ -193,7 +196,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
 
     let (otel, export) = match &config.export {
         None => (None, None),
-        Some(export_config) => match start_export(config, export_config) {
+        Some(export_config) => match start_export(config, export_config, &mut warnings) {
             Ok((processor, handle)) => {
                 let layer = bridge::OtelBridge::new(processor, export_config.sampler)
                     .with_filter(filter::exported_spans());
@@ -224,39 +227,54 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     (dispatch, Telemetry { export })
 }
 
-/// Builds the exporter (with the resource) and starts its export task.
+/// Builds the encoder (with the resource) and the transport, and starts
+/// the export task. The transport's own variables (headers, timeout,
+/// compression) are read here; their problems join `warnings`.
 fn start_export(
     config: &TelemetryConfig,
     export_config: &ExportConfig,
+    warnings: &mut Vec<String>,
 ) -> Result<(export::QueueProcessor, export::ExportHandle), String> {
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| "telemetry was started outside the tokio runtime".to_string())?;
     // The gRPC channel is created on the runtime.
     let _entered = runtime.enter();
-    let mut exporter = match export_config.protocol {
-        Protocol::Grpc => opentelemetry_otlp::SpanExporter::builder()
-            .with_tonic()
-            .with_endpoint(&export_config.endpoint)
-            .build(),
-        Protocol::HttpProtobuf => opentelemetry_otlp::SpanExporter::builder()
-            .with_http()
-            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
-            .with_endpoint(&export_config.endpoint)
-            .build(),
-    }
-    .map_err(|e| {
-        format!(
-            "cannot build the OTLP exporter for {}: {e}",
-            export_config.endpoint
-        )
-    })?;
-    exporter.set_resource(&resource(config));
+    let settings = transport::Settings::from_lookup(|name| std::env::var(name).ok(), warnings);
+    let transport =
+        transport::Transport::new(&export_config.endpoint, export_config.protocol, &settings)
+            .map_err(|e| {
+                format!(
+                    "cannot reach the OTLP endpoint {}: {e}",
+                    export_config.endpoint
+                )
+            })?;
+    let encoder = otlp::Encoder::new(
+        &resource_attributes(&resource(config)),
+        ("jvmscope", env!("CARGO_PKG_VERSION")),
+    );
     Ok(export::spawn(
-        exporter,
+        export::OtlpSink::new(encoder, transport),
         export_config.queue,
         export_config.endpoint.clone(),
         &runtime,
     ))
+}
+
+/// The resource's attributes as the encoder takes them.
+fn resource_attributes(resource: &Resource) -> Vec<(String, record::Value)> {
+    use opentelemetry::Value as V;
+    resource
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                V::Bool(b) => record::Value::Bool(*b),
+                V::I64(i) => record::Value::Int(*i),
+                V::F64(d) => record::Value::Double(*d),
+                other => record::Value::Str(record::Text::from(other.to_string())),
+            };
+            (key.as_str().to_string(), value)
+        })
+        .collect()
 }
 
 /// The resource: `OTEL_RESOURCE_ATTRIBUTES`, then the service name
