@@ -46,6 +46,8 @@ pub struct PointView {
     pub over_budget: u64,
     pub discarded: u64,
     pub below_threshold: u64,
+    /// Rethrows folded into the report of their first throw.
+    pub rethrows: u64,
     pub overridden_hits: u64,
     pub condition_errors: u64,
     pub condition_false: u64,

@@ -4,6 +4,12 @@
 //! first, locals in one `GetValues`, and everything that does not need the
 //! thread suspended (string contents, object types, names) read after it
 //! has been resumed.
+//!
+//! It also keeps what exception stops need across hits: the last exception
+//! each stop point reported on each thread, so a rethrow of that instance
+//! (a `finally` or `synchronized` handler, `catch (E e) { throw e; }`) is
+//! folded into the first report instead of reported again, and HotSpot's
+//! helpful NullPointerException text, computed while the thread is held.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,7 +19,8 @@ use tokio::sync::{OnceCell, Semaphore};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
-use crate::actors::events::log::EventLog;
+use crate::actors::events::condition;
+use crate::actors::events::log::{EventLog, HitEvent, TraceRecord};
 use crate::actors::session::SessionShared;
 use crate::actors::session::classes::{ClassCache, Variables};
 use crate::actors::session::inspect;
@@ -21,7 +28,7 @@ use crate::actors::stop_points::StopPointsHandle;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::thread_reference::Frames;
 use crate::jdwp::{
-    ErrorCode, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId,
+    ErrorCode, Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId,
     ThreadId, Value,
 };
 use crate::model::stop_point::{LocalsChoice, StopPointId};
@@ -34,6 +41,11 @@ const LABEL_CACHE: usize = 65_536;
 /// come and go, ids are not reused while we hold them but the map must
 /// not grow for ever.
 const THREAD_CACHE: usize = 16_384;
+/// Rethrow sites a folded exception lists; further ones are only counted.
+const FOLD_SITES: usize = 4;
+/// The only exception type whose message HotSpot computes on demand
+/// (JEP 358): thrown by the JVM, its `detailMessage` stays null.
+const NPE: &str = "java.lang.NullPointerException";
 
 /// Everything a capture needs, shared by EventDispatch and its capture
 /// tasks.
@@ -50,6 +62,60 @@ pub struct Ctx {
     throwable: OnceCell<Option<(ReferenceTypeId, FieldId)>>,
     /// Opening monitor events, by stop point and thread.
     monitors: Mutex<HashMap<(StopPointId, ThreadId), std::time::Instant>>,
+    /// The last exception each exception stop reported, by thread.
+    thrown: Mutex<HashMap<(StopPointId, ThreadId), Thrown>>,
+    /// Held threads on which something was invoked since the last look:
+    /// their frame ids read before the invocation are stale.
+    invoked: Mutex<std::collections::HashSet<ThreadId>>,
+    /// Helpful NPE texts computed while their thread was held, waiting for
+    /// the report that shows them (`Err`: why there is none).
+    npe_messages: Mutex<HashMap<ObjectId, Result<String, String>>>,
+}
+
+/// The last exception a stop point reported on a thread.
+struct Thrown {
+    exception: ObjectId,
+    /// Where the JVM said it would be caught: a rethrow of the instance
+    /// comes from that handler.
+    catch: Option<Location>,
+    fold: Arc<Mutex<Fold>>,
+}
+
+/// Rethrows folded into one exception's report.
+#[derive(Debug, Default)]
+struct Fold {
+    /// The report, once written; later rethrows amend it.
+    record: Option<Record>,
+    sites: Vec<String>,
+    count: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Record {
+    Trace(u64),
+    Event(u64),
+}
+
+impl Fold {
+    fn text(&self) -> String {
+        let more = self.count.saturating_sub(self.sites.len() as u64);
+        let mut t = format!("{}×: {}", self.count, self.sites.join("; "));
+        if more > 0 {
+            t.push_str(&format!("; and {more} more"));
+        }
+        t
+    }
+}
+
+/// Whether a throw of `exception` at `at` rethrows what `last` reported:
+/// the same instance, thrown again from the handler the JVM said would
+/// catch it (javac puts `finally` and `synchronized` handlers and a
+/// `catch` block's code at or after the handler's first instruction).
+fn is_rethrow(last: &Thrown, exception: ObjectId, at: &Location) -> bool {
+    last.exception == exception
+        && last
+            .catch
+            .is_some_and(|c| c.class == at.class && c.method == at.method && at.index >= c.index)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -86,6 +152,9 @@ impl Ctx {
             labels: Mutex::new(HashMap::new()),
             throwable: OnceCell::new(),
             monitors: Mutex::new(HashMap::new()),
+            thrown: Mutex::new(HashMap::new()),
+            invoked: Mutex::new(std::collections::HashSet::new()),
+            npe_messages: Mutex::new(HashMap::new()),
         }
     }
 
@@ -229,8 +298,10 @@ impl Ctx {
     }
 
     /// An exception's type and stored message (`detailMessage`, read as a
-    /// field: nothing is invoked).
+    /// field: nothing is invoked), or the helpful NPE text `held_exception`
+    /// computed while the thread was held.
     pub async fn exception(&self, exc: TaggedObjectId, max_len: usize) -> (String, Option<String>) {
+        let helpful = lock(&self.npe_messages).remove(&exc.id);
         let ty = match self
             .conn
             .send(&crate::jdwp::object_reference::ReferenceType { object: exc.id })
@@ -242,30 +313,241 @@ impl Ctx {
             },
             Err(_) => return ("Vanished (collected)".into(), None),
         };
+        let message = match self.stored_message(exc.id).await {
+            Some(v) => Some(self.render(&v, max_len).await),
+            None => None,
+        };
+        let message = match (message, helpful) {
+            (Some(m), _) => Some(m),
+            (None, Some(Ok(text))) => Some(format!(
+                "{} (helpful NPE text, from getMessage())",
+                inspect::truncate(&text, max_len)
+            )),
+            (None, Some(Err(why))) => Some(why),
+            (None, None) => None,
+        };
+        (ty, message)
+    }
+
+    /// Notes that code ran on a held thread (a condition, an expression, a
+    /// helpful NPE text).
+    pub fn mark_invoked(&self, thread: ThreadId) {
+        let mut g = lock(&self.invoked);
+        if g.len() >= THREAD_CACHE {
+            g.clear();
+        }
+        g.insert(thread);
+    }
+
+    /// Whether code ran on `thread` since the last call (and forgets it):
+    /// frames read before must be read again.
+    pub fn take_invoked(&self, thread: ThreadId) -> bool {
+        lock(&self.invoked).remove(&thread)
+    }
+
+    /// The stored message of an exception, unrendered (`None`: null or
+    /// unreadable).
+    async fn stored_message(&self, exc: ObjectId) -> Option<Value> {
         let field = self
             .throwable
             .get_or_init(|| crate::actors::stop_points::arm::detail_message_field(&self.classes))
             .await;
-        let Some((_, field)) = field else {
-            return (ty, None);
-        };
-        let message = match self
+        let (_, field) = (*field)?;
+        let v = self
             .conn
             .send(&crate::jdwp::object_reference::GetValues {
-                object: exc.id,
-                fields: vec![*field],
+                object: exc,
+                fields: vec![field],
             })
             .await
-        {
-            Ok(v) => match v.first() {
-                Some(Value::Object { id, .. }) if id.0 != 0 => {
-                    Some(self.render(&v[0], max_len).await)
-                }
-                _ => None,
-            },
-            Err(_) => None,
+            .ok()?;
+        v.into_iter()
+            .next()
+            .filter(|v| !matches!(v, Value::Object { id, .. } if id.0 == 0))
+    }
+
+    /// What an exception's report needs its thread held for, done before
+    /// the thread is released: a NullPointerException whose message is not
+    /// stored gets HotSpot's helpful text from a bounded `getMessage()` on
+    /// the event thread (`can_invoke`: the event suspended it). Read-only
+    /// sessions and hits that hold nothing get a note saying so instead.
+    pub async fn held_exception(
+        &self,
+        event: &Event,
+        thread: ThreadId,
+        can_invoke: bool,
+        max_len: usize,
+    ) {
+        let Event::Exception { exception, .. } = event else {
+            return;
         };
-        (ty, message)
+        let Ok(t) = self.classes.type_of(exception.id).await else {
+            return;
+        };
+        if !self.classes.info(t.id).await.is_ok_and(|i| i.name == NPE)
+            || self.stored_message(exception.id).await.is_some()
+        {
+            return;
+        }
+        let helpful = if self.conn.shared().read_only {
+            Err(
+                "not stored; HotSpot's helpful NPE text needs an invocation of getMessage(), \
+                 which read-only mode refuses"
+                    .to_string(),
+            )
+        } else if !can_invoke {
+            Err(
+                "not stored; HotSpot's helpful NPE text needs getMessage() on a held thread, and \
+                 this trace holds none (give it trace_frames or trace_locals)"
+                    .to_string(),
+            )
+        } else {
+            match condition::helpful_message(self, thread, exception.id, max_len).await {
+                Ok(Some(text)) => Ok(text),
+                // An NPE the program built itself has no helpful text.
+                Ok(None) => return,
+                Err(e) => Err(format!("not stored; getMessage() failed: {e}")),
+            }
+        };
+        let mut g = lock(&self.npe_messages);
+        if g.len() >= THREAD_CACHE {
+            g.clear();
+        }
+        g.insert(exception.id, helpful);
+    }
+
+    /// Whether an exception event rethrows the instance `stop` last
+    /// reported on its thread; if so the site is folded into that report
+    /// (amending it when it is already written) and the hit is not
+    /// reported again. Any other exception becomes the one remembered.
+    pub async fn rethrow(&self, stop: &StopPointId, event: &Event) -> bool {
+        let Event::Exception {
+            thread,
+            location,
+            exception,
+            catch_location,
+            ..
+        } = event
+        else {
+            return false;
+        };
+        let key = (stop.clone(), *thread);
+        let again = lock(&self.thrown)
+            .get(&key)
+            .is_some_and(|t| is_rethrow(t, exception.id, location));
+        if !again {
+            let mut g = lock(&self.thrown);
+            if g.len() >= THREAD_CACHE {
+                g.clear();
+            }
+            g.insert(
+                key,
+                Thrown {
+                    exception: exception.id,
+                    catch: *catch_location,
+                    fold: Arc::default(),
+                },
+            );
+            return false;
+        }
+        let caught = match catch_location {
+            Some(c) => format!("caught at {}", self.label(c).await),
+            None => "uncaught".to_string(),
+        };
+        let site = format!("at {} ({caught})", self.label(location).await);
+        let fold = match lock(&self.thrown).get_mut(&key) {
+            Some(t) if t.exception == exception.id => {
+                t.catch = *catch_location;
+                t.fold.clone()
+            }
+            // Replaced meanwhile by another exception: nothing to fold into.
+            _ => return true,
+        };
+        let mut f = lock(&fold);
+        f.count += 1;
+        if f.sites.len() < FOLD_SITES {
+            f.sites.push(site);
+        }
+        match f.record {
+            Some(Record::Trace(seq)) => self.log.amend_trace(seq, "rethrown", f.text()),
+            Some(Record::Event(seq)) => self.log.amend_event(seq, "rethrown", f.text()),
+            None => {}
+        }
+        true
+    }
+
+    /// The fold of the exception an event carries, when `stop` remembers it.
+    fn fold_of(&self, stop: &StopPointId, event: &Event) -> Option<Arc<Mutex<Fold>>> {
+        let Event::Exception {
+            thread, exception, ..
+        } = event
+        else {
+            return None;
+        };
+        lock(&self.thrown)
+            .get(&(stop.clone(), *thread))
+            .filter(|t| t.exception == exception.id)
+            .map(|t| t.fold.clone())
+    }
+
+    /// Writes a trace snapshot; an exception's carries the rethrows folded
+    /// into it so far, and later ones amend it.
+    pub fn push_trace(&self, stop: &StopPointId, event: &Event, mut rec: TraceRecord) -> u64 {
+        let Some(fold) = self.fold_of(stop, event) else {
+            return self.log.push_trace(rec);
+        };
+        let mut f = lock(&fold);
+        if f.count > 0 {
+            rec.details.push(("rethrown".into(), f.text()));
+        }
+        let seq = self.log.push_trace(rec);
+        f.record = Some(Record::Trace(seq));
+        seq
+    }
+
+    /// Writes a reportable hit, folding rethrows like `push_trace`.
+    pub fn push_event(&self, stop: &StopPointId, event: &Event, mut hit: HitEvent) -> u64 {
+        let Some(fold) = self.fold_of(stop, event) else {
+            return self.log.push_event(hit);
+        };
+        let mut f = lock(&fold);
+        if f.count > 0 {
+            hit.details.push(("rethrown".into(), f.text()));
+        }
+        let seq = self.log.push_event(hit);
+        f.record = Some(Record::Event(seq));
+        seq
+    }
+
+    /// The locals an anonymous or local class captured from its enclosing
+    /// method: its synthetic `val$x` fields, as (`x`, field).
+    pub async fn captured_fields(&self, class: ReferenceTypeId) -> Vec<(String, FieldId)> {
+        let Ok(fields) = self.classes.fields(class).await else {
+            return Vec::new();
+        };
+        fields
+            .iter()
+            .filter(|f| !f.is_static())
+            .filter_map(|f| Some((f.name.strip_prefix("val$")?.to_string(), f.id)))
+            .collect()
+    }
+
+    /// The values of captured fields of `this` (empty when unreadable).
+    pub async fn captured_values(
+        &self,
+        this: ObjectId,
+        fields: &[(String, FieldId)],
+    ) -> Vec<Value> {
+        if this.0 == 0 || fields.is_empty() {
+            return Vec::new();
+        }
+        self.conn
+            .send(&crate::jdwp::object_reference::GetValues {
+                object: this,
+                fields: fields.iter().map(|(_, f)| *f).collect(),
+            })
+            .await
+            .unwrap_or_default()
     }
 
     /// Notes the opening event of a monitor pair.
@@ -312,5 +594,56 @@ impl Ctx {
             .ok()
             .and_then(|fs| fs.iter().find(|f| f.id == field).map(|f| f.name.clone()))
             .unwrap_or_else(|| "?".into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jdwp::{MethodId, TypeTag};
+
+    fn at(method: u64, index: u64) -> Location {
+        Location {
+            type_tag: TypeTag::Class,
+            class: ReferenceTypeId(7),
+            method: MethodId(method),
+            index,
+        }
+    }
+
+    #[test]
+    fn a_rethrow_is_the_same_instance_from_the_handler_that_caught_it() {
+        let last = Thrown {
+            exception: ObjectId(5),
+            catch: Some(at(1, 20)),
+            fold: Arc::default(),
+        };
+        assert!(is_rethrow(&last, ObjectId(5), &at(1, 20)));
+        assert!(is_rethrow(&last, ObjectId(5), &at(1, 31)));
+        // Another instance, another method, or code before the handler
+        // (a loop throwing a shared instance again) is a new throw.
+        assert!(!is_rethrow(&last, ObjectId(6), &at(1, 31)));
+        assert!(!is_rethrow(&last, ObjectId(5), &at(2, 31)));
+        assert!(!is_rethrow(&last, ObjectId(5), &at(1, 3)));
+        let uncaught = Thrown {
+            catch: None,
+            ..last
+        };
+        assert!(!is_rethrow(&uncaught, ObjectId(5), &at(1, 31)));
+    }
+
+    #[test]
+    fn a_fold_lists_a_few_sites_and_counts_the_rest() {
+        let mut f = Fold::default();
+        for i in 0..6 {
+            f.count += 1;
+            if f.sites.len() < FOLD_SITES {
+                f.sites.push(format!("at A.m:{i} (uncaught)"));
+            }
+        }
+        assert_eq!(
+            f.text(),
+            "6×: at A.m:0 (uncaught); at A.m:1 (uncaught); at A.m:2 (uncaught); at A.m:3 (uncaught); and 2 more"
+        );
     }
 }

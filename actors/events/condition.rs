@@ -3,7 +3,9 @@
 //! when its condition holds), through the session's evaluator
 //! (`actors::session::eval`). The event's own data is in scope: the
 //! exception of an exception stop as `exception`, the incoming value of a
-//! field write as `newValue`.
+//! field write as `newValue`, the value a method returns as `returnValue`,
+//! the lock of a monitor event as `monitor`. Nothing is invoked on a thread
+//! blocked entering a monitor: running code there can wedge it.
 
 use std::time::Duration;
 
@@ -11,7 +13,7 @@ use crate::actors::session::eval::{self, EvalContext};
 use crate::actors::session::inspect::{self, FrameView};
 use crate::actors::session::render::{Budget, Renderer};
 use crate::expr::eval::Val;
-use crate::jdwp::{Event, FrameInfo, ThreadId, Value};
+use crate::jdwp::{Event, FrameInfo, ObjectId, ThreadId, Value};
 
 use super::capture::Ctx;
 
@@ -21,6 +23,8 @@ pub const AVAILABLE: bool = true;
 /// Bound on one invocation inside a condition or expression: a hit holds
 /// its thread for as long as this runs.
 const INVOKE_BUDGET: Duration = Duration::from_millis(500);
+/// Bound on the `getMessage()` that computes a helpful NPE text.
+const MESSAGE_BUDGET: Duration = Duration::from_millis(250);
 
 /// The names an event adds to the scope, as source text the parser reads.
 pub fn bindings(event: &Event) -> Vec<(&'static str, String)> {
@@ -29,6 +33,11 @@ pub fn bindings(event: &Event) -> Vec<(&'static str, String)> {
             vec![("exception", format!("@{:#x}", exception.id.0))]
         }
         Event::FieldModification { value_to_be, .. } => vec![("newValue", literal(value_to_be))],
+        Event::MethodExitWithReturnValue { value, .. } => vec![("returnValue", literal(value))],
+        Event::MonitorContendedEnter { object, .. }
+        | Event::MonitorContendedEntered { object, .. }
+        | Event::MonitorWait { object, .. }
+        | Event::MonitorWaited { object, .. } => vec![("monitor", format!("@{:#x}", object.id.0))],
         _ => Vec::new(),
     }
 }
@@ -161,7 +170,17 @@ async fn value(
     src: &str,
 ) -> Result<(Val, Option<crate::expr::Charset>), String> {
     let parsed = crate::expr::parse_checked(src).map_err(|e| format!("{e:?}"))?;
-    match eval::evaluate(&ctx.classes, ectx, &parsed.expr).await {
+    let result = eval::evaluate(&ctx.classes, ectx, &parsed.expr).await;
+    // An invocation lets the thread run, which makes the frame ids read
+    // before it stale; a failure is assumed to have called what it names.
+    let invoked = match &result {
+        Ok(o) => o.invocations > 0,
+        Err(_) => src.contains('('),
+    };
+    if let Some(thread) = ectx.thread.filter(|_| invoked && ectx.invocable) {
+        ctx.mark_invoked(thread);
+    }
+    match result {
         Ok(o) => Ok((o.value, parsed.charset)),
         Err(f) => Err(f.error.render(src)),
     }
@@ -196,6 +215,19 @@ pub async fn expressions(
     max_len: usize,
 ) -> Vec<(String, String)> {
     let names = bindings(event);
+    let blocked;
+    let ectx = if matches!(event, Event::MonitorContendedEnter { .. }) {
+        blocked = EvalContext {
+            invocable: false,
+            not_invocable_because: "the thread is blocked entering a monitor, where running code \
+                                    can wedge it"
+                .into(),
+            ..ectx.clone()
+        };
+        &blocked
+    } else {
+        ectx
+    };
     let mut out = Vec::with_capacity(exprs.len());
     for (i, e) in exprs.iter().enumerate() {
         let src = bind(e, &names);
@@ -218,6 +250,40 @@ pub async fn expressions(
         out.push((format!("expr[{i}] {e}"), shown));
     }
     out
+}
+
+/// HotSpot's helpful text of a NullPointerException (JEP 358), which only
+/// `getMessage()` computes: invoked on the event-suspended `thread` within
+/// a short budget, rendered on one line; `None` when it answers null (an
+/// NPE the program built itself).
+pub async fn helpful_message(
+    ctx: &Ctx,
+    thread: ThreadId,
+    exception: ObjectId,
+    max_len: usize,
+) -> Result<Option<String>, String> {
+    let ectx = EvalContext {
+        thread: Some(thread),
+        invocable: true,
+        invoke_budget: Some(MESSAGE_BUDGET),
+        ..EvalContext::default()
+    };
+    let (v, _) = value(ctx, &ectx, &format!("@{:#x}.getMessage()", exception.0)).await?;
+    if matches!(v, Val::Null) {
+        return Ok(None);
+    }
+    let text = Renderer {
+        classes: &ctx.classes,
+        ctx: &ectx,
+        budget: Budget {
+            max_len,
+            ..Budget::default()
+        },
+        charset: None,
+    }
+    .line(&v)
+    .await;
+    Ok(Some(text))
 }
 
 #[cfg(test)]

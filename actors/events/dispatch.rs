@@ -30,7 +30,7 @@ use super::log::{HitEvent, TraceRecord};
 use crate::actors::stop_points::StopPointsMsg;
 use crate::actors::stop_points::arm::monitor_kind;
 use crate::actors::stop_points::routes::{Lookup, Route, Target as RouteTarget, key_of};
-use crate::jdwp::stack_frame::GetValues;
+use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId, Value};
 use crate::model::stop_point::{LocalsChoice, Mode, Target, TraceSpec};
 
@@ -282,6 +282,12 @@ async fn decide(
                 }
             }
         }
+        // A rethrow of an instance already reported is folded into that
+        // report: not a hit, never suspended for.
+        Target::Exception(_) if ctx.rethrow(&t.id, &m.event).await => {
+            stats.rethrows.fetch_add(1, Ordering::Relaxed);
+            return Decision::Skip;
+        }
         _ => {}
     }
     stats.hit(received);
@@ -347,7 +353,7 @@ async fn decide(
             }
         }
     }
-    match &t.spec.mode {
+    let decision = match &t.spec.mode {
         Mode::Trace(ts) => {
             let (ok, last) = stats.charge(ts.max_hits);
             if last {
@@ -364,7 +370,16 @@ async fn decide(
             }
         }
         Mode::Suspend => Decision::Report(extra),
-    }
+    };
+    let len = match &decision {
+        Decision::Skip => return decision,
+        Decision::Trace(ts, _) => detail_len(ts),
+        Decision::Report(_) => 200,
+    };
+    // What the report needs the thread held for (a helpful NPE text).
+    ctx.held_exception(&m.event, thread, can_evaluate, len)
+        .await;
+    decision
 }
 
 /// How far behind the event stream EventDispatch may fall before it stops
@@ -392,19 +407,24 @@ async fn free(ctx: &Ctx, members: Vec<Member>, thread: ThreadId, received: Insta
             Some(l) => ctx.label(&l).await,
             None => "?".into(),
         };
-        ctx.log.push_trace(TraceRecord {
-            seq: 0,
-            at: received,
-            stop: m.target.name.clone(),
-            thread,
-            thread_name: ctx.thread_name(thread).await,
-            location,
-            callers: Vec::new(),
-            locals: Vec::new(),
-            locals_note: None,
-            details: extra,
-            overridden: false,
-        });
+        let thread_name = ctx.thread_name(thread).await;
+        ctx.push_trace(
+            &m.target.id,
+            &m.event,
+            TraceRecord {
+                seq: 0,
+                at: received,
+                stop: m.target.name.clone(),
+                thread,
+                thread_name,
+                location,
+                callers: Vec::new(),
+                locals: Vec::new(),
+                locals_note: None,
+                details: extra,
+                overridden: false,
+            },
+        );
         m.target.stats.captured_in(Duration::ZERO);
     }
 }
@@ -471,8 +491,13 @@ async fn held(
     let need_frames = callers > 0 || wanted != LocalsChoice::None;
     let escalate = policy == SuspendPolicy::EventThread && !reports.is_empty();
 
+    // Code run by a condition or for a helpful NPE text let the thread
+    // run: the frames asked for early are stale then.
+    let invoked = ctx.take_invoked(thread);
     let frames = match early {
-        Some((n, reply)) if need_frames && n > callers => ctx.frames_from(thread, n, reply).await,
+        Some((n, reply)) if need_frames && n > callers && !invoked => {
+            ctx.frames_from(thread, n, reply).await
+        }
         _ if need_frames => ctx.frames(thread, callers + 1).await,
         _ => Ok(Vec::new()),
     };
@@ -499,25 +524,12 @@ async fn held(
             }
         }
     }
-    // Trace expressions read the held frame (and may invoke on the hit
-    // thread): evaluated before anything releases it.
-    let mut expr_results: Vec<Details> = Vec::with_capacity(traces.len());
-    if traces.iter().any(|(_, t, _)| !t.exprs.is_empty()) {
-        let ectx = condition::hit_context(ctx, thread, frames.first()).await;
-        for (m, t, _) in &traces {
-            expr_results.push(match &ectx {
-                _ if t.exprs.is_empty() => Vec::new(),
-                Ok(e) => condition::expressions(ctx, e, &m.event, &t.exprs, detail_len(t)).await,
-                Err(err) => t
-                    .exprs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| (format!("expr[{i}] {x}"), format!("error: {err}")))
-                    .collect(),
-            });
-        }
-    }
-    let mut expr_results = expr_results.into_iter();
+    // An anonymous or local class keeps the locals it captured in `val$x`
+    // fields of its `this`, which only the held frame names.
+    let captured = match frames.first() {
+        Some(top) if wanted != LocalsChoice::None => ctx.captured_fields(top.location.class).await,
+        _ => Vec::new(),
+    };
     // The reads that need the thread held, queued in order; the release
     // goes right behind them.
     let values = (!slots.is_empty())
@@ -550,6 +562,37 @@ async fn held(
             _ => None,
         })
         .collect();
+    let this = (!captured.is_empty())
+        .then(|| frames.first())
+        .flatten()
+        .map(|top| {
+            ctx.conn.send(&ThisObject {
+                thread,
+                frame: top.frame_id,
+            })
+        });
+    // Trace expressions read the held frame (and may invoke on the hit
+    // thread): evaluated before anything releases it, after the frame's own
+    // reads are queued (an invocation makes its frame ids stale).
+    let mut expr_results: Vec<Details> = Vec::with_capacity(traces.len());
+    if traces.iter().any(|(_, t, _)| !t.exprs.is_empty()) {
+        let ectx = condition::hit_context(ctx, thread, frames.first()).await;
+        for (m, t, _) in &traces {
+            expr_results.push(match &ectx {
+                _ if t.exprs.is_empty() => Vec::new(),
+                Ok(e) => condition::expressions(ctx, e, &m.event, &t.exprs, detail_len(t)).await,
+                Err(err) => t
+                    .exprs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| (format!("expr[{i}] {x}"), format!("error: {err}")))
+                    .collect(),
+            });
+        }
+    }
+    let mut expr_results = expr_results.into_iter();
+    // What they invoked concerns no later hit.
+    ctx.take_invoked(thread);
     let conn = &ctx.conn;
     let releasing = async {
         if escalate {
@@ -589,7 +632,14 @@ async fn held(
             None => None,
         }
     }));
-    let (values, field_values, release_error) = futures::join!(values, fields, releasing);
+    let this = async {
+        match this {
+            Some(t) => t.await.ok().map(|o| o.id),
+            None => None,
+        }
+    };
+    let (values, field_values, this, release_error) =
+        futures::join!(values, fields, this, releasing);
     let held_for = received.elapsed();
     if escalate && release_error.is_none() {
         // Now the VM is suspended for the agent: the session (and its
@@ -615,6 +665,10 @@ async fn held(
         }
         None => Vec::new(),
     };
+    let captured_values = match this {
+        Some(this) => ctx.captured_values(this, &captured).await,
+        None => Vec::new(),
+    };
     let name = ctx.thread_name(thread).await;
     let caller_labels = join_all(frames.iter().skip(1).map(|f| ctx.label(&f.location))).await;
     let mut field_values = field_values.into_iter();
@@ -638,36 +692,59 @@ async fn held(
                 ts.max_length,
             )
             .await;
-        let locals = keep
+        let mut locals: Vec<(String, String)> = keep
             .iter()
             .zip(rendered)
             .map(|((s, _), r)| (s.name.clone(), r))
             .collect();
+        let outer: Vec<(&String, Value)> = captured
+            .iter()
+            .map(|(n, _)| n)
+            .zip(captured_values.iter().copied())
+            .filter(|(n, _)| match &ts.locals {
+                LocalsChoice::All => true,
+                LocalsChoice::None => false,
+                LocalsChoice::Only(names) => names
+                    .iter()
+                    .any(|w| w == *n || w.strip_prefix("val$") == Some(n.as_str())),
+            })
+            .collect();
+        let shown = ctx
+            .render_all(
+                &outer.iter().map(|(_, v)| *v).collect::<Vec<_>>(),
+                ts.max_length,
+            )
+            .await;
+        locals.extend(outer.iter().zip(shown).map(|((n, _), r)| ((*n).clone(), r)));
         let location = match m.event.location() {
             Some(l) => ctx.label(&l).await,
             None => "?".into(),
         };
-        ctx.log.push_trace(TraceRecord {
-            seq: 0,
-            at: received,
-            stop: m.target.name.clone(),
-            thread,
-            thread_name: name.clone(),
-            location,
-            callers: caller_labels
-                .iter()
-                .take(ts.frames as usize)
-                .cloned()
-                .collect(),
-            locals,
-            locals_note: if ts.locals == LocalsChoice::None {
-                None
-            } else {
-                locals_note.clone()
+        ctx.push_trace(
+            &m.target.id,
+            &m.event,
+            TraceRecord {
+                seq: 0,
+                at: received,
+                stop: m.target.name.clone(),
+                thread,
+                thread_name: name.clone(),
+                location,
+                callers: caller_labels
+                    .iter()
+                    .take(ts.frames as usize)
+                    .cloned()
+                    .collect(),
+                locals,
+                locals_note: if ts.locals == LocalsChoice::None {
+                    None
+                } else {
+                    locals_note.clone()
+                },
+                details: extra,
+                overridden,
             },
-            details: extra,
-            overridden,
-        });
+        );
         m.target.stats.captured_in(held_for);
         if let Some(e) = &release_error {
             m.target.stats.note_error(format!("resume failed: {e}"));
@@ -693,18 +770,22 @@ async fn held(
             ),
             _ => (policy, None),
         };
-        ctx.log.push_event(HitEvent {
-            seq: 0,
-            at: received,
-            stop: Some(m.target.id.0.clone()),
-            kind: kind_label(&m.event),
-            thread,
-            thread_name: name.to_string(),
-            location,
-            details: extra,
-            suspended,
-            note,
-        });
+        ctx.push_event(
+            &m.target.id,
+            &m.event,
+            HitEvent {
+                seq: 0,
+                at: received,
+                stop: Some(m.target.id.0.clone()),
+                kind: kind_label(&m.event),
+                thread,
+                thread_name: name.to_string(),
+                location,
+                details: extra,
+                suspended,
+                note,
+            },
+        );
     }
 }
 

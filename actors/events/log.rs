@@ -93,6 +93,13 @@ impl Default for EventLog {
     }
 }
 
+fn set_detail(details: &mut Vec<(String, String)>, key: &str, value: String) {
+    match details.iter_mut().find(|(k, _)| k == key) {
+        Some(d) => d.1 = value,
+        None => details.push((key.to_string(), value)),
+    }
+}
+
 fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -147,6 +154,23 @@ impl EventLog {
     fn wake(&self, seq: u64) {
         if self.changed.receiver_count() > 0 {
             self.changed.send_replace(seq);
+        }
+    }
+
+    /// Sets detail `key` of trace record `seq` (still in the ring) to
+    /// `value`: a later fact about a hit already recorded.
+    pub fn amend_trace(&self, seq: u64, key: &str, value: String) {
+        let mut g = lock(&self.inner);
+        if let Ok(i) = g.traces.binary_search_by_key(&seq, |t| t.seq) {
+            set_detail(&mut g.traces[i].details, key, value);
+        }
+    }
+
+    /// Sets detail `key` of buffered event `seq` to `value`.
+    pub fn amend_event(&self, seq: u64, key: &str, value: String) {
+        let mut g = lock(&self.inner);
+        if let Ok(i) = g.events.binary_search_by_key(&seq, |e| e.seq) {
+            set_detail(&mut g.events[i].details, key, value);
         }
     }
 
@@ -342,6 +366,27 @@ mod tests {
         let (only, total) = log.traces(|t| &*t.stop == "bp_1", 10);
         assert_eq!((only.len(), total), (1, 1));
         assert_eq!(log.clear_traces(|_| true), 2);
+    }
+
+    #[test]
+    fn amending_sets_or_replaces_a_detail_of_a_kept_record() {
+        let log = EventLog::new(2);
+        let first = log.push_trace(trace("exc_1"));
+        let second = log.push_trace(trace("exc_1"));
+        log.amend_trace(second, "rethrown", "1×".into());
+        log.amend_trace(second, "rethrown", "2×".into());
+        // Evicted: amending it changes nothing.
+        log.push_trace(trace("exc_1"));
+        log.amend_trace(first, "rethrown", "lost".into());
+        let (kept, _) = log.traces(|_| true, 10);
+        assert_eq!(
+            kept[0].details,
+            vec![("rethrown".to_string(), "2×".to_string())]
+        );
+        assert!(kept[1].details.is_empty());
+        let e = log.push_event(event("exception"));
+        log.amend_event(e, "rethrown", "1×".into());
+        assert_eq!(log.oldest(1)[0].details.len(), 1);
     }
 
     #[tokio::test]

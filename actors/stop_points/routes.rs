@@ -217,6 +217,9 @@ pub struct Stats {
     pub discarded: AtomicU64,
     /// Monitor pairs shorter than `min_duration_ms`.
     pub below_threshold: AtomicU64,
+    /// Rethrows of an exception instance already reported, folded into
+    /// its report instead of counted as hits.
+    pub rethrows: AtomicU64,
     /// Traced hits that arrived in a composite that suspended every thread.
     pub overridden: AtomicU64,
     /// Hits counted towards a hit count checked here.

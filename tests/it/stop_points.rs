@@ -4,10 +4,12 @@
 //! instance filters, policy overrides, toggle / update / clear / panic,
 //! waiting for events with progress, and a traced hot line under load.
 //! Exception, field, method-exit and monitor stops are in `kinds`;
-//! conditions and trace expressions in `conditions`.
+//! conditions and trace expressions in `conditions`; what snapshots carry
+//! (folded rethrows, helpful NPE text, captured locals) in `snapshots`.
 
 mod conditions;
 mod kinds;
+mod snapshots;
 
 use std::time::Duration;
 

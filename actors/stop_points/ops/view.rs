@@ -105,6 +105,7 @@ impl Book {
             over_budget: Stats::get(&p.stats.over_budget),
             discarded: Stats::get(&p.stats.discarded),
             below_threshold: Stats::get(&p.stats.below_threshold),
+            rethrows: Stats::get(&p.stats.rethrows),
             overridden_hits: Stats::get(&p.stats.overridden),
             condition_errors: Stats::get(&p.stats.condition_errors),
             condition_false: Stats::get(&p.stats.condition_false),

@@ -51,10 +51,12 @@ pub fn tools() -> Vec<Tool> {
             "Stop when an exception is thrown",
             "Stop when an exception is thrown: class_pattern is an exact type, its subclasses included \
              (deferred until it loads; omit it for every exception: noisy). caught and uncaught default true. \
-             Reports type, stored message (the detailMessage field, nothing invoked; JDK 15+ helpful NPE text \
-             is not stored, so not shown), throw and catch location. A hit suspends the VM; trace:true \
-             snapshots and resumes instead (debug_get_traces), right for a shared JVM. hit_count N fires \
-             once, on the Nth throw. instance_id keeps throws from one object's instance methods.",
+             Reports type, stored message (read as a field), throw and catch location; an NPE's helpful text \
+             is never stored, so a getMessage() bounded to 250 ms runs on the held thread (not read-only). A \
+             rethrow of the same instance on its thread (finally, catch-and-throw) is folded into the first \
+             report as rethrown, not a new hit. A hit suspends the VM; trace:true snapshots and resumes \
+             instead (debug_get_traces), right for a shared JVM. hit_count N fires once, on the Nth throw. \
+             instance_id keeps throws from one object's instance methods.",
             Effect::Changes,
         ),
         tool::<FieldStopParams>(
@@ -410,7 +412,7 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
     let p = p?;
     let tool = "debug_set_method_exit_stop";
     let handle = live(ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &None)?;
+    expressions(tool, &p.condition, &p.trace_expr)?;
     if p.instance_id.is_some() {
         return Err(refuse(
             "INSTANCE_REFUSED",
@@ -443,7 +445,8 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
         ));
     }
     let mut notes = Vec::new();
-    let (mode, mut filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
     let spec = StopPointSpec {
         target: Target::MethodExit(MethodExitSpec {
@@ -537,8 +540,10 @@ async fn set_monitor(ctx: &Ctx, p: Result<MonitorParams, ToolError>) -> Reply {
             "hit_count is not offered on monitor stops; bound them with trace_max_hits",
         ));
     }
+    expressions(tool, &None, &p.trace_expr)?;
     let mut notes = Vec::new();
-    let (mode, filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
+    let (mut mode, filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     let spec = StopPointSpec {
         target: Target::Monitor(spec_probe),
         mode,

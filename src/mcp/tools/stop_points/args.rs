@@ -149,8 +149,11 @@ stop_params! {
         pub method: Option<String>,
         /// Class patterns the JVM excludes.
         pub exclude_classes: Option<Vec<String>>,
-        /// Expression; stop only when true.
+        /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
+        /// Expressions recorded per snapshot (up to 4; `returnValue` in scope).
+        #[schemars(with = "Option<Vec<String>>")]
+        pub trace_expr: Option<OneOrMany<String>>,
         /// Always refused: HotSpot ignores instance filters on method exits.
         pub instance_id: Option<String>,
     }
@@ -165,6 +168,9 @@ stop_params! {
         pub min_duration_ms: Option<u64>,
         /// Only monitors of this loaded class (wait/waited only).
         pub monitor_class: Option<String>,
+        /// Expressions recorded per snapshot (up to 4; `monitor` in scope; no method calls on blocked).
+        #[schemars(with = "Option<Vec<String>>")]
+        pub trace_expr: Option<OneOrMany<String>>,
         /// Always refused: HotSpot ignores instance filters on monitor events.
         pub instance_id: Option<String>,
     }

@@ -130,6 +130,9 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
     if p.below_threshold > 0 {
         s.push_str(&format!(" · below min_duration: {}", p.below_threshold));
     }
+    if p.rethrows > 0 {
+        s.push_str(&format!(" · rethrows folded: {}", p.rethrows));
+    }
     if p.condition_false > 0 || p.condition_errors > 0 {
         s.push_str(&format!(
             " · condition false {} · condition errors {}",
@@ -209,6 +212,7 @@ pub fn point_json(p: &PointView) -> Value {
         "not_recorded": p.shed,
         "exits_discarded": p.discarded,
         "below_threshold": p.below_threshold,
+        "rethrows_folded": p.rethrows,
         "overridden_hits": p.overridden_hits,
         "overridden_by": p.overridden_by,
         "condition_errors": p.condition_errors,

@@ -1,0 +1,266 @@
+//! What a snapshot carries beyond frames and locals, against real JVMs:
+//! rethrows of one exception folded into its first report, HotSpot's
+//! helpful NullPointerException text from a bounded `getMessage()` (and why
+//! it is missing read-only or when nothing is held), the locals an
+//! anonymous class captured, and trace expressions on method exits and
+//! monitor events with the event's value in scope.
+
+use serde_json::{Value, json};
+
+use super::{
+    WAIT, assert_all_running, attach, detail, first_id, line, local, ok, orders, point, server,
+    traces_of,
+};
+use crate::support::java::{Jvm, JvmOpts, line_of};
+use crate::support::mcp::Server;
+use crate::support::poll_until_msg;
+
+fn relay() -> Jvm {
+    let jvm = Jvm::start("Relay", JvmOpts::default());
+    jvm.wait_for_line("relay started", WAIT);
+    jvm
+}
+
+fn relay_line(marker: &str) -> u32 {
+    line_of("Relay.java", marker)
+}
+
+/// Arms a traced exception stop and returns its id.
+fn exception_stop(server: &Server, class: &str, extra: Value) -> String {
+    let mut args = json!({"class_pattern": class, "trace": true});
+    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+        a.extend(e.clone());
+    }
+    first_id(&ok(server, "debug_set_exception_stop", args))
+}
+
+#[test]
+fn rethrows_of_one_exception_are_folded_into_its_first_report() {
+    let jvm = relay();
+    let server = server();
+    attach(&server, &jvm);
+    let id = exception_stop(
+        &server,
+        "java.lang.IllegalArgumentException",
+        json!({"trace_max_hits": 3, "trace_frames": 1, "trace_locals": "none"}),
+    );
+    let throw_at = format!("Relay.inner:{}", relay_line("inner-throw"));
+    let rethrow_at = format!(
+        "at Relay.relay:{} (caught at Relay.loop:",
+        relay_line("relay-rethrow")
+    );
+    // The rethrow follows the first throw within moments: poll until the
+    // first two reports carry it.
+    let t = poll_until_msg(WAIT, "two reports with their rethrow folded", || {
+        let t = traces_of(&server, &id, 2);
+        t.iter()
+            .take(2)
+            .all(|s| detail(s, "rethrown").is_some())
+            .then_some(t)
+    });
+    for s in &t {
+        assert_eq!(
+            s["location"],
+            throw_at.as_str(),
+            "never a report of the rethrow: {s}"
+        );
+    }
+    for s in t.iter().take(2) {
+        let folded = detail(s, "rethrown").unwrap_or("");
+        assert!(
+            folded.starts_with("1×: ") && folded.contains(&rethrow_at),
+            "{s}"
+        );
+        assert_eq!(
+            detail(s, "catch"),
+            Some(format!("Relay.relay:{}", relay_line("relay-rethrow") - 1).as_str()),
+            "the first throw is caught by relay's handler: {s}"
+        );
+    }
+    let p = point(&server, &id);
+    assert!(p["rethrows_folded"].as_u64().unwrap_or(0) >= 2, "{p}");
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(
+        listing.text.contains("rethrows folded: "),
+        "{}",
+        listing.text
+    );
+    // The finally of Orders.place rethrows too: folded the same way. (Both
+    // order threads throw at once, so the last report before the budget
+    // runs out may lose its rethrow to the disarm: any report will do.)
+    let jvm = orders(Vec::new());
+    let server = self::server();
+    attach(&server, &jvm);
+    let id = exception_stop(
+        &server,
+        "java.lang.IllegalStateException",
+        json!({"caught": true, "uncaught": false, "trace_max_hits": 6, "trace_locals": "none"}),
+    );
+    let place = format!("Orders.place:{}", line("place-throw"));
+    let s = poll_until_msg(WAIT, "a throw from place with its finally rethrow", || {
+        traces_of(&server, &id, 1)
+            .into_iter()
+            .find(|s| s["location"] == place.as_str() && detail(s, "rethrown").is_some())
+    });
+    let folded = detail(&s, "rethrown").unwrap_or("");
+    assert!(
+        folded.starts_with("1×: at Orders.place:") && folded.contains("(caught at Orders.loop:"),
+        "{s}"
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_helpful_npe_message_comes_from_a_bounded_get_message() {
+    let jvm = relay();
+    let server = server();
+    attach(&server, &jvm);
+    let id = exception_stop(
+        &server,
+        "java.lang.NullPointerException",
+        json!({"trace_max_hits": 2, "trace_frames": 1, "trace_locals": "none"}),
+    );
+    for s in traces_of(&server, &id, 2) {
+        let m = detail(&s, "message").unwrap_or("");
+        assert!(
+            m.contains("String.length()") && m.contains("because") && m.contains("is null"),
+            "{s}"
+        );
+        assert!(m.ends_with("(helpful NPE text, from getMessage())"), "{s}");
+    }
+    // A trace that holds nothing cannot invoke: it says why.
+    let free = exception_stop(
+        &server,
+        "java.lang.NullPointerException",
+        json!({"trace_max_hits": 1, "trace_frames": 0, "trace_locals": "none"}),
+    );
+    let s = &traces_of(&server, &free, 1)[0];
+    assert!(
+        detail(s, "message").is_some_and(|m| m.contains("holds none")),
+        "{s}"
+    );
+    assert_all_running(&server);
+    // Read-only refuses every invocation, so the text is not computed.
+    let jvm = relay();
+    let server = self::server();
+    ok(
+        &server,
+        "debug_attach",
+        json!({"port": jvm.port(), "read_only": true}),
+    );
+    let id = exception_stop(
+        &server,
+        "java.lang.NullPointerException",
+        json!({"trace_max_hits": 1, "trace_frames": 1, "trace_locals": "none"}),
+    );
+    let s = &traces_of(&server, &id, 1)[0];
+    assert!(
+        detail(s, "message").is_some_and(|m| m.contains("read-only")),
+        "{s}"
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn an_anonymous_class_snapshot_shows_the_locals_it_captured() {
+    let jvm = relay();
+    let server = server();
+    attach(&server, &jvm);
+    let at = relay_line("anon-run");
+    let all = first_id(&ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Relay$1", "line": at, "trace": true, "trace_max_hits": 2}),
+    ));
+    let only = first_id(&ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Relay$1", "line": at, "trace": true, "trace_max_hits": 2,
+               "trace_locals": ["order"]}),
+    ));
+    for s in traces_of(&server, &all, 2) {
+        assert!(
+            local(&s, "order").is_some_and(|v| v.starts_with("\"order-")),
+            "{s}"
+        );
+        assert!(local(&s, "out").is_some_and(|v| v.contains("@0x")), "{s}");
+    }
+    for s in traces_of(&server, &only, 2) {
+        assert!(local(&s, "order").is_some(), "{s}");
+        assert!(local(&s, "out").is_none(), "{s}");
+    }
+    assert_all_running(&server);
+}
+
+#[test]
+fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    let id = first_id(&ok(
+        &server,
+        "debug_set_method_exit_stop",
+        json!({"class_pattern": "Orders", "method": "describe", "trace_max_hits": 3,
+               "trace_expr": ["returnValue", "returnValue.length() > 2", "count >= 0"]}),
+    ));
+    for s in traces_of(&server, &id, 3) {
+        let returned = detail(&s, "returned").unwrap_or("?");
+        assert!(
+            detail(&s, "expr[0] returnValue").is_some_and(|v| v.ends_with(returned)),
+            "{s}"
+        );
+        assert!(
+            local(&s, "this").is_some(),
+            "locals read despite the invocations: {s}"
+        );
+        assert_eq!(
+            detail(&s, "expr[1] returnValue.length() > 2"),
+            Some("true"),
+            "{s}"
+        );
+        assert_eq!(detail(&s, "expr[2] count >= 0"), Some("true"), "{s}");
+    }
+    assert_all_running(&server);
+
+    let jvm = Jvm::start(
+        "Contended",
+        JvmOpts {
+            args: vec!["4".into()],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("contended started", WAIT);
+    let server = self::server();
+    attach(&server, &jvm);
+    let id = first_id(&ok(
+        &server,
+        "debug_set_monitor_stop",
+        json!({"trace_max_hits": 20, "trace_frames": 0, "trace_locals": "none",
+               "trace_expr": ["monitor", "monitor.toString()"]}),
+    ));
+    let t = traces_of(&server, &id, 20);
+    for s in &t {
+        assert!(
+            detail(s, "expr[0] monitor").is_some_and(|m| m.starts_with("java.lang.Object @0x")),
+            "{s}"
+        );
+    }
+    // Blocked (no duration yet): nothing is invoked on a thread entering a
+    // monitor. Acquired: the thread holds it and may run toString().
+    let blocked = t.iter().find(|s| detail(s, "duration").is_none());
+    let acquired = t.iter().find(|s| detail(s, "duration").is_some());
+    let (Some(blocked), Some(acquired)) = (blocked, acquired) else {
+        panic!("both halves of a pair: {t:?}");
+    };
+    assert!(
+        detail(blocked, "expr[1] monitor.toString()")
+            .is_some_and(|e| e.starts_with("error:") && e.contains("blocked entering a monitor")),
+        "{blocked}"
+    );
+    assert!(
+        detail(acquired, "expr[1] monitor.toString()")
+            .is_some_and(|e| e.contains("java.lang.Object@")),
+        "{acquired}"
+    );
+    assert_all_running(&server);
+}
