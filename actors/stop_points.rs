@@ -48,6 +48,9 @@ pub struct PointView {
     pub below_threshold: u64,
     /// Rethrows folded into the report of their first throw.
     pub rethrows: u64,
+    /// Its `instance_id` object was garbage collected (checked when
+    /// listing): re-arming it would fail.
+    pub instance_collected: bool,
     pub overridden_hits: u64,
     pub condition_errors: u64,
     pub condition_false: u64,
@@ -317,7 +320,9 @@ impl Actor for StopPoints {
                 let _ = reply.send(book.reg.len());
             }
             StopPointsMsg::List(reply) => {
-                let _ = reply.send(book.listing());
+                let mut listing = book.listing();
+                book.mark_collected(&mut listing).await;
+                let _ = reply.send(listing);
             }
             StopPointsMsg::ClassPrepared {
                 events,

@@ -508,6 +508,9 @@ impl Book {
         let want = enabled.unwrap_or(!is_on);
         let mut notes = Vec::new();
         if want && !is_on {
+            // A filter's object may have been collected while nothing held it.
+            let spec = p.spec.clone();
+            self.validate(&spec).await?;
             if let Some(p) = self.reg.point_mut(id) {
                 p.state = StopState::Deferred;
             }

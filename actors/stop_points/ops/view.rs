@@ -1,10 +1,13 @@
 //! What the registry shows: stop points and families as listings read
-//! them, and the notes about suspending stop points that override traces
+//! them (with `instance_id` objects checked for collection), and the notes about suspending stop points that override traces
 //! at a shared location.
 
 use std::time::Instant;
 
-use crate::jdwp::SuspendPolicy;
+use futures::future::join_all;
+
+use crate::jdwp::object_reference::IsCollected;
+use crate::jdwp::{ErrorCode, ObjectId, SuspendPolicy};
 use crate::model::stop_point::{Mode, StopPointSpec, StopState, Target};
 
 use super::super::registry::Point;
@@ -106,6 +109,7 @@ impl Book {
             discarded: Stats::get(&p.stats.discarded),
             below_threshold: Stats::get(&p.stats.below_threshold),
             rethrows: Stats::get(&p.stats.rethrows),
+            instance_collected: false,
             overridden_hits: Stats::get(&p.stats.overridden),
             condition_errors: Stats::get(&p.stats.condition_errors),
             condition_false: Stats::get(&p.stats.condition_false),
@@ -152,6 +156,31 @@ impl Book {
             without_method: f.without_method,
             joined_later: f.joined_later,
         })
+    }
+
+    /// Marks the stop points whose `instance_id` object was garbage
+    /// collected. An armed request holds its object, so this concerns
+    /// disabled and spent ones: re-arming them would fail.
+    pub async fn mark_collected(&self, listing: &mut Listing) {
+        let conn = &self.io.conn;
+        let checks = listing.points.iter().map(|p| async move {
+            let Some(object) = p.spec.filters.instance else {
+                return false;
+            };
+            match conn
+                .send(&IsCollected {
+                    object: ObjectId(object),
+                })
+                .await
+            {
+                Ok(collected) => collected,
+                Err(e) => e.code() == Some(ErrorCode::INVALID_OBJECT),
+            }
+        });
+        let collected = join_all(checks).await;
+        for (p, c) in listing.points.iter_mut().zip(collected) {
+            p.instance_collected = c;
+        }
     }
 
     /// The definition of a stop point.

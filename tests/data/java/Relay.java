@@ -4,8 +4,9 @@
 // throws the same instance again (one exception, two throw events), and the loop catches it;
 // npe(i) calls length() on a null local `s` (a JVM-thrown NPE: its helpful text is computed by
 // getMessage(), never stored); submit(i) runs an anonymous Runnable that captures the locals
-// `order` and `out` (synthetic fields val$order and val$out). Prints "relay started" once the
-// thread exists.
+// `order` and `out` (synthetic fields val$order and val$out); stamp(i) runs on a fresh Relay
+// that is garbage right after. With the argument "gc" the loop calls System.gc() every 20
+// iterations. Prints "relay started" once the thread exists.
 public class Relay {
     static String nothing(int i) {
         return i < 0 ? "never" : null;
@@ -41,7 +42,11 @@ public class Relay {
         return out[0];
     }
 
-    static void loop() {
+    int stamp(int i) {
+        return i * 2; // LINE: stamp
+    }
+
+    static void loop(boolean gc) {
         for (int i = 1; ; i++) {
             try {
                 relay(i);
@@ -54,6 +59,10 @@ public class Relay {
                 // expected
             }
             submit(i);
+            new Relay().stamp(i);
+            if (gc && i % 20 == 0) {
+                System.gc();
+            }
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
@@ -63,7 +72,8 @@ public class Relay {
     }
 
     public static void main(String[] args) throws Exception {
-        new Thread(Relay::loop, "relay").start();
+        boolean gc = args.length > 0 && args[0].equals("gc");
+        new Thread(() -> loop(gc), "relay").start();
         System.out.println("relay started");
         while (true) {
             Thread.sleep(1000);

@@ -2,8 +2,9 @@
 //! rethrows of one exception folded into its first report, HotSpot's
 //! helpful NullPointerException text from a bounded `getMessage()` (and why
 //! it is missing read-only or when nothing is held), the locals an
-//! anonymous class captured, and trace expressions on method exits and
-//! monitor events with the event's value in scope.
+//! anonymous class captured, trace expressions on method exits and
+//! monitor events with the event's value in scope, and an `instance_id`
+//! object collected while its stop point was disabled.
 
 use serde_json::{Value, json};
 
@@ -16,7 +17,17 @@ use crate::support::mcp::Server;
 use crate::support::poll_until_msg;
 
 fn relay() -> Jvm {
-    let jvm = Jvm::start("Relay", JvmOpts::default());
+    relay_with(Vec::new())
+}
+
+fn relay_with(args: Vec<String>) -> Jvm {
+    let jvm = Jvm::start(
+        "Relay",
+        JvmOpts {
+            args,
+            ..JvmOpts::default()
+        },
+    );
     jvm.wait_for_line("relay started", WAIT);
     jvm
 }
@@ -261,6 +272,61 @@ fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
         detail(acquired, "expr[1] monitor.toString()")
             .is_some_and(|e| e.contains("java.lang.Object@")),
         "{acquired}"
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_collected_instance_filter_is_reported_and_refuses_to_re_arm() {
+    let jvm = relay_with(vec!["gc".into()]);
+    let server = server();
+    attach(&server, &jvm);
+    let at = relay_line("stamp");
+    let probe = first_id(&ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Relay", "line": at, "trace": true, "trace_max_hits": 1,
+               "trace_frames": 0, "trace_locals": ["this"]}),
+    ));
+    let s = &traces_of(&server, &probe, 1)[0];
+    let this = local(s, "this").unwrap_or("");
+    let handle = this
+        .split_whitespace()
+        .find(|w| w.starts_with("@0x"))
+        .unwrap_or_else(|| panic!("a handle for this: {s}"))
+        .to_string();
+    let filtered = first_id(&ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Relay", "line": at, "trace": true, "instance_id": handle}),
+    ));
+    // Armed, the request holds its object; disabled, nothing does.
+    ok(
+        &server,
+        "debug_toggle_stop_point",
+        json!({"id": filtered, "enabled": false}),
+    );
+    let p = poll_until_msg(WAIT, "the filtered object to be collected", || {
+        let p = point(&server, &filtered);
+        (p["instance_collected"] == true).then_some(p)
+    });
+    assert_eq!(p["hits"], 0, "{p}");
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(
+        listing.text.contains("garbage collected"),
+        "{}",
+        listing.text
+    );
+    let refused = server
+        .call(
+            "debug_toggle_stop_point",
+            json!({"id": filtered, "enabled": true}),
+        )
+        .expect_tool_error();
+    assert!(
+        refused.text.starts_with("[NO_SUCH_OBJECT]"),
+        "{}",
+        refused.text
     );
     assert_all_running(&server);
 }

@@ -91,8 +91,12 @@ fn filters_text(p: &PointView) -> Vec<String> {
     if let Some(t) = f.thread {
         out.push(format!("thread @{t:#x}"));
     }
-    if let Some(i) = f.instance {
-        out.push(format!("instance @{i:#x}"));
+    match f.instance {
+        Some(i) if p.instance_collected => out.push(format!(
+            "instance @{i:#x} (garbage collected: it can never match again; clear this stop point)"
+        )),
+        Some(i) => out.push(format!("instance @{i:#x}")),
+        None => {}
     }
     if let Some(c) = &f.condition {
         out.push(format!("condition {c:?}"));
@@ -213,6 +217,7 @@ pub fn point_json(p: &PointView) -> Value {
         "exits_discarded": p.discarded,
         "below_threshold": p.below_threshold,
         "rethrows_folded": p.rethrows,
+        "instance_collected": p.instance_collected,
         "overridden_hits": p.overridden_hits,
         "overridden_by": p.overridden_by,
         "condition_errors": p.condition_errors,
