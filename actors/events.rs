@@ -109,6 +109,7 @@ fn event_span(ctx: &capture::Ctx, composite: &Composite) -> tracing::Span {
         parent: None,
         "jvm.event",
         "otel.name" = Empty,
+        "otel.kind" = "consumer",
         "jvm.event.kinds" = Empty,
         "jvm.event.count" = composite.events.len() as u64,
         "jdwp.suspend_policy" = Empty,

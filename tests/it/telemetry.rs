@@ -12,7 +12,7 @@ use serde_json::json;
 use tracing::Instrument;
 
 use crate::fake_jdwp::{Behaviour, ERROR_NOT_IMPLEMENTED, FakeJdwp, Step, version_reply};
-use crate::support::java::{Jvm, JvmOpts};
+use crate::support::java::{Jvm, JvmOpts, line_of};
 use crate::support::mcp::Server;
 use crate::support::otlp::{
     Attr, CollectedSpan, KIND_CLIENT, KIND_SERVER, OtlpReceiver, Rotel, STATUS_ERROR, STATUS_UNSET,
@@ -76,10 +76,9 @@ struct Call {
     jdwp: &'static [&'static str],
 }
 
-/// attach → list threads → continue → disconnect against a JVM held at start (`suspend=y`).
-/// When stop points and stacks land, "arm a line stop, hit it, read the stack" is three more
-/// entries here (e.g. `debug_set_breakpoint` ⊇ EventRequest.Set, `debug_stack` ⊇
-/// ThreadReference.Frames) and the `jvm.event` root in `assert_tree`'s allowed names.
+/// attach → list threads → arm a trace and a line stop → continue → wait for the hit → read the
+/// stack → continue → disconnect, against a Ticker JVM held at start (`suspend=y`). The trace
+/// fires once on `ticker-started` (a JVM-initiated capture), the line stop once on `tick`.
 fn investigation(port: u16) -> Vec<Call> {
     vec![
         Call {
@@ -97,18 +96,50 @@ fn investigation(port: u16) -> Vec<Call> {
             ],
         },
         Call {
+            tool: "debug_set_line_stop",
+            args: json!({
+                "class_pattern": "Ticker",
+                "line": line_of("Ticker.java", "ticker-started"),
+                "trace": true,
+                "trace_max_hits": 1,
+            }),
+            // Ticker is not loaded yet: the stop is deferred on a ClassPrepare request, and
+            // armed later under the `jvm.event ClassPrepare` trace.
+            jdwp: &["VirtualMachine.ClassesBySignature", "EventRequest.Set"],
+        },
+        Call {
+            tool: "debug_set_line_stop",
+            args: json!({
+                "class_pattern": "Ticker",
+                "line": line_of("Ticker.java", "tick"),
+                "hit_count": 1,
+            }),
+            jdwp: &["EventRequest.Set"],
+        },
+        Call {
             tool: "debug_continue",
             args: json!({}),
             jdwp: &["VirtualMachine.AllThreads", "VirtualMachine.Resume"],
         },
         Call {
+            tool: "debug_wait_for_event",
+            args: json!({ "timeout_ms": 15000 }),
+            jdwp: &[],
+        },
+        Call {
+            tool: "debug_get_stack",
+            args: json!({}),
+            jdwp: &["ThreadReference.Frames", "StackFrame.GetValues"],
+        },
+        Call {
+            tool: "debug_continue",
+            args: json!({}),
+            jdwp: &["VirtualMachine.Resume"],
+        },
+        Call {
             tool: "debug_disconnect",
             args: json!({}),
-            // The release runs inside the Session actor, whose handler does not run under the
-            // caller's span yet, so its round trips (ClearAllBreakpoints, Resume, Dispose, …)
-            // are exported as roots of their own; `assert_tree` checks they are there. Once the
-            // actor adopts the caller's span, they belong here.
-            jdwp: &[],
+            jdwp: &["EventRequest.ClearAllBreakpoints", "VirtualMachine.Dispose"],
         },
     ]
 }
@@ -120,10 +151,24 @@ fn investigate(server: &Server, calls: &[Call]) {
     }
 }
 
-/// The root span of `tool`'s call, if received.
-fn root_of<'a>(spans: &'a [CollectedSpan], tool: &str) -> Option<&'a CollectedSpan> {
-    let name = format!("mcp.tool {tool}");
-    spans.iter().find(|s| s.is_root() && s.name == name)
+/// The root span of each call, in call order: the k-th call of a tool is the k-th root of that
+/// tool's name by start time. `None` until every call's root has arrived.
+fn roots_of<'a>(spans: &'a [CollectedSpan], calls: &[Call]) -> Option<Vec<&'a CollectedSpan>> {
+    let mut seen: std::collections::BTreeMap<&str, usize> = Default::default();
+    calls
+        .iter()
+        .map(|call| {
+            let name = format!("mcp.tool {}", call.tool);
+            let mut roots: Vec<&CollectedSpan> = spans
+                .iter()
+                .filter(|s| s.is_root() && s.name == name)
+                .collect();
+            roots.sort_by_key(|s| s.start_unix_nano);
+            let k = seen.entry(call.tool).or_default();
+            *k += 1;
+            roots.get(*k - 1).copied()
+        })
+        .collect()
 }
 
 fn children_of<'a>(spans: &'a [CollectedSpan], parent: &CollectedSpan) -> Vec<&'a CollectedSpan> {
@@ -133,26 +178,68 @@ fn children_of<'a>(spans: &'a [CollectedSpan], parent: &CollectedSpan) -> Vec<&'
         .collect()
 }
 
-/// True once every call's root and its expected JDWP children have arrived.
-fn tree_complete(spans: &[CollectedSpan], calls: &[Call]) -> bool {
+/// Every span below `root`, at any depth.
+fn descendants_of<'a>(spans: &'a [CollectedSpan], root: &CollectedSpan) -> Vec<&'a CollectedSpan> {
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for child in children_of(spans, parent) {
+            out.push(child);
+            frontier.push(child);
+        }
+    }
+    out
+}
+
+/// The JDWP round trips a capture costs: the frames, the locals of the hit frame, and the
+/// thread's release.
+const CAPTURE_JDWP: &[&str] = &[
+    "ThreadReference.Frames",
+    "StackFrame.GetValues",
+    "ThreadReference.Resume",
+];
+
+/// The JVM-initiated trace of the traced hit: a `jvm.event Breakpoint` root whose `jvm.capture`
+/// child holds the capture's round trips.
+fn capture_trace(
+    spans: &[CollectedSpan],
+) -> Option<(&CollectedSpan, &CollectedSpan, Vec<&CollectedSpan>)> {
     spans
         .iter()
-        .any(|s| s.name == "jdwp VirtualMachine.Dispose")
-        && calls.iter().all(|call| {
-            root_of(spans, call.tool).is_some_and(|root| {
-                let names: BTreeSet<String> = children_of(spans, root)
-                    .iter()
-                    .map(|s| s.name.clone())
-                    .collect();
-                call.jdwp
-                    .iter()
-                    .all(|m| names.contains(&format!("jdwp {m}")))
-            })
+        .filter(|s| s.is_root() && s.name == "jvm.event Breakpoint")
+        .find_map(|root| {
+            let capture = children_of(spans, root)
+                .into_iter()
+                .find(|c| c.name == "jvm.capture" && c.int_attr("jvm.capture.traces") == Some(1))?;
+            let jdwp = children_of(spans, capture);
+            CAPTURE_JDWP
+                .iter()
+                .all(|m| jdwp.iter().any(|c| c.name == format!("jdwp {m}")))
+                .then_some((root, capture, jdwp))
+        })
+}
+
+/// True once every call's root and its expected JDWP children, and the capture's trace, have
+/// arrived.
+fn tree_complete(spans: &[CollectedSpan], calls: &[Call]) -> bool {
+    let Some(roots) = roots_of(spans, calls) else {
+        return false;
+    };
+    capture_trace(spans).is_some()
+        && calls.iter().zip(roots).all(|(call, root)| {
+            let names: BTreeSet<String> = children_of(spans, root)
+                .iter()
+                .map(|s| s.name.clone())
+                .collect();
+            call.jdwp
+                .iter()
+                .all(|m| names.contains(&format!("jdwp {m}")))
         })
 }
 
 /// Checks the tree: one root per tool call, the JDWP round trips as its children with the RPC
-/// attributes (integers as integers), and nothing but our own spans.
+/// attributes (integers as integers), the JVM-initiated capture as a root of its own with its
+/// round trips below it, and nothing but our own spans.
 #[track_caller]
 fn assert_tree(spans: &[CollectedSpan], calls: &[Call], jvm_port: u16) {
     let all = describe(spans);
@@ -160,7 +247,10 @@ fn assert_tree(spans: &[CollectedSpan], calls: &[Call], jvm_port: u16) {
         assert!(
             s.name.starts_with("mcp.tool ")
                 || s.name.starts_with("jdwp ")
-                || s.name.starts_with("jvm.event "),
+                || s.name.starts_with("jvm.event ")
+                || s.name == "jvm.capture"
+                || s.name == "jvm.condition"
+                || s.name.starts_with("watchdog "),
             "only our spans are exported (no ractor/rmcp lifetime spans); found {:?}\n{all}",
             s.name
         );
@@ -171,15 +261,9 @@ fn assert_tree(spans: &[CollectedSpan], calls: &[Call], jvm_port: u16) {
             "default service name\n{all}"
         );
     }
-    for call in calls {
+    let roots = roots_of(spans, calls).unwrap_or_else(|| panic!("a root per call\n{all}"));
+    for (call, root) in calls.iter().zip(&roots) {
         let name = format!("mcp.tool {}", call.tool);
-        let roots: Vec<_> = spans.iter().filter(|s| s.name == name).collect();
-        assert_eq!(roots.len(), 1, "one span per {} call\n{all}", call.tool);
-        let root = roots[0];
-        assert!(
-            root.is_root(),
-            "{name} is a root span of its own trace\n{all}"
-        );
         assert_eq!(root.kind, KIND_SERVER, "{all}");
         assert_eq!(root.str_attr("mcp.tool.name"), Some(call.tool), "{all}");
         assert_eq!(root.status_code, STATUS_UNSET, "{name} succeeded\n{all}");
@@ -194,25 +278,58 @@ fn assert_tree(spans: &[CollectedSpan], calls: &[Call], jvm_port: u16) {
             assert!(child.name.starts_with("jdwp "), "{all}");
         }
     }
-    let tool_traces: BTreeSet<&str> = spans
+    let tool_spans = spans
         .iter()
         .filter(|s| s.name.starts_with("mcp.tool "))
-        .map(|s| s.trace_id.as_str())
-        .collect();
+        .count();
+    assert_eq!(tool_spans, calls.len(), "one span per tool call\n{all}");
+    let tool_traces: BTreeSet<&str> = roots.iter().map(|s| s.trace_id.as_str()).collect();
     assert_eq!(
         tool_traces.len(),
         calls.len(),
         "one trace per tool call\n{all}"
     );
+    // The traced hit: JVM-initiated, so a root of its own, not inside any tool call's trace.
+    let (event, capture, jdwp) =
+        capture_trace(spans).unwrap_or_else(|| panic!("the capture's trace\n{all}"));
+    assert!(!tool_traces.contains(event.trace_id.as_str()), "{all}");
+    assert_eq!(
+        event.str_attr("jvm.event.kinds"),
+        Some("Breakpoint"),
+        "{all}"
+    );
+    assert_eq!(event.int_attr("jvm.event.count"), Some(1), "{all}");
+    assert_eq!(
+        event.str_attr("jdwp.suspend_policy"),
+        Some("EventThread"),
+        "a trace holds only its thread\n{all}"
+    );
+    assert!(event.int_attr("jvm.thread.id").is_some(), "{all}");
+    assert!(
+        capture
+            .str_attr("jvmscope.stop_points")
+            .is_some_and(|s| s.starts_with("bp_")),
+        "{all}"
+    );
+    for s in &jdwp {
+        assert!(s.name.starts_with("jdwp "), "{all}");
+    }
+    // The deferred stops are armed when the class loads: JVM-initiated, under its own root.
+    let prepare = spans
+        .iter()
+        .find(|s| s.is_root() && s.name == "jvm.event ClassPrepare")
+        .unwrap_or_else(|| panic!("the class load's trace\n{all}"));
+    let armed: Vec<_> = children_of(spans, prepare)
+        .into_iter()
+        .filter(|s| s.name == "jdwp EventRequest.Set")
+        .collect();
+    assert_eq!(armed.len(), 2, "both deferred stops armed on load\n{all}");
+    // Nothing of the capture leaks outside its trace.
+    let below = descendants_of(spans, event);
+    assert!(below.len() > CAPTURE_JDWP.len(), "{all}");
     for s in spans.iter().filter(|s| s.name.starts_with("jdwp ")) {
         assert_jdwp_attributes(s, jvm_port, &all);
     }
-    assert!(
-        spans
-            .iter()
-            .any(|s| s.name == "jdwp VirtualMachine.Dispose"),
-        "the disconnect's Dispose is exported\n{all}"
-    );
 }
 
 #[track_caller]
@@ -475,12 +592,17 @@ fn the_shipped_binary_exports_to_a_real_collector_over_grpc_and_http() {
         );
         let spans = fresh(&spans);
         // Only this run's JVM: a previous run's stragglers are in other traces.
-        let spans: Vec<CollectedSpan> = spans
-            .into_iter()
+        let ours: BTreeSet<String> = spans
+            .iter()
             .filter(|s| {
                 s.name.starts_with("mcp.tool ")
                     || s.attributes.get("server.port") == Some(&Attr::Int(i64::from(jvm.port())))
             })
+            .map(|s| s.trace_id.clone())
+            .collect();
+        let spans: Vec<CollectedSpan> = spans
+            .into_iter()
+            .filter(|s| ours.contains(&s.trace_id))
             .collect();
         assert_tree(&spans, &calls, jvm.port());
     }

@@ -76,6 +76,7 @@ def process_spans(resource_spans):
                         "span_id": bytes(span.span_id).hex(),
                         "parent_span_id": bytes(span.parent_span_id).hex(),
                         "name": span.name,
+                        "start_time_unix_nano": int(span.start_time_unix_nano or 0),
                         "kind": _number(span.kind),
                         "status_code": status,
                         "attributes": _attributes(span.attributes),

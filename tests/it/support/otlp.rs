@@ -57,6 +57,8 @@ pub struct CollectedSpan {
     pub resource: BTreeMap<String, Attr>,
     /// The instrumentation scope's name.
     pub scope: String,
+    /// When the span started (ns since the epoch).
+    pub start_unix_nano: u64,
 }
 
 impl CollectedSpan {
@@ -160,6 +162,7 @@ fn spans_of(request: ExportTraceServiceRequest) -> Vec<CollectedSpan> {
                     attributes: proto_attrs(&span.attributes),
                     resource: resource.clone(),
                     scope: scope.clone(),
+                    start_unix_nano: span.start_time_unix_nano,
                 });
             }
         }
@@ -430,6 +433,7 @@ impl Rotel {
                     attributes: json_attrs(&v["attributes"]),
                     resource: json_attrs(&v["resource"]),
                     scope: v["scope"].as_str().unwrap_or_default().to_owned(),
+                    start_unix_nano: v["start_time_unix_nano"].as_u64().unwrap_or_default(),
                 }
             })
             .collect()
