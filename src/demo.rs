@@ -72,7 +72,7 @@ pub async fn run() -> Result<()> {
     let _ = std::fs::remove_dir_all(&dir);
     result?;
     say(
-        "\nDemo finished: the JVM was launched held before main, inspected, resumed, and released.",
+        "\nDemo finished: the JVM was launched held before main, inspected, traced without stopping, stopped on a condition, resumed, and released.",
     )?;
     Ok(())
 }
@@ -155,6 +155,80 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
         )
         .await?;
     }
+    stop_points(server).await?;
     step(server, "debug_disconnect", json!({})).await?;
+    Ok(())
+}
+
+/// The 1-based line of the demo program that carries `marker`.
+fn line_of(marker: &str) -> Result<usize> {
+    SOURCE
+        .lines()
+        .position(|l| l.contains(marker))
+        .map(|i| i + 1)
+        .with_context(|| format!("the demo program has no {marker:?} line"))
+}
+
+/// Watching without stopping, then stopping on a condition: a trace on
+/// `pick` snapshots a few calls while the picker runs on; a conditional
+/// stop point suspends it once, to be inspected and released.
+async fn stop_points(server: &JvmScope) -> Result<()> {
+    step(
+        server,
+        "debug_set_line_stop",
+        json!({
+            "class_pattern": "Warehouse",
+            "line": line_of("demo: trace")?,
+            "trace": true,
+            "trace_frames": 1,
+            "trace_locals": ["sku", "qty", "after"],
+            "trace_expr": ["before - after", "stock.size()"],
+            "trace_max_hits": 3,
+        }),
+    )
+    .await?;
+    // Traces arrive as the picker runs (every 20 ms); the budget of 3 is
+    // spent within a second.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while tokio::time::Instant::now() < deadline {
+        let listing = server.call("debug_list_stop_points", json!({})).await;
+        let text = listing
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<String>();
+        if text.contains("snapshots: 3") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    step(server, "debug_get_traces", json!({ "clear": true })).await?;
+    let stop = step(
+        server,
+        "debug_set_line_stop",
+        json!({
+            "class_pattern": "Warehouse",
+            "line": line_of("demo: stop")?,
+            "condition": "sku == \"plum\" && after < 95",
+        }),
+    )
+    .await?;
+    step(
+        server,
+        "debug_wait_for_event",
+        json!({ "timeout_ms": 10000 }),
+    )
+    .await?;
+    step(server, "debug_get_stack", json!({ "max_frames": 2 })).await?;
+    step(server, "debug_evaluate", json!({ "expression": "stock" })).await?;
+    step(server, "debug_list_stop_points", json!({})).await?;
+    let id = stop
+        .split_whitespace()
+        .find(|w| w.starts_with("bp_"))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
+        .unwrap_or("bp_2")
+        .to_string();
+    step(server, "debug_clear_stop_point", json!({ "id": id })).await?;
+    step(server, "debug_continue", json!({})).await?;
     Ok(())
 }

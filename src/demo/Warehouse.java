@@ -10,8 +10,8 @@ public class Warehouse {
     static int pick(String sku, int qty) {
         int before = stock.getOrDefault(sku, 100);
         int after = before - qty;
-        stock.put(sku, after);
-        filled++;
+        stock.put(sku, after); // demo: trace
+        filled++; // demo: stop
         return after;
     }
 
