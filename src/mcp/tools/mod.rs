@@ -67,10 +67,54 @@ pub fn tool<P: JsonSchema + 'static>(
         .destructive(matches!(effect, Effect::Destructive))
         .idempotent(matches!(effect, Effect::Read | Effect::Idempotent))
         .open_world(false);
-    Tool::new(name, description, Arc::new(JsonObject::new()))
+    let mut tool = Tool::new(name, description, Arc::new(JsonObject::new()))
         .with_input_schema::<P>()
         .with_title(title)
-        .with_annotations(annotations)
+        .with_annotations(annotations);
+    let mut schema = (*tool.input_schema).clone();
+    compact_schema(&mut schema);
+    tool.input_schema = Arc::new(schema);
+    tool
+}
+
+/// Trims a generated input schema to what a client needs, because every
+/// byte of `tools/list` is read by the model before its first call (the
+/// 64 KB budget): no `$schema` URL, an optional argument is typed `X`
+/// rather than `[X, null]` (being absent from `required` already makes it
+/// optional; `null` is still accepted), and no Rust integer `format`
+/// (`minimum` says what matters).
+fn compact_schema(schema: &mut JsonObject) {
+    schema.remove("$schema");
+    compact_node(schema);
+}
+
+fn compact_node(node: &mut JsonObject) {
+    if let Some(serde_json::Value::Array(types)) = node.get("type") {
+        let kept: Vec<serde_json::Value> = types
+            .iter()
+            .filter(|t| t.as_str() != Some("null"))
+            .cloned()
+            .collect();
+        if kept.len() == 1 {
+            node.insert("type".into(), kept[0].clone());
+        }
+    }
+    if node.get("type").and_then(|t| t.as_str()) == Some("integer") {
+        node.remove("format");
+    }
+    for value in node.values_mut() {
+        match value {
+            serde_json::Value::Object(child) => compact_node(child),
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    if let serde_json::Value::Object(child) = item {
+                        compact_node(child);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Every tool, in catalogue order.
