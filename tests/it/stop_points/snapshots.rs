@@ -3,8 +3,9 @@
 //! helpful NullPointerException text from a bounded `getMessage()` (and why
 //! it is missing read-only or when nothing is held), the locals an
 //! anonymous class captured, trace expressions on method exits and
-//! monitor events with the event's value in scope, and an `instance_id`
-//! object collected while its stop point was disabled.
+//! monitor events with the event's value in scope, an `instance_id`
+//! object collected while its stop point was disabled, and a class copy
+//! kept loaded while a stop point is armed on it.
 
 use serde_json::{Value, json};
 
@@ -329,4 +330,41 @@ fn a_collected_instance_filter_is_reported_and_refuses_to_re_arm() {
         refused.text
     );
     assert_all_running(&server);
+}
+
+#[test]
+fn an_armed_stop_point_keeps_its_class_copy_loaded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let jvm = Jvm::start(
+        "Reloads",
+        JvmOpts {
+            args: vec![dir.path().display().to_string()],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("reloads started", WAIT);
+    // Unwatched, a dropped copy unloads.
+    std::fs::write(dir.path().join("load-1"), b"").expect("trigger");
+    jvm.wait_for_line("plugin 1 unloaded", WAIT);
+    let server = server();
+    attach(&server, &jvm);
+    let bp = first_id(&ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "OrdersPlugin", "line": line_of("OrdersPlugin.java", "plugin-run"),
+               "trace": true, "trace_max_hits": 0, "trace_frames": 0, "trace_locals": "none"}),
+    ));
+    // HotSpot keeps a class copy loaded while a request of ours names it,
+    // so the registry never holds a copy that is gone: nothing to drop on
+    // a class unload. Disconnecting releases it.
+    std::fs::write(dir.path().join("load-2"), b"").expect("trigger");
+    jvm.wait_for_line("plugin 2 kept", WAIT);
+    let p = point(&server, &bp);
+    assert_eq!(
+        (p["hits"].as_u64(), p["classloaders"].as_u64()),
+        (Some(30), Some(1)),
+        "{p}"
+    );
+    ok(&server, "debug_disconnect", json!({}));
+    jvm.wait_for_line("plugin 2 unloaded", WAIT);
 }
