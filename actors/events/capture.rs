@@ -64,11 +64,15 @@ pub struct Ctx {
     monitors: Mutex<HashMap<(StopPointId, ThreadId), std::time::Instant>>,
     /// The last exception each exception stop reported, by thread.
     thrown: Mutex<HashMap<(StopPointId, ThreadId), Thrown>>,
+    /// Folds of exceptions whose report is not written yet, by stop point
+    /// and exception: the thread may throw the next one before the report
+    /// of this one is written.
+    unwritten: Mutex<HashMap<(StopPointId, ObjectId), Arc<Mutex<Fold>>>>,
     /// Held threads on which something was invoked since the last look:
     /// their frame ids read before the invocation are stale.
     invoked: Mutex<std::collections::HashSet<ThreadId>>,
-    /// Helpful NPE texts computed while their thread was held, waiting for
-    /// the report that shows them (`Err`: why there is none).
+    /// Helpful NPE texts computed while their thread was held, for the
+    /// reports that show them (`Err`: why there is none).
     npe_messages: Mutex<HashMap<ObjectId, Result<String, String>>>,
 }
 
@@ -153,6 +157,7 @@ impl Ctx {
             throwable: OnceCell::new(),
             monitors: Mutex::new(HashMap::new()),
             thrown: Mutex::new(HashMap::new()),
+            unwritten: Mutex::new(HashMap::new()),
             invoked: Mutex::new(std::collections::HashSet::new()),
             npe_messages: Mutex::new(HashMap::new()),
         }
@@ -301,7 +306,7 @@ impl Ctx {
     /// field: nothing is invoked), or the helpful NPE text `held_exception`
     /// computed while the thread was held.
     pub async fn exception(&self, exc: TaggedObjectId, max_len: usize) -> (String, Option<String>) {
-        let helpful = lock(&self.npe_messages).remove(&exc.id);
+        let helpful = lock(&self.npe_messages).get(&exc.id).cloned();
         let ty = match self
             .conn
             .send(&crate::jdwp::object_reference::ReferenceType { object: exc.id })
@@ -381,6 +386,10 @@ impl Ctx {
         let Event::Exception { exception, .. } = event else {
             return;
         };
+        // Several stop points may report one throw: computed once.
+        if lock(&self.npe_messages).contains_key(&exception.id) {
+            return;
+        }
         let Ok(t) = self.classes.type_of(exception.id).await else {
             return;
         };
@@ -436,6 +445,14 @@ impl Ctx {
             .get(&key)
             .is_some_and(|t| is_rethrow(t, exception.id, location));
         if !again {
+            let fold: Arc<Mutex<Fold>> = Arc::default();
+            {
+                let mut g = lock(&self.unwritten);
+                if g.len() >= THREAD_CACHE {
+                    g.clear();
+                }
+                g.insert((stop.clone(), exception.id), fold.clone());
+            }
             let mut g = lock(&self.thrown);
             if g.len() >= THREAD_CACHE {
                 g.clear();
@@ -445,7 +462,7 @@ impl Ctx {
                 Thrown {
                     exception: exception.id,
                     catch: *catch_location,
-                    fold: Arc::default(),
+                    fold,
                 },
             );
             return false;
@@ -476,18 +493,13 @@ impl Ctx {
         true
     }
 
-    /// The fold of the exception an event carries, when `stop` remembers it.
+    /// The fold of the exception an event carries, taken for its report
+    /// (later rethrows reach it through `thrown`).
     fn fold_of(&self, stop: &StopPointId, event: &Event) -> Option<Arc<Mutex<Fold>>> {
-        let Event::Exception {
-            thread, exception, ..
-        } = event
-        else {
+        let Event::Exception { exception, .. } = event else {
             return None;
         };
-        lock(&self.thrown)
-            .get(&(stop.clone(), *thread))
-            .filter(|t| t.exception == exception.id)
-            .map(|t| t.fold.clone())
+        lock(&self.unwritten).remove(&(stop.clone(), exception.id))
     }
 
     /// Writes a trace snapshot; an exception's carries the rethrows folded

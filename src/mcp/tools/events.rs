@@ -91,7 +91,8 @@ pub fn tools() -> Vec<Tool> {
             "debug_get_traces",
             "Get trace snapshots",
             "Snapshots of traced stop points, oldest first: seq, stop, thread, class.method:line, callers, \
-             locals, details (exception, field change, returned value, monitor duration). Objects carry @0x… \
+             locals (plus the val$ captures of an anonymous class), details (exception, rethrows, field \
+             change, returned value, monitor duration). Objects carry @0x… \
              handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
              location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
              keeps 500 and counts evictions; clear:true removes what matched. Reads only.",
