@@ -67,7 +67,7 @@ pub struct Ctx {
     /// Folds of exceptions whose report is not written yet, by stop point
     /// and exception: the thread may throw the next one before the report
     /// of this one is written.
-    unwritten: Mutex<HashMap<(StopPointId, ObjectId), Arc<Mutex<Fold>>>>,
+    unwritten: Mutex<HashMap<(StopPointId, ObjectId), SharedFold>>,
     /// Held threads on which something was invoked since the last look:
     /// their frame ids read before the invocation are stale.
     invoked: Mutex<std::collections::HashSet<ThreadId>>,
@@ -82,8 +82,11 @@ struct Thrown {
     /// Where the JVM said it would be caught: a rethrow of the instance
     /// comes from that handler.
     catch: Option<Location>,
-    fold: Arc<Mutex<Fold>>,
+    fold: SharedFold,
 }
+
+/// A fold, shared by the remembered throw and its report.
+type SharedFold = Arc<Mutex<Fold>>;
 
 /// Rethrows folded into one exception's report.
 #[derive(Debug, Default)]
@@ -445,7 +448,7 @@ impl Ctx {
             .get(&key)
             .is_some_and(|t| is_rethrow(t, exception.id, location));
         if !again {
-            let fold: Arc<Mutex<Fold>> = Arc::default();
+            let fold: SharedFold = Arc::default();
             {
                 let mut g = lock(&self.unwritten);
                 if g.len() >= THREAD_CACHE {
@@ -495,7 +498,7 @@ impl Ctx {
 
     /// The fold of the exception an event carries, taken for its report
     /// (later rethrows reach it through `thrown`).
-    fn fold_of(&self, stop: &StopPointId, event: &Event) -> Option<Arc<Mutex<Fold>>> {
+    fn fold_of(&self, stop: &StopPointId, event: &Event) -> Option<SharedFold> {
         let Event::Exception { exception, .. } = event else {
             return None;
         };
