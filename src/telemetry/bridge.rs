@@ -372,12 +372,15 @@ mod tests {
     struct Keep(Arc<Mutex<Vec<SpanRecord>>>);
 
     impl SpanSink for Keep {
-        async fn export(&mut self, batch: &[SpanRecord]) -> Result<(), String> {
+        fn export(
+            &mut self,
+            batch: &[SpanRecord],
+        ) -> impl Future<Output = Result<(), String>> + Send + 'static {
             self.0
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .extend_from_slice(batch);
-            Ok(())
+            std::future::ready(Ok(()))
         }
     }
 

@@ -14,16 +14,26 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::sync::{Notify, mpsc, oneshot};
+use tokio::task::JoinSet;
 
 use super::config::QueueConfig;
 use super::otlp::Encoder;
 use super::record::SpanRecord;
 use super::transport::Transport;
 
+/// Export requests in flight at once. Each is a whole batch, already
+/// encoded; more than one keeps the queue draining while the collector
+/// answers the previous request.
+pub const MAX_IN_FLIGHT: usize = 4;
+
 /// Where the export task sends each batch.
 pub trait SpanSink: Send + 'static {
-    /// Exports `batch`; the error says why it was lost.
-    fn export(&mut self, batch: &[SpanRecord]) -> impl Future<Output = Result<(), String>> + Send;
+    /// Takes `batch` (encodes it, say) and returns the sending of it; the
+    /// error says why the batch was lost.
+    fn export(
+        &mut self,
+        batch: &[SpanRecord],
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static;
 }
 
 /// The real sink: encodes a batch as an OTLP request and sends it.
@@ -46,11 +56,14 @@ impl OtlpSink {
 }
 
 impl SpanSink for OtlpSink {
-    async fn export(&mut self, batch: &[SpanRecord]) -> Result<(), String> {
+    fn export(
+        &mut self,
+        batch: &[SpanRecord],
+    ) -> impl Future<Output = Result<(), String>> + Send + 'static {
         let mut bytes = Vec::with_capacity(self.last_len);
         self.encoder.encode(batch, &mut bytes);
         self.last_len = bytes.len();
-        self.transport.send(Bytes::from(bytes)).await
+        self.transport.send(Bytes::from(bytes))
     }
 }
 
@@ -198,6 +211,7 @@ where
         endpoint,
         shared: shared.clone(),
         spans: spans_rx,
+        in_flight: JoinSet::new(),
         failing: false,
         drop_reported: false,
     };
@@ -221,6 +235,8 @@ struct ExportTask<E> {
     endpoint: String,
     shared: Arc<Shared>,
     spans: Receiver<SpanRecord>,
+    /// Requests sent and not yet answered: (spans, outcome).
+    in_flight: JoinSet<(u64, Result<(), String>)>,
     /// The last export failed (an outage is in progress).
     failing: bool,
     drop_reported: bool,
@@ -237,6 +253,7 @@ impl<E: SpanSink> ExportTask<E> {
                 message = control.recv() => match message {
                     Some(Control::Flush(done)) => {
                         self.drain().await;
+                        self.settle_all().await;
                         let _ = done.send(());
                     }
                     Some(Control::Shutdown(done)) => {
@@ -249,6 +266,9 @@ impl<E: SpanSink> ExportTask<E> {
                         return;
                     }
                 },
+                Some(answer) = self.in_flight.join_next(), if !self.in_flight.is_empty() => {
+                    self.settle(answer);
+                }
                 _ = shared.wake.notified() => self.drain().await,
                 _ = tick.tick() => {
                     self.report_drops();
@@ -258,14 +278,16 @@ impl<E: SpanSink> ExportTask<E> {
         }
     }
 
-    /// Exports everything queued. The queue closes when the task returns:
-    /// later spans are dropped and counted.
+    /// Exports everything queued and waits for the answers. The queue
+    /// closes when the task returns: later spans are dropped and counted.
     async fn stop(&mut self) {
         self.drain().await;
+        self.settle_all().await;
         self.report_drops();
     }
 
-    /// Exports everything queued, in batches.
+    /// Sends everything queued, in batches, at most [`MAX_IN_FLIGHT`]
+    /// requests at once (waiting for an answer when that many are out).
     async fn drain(&mut self) {
         let mut batch = Vec::with_capacity(self.queue.max_export_batch_size);
         loop {
@@ -281,8 +303,24 @@ impl<E: SpanSink> ExportTask<E> {
             if batch.is_empty() {
                 return;
             }
+            while self.in_flight.len() >= MAX_IN_FLIGHT {
+                if let Some(answer) = self.in_flight.join_next().await {
+                    self.settle(answer);
+                }
+            }
             let full = batch.len() >= self.queue.max_export_batch_size;
-            self.export(&batch).await;
+            let count = batch.len() as u64;
+            let timeout = self.queue.export_timeout;
+            let send = self.sink.export(&batch);
+            self.in_flight.spawn(async move {
+                match tokio::time::timeout(timeout, send).await {
+                    Ok(result) => (count, result),
+                    Err(_) => (
+                        count,
+                        Err(format!("the export took longer than {timeout:?}")),
+                    ),
+                }
+            });
             batch.clear();
             if !full {
                 return;
@@ -290,12 +328,19 @@ impl<E: SpanSink> ExportTask<E> {
         }
     }
 
-    async fn export(&mut self, spans: &[SpanRecord]) {
-        let count = spans.len() as u64;
-        let timeout = self.queue.export_timeout;
-        let result = match tokio::time::timeout(timeout, self.sink.export(spans)).await {
-            Ok(result) => result,
-            Err(_) => Err(format!("the export took longer than {timeout:?}")),
+    /// Waits for every request in flight.
+    async fn settle_all(&mut self) {
+        while let Some(answer) = self.in_flight.join_next().await {
+            self.settle(answer);
+        }
+    }
+
+    /// Counts an answered request; logs the start and the end of an outage.
+    fn settle(&mut self, answer: Result<(u64, Result<(), String>), tokio::task::JoinError>) {
+        let (count, result) = match answer {
+            Ok(answer) => answer,
+            // Only a panic in the sender gets here; its spans are lost.
+            Err(e) => (0, Err(format!("the export task failed: {e}"))),
         };
         let stats = &self.shared.stats;
         match result {
@@ -350,16 +395,23 @@ mod tests {
     }
 
     impl SpanSink for Recorder {
-        async fn export(&mut self, batch: &[SpanRecord]) -> Result<(), String> {
-            if self.stall.load(Ordering::SeqCst) {
-                std::future::pending::<()>().await;
+        fn export(
+            &mut self,
+            batch: &[SpanRecord],
+        ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+            let names: Vec<String> = batch.iter().map(|s| s.name.as_str().to_string()).collect();
+            let this = self.clone();
+            async move {
+                if this.stall.load(Ordering::SeqCst) {
+                    std::future::pending::<()>().await;
+                }
+                if this.fail.load(Ordering::SeqCst) {
+                    return Err("down".into());
+                }
+                let mut got = this.got.lock().unwrap_or_else(|e| e.into_inner());
+                got.extend(names);
+                Ok(())
             }
-            if self.fail.load(Ordering::SeqCst) {
-                return Err("down".into());
-            }
-            let mut got = self.got.lock().unwrap_or_else(|e| e.into_inner());
-            got.extend(batch.iter().map(|s| s.name.as_str().to_string()));
-            Ok(())
         }
     }
 

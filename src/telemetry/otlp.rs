@@ -63,7 +63,7 @@ fn put_fixed64(out: &mut Vec<u8>, field: u8, v: u64) {
 
 fn any_value_len(v: &Value) -> usize {
     match v {
-        Value::Str(s) => len_field(s.as_str().len()),
+        Value::Str(s) => len_field(s.as_bytes().len()),
         Value::Int(i) => 1 + varint_len(*i as u64),
         Value::Double(_) => 9,
         Value::Bool(_) => 2,
@@ -72,7 +72,7 @@ fn any_value_len(v: &Value) -> usize {
 
 fn put_any_value(out: &mut Vec<u8>, v: &Value) {
     match v {
-        Value::Str(s) => put_bytes(out, 1, s.as_str().as_bytes()),
+        Value::Str(s) => put_bytes(out, 1, s.as_bytes()),
         Value::Bool(b) => {
             put_key(out, 2, VARINT);
             out.push(u8::from(*b));
@@ -127,7 +127,7 @@ fn span_len(s: &SpanRecord) -> usize {
     if s.parent_span_id != 0 {
         n += len_field(8);
     }
-    n += len_field(s.name.as_str().len());
+    n += len_field(s.name.as_bytes().len());
     n += 2; // kind
     n += 9 + 9; // start, end
     n += attrs_len(&s.attributes);
@@ -151,7 +151,7 @@ fn put_span(out: &mut Vec<u8>, s: &SpanRecord, len: usize) {
     if s.parent_span_id != 0 {
         put_bytes(out, 4, &s.parent_span_id.to_be_bytes());
     }
-    put_bytes(out, 5, s.name.as_str().as_bytes());
+    put_bytes(out, 5, s.name.as_bytes());
     put_key(out, 6, VARINT);
     out.push(s.kind as u8);
     put_fixed64(out, 7, s.start_ns);

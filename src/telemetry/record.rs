@@ -43,6 +43,14 @@ impl Text {
         w.finish()
     }
 
+    /// The UTF-8 bytes, without checking them again (the encoder's view).
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Text::Inline { len, bytes } => &bytes[..*len as usize],
+            Text::Heap(s) => s.as_bytes(),
+        }
+    }
+
     pub fn as_str(&self) -> &str {
         match self {
             // Only ever filled from whole `&str`s or whole `write_str` calls.

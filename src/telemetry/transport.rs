@@ -232,57 +232,88 @@ impl Transport {
         }
     }
 
-    /// Sends one encoded `ExportTraceServiceRequest`.
-    pub async fn send(&mut self, body: Bytes) -> Result<(), String> {
+    /// Sends one encoded `ExportTraceServiceRequest`. The returned future
+    /// owns what it needs (the clients are cheap handles), so several
+    /// requests can be in flight at once.
+    pub fn send(&self, body: Bytes) -> impl Future<Output = Result<(), String>> + Send + 'static {
+        let this = self.clone_handle();
+        async move {
+            match this {
+                Transport::Grpc {
+                    mut client,
+                    metadata,
+                    timeout,
+                } => {
+                    let call = async {
+                        client
+                            .ready()
+                            .await
+                            .map_err(|e| format!("gRPC channel: {e}"))?;
+                        let mut request = tonic::Request::new(body);
+                        *request.metadata_mut() = metadata;
+                        client
+                            .unary::<Bytes, (), _>(
+                                request,
+                                PathAndQuery::from_static(EXPORT_PATH),
+                                Passthrough,
+                            )
+                            .await
+                            .map(|_| ())
+                            .map_err(|status| {
+                                format!("gRPC {:?}: {}", status.code(), status.message())
+                            })
+                    };
+                    match tokio::time::timeout(timeout, call).await {
+                        Ok(result) => result,
+                        Err(_) => Err(format!("no answer within {timeout:?}")),
+                    }
+                }
+                Transport::Http {
+                    client,
+                    url,
+                    headers,
+                } => {
+                    let response = client
+                        .post(url.as_str())
+                        .headers(headers)
+                        .body(body)
+                        .send()
+                        .await
+                        .map_err(|e| format!("HTTP: {e}"))?;
+                    let status = response.status();
+                    // Read the (small) answer so the connection can be reused.
+                    let _ = response.bytes().await;
+                    if status.is_success() {
+                        Ok(())
+                    } else {
+                        Err(format!("HTTP {status}"))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Another handle on the same connection(s).
+    fn clone_handle(&self) -> Transport {
         match self {
             Transport::Grpc {
                 client,
                 metadata,
                 timeout,
-            } => {
-                let call = async {
-                    client
-                        .ready()
-                        .await
-                        .map_err(|e| format!("gRPC channel: {e}"))?;
-                    let mut request = tonic::Request::new(body);
-                    *request.metadata_mut() = metadata.clone();
-                    client
-                        .unary::<Bytes, (), _>(
-                            request,
-                            PathAndQuery::from_static(EXPORT_PATH),
-                            Passthrough,
-                        )
-                        .await
-                        .map(|_| ())
-                        .map_err(|status| format!("gRPC {:?}: {}", status.code(), status.message()))
-                };
-                match tokio::time::timeout(*timeout, call).await {
-                    Ok(result) => result,
-                    Err(_) => Err(format!("no answer within {timeout:?}")),
-                }
-            }
+            } => Transport::Grpc {
+                client: client.clone(),
+                metadata: metadata.clone(),
+                timeout: *timeout,
+            },
             Transport::Http {
                 client,
                 url,
                 headers,
-            } => {
-                let response = client
-                    .post(url.as_str())
-                    .headers(headers.clone())
-                    .body(body)
-                    .send()
-                    .await
-                    .map_err(|e| format!("HTTP: {e}"))?;
-                let status = response.status();
-                // Read the (small) answer so the connection can be reused.
-                let _ = response.bytes().await;
-                if status.is_success() {
-                    Ok(())
-                } else {
-                    Err(format!("HTTP {status}"))
-                }
-            }
+            } => Transport::Http {
+                client: client.clone(),
+                url: url.clone(),
+                headers: headers.clone(),
+            },
         }
     }
 }
