@@ -306,6 +306,36 @@ mod tests {
     }
 
     #[test]
+    fn exits_bind_their_return_value_and_monitor_events_their_lock() {
+        use crate::jdwp::{
+            Location, MethodId, ObjectId, ReferenceTypeId, RequestId, Tag, TaggedObjectId, TypeTag,
+        };
+        let at = Location {
+            type_tag: TypeTag::Class,
+            class: ReferenceTypeId(1),
+            method: MethodId(2),
+            index: 0,
+        };
+        let exit = Event::MethodExitWithReturnValue {
+            request_id: RequestId(1),
+            thread: ThreadId(2),
+            location: at,
+            value: Value::Long(7),
+        };
+        assert_eq!(bindings(&exit), vec![("returnValue", "7L".to_string())]);
+        let blocked = Event::MonitorContendedEnter {
+            request_id: RequestId(1),
+            thread: ThreadId(2),
+            object: TaggedObjectId {
+                tag: Tag::Object,
+                id: ObjectId(0x1f),
+            },
+            location: at,
+        };
+        assert_eq!(bindings(&blocked), vec![("monitor", "@0x1f".to_string())]);
+    }
+
+    #[test]
     fn literals_parse_back() {
         for v in [
             Value::Int(-3),
