@@ -32,7 +32,8 @@ use tracing_subscriber::registry::LookupSpan;
 
 use super::config::SamplerChoice;
 use super::export::QueueProcessor;
-use super::record::{Attr, EventRecord, Kind, SpanRecord, Status, Text, Value, now_ns};
+use super::otlp::Attributes as Encoded;
+use super::record::{EventRecord, Kind, SpanRecord, Status, Text, Value, now_ns};
 
 /// Whether a new root trace is recorded.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -167,7 +168,7 @@ where
             status: Status::Unset,
             start_ns: now_ns(),
             end_ns: 0,
-            attributes: Vec::with_capacity(attrs.fields().len()),
+            attributes: Encoded::for_span(attrs.fields().len()),
             events: Vec::new(),
         };
         attrs.record(&mut SpanFields(&mut rec));
@@ -194,7 +195,7 @@ where
         };
         let mut fields = EventFields {
             message: None,
-            attributes: Vec::new(),
+            attributes: Encoded::for_event(),
         };
         event.record(&mut fields);
         let name = fields
@@ -203,10 +204,9 @@ where
         if *event.metadata().level() == Level::ERROR {
             rec.status = Status::Error(name.clone());
         }
-        fields.attributes.push(Attr {
-            key: "level",
-            value: Value::Str(Text::new(event.metadata().level().as_str())),
-        });
+        fields
+            .attributes
+            .push_str("level", event.metadata().level().as_str().as_bytes());
         rec.events.push(EventRecord {
             time_ns: now_ns(),
             name,
@@ -229,19 +229,37 @@ where
 /// Records span fields into a [`SpanRecord`].
 struct SpanFields<'a>(&'a mut SpanRecord);
 
+/// A text field's value as `tracing` hands it over.
+enum TextValue<'a> {
+    Str(&'a str),
+    Debug(&'a dyn fmt::Debug),
+    Owned(String),
+}
+
+impl TextValue<'_> {
+    fn text(self) -> Text {
+        match self {
+            TextValue::Str(s) => Text::new(s),
+            TextValue::Debug(d) => Text::debug(d),
+            TextValue::Owned(s) => Text::from(s),
+        }
+    }
+}
+
 impl SpanFields<'_> {
-    /// A text field: one of the `otel.*` conventions, or an attribute.
-    fn text(&mut self, field: &Field, value: impl FnOnce() -> Text) {
+    /// A text field: one of the `otel.*` conventions, or an attribute
+    /// (written straight into its wire form).
+    fn text(&mut self, field: &Field, value: TextValue<'_>) {
         let rec = &mut *self.0;
         match field.name() {
-            "otel.name" => rec.name = value(),
+            "otel.name" => rec.name = value.text(),
             "otel.kind" => {
-                if let Some(kind) = Kind::parse(value().as_str()) {
+                if let Some(kind) = Kind::parse(value.text().as_str()) {
                     rec.kind = kind;
                 }
             }
             "otel.status_code" => {
-                let code = value();
+                let code = value.text();
                 if code.as_str().eq_ignore_ascii_case("ERROR") {
                     if !matches!(rec.status, Status::Error(_)) {
                         rec.status = Status::Error(String::new());
@@ -253,30 +271,28 @@ impl SpanFields<'_> {
                 }
             }
             "otel.status_message" | "otel.status_description" => {
-                rec.status = Status::Error(value().as_str().to_string());
+                rec.status = Status::Error(value.text().as_str().to_string());
             }
-            key => rec.attributes.push(Attr {
-                key,
-                value: Value::Str(value()),
-            }),
+            key => match value {
+                TextValue::Str(s) => rec.attributes.push_str(key, s.as_bytes()),
+                TextValue::Owned(s) => rec.attributes.push_str(key, s.as_bytes()),
+                TextValue::Debug(d) => rec.attributes.push_str(key, Text::debug(d).as_bytes()),
+            },
         }
     }
 
     fn push(&mut self, field: &Field, value: Value) {
-        self.0.attributes.push(Attr {
-            key: field.name(),
-            value,
-        });
+        self.0.attributes.push(field.name(), &value);
     }
 }
 
 impl Visit for SpanFields<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.text(field, || Text::new(value));
+        self.text(field, TextValue::Str(value));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.text(field, || Text::debug(value));
+        self.text(field, TextValue::Debug(value));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
@@ -286,7 +302,7 @@ impl Visit for SpanFields<'_> {
     fn record_u64(&mut self, field: &Field, value: u64) {
         match i64::try_from(value) {
             Ok(v) => self.push(field, Value::Int(v)),
-            Err(_) => self.push(field, Value::Str(Text::from(value.to_string()))),
+            Err(_) => self.text(field, TextValue::Owned(value.to_string())),
         }
     }
 
@@ -299,14 +315,14 @@ impl Visit for SpanFields<'_> {
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.text(field, || Text::from(value.to_string()));
+        self.text(field, TextValue::Owned(value.to_string()));
     }
 }
 
 /// Records an event's fields: `message` names it, the rest are attributes.
 struct EventFields {
     message: Option<String>,
-    attributes: Vec<Attr>,
+    attributes: Encoded,
 }
 
 impl EventFields {
@@ -319,10 +335,7 @@ impl EventFields {
                 Value::Bool(b) => b.to_string(),
             });
         } else {
-            self.attributes.push(Attr {
-                key: field.name(),
-                value,
-            });
+            self.attributes.push(field.name(), &value);
         }
     }
 }
@@ -404,11 +417,12 @@ mod tests {
         keep.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    fn attr<'a>(span: &'a SpanRecord, key: &str) -> Option<&'a Value> {
+    fn attr(span: &SpanRecord, key: &str) -> Option<Value> {
         span.attributes
-            .iter()
-            .find(|kv| kv.key == key)
-            .map(|kv| &kv.value)
+            .decoded()
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
     }
 
     #[test]
@@ -431,6 +445,7 @@ mod tests {
                 "jdwp.id" = Empty,
                 "jdwp.error" = Empty,
                 "flag" = true,
+                "server.address" = %"127.0.0.1",
             );
             child.record("jdwp.id", 7u32);
             child.record("jdwp.error", "TIMEOUT");
@@ -448,11 +463,8 @@ mod tests {
         assert_eq!(root.events.len(), 1);
         assert_eq!(root.events[0].name, "attached");
         assert_eq!(
-            root.events[0].attributes[0],
-            Attr {
-                key: "threads",
-                value: Value::Int(3)
-            }
+            root.events[0].attributes.decoded()[0],
+            ("threads".to_string(), Value::Int(3))
         );
         assert_eq!(child.name.as_str(), "jdwp VirtualMachine.Version");
         assert_eq!(child.kind, Kind::Client);
@@ -461,13 +473,17 @@ mod tests {
         assert_eq!(child.trace_id, root.trace_id);
         assert!(child.start_ns > 0 && child.end_ns >= child.start_ns);
         assert!(matches!(child.status, Status::Error(_)));
-        assert_eq!(attr(child, "server.port"), Some(&Value::Int(5005)));
-        assert_eq!(attr(child, "jdwp.id"), Some(&Value::Int(7)));
+        assert_eq!(attr(child, "server.port"), Some(Value::Int(5005)));
+        assert_eq!(attr(child, "jdwp.id"), Some(Value::Int(7)));
         assert_eq!(
             attr(child, "jdwp.error"),
-            Some(&Value::Str(Text::new("TIMEOUT")))
+            Some(Value::Str(Text::new("TIMEOUT")))
         );
-        assert_eq!(attr(child, "flag"), Some(&Value::Bool(true)));
+        assert_eq!(attr(child, "flag"), Some(Value::Bool(true)));
+        assert_eq!(
+            attr(child, "server.address"),
+            Some(Value::Str(Text::new("127.0.0.1")))
+        );
         assert_eq!(attr(child, "otel.name"), None, "otel.* are not attributes");
     }
 

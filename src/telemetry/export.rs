@@ -425,7 +425,7 @@ mod tests {
             status: Status::Unset,
             start_ns: 1,
             end_ns: 2,
-            attributes: Vec::new(),
+            attributes: crate::telemetry::otlp::Attributes::for_span(0),
             events: Vec::new(),
         }
     }

@@ -7,7 +7,7 @@
 //! written once, straight into the output buffer, with no intermediate
 //! structs. Tests decode the bytes with the `opentelemetry-proto` types.
 
-use super::record::{Attr, EventRecord, SpanRecord, Status, Value};
+use super::record::{EventRecord, SpanRecord, Status, Value};
 
 // Wire types.
 const VARINT: u8 = 0;
@@ -97,11 +97,72 @@ fn put_key_value(out: &mut Vec<u8>, field: u8, key: &str, value: &Value) {
     put_any_value(out, value);
 }
 
-fn attrs_len(attrs: &[Attr]) -> usize {
-    attrs
-        .iter()
-        .map(|a| len_field(key_value_len(a.key, &a.value)))
-        .sum()
+/// `Span.attributes` and `Event.attributes`.
+const SPAN_ATTRIBUTES: u8 = 9;
+const EVENT_ATTRIBUTES: u8 = 3;
+
+/// Attributes already in their wire form: `KeyValue` fields, each tagged
+/// with the field number of the message they belong in. Recording an
+/// attribute writes its bytes once; the batch encoder copies the run
+/// whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attributes {
+    field: u8,
+    bytes: Vec<u8>,
+}
+
+impl Attributes {
+    /// A span's attributes, room for about `expected` of them.
+    pub fn for_span(expected: usize) -> Self {
+        Self {
+            field: SPAN_ATTRIBUTES,
+            bytes: Vec::with_capacity(expected * 32),
+        }
+    }
+
+    /// An event's attributes.
+    pub fn for_event() -> Self {
+        Self {
+            field: EVENT_ATTRIBUTES,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Appends a string attribute (`bytes` are UTF-8).
+    pub fn push_str(&mut self, key: &str, value: &[u8]) {
+        let any = len_field(value.len());
+        let out = &mut self.bytes;
+        put_len(out, self.field, len_field(key.len()) + len_field(any));
+        put_bytes(out, 1, key.as_bytes());
+        put_len(out, 2, any);
+        put_bytes(out, 1, value);
+    }
+
+    /// Appends an attribute of any type.
+    pub fn push(&mut self, key: &str, value: &Value) {
+        put_key_value(&mut self.bytes, self.field, key, value);
+    }
+
+    /// The encoded `KeyValue` fields.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The attributes decoded again with the `opentelemetry-proto` types.
+    #[cfg(test)]
+    pub fn decoded(&self) -> Vec<(String, Value)> {
+        use opentelemetry_proto::tonic::trace::v1::{Span, span::Event};
+        use prost::Message;
+        let kvs = if self.field == SPAN_ATTRIBUTES {
+            Span::decode(self.bytes.as_slice()).map(|s| s.attributes)
+        } else {
+            Event::decode(self.bytes.as_slice()).map(|e| e.attributes)
+        }
+        .unwrap_or_else(|e| panic!("attributes do not decode: {e}"));
+        kvs.into_iter()
+            .map(|kv| (kv.key, tests::decoded_value(&kv.value)))
+            .collect()
+    }
 }
 
 fn event_len(e: &EventRecord) -> usize {
@@ -109,7 +170,7 @@ fn event_len(e: &EventRecord) -> usize {
         0
     } else {
         len_field(e.name.len())
-    } + attrs_len(&e.attributes)
+    } + e.attributes.as_bytes().len()
 }
 
 fn status_len(s: &Status) -> usize {
@@ -130,7 +191,7 @@ fn span_len(s: &SpanRecord) -> usize {
     n += len_field(s.name.as_bytes().len());
     n += 2; // kind
     n += 9 + 9; // start, end
-    n += attrs_len(&s.attributes);
+    n += s.attributes.as_bytes().len();
     n += s
         .events
         .iter()
@@ -156,18 +217,14 @@ fn put_span(out: &mut Vec<u8>, s: &SpanRecord, len: usize) {
     out.push(s.kind as u8);
     put_fixed64(out, 7, s.start_ns);
     put_fixed64(out, 8, s.end_ns);
-    for a in &s.attributes {
-        put_key_value(out, 9, a.key, &a.value);
-    }
+    out.extend_from_slice(s.attributes.as_bytes());
     for e in &s.events {
         put_len(out, 11, event_len(e));
         put_fixed64(out, 1, e.time_ns);
         if !e.name.is_empty() {
             put_bytes(out, 2, e.name.as_bytes());
         }
-        for a in &e.attributes {
-            put_key_value(out, 3, a.key, &a.value);
-        }
+        out.extend_from_slice(e.attributes.as_bytes());
     }
     let status = status_len(&s.status);
     if status > 0 {
@@ -241,7 +298,7 @@ impl Encoder {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::telemetry::record::{Kind, Text};
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -264,14 +321,23 @@ mod tests {
         ]
     }
 
-    fn attrs() -> impl Strategy<Value = Vec<Attr>> {
+    fn attr_list() -> impl Strategy<Value = Vec<(String, Value)>> {
         prop::collection::vec(
-            (0..KEYS.len(), value()).prop_map(|(k, value)| Attr {
-                key: KEYS[k],
-                value,
-            }),
+            (0..KEYS.len(), value()).prop_map(|(k, value)| (KEYS[k].to_string(), value)),
             0..6,
         )
+    }
+
+    /// The attributes as the bridge records them: strings through
+    /// `push_str`, the rest through `push`.
+    fn encoded(mut into: Attributes, list: &[(String, Value)]) -> Attributes {
+        for (key, value) in list {
+            match value {
+                Value::Str(s) => into.push_str(key, s.as_bytes()),
+                other => into.push(key, other),
+            }
+        }
+        into
     }
 
     fn status() -> impl Strategy<Value = Status> {
@@ -302,21 +368,24 @@ mod tests {
             status in status(),
             start_ns in any::<u64>(),
             end_ns in any::<u64>(),
-            attributes in attrs(),
-            events in prop::collection::vec(
-                (any::<u64>(), ".{0,20}", attrs())
-                    .prop_map(|(time_ns, name, attributes)| EventRecord { time_ns, name, attributes }),
-                0..3,
-            ),
-        ) -> SpanRecord {
-            SpanRecord {
+            attributes in attr_list(),
+            events in prop::collection::vec((any::<u64>(), ".{0,20}", attr_list()), 0..3),
+        ) -> (SpanRecord, Vec<(String, Value)>, Vec<Vec<(String, Value)>>) {
+            let record = SpanRecord {
                 trace_id, span_id, parent_span_id, name: Text::from(name), kind, status,
-                start_ns, end_ns, attributes, events,
-            }
+                start_ns, end_ns,
+                attributes: encoded(Attributes::for_span(4), &attributes),
+                events: events.iter().map(|(time_ns, name, list)| EventRecord {
+                    time_ns: *time_ns,
+                    name: name.clone(),
+                    attributes: encoded(Attributes::for_event(), list),
+                }).collect(),
+            };
+            (record, attributes, events.into_iter().map(|(_, _, list)| list).collect())
         }
     }
 
-    fn decoded_value(v: &Option<opentelemetry_proto::tonic::common::v1::AnyValue>) -> Value {
+    pub fn decoded_value(v: &Option<opentelemetry_proto::tonic::common::v1::AnyValue>) -> Value {
         match v.as_ref().and_then(|v| v.value.clone()) {
             Some(any_value::Value::StringValue(s)) => Value::Str(Text::from(s)),
             Some(any_value::Value::IntValue(i)) => Value::Int(i),
@@ -328,11 +397,14 @@ mod tests {
         }
     }
 
-    fn same_attrs(got: &[opentelemetry_proto::tonic::common::v1::KeyValue], want: &[Attr]) {
+    fn same_attrs(
+        got: &[opentelemetry_proto::tonic::common::v1::KeyValue],
+        want: &[(String, Value)],
+    ) {
         assert_eq!(got.len(), want.len());
-        for (g, w) in got.iter().zip(want) {
-            assert_eq!(g.key, w.key);
-            assert_eq!(decoded_value(&g.value), w.value, "{}", w.key);
+        for (g, (key, value)) in got.iter().zip(want) {
+            assert_eq!(&g.key, key);
+            assert_eq!(&decoded_value(&g.value), value, "{key}");
         }
     }
 
@@ -350,7 +422,8 @@ mod tests {
             ];
             let mut encoder = Encoder::new(&resource, ("jvmscope", "0.1.0"));
             let mut bytes = Vec::new();
-            encoder.encode(&spans, &mut bytes);
+            let records: Vec<SpanRecord> = spans.iter().map(|(r, _, _)| r.clone()).collect();
+            encoder.encode(&records, &mut bytes);
             let request = ExportTraceServiceRequest::decode(bytes.as_slice())
                 .unwrap_or_else(|e| panic!("decode: {e}"));
             prop_assert_eq!(request.resource_spans.len(), 1);
@@ -366,7 +439,7 @@ mod tests {
             prop_assert_eq!(&scope.name, "jvmscope");
             prop_assert_eq!(&scope.version, "0.1.0");
             prop_assert_eq!(ss.spans.len(), spans.len());
-            for (got, want) in ss.spans.iter().zip(&spans) {
+            for (got, (want, want_attrs, want_events)) in ss.spans.iter().zip(&spans) {
                 prop_assert_eq!(got.trace_id.clone(), want.trace_id.to_be_bytes().to_vec());
                 prop_assert_eq!(got.span_id.clone(), want.span_id.to_be_bytes().to_vec());
                 if want.parent_span_id == 0 {
@@ -382,12 +455,12 @@ mod tests {
                 prop_assert_eq!(got.start_time_unix_nano, want.start_ns);
                 prop_assert_eq!(got.end_time_unix_nano, want.end_ns);
                 prop_assert_eq!(got.flags, 0x101);
-                same_attrs(&got.attributes, &want.attributes);
+                same_attrs(&got.attributes, want_attrs);
                 prop_assert_eq!(got.events.len(), want.events.len());
-                for (ge, we) in got.events.iter().zip(&want.events) {
+                for ((ge, we), we_attrs) in got.events.iter().zip(&want.events).zip(want_events) {
                     prop_assert_eq!(ge.time_unix_nano, we.time_ns);
                     prop_assert_eq!(&ge.name, &we.name);
-                    same_attrs(&ge.attributes, &we.attributes);
+                    same_attrs(&ge.attributes, we_attrs);
                 }
                 let (code, message) = match &want.status {
                     Status::Unset => (StatusCode::Unset as i32, ""),
@@ -412,16 +485,13 @@ mod tests {
             status: Status::Error(String::new()),
             start_ns: 1_700_000_000_000_000_000,
             end_ns: 1_700_000_000_000_050_000,
-            attributes: vec![
-                Attr {
-                    key: "server.port",
-                    value: Value::Int(5005),
-                },
-                Attr {
-                    key: "jdwp.error",
-                    value: Value::Str(Text::new("TIMEOUT")),
-                },
-            ],
+            attributes: encoded(
+                Attributes::for_span(2),
+                &[
+                    ("server.port".into(), Value::Int(5005)),
+                    ("jdwp.error".into(), Value::Str(Text::new("TIMEOUT"))),
+                ],
+            ),
             events: Vec::new(),
         };
         let mut encoder = Encoder::new(&[], ("jvmscope", ""));

@@ -1,10 +1,12 @@
 //! The compact form of a finished span, as the bridge hands it to the
 //! export queue: ids as plain integers, times as nanoseconds since the Unix
-//! epoch, attribute keys as the `&'static str` field names `tracing` gives
-//! us, short strings stored inline. Nothing here knows about protobuf;
-//! `otlp` encodes a batch of these straight into an OTLP request.
+//! epoch, short strings stored inline, and the attributes already in
+//! their protobuf form (`otlp::Attributes`: recording one writes its bytes
+//! once). `otlp` encodes a batch of these straight into an OTLP request.
 
 use std::fmt;
+
+use super::otlp::Attributes;
 
 /// Longest string kept inline in an attribute value, without a heap
 /// allocation. JDWP span values (`jdwp`, `VirtualMachine`,
@@ -124,13 +126,6 @@ pub enum Value {
     Bool(bool),
 }
 
-/// One attribute.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Attr {
-    pub key: &'static str,
-    pub value: Value,
-}
-
 /// OTLP's span kinds, by their protobuf numbers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -173,7 +168,7 @@ pub enum Status {
 pub struct EventRecord {
     pub time_ns: u64,
     pub name: String,
-    pub attributes: Vec<Attr>,
+    pub attributes: Attributes,
 }
 
 /// A finished span.
@@ -188,7 +183,7 @@ pub struct SpanRecord {
     pub status: Status,
     pub start_ns: u64,
     pub end_ns: u64,
-    pub attributes: Vec<Attr>,
+    pub attributes: Attributes,
     pub events: Vec<EventRecord>,
 }
 
