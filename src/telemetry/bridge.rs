@@ -251,7 +251,16 @@ impl SpanFields<'_> {
     /// (written straight into its wire form).
     fn text(&mut self, field: &Field, value: TextValue<'_>) {
         let rec = &mut *self.0;
-        match field.name() {
+        let key = field.name();
+        if !key.starts_with("otel.") {
+            match value {
+                TextValue::Str(s) => rec.attributes.push_str(key, s.as_bytes()),
+                TextValue::Owned(s) => rec.attributes.push_str(key, s.as_bytes()),
+                TextValue::Debug(d) => rec.attributes.push_str(key, Text::debug(d).as_bytes()),
+            }
+            return;
+        }
+        match key {
             "otel.name" => rec.name = value.text(),
             "otel.kind" => {
                 if let Some(kind) = Kind::parse(value.text().as_str()) {
@@ -273,16 +282,16 @@ impl SpanFields<'_> {
             "otel.status_message" | "otel.status_description" => {
                 rec.status = Status::Error(value.text().as_str().to_string());
             }
-            key => match value {
-                TextValue::Str(s) => rec.attributes.push_str(key, s.as_bytes()),
-                TextValue::Owned(s) => rec.attributes.push_str(key, s.as_bytes()),
-                TextValue::Debug(d) => rec.attributes.push_str(key, Text::debug(d).as_bytes()),
-            },
+            // Another `otel.*` field is an attribute like any other.
+            _ => rec.attributes.push_str(key, value.text().as_bytes()),
         }
     }
 
     fn push(&mut self, field: &Field, value: Value) {
-        self.0.attributes.push(field.name(), &value);
+        match value {
+            Value::Int(i) => self.0.attributes.push_int(field.name(), i),
+            other => self.0.attributes.push(field.name(), &other),
+        }
     }
 }
 

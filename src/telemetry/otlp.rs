@@ -97,6 +97,23 @@ fn put_key_value(out: &mut Vec<u8>, field: u8, key: &str, value: &Value) {
     put_any_value(out, value);
 }
 
+/// Keys and string values this short take the stack path of
+/// [`Attributes::push_str`]: every length of the `KeyValue` then fits in
+/// one varint byte (2 + 40 + 2 + 2 + 60 < 128).
+const SHORT_KEY: usize = 40;
+const SHORT_STR: usize = 60;
+
+/// Writes `v` as a varint at `buf[at..]`; returns the end.
+fn varint_at(buf: &mut [u8], mut at: usize, mut v: u64) -> usize {
+    while v >= 0x80 {
+        buf[at] = (v as u8) | 0x80;
+        v >>= 7;
+        at += 1;
+    }
+    buf[at] = v as u8;
+    at + 1
+}
+
 /// `Span.attributes` and `Event.attributes`.
 const SPAN_ATTRIBUTES: u8 = 9;
 const EVENT_ATTRIBUTES: u8 = 3;
@@ -128,14 +145,56 @@ impl Attributes {
         }
     }
 
-    /// Appends a string attribute (`bytes` are UTF-8).
+    /// Appends a string attribute (`value` is UTF-8).
     pub fn push_str(&mut self, key: &str, value: &[u8]) {
+        // The usual case, a short key and value, is assembled on the stack
+        // and copied once: every length then fits in one byte.
+        if key.len() <= SHORT_KEY && value.len() <= SHORT_STR {
+            let mut buf = [0u8; 8 + SHORT_KEY + SHORT_STR];
+            let mut at = self.short_head(&mut buf, key, 2 + value.len());
+            buf[at] = (1 << 3) | LEN; // AnyValue.string_value
+            buf[at + 1] = value.len() as u8;
+            buf[at + 2..at + 2 + value.len()].copy_from_slice(value);
+            at += 2 + value.len();
+            self.bytes.extend_from_slice(&buf[..at]);
+            return;
+        }
         let any = len_field(value.len());
         let out = &mut self.bytes;
         put_len(out, self.field, len_field(key.len()) + len_field(any));
         put_bytes(out, 1, key.as_bytes());
         put_len(out, 2, any);
         put_bytes(out, 1, value);
+    }
+
+    /// Appends an integer attribute.
+    pub fn push_int(&mut self, key: &str, value: i64) {
+        if key.len() <= SHORT_KEY {
+            let v = value as u64;
+            let mut buf = [0u8; 8 + SHORT_KEY + 11];
+            let mut at = self.short_head(&mut buf, key, 1 + varint_len(v));
+            buf[at] = (3 << 3) | VARINT; // AnyValue.int_value
+            at = varint_at(&mut buf, at + 1, v);
+            self.bytes.extend_from_slice(&buf[..at]);
+        } else {
+            self.push(key, &Value::Int(value));
+        }
+    }
+
+    /// Writes a short `KeyValue`'s head into `buf`: its tag and length,
+    /// the key, and the value's tag and length (`any` bytes follow).
+    /// Returns where the value's content goes.
+    fn short_head(&self, buf: &mut [u8], key: &str, any: usize) -> usize {
+        let kv = 2 + key.len() + 2 + any;
+        buf[0] = (self.field << 3) | LEN;
+        buf[1] = kv as u8;
+        buf[2] = (1 << 3) | LEN; // KeyValue.key
+        buf[3] = key.len() as u8;
+        buf[4..4 + key.len()].copy_from_slice(key.as_bytes());
+        let at = 4 + key.len();
+        buf[at] = (2 << 3) | LEN; // KeyValue.value
+        buf[at + 1] = any as u8;
+        at + 2
     }
 
     /// Appends an attribute of any type.
@@ -308,11 +367,17 @@ pub(super) mod tests {
     use proptest::prelude::*;
     use prost::Message;
 
-    const KEYS: [&str; 4] = ["rpc.method", "server.port", "jdwp.error", "a.flag"];
+    const KEYS: [&str; 5] = [
+        "rpc.method",
+        "server.port",
+        "jdwp.error",
+        "a.flag",
+        "a.key.longer.than.forty.bytes.takes.the.general.path",
+    ];
 
     fn value() -> impl Strategy<Value = Value> {
         prop_oneof![
-            ".{0,40}".prop_map(|s: String| Value::Str(Text::from(s))),
+            ".{0,80}".prop_map(|s: String| Value::Str(Text::from(s))),
             any::<i64>().prop_map(Value::Int),
             any::<f64>()
                 .prop_filter("NaN never equals itself", |d| !d.is_nan())
@@ -334,6 +399,7 @@ pub(super) mod tests {
         for (key, value) in list {
             match value {
                 Value::Str(s) => into.push_str(key, s.as_bytes()),
+                Value::Int(i) => into.push_int(key, *i),
                 other => into.push(key, other),
             }
         }
