@@ -7,6 +7,7 @@
 pub mod classes;
 pub mod eval;
 pub mod inspect;
+pub mod invoke;
 pub mod launch;
 pub mod mutate;
 pub mod render;
@@ -475,6 +476,7 @@ impl Actor for Session {
         let _ = args.shared.actor.set(myself.clone());
         let connection = Connection::spawn(args.stream, args.config, myself.get_cell()).await?;
         let classes = Arc::new(ClassCache::new(connection.clone()));
+        classes.set_session(Arc::downgrade(&args.shared));
         // An unloaded class takes its cached members with it. The event
         // names only a signature, and ids may be reused, so the cache
         // starts over.

@@ -144,6 +144,9 @@ struct Inner {
 pub struct ClassCache {
     conn: ConnectionHandle,
     inner: Mutex<Inner>,
+    /// The session this cache serves (for what outlives a call, such as a
+    /// late invocation's return).
+    session: std::sync::OnceLock<std::sync::Weak<crate::actors::session::SessionShared>>,
 }
 
 /// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
@@ -204,11 +207,22 @@ impl ClassCache {
         Self {
             conn,
             inner: Mutex::new(Inner::default()),
+            session: std::sync::OnceLock::new(),
         }
     }
 
     pub fn connection(&self) -> &ConnectionHandle {
         &self.conn
+    }
+
+    /// Ties the cache to its session (once, at spawn).
+    pub fn set_session(&self, session: std::sync::Weak<crate::actors::session::SessionShared>) {
+        let _ = self.session.set(session);
+    }
+
+    /// The session, if the cache was tied to one.
+    pub fn session(&self) -> Option<std::sync::Weak<crate::actors::session::SessionShared>> {
+        self.session.get().cloned()
     }
 
     /// The runtime type of an object (cached; bounded).

@@ -18,6 +18,7 @@ use futures::future::join_all;
 use crate::actors::error::JdwpError;
 use crate::actors::session::classes::{ClassCache, java_name};
 use crate::actors::session::inspect::{self, FrameView, Locals};
+use crate::actors::session::invoke;
 use crate::expr::Expr;
 use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::jdwp::array_reference::Length;
@@ -775,7 +776,9 @@ impl Driver<'_> {
         }
         let reply = match object {
             Some(object) if !method.is_static() => {
-                conn.send_within(
+                invoke::bounded(
+                    conn,
+                    self.classes.session(),
                     &InvokeMethod {
                         object,
                         thread,
@@ -784,6 +787,7 @@ impl Driver<'_> {
                         arguments: values,
                         options: InvokeOptions::INVOKE_SINGLE_THREADED,
                     },
+                    thread,
                     budget,
                 )
                 .await
@@ -791,7 +795,9 @@ impl Driver<'_> {
             _ => {
                 let info = self.classes.info(decl).await?;
                 if info.tag == TypeTag::Interface {
-                    conn.send_within(
+                    invoke::bounded(
+                        conn,
+                        self.classes.session(),
                         &crate::jdwp::interface_type::InvokeMethod {
                             interface: decl,
                             thread,
@@ -799,11 +805,14 @@ impl Driver<'_> {
                             arguments: values,
                             options: InvokeOptions::INVOKE_SINGLE_THREADED,
                         },
+                        thread,
                         budget,
                     )
                     .await
                 } else {
-                    conn.send_within(
+                    invoke::bounded(
+                        conn,
+                        self.classes.session(),
                         &crate::jdwp::class_type::InvokeMethod {
                             class: decl,
                             thread,
@@ -811,6 +820,7 @@ impl Driver<'_> {
                             arguments: values,
                             options: InvokeOptions::INVOKE_SINGLE_THREADED,
                         },
+                        thread,
                         budget,
                     )
                     .await
@@ -894,6 +904,7 @@ pub fn explain(e: &JdwpError) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::invoke;
     use super::*;
 
     #[test]

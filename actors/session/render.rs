@@ -284,19 +284,21 @@ impl Renderer<'_> {
         }
         let (class, method) = method?;
         let budget = self.ctx.invoke_budget.unwrap_or(Duration::from_secs(2));
-        let reply = conn
-            .send_within(
-                &InvokeMethod {
-                    object: ObjectId(id),
-                    thread,
-                    class,
-                    method,
-                    arguments: vec![],
-                    options: InvokeOptions::INVOKE_SINGLE_THREADED,
-                },
-                budget,
-            )
-            .await;
+        let reply = crate::actors::session::invoke::bounded(
+            conn,
+            self.classes.session(),
+            &InvokeMethod {
+                object: ObjectId(id),
+                thread,
+                class,
+                method,
+                arguments: vec![],
+                options: InvokeOptions::INVOKE_SINGLE_THREADED,
+            },
+            thread,
+            budget,
+        )
+        .await;
         Some(match reply {
             Ok(r) if r.exception.id.0 != 0 => Err("threw".into()),
             Ok(r) => match r.return_value {

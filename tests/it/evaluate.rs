@@ -6,6 +6,8 @@
 
 use jvmscope::actors::EngineConfig;
 use jvmscope::mcp::JvmScope;
+use std::time::Duration;
+
 use serde_json::json;
 
 use crate::support::java::line_of;
@@ -376,4 +378,88 @@ async fn a_class_loaded_by_two_loaders() {
     }
     assert!(first == "A" || first == "B");
     r.engine.shutdown().await;
+}
+
+/// JDWP cannot cancel an invocation: one that outlives its budget returns
+/// later, and HotSpot then suspends its thread again — after the trace
+/// that invoked it has already released it. That suspension must be
+/// undone, or the thread is stuck for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
+    let r = rig().await;
+    let s = &r.server;
+    let (err, text) = call(
+        s,
+        "debug_set_line_stop",
+        json!({
+            "class_pattern": "Evaluate",
+            "line": line_of("Evaluate.java", "eval-here"),
+            "trace": true,
+            "trace_max_hits": 1,
+            "trace_frames": 0,
+            "trace_locals": "none",
+            "trace_expr": ["sleepy(1500)"],
+        }),
+    )
+    .await;
+    assert!(!err, "{text}");
+    let snapshot = poll_async(Duration::from_secs(10), "the snapshot", || async {
+        let (_, t) = call(s, "debug_get_traces", json!({})).await;
+        t.contains("expr[0]").then_some(t)
+    })
+    .await;
+    assert!(
+        snapshot.contains("did not return within 500 ms"),
+        "{snapshot}"
+    );
+    let (_, threads) = call(
+        s,
+        "debug_list_threads",
+        json!({"name_contains": "evaluator"}),
+    )
+    .await;
+    let id = threads
+        .lines()
+        .find(|l| l.contains("\"evaluator\""))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|id| u64::from_str_radix(id.trim_start_matches("@0x"), 16).ok())
+        .expect("evaluator thread");
+    let thread = jvmscope::jdwp::ThreadId(id);
+    // The late return is noticed and its suspension undone.
+    let note = poll_async(Duration::from_secs(10), "the late return", || async {
+        r.session
+            .shared()
+            .recent_events()
+            .into_iter()
+            .find(|l| l.contains("returned after its budget"))
+    })
+    .await;
+    assert!(note.contains(&format!("@{id:#x}")), "{note}");
+    let count = r
+        .session
+        .connection()
+        .send(&jvmscope::jdwp::thread_reference::SuspendCount { thread })
+        .await
+        .expect("suspend count");
+    assert_eq!(count, 0, "the evaluator runs again: {note}");
+    r.engine.shutdown().await;
+}
+
+/// Polls `check` every 20 ms until it gives a value, or panics naming `what`.
+async fn poll_async<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        if let Some(v) = check().await {
+            return v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out after {within:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }

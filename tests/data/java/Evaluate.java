@@ -85,6 +85,12 @@ public class Evaluate {
         return 2 * x;
     }
 
+    // Outlives any invocation budget: the JVM cannot cancel it.
+    static int sleepy(int ms) throws InterruptedException {
+        Thread.sleep(ms);
+        return ms;
+    }
+
     void work(int round) throws InterruptedException {
         int i = round;
         long big = 1234567890123L;

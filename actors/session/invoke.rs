@@ -1,0 +1,109 @@
+//! Bounded method invocation. JDWP cannot cancel an invoke: one that
+//! outlives its budget keeps running in the JVM, and when it finally
+//! returns HotSpot suspends its thread again — by then whoever invoked it
+//! (a trace, a condition, a tool) has given up and released the thread, so
+//! that suspension would hold it for good. Every invocation goes through
+//! [`bounded`], which answers within the budget and keeps watching the
+//! late reply in the background to undo that suspension.
+
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use crate::actors::JdwpError;
+use crate::actors::connection::ConnectionHandle;
+use crate::actors::session::SessionShared;
+use crate::jdwp::{Command, ThreadId};
+
+/// How long a late invocation is watched for; past this its window slot
+/// is given back and a return after it is left to the Watchdog.
+const LATE_WATCH: Duration = Duration::from_secs(600);
+
+/// Sends the invocation `cmd` on `thread` and waits up to `budget` for its
+/// reply. Past the budget it answers `Timeout` and watches the reply in
+/// the background: when the method returns, the suspension HotSpot
+/// restores is undone unless the agent holds the thread.
+pub async fn bounded<C: Command>(
+    conn: &ConnectionHandle,
+    session: Option<Weak<SessionShared>>,
+    cmd: &C,
+    thread: ThreadId,
+    budget: Duration,
+) -> Result<C::Reply, JdwpError>
+where
+    C::Reply: Send + 'static,
+{
+    let mut reply = Box::pin(conn.send_within(cmd, LATE_WATCH.max(budget)));
+    let started = Instant::now();
+    match tokio::time::timeout(budget, &mut reply).await {
+        Ok(answer) => answer,
+        Err(_) => {
+            let conn = conn.clone();
+            tokio::spawn(async move {
+                // A timeout or a lost connection here means it never came
+                // back while we watched: nothing to undo.
+                if let Ok(_) | Err(JdwpError::Jvm { .. } | JdwpError::Decode { .. }) = reply.await {
+                    let session = session.as_ref().and_then(Weak::upgrade);
+                    after_late_return(&conn, session, thread, started.elapsed()).await;
+                }
+            });
+            Err(JdwpError::Timeout {
+                command: C::NAME,
+                after: budget,
+            })
+        }
+    }
+}
+
+/// The method invoked on `thread` returned `after` its start, past its
+/// budget: HotSpot has suspended the thread again.
+async fn after_late_return(
+    conn: &ConnectionHandle,
+    session: Option<Arc<SessionShared>>,
+    thread: ThreadId,
+    after: Duration,
+) {
+    let took = format!(
+        "a method invoked on thread @{:#x} returned after its budget ({} ms after it started)",
+        thread.0,
+        after.as_millis()
+    );
+    if let Some(s) = &session {
+        let agent_holds = s.held_threads().iter().any(|(t, _, _)| *t == thread)
+            || s.event_threads().contains(&thread);
+        if agent_holds {
+            s.note_event(format!(
+                "{took}; the thread stays held, as the agent holds it"
+            ));
+            return;
+        }
+        if !s.event_threads().is_empty() || s.maybe_suspended() {
+            // The JVM is stopped for the agent: the next verified resume
+            // clears this thread too; the Watchdog watches meanwhile.
+            s.note_suspension();
+            s.note_event(format!(
+                "{took}; left to the next resume, which clears every suspension"
+            ));
+            return;
+        }
+    }
+    let count = conn
+        .send(&crate::jdwp::thread_reference::SuspendCount { thread })
+        .await;
+    let line = match count {
+        Ok(n) if n > 0 => {
+            match conn
+                .send(&crate::jdwp::thread_reference::Resume { thread })
+                .await
+            {
+                Ok(()) => format!("{took}; HotSpot suspended it again, so it was resumed"),
+                Err(e) => format!("{took}; resuming it failed: {e}"),
+            }
+        }
+        Ok(_) => format!("{took}; the thread runs"),
+        Err(e) => format!("{took}; its state could not be read: {e}"),
+    };
+    tracing::info!(%line, "late invocation");
+    if let Some(s) = &session {
+        s.note_event(line);
+    }
+}
