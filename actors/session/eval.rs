@@ -904,7 +904,6 @@ pub fn explain(e: &JdwpError) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::invoke;
     use super::*;
 
     #[test]
