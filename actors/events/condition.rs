@@ -170,19 +170,24 @@ async fn value(
     src: &str,
 ) -> Result<(Val, Option<crate::expr::Charset>), String> {
     let parsed = crate::expr::parse_checked(src).map_err(|e| format!("{e:?}"))?;
+    let before = ectx.thread.map(|t| ctx.classes.invocations_on(t));
     let result = eval::evaluate(&ctx.classes, ectx, &parsed.expr).await;
     // An invocation lets the thread run, which makes the frame ids read
-    // before it stale; a failure is assumed to have called what it names.
-    let invoked = match &result {
-        Ok(o) => o.invocations > 0,
-        Err(_) => src.contains('('),
-    };
-    if let Some(thread) = ectx.thread.filter(|_| invoked && ectx.invocable) {
-        ctx.mark_invoked(thread);
-    }
+    // before it stale.
+    note_invocations(ctx, ectx, before);
     match result {
         Ok(o) => Ok((o.value, parsed.charset)),
         Err(f) => Err(f.error.render(src)),
+    }
+}
+
+/// Marks the thread invoked (frames read before are stale) when an
+/// invocation was sent on it since `before` was counted.
+fn note_invocations(ctx: &Ctx, ectx: &EvalContext, before: Option<u64>) {
+    if let (Some(thread), Some(before)) = (ectx.thread, before)
+        && ctx.classes.invocations_on(thread) != before
+    {
+        ctx.mark_invoked(thread);
     }
 }
 
@@ -229,13 +234,23 @@ pub async fn expressions(
         ectx
     };
     let mut out = Vec::with_capacity(exprs.len());
+    // Code run by an earlier expression (or by an earlier stop point's, at
+    // the same hit) made the frame ids stale: the frame is read again.
+    let mut fresh: Option<EvalContext> = None;
     for (i, e) in exprs.iter().enumerate() {
+        if let Some(thread) = ectx.thread.filter(|_| ectx.invocable)
+            && ctx.take_invoked(thread)
+        {
+            fresh = hit_context(ctx, thread, None).await.ok();
+        }
+        let current = fresh.as_ref().unwrap_or(ectx);
         let src = bind(e, &names);
-        let shown = match value(ctx, ectx, &src).await {
+        let shown = match value(ctx, current, &src).await {
             Ok((v, charset)) => {
-                Renderer {
+                let before = current.thread.map(|t| ctx.classes.invocations_on(t));
+                let line = Renderer {
                     classes: &ctx.classes,
-                    ctx: ectx,
+                    ctx: current,
                     budget: Budget {
                         max_len,
                         ..Budget::default()
@@ -243,7 +258,10 @@ pub async fn expressions(
                     charset,
                 }
                 .line(&v)
-                .await
+                .await;
+                // Rendering may call toString().
+                note_invocations(ctx, current, before);
+                line
             }
             Err(err) => format!("error: {err}"),
         };

@@ -147,6 +147,9 @@ pub struct ClassCache {
     /// The session this cache serves (for what outlives a call, such as a
     /// late invocation's return).
     session: std::sync::OnceLock<std::sync::Weak<crate::actors::session::SessionShared>>,
+    /// Invocations sent per thread: each lets its thread run, which makes
+    /// the frame ids read before it stale.
+    invocations: Mutex<HashMap<crate::jdwp::ThreadId, u64>>,
 }
 
 /// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
@@ -208,6 +211,7 @@ impl ClassCache {
             conn,
             inner: Mutex::new(Inner::default()),
             session: std::sync::OnceLock::new(),
+            invocations: Mutex::new(HashMap::new()),
         }
     }
 
@@ -218,6 +222,29 @@ impl ClassCache {
     /// Ties the cache to its session (once, at spawn).
     pub fn set_session(&self, session: std::sync::Weak<crate::actors::session::SessionShared>) {
         let _ = self.session.set(session);
+    }
+
+    /// Counts one invocation sent on `thread`.
+    pub fn note_invocation(&self, thread: crate::jdwp::ThreadId) {
+        let mut counts = self
+            .invocations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if counts.len() >= 4096 && !counts.contains_key(&thread) {
+            counts.clear();
+        }
+        *counts.entry(thread).or_default() += 1;
+    }
+
+    /// Invocations sent on `thread` so far: when it changes, frames read
+    /// before are stale.
+    pub fn invocations_on(&self, thread: crate::jdwp::ThreadId) -> u64 {
+        self.invocations
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&thread)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// The session, if the cache was tied to one.

@@ -770,15 +770,13 @@ impl Driver<'_> {
             values.push(self.to_value(a).await?);
         }
         let budget = self.ctx.invoke_budget.unwrap_or(INVOKE_BUDGET);
-        let conn = self.classes.connection();
         if let Ok(mut n) = self.invocations.lock() {
             *n += 1;
         }
         let reply = match object {
             Some(object) if !method.is_static() => {
                 invoke::bounded(
-                    conn,
-                    self.classes.session(),
+                    self.classes,
                     &InvokeMethod {
                         object,
                         thread,
@@ -796,8 +794,7 @@ impl Driver<'_> {
                 let info = self.classes.info(decl).await?;
                 if info.tag == TypeTag::Interface {
                     invoke::bounded(
-                        conn,
-                        self.classes.session(),
+                        self.classes,
                         &crate::jdwp::interface_type::InvokeMethod {
                             interface: decl,
                             thread,
@@ -811,8 +808,7 @@ impl Driver<'_> {
                     .await
                 } else {
                     invoke::bounded(
-                        conn,
-                        self.classes.session(),
+                        self.classes,
                         &crate::jdwp::class_type::InvokeMethod {
                             class: decl,
                             thread,

@@ -12,19 +12,20 @@ use std::time::{Duration, Instant};
 use crate::actors::JdwpError;
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::SessionShared;
+use crate::actors::session::classes::ClassCache;
 use crate::jdwp::{Command, ThreadId};
 
 /// How long a late invocation is watched for; past this its window slot
 /// is given back and a return after it is left to the Watchdog.
 const LATE_WATCH: Duration = Duration::from_secs(600);
 
-/// Sends the invocation `cmd` on `thread` and waits up to `budget` for its
+/// Counts the invocation (see [`ClassCache::invocations_on`]), sends
+/// `cmd` on `thread` and waits up to `budget` for its
 /// reply. Past the budget it answers `Timeout` and watches the reply in
 /// the background: when the method returns, the suspension HotSpot
 /// restores is undone unless the agent holds the thread.
 pub async fn bounded<C: Command>(
-    conn: &ConnectionHandle,
-    session: Option<Weak<SessionShared>>,
+    classes: &ClassCache,
     cmd: &C,
     thread: ThreadId,
     budget: Duration,
@@ -32,6 +33,9 @@ pub async fn bounded<C: Command>(
 where
     C::Reply: Send + 'static,
 {
+    let conn = classes.connection();
+    let session = classes.session();
+    classes.note_invocation(thread);
     let mut reply = Box::pin(conn.send_within(cmd, LATE_WATCH.max(budget)));
     let started = Instant::now();
     match tokio::time::timeout(budget, &mut reply).await {

@@ -285,8 +285,7 @@ impl Renderer<'_> {
         let (class, method) = method?;
         let budget = self.ctx.invoke_budget.unwrap_or(Duration::from_secs(2));
         let reply = crate::actors::session::invoke::bounded(
-            conn,
-            self.classes.session(),
+            self.classes,
             &InvokeMethod {
                 object: ObjectId(id),
                 thread,

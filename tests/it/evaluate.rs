@@ -463,3 +463,44 @@ where
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+/// An invoking trace expression lets the thread run, which makes the
+/// frame ids read before it stale: the expressions after it (of the same
+/// stop point or of another at the same location) still read the frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trace_expressions_after_an_invocation_still_read_the_frame() {
+    let r = rig().await;
+    let s = &r.server;
+    let line = line_of("Evaluate.java", "eval-here");
+    for exprs in [json!(["twice(2)", "b + 1"]), json!(["twice(3)", "s + 1"])] {
+        let (err, text) = call(
+            s,
+            "debug_set_line_stop",
+            json!({
+                "class_pattern": "Evaluate",
+                "line": line,
+                "trace": true,
+                "trace_max_hits": 1,
+                "trace_frames": 0,
+                "trace_locals": "none",
+                "trace_expr": exprs,
+            }),
+        )
+        .await;
+        assert!(!err, "{text}");
+    }
+    let traces = poll_async(Duration::from_secs(10), "two snapshots", || async {
+        let (_, t) = call(s, "debug_get_traces", json!({})).await;
+        (t.matches("expr[1]").count() >= 2).then_some(t)
+    })
+    .await;
+    for want in [
+        "expr[0] twice(2): 4",
+        "expr[1] b + 1: 8",
+        "expr[0] twice(3): 6",
+        "expr[1] s + 1: 301",
+    ] {
+        assert!(traces.contains(want), "{want} in\n{traces}");
+    }
+    r.engine.shutdown().await;
+}
