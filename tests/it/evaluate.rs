@@ -11,10 +11,27 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::support::java::line_of;
+use crate::support::poll_async;
 use crate::support::rig::{Rig, call, hit, rig_with};
 
 async fn rig() -> Rig {
     rig_with("Evaluate", "evaluate ready", EngineConfig::default(), false).await
+}
+
+/// The `@0x…` id of the fixture's "evaluator" thread.
+async fn evaluator_thread(server: &JvmScope) -> String {
+    let (_, threads) = call(
+        server,
+        "debug_list_threads",
+        json!({"name_contains": "evaluator"}),
+    )
+    .await;
+    threads
+        .lines()
+        .find(|l| l.contains("\"evaluator\""))
+        .and_then(|l| l.split_whitespace().next())
+        .expect("evaluator thread")
+        .to_string()
 }
 
 async fn eval_ok(server: &JvmScope, expr: &str) -> String {
@@ -230,18 +247,7 @@ async fn handles_survive_resume_and_vanish_cleanly() {
 async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     let r = rig().await;
     let s = &r.server;
-    let (_, threads) = call(
-        s,
-        "debug_list_threads",
-        json!({"name_contains": "evaluator"}),
-    )
-    .await;
-    let id = threads
-        .lines()
-        .find(|l| l.contains("\"evaluator\""))
-        .and_then(|l| l.split_whitespace().next())
-        .expect("evaluator thread")
-        .to_string();
+    let id = evaluator_thread(s).await;
     let (err, text) = call(s, "debug_suspend_thread", json!({"thread_id": id})).await;
     assert!(!err, "{text}");
     assert!(text.contains("suspend count now 1"), "{text}");
@@ -412,18 +418,8 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
         snapshot.contains("did not return within 500 ms"),
         "{snapshot}"
     );
-    let (_, threads) = call(
-        s,
-        "debug_list_threads",
-        json!({"name_contains": "evaluator"}),
-    )
-    .await;
-    let id = threads
-        .lines()
-        .find(|l| l.contains("\"evaluator\""))
-        .and_then(|l| l.split_whitespace().next())
-        .and_then(|id| u64::from_str_radix(id.trim_start_matches("@0x"), 16).ok())
-        .expect("evaluator thread");
+    let id = evaluator_thread(s).await;
+    let id = u64::from_str_radix(id.trim_start_matches("@0x"), 16).expect("hex thread id");
     let thread = jvmscope::jdwp::ThreadId(id);
     // The late return is noticed and its suspension undone.
     let note = poll_async(Duration::from_secs(10), "the late return", || async {
@@ -443,25 +439,6 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
         .expect("suspend count");
     assert_eq!(count, 0, "the evaluator runs again: {note}");
     r.engine.shutdown().await;
-}
-
-/// Polls `check` every 20 ms until it gives a value, or panics naming `what`.
-async fn poll_async<T, F, Fut>(within: Duration, what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "timed out after {within:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// An invoking trace expression lets the thread run, which makes the

@@ -23,18 +23,8 @@ async fn attach(engine: &Engine, jvm: &Jvm) -> SessionHandle {
     engine.attach(&spec).await.expect("attach")
 }
 
-async fn poll<T>(what: &str, mut f: impl AsyncFnMut() -> Option<T>) -> T {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+async fn poll<T>(what: &str, f: impl AsyncFnMut() -> Option<T>) -> T {
+    crate::support::poll_async(Duration::from_secs(10), what, f).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -29,6 +29,26 @@ pub fn poll_until<T>(timeout: Duration, check: impl FnMut() -> Option<T>) -> T {
     poll_until_msg(timeout, "condition", check)
 }
 
+/// The async form of [`poll_until_msg`], for tests on the tokio runtime:
+/// awaits `check` until it returns `Some`, at most for `timeout`.
+pub async fn poll_async<T>(
+    timeout: Duration,
+    what: &str,
+    mut check: impl AsyncFnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(POLL_INTERVAL).await;
+    }
+}
+
 /// Like [`poll_until`], naming `what` was awaited in the timeout panic.
 #[track_caller]
 pub fn poll_until_msg<T>(timeout: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
