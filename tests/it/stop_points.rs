@@ -39,6 +39,14 @@ fn orders(args: Vec<String>) -> Jvm {
     jvm
 }
 
+/// An Orders JVM (no plugins) and a server attached to it.
+fn attached_orders() -> (Jvm, Server) {
+    let jvm = orders(Vec::new());
+    let server = server();
+    attach(&server, &jvm);
+    (jvm, server)
+}
+
 fn attach(server: &Server, jvm: &Jvm) {
     server
         .call("debug_attach", json!({"port": jvm.port()}))
@@ -139,9 +147,7 @@ fn assert_all_running(server: &Server) {
 
 #[test]
 fn a_suspending_line_stop_reports_the_hit_and_resumes() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_line_stop",
@@ -187,9 +193,7 @@ fn a_suspending_line_stop_reports_the_hit_and_resumes() {
 
 #[test]
 fn a_finally_line_is_armed_on_both_paths_and_traced_without_freezing() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_line_stop",
@@ -235,9 +239,7 @@ fn a_finally_line_is_armed_on_both_paths_and_traced_without_freezing() {
 
 #[test]
 fn bad_lines_are_refused_and_unknown_classes_deferred_with_suggestions() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     // The line of `int count = 0;` declares a field: no code in any method.
     let blank = line("place-throw") - 4;
     let refused = server
@@ -348,9 +350,7 @@ fn a_class_loaded_later_and_again_by_a_second_loader_arms_into_one_id() {
 
 #[test]
 fn a_spent_hit_count_is_reported_and_clearing_it_sends_nothing() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_line_stop",
@@ -381,9 +381,7 @@ fn a_spent_hit_count_is_reported_and_clearing_it_sends_nothing() {
 
 #[test]
 fn a_hit_count_over_several_locations_is_counted_here_holding_one_thread_at_a_time() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_line_stop",
@@ -417,9 +415,7 @@ fn a_hit_count_over_several_locations_is_counted_here_holding_one_thread_at_a_ti
 
 #[test]
 fn a_thread_filter_keeps_one_thread() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let threads = ok(
         &server,
         "debug_list_threads",
@@ -498,9 +494,7 @@ fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
 
 #[test]
 fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let refused = server
         .call(
             "debug_set_line_stop",
@@ -557,9 +551,7 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
 
 #[test]
 fn a_suspending_stop_at_a_traced_location_is_reported_as_overriding_it() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let at = line("place-add");
     let trace = ok(
         &server,
@@ -600,9 +592,7 @@ fn a_suspending_stop_at_a_traced_location_is_reported_as_overriding_it() {
 
 #[test]
 fn wildcard_families_and_lists_report_each_entry() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let listed = ok(
         &server,
         "debug_set_line_stop",
@@ -647,9 +637,7 @@ fn wildcard_families_and_lists_report_each_entry() {
 
 #[test]
 fn a_suspension_free_trace_holds_nothing_and_toggles_and_updates_in_place() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_line_stop",
@@ -705,9 +693,7 @@ fn a_suspension_free_trace_holds_nothing_and_toggles_and_updates_in_place() {
 
 #[test]
 fn waiting_for_an_event_sends_progress_and_times_out_as_an_answer() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let result = server
         .request(
             "tools/call",
@@ -737,9 +723,7 @@ fn waiting_for_an_event_sends_progress_and_times_out_as_an_answer() {
 
 #[test]
 fn disconnect_clears_every_stop_point_and_the_jvm_runs_on() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (jvm, server) = attached_orders();
     ok(
         &server,
         "debug_set_line_stop",

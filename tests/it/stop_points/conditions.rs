@@ -5,15 +5,13 @@
 use serde_json::json;
 
 use super::{
-    WAIT, assert_all_running, attach, detail, first_id, line, ok, orders, point, server, traces_of,
+    WAIT, assert_all_running, attached_orders, detail, first_id, line, ok, point, traces_of,
 };
 use crate::support::poll_until_msg;
 
 #[test]
 fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_line_stop",
@@ -82,9 +80,7 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
 
 #[test]
 fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_line_stop",

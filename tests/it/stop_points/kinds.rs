@@ -4,16 +4,14 @@
 use serde_json::{Value, json};
 
 use super::{
-    WAIT, assert_all_running, attach, detail, first_id, line, local, ok, orders, point, server,
-    traces_of,
+    WAIT, assert_all_running, attach, attached_orders, detail, first_id, line, local, ok, point,
+    server, traces_of,
 };
 use crate::support::java::{Jvm, JvmOpts};
 
 #[test]
 fn exception_stops_report_type_message_and_catch_site() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     // A superclass matches its subclasses.
     let caught = ok(
         &server,
@@ -58,9 +56,7 @@ fn exception_stops_report_type_message_and_catch_site() {
 
 #[test]
 fn field_stops_report_old_and_new_values() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     // `count` has one writer per object, so old → new is exact: count = before + qty.
     let watch = ok(
         &server,
@@ -109,9 +105,7 @@ fn field_stops_report_old_and_new_values() {
 
 #[test]
 fn method_exit_stops_report_returns_and_count_discarded_exits() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
         "debug_set_method_exit_stop",

@@ -10,8 +10,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    WAIT, assert_all_running, attach, detail, first_id, line, local, ok, orders, point, server,
-    traces_of,
+    WAIT, assert_all_running, attach, attached_orders, detail, first_id, line, local, ok, orders,
+    point, server, traces_of,
 };
 use crate::support::java::{Jvm, JvmOpts, line_of};
 use crate::support::mcp::Server;
@@ -206,9 +206,7 @@ fn an_anonymous_class_snapshot_shows_the_locals_it_captured() {
 
 #[test]
 fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
-    let jvm = orders(Vec::new());
-    let server = server();
-    attach(&server, &jvm);
+    let (_jvm, server) = attached_orders();
     let id = first_id(&ok(
         &server,
         "debug_set_method_exit_stop",
