@@ -22,10 +22,13 @@
 //! Each measurement runs in a fresh child process (so each installs its own
 //! global subscriber and the export task shares the runtime with the
 //! actors, as in the binary); the modes alternate round by round against
-//! the same JVM so drift hits all alike. The collector is an in-process
-//! OTLP/gRPC receiver in this (parent) process.
+//! the same JVM so drift hits all alike. The collector is an OTLP/gRPC
+//! receiver in this (parent) process that counts the spans it receives
+//! without decoding them (`JVMSCOPE_BENCH_COLLECTOR=decode`: the
+//! generated `opentelemetry-proto` service, decoding everything).
 //!
-//! Run: `cargo bench --bench telemetry` (needs a JDK on PATH or JAVA_HOME).
+//! Run: `cargo bench --bench telemetry` (`-- --rounds N` for more rounds;
+//! needs a JDK on PATH or JAVA_HOME).
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -59,7 +62,7 @@ const REQUESTS: usize = 8000;
 const GROUP: usize = 8;
 /// Root spans in flight at once (GROUP × GROUPS_IN_FLIGHT requests).
 const GROUPS_IN_FLIGHT: usize = 4;
-/// Measurements per mode.
+/// Measurements per mode (`-- --rounds N` changes it).
 const ROUNDS: usize = 5;
 
 /// off: no endpoint. unsampled: export configured, `always_off` (what the
@@ -97,8 +100,142 @@ impl TraceService for Counter {
     }
 }
 
-/// Starts an OTLP/gRPC receiver on its own thread; returns its endpoint and span count.
+/// The length-delimited fields numbered `want` of the protobuf message
+/// `msg` (others are skipped; a malformed message ends the walk).
+fn fields(mut msg: &[u8], want: u64) -> Vec<&[u8]> {
+    fn varint(b: &mut &[u8]) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let (&byte, rest) = b.split_first()?;
+            *b = rest;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    let mut out = Vec::new();
+    while let Some(key) = varint(&mut msg) {
+        let skip = match key & 7 {
+            0 => {
+                if varint(&mut msg).is_none() {
+                    break;
+                }
+                0
+            }
+            1 => 8,
+            5 => 4,
+            2 => match varint(&mut msg) {
+                Some(len) if len as usize <= msg.len() => {
+                    let (field, rest) = msg.split_at(len as usize);
+                    if key >> 3 == want {
+                        out.push(field);
+                    }
+                    msg = rest;
+                    0
+                }
+                _ => break,
+            },
+            _ => break,
+        };
+        if skip > msg.len() {
+            break;
+        }
+        msg = &msg[skip..];
+    }
+    out
+}
+
+/// Spans in an encoded `ExportTraceServiceRequest`: resource_spans (1) →
+/// scope_spans (2) → spans (2), counted without decoding them.
+fn count_spans(request: &[u8]) -> u64 {
+    fields(request, 1)
+        .into_iter()
+        .flat_map(|rs| fields(rs, 2))
+        .map(|ss| fields(ss, 2).len() as u64)
+        .sum()
+}
+
+/// One gRPC call on the light collector: read the request, count its
+/// spans, answer an empty `ExportTraceServiceResponse` with status OK.
+async fn light_call(
+    request: http::Request<h2::RecvStream>,
+    mut respond: h2::server::SendResponse<bytes::Bytes>,
+    count: Arc<AtomicU64>,
+) -> Result<(), h2::Error> {
+    let mut body = request.into_body();
+    let mut message = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk?;
+        let _ = body.flow_control().release_capacity(chunk.len());
+        message.extend_from_slice(&chunk);
+    }
+    // The gRPC frame: a compression flag and a 4-byte length, then the message.
+    count.fetch_add(
+        count_spans(message.get(5..).unwrap_or(&[])),
+        Ordering::Relaxed,
+    );
+    let response = http::Response::builder()
+        .status(200)
+        .header("content-type", "application/grpc")
+        .body(())
+        .expect("response");
+    let mut send = respond.send_response(response, false)?;
+    send.send_data(bytes::Bytes::from_static(&[0, 0, 0, 0, 0]), false)?;
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("grpc-status", http::HeaderValue::from_static("0"));
+    send.send_trailers(trailers)
+}
+
+/// Starts an OTLP/gRPC receiver on its own thread; returns its endpoint and
+/// span count. By default it only counts the spans it receives (a walk of
+/// the protobuf, no decoding), so its CPU — on the same two cores as
+/// jvmscope and the JVM — stays small; `JVMSCOPE_BENCH_COLLECTOR=decode`
+/// decodes every request into the `opentelemetry-proto` structs instead
+/// (what the earlier figures used).
 fn start_collector() -> (String, Arc<AtomicU64>) {
+    if std::env::var("JVMSCOPE_BENCH_COLLECTOR").as_deref() == Ok("decode") {
+        return start_decoding_collector();
+    }
+    let count = Arc::new(AtomicU64::new(0));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let counted = count.clone();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("collector runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            tx.send(listener.local_addr().expect("addr")).expect("send");
+            while let Ok((socket, _)) = listener.accept().await {
+                let count = counted.clone();
+                tokio::spawn(async move {
+                    // Windows as large as real collectors grow theirs to.
+                    let Ok(mut conn) = h2::server::Builder::new()
+                        .initial_window_size(1 << 20)
+                        .initial_connection_window_size(4 << 20)
+                        .handshake::<_, bytes::Bytes>(socket)
+                        .await
+                    else {
+                        return;
+                    };
+                    while let Some(Ok((request, respond))) = conn.accept().await {
+                        tokio::spawn(light_call(request, respond, count.clone()));
+                    }
+                });
+            }
+        });
+    });
+    let addr = rx.recv_timeout(Duration::from_secs(10)).expect("collector");
+    (format!("http://{addr}"), count)
+}
+
+/// The decoding collector: the generated `opentelemetry-proto` service.
+fn start_decoding_collector() -> (String, Arc<AtomicU64>) {
     let count = Arc::new(AtomicU64::new(0));
     let (tx, rx) = std::sync::mpsc::channel();
     let service = Counter(count.clone());
@@ -434,16 +571,19 @@ fn label(mode: &str) -> &'static str {
 /// first row).
 fn table(modes: &[&str], results: &[Results], rate: &str, cpu: &str) {
     report(&format!(
-        "| telemetry | {rate} | throughput cost vs off | jvmscope CPU µs per {cpu} | \
-         CPU cost vs off | spans exported | spans dropped |\n|---|---|---|---|---|---|---|"
+        "| telemetry | {rate} (median) | range | throughput cost vs off | jvmscope CPU µs per \
+         {cpu} | CPU cost vs off | spans exported | spans dropped |\n\
+         |---|---|---|---|---|---|---|---|"
     ));
     let off = median(results[0].rps.clone());
     let off_cpu = median(results[0].cpu.clone());
     for (mode, r) in modes.iter().zip(results) {
         let m = median(r.rps.clone());
+        let lo = r.rps.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = r.rps.iter().copied().fold(0.0, f64::max);
         let cpu = median(r.cpu.clone());
         report(&format!(
-            "| {} | {m:.0} | {:.1}% | {cpu:.2} | {:+.1}% | {} | {} |",
+            "| {} | {m:.0} | {lo:.0}–{hi:.0} | {:.1}% | {cpu:.2} | {:+.1}% | {} | {} |",
             label(mode),
             (off - m) / off * 100.0,
             (cpu - off_cpu) / off_cpu * 100.0,
@@ -475,9 +615,17 @@ fn main() {
         return;
     }
     // `cargo bench` passes --bench; `cargo test --benches` does not: nothing to do then.
-    if !std::env::args().any(|a| a == "--bench") {
+    let args: Vec<String> = std::env::args().collect();
+    if !args.iter().any(|a| a == "--bench") {
         return;
     }
+    let rounds = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(ROUNDS)
+        .max(1);
     let (endpoint, received) = start_collector();
     let exe = std::env::current_exe().expect("current exe");
     // One child per measurement; `key=value` words on its result line.
@@ -502,7 +650,7 @@ fn main() {
         support::start_fixture_on("Ticker", "ticker started", &[], support::free_port());
     let mut trips: Vec<Results> = MODES.iter().map(|_| Results::default()).collect();
     let mut spans: Vec<Results> = MODES.iter().map(|_| Results::default()).collect();
-    for _round in 0..ROUNDS {
+    for _round in 0..rounds {
         for (i, mode) in MODES.iter().enumerate() {
             trips[i].add(&run("JVMSCOPE_BENCH_MODE", mode, port, "rps="), "rps=");
             spans[i].add(&run("JVMSCOPE_BENCH_SPAN_COST", mode, port, "ns="), "ns=");
@@ -520,7 +668,7 @@ fn main() {
         support::free_port(),
     );
     let mut captures: Vec<Results> = CAPTURE_MODES.iter().map(|_| Results::default()).collect();
-    for _round in 0..ROUNDS {
+    for _round in 0..rounds {
         for (i, mode) in CAPTURE_MODES.iter().enumerate() {
             captures[i].add(&run("JVMSCOPE_BENCH_CAPTURE", mode, port, "hits="), "hits=");
         }
@@ -530,19 +678,19 @@ fn main() {
 
     report(&format!(
         "JDWP VirtualMachine.Version round trips against a real JVM, {REQUESTS} per measurement \
-         in root spans of {GROUP}, {} in flight; median of {ROUNDS} alternating rounds",
+         in root spans of {GROUP}, {} in flight; median of {rounds} alternating rounds",
         GROUP * GROUPS_IN_FLIGHT
     ));
     table(&MODES, &trips, "requests/s", "round trip");
     report(&format!(
         "\nTrace capture on TraceLoad's hot line ({CAPTURE_THREADS} busy threads; 3 frames, all \
-         locals), {}s per measurement; median of {ROUNDS} alternating rounds",
+         locals), {}s per measurement; median of {rounds} alternating rounds",
         CAPTURE_TIME.as_secs()
     ));
     table(&CAPTURE_MODES, &captures, "captures/s", "capture");
     report(&format!(
         "\nCPU per JDWP span (opened, filled and closed as the Connection does, no I/O), \
-         {SPANS} spans per measurement; median of {ROUNDS}"
+         {SPANS} spans per measurement; median of {rounds}"
     ));
     report("| telemetry | ns per span | added vs off | spans dropped |\n|---|---|---|---|");
     let off = median(spans[0].rps.clone());
@@ -556,7 +704,12 @@ fn main() {
         ));
     }
     report(&format!(
-        "\nspans received by the collector: {}",
+        "\nspans received by the collector ({}): {}",
+        if std::env::var("JVMSCOPE_BENCH_COLLECTOR").as_deref() == Ok("decode") {
+            "decoding every request"
+        } else {
+            "counting spans only"
+        },
         received.load(Ordering::Relaxed)
     ));
 }
