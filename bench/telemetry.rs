@@ -56,8 +56,9 @@ use tracing::Instrument;
 mod support;
 use support::report;
 
-/// Round trips per measurement.
-const REQUESTS: usize = 8000;
+/// Round trips per measurement (~0.4 s at full speed: long enough that a
+/// scheduler hiccup from other load does not decide a measurement).
+const REQUESTS: usize = 40_000;
 /// Round trips per root span (one "tool call").
 const GROUP: usize = 8;
 /// Root spans in flight at once (GROUP × GROUPS_IN_FLIGHT requests).
@@ -571,12 +572,14 @@ fn label(mode: &str) -> &'static str {
 /// first row).
 fn table(modes: &[&str], results: &[Results], rate: &str, cpu: &str) {
     report(&format!(
-        "| telemetry | {rate} (median) | range | throughput cost vs off | jvmscope CPU µs per \
+        "| telemetry | {rate} (median) | range | throughput cost vs off (median of rounds) | jvmscope CPU µs per \
          {cpu} | CPU cost vs off | spans exported | spans dropped |\n\
          |---|---|---|---|---|---|---|---|"
     ));
-    let off = median(results[0].rps.clone());
-    let off_cpu = median(results[0].cpu.clone());
+    // Each cost is the median of per-round ratios: a round's measurements
+    // run back to back, so load from elsewhere weighs on them alike.
+    let ratio =
+        |xs: &[f64], base: &[f64]| median(xs.iter().zip(base).map(|(x, b)| x / b).collect());
     for (mode, r) in modes.iter().zip(results) {
         let m = median(r.rps.clone());
         let lo = r.rps.iter().copied().fold(f64::INFINITY, f64::min);
@@ -585,8 +588,8 @@ fn table(modes: &[&str], results: &[Results], rate: &str, cpu: &str) {
         report(&format!(
             "| {} | {m:.0} | {lo:.0}–{hi:.0} | {:.1}% | {cpu:.2} | {:+.1}% | {} | {} |",
             label(mode),
-            (off - m) / off * 100.0,
-            (cpu - off_cpu) / off_cpu * 100.0,
+            (1.0 - ratio(&r.rps, &results[0].rps)) * 100.0,
+            (ratio(&r.cpu, &results[0].cpu) - 1.0) * 100.0,
             r.exported,
             r.dropped
         ));
