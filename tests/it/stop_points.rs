@@ -9,6 +9,7 @@
 
 mod conditions;
 mod kinds;
+mod parity;
 mod snapshots;
 
 use std::time::Duration;

@@ -52,7 +52,7 @@ pub struct WaitParams {
 pub struct TracesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Only this stop point's snapshots.
+    /// Only this stop point's (or bpset_ family's) snapshots.
     pub bp_id: Option<String>,
     /// Only snapshots whose location contains this text.
     pub class_filter: Option<String>,
@@ -83,7 +83,7 @@ pub fn tools() -> Vec<Tool> {
             "Block until a reportable event arrives that was not shown yet (one already waiting returns at \
              once), or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
              Sends progress notifications about every second while waiting when the call carries a \
-             progressToken. bp_id waits for that stop point only; for a traced one, its next snapshot. \
+             progressToken. bp_id waits for that stop point (or bpset_ family) only; for a traced one, its next snapshot. \
              Suspends nothing itself.",
             Effect::Read,
         ),
@@ -114,6 +114,30 @@ fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
     let handle = ctx.engine.session(session)?;
     handle.check_alive()?;
     Ok(handle)
+}
+
+/// The stop-point ids a `bp_id` argument stands for: itself, or a family's
+/// members (and the family id); `None` when no such stop point exists.
+async fn stop_ids(handle: &SessionHandle, bp: &str) -> Option<Vec<String>> {
+    let listing = handle.stop_points().list().await;
+    if let Some(f) = listing.families.iter().find(|f| f.id == bp) {
+        let mut ids: Vec<String> = f.members.iter().map(|(id, _)| id.clone()).collect();
+        ids.push(f.id.clone());
+        return Some(ids);
+    }
+    listing
+        .points
+        .iter()
+        .any(|p| p.id == bp)
+        .then(|| vec![bp.to_string()])
+}
+
+fn unknown_stop(bp: &str) -> ToolError {
+    ToolError::new(
+        "UNKNOWN_STOP_POINT",
+        format!("there is no stop point {bp:?}"),
+    )
+    .next("debug_list_stop_points shows the ids")
 }
 
 fn policy_word(p: SuspendPolicy) -> &'static str {
@@ -286,13 +310,23 @@ async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
     let log = handle.events().clone();
     let limit = Duration::from_millis(p.timeout_ms.unwrap_or(WAIT_DEFAULT_MS).min(WAIT_MAX_MS));
     let after = p.since.unwrap_or_else(|| log.reported());
-    let bp = p.bp_id.clone();
-    let bp2 = p.bp_id.clone();
-    let pred = move |e: &HitEvent| {
-        bp.as_ref()
-            .is_none_or(|b| e.stop.as_deref() == Some(b.as_str()))
+    // A misspelt or cleared id would wait out the whole timeout for nothing.
+    let ids = match p.bp_id.as_deref().map(str::trim) {
+        Some(b) => Some(stop_ids(&handle, b).await.ok_or_else(|| unknown_stop(b))?),
+        None => None,
     };
-    let trace_pred = move |t: &TraceRecord| bp2.as_ref().is_some_and(|b| *t.stop == **b);
+    let ids2 = ids.clone();
+    let pred = move |e: &HitEvent| {
+        ids.as_ref().is_none_or(|ids| {
+            e.stop
+                .as_deref()
+                .is_some_and(|s| ids.iter().any(|i| i == s))
+        })
+    };
+    let trace_pred = move |t: &TraceRecord| {
+        ids2.as_ref()
+            .is_some_and(|ids| ids.iter().any(|i| **i == *t.stop))
+    };
     let progress = PROGRESS.try_with(|p| p.clone()).ok();
     let total_ms = limit.as_millis() as f64;
     let mut tick = move |elapsed: Duration| {
@@ -355,15 +389,34 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
     let handle = live(ctx, p.session_id.as_deref())?;
     let log = handle.events();
     let since = p.since.unwrap_or(0);
+    // A family id stands for its members; a cleared stop point's snapshots
+    // stay readable under its own id.
+    let bp = p.bp_id.as_deref().map(str::trim);
+    let ids = match bp {
+        Some(b) => Some(
+            stop_ids(&handle, b)
+                .await
+                .unwrap_or_else(|| vec![b.to_string()]),
+        ),
+        None => None,
+    };
     let pred = |t: &TraceRecord| {
         t.seq > since
-            && p.bp_id.as_ref().is_none_or(|b| *t.stop == **b)
+            && ids
+                .as_ref()
+                .is_none_or(|ids| ids.iter().any(|i| **i == *t.stop))
             && p.class_filter
                 .as_ref()
                 .is_none_or(|c| t.location.contains(c.as_str()))
     };
     let limit = p.limit.unwrap_or(TRACES_DEFAULT_LIMIT).max(1);
     let (shown, total) = log.traces(pred, limit);
+    if let Some(b) = bp
+        && total == 0
+        && stop_ids(&handle, b).await.is_none()
+    {
+        return Err(unknown_stop(b));
+    }
     let ring = log.ring();
     let now = Instant::now();
     let mut text = format!(
@@ -397,7 +450,16 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
         0
     };
     if cleared > 0 {
-        text.push_str(&format!("\nCleared {cleared} snapshots."));
+        // clear removes every match, not only the page shown: say so.
+        let unseen = cleared.saturating_sub(shown.len());
+        text.push_str(&format!(
+            "\nCleared {cleared} snapshots{}.",
+            if unseen > 0 {
+                format!(" ({unseen} of them not shown: older than the limit)")
+            } else {
+                String::new()
+            }
+        ));
     }
     Ok(text_and_data(
         text,

@@ -49,8 +49,8 @@ pub fn tools() -> Vec<Tool> {
         tool::<ExceptionStopParams>(
             "debug_set_exception_stop",
             "Stop when an exception is thrown",
-            "Stop when an exception is thrown: class_pattern is an exact type, its subclasses included \
-             (deferred until it loads; omit it for every exception: noisy). caught and uncaught default true. \
+            "Stop when an exception is thrown: class_pattern is an exact type (or a list: \
+             one exc_ each), its subclasses included (deferred until it loads; omit it for every exception: noisy). caught and uncaught default true. \
              Reports type, stored message (read as a field), throw and catch location; an NPE's helpful text \
              is never stored, so a getMessage() bounded to 250 ms runs on the held thread (not read-only). A \
              rethrow of the same instance on its thread (finally, catch-and-throw) is folded into the first \
@@ -74,7 +74,7 @@ pub fn tools() -> Vec<Tool> {
             "debug_set_method_exit_stop",
             "Report what methods return",
             "Report what a method returned and from which return site. class_pattern is matched by the JVM \
-             (exact, or one * at the start or end), classes loaded later included. method is filtered here, \
+             (exact, or one * at the start or end; a list arms one mexit_ each), classes loaded later included. method is filtered here, \
              after the JVM has paid for every exit of the class: debug_list_stop_points counts them as exits \
              discarded; narrow the pattern or use exclude_classes. Traced by default; trace:false needs an \
              exact class and a method. hit_count only without method. instance_id is refused: HotSpot ignores \
@@ -135,7 +135,7 @@ pub fn tools() -> Vec<Tool> {
             "debug_panic",
             "Clear everything and resume",
             "Safety: clear every stop point and family, then resume every thread until no suspend count is \
-             left, verified by reading each thread's count back. Use it when the JVM seems frozen by the \
+             left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
              debugger.",
             Effect::Destructive,
         ),
@@ -280,17 +280,32 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
         mode: mode.clone(),
         filters: filters.clone(),
     };
+    let specs = specs
+        .into_iter()
+        .map(|(entry, class)| (entry, class.map(build)))
+        .collect();
+    arm_entries(&handle, specs, max_classes, notes).await
+}
+
+/// Arms one definition per entry of a class_pattern: a single entry replies
+/// as itself (its failure is a tool error); a list arms every entry on its
+/// own and reports each outcome.
+async fn arm_entries(
+    handle: &SessionHandle,
+    mut specs: Vec<(String, Result<StopPointSpec, ToolError>)>,
+    max_classes: usize,
+    notes: Vec<String>,
+) -> Reply {
     if specs.len() == 1 {
         let (_, spec) = specs.remove(0);
-        return arm_one(&handle, build(spec?), max_classes, notes).await;
+        return arm_one(handle, spec?, max_classes, notes).await;
     }
-    // A list: every entry on its own, each outcome reported.
     let mut lines = Vec::new();
     let mut data = Vec::new();
     let (mut armed, mut deferred, mut refused) = (0, 0, 0);
     for (entry, spec) in specs {
         let r = match spec {
-            Ok(class) => handle.stop_points().arm(build(class), max_classes).await,
+            Ok(spec) => handle.stop_points().arm(spec, max_classes).await,
             Err(t) => Err(ArmError {
                 label: t.label,
                 message: t.message,
@@ -337,14 +352,6 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
-    let class = p.class_pattern.as_ref().map(|c| c.trim().to_string());
-    if class.as_deref().is_some_and(|c| c.contains('*')) {
-        return Err(refuse(
-            "BAD_ARGUMENT",
-            "exception stops take an exact type (its subclasses match too)",
-            "name the common superclass, e.g. java.lang.RuntimeException, or omit class_pattern for all",
-        ));
-    }
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
     if !caught && !uncaught {
         return Err(ToolError::bad_argument(
@@ -352,21 +359,50 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
             "caught and uncaught are both false: nothing would be reported",
         ));
     }
-    if class.is_none() {
-        notes.push(
-            "every exception type is reported: expect noise from the JDK and frameworks".into(),
-        );
-    }
-    let spec = StopPointSpec {
-        target: Target::Exception(ExceptionSpec {
-            class,
-            caught,
-            uncaught,
-        }),
-        mode,
-        filters,
+    let classes: Vec<Option<String>> = match p.class_pattern.clone() {
+        None => {
+            notes.push(
+                "every exception type is reported: expect noise from the JDK and frameworks".into(),
+            );
+            vec![None]
+        }
+        Some(c) => c
+            .into_vec()
+            .into_iter()
+            .map(|c| Some(c.trim().to_string()))
+            .collect(),
     };
-    arm_one(&handle, spec, 1, notes).await
+    if classes.is_empty() {
+        return Err(ToolError::bad_argument(
+            tool,
+            "class_pattern is an empty list",
+        ));
+    }
+    let specs = classes
+        .into_iter()
+        .map(|class| {
+            let entry = class.clone().unwrap_or_else(|| "every exception".into());
+            let spec = if class.as_deref().is_some_and(|c| c.contains('*')) {
+                Err(refuse(
+                    "BAD_ARGUMENT",
+                    format!("{entry}: exception stops take an exact type (its subclasses match too)"),
+                    "name the common superclass, e.g. java.lang.RuntimeException, or omit class_pattern for all",
+                ))
+            } else {
+                Ok(StopPointSpec {
+                    target: Target::Exception(ExceptionSpec {
+                        class,
+                        caught,
+                        uncaught,
+                    }),
+                    mode: mode.clone(),
+                    filters: filters.clone(),
+                })
+            };
+            (entry, spec)
+        })
+        .collect();
+    arm_entries(&handle, specs, 1, notes).await
 }
 
 async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
@@ -420,22 +456,42 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
             "stop on a line inside an instance method with instance_id, or filter with a condition",
         ));
     }
-    let pattern = p.class_pattern.trim().to_string();
-    let stars = pattern.matches('*').count();
-    if stars > 1 || (stars == 1 && !(pattern.starts_with('*') || pattern.ends_with('*'))) {
-        return Err(refuse(
-            "BAD_ARGUMENT",
-            format!("{pattern}: the JVM matches one * at the start or the end only"),
-            "use e.g. com.acme.* or *.OrderService",
+    let patterns: Vec<String> = p
+        .class_pattern
+        .clone()
+        .into_vec()
+        .into_iter()
+        .map(|c| c.trim().to_string())
+        .collect();
+    if patterns.is_empty() {
+        return Err(ToolError::bad_argument(
+            tool,
+            "class_pattern is an empty list",
         ));
     }
-    let exact = stars == 0;
-    if p.trace == Some(false) && !(exact && p.method.is_some()) {
-        return Err(refuse(
-            "REFUSED",
-            "a suspending method exit needs an exact class and a method: on a pattern it would freeze the VM on every return",
-            "keep trace (the default), or name one class and one method",
-        ));
+    let mut checked = Vec::new();
+    for pattern in patterns {
+        let stars = pattern.matches('*').count();
+        let check = if stars > 1
+            || (stars == 1 && !(pattern.starts_with('*') || pattern.ends_with('*')))
+        {
+            Err(refuse(
+                "BAD_ARGUMENT",
+                format!("{pattern}: the JVM matches one * at the start or the end only"),
+                "use e.g. com.acme.* or *.OrderService",
+            ))
+        } else if p.trace == Some(false) && !(stars == 0 && p.method.is_some()) {
+            Err(refuse(
+                "REFUSED",
+                format!(
+                    "{pattern}: a suspending method exit needs an exact class and a method: on a pattern it would freeze the VM on every return"
+                ),
+                "keep trace (the default), or name one class and one method",
+            ))
+        } else {
+            Ok(())
+        };
+        checked.push((pattern, check));
     }
     if p.hit_count.is_some() && p.method.is_some() {
         return Err(refuse(
@@ -448,16 +504,56 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
     let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
-    let spec = StopPointSpec {
-        target: Target::MethodExit(MethodExitSpec {
-            class_pattern: pattern,
-            method: p.method.clone(),
-            exclude: p.exclude_classes.clone().unwrap_or_default(),
-        }),
-        mode,
-        filters,
-    };
-    arm_one(&handle, spec, 1, notes).await
+    if let Some(m) = &p.method {
+        for (pattern, check) in &checked {
+            if check.is_ok()
+                && !pattern.contains('*')
+                && let Some(n) = missing_method(&handle, pattern, m).await
+            {
+                notes.push(n);
+            }
+        }
+    }
+    let specs = checked
+        .into_iter()
+        .map(|(pattern, check)| {
+            let spec = check.map(|()| StopPointSpec {
+                target: Target::MethodExit(MethodExitSpec {
+                    class_pattern: pattern.clone(),
+                    method: p.method.clone(),
+                    exclude: p.exclude_classes.clone().unwrap_or_default(),
+                }),
+                mode: mode.clone(),
+                filters: filters.clone(),
+            });
+            (pattern, spec)
+        })
+        .collect();
+    arm_entries(&handle, specs, 1, notes).await
+}
+
+/// A warning when a loaded class has no method of that name (a misspelt
+/// method would report "exits discarded" for ever); `None` when it has one
+/// or the class is not loaded yet.
+async fn missing_method(handle: &SessionHandle, class: &str, method: &str) -> Option<String> {
+    let copies = handle.classes().by_name(class).await.ok()?;
+    if copies.is_empty() {
+        return None;
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for c in &copies {
+        for m in handle.classes().methods(c.id).await.ok()?.iter() {
+            if m.name == method {
+                return None;
+            }
+            names.insert(m.name.clone());
+        }
+    }
+    let names: Vec<String> = names.into_iter().take(20).collect();
+    Some(format!(
+        "WARNING: {class} has no method {method:?}: nothing will be reported (its methods: {})",
+        names.join(", ")
+    ))
 }
 
 async fn set_monitor(ctx: &Ctx, p: Result<MonitorParams, ToolError>) -> Reply {
@@ -730,12 +826,24 @@ async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     let p = p?;
     let handle = live(ctx, p.session_id.as_deref())?;
     let cleared = handle.stop_points().clear_all().await;
+    // A panic releases the threads debug_suspend_thread holds too: resuming
+    // around them would report "all threads run" over a held one.
+    let held = released_names(&handle).await;
+    handle.shared().release_all();
     let report = handle.resume_all().await.map_err(|e| handle.map_err(e))?;
     let mut text = format!(
         "PANIC: cleared {cleared} stop points; {} resume{} sent.",
         report.resumes,
         if report.resumes == 1 { "" } else { "s" }
     );
+    if !held.is_empty() {
+        text.push_str(&format!(
+            "\nReleased {} thread{} debug_suspend_thread held: {}.",
+            held.len(),
+            if held.len() == 1 { "" } else { "s" },
+            held.join(", ")
+        ));
+    }
     if report.still_held == 0 {
         text.push_str(&format!("\nVerified: all {} threads run.", report.total));
     } else if report.resuspended_by_event {
@@ -756,6 +864,26 @@ async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             "resumes": report.resumes,
             "threads_total": report.total,
             "still_suspended": report.still_held,
+            "released_held": held,
         }),
     ))
+}
+
+/// The threads the agent holds with debug_suspend_thread, as
+/// `@0x… "name"` (the id alone when the name cannot be read).
+async fn released_names(handle: &SessionHandle) -> Vec<String> {
+    let held = handle.shared().held_threads();
+    let names = futures::future::join_all(held.iter().map(|(t, _, _)| {
+        handle
+            .connection()
+            .send(&crate::jdwp::thread_reference::Name { thread: *t })
+    }))
+    .await;
+    held.iter()
+        .zip(names)
+        .map(|((t, _, _), name)| match name {
+            Ok(n) => format!("@0x{:x} {n:?}", t.0),
+            Err(_) => format!("@0x{:x}", t.0),
+        })
+        .collect()
 }

@@ -103,8 +103,8 @@ stop_params! {
 stop_params! {
     /// Arguments of debug_set_exception_stop.
     pub struct ExceptionStopParams {
-        /// Exception type (with subclasses); omit for every exception.
-        pub class_pattern: Option<String>,
+        /// Exception type (with subclasses), or a list of them; omit for every exception.
+        pub class_pattern: Option<OneOrMany<String>>,
         /// Report throws that will be caught; default true.
         pub caught: Option<bool>,
         /// Report throws nothing catches; default true.
@@ -143,8 +143,8 @@ stop_params! {
 stop_params! {
     /// Arguments of debug_set_method_exit_stop.
     pub struct MethodExitParams {
-        /// Class, or a pattern with one * at the start or end.
-        pub class_pattern: String,
+        /// Class, a pattern with one * at the start or end, or a list of them.
+        pub class_pattern: OneOrMany<String>,
         /// Method name (filtered here); omit for every method.
         pub method: Option<String>,
         /// Class patterns the JVM excludes.
@@ -275,9 +275,8 @@ pub(super) fn expressions(
                 "arm without condition and filter with hit_count, thread_id or instance_id, or trace and read debug_get_traces",
             ));
         }
-        crate::expr::parse_checked(c).map_err(|e| {
-            ToolError::bad_argument(tool, format!("condition does not parse: {e:?}"))
-        })?;
+        crate::expr::parse_checked(c)
+            .map_err(|e| ToolError::bad_argument(tool, format!("condition does not parse: {e}")))?;
     }
     if exprs.is_some() && !condition::AVAILABLE {
         return Err(refuse(
@@ -291,7 +290,7 @@ pub(super) fn expressions(
         OneOrMany::Many(v) => v.as_slice(),
     }) {
         crate::expr::parse_checked(e).map_err(|err| {
-            ToolError::bad_argument(tool, format!("trace_expr {e:?} does not parse: {err:?}"))
+            ToolError::bad_argument(tool, format!("trace_expr {e:?} does not parse: {err}"))
         })?;
     }
     Ok(())

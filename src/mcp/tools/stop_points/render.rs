@@ -19,9 +19,16 @@ fn state_text(p: &PointView) -> String {
         other => other.label().to_uppercase(),
     };
     if p.copies > 0 {
+        // Only a line stop has bytecode locations; a field watch or an
+        // exception request is armed per class.
+        if p.locations > 0 {
+            s.push_str(&format!(
+                ", {}",
+                plural(p.locations, "location", "locations")
+            ));
+        }
         s.push_str(&format!(
-            ", {}, {}",
-            plural(p.locations, "location", "locations"),
+            ", {}",
             plural(p.loaders, "classloader", "classloaders")
         ));
         if p.later > 0 {

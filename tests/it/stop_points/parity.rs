@@ -1,0 +1,231 @@
+//! Stop-point behaviours checked against the reference catalogue: lists of
+//! exception types and method-exit patterns (one id each, per-entry
+//! outcomes), a misspelt method-exit method warned about, stop-point ids the
+//! event tools refuse or expand (families), what `clear` removed beyond the
+//! page shown, readable expression errors, and a panic that releases the
+//! threads the agent holds.
+
+use serde_json::json;
+
+use super::*;
+
+#[test]
+fn exception_and_method_exit_lists_arm_one_stop_point_per_entry() {
+    let (_jvm, server) = attached_orders();
+    let exc = server.call(
+        "debug_set_exception_stop",
+        json!({"class_pattern": ["java.lang.IllegalStateException", "java.lang.*Exception", "java.lang.ArithmeticException"], "trace": true, "trace_frames": 0}),
+    );
+    assert!(!exc.is_error, "{}", exc.text);
+    // IllegalStateException may not be loaded yet at attach: then it is
+    // deferred and arms itself on the first throw.
+    assert!(
+        exc.text.starts_with("2 armed, 0 deferred, 1 refused")
+            || exc.text.starts_with("1 armed, 1 deferred, 1 refused"),
+        "{}",
+        exc.text
+    );
+    let outcomes = exc.json()["outcomes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let ids: Vec<&str> = outcomes.iter().filter_map(|o| o["id"].as_str()).collect();
+    assert_eq!(ids.len(), 2, "{}", exc.text);
+    assert!(ids.iter().all(|i| i.starts_with("exc_")), "{ids:?}");
+    assert!(
+        exc.text.contains("java.lang.*Exception: REFUSED"),
+        "{}",
+        exc.text
+    );
+    // The IllegalStateException entry fires on its own.
+    let ise = outcomes
+        .iter()
+        .find(|o| o["entry"] == "java.lang.IllegalStateException")
+        .and_then(|o| o["id"].as_str())
+        .expect("the IllegalStateException outcome")
+        .to_string();
+    let t = traces_of(&server, &ise, 1);
+    assert!(
+        detail(&t[0], "exception")
+            .is_some_and(|e| e.starts_with("java.lang.IllegalStateException @0x")),
+        "{}",
+        t[0]
+    );
+
+    let exits = server.call(
+        "debug_set_method_exit_stop",
+        json!({"class_pattern": ["Orders", "Ord*ers", "NoSuchClass"], "method": "size", "trace_frames": 0}),
+    );
+    assert!(!exits.is_error, "{}", exits.text);
+    assert!(
+        exits.text.starts_with("2 armed, 0 deferred, 1 refused"),
+        "{}",
+        exits.text
+    );
+    assert!(
+        exits.text.contains("one * at the start or the end"),
+        "{}",
+        exits.text
+    );
+    // A method the loaded class does not have is warned about at once.
+    let typo = ok(
+        &server,
+        "debug_set_method_exit_stop",
+        json!({"class_pattern": "Orders", "method": "sise"}),
+    );
+    assert!(
+        typo.text.contains("WARNING: Orders has no method \"sise\"") && typo.text.contains("size"),
+        "{}",
+        typo.text
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn event_tools_refuse_unknown_ids_and_read_a_family_by_its_id() {
+    let (_jvm, server) = attached_orders();
+    let started = std::time::Instant::now();
+    let wait = server.call(
+        "debug_wait_for_event",
+        json!({"bp_id": "bp_99", "timeout_ms": 20000}),
+    );
+    assert!(wait.is_error, "{}", wait.text);
+    assert!(
+        wait.text.starts_with("[UNKNOWN_STOP_POINT]"),
+        "{}",
+        wait.text
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "waited for a typo"
+    );
+    let traces = server.call("debug_get_traces", json!({"bp_id": "bp_99"}));
+    assert!(
+        traces.text.starts_with("[UNKNOWN_STOP_POINT]"),
+        "{}",
+        traces.text
+    );
+
+    let family = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Ord*", "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+    );
+    let fid = family.json()["outcomes"][0]["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(fid.starts_with("bpset_"), "{}", family.text);
+    // Waiting on the family returns a member's snapshot.
+    let next = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"bp_id": fid, "timeout_ms": 20000}),
+    );
+    assert_eq!(next.json()["found"], "trace", "{}", next.text);
+    let t = traces_of(&server, &fid, 5);
+    assert!(
+        t.iter().all(|s| s["location"]
+            .as_str()
+            .is_some_and(|l| l.starts_with("Orders.size:"))),
+        "{t:?}"
+    );
+    // clear:true removes every match, and says how many were not shown.
+    let cleared = ok(
+        &server,
+        "debug_get_traces",
+        json!({"bp_id": fid, "limit": 1, "clear": true}),
+    );
+    let n = cleared.json()["cleared"].as_u64().unwrap_or(0);
+    assert!(n >= 5, "{}", cleared.text);
+    assert!(
+        cleared.text.contains(&format!(
+            "({} of them not shown: older than the limit)",
+            n - 1
+        )),
+        "{}",
+        cleared.text
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn expression_errors_read_as_text_and_a_field_watch_lists_no_locations() {
+    let (_jvm, server) = attached_orders();
+    let bad = server.call(
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-add"), "condition": "qty +"}),
+    );
+    assert!(bad.is_error, "{}", bad.text);
+    assert!(
+        bad.text.contains(
+            "condition does not parse: column 6: expected an expression, found end of input"
+        ),
+        "{}",
+        bad.text
+    );
+    assert!(!bad.text.contains("ParseError"), "{}", bad.text);
+    let bad = server.call(
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true, "trace_expr": ["qty", "count =="]}),
+    );
+    assert!(
+        bad.text.contains("does not parse: column") && !bad.text.contains("ParseError"),
+        "{}",
+        bad.text
+    );
+    let watch = ok(
+        &server,
+        "debug_set_field_stop",
+        json!({"class_name": "Orders", "field_name": "count", "trace": true, "trace_frames": 0}),
+    );
+    assert!(
+        watch.text.contains("ARMED, 1 classloader"),
+        "{}",
+        watch.text
+    );
+    assert!(!watch.text.contains("location"), "{}", watch.text);
+    assert_all_running(&server);
+}
+
+#[test]
+fn panic_releases_the_threads_the_agent_holds_and_names_them() {
+    let (_jvm, server) = attached_orders();
+    let threads = ok(&server, "debug_list_threads", json!({}));
+    let id = threads
+        .text
+        .lines()
+        .find(|l| l.contains("\"orders-a\""))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("orders-a in {}", threads.text))
+        .to_string();
+    ok(&server, "debug_suspend_thread", json!({"thread_id": id}));
+    ok(&server, "debug_suspend_thread", json!({"thread_id": id}));
+    ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "method": "size", "trace": true}),
+    );
+    let panic = ok(&server, "debug_panic", json!({}));
+    assert!(
+        panic
+            .text
+            .contains("Released 1 thread debug_suspend_thread held:")
+            && panic.text.contains("\"orders-a\""),
+        "{}",
+        panic.text
+    );
+    assert!(panic.text.contains("Verified: all"), "{}", panic.text);
+    assert_eq!(panic.json()["still_suspended"], 0, "{}", panic.text);
+    let state = ok(&server, "debug_get_last_event", json!({}));
+    assert!(state.text.contains("[suspended] no"), "{}", state.text);
+    // orders-a runs again: its next size() exit is seen.
+    let exits = ok(
+        &server,
+        "debug_set_method_exit_stop",
+        json!({"class_pattern": "Orders", "method": "size", "thread_id": id, "trace_frames": 0}),
+    );
+    let mexit = first_id(&exits);
+    traces_of(&server, &mexit, 1);
+    assert_all_running(&server);
+}
