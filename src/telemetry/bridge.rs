@@ -9,8 +9,8 @@
 //! integers over as text, which measured 3–4 µs per JDWP span even when the
 //! span was then dropped by a 10% sampler (bench/telemetry.rs). Here the
 //! sampling decision is taken once, when a root span opens, and inherited
-//! by its descendants, so an unsampled span costs a marker and nothing
-//! else; integers stay integers.
+//! by its descendants, so an unsampled span costs a look at its parent and
+//! nothing else; integers stay integers.
 //!
 //! Fields follow `tracing-opentelemetry`'s conventions: `otel.name` renames
 //! the span, `otel.kind` sets the kind (`server`, `client`, …),
@@ -77,13 +77,12 @@ impl RootDecision {
     }
 }
 
-/// Marks a span (and through it, its descendants) as not recorded.
-struct NotSampled;
-
 /// A recorded span in the making: the finished record, less its end.
 struct Recording(SpanRecord);
 
-/// What a new span learns from its parent.
+/// What a new span learns from its parent. A parent without a
+/// [`Recording`] was not sampled (nothing marks it: that saves a registry
+/// write per unsampled span), so neither is the child.
 enum Parent {
     None,
     NotSampled,
@@ -141,23 +140,19 @@ where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else {
-            return;
-        };
         let (trace_id, parent_span_id) = match self.parent(attrs, &ctx) {
-            Parent::NotSampled => {
-                span.extensions_mut().insert(NotSampled);
-                return;
-            }
+            Parent::NotSampled => return,
             Parent::Recorded(trace_id, parent) => (trace_id, parent),
             Parent::None => {
                 let trace_id = self.ids.new_trace_id();
                 if !self.decision.sampled(trace_id) {
-                    span.extensions_mut().insert(NotSampled);
                     return;
                 }
                 (u128::from_be_bytes(trace_id.to_bytes()), 0)
             }
+        };
+        let Some(span) = ctx.span(id) else {
+            return;
         };
         let mut rec = SpanRecord {
             trace_id,
