@@ -14,7 +14,7 @@ use crate::actors::SessionHandle;
 use crate::actors::stop_points::{ArmError, ArmReport};
 use crate::mcp::error::ToolError;
 use crate::model::stop_point::{
-    ExceptionSpec, FieldSpec, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
+    ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
     StopPointSpec, Target, TraceSpec,
 };
 
@@ -126,7 +126,7 @@ pub fn tools() -> Vec<Tool> {
             "debug_update_stop_point",
             "Change a stop point in place",
             "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
-             trace_frames, trace_locals, trace_max_hits, trace_max_length, hit_count (0 removes), thread_id, \
+             trace_frames, trace_locals, trace_max_hits, trace_max_length, trace_expr ([] removes), hit_count (0 removes), thread_id, \
              instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
              disabled one stays disabled.",
             Effect::Changes,
@@ -237,6 +237,7 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
     let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let entries = p.class_pattern.clone().into_vec();
     if entries.is_empty() {
@@ -351,6 +352,7 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
     let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
     if !caught && !uncaught {
@@ -414,6 +416,7 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
     let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
     if !modify && !access {
@@ -504,6 +507,7 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
     let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
     filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
     if let Some(m) = &p.method {
         for (pattern, check) in &checked {
             if check.is_ok()
@@ -530,6 +534,16 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
         })
         .collect();
     arm_entries(&handle, specs, 1, notes).await
+}
+
+/// hit_count is the JVM's Count: it counts hits, not the hits whose
+/// condition holds, which is not how the pair reads.
+fn count_with_condition(filters: &Filters, notes: &mut Vec<String>) {
+    if let (Some(n), Some(_)) = (filters.hit_count, &filters.condition) {
+        notes.push(format!(
+            "hit_count {n} with a condition: hit_count counts hits, not matches; the condition is checked on hit {n} only, and the stop point is spent whatever it answers"
+        ));
+    }
 }
 
 /// A warning when a loaded class has no method of that name (a misspelt
@@ -774,6 +788,19 @@ async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
         Some(t) => Mode::Trace(t),
         None => Mode::Suspend,
     };
+    if let Some(exprs) = &p.trace_expr {
+        if !matches!(spec.mode, Mode::Trace(_)) {
+            return Err(ToolError::bad_argument(
+                tool,
+                "trace_expr needs a traced stop point (pass trace:true)",
+            ));
+        }
+        expressions(tool, &None, &Some(exprs.clone()))?;
+        if let Mode::Trace(t) = &mut spec.mode {
+            t.exprs.clear();
+        }
+        with_exprs(tool, &mut spec.mode, &Some(exprs.clone()), &mut notes)?;
+    }
     match p.hit_count {
         Some(0) => spec.filters.hit_count = None,
         Some(n) => spec.filters.hit_count = Some(n),
@@ -804,6 +831,7 @@ async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
         }
         None => {}
     }
+    count_with_condition(&spec.filters, &mut notes);
     let r = handle
         .stop_points()
         .update(p.id.trim(), spec)

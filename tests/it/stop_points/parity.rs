@@ -229,3 +229,82 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
     traces_of(&server, &mexit, 1);
     assert_all_running(&server);
 }
+
+#[test]
+fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explained() {
+    let (_jvm, server) = attached_orders();
+    // Suspension-free at first: thread and location only.
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true,
+               "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
+    );
+    let bp = first_id(&armed);
+    let updated = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"id": bp, "trace_expr": ["qty", "qty > 1", "a", "b", "c"]}),
+    );
+    assert!(
+        updated
+            .text
+            .contains("trace_expr keeps the first 4; dropped: c"),
+        "{}",
+        updated.text
+    );
+    let since = ok(&server, "debug_get_traces", json!({"bp_id": bp})).json()["last_seq"]
+        .as_u64()
+        .unwrap_or(0);
+    let with_exprs = poll_until_msg(WAIT, "a snapshot with trace_expr", || {
+        let r = ok(
+            &server,
+            "debug_get_traces",
+            json!({"bp_id": bp, "since": since}),
+        );
+        r.json()["traces"].as_array().and_then(|t| {
+            t.iter()
+                .find(|s| detail(s, "expr[0] qty").is_some())
+                .cloned()
+        })
+    });
+    assert!(
+        matches!(
+            detail(&with_exprs, "expr[1] qty > 1"),
+            Some("true" | "false")
+        ),
+        "{with_exprs}"
+    );
+    // [] removes them again; a suspending stop point cannot take any.
+    let cleared = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"id": bp, "trace_expr": []}),
+    );
+    assert!(!cleared.text.contains("expr"), "{}", cleared.text);
+    let refused = server.call(
+        "debug_update_stop_point",
+        json!({"id": bp, "trace": false, "trace_expr": ["qty"]}),
+    );
+    assert!(
+        refused.is_error
+            && refused
+                .text
+                .contains("trace_expr needs a traced stop point"),
+        "{}",
+        refused.text
+    );
+    // hit_count counts hits, not matches: the arm reply says so.
+    let counted = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "method": "size", "trace": true,
+               "hit_count": 3, "condition": "count > 0"}),
+    );
+    assert!(
+        counted.text.contains("hit_count counts hits, not matches"),
+        "{}",
+        counted.text
+    );
+    assert_all_running(&server);
+}

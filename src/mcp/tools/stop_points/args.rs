@@ -225,6 +225,9 @@ pub struct UpdateParams {
     pub instance_id: Option<String>,
     /// Stop only when true; "" removes it.
     pub condition: Option<String>,
+    /// Expressions recorded per snapshot (up to 4; they replace the old ones).
+    #[schemars(with = "Option<Vec<String>>")]
+    pub trace_expr: Option<OneOrMany<String>>,
 }
 
 /// The filters and trace settings every set tool shares.
