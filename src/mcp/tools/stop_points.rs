@@ -3,6 +3,7 @@
 //! `model::stop_point` definitions here; the registry does the rest.
 
 mod args;
+mod lookup;
 mod render;
 
 use rmcp::model::{JsonObject, Tool};
@@ -49,8 +50,10 @@ pub fn tools() -> Vec<Tool> {
         tool::<ExceptionStopParams>(
             "debug_set_exception_stop",
             "Stop when an exception is thrown",
-            "Stop when an exception is thrown: class_pattern is an exact type (or a list: \
-             one exc_ each), its subclasses included (deferred until it loads; omit it for every exception: noisy). caught and uncaught default true. \
+            "Stop when an exception is thrown: class_pattern is an exact type, its subclasses \
+             included (deferred until it loads), a wildcard (the exception classes loaded now, up to \
+             max_classes) or a list, one exc_ per class; omit it for every exception (noisy). caught and \
+             uncaught default true. \
              Reports type, stored message (read as a field), throw and catch location; an NPE's helpful text \
              is never stored, so a getMessage() bounded to 250 ms runs on the held thread (not read-only). A \
              rethrow of the same instance on its thread (finally, catch-and-throw) is folded into the first \
@@ -361,7 +364,7 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
             "caught and uncaught are both false: nothing would be reported",
         ));
     }
-    let classes: Vec<Option<String>> = match p.class_pattern.clone() {
+    let entries: Vec<Option<String>> = match p.class_pattern.clone() {
         None => {
             notes.push(
                 "every exception type is reported: expect noise from the JDK and frameworks".into(),
@@ -374,36 +377,65 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
             .map(|c| Some(c.trim().to_string()))
             .collect(),
     };
-    if classes.is_empty() {
+    if entries.is_empty() {
         return Err(ToolError::bad_argument(
             tool,
             "class_pattern is an empty list",
         ));
     }
-    let specs = classes
-        .into_iter()
-        .map(|class| {
+    let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
+    let build = |class: Option<String>| StopPointSpec {
+        target: Target::Exception(ExceptionSpec {
+            class,
+            caught,
+            uncaught,
+        }),
+        mode: mode.clone(),
+        filters: filters.clone(),
+    };
+    let mut specs = Vec::new();
+    for class in entries {
+        let Some(glob) = class.clone().filter(|c| c.contains('*')) else {
             let entry = class.clone().unwrap_or_else(|| "every exception".into());
-            let spec = if class.as_deref().is_some_and(|c| c.contains('*')) {
+            specs.push((entry, Ok(build(class))));
+            continue;
+        };
+        // A request needs a concrete type: a wildcard resolves to the
+        // exception classes loaded now, and nothing arms itself later.
+        match lookup::exception_classes(&handle, &glob, max_classes).await {
+            Err(why) => specs.push((
+                glob.clone(),
                 Err(refuse(
-                    "BAD_ARGUMENT",
-                    format!("{entry}: exception stops take an exact type (its subclasses match too)"),
-                    "name the common superclass, e.g. java.lang.RuntimeException, or omit class_pattern for all",
-                ))
-            } else {
-                Ok(StopPointSpec {
-                    target: Target::Exception(ExceptionSpec {
-                        class,
-                        caught,
-                        uncaught,
-                    }),
-                    mode: mode.clone(),
-                    filters: filters.clone(),
-                })
-            };
-            (entry, spec)
-        })
-        .collect();
+                    "NO_MATCH",
+                    why,
+                    "debug_list_classes shows what is loaded",
+                )),
+            )),
+            Ok(x) => {
+                let mut note = format!(
+                    "{glob}: {} loaded exception class{} armed (a wildcard matches only classes loaded now)",
+                    x.classes.len(),
+                    if x.classes.len() == 1 { "" } else { "es" }
+                );
+                if x.covered > 0 {
+                    note.push_str(&format!(
+                        "; {} more covered as subclasses of a matched one",
+                        x.covered
+                    ));
+                }
+                if !x.left_out.is_empty() {
+                    note.push_str(&format!(
+                        "; left out by max_classes {max_classes}: {}",
+                        x.left_out.join(", ")
+                    ));
+                }
+                notes.push(note);
+                for c in x.classes {
+                    specs.push((c.clone(), Ok(build(Some(c)))));
+                }
+            }
+        }
+    }
     arm_entries(&handle, specs, 1, notes).await
 }
 
@@ -512,7 +544,7 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
         for (pattern, check) in &checked {
             if check.is_ok()
                 && !pattern.contains('*')
-                && let Some(n) = missing_method(&handle, pattern, m).await
+                && let Some(n) = lookup::missing_method(&handle, pattern, m).await
             {
                 notes.push(n);
             }
@@ -544,30 +576,6 @@ fn count_with_condition(filters: &Filters, notes: &mut Vec<String>) {
             "hit_count {n} with a condition: hit_count counts hits, not matches; the condition is checked on hit {n} only, and the stop point is spent whatever it answers"
         ));
     }
-}
-
-/// A warning when a loaded class has no method of that name (a misspelt
-/// method would report "exits discarded" for ever); `None` when it has one
-/// or the class is not loaded yet.
-async fn missing_method(handle: &SessionHandle, class: &str, method: &str) -> Option<String> {
-    let copies = handle.classes().by_name(class).await.ok()?;
-    if copies.is_empty() {
-        return None;
-    }
-    let mut names = std::collections::BTreeSet::new();
-    for c in &copies {
-        for m in handle.classes().methods(c.id).await.ok()?.iter() {
-            if m.name == method {
-                return None;
-            }
-            names.insert(m.name.clone());
-        }
-    }
-    let names: Vec<String> = names.into_iter().take(20).collect();
-    Some(format!(
-        "WARNING: {class} has no method {method:?}: nothing will be reported (its methods: {})",
-        names.join(", ")
-    ))
 }
 
 async fn set_monitor(ctx: &Ctx, p: Result<MonitorParams, ToolError>) -> Reply {

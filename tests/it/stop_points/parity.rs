@@ -1,6 +1,6 @@
-//! Stop-point behaviours checked against the reference catalogue: lists of
-//! exception types and method-exit patterns (one id each, per-entry
-//! outcomes), a misspelt method-exit method warned about, stop-point ids the
+//! Stop-point behaviours checked against the reference catalogue: exception
+//! wildcards over the loaded classes, lists of exception types and
+//! method-exit patterns (one id each, per-entry outcomes), a misspelt method-exit method warned about, stop-point ids the
 //! event tools refuse or expand (families), what `clear` removed beyond the
 //! page shown, readable expression errors, and a panic that releases the
 //! threads the agent holds.
@@ -10,11 +10,14 @@ use serde_json::json;
 use super::*;
 
 #[test]
-fn exception_and_method_exit_lists_arm_one_stop_point_per_entry() {
+fn exception_wildcards_and_lists_arm_one_stop_point_per_class() {
     let (_jvm, server) = attached_orders();
+    // An exact type, a wildcard over the loaded exception classes (the
+    // topmost of a matched hierarchy only) and a wildcard nothing matches.
     let exc = server.call(
         "debug_set_exception_stop",
-        json!({"class_pattern": ["java.lang.IllegalStateException", "java.lang.*Exception", "java.lang.ArithmeticException"], "trace": true, "trace_frames": 0}),
+        json!({"class_pattern": ["java.lang.IllegalStateException", "java.lang.*Error", "NoSuch*Thing"],
+               "trace": true, "trace_frames": 0}),
     );
     assert!(!exc.is_error, "{}", exc.text);
     // IllegalStateException may not be loaded yet at attach: then it is
@@ -33,9 +36,36 @@ fn exception_and_method_exit_lists_arm_one_stop_point_per_entry() {
     assert_eq!(ids.len(), 2, "{}", exc.text);
     assert!(ids.iter().all(|i| i.starts_with("exc_")), "{ids:?}");
     assert!(
-        exc.text.contains("java.lang.*Exception: REFUSED"),
+        outcomes.iter().any(|o| o["entry"] == "java.lang.Error"),
         "{}",
         exc.text
+    );
+    assert!(
+        exc.text
+            .contains("java.lang.*Error: 1 loaded exception class armed")
+            && exc
+                .text
+                .contains("more covered as subclasses of a matched one"),
+        "{}",
+        exc.text
+    );
+    assert!(
+        exc.text.contains("NoSuch*Thing: REFUSED [NO_MATCH] no loaded exception class matches NoSuch*Thing"),
+        "{}",
+        exc.text
+    );
+    // A wildcard over unrelated classes is bounded by max_classes.
+    let capped = ok(
+        &server,
+        "debug_set_exception_stop",
+        json!({"class_pattern": "java.lang.Illegal*", "max_classes": 1, "trace": true, "trace_frames": 0}),
+    );
+    assert!(
+        capped
+            .text
+            .contains("left out by max_classes 1: java.lang.Illegal"),
+        "{}",
+        capped.text
     );
     // The IllegalStateException entry fires on its own.
     let ise = outcomes

@@ -103,8 +103,10 @@ stop_params! {
 stop_params! {
     /// Arguments of debug_set_exception_stop.
     pub struct ExceptionStopParams {
-        /// Exception type (with subclasses), or a list of them; omit for every exception.
+        /// Exception type (with subclasses), a wildcard, or a list; omit for every exception.
         pub class_pattern: Option<OneOrMany<String>>,
+        /// Most classes a wildcard arms; default 20.
+        pub max_classes: Option<usize>,
         /// Report throws that will be caught; default true.
         pub caught: Option<bool>,
         /// Report throws nothing catches; default true.

@@ -1,0 +1,121 @@
+//! Class lookups the set tools make before arming: expanding an exception
+//! wildcard into the exception classes loaded now (a request needs a
+//! concrete type), and noticing a method-exit method the loaded class does
+//! not have.
+
+use std::collections::BTreeSet;
+
+use crate::actors::SessionHandle;
+use crate::actors::stop_points::arm::classes_matching;
+
+/// How many matching classes are checked for being exceptions.
+const CHECK_AT_MOST: usize = 200;
+
+/// What an exception wildcard resolved to.
+pub(super) struct Expanded {
+    /// Exception classes to arm, none a subclass of another.
+    pub(super) classes: Vec<String>,
+    /// Matches left out by `max_classes`.
+    pub(super) left_out: Vec<String>,
+    /// Matches already covered by a matched superclass.
+    pub(super) covered: usize,
+}
+
+/// The loaded exception classes (subclasses of java.lang.Throwable) whose
+/// name matches `glob`, keeping only the topmost of a matched hierarchy
+/// (a request on a class reports its subclasses too); `Err` with the
+/// reason when none matches.
+pub(super) async fn exception_classes(
+    handle: &SessionHandle,
+    glob: &str,
+    max_classes: usize,
+) -> Result<Expanded, String> {
+    let matching = classes_matching(handle.connection(), glob)
+        .await
+        .map_err(|e| format!("listing the loaded classes failed: {e}"))?;
+    let mut names: Vec<String> = matching.into_iter().map(|(n, _)| n).collect();
+    names.dedup();
+    let checked = names.len().min(CHECK_AT_MOST);
+    // (name, its superclass names) for every match that is a Throwable.
+    let mut throwables: Vec<(String, Vec<String>)> = Vec::new();
+    for name in names.iter().take(checked) {
+        let Ok(copies) = handle.classes().by_name(name).await else {
+            continue;
+        };
+        let Some(first) = copies.first() else {
+            continue;
+        };
+        let Ok(chain) = handle.classes().hierarchy(first.id).await else {
+            continue;
+        };
+        let mut supers = Vec::new();
+        for id in chain.iter().skip(1) {
+            if let Ok(info) = handle.classes().info(*id).await {
+                supers.push(info.name.clone());
+            }
+        }
+        if name == "java.lang.Throwable" || supers.iter().any(|s| s == "java.lang.Throwable") {
+            throwables.push((name.clone(), supers));
+        }
+    }
+    if throwables.is_empty() {
+        return Err(format!(
+            "no loaded exception class matches {glob} ({} loaded class{} match{}); an exception class loads when it is first needed, so trigger it once and arm again, or name the type exactly (an exact type is deferred until it loads)",
+            names.len(),
+            if names.len() == 1 { "" } else { "es" },
+            if names.len() > checked {
+                format!(", the first {checked} checked")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let matched: BTreeSet<&str> = throwables.iter().map(|(n, _)| n.as_str()).collect();
+    let mut top: Vec<String> = Vec::new();
+    let mut covered = 0;
+    for (name, supers) in &throwables {
+        if supers.iter().any(|s| matched.contains(s.as_str())) {
+            covered += 1;
+        } else {
+            top.push(name.clone());
+        }
+    }
+    let left_out = if top.len() > max_classes {
+        top.split_off(max_classes)
+    } else {
+        Vec::new()
+    };
+    Ok(Expanded {
+        classes: top,
+        left_out,
+        covered,
+    })
+}
+
+/// A warning when a loaded class has no method of that name (a misspelt
+/// method would report "exits discarded" for ever); `None` when it has one
+/// or the class is not loaded yet.
+pub(super) async fn missing_method(
+    handle: &SessionHandle,
+    class: &str,
+    method: &str,
+) -> Option<String> {
+    let copies = handle.classes().by_name(class).await.ok()?;
+    if copies.is_empty() {
+        return None;
+    }
+    let mut names = BTreeSet::new();
+    for c in &copies {
+        for m in handle.classes().methods(c.id).await.ok()?.iter() {
+            if m.name == method {
+                return None;
+            }
+            names.insert(m.name.clone());
+        }
+    }
+    let names: Vec<String> = names.into_iter().take(20).collect();
+    Some(format!(
+        "WARNING: {class} has no method {method:?}: nothing will be reported (its methods: {})",
+        names.join(", ")
+    ))
+}
