@@ -446,23 +446,14 @@ impl ConnectionState {
             let _ = reply.send(Err(JdwpError::ReadOnly { command: name }));
             return;
         }
-        let span = tracing::info_span!(
-            parent: &parent,
-            "jdwp",
-            "otel.name" = %format_args!("jdwp {name}"),
-            "otel.kind" = "client",
-            "otel.status_code" = Empty,
-            "rpc.system" = "jdwp",
-            "rpc.service" = command_set_name(command_set),
-            "rpc.method" = name,
-            "server.address" = %self.config.host,
-            "server.port" = self.config.port,
-            "jdwp.id" = Empty,
-            "jdwp.request_bytes" = (data.len() + crate::jdwp::packet::HEADER_LEN) as u64,
-            "jdwp.reply_bytes" = Empty,
-            "jdwp.error" = Empty,
-            "jdwp.queued_us" = Empty,
-        );
+        // A round trip under a trace the sampler dropped would be dropped
+        // too: not opening its span saves the registry's bookkeeping on
+        // what can be 100,000 round trips a second.
+        let span = if crate::telemetry::unsampled(&parent) {
+            tracing::Span::none()
+        } else {
+            self.round_trip_span(&parent, name, command_set, data.len())
+        };
         let pending = Pending {
             name,
             span,
@@ -475,6 +466,33 @@ impl ConnectionState {
         if let Some(id) = self.window.submit(pending, Instant::now(), timeout) {
             self.write(id);
         }
+    }
+
+    /// The `jdwp <CommandSet>.<Command>` span of one round trip.
+    fn round_trip_span(
+        &self,
+        parent: &tracing::Span,
+        name: &'static str,
+        command_set: u8,
+        request_len: usize,
+    ) -> tracing::Span {
+        tracing::info_span!(
+            parent: parent,
+            "jdwp",
+            "otel.name" = %format_args!("jdwp {name}"),
+            "otel.kind" = "client",
+            "otel.status_code" = Empty,
+            "rpc.system" = "jdwp",
+            "rpc.service" = command_set_name(command_set),
+            "rpc.method" = name,
+            "server.address" = %self.config.host,
+            "server.port" = self.config.port,
+            "jdwp.id" = Empty,
+            "jdwp.request_bytes" = (request_len + crate::jdwp::packet::HEADER_LEN) as u64,
+            "jdwp.reply_bytes" = Empty,
+            "jdwp.error" = Empty,
+            "jdwp.queued_us" = Empty,
+        )
     }
 
     fn write(&mut self, id: u32) {

@@ -80,6 +80,31 @@ impl RootDecision {
 /// A recorded span in the making: the finished record, less its end.
 struct Recording(SpanRecord);
 
+/// Whether `parent` is one of our spans that the bridge installed in the
+/// current dispatcher decided not to sample: a child of it would not be
+/// exported either, so a caller opening spans at a high rate (one per JDWP
+/// round trip) can skip it and save the registry its bookkeeping. False
+/// when there is no parent (a new root: the sampler decides), when the
+/// bridge is not installed, and for other crates' spans.
+pub fn unsampled(parent: &tracing::Span) -> bool {
+    let Some(meta) = parent.metadata() else {
+        return false;
+    };
+    if !meta.target().starts_with(super::filter::EXPORTED_TARGET) {
+        return false;
+    }
+    parent
+        .with_subscriber(|(id, dispatch)| {
+            dispatch.downcast_ref::<OtelBridge>()?;
+            use tracing_subscriber::registry::{LookupSpan, SpanData};
+            let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
+            let data = registry.span_data(id)?;
+            Some(data.extensions().get::<Recording>().is_none())
+        })
+        .flatten()
+        .unwrap_or(false)
+}
+
 /// What a new span learns from its parent. A parent without a
 /// [`Recording`] was not sampled (nothing marks it: that saves a registry
 /// write per unsampled span), so neither is the child.
@@ -427,6 +452,32 @@ mod tests {
             .into_iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v)
+    }
+
+    #[test]
+    fn a_child_of_an_unsampled_span_is_known_to_be_unsampled() {
+        // Without the bridge nothing is known to be unsampled.
+        tracing::subscriber::with_default(tracing_subscriber::registry(), || {
+            let root = tracing::info_span!(parent: None, "root");
+            assert!(!unsampled(&root));
+        });
+        let mut seen = Vec::new();
+        let spans = collect(SamplerChoice::AlwaysOff, || {
+            let root = tracing::info_span!(parent: None, "root");
+            seen.push(unsampled(&root));
+            seen.push(unsampled(&tracing::Span::none()));
+        });
+        assert!(spans.is_empty());
+        assert_eq!(seen, [true, false], "unsampled root; no parent is a root");
+        seen.clear();
+        let spans = collect(SamplerChoice::AlwaysOn, || {
+            let root = tracing::info_span!(parent: None, "root");
+            seen.push(unsampled(&root));
+            let child = tracing::info_span!(parent: &root, "child");
+            seen.push(unsampled(&child));
+        });
+        assert_eq!(spans.len(), 2);
+        assert_eq!(seen, [false, false], "sampled spans");
     }
 
     #[test]

@@ -36,6 +36,7 @@ use tracing_subscriber::filter::FilterExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
+pub use bridge::unsampled;
 pub use config::{
     DEFAULT_SERVICE_NAME, ExportConfig, LogFileConfig, Protocol, QueueConfig, SamplerChoice,
     TelemetryConfig,
