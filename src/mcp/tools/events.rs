@@ -287,7 +287,10 @@ async fn last_event(ctx: &Ctx, p: Result<LastEventParams, ToolError>) -> Reply {
         if drained > 0 {
             format!(" ({drained} drained)")
         } else if p.limit.is_none() && left > 1 {
-            " (limit N reads the oldest first)".to_string()
+            " (the one shown included; limit N reads the oldest first, drain:true discards them)"
+                .to_string()
+        } else if p.limit.is_none() && left == 1 && !shown.is_empty() {
+            " (the one shown)".to_string()
         } else {
             String::new()
         }

@@ -3,6 +3,7 @@
 //! `model::stop_point` definitions here; the registry does the rest.
 
 mod args;
+mod entries;
 mod lookup;
 mod render;
 
@@ -12,7 +13,6 @@ use serde_json::json;
 use super::session::SessionParams;
 use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
 use crate::actors::SessionHandle;
-use crate::actors::stop_points::{ArmError, ArmReport};
 use crate::mcp::error::ToolError;
 use crate::model::stop_point::{
     ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
@@ -25,6 +25,8 @@ use args::{
     with_exprs,
 };
 pub use render::{describe_point, point_json};
+
+use entries::{arm_entries, arm_error, arm_one};
 
 const MAX_CLASSES_DEFAULT: usize = 20;
 
@@ -66,7 +68,9 @@ pub fn tools() -> Vec<Tool> {
             "debug_set_field_stop",
             "Stop when a field is written or read",
             "Stop when a field is written (modify, default true) or read (access, default false): class_name \
-             exact (deferred until it loads), field_name (an inherited one resolves to its declaring class). \
+             exact (deferred until it loads), a wildcard (loaded classes declaring the field, up to \
+             max_classes) or a list, one watch_ per class; field_name (an inherited one resolves to its \
+             declaring class). \
              A write reports old → new (the event precedes the write; the old value is read while the thread \
              is held). A watched field is not JIT-optimised: clear it when done. A hit suspends the VM; \
              trace:true snapshots and resumes. instance_id watches one object's copy of an instance field \
@@ -167,70 +171,6 @@ fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
     Ok(handle)
 }
 
-fn arm_error(e: ArmError) -> ToolError {
-    let mut t = ToolError::new(e.label, e.message);
-    if let Some(n) = e.next {
-        t = t.next(n);
-    }
-    t
-}
-
-/// One entry's outcome, as text and data.
-fn outcome(entry: &str, r: &Result<ArmReport, ArmError>) -> (String, serde_json::Value, bool) {
-    match r {
-        Ok(report) => {
-            let mut text = String::new();
-            let mut data = json!({"entry": entry});
-            if let Some(p) = &report.point {
-                text.push_str(&describe_point(p, false));
-                data = point_json(p);
-                data["entry"] = json!(entry);
-            }
-            if let Some(f) = &report.family {
-                text.push_str(&render::describe_family(f));
-                data = render::family_json(f);
-                data["entry"] = json!(entry);
-            }
-            for n in &report.notes {
-                text.push_str(&format!("\n  {n}"));
-            }
-            data["notes"] = json!(report.notes);
-            (text, data, true)
-        }
-        Err(e) => {
-            let t = arm_error(e.clone());
-            (
-                format!("{entry}: REFUSED {}", t.text().replace('\n', "\n  ")),
-                json!({"entry": entry, "state": "refused", "label": e.label, "error": e.message}),
-                false,
-            )
-        }
-    }
-}
-
-/// Arms one definition and replies (a single entry's failure is a tool
-/// error).
-async fn arm_one(
-    handle: &SessionHandle,
-    spec: StopPointSpec,
-    max_classes: usize,
-    mut notes: Vec<String>,
-) -> Reply {
-    let label = spec.target.describe();
-    let r = handle.stop_points().arm(spec, max_classes).await;
-    let r = r.map(|mut rep| {
-        rep.notes.append(&mut notes);
-        rep
-    });
-    match &r {
-        Err(e) => Err(arm_error(e.clone())),
-        Ok(_) => {
-            let (text, data, _) = outcome(&label, &r);
-            Ok(text_and_data(text, json!({"outcomes": [data]})))
-        }
-    }
-}
-
 async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
     let p = p?;
     let tool = "debug_set_line_stop";
@@ -289,61 +229,6 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
         .map(|(entry, class)| (entry, class.map(build)))
         .collect();
     arm_entries(&handle, specs, max_classes, notes).await
-}
-
-/// Arms one definition per entry of a class_pattern: a single entry replies
-/// as itself (its failure is a tool error); a list arms every entry on its
-/// own and reports each outcome.
-async fn arm_entries(
-    handle: &SessionHandle,
-    mut specs: Vec<(String, Result<StopPointSpec, ToolError>)>,
-    max_classes: usize,
-    notes: Vec<String>,
-) -> Reply {
-    if specs.len() == 1 {
-        let (_, spec) = specs.remove(0);
-        return arm_one(handle, spec?, max_classes, notes).await;
-    }
-    let mut lines = Vec::new();
-    let mut data = Vec::new();
-    let (mut armed, mut deferred, mut refused) = (0, 0, 0);
-    for (entry, spec) in specs {
-        let r = match spec {
-            Ok(spec) => handle.stop_points().arm(spec, max_classes).await,
-            Err(t) => Err(ArmError {
-                label: t.label,
-                message: t.message,
-                next: t.next,
-            }),
-        };
-        match &r {
-            Ok(rep)
-                if rep
-                    .point
-                    .as_ref()
-                    .is_some_and(|p| p.state.label() == "deferred") =>
-            {
-                deferred += 1
-            }
-            Ok(_) => armed += 1,
-            Err(_) => refused += 1,
-        }
-        let (text, d, _) = outcome(&entry, &r);
-        lines.push(text);
-        data.push(d);
-    }
-    let mut text = format!("{armed} armed, {deferred} deferred, {refused} refused");
-    for n in &notes {
-        text.push_str(&format!("\n{n}"));
-    }
-    for l in lines {
-        text.push_str(&format!("\n{l}"));
-    }
-    let mut r = text_and_data(text, json!({"outcomes": data}));
-    if armed + deferred == 0 {
-        r.is_error = Some(true);
-    }
-    Ok(r)
 }
 
 async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> Reply {
@@ -417,10 +302,10 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
                     x.classes.len(),
                     if x.classes.len() == 1 { "" } else { "es" }
                 );
-                if x.covered > 0 {
+                if x.skipped > 0 {
                     note.push_str(&format!(
                         "; {} more covered as subclasses of a matched one",
-                        x.covered
+                        x.skipped
                     ));
                 }
                 if !x.left_out.is_empty() {
@@ -457,26 +342,75 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
             "modify and access are both false: nothing would be reported",
         ));
     }
-    if p.class_name.contains('*') {
-        return Err(ToolError::bad_argument(
-            tool,
-            "class_name must be an exact class",
-        ));
-    }
     if modify && access && filters.hit_count.is_some() {
         notes.push("hit_count with reads and writes: they are counted together".into());
     }
-    let spec = StopPointSpec {
+    let field = p.field_name.trim().to_string();
+    let build = |class: String| StopPointSpec {
         target: Target::Field(FieldSpec {
-            class: p.class_name.trim().to_string(),
-            field: p.field_name.trim().to_string(),
+            class,
+            field: field.clone(),
             access,
             modify,
         }),
-        mode,
-        filters,
+        mode: mode.clone(),
+        filters: filters.clone(),
     };
-    arm_one(&handle, spec, 1, notes).await
+    let entries: Vec<String> = p
+        .class_name
+        .clone()
+        .into_vec()
+        .into_iter()
+        .map(|c| c.trim().to_string())
+        .collect();
+    if entries.is_empty() {
+        return Err(ToolError::bad_argument(tool, "class_name is an empty list"));
+    }
+    let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
+    let mut specs = Vec::new();
+    for class in entries {
+        if !class.contains('*') {
+            specs.push((class.clone(), Ok(build(class))));
+            continue;
+        }
+        // A watch needs a concrete type: a wildcard resolves to the loaded
+        // classes that declare the field, and nothing arms itself later.
+        match lookup::field_classes(&handle, &class, &field, max_classes).await {
+            Err(why) => specs.push((
+                class.clone(),
+                Err(refuse(
+                    "NO_MATCH",
+                    why,
+                    "debug_list_classes shows what is loaded",
+                )),
+            )),
+            Ok(x) => {
+                let mut note = format!(
+                    "{class}: {} loaded class{} declaring {field} watched (a wildcard matches only classes loaded now; each watched field is de-optimised)",
+                    x.classes.len(),
+                    if x.classes.len() == 1 { "" } else { "es" }
+                );
+                if x.skipped > 0 {
+                    note.push_str(&format!(
+                        "; {} matching class{} without it",
+                        x.skipped,
+                        if x.skipped == 1 { "" } else { "es" }
+                    ));
+                }
+                if !x.left_out.is_empty() {
+                    note.push_str(&format!(
+                        "; left out by max_classes {max_classes}: {}",
+                        x.left_out.join(", ")
+                    ));
+                }
+                notes.push(note);
+                for c in x.classes {
+                    specs.push((c.clone(), Ok(build(c))));
+                }
+            }
+        }
+    }
+    arm_entries(&handle, specs, 1, notes).await
 }
 
 async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> Reply {

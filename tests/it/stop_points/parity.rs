@@ -50,7 +50,9 @@ fn exception_wildcards_and_lists_arm_one_stop_point_per_class() {
         exc.text
     );
     assert!(
-        exc.text.contains("NoSuch*Thing: REFUSED [NO_MATCH] no loaded exception class matches NoSuch*Thing"),
+        exc.text.contains(
+            "NoSuch*Thing: REFUSED [NO_MATCH] no loaded exception class matches NoSuch*Thing"
+        ),
         "{}",
         exc.text
     );
@@ -335,6 +337,63 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
         counted.text.contains("hit_count counts hits, not matches"),
         "{}",
         counted.text
+    );
+    assert_all_running(&server);
+}
+
+#[test]
+fn a_field_watch_wildcard_arms_the_loaded_classes_declaring_the_field() {
+    let (_jvm, server) = attached_orders();
+    let armed = server.call(
+        "debug_set_field_stop",
+        json!({"class_name": ["Ord*", "NoSuch*"], "field_name": "count",
+               "trace": true, "trace_frames": 0, "trace_max_hits": 3}),
+    );
+    assert!(
+        armed.text.starts_with("1 armed, 0 deferred, 1 refused"),
+        "{}",
+        armed.text
+    );
+    assert!(
+        armed
+            .text
+            .contains("Ord*: 1 loaded class declaring count watched"),
+        "{}",
+        armed.text
+    );
+    assert!(
+        armed.text.contains("NoSuch*: REFUSED [NO_MATCH]"),
+        "{}",
+        armed.text
+    );
+    let outcomes = armed.json()["outcomes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let watch = outcomes
+        .iter()
+        .find(|o| o["entry"] == "Orders")
+        .and_then(|o| o["id"].as_str())
+        .unwrap_or_else(|| panic!("Orders watched: {}", armed.text))
+        .to_string();
+    assert!(watch.starts_with("watch_"), "{watch}");
+    let t = traces_of(&server, &watch, 1);
+    assert!(
+        detail(&t[0], "change").is_some_and(|c| c.contains(" → ")),
+        "{}",
+        t[0]
+    );
+    let none = server.call(
+        "debug_set_field_stop",
+        json!({"class_name": "Ord*", "field_name": "nosuch"}),
+    );
+    assert!(
+        none.is_error
+            && none
+                .text
+                .contains("no loaded class matching Ord* declares a field \"nosuch\""),
+        "{}",
+        none.text
     );
     assert_all_running(&server);
 }

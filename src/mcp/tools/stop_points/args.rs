@@ -124,8 +124,10 @@ stop_params! {
 stop_params! {
     /// Arguments of debug_set_field_stop.
     pub struct FieldStopParams {
-        /// Exact class declaring or inheriting the field.
-        pub class_name: String,
+        /// Exact class declaring or inheriting the field, a wildcard, or a list.
+        pub class_name: OneOrMany<String>,
+        /// Most classes a wildcard arms; default 20.
+        pub max_classes: Option<usize>,
         /// Field name.
         pub field_name: String,
         /// Report writes; default true.

@@ -1,6 +1,6 @@
 //! Class lookups the set tools make before arming: expanding an exception
-//! wildcard into the exception classes loaded now (a request needs a
-//! concrete type), and noticing a method-exit method the loaded class does
+//! or field-watch wildcard into the loaded classes it matches (those
+//! requests need a concrete type), and noticing a method-exit method the loaded class does
 //! not have.
 
 use std::collections::BTreeSet;
@@ -17,8 +17,9 @@ pub(super) struct Expanded {
     pub(super) classes: Vec<String>,
     /// Matches left out by `max_classes`.
     pub(super) left_out: Vec<String>,
-    /// Matches already covered by a matched superclass.
-    pub(super) covered: usize,
+    /// Matches skipped: covered by a matched superclass (exceptions), or
+    /// not declaring the field (field watches).
+    pub(super) skipped: usize,
 }
 
 /// The loaded exception classes (subclasses of java.lang.Throwable) whose
@@ -88,7 +89,61 @@ pub(super) async fn exception_classes(
     Ok(Expanded {
         classes: top,
         left_out,
-        covered,
+        skipped: covered,
+    })
+}
+
+/// The loaded classes matching `glob` that declare `field` (a watch on a
+/// class that inherits it would watch the declaring class again); `Err`
+/// with the reason when none does.
+pub(super) async fn field_classes(
+    handle: &SessionHandle,
+    glob: &str,
+    field: &str,
+    max_classes: usize,
+) -> Result<Expanded, String> {
+    let matching = classes_matching(handle.connection(), glob)
+        .await
+        .map_err(|e| format!("listing the loaded classes failed: {e}"))?;
+    let mut names: Vec<String> = matching.into_iter().map(|(n, _)| n).collect();
+    names.dedup();
+    let checked = names.len().min(CHECK_AT_MOST);
+    let mut with = Vec::new();
+    for name in names.iter().take(checked) {
+        let Ok(copies) = handle.classes().by_name(name).await else {
+            continue;
+        };
+        for c in &copies {
+            if let Ok(fields) = handle.classes().fields(c.id).await
+                && fields.iter().any(|f| f.name == field)
+            {
+                with.push(name.clone());
+                break;
+            }
+        }
+    }
+    if with.is_empty() {
+        return Err(format!(
+            "no loaded class matching {glob} declares a field {field:?} ({} loaded class{} match{})",
+            names.len(),
+            if names.len() == 1 { "" } else { "es" },
+            if names.len() > checked {
+                format!(", the first {checked} checked")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    let skipped = checked - with.len();
+    let left_out = if with.len() > max_classes {
+        with.split_off(max_classes)
+    } else {
+        Vec::new()
+    };
+    Ok(Expanded {
+        classes: with,
+        left_out,
+        skipped,
     })
 }
 

@@ -1,0 +1,136 @@
+//! Arming one definition, or every entry of a class list, and replying:
+//! a single entry answers as itself (its failure is a tool error); a list
+//! arms each entry on its own and leads with "N armed, N deferred, N
+//! refused", then every entry's outcome.
+
+use serde_json::json;
+
+use super::render;
+use super::{describe_point, point_json};
+use crate::actors::SessionHandle;
+use crate::actors::stop_points::{ArmError, ArmReport};
+use crate::mcp::error::ToolError;
+use crate::mcp::tools::{Reply, text_and_data};
+use crate::model::stop_point::StopPointSpec;
+
+pub(super) fn arm_error(e: ArmError) -> ToolError {
+    let mut t = ToolError::new(e.label, e.message);
+    if let Some(n) = e.next {
+        t = t.next(n);
+    }
+    t
+}
+
+/// One entry's outcome, as text and data.
+pub(super) fn outcome(
+    entry: &str,
+    r: &Result<ArmReport, ArmError>,
+) -> (String, serde_json::Value, bool) {
+    match r {
+        Ok(report) => {
+            let mut text = String::new();
+            let mut data = json!({"entry": entry});
+            if let Some(p) = &report.point {
+                text.push_str(&describe_point(p, false));
+                data = point_json(p);
+                data["entry"] = json!(entry);
+            }
+            if let Some(f) = &report.family {
+                text.push_str(&render::describe_family(f));
+                data = render::family_json(f);
+                data["entry"] = json!(entry);
+            }
+            for n in &report.notes {
+                text.push_str(&format!("\n  {n}"));
+            }
+            data["notes"] = json!(report.notes);
+            (text, data, true)
+        }
+        Err(e) => {
+            let t = arm_error(e.clone());
+            (
+                format!("{entry}: REFUSED {}", t.text().replace('\n', "\n  ")),
+                json!({"entry": entry, "state": "refused", "label": e.label, "error": e.message}),
+                false,
+            )
+        }
+    }
+}
+
+/// Arms one definition and replies (a single entry's failure is a tool
+/// error).
+pub(super) async fn arm_one(
+    handle: &SessionHandle,
+    spec: StopPointSpec,
+    max_classes: usize,
+    mut notes: Vec<String>,
+) -> Reply {
+    let label = spec.target.describe();
+    let r = handle.stop_points().arm(spec, max_classes).await;
+    let r = r.map(|mut rep| {
+        rep.notes.append(&mut notes);
+        rep
+    });
+    match &r {
+        Err(e) => Err(arm_error(e.clone())),
+        Ok(_) => {
+            let (text, data, _) = outcome(&label, &r);
+            Ok(text_and_data(text, json!({"outcomes": [data]})))
+        }
+    }
+}
+
+/// Arms one definition per entry of a class_pattern: a single entry replies
+/// as itself (its failure is a tool error); a list arms every entry on its
+/// own and reports each outcome.
+pub(super) async fn arm_entries(
+    handle: &SessionHandle,
+    mut specs: Vec<(String, Result<StopPointSpec, ToolError>)>,
+    max_classes: usize,
+    notes: Vec<String>,
+) -> Reply {
+    if specs.len() == 1 {
+        let (_, spec) = specs.remove(0);
+        return arm_one(handle, spec?, max_classes, notes).await;
+    }
+    let mut lines = Vec::new();
+    let mut data = Vec::new();
+    let (mut armed, mut deferred, mut refused) = (0, 0, 0);
+    for (entry, spec) in specs {
+        let r = match spec {
+            Ok(spec) => handle.stop_points().arm(spec, max_classes).await,
+            Err(t) => Err(ArmError {
+                label: t.label,
+                message: t.message,
+                next: t.next,
+            }),
+        };
+        match &r {
+            Ok(rep)
+                if rep
+                    .point
+                    .as_ref()
+                    .is_some_and(|p| p.state.label() == "deferred") =>
+            {
+                deferred += 1
+            }
+            Ok(_) => armed += 1,
+            Err(_) => refused += 1,
+        }
+        let (text, d, _) = outcome(&entry, &r);
+        lines.push(text);
+        data.push(d);
+    }
+    let mut text = format!("{armed} armed, {deferred} deferred, {refused} refused");
+    for n in &notes {
+        text.push_str(&format!("\n{n}"));
+    }
+    for l in lines {
+        text.push_str(&format!("\n{l}"));
+    }
+    let mut r = text_and_data(text, json!({"outcomes": data}));
+    if armed + deferred == 0 {
+        r.is_error = Some(true);
+    }
+    Ok(r)
+}
