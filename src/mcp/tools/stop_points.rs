@@ -4,6 +4,7 @@
 
 mod args;
 mod entries;
+mod export;
 mod lookup;
 mod render;
 
@@ -20,9 +21,9 @@ use crate::model::stop_point::{
 };
 
 use args::{
-    Common, ExceptionStopParams, FieldStopParams, IdParams, LineStopParams, MethodExitParams,
-    MonitorParams, ToggleParams, UpdateParams, expressions, id_arg, mode_and_filters, refuse,
-    with_exprs,
+    Common, ExceptionStopParams, FieldStopParams, IdParams, LineStopParams, ListParams,
+    MethodExitParams, MonitorParams, ToggleParams, UpdateParams, expressions, id_arg,
+    mode_and_filters, refuse, with_exprs,
 };
 pub use render::{describe_point, point_json};
 
@@ -101,7 +102,7 @@ pub fn tools() -> Vec<Tool> {
              code, and HotSpot ignores instance filters here.",
             Effect::Changes,
         ),
-        tool::<SessionParams>(
+        tool::<ListParams>(
             "debug_list_stop_points",
             "List stop points",
             "Every stop point and family: id, target, state (armed, deferred, disabled, spent and why; \
@@ -109,7 +110,9 @@ pub fn tools() -> Vec<Tool> {
              (0 included). Traced ones add snapshots against the budget, hits over budget and the measured \
              cost (mean and p99 hold per snapshot, hits/s, share of time capturing); one sharing a location \
              with a suspending stop point is marked SUSPEND POLICY OVERRIDDEN (it freezes the VM too). Method \
-             exits show exits discarded; families their members, max_classes and watch state. Reads only.",
+             exits show exits discarded; families their members, max_classes and watch state. export:true \
+             returns the set as the debug_set_* calls that re-arm it (thread and instance filters dropped, \
+             named). Reads only.",
             Effect::Read,
         ),
         tool::<IdParams>(
@@ -604,10 +607,14 @@ async fn set_monitor(ctx: &Ctx, p: Result<MonitorParams, ToolError>) -> Reply {
     arm_one(&handle, spec, 1, notes).await
 }
 
-async fn list(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
+async fn list(ctx: &Ctx, p: Result<ListParams, ToolError>) -> Reply {
     let p = p?;
     let handle = live(ctx, p.session_id.as_deref())?;
     let listing = handle.stop_points().list().await;
+    if p.export == Some(true) {
+        let (text, data) = export::export(&listing);
+        return Ok(text_and_data(text, data));
+    }
     let ring = handle.events().ring();
     let (text, data) = render::listing(&listing, &ring);
     Ok(text_and_data(text, data))

@@ -397,3 +397,102 @@ fn a_field_watch_wildcard_arms_the_loaded_classes_declaring_the_field() {
     );
     assert_all_running(&server);
 }
+
+#[test]
+fn an_exported_set_re_arms_by_replaying_its_calls() {
+    let (_jvm, server) = attached_orders();
+    let threads = ok(&server, "debug_list_threads", json!({}));
+    let orders_a = threads
+        .text
+        .lines()
+        .find(|l| l.contains("\"orders-a\""))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("orders-a in {}", threads.text))
+        .to_string();
+    let line_stop = first_id(&ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true,
+               "trace_max_hits": 50, "trace_expr": ["qty"], "thread_id": orders_a}),
+    ));
+    ok(
+        &server,
+        "debug_set_exception_stop",
+        json!({"class_pattern": "java.lang.IllegalStateException", "condition": "qty < 0", "uncaught": false}),
+    );
+    let exits = first_id(&ok(
+        &server,
+        "debug_set_method_exit_stop",
+        json!({"class_pattern": "Orders", "method": "describe", "trace_frames": 0}),
+    ));
+    ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Ord*", "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+    );
+    ok(
+        &server,
+        "debug_toggle_stop_point",
+        json!({"id": exits, "enabled": false}),
+    );
+    traces_of(&server, &line_stop, 2);
+    let exported = ok(&server, "debug_list_stop_points", json!({"export": true}));
+    let calls = exported.json()["export"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    // The family is one call; its member is not repeated.
+    assert_eq!(calls.len(), 4, "{}", exported.text);
+    assert!(exported.text.contains("```json"), "{}", exported.text);
+    assert!(
+        exported.text.contains(&format!(
+            "{line_stop}: dropped thread_id (an id of this JVM only)"
+        )),
+        "{}",
+        exported.text
+    );
+    let line_call = calls
+        .iter()
+        .find(|c| c["from"] == line_stop.as_str())
+        .expect("the line stop exported");
+    let left = line_call["args"]["trace_max_hits"].as_u64().unwrap_or(0);
+    assert!((1..=48).contains(&left), "the budget left: {line_call}");
+    assert_eq!(line_call["args"]["trace_expr"], json!(["qty"]));
+    assert!(line_call["args"].get("thread_id").is_none(), "{line_call}");
+    let disabled = calls
+        .iter()
+        .find(|c| c["from"] == exits.as_str())
+        .expect("the method exit exported");
+    assert_eq!(disabled["state"], "disabled", "{disabled}");
+    assert!(
+        calls.iter().any(|c| c["args"]["class_pattern"] == "Ord*"
+            && c["args"]["method"] == "size"
+            && c["args"]["max_classes"] == 20),
+        "{}",
+        exported.text
+    );
+    // Cleared, then armed again from the set alone.
+    ok(&server, "debug_panic", json!({}));
+    for c in calls.iter().filter(|c| c["state"].is_null()) {
+        let tool = c["tool"].as_str().unwrap_or_default();
+        ok(&server, tool, c["args"].clone());
+    }
+    let again = ok(&server, "debug_list_stop_points", json!({"export": true}));
+    let again = again.json()["export"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(again.len(), 3, "{again:?}");
+    for c in &again {
+        let before = calls
+            .iter()
+            .find(|b| {
+                b["tool"] == c["tool"] && b["args"]["class_pattern"] == c["args"]["class_pattern"]
+            })
+            .unwrap_or_else(|| panic!("{c} was not in the export"));
+        if c["tool"] != "debug_set_line_stop" || c["args"]["line"].is_null() {
+            assert_eq!(before["args"], c["args"], "re-armed as exported");
+        }
+    }
+    assert_all_running(&server);
+}

@@ -180,6 +180,16 @@ stop_params! {
     }
 }
 
+/// Arguments of debug_list_stop_points.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Return the set as the debug_set_* calls that re-arm it.
+    pub export: Option<bool>,
+}
+
 /// Arguments naming one stop point or family.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
