@@ -318,10 +318,23 @@ pub fn rotel_binary() -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("ROTEL").filter(|p| !p.is_empty()) {
         return Some(PathBuf::from(path));
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .flat_map(|dir| [dir.join("rotel"), dir.join("rotel-agent")])
-        .find(|candidate| candidate.is_file())
+    let on_path = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .flat_map(|dir| [dir.join("rotel"), dir.join("rotel-agent")])
+            .find(|candidate| candidate.is_file())
+    });
+    // `pip install rotel` puts the agent inside the Python package, not on PATH.
+    on_path.or_else(|| {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import os, rotel; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))",
+            ])
+            .output()
+            .ok()?;
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        (out.status.success() && path.is_file()).then_some(path)
+    })
 }
 
 /// A running rotel collector on two ephemeral loopback ports (OTLP gRPC and HTTP), with the span
