@@ -338,6 +338,37 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
         "{}",
         counted.text
     );
+    // Spent on its 3rd hit, whatever the condition answered.
+    let counted = first_id(&counted);
+    poll_until_msg(WAIT, "the counted stop point spent", || {
+        (point(&server, &counted)["state"] == "spent").then_some(())
+    });
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(
+        listing.text.contains(&format!(
+            "{counted} line Orders.size (entry) — SPENT: hit_count reached"
+        )),
+        "{}",
+        listing.text
+    );
+    // The pending count says it includes the event shown.
+    ok(
+        &server,
+        "debug_set_exception_stop",
+        json!({"class_pattern": "java.lang.IllegalStateException", "hit_count": 1}),
+    );
+    ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    let last = ok(&server, "debug_get_last_event", json!({}));
+    assert!(
+        last.text.contains("[pending] 1 buffered (the one shown)"),
+        "{}",
+        last.text
+    );
+    ok(&server, "debug_continue", json!({}));
     assert_all_running(&server);
 }
 

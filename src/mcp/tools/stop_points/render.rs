@@ -15,7 +15,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 fn state_text(p: &PointView) -> String {
     let mut s = match &p.state {
-        StopState::Spent(why) => format!("SPENT ({why})"),
+        StopState::Spent(why) => format!("SPENT: {why}"),
         other => other.label().to_uppercase(),
     };
     if p.copies > 0 {
