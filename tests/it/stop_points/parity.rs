@@ -1,9 +1,12 @@
-//! Stop-point behaviours checked against the reference catalogue: exception
-//! wildcards over the loaded classes, lists of exception types and
-//! method-exit patterns (one id each, per-entry outcomes), a misspelt method-exit method warned about, stop-point ids the
-//! event tools refuse or expand (families), what `clear` removed beyond the
-//! page shown, readable expression errors, and a panic that releases the
-//! threads the agent holds.
+//! Stop-point behaviours checked against the reference catalogue:
+//! exception and field-watch wildcards over the loaded classes, lists of
+//! exception types, fields and method-exit patterns (one id each, per-entry
+//! outcomes), a misspelt method-exit method warned about, stop-point ids
+//! the event tools refuse or expand (families), what `clear` removed beyond
+//! the page shown, readable expression errors, a panic that releases the
+//! threads the agent holds, trace_expr changed in place, hit_count with a
+//! condition, an exported set re-armed by replaying it, and values cut at
+//! capture time.
 
 use serde_json::{Value, json};
 
@@ -536,5 +539,41 @@ fn an_exported_set_re_arms_by_replaying_its_calls() {
             "re-armed as exported"
         );
     }
+    assert_all_running(&server);
+}
+
+#[test]
+fn captured_values_are_cut_at_capture_time_and_the_ceiling_is_reported() {
+    let (_jvm, server) = attached_orders();
+    let armed = ok(
+        &server,
+        "debug_set_method_exit_stop",
+        json!({"class_pattern": "Orders", "method": "label", "trace_frames": 0,
+               "trace_locals": "s", "trace_max_length": 4, "trace_max_hits": 2}),
+    );
+    for t in traces_of(&server, &first_id(&armed), 2) {
+        // A local keeps trace_max_length characters and says how many it cut.
+        assert!(
+            local(&t, "s").is_some_and(|s| s.starts_with("\"ord…(+") && s.ends_with(" chars)")),
+            "{t}"
+        );
+        // The returned value keeps at least 200.
+        assert!(
+            detail(&t, "returned").is_some_and(|r| r.starts_with("\"order-") && !r.contains('…')),
+            "{t}"
+        );
+    }
+    let clamped = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "method": "size", "trace": true, "trace_max_length": 9000}),
+    );
+    assert!(
+        clamped
+            .text
+            .contains("trace_max_length 9000 clamped to 4000"),
+        "{}",
+        clamped.text
+    );
     assert_all_running(&server);
 }
