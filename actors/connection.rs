@@ -20,13 +20,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
-use tracing::{Span, field::Empty};
+use tracing::Span;
 
 use crate::actors::error::JdwpError;
 use crate::actors::events::EventsMsg;
 use crate::jdwp::command::{decode_reply, encode_request};
 use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
 use crate::jdwp::{Command, ErrorCode, IdSizes};
+use crate::telemetry::{RoundTrip, RoundTripStart};
 use window::Window;
 
 /// Default number of requests in flight at once.
@@ -111,9 +112,17 @@ pub struct ConnectionShared {
     sizes: RwLock<IdSizes>,
     packets_sent: AtomicU64,
     bytes_sent: AtomicU64,
+    /// Why the connection ended, once it has: what a request sent after
+    /// that is told, rather than only that it is gone.
+    ended: std::sync::OnceLock<String>,
 }
 
 impl ConnectionShared {
+    /// Why the connection ended, if it has.
+    pub fn end_reason(&self) -> Option<&str> {
+        self.ended.get().map(String::as_str)
+    }
+
     pub fn id_sizes(&self) -> IdSizes {
         self.sizes.read().map(|s| *s).unwrap_or_default()
     }
@@ -213,9 +222,10 @@ impl ConnectionHandle {
             parent: Span::current(),
             reply: tx.into(),
         };
-        let gone = move |reason: &str| JdwpError::Disconnected {
+        let shared = self.shared.clone();
+        let gone = move |fallback: &str| JdwpError::Disconnected {
             command: name,
-            reason: reason.to_string(),
+            reason: shared.end_reason().unwrap_or(fallback).to_string(),
         };
         let sent = self
             .actor
@@ -296,7 +306,7 @@ pub struct ConnectionArgs {
 /// A request in the window.
 struct Pending {
     name: &'static str,
-    span: Span,
+    span: RoundTrip,
     reply: Option<RpcReplyPort<Result<Vec<u8>, JdwpError>>>,
     command_set: u8,
     command: u8,
@@ -346,6 +356,7 @@ impl Connection {
             sizes: RwLock::new(IdSizes::HOTSPOT),
             packets_sent: AtomicU64::new(0),
             bytes_sent: AtomicU64::new(0),
+            ended: std::sync::OnceLock::new(),
         });
         let args = ConnectionArgs {
             stream,
@@ -414,6 +425,7 @@ impl Actor for Connection {
                 });
             }
             ConnectionMsg::ReadEnded(reason) | ConnectionMsg::WriteFailed(reason) => {
+                let _ = state.shared.ended.set(reason.clone());
                 state.fail_all(&reason);
                 myself.stop(Some(reason));
             }
@@ -426,6 +438,7 @@ impl Actor for Connection {
         _: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
+        let _ = state.shared.ended.set("the session ended".into());
         state.fail_all("the session ended");
         Ok(())
     }
@@ -446,14 +459,18 @@ impl ConnectionState {
             let _ = reply.send(Err(JdwpError::ReadOnly { command: name }));
             return;
         }
-        // A round trip under a trace the sampler dropped would be dropped
-        // too: not opening its span saves the registry's bookkeeping on
-        // what can be 100,000 round trips a second.
-        let span = if crate::telemetry::unsampled(&parent) {
-            tracing::Span::none()
-        } else {
-            self.round_trip_span(&parent, name, command_set, data.len())
-        };
+        // Recorded straight into its export form, and only when its trace
+        // is sampled: no `tracing` span per round trip.
+        let span = RoundTrip::open(
+            &parent,
+            &RoundTripStart {
+                method: name,
+                service: command_set_name(command_set),
+                host: &self.config.host,
+                port: self.config.port,
+                request_bytes: (data.len() + crate::jdwp::packet::HEADER_LEN) as u64,
+            },
+        );
         let pending = Pending {
             name,
             span,
@@ -468,38 +485,11 @@ impl ConnectionState {
         }
     }
 
-    /// The `jdwp <CommandSet>.<Command>` span of one round trip.
-    fn round_trip_span(
-        &self,
-        parent: &tracing::Span,
-        name: &'static str,
-        command_set: u8,
-        request_len: usize,
-    ) -> tracing::Span {
-        tracing::info_span!(
-            parent: parent,
-            "jdwp",
-            "otel.name" = %format_args!("jdwp {name}"),
-            "otel.kind" = "client",
-            "otel.status_code" = Empty,
-            "rpc.system" = "jdwp",
-            "rpc.service" = command_set_name(command_set),
-            "rpc.method" = name,
-            "server.address" = %self.config.host,
-            "server.port" = self.config.port,
-            "jdwp.id" = Empty,
-            "jdwp.request_bytes" = (request_len + crate::jdwp::packet::HEADER_LEN) as u64,
-            "jdwp.reply_bytes" = Empty,
-            "jdwp.error" = Empty,
-            "jdwp.queued_us" = Empty,
-        )
-    }
-
     fn write(&mut self, id: u32) {
         let Some(p) = self.window.payload_mut(id) else {
             return;
         };
-        p.span.record("jdwp.id", id);
+        p.span.sent(id);
         let packet = CommandPacket {
             id,
             command_set: p.command_set,
@@ -521,21 +511,19 @@ impl ConnectionState {
             tracing::debug!(id, "reply to a request no longer waiting (timed out)");
             return;
         };
-        let p = slot.payload;
-        if let Some(sent) = slot.sent_at {
-            let queued = sent.duration_since(slot.queued_at);
-            p.span.record("jdwp.queued_us", queued.as_micros() as u64);
-        }
-        p.span.record(
-            "jdwp.reply_bytes",
+        let mut p = slot.payload;
+        let queued = slot.sent_at.map_or(0, |sent| {
+            sent.duration_since(slot.queued_at).as_micros() as u64
+        });
+        p.span.replied(
+            queued,
             (data.len() + crate::jdwp::packet::HEADER_LEN) as u64,
         );
         let result = if error_code == 0 {
             Ok(data)
         } else {
             let code = ErrorCode(error_code);
-            p.span.record("jdwp.error", code.name());
-            p.span.record("otel.status_code", "ERROR");
+            p.span.failed(code.name());
             Err(JdwpError::Jvm {
                 command: p.name,
                 code,
@@ -580,9 +568,8 @@ impl ConnectionState {
         let now = Instant::now();
         for slot in self.window.expire(now) {
             let after = slot.deadline.duration_since(slot.queued_at);
-            let p = slot.payload;
-            p.span.record("jdwp.error", "TIMEOUT");
-            p.span.record("otel.status_code", "ERROR");
+            let mut p = slot.payload;
+            p.span.failed("TIMEOUT");
             let command = p.name;
             finish(p, Err(JdwpError::Timeout { command, after }));
         }
@@ -593,9 +580,8 @@ impl ConnectionState {
 
     fn fail_all(&mut self, reason: &str) {
         for slot in self.window.drain() {
-            let p = slot.payload;
-            p.span.record("jdwp.error", "DISCONNECTED");
-            p.span.record("otel.status_code", "ERROR");
+            let mut p = slot.payload;
+            p.span.failed("DISCONNECTED");
             let command = p.name;
             finish(
                 p,

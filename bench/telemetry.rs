@@ -441,7 +441,6 @@ const SPANS: usize = 200_000;
 /// The JDWP span exactly as the Connection opens, fills and closes it, under
 /// a root span per `GROUP`; no I/O. Returns nanoseconds per JDWP span.
 fn span_cost_loop() -> f64 {
-    use tracing::field::Empty;
     let started = Instant::now();
     for _ in 0..SPANS / GROUP {
         let root = tracing::info_span!(
@@ -452,28 +451,18 @@ fn span_cost_loop() -> f64 {
             "otel.kind" = "server",
         );
         for id in 0..GROUP as u32 {
-            let name = "VirtualMachine.Version";
-            let span = tracing::info_span!(
-                target: "jvmscope::actors::connection",
-                parent: &root,
-                "jdwp",
-                "otel.name" = %format_args!("jdwp {name}"),
-                "otel.kind" = "client",
-                "otel.status_code" = Empty,
-                "rpc.system" = "jdwp",
-                "rpc.service" = "VirtualMachine",
-                "rpc.method" = name,
-                "server.address" = %"127.0.0.1",
-                "server.port" = 5005u16,
-                "jdwp.id" = Empty,
-                "jdwp.request_bytes" = 11u64,
-                "jdwp.reply_bytes" = Empty,
-                "jdwp.error" = Empty,
-                "jdwp.queued_us" = Empty,
+            let mut span = telemetry::RoundTrip::open(
+                &root,
+                &telemetry::RoundTripStart {
+                    method: "VirtualMachine.Version",
+                    service: "VirtualMachine",
+                    host: "127.0.0.1",
+                    port: 5005,
+                    request_bytes: 11,
+                },
             );
-            span.record("jdwp.id", id);
-            span.record("jdwp.queued_us", 3u64);
-            span.record("jdwp.reply_bytes", 120u64);
+            span.sent(id);
+            span.replied(3, 120);
             drop(span);
         }
     }

@@ -78,32 +78,7 @@ impl RootDecision {
 }
 
 /// A recorded span in the making: the finished record, less its end.
-struct Recording(SpanRecord);
-
-/// Whether `parent` is one of our spans that the bridge installed in the
-/// current dispatcher decided not to sample: a child of it would not be
-/// exported either, so a caller opening spans at a high rate (one per JDWP
-/// round trip) can skip it and save the registry its bookkeeping. False
-/// when there is no parent (a new root: the sampler decides), when the
-/// bridge is not installed, and for other crates' spans.
-pub fn unsampled(parent: &tracing::Span) -> bool {
-    let Some(meta) = parent.metadata() else {
-        return false;
-    };
-    if !meta.target().starts_with(super::filter::EXPORTED_TARGET) {
-        return false;
-    }
-    parent
-        .with_subscriber(|(id, dispatch)| {
-            dispatch.downcast_ref::<OtelBridge>()?;
-            use tracing_subscriber::registry::{LookupSpan, SpanData};
-            let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
-            let data = registry.span_data(id)?;
-            Some(data.extensions().get::<Recording>().is_none())
-        })
-        .flatten()
-        .unwrap_or(false)
-}
+pub(super) struct Recording(pub(super) SpanRecord);
 
 /// What a new span learns from its parent. A parent without a
 /// [`Recording`] was not sampled (nothing marks it: that saves a registry
@@ -117,7 +92,7 @@ enum Parent {
 /// The layer. Put it behind the per-layer filter that selects our spans.
 #[derive(Debug)]
 pub struct OtelBridge {
-    sink: QueueProcessor,
+    pub(super) sink: QueueProcessor,
     decision: RootDecision,
     ids: RandomIdGenerator,
 }
@@ -155,8 +130,21 @@ impl OtelBridge {
         }
     }
 
-    fn new_span_id(&self) -> u64 {
+    pub(super) fn new_span_id(&self) -> u64 {
         u64::from_be_bytes(self.ids.new_span_id().to_bytes())
+    }
+
+    /// A new trace id, as an integer.
+    pub(super) fn new_trace_id(&self) -> u128 {
+        u128::from_be_bytes(self.ids.new_trace_id().to_bytes())
+    }
+
+    /// Whether the sampler keeps a new trace with this id.
+    pub(super) fn sampled(&self, trace_id: u128) -> bool {
+        self.decision
+            .sampled(opentelemetry::trace::TraceId::from_bytes(
+                trace_id.to_be_bytes(),
+            ))
     }
 }
 
@@ -455,29 +443,85 @@ mod tests {
     }
 
     #[test]
-    fn a_child_of_an_unsampled_span_is_known_to_be_unsampled() {
-        // Without the bridge nothing is known to be unsampled.
+    fn round_trips_follow_their_parent_and_export_as_jdwp_spans() {
+        use crate::telemetry::{RoundTrip, RoundTripStart};
+        let start = RoundTripStart {
+            method: "VirtualMachine.Version",
+            service: "VirtualMachine",
+            host: "127.0.0.1",
+            port: 5005,
+            request_bytes: 11,
+        };
+        // Without the bridge nothing is recorded.
         tracing::subscriber::with_default(tracing_subscriber::registry(), || {
             let root = tracing::info_span!(parent: None, "root");
-            assert!(!unsampled(&root));
+            assert!(!RoundTrip::open(&root, &start).is_recorded());
         });
         let mut seen = Vec::new();
         let spans = collect(SamplerChoice::AlwaysOff, || {
             let root = tracing::info_span!(parent: None, "root");
-            seen.push(unsampled(&root));
-            seen.push(unsampled(&tracing::Span::none()));
+            seen.push(RoundTrip::open(&root, &start).is_recorded());
+            seen.push(RoundTrip::open(&tracing::Span::none(), &start).is_recorded());
         });
         assert!(spans.is_empty());
-        assert_eq!(seen, [true, false], "unsampled root; no parent is a root");
-        seen.clear();
+        assert_eq!(
+            seen,
+            [false, false],
+            "an unsampled parent; a root the sampler drops"
+        );
         let spans = collect(SamplerChoice::AlwaysOn, || {
             let root = tracing::info_span!(parent: None, "root");
-            seen.push(unsampled(&root));
-            let child = tracing::info_span!(parent: &root, "child");
-            seen.push(unsampled(&child));
+            let mut ok = RoundTrip::open(&root, &start);
+            ok.sent(7);
+            ok.replied(3, 120);
+            drop(ok);
+            let mut failed = RoundTrip::open(&root, &start);
+            failed.failed("TIMEOUT");
+            drop(failed);
+            drop(root);
+            drop(RoundTrip::open(&tracing::Span::none(), &start));
         });
-        assert_eq!(spans.len(), 2);
-        assert_eq!(seen, [false, false], "sampled spans");
+        assert_eq!(spans.len(), 4, "{spans:?}");
+        let root = spans
+            .iter()
+            .find(|s| s.name.as_str() == "root")
+            .expect("root");
+        let trips: Vec<_> = spans
+            .iter()
+            .filter(|s| s.name.as_str() == "jdwp VirtualMachine.Version")
+            .collect();
+        assert_eq!(trips.len(), 3);
+        let (children, roots): (Vec<&SpanRecord>, Vec<&SpanRecord>) = trips
+            .iter()
+            .copied()
+            .partition(|s| s.parent_span_id == root.span_id);
+        assert_eq!((children.len(), roots.len()), (2, 1));
+        assert_eq!(roots[0].parent_span_id, 0, "no parent: a root of its own");
+        for c in &children {
+            assert_eq!(c.trace_id, root.trace_id);
+            assert_eq!(c.kind, Kind::Client);
+            assert_eq!(
+                attr(c, "rpc.method"),
+                Some(Value::Str(Text::new("VirtualMachine.Version")))
+            );
+            assert_eq!(attr(c, "server.port"), Some(Value::Int(5005)));
+            assert!(c.start_ns <= c.end_ns);
+        }
+        let ok = children
+            .iter()
+            .find(|c| c.status == Status::Unset)
+            .expect("the answered one");
+        assert_eq!(attr(ok, "jdwp.id"), Some(Value::Int(7)));
+        assert_eq!(attr(ok, "jdwp.reply_bytes"), Some(Value::Int(120)));
+        assert_eq!(attr(ok, "jdwp.queued_us"), Some(Value::Int(3)));
+        let failed = children
+            .iter()
+            .find(|c| matches!(c.status, Status::Error(_)))
+            .expect("the failed one");
+        assert_eq!(
+            attr(failed, "jdwp.error"),
+            Some(Value::Str(Text::new("TIMEOUT")))
+        );
     }
 
     #[test]

@@ -124,7 +124,7 @@ enum Control {
 
 /// The producers' side: hands finished spans to the export task. `on_end`
 /// never blocks, never allocates and wakes the task once per full batch.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct QueueProcessor {
     spans: SyncSender<SpanRecord>,
     shared: Arc<Shared>,

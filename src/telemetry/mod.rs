@@ -21,6 +21,7 @@ mod filter;
 mod otlp;
 mod record;
 mod rotate;
+mod round_trip;
 pub mod semconv;
 mod transport;
 
@@ -36,13 +37,13 @@ use tracing_subscriber::filter::FilterExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-pub use bridge::unsampled;
 pub use config::{
     DEFAULT_SERVICE_NAME, ExportConfig, LogFileConfig, Protocol, QueueConfig, SamplerChoice,
     TelemetryConfig,
 };
 pub use export::ExportSnapshot;
 pub use rotate::RotatingFile;
+pub use round_trip::{RoundTrip, RoundTripStart};
 
 /// How long shutdown waits for the last spans to reach the collector.
 pub const SHUTDOWN_FLUSH: Duration = Duration::from_secs(3);
