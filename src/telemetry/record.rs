@@ -35,6 +35,25 @@ impl Text {
         }
     }
 
+    /// `a` followed by `b`, without formatting (inline when it fits).
+    pub fn joined(a: &str, b: &str) -> Self {
+        let len = a.len() + b.len();
+        if len <= INLINE {
+            let mut bytes = [0u8; INLINE];
+            bytes[..a.len()].copy_from_slice(a.as_bytes());
+            bytes[a.len()..len].copy_from_slice(b.as_bytes());
+            Text::Inline {
+                len: len as u8,
+                bytes,
+            }
+        } else {
+            let mut s = String::with_capacity(len);
+            s.push_str(a);
+            s.push_str(b);
+            Text::Heap(s.into_boxed_str())
+        }
+    }
+
     /// Formats `value` with `Debug` (as `tracing` hands `%`/`?` fields
     /// over), inline when the text fits.
     pub fn debug(value: &dyn fmt::Debug) -> Self {
@@ -207,6 +226,11 @@ mod tests {
         let long = "x".repeat(INLINE + 1);
         assert_eq!(Text::new(&long).as_str(), long);
         assert_eq!(Text::from(long.clone()).as_str(), long);
+        let joined = Text::joined("jdwp ", "ThreadReference.Frames");
+        assert!(matches!(joined, Text::Inline { .. }));
+        assert_eq!(joined.as_str(), "jdwp ThreadReference.Frames");
+        let long = Text::joined("jdwp ", "VirtualMachine.ClassesBySignature");
+        assert_eq!(long.as_str(), "jdwp VirtualMachine.ClassesBySignature");
         let formatted = Text::debug(&format_args!("jdwp {}", "VirtualMachine.Version"));
         assert_eq!(formatted.as_str(), "jdwp VirtualMachine.Version");
         let spilled = Text::debug(&format_args!("{} {}", "a".repeat(20), "b".repeat(20)));

@@ -151,7 +151,7 @@ impl OtelBridge {
                 trace_id,
                 span_id: self.new_span_id(),
                 parent_span_id,
-                name: Text::from(format!("jdwp {}", start.method)),
+                name: Text::joined("jdwp ", start.method),
                 kind: Kind::Client,
                 status: Status::Unset,
                 start_ns: now_ns(),
