@@ -118,7 +118,7 @@ async fn resolve_line(
             "NO_SUCH_METHOD",
             format!("{name} has no method {want:?}; {hint}"),
         )
-        .next("debug_list_methods shows signatures; pass an existing method name"));
+        .next("pass one of the methods listed above"));
     }
     let tables = join_all(candidates.iter().map(|m| classes.lines(class.id, m.id))).await;
     let tag = match class.tag {
@@ -250,7 +250,7 @@ pub async fn plan_copy(
                     msg.push_str(&format!(" (declared: {})", names.join(", ")));
                 }
                 return Err(ArmError::new("NO_SUCH_FIELD", msg)
-                    .next("debug_list_fields shows a class's fields"));
+                    .next("pass one of the fields declared above, on the class that declares it"));
             };
             let mut requests = Vec::new();
             let placed = |kind| Planned {

@@ -386,7 +386,7 @@ impl Book {
                             "NOT_SUPPORTED",
                             format!("this JVM does not offer {:?} events ({e})", plan.kind),
                         )
-                        .next("use debug_thread_dump to see who holds which monitor");
+                        .next("debug_list_threads shows which threads are blocked; debug_get_stack shows where");
                     }
                     return Err(err);
                 }

@@ -125,3 +125,43 @@ fn nothing_but_the_transport_writes_stdout() {
         hits.join("\n")
     );
 }
+
+/// Every `debug_…` tool a reply, hint or description names is a tool the
+/// server has: a "Next:" pointing at a tool that does not exist sends an
+/// agent nowhere.
+#[test]
+fn every_tool_a_message_names_exists() {
+    let tools: std::collections::BTreeSet<String> = jvmscope::mcp::tools::catalogue()
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    let mut unknown = Vec::new();
+    for area in ["src", "actors"] {
+        for file in files_under(area) {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            for (n, line) in text.lines().enumerate() {
+                let mut rest = line;
+                while let Some(at) = rest.find("debug_") {
+                    let name: String = rest[at..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    rest = &rest[at + name.len().max(1)..];
+                    // A family of names (`debug_set_*`) or Rust's own macros.
+                    if name.ends_with('_') || name.starts_with("debug_assert") {
+                        continue;
+                    }
+                    // Inside a string literal only: quotes before it on the line.
+                    if !tools.contains(&name) && line[..line.len() - rest.len()].contains('"') {
+                        unknown.push(format!("{}:{}: {name}", file.display(), n + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "messages name tools that do not exist:\n{}",
+        unknown.join("\n")
+    );
+}

@@ -296,7 +296,7 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
                 Err(refuse(
                     "NO_MATCH",
                     why,
-                    "debug_list_classes shows what is loaded",
+                    "check the pattern: a wildcard matches only classes the JVM has loaded so far",
                 )),
             )),
             Ok(x) => {
@@ -384,7 +384,7 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
                 Err(refuse(
                     "NO_MATCH",
                     why,
-                    "debug_list_classes shows what is loaded",
+                    "check the pattern: a wildcard matches only classes the JVM has loaded so far",
                 )),
             )),
             Ok(x) => {
