@@ -15,6 +15,9 @@
 //!
 //! Every path releases what only we hold: a hit over budget, filtered out,
 //! for a cleared request or failing to read is still resumed.
+//!
+//! `decide` is the filter every hit goes through first; `details` renders
+//! what an event itself carries.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -24,15 +27,21 @@ use futures::future::join_all;
 use tracing::Instrument;
 use tracing::field::Empty;
 
+mod decide;
+mod details;
+
+use decide::decide;
+use details::event_details;
+pub use details::kind_label;
+
 use super::capture::{Ctx, Slot};
 use super::condition;
 use super::log::{HitEvent, TraceRecord};
 use crate::actors::stop_points::StopPointsMsg;
-use crate::actors::stop_points::arm::monitor_kind;
 use crate::actors::stop_points::routes::{Lookup, Route, Target as RouteTarget, key_of};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId, Value};
-use crate::model::stop_point::{LocalsChoice, Mode, Target, TraceSpec};
+use crate::model::stop_point::{LocalsChoice, Target, TraceSpec};
 
 /// Rendered key/value details of a hit.
 type Details = Vec<(String, String)>;
@@ -219,167 +228,6 @@ fn finish(ctx: &Ctx, target: &RouteTarget, reason: String) {
         .stops
         .actor()
         .send_message(StopPointsMsg::Finished(target.id.clone(), reason));
-}
-
-/// Filters one hit: method name, monitor pairing, count, condition,
-/// budget.
-async fn decide(
-    ctx: &Ctx,
-    m: &Member,
-    thread: ThreadId,
-    received: Instant,
-    can_evaluate: bool,
-) -> Decision {
-    let t = &m.target;
-    let stats = &t.stats;
-    let mut extra = Vec::new();
-    match &t.spec.target {
-        Target::MethodExit(me) => {
-            if let (Some(want), Some(loc)) = (&me.method, m.event.location())
-                && ctx.method_name(&loc).await.as_deref() != Some(want.as_str())
-            {
-                stats.discarded.fetch_add(1, Ordering::Relaxed);
-                return Decision::Skip;
-            }
-        }
-        Target::Monitor(mon) => {
-            let Some(kind) = monitor_kind(m.event.kind()) else {
-                return Decision::Skip;
-            };
-            let key = (t.id.clone(), thread);
-            if kind.is_opening() {
-                ctx.monitor_opened(key, received);
-                if mon.min_duration_ms.is_some() {
-                    stats.hit(received);
-                    return Decision::Skip;
-                }
-            } else {
-                let started = ctx.monitor_closed(&key);
-                let took = started.map(|s| received.saturating_duration_since(s));
-                match took {
-                    Some(d) => extra.push((
-                        "duration".into(),
-                        format!(
-                            "{} ms (measured here, between the two events)",
-                            d.as_millis()
-                        ),
-                    )),
-                    None if mon.pairs(kind) => extra.push((
-                        "duration".into(),
-                        "not measurable (the opening event was not seen)".into(),
-                    )),
-                    None => extra.push((
-                        "duration".into(),
-                        "not measurable (only this half of the pair is armed)".into(),
-                    )),
-                }
-                if let Some(min) = mon.min_duration_ms
-                    && took.is_none_or(|d| d < Duration::from_millis(min))
-                {
-                    stats.hit(received);
-                    stats.below_threshold.fetch_add(1, Ordering::Relaxed);
-                    return Decision::Skip;
-                }
-            }
-        }
-        // A rethrow of an instance already reported is folded into that
-        // report: not a hit, never suspended for.
-        Target::Exception(_) if ctx.rethrow(&t.id, &m.event).await => {
-            stats.rethrows.fetch_add(1, Ordering::Relaxed);
-            return Decision::Skip;
-        }
-        _ => {}
-    }
-    stats.hit(received);
-    if let Some(n) = t.count_here {
-        let c = stats.counted.fetch_add(1, Ordering::Relaxed) + 1;
-        if c != u64::from(n) {
-            return Decision::Skip;
-        }
-        finish(ctx, t, format!("hit_count {n} reached"));
-    }
-    if let Some(cond) = &t.spec.filters.condition {
-        let outcome = if can_evaluate {
-            let span = tracing::info_span!(
-                "jvm.condition",
-                "otel.name" = "jvm.condition",
-                "jvmscope.stop_point" = t.id.0.as_str(),
-                "jvm.condition.result" = Empty,
-                "otel.status_code" = Empty,
-                "otel.status_message" = Empty,
-            );
-            let outcome = condition::evaluate(ctx, thread, &m.event, cond)
-                .instrument(span.clone())
-                .await;
-            match &outcome {
-                Ok(b) => span.record("jvm.condition.result", *b),
-                Err(e) => {
-                    span.record("otel.status_code", "ERROR");
-                    span.record("otel.status_message", e.as_str())
-                }
-            };
-            outcome
-        } else {
-            Err("the thread was not suspended by this event".into())
-        };
-        match outcome {
-            Ok(true) => {}
-            Ok(false) => {
-                stats.condition_false.fetch_add(1, Ordering::Relaxed);
-                return Decision::Skip;
-            }
-            Err(e) => {
-                stats.condition_errors.fetch_add(1, Ordering::Relaxed);
-                stats.note_error(e.clone());
-                let loc = match m.event.location() {
-                    Some(l) => ctx.label(&l).await.to_string(),
-                    None => "?".into(),
-                };
-                ctx.log.push_event(HitEvent {
-                    seq: 0,
-                    at: received,
-                    stop: Some(t.id.0.clone()),
-                    kind: "condition-error",
-                    thread,
-                    thread_name: ctx.thread_name(thread).await.to_string(),
-                    location: loc,
-                    details: vec![("condition".into(), cond.clone()), ("error".into(), e)],
-                    suspended: SuspendPolicy::None,
-                    note: Some(
-                        "the hit was not treated as true or false: nothing was suspended".into(),
-                    ),
-                });
-                return Decision::Skip;
-            }
-        }
-    }
-    let decision = match &t.spec.mode {
-        Mode::Trace(ts) => {
-            let (ok, last) = stats.charge(ts.max_hits);
-            if last {
-                finish(
-                    ctx,
-                    t,
-                    format!("its trace budget of {} captures is used", ts.max_hits),
-                );
-            }
-            if ok {
-                Decision::Trace(ts.clone(), extra)
-            } else {
-                Decision::Skip
-            }
-        }
-        Mode::Suspend => Decision::Report(extra),
-    };
-    let len = match &decision {
-        Decision::Skip => return decision,
-        Decision::Trace(ts, _) => detail_len(ts),
-        Decision::Report(_) => 200,
-    };
-    // What the report needs the thread held for (a helpful NPE text).
-    ctx.held_exception(&m.event, thread, can_evaluate, len)
-        .await;
-    decision
 }
 
 /// How far behind the event stream EventDispatch may fall before it stops
@@ -787,141 +635,6 @@ async fn held(
             },
         );
     }
-}
-
-/// The word an event's kind is reported as.
-pub fn kind_label(e: &Event) -> &'static str {
-    match e {
-        Event::Breakpoint { .. } => "breakpoint",
-        Event::Exception { .. } => "exception",
-        Event::FieldAccess { .. } => "field-read",
-        Event::FieldModification { .. } => "field-write",
-        Event::MethodExit { .. } | Event::MethodExitWithReturnValue { .. } => "method-exit",
-        Event::MonitorContendedEnter { .. } => "monitor-blocked",
-        Event::MonitorContendedEntered { .. } => "monitor-acquired",
-        Event::MonitorWait { .. } => "monitor-wait",
-        Event::MonitorWaited { .. } => "monitor-waited",
-        Event::MethodEntry { .. } => "method-entry",
-        Event::SingleStep { .. } => "step",
-        _ => "event",
-    }
-}
-
-/// What an event itself carries, rendered (exception type, message and
-/// catch site; field old → new; returned value; monitor object).
-async fn event_details(
-    ctx: &Ctx,
-    e: &Event,
-    old: Option<Value>,
-    len: usize,
-) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    match e {
-        Event::Exception {
-            exception,
-            catch_location,
-            ..
-        } => {
-            let (ty, message) = ctx.exception(*exception, len).await;
-            out.push(("exception".into(), format!("{ty} @{:#x}", exception.id.0)));
-            if let Some(m) = message {
-                out.push(("message".into(), m));
-            }
-            out.push((
-                "catch".into(),
-                match catch_location {
-                    Some(c) => ctx.label(c).await.to_string(),
-                    None => "uncaught".into(),
-                },
-            ));
-        }
-        Event::FieldModification {
-            ref_type,
-            field,
-            object,
-            value_to_be,
-            ..
-        } => {
-            out.push(("field".into(), ctx.field_name(ref_type.id, *field).await));
-            if object.id.0 != 0 {
-                out.push(("object".into(), format!("@{:#x}", object.id.0)));
-            }
-            let new = ctx.render(value_to_be, len).await;
-            let old = match old {
-                Some(v) => ctx.render(&v, len).await,
-                None => "?".into(),
-            };
-            out.push(("change".into(), format!("{old} → {new}")));
-        }
-        Event::FieldAccess {
-            ref_type,
-            field,
-            object,
-            ..
-        } => {
-            out.push(("field".into(), ctx.field_name(ref_type.id, *field).await));
-            if object.id.0 != 0 {
-                out.push(("object".into(), format!("@{:#x}", object.id.0)));
-            }
-            if let Some(v) = old {
-                out.push(("value".into(), ctx.render(&v, len).await));
-            }
-        }
-        Event::MethodExitWithReturnValue { value, .. } => {
-            out.push(("returned".into(), ctx.render(value, len).await));
-        }
-        Event::MonitorContendedEnter { object, .. }
-        | Event::MonitorContendedEntered { object, .. } => {
-            out.push((
-                "monitor".into(),
-                ctx.render(
-                    &Value::Object {
-                        tag: object.tag,
-                        id: object.id,
-                    },
-                    len,
-                )
-                .await,
-            ));
-        }
-        Event::MonitorWait {
-            object, timeout, ..
-        } => {
-            out.push((
-                "monitor".into(),
-                ctx.render(
-                    &Value::Object {
-                        tag: object.tag,
-                        id: object.id,
-                    },
-                    len,
-                )
-                .await,
-            ));
-            out.push((
-                "timeout".into(),
-                format!("{timeout} ms (as passed to wait)"),
-            ));
-        }
-        Event::MonitorWaited {
-            object, timed_out, ..
-        } => {
-            out.push((
-                "monitor".into(),
-                ctx.render(
-                    &Value::Object {
-                        tag: object.tag,
-                        id: object.id,
-                    },
-                    len,
-                )
-                .await,
-            ));
-            out.push(("timed out".into(), timed_out.to_string()));
-        }
-        _ => {}
-    }
-    out
 }
 
 #[cfg(test)]
