@@ -150,6 +150,8 @@ pub struct ClassCache {
     /// Invocations sent per thread: each lets its thread run, which makes
     /// the frame ids read before it stale.
     invocations: Mutex<HashMap<crate::jdwp::ThreadId, u64>>,
+    /// Invocations past their budget whose late return is being watched.
+    late_watches: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
@@ -212,6 +214,7 @@ impl ClassCache {
             inner: Mutex::new(Inner::default()),
             session: std::sync::OnceLock::new(),
             invocations: Mutex::new(HashMap::new()),
+            late_watches: Arc::default(),
         }
     }
 
@@ -245,6 +248,12 @@ impl ClassCache {
             .get(&thread)
             .copied()
             .unwrap_or(0)
+    }
+
+    /// How many late invocations are being watched (see
+    /// `session::invoke`).
+    pub fn late_watches(&self) -> &Arc<std::sync::atomic::AtomicUsize> {
+        &self.late_watches
     }
 
     /// The session, if the cache was tied to one.

@@ -6,6 +6,7 @@
 //! [`bounded`], which answers within the budget and keeps watching the
 //! late reply in the background to undo that suspension.
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -18,6 +19,12 @@ use crate::jdwp::{Command, ThreadId};
 /// How long a late invocation is watched for; past this its window slot
 /// is given back and a return after it is left to the Watchdog.
 const LATE_WATCH: Duration = Duration::from_secs(600);
+
+/// Late invocations watched at once per session. Each keeps a slot of the
+/// Connection's in-flight window (32) until it returns, so threads stuck
+/// in invocations must never fill the window and stall the session;
+/// beyond this many, an invocation is given up at its budget as before.
+const MAX_LATE_WATCHES: usize = 8;
 
 /// Counts the invocation (see [`ClassCache::invocations_on`]), sends
 /// `cmd` on `thread` and waits up to `budget` for its
@@ -36,20 +43,37 @@ where
     let conn = classes.connection();
     let session = classes.session();
     classes.note_invocation(thread);
-    let mut reply = Box::pin(conn.send_within(cmd, LATE_WATCH.max(budget)));
+    let watches = classes.late_watches().clone();
+    let may_watch = watches.load(Ordering::Relaxed) < MAX_LATE_WATCHES;
+    let wait = if may_watch {
+        LATE_WATCH.max(budget)
+    } else {
+        budget
+    };
+    let mut reply = Box::pin(conn.send_within(cmd, wait));
     let started = Instant::now();
     match tokio::time::timeout(budget, &mut reply).await {
         Ok(answer) => answer,
         Err(_) => {
-            let conn = conn.clone();
-            tokio::spawn(async move {
-                // A timeout or a lost connection here means it never came
-                // back while we watched: nothing to undo.
-                if let Ok(_) | Err(JdwpError::Jvm { .. } | JdwpError::Decode { .. }) = reply.await {
-                    let session = session.as_ref().and_then(Weak::upgrade);
-                    after_late_return(&conn, session, thread, started.elapsed()).await;
-                }
-            });
+            if may_watch {
+                watches.fetch_add(1, Ordering::Relaxed);
+                let conn = conn.clone();
+                tokio::spawn(async move {
+                    // A timeout or a lost connection here means it never
+                    // came back while we watched: nothing to undo.
+                    let answer = reply.await;
+                    watches.fetch_sub(1, Ordering::Relaxed);
+                    if let Ok(_) | Err(JdwpError::Jvm { .. } | JdwpError::Decode { .. }) = answer {
+                        let session = session.as_ref().and_then(Weak::upgrade);
+                        after_late_return(&conn, session, thread, started.elapsed()).await;
+                    }
+                });
+            } else {
+                tracing::warn!(
+                    thread = thread.0,
+                    "{MAX_LATE_WATCHES} late invocations are already watched; this one is given up at its budget"
+                );
+            }
             Err(JdwpError::Timeout {
                 command: C::NAME,
                 after: budget,
