@@ -11,6 +11,16 @@ use crate::actors::stop_points::arm::classes_matching;
 /// How many matching classes are checked for being exceptions.
 const CHECK_AT_MOST: usize = 200;
 
+/// The names of the loaded classes matching `glob`, each once.
+async fn loaded_names(handle: &SessionHandle, glob: &str) -> Result<Vec<String>, String> {
+    let matching = classes_matching(handle.connection(), glob)
+        .await
+        .map_err(|e| format!("listing the loaded classes failed: {e}"))?;
+    let mut names: Vec<String> = matching.into_iter().map(|(n, _)| n).collect();
+    names.dedup();
+    Ok(names)
+}
+
 /// What an exception wildcard resolved to.
 pub(super) struct Expanded {
     /// Exception classes to arm, none a subclass of another.
@@ -31,11 +41,7 @@ pub(super) async fn exception_classes(
     glob: &str,
     max_classes: usize,
 ) -> Result<Expanded, String> {
-    let matching = classes_matching(handle.connection(), glob)
-        .await
-        .map_err(|e| format!("listing the loaded classes failed: {e}"))?;
-    let mut names: Vec<String> = matching.into_iter().map(|(n, _)| n).collect();
-    names.dedup();
+    let names = loaded_names(handle, glob).await?;
     let checked = names.len().min(CHECK_AT_MOST);
     // (name, its superclass names) for every match that is a Throwable.
     let mut throwables: Vec<(String, Vec<String>)> = Vec::new();
@@ -102,11 +108,7 @@ pub(super) async fn field_classes(
     field: &str,
     max_classes: usize,
 ) -> Result<Expanded, String> {
-    let matching = classes_matching(handle.connection(), glob)
-        .await
-        .map_err(|e| format!("listing the loaded classes failed: {e}"))?;
-    let mut names: Vec<String> = matching.into_iter().map(|(n, _)| n).collect();
-    names.dedup();
+    let names = loaded_names(handle, glob).await?;
     let checked = names.len().min(CHECK_AT_MOST);
     let mut with = Vec::new();
     for name in names.iter().take(checked) {
