@@ -326,8 +326,15 @@ async fn attach(engine: &Engine, port: u16) -> SessionHandle {
     }
 }
 
-/// Runs one measurement in this (child) process and prints `rps=… exported=… dropped=…`.
-fn child(mode: &str, port: u16, endpoint: &str) {
+/// Runs `measure` in this (child) process with telemetry installed as
+/// `mode` and a session attached to the JVM on `port`, then prints its
+/// `key=value` words followed by the export counters.
+fn in_child(
+    mode: &str,
+    port: u16,
+    endpoint: &str,
+    measure: impl AsyncFnOnce(&jvmscope::actors::SessionHandle, &telemetry::Telemetry) -> String,
+) {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -339,6 +346,21 @@ fn child(mode: &str, port: u16, endpoint: &str) {
             .await
             .expect("engine");
         let session = attach(&engine, port).await;
+        let words = measure(&session, &telemetry).await;
+        session.disconnect().await.expect("disconnect");
+        engine.shutdown().await;
+        let stats = telemetry.export_stats().unwrap_or_default();
+        telemetry.shutdown().await;
+        report(&format!(
+            "{words} exported={} dropped={} failed={}",
+            stats.exported, stats.dropped, stats.failed
+        ));
+    });
+}
+
+/// Runs one measurement in this (child) process and prints `rps=… exported=… dropped=…`.
+fn child(mode: &str, port: u16, endpoint: &str) {
+    in_child(mode, port, endpoint, async |session, telemetry| {
         let conn = session.connection().clone();
         throughput(&conn, REQUESTS / 4).await; // warm-up
         // Export the warm-up's spans, so the collector connection is open.
@@ -348,14 +370,7 @@ fn child(mode: &str, port: u16, endpoint: &str) {
         // Spans still queued are exported now, and that CPU counts too.
         let _ = telemetry.flush(Duration::from_secs(10)).await;
         let cpu_us = (cpu_ns() - cpu_before) as f64 / 1e3 / REQUESTS as f64;
-        session.disconnect().await.expect("disconnect");
-        engine.shutdown().await;
-        let stats = telemetry.export_stats().unwrap_or_default();
-        telemetry.shutdown().await;
-        report(&format!(
-            "rps={rps:.0} cpu_us={cpu_us:.2} exported={} dropped={} failed={}",
-            stats.exported, stats.dropped, stats.failed
-        ));
+        format!("rps={rps:.0} cpu_us={cpu_us:.2}")
     });
 }
 
@@ -381,17 +396,7 @@ fn capture_spec(line: u32) -> StopPointSpec {
 /// Runs one trace capture measurement in this (child) process and prints
 /// `hits=… cpu_us=… exported=… dropped=…`.
 fn capture_child(mode: &str, port: u16, endpoint: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    runtime.block_on(async {
-        let (dispatch, telemetry) = telemetry::build(&config_for(mode, endpoint));
-        tracing::dispatcher::set_global_default(dispatch).expect("subscriber");
-        let engine = Engine::start(EngineConfig::default())
-            .await
-            .expect("engine");
-        let session = attach(&engine, port).await;
+    in_child(mode, port, endpoint, async |session, telemetry| {
         let line = support::marked_line("TraceLoad", "// LINE: hot");
         let armed = session
             .stop_points()
@@ -421,17 +426,10 @@ fn capture_child(mode: &str, port: u16, endpoint: &str) {
         let _ = telemetry.flush(Duration::from_secs(10)).await;
         let hits = after.saturating_sub(before);
         let cpu_us = (cpu_ns() - cpu_before) as f64 / 1e3 / hits.max(1) as f64;
-        session.disconnect().await.expect("disconnect");
-        engine.shutdown().await;
-        let stats = telemetry.export_stats().unwrap_or_default();
-        telemetry.shutdown().await;
-        report(&format!(
-            "hits={:.0} cpu_us={cpu_us:.1} exported={} dropped={} failed={}",
-            hits as f64 / elapsed.as_secs_f64(),
-            stats.exported,
-            stats.dropped,
-            stats.failed
-        ));
+        format!(
+            "hits={:.0} cpu_us={cpu_us:.1}",
+            hits as f64 / elapsed.as_secs_f64()
+        )
     });
 }
 
