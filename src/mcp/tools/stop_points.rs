@@ -290,41 +290,72 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
         };
         // A request needs a concrete type: a wildcard resolves to the
         // exception classes loaded now, and nothing arms itself later.
-        match lookup::exception_classes(&handle, &glob, max_classes).await {
-            Err(why) => specs.push((
-                glob.clone(),
+        let expanded = lookup::exception_classes(&handle, &glob, max_classes).await;
+        add_expansion(
+            &mut specs,
+            &mut notes,
+            &glob,
+            expanded,
+            max_classes,
+            |n| {
+                format!(
+                    "{n} loaded exception class{} armed (a wildcard matches only classes loaded now)",
+                    plural_es(n)
+                )
+            },
+            |n| format!("{n} more covered as subclasses of a matched one"),
+            |c| build(Some(c)),
+        );
+    }
+    arm_entries(&handle, specs, 1, notes).await
+}
+
+/// Adds what a wildcard expanded to: an entry per class it covers (built
+/// by `build`) and a note saying what it covered, skipped and left out —
+/// or, when nothing matched, one refused entry.
+#[allow(clippy::too_many_arguments)]
+fn add_expansion(
+    specs: &mut Vec<(String, Result<StopPointSpec, ToolError>)>,
+    notes: &mut Vec<String>,
+    pattern: &str,
+    expanded: Result<lookup::Expanded, String>,
+    max_classes: usize,
+    covered: impl FnOnce(usize) -> String,
+    skipped: impl FnOnce(usize) -> String,
+    build: impl Fn(String) -> StopPointSpec,
+) {
+    let x = match expanded {
+        Ok(x) => x,
+        Err(why) => {
+            specs.push((
+                pattern.to_string(),
                 Err(refuse(
                     "NO_MATCH",
                     why,
                     "check the pattern: a wildcard matches only classes the JVM has loaded so far",
                 )),
-            )),
-            Ok(x) => {
-                let mut note = format!(
-                    "{glob}: {} loaded exception class{} armed (a wildcard matches only classes loaded now)",
-                    x.classes.len(),
-                    if x.classes.len() == 1 { "" } else { "es" }
-                );
-                if x.skipped > 0 {
-                    note.push_str(&format!(
-                        "; {} more covered as subclasses of a matched one",
-                        x.skipped
-                    ));
-                }
-                if !x.left_out.is_empty() {
-                    note.push_str(&format!(
-                        "; left out by max_classes {max_classes}: {}",
-                        x.left_out.join(", ")
-                    ));
-                }
-                notes.push(note);
-                for c in x.classes {
-                    specs.push((c.clone(), Ok(build(Some(c)))));
-                }
-            }
+            ));
+            return;
         }
+    };
+    let mut note = format!("{pattern}: {}", covered(x.classes.len()));
+    if x.skipped > 0 {
+        note.push_str(&format!("; {}", skipped(x.skipped)));
     }
-    arm_entries(&handle, specs, 1, notes).await
+    if !x.left_out.is_empty() {
+        note.push_str(&format!(
+            "; left out by max_classes {max_classes}: {}",
+            x.left_out.join(", ")
+        ));
+    }
+    notes.push(note);
+    for c in x.classes {
+        specs.push((c.clone(), Ok(build(c))));
+    }
+}
+
+fn plural_es(n: usize) -> &'static str {
+    if n == 1 { "" } else { "es" }
 }
 
 async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
@@ -378,40 +409,22 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
         }
         // A watch needs a concrete type: a wildcard resolves to the loaded
         // classes that declare the field, and nothing arms itself later.
-        match lookup::field_classes(&handle, &class, &field, max_classes).await {
-            Err(why) => specs.push((
-                class.clone(),
-                Err(refuse(
-                    "NO_MATCH",
-                    why,
-                    "check the pattern: a wildcard matches only classes the JVM has loaded so far",
-                )),
-            )),
-            Ok(x) => {
-                let mut note = format!(
-                    "{class}: {} loaded class{} declaring {field} watched (a wildcard matches only classes loaded now; each watched field is de-optimised)",
-                    x.classes.len(),
-                    if x.classes.len() == 1 { "" } else { "es" }
-                );
-                if x.skipped > 0 {
-                    note.push_str(&format!(
-                        "; {} matching class{} without it",
-                        x.skipped,
-                        if x.skipped == 1 { "" } else { "es" }
-                    ));
-                }
-                if !x.left_out.is_empty() {
-                    note.push_str(&format!(
-                        "; left out by max_classes {max_classes}: {}",
-                        x.left_out.join(", ")
-                    ));
-                }
-                notes.push(note);
-                for c in x.classes {
-                    specs.push((c.clone(), Ok(build(c))));
-                }
-            }
-        }
+        let expanded = lookup::field_classes(&handle, &class, &field, max_classes).await;
+        add_expansion(
+            &mut specs,
+            &mut notes,
+            &class,
+            expanded,
+            max_classes,
+            |n| {
+                format!(
+                    "{n} loaded class{} declaring {field} watched (a wildcard matches only classes loaded now; each watched field is de-optimised)",
+                    plural_es(n)
+                )
+            },
+            |n| format!("{n} matching class{} without it", plural_es(n)),
+            build,
+        );
     }
     arm_entries(&handle, specs, 1, notes).await
 }
