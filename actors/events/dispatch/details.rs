@@ -88,32 +88,12 @@ pub(super) async fn event_details(
         }
         Event::MonitorContendedEnter { object, .. }
         | Event::MonitorContendedEntered { object, .. } => {
-            out.push((
-                "monitor".into(),
-                ctx.render(
-                    &Value::Object {
-                        tag: object.tag,
-                        id: object.id,
-                    },
-                    len,
-                )
-                .await,
-            ));
+            out.push(("monitor".into(), monitor(ctx, object, len).await));
         }
         Event::MonitorWait {
             object, timeout, ..
         } => {
-            out.push((
-                "monitor".into(),
-                ctx.render(
-                    &Value::Object {
-                        tag: object.tag,
-                        id: object.id,
-                    },
-                    len,
-                )
-                .await,
-            ));
+            out.push(("monitor".into(), monitor(ctx, object, len).await));
             out.push((
                 "timeout".into(),
                 format!("{timeout} ms (as passed to wait)"),
@@ -122,20 +102,22 @@ pub(super) async fn event_details(
         Event::MonitorWaited {
             object, timed_out, ..
         } => {
-            out.push((
-                "monitor".into(),
-                ctx.render(
-                    &Value::Object {
-                        tag: object.tag,
-                        id: object.id,
-                    },
-                    len,
-                )
-                .await,
-            ));
+            out.push(("monitor".into(), monitor(ctx, object, len).await));
             out.push(("timed out".into(), timed_out.to_string()));
         }
         _ => {}
     }
     out
+}
+
+/// The monitor object of a monitor event, rendered.
+async fn monitor(ctx: &Ctx, object: &crate::jdwp::TaggedObjectId, len: usize) -> String {
+    ctx.render(
+        &Value::Object {
+            tag: object.tag,
+            id: object.id,
+        },
+        len,
+    )
+    .await
 }
