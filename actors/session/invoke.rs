@@ -96,15 +96,16 @@ async fn after_late_return(
         after.as_millis()
     );
     if let Some(s) = &session {
+        let event_threads = s.event_threads();
         let agent_holds = s.held_threads().iter().any(|(t, _, _)| *t == thread)
-            || s.event_threads().contains(&thread);
+            || event_threads.contains(&thread);
         if agent_holds {
             s.note_event(format!(
                 "{took}; the thread stays held, as the agent holds it"
             ));
             return;
         }
-        if !s.event_threads().is_empty() || s.maybe_suspended() {
+        if !event_threads.is_empty() || s.maybe_suspended() {
             // The JVM is stopped for the agent: the next verified resume
             // clears this thread too; the Watchdog watches meanwhile.
             s.note_suspension();
