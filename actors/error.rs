@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use thiserror::Error;
 
-use crate::jdwp::{DecodeError, ErrorCode};
+use crate::jdwp::{DecodeError, ErrorCode, EventKind, ThreadId};
 
 /// A failed JDWP round trip.
 #[derive(Debug, Clone, Error)]
@@ -79,7 +79,58 @@ pub enum LaunchError {
     Attach(#[from] AttachError),
 }
 
-/// Why a session-level operation failed.
+/// What an operation needed a suspended thread for; it decides the next
+/// step an agent is offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadUse {
+    /// Reading a stack, locals or evaluating in a frame.
+    Read,
+    /// Starting a step.
+    Step,
+    /// Writing a value, forcing a return or popping frames.
+    Write,
+}
+
+/// Which frame operation a frame error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameAction {
+    Return,
+    Pop,
+}
+
+impl FrameAction {
+    fn verb(self) -> &'static str {
+        match self {
+            FrameAction::Return => "force it to return",
+            FrameAction::Pop => "pop through it",
+        }
+    }
+}
+
+/// Why a write cannot go where it was aimed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NotWritable {
+    #[error("local {name} has no slot here")]
+    NoSlot { name: String },
+    #[error("a {kind} has no fields to set")]
+    NoFields { kind: &'static str },
+    #[error("{class}.{field} is an instance field; name an object")]
+    InstanceFieldWithoutObject { class: String, field: String },
+    #[error("cannot set an element of a {kind}")]
+    NoElements { kind: &'static str },
+    #[error("cannot pass a {kind} to {method}()")]
+    Unpassable { kind: &'static str, method: String },
+    #[error("not an object")]
+    NotAnObject,
+    #[error("the top frame's method is unknown")]
+    UnknownMethod,
+    #[error("set_value writes a local, a field (obj.f, Class.F), or an element (xs[i], m[\"k\"])")]
+    UnsupportedTarget,
+}
+
+/// Why a session-level operation failed. Each variant carries what the
+/// caller needs to act; the MCP layer alone turns them into labels and
+/// next steps.
 #[derive(Debug, Clone, Error)]
 pub enum SessionError {
     #[error("no session {0}")]
@@ -90,6 +141,173 @@ pub enum SessionError {
     Gone { id: String, reason: String },
     #[error(transparent)]
     Jdwp(#[from] JdwpError),
+    #[error("the session did not answer: {0}")]
+    Unresponsive(String),
+    #[error("the session registry is unusable (a thread panicked while holding it)")]
+    RegistryPoisoned,
+    #[error("there is no thread @{:#x} (it ended, or the id is wrong)", thread.0)]
+    NoSuchThread { thread: ThreadId },
+    #[error("no thread is suspended")]
+    NoThreadSuspended { purpose: ThreadUse },
+    #[error("thread @{:#x} is running", thread.0)]
+    ThreadRunning {
+        thread: ThreadId,
+        purpose: ThreadUse,
+    },
+    #[error("thread @{:#x} {name:?} has finished running (ZOMBIE); it cannot be suspended", thread.0)]
+    ThreadFinished { thread: ThreadId, name: String },
+    #[error("frame {index} is out of range: thread @{:#x} has {depth} frames (0 is the top)", thread.0)]
+    FrameOutOfRange {
+        thread: ThreadId,
+        index: usize,
+        depth: i32,
+    },
+    #[error(
+        "frame {index} is the outermost frame (the thread has {depth}); there is no caller to return to"
+    )]
+    OutermostFrame { index: usize, depth: usize },
+    #[error("no frame {index}")]
+    NoFrame { index: usize },
+    #[error("{frame} is a native method; JDWP cannot {}", action.verb())]
+    NativeFrame { frame: String, action: FrameAction },
+    #[error("the JVM refused to {} {frame} (not a Java frame it can leave, or a native frame in between)", match action { FrameAction::Return => "return from", FrameAction::Pop => "pop" })]
+    FrameRefused { frame: String, action: FrameAction },
+    #[error("cannot store a {value} in a {declared}")]
+    TypeMismatch { value: String, declared: String },
+    #[error("{frame} returns {returns}")]
+    ReturnTypeMismatch { frame: String, returns: String },
+    #[error("an array index must be an int")]
+    IndexNotInt,
+    #[error("{frame} returns {returns}; give the value to return")]
+    MissingReturnValue { frame: String, returns: String },
+    #[error(transparent)]
+    NotWritable(#[from] NotWritable),
+    #[error("`{name}` is not a local, a field of this, or a static here")]
+    NotInScope { name: String },
+    #[error("{class} has no field `{field}`")]
+    NoSuchField { class: String, field: String },
+    #[error("{}{message}", part.map(|p| format!("{p}: ")).unwrap_or_default())]
+    EvalFailed {
+        /// Which part of a call failed, e.g. "the value".
+        part: Option<&'static str>,
+        message: String,
+    },
+    #[error("thread @{:#x} did not reach another line within {ms} ms (it may be blocked or in a long loop; the step request was cleared and the thread keeps running)", thread.0)]
+    StepTimeout { thread: ThreadId, ms: u128 },
+    #[error("the event stream ended during the step")]
+    StepInterrupted,
     #[error("{0}")]
-    Invalid(String),
+    Arm(#[from] ArmError),
+}
+
+/// Why a stop point (or one entry of a list) could not be armed, cleared
+/// or changed.
+#[derive(Debug, Clone, Error)]
+pub enum ArmError {
+    #[error(transparent)]
+    Jdwp(#[from] JdwpError),
+    #[error("the stop-point registry has stopped (the session ended)")]
+    RegistryGone,
+    #[error("internal: {0}")]
+    Internal(&'static str),
+    #[error("there is no stop point {id:?}")]
+    UnknownStopPoint { id: String },
+    #[error("an update cannot change what a stop point watches")]
+    UpdateChangesTarget,
+    #[error("{class} has no method {method:?}; {}", method_hint(similar, methods))]
+    NoSuchMethod {
+        class: String,
+        method: String,
+        similar: Vec<String>,
+        methods: Vec<String>,
+    },
+    #[error("{class}.{method} has no bytecode to stop in (abstract or native)")]
+    NoCode { class: String, method: String },
+    #[error("{}", no_code_at_line(scope, *line, *has_table, nearest))]
+    NoCodeAtLine {
+        scope: String,
+        line: u32,
+        has_table: bool,
+        nearest: Vec<i32>,
+    },
+    #[error("{}", field_hint(class, field, similar, declared))]
+    NoSuchField {
+        class: String,
+        field: String,
+        similar: Vec<String>,
+        declared: Vec<String>,
+    },
+    #[error("no live thread @{thread:#x}")]
+    NoSuchThread { thread: u64 },
+    #[error("@{object:#x} is not a live object (collected, or never was)")]
+    NoSuchObject { object: u64 },
+    #[error(
+        "{class} is not loaded, so no instance of it exists to filter on and the kind of method cannot be checked"
+    )]
+    InstanceOnUnloaded { class: String },
+    #[error(
+        "instance_id on a static method: there is no `this` to match, and HotSpot would accept the filter and then fire for every call"
+    )]
+    InstanceOnStaticMethod,
+    #[error(
+        "instance_id on a static field: one copy exists, and HotSpot would accept the filter and then report every write"
+    )]
+    InstanceOnStaticField,
+    #[error("monitor_class {class} is not loaded (ClassOnly needs a loaded type)")]
+    MonitorClassNotLoaded { class: String },
+    #[error("this JVM does not offer {kind:?} events ({source})")]
+    NotSupported { kind: EventKind, source: JdwpError },
+    #[error("the JVM refused every request for {class}: {}", notes.join("; "))]
+    AllRefused { class: String, notes: Vec<String> },
+    /// An entry of a list that could not even be turned into a definition.
+    #[error("{message}")]
+    BadEntry { message: String },
+}
+
+impl ArmError {
+    /// True when the session is gone, so trying further entries is futile.
+    pub fn is_gone(&self) -> bool {
+        match self {
+            ArmError::Jdwp(e) => e.is_gone(),
+            ArmError::RegistryGone => true,
+            _ => false,
+        }
+    }
+}
+
+fn method_hint(similar: &[String], methods: &[String]) -> String {
+    if similar.is_empty() {
+        format!("its methods: {}", methods.join(", "))
+    } else {
+        format!(
+            "did you mean {}? (its methods: {})",
+            similar.join(", "),
+            methods.join(", ")
+        )
+    }
+}
+
+fn no_code_at_line(scope: &str, line: u32, has_table: bool, nearest: &[i32]) -> String {
+    if !has_table {
+        format!("{scope} has no line table (compiled without -g:lines?)")
+    } else if nearest.is_empty() {
+        format!("line {line} of {scope} has no code")
+    } else {
+        let near: Vec<String> = nearest.iter().map(|l| l.to_string()).collect();
+        format!(
+            "line {line} of {scope} has no code; nearest lines with code: {}",
+            near.join(", ")
+        )
+    }
+}
+
+fn field_hint(class: &str, field: &str, similar: &[String], declared: &[String]) -> String {
+    let mut msg = format!("{class} has no field {field:?}");
+    if !similar.is_empty() {
+        msg.push_str(&format!("; did you mean {}?", similar.join(", ")));
+    }
+    if !declared.is_empty() {
+        msg.push_str(&format!(" (declared: {})", declared.join(", ")));
+    }
+    msg
 }

@@ -57,8 +57,11 @@ use std::time::Duration;
 use ractor::{Actor, ActorRef};
 
 pub use connection::{ConnectionConfig, ConnectionHandle};
-pub use error::{AttachError, JdwpError, LaunchError, SessionError};
-pub use session::{DisconnectReport, SessionHandle};
+pub use error::{
+    ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
+    ThreadUse,
+};
+pub use session::{DisconnectReport, Rescue, SessionHandle};
 
 use supervisor::{NewSession, Registry, Supervisor, SupervisorMsg};
 
@@ -258,7 +261,7 @@ impl Engine {
         let r = self
             .registry
             .read()
-            .map_err(|_| SessionError::Invalid("session registry poisoned".into()))?;
+            .map_err(|_| SessionError::RegistryPoisoned)?;
         match id {
             Some(id) => r
                 .get(id)

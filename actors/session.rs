@@ -77,11 +77,31 @@ pub struct SessionShared {
     suspended_since: Mutex<Option<Instant>>,
 }
 
+/// What one watchdog rescue found and did.
+#[derive(Debug, Clone)]
+pub struct Rescue {
+    /// Threads suspended when the watchdog stepped in, of `total`.
+    pub held: usize,
+    pub total: usize,
+    /// How long the JVM had been suspended.
+    pub held_for: Duration,
+    /// The limit it passed (`JDWP_WATCHDOG_SECS`).
+    pub limit: Duration,
+    /// `VirtualMachine.Resume`s sent.
+    pub resumes: u32,
+    /// Threads still suspended afterwards (0 = verified running).
+    pub still_held: usize,
+    /// JDWP requests cleared because their hits froze the JVM.
+    pub cleared: Vec<RequestId>,
+    /// Stop points disabled for the same reason.
+    pub disabled: Vec<String>,
+}
+
 /// Watchdog rescues of one session.
 #[derive(Debug, Default, Clone)]
 pub struct Rescues {
-    pub all: Vec<String>,
-    pub unreported: Vec<String>,
+    pub all: Vec<Rescue>,
+    pub unreported: Vec<Rescue>,
     /// JDWP requests the watchdog cleared.
     pub cleared_requests: Vec<RequestId>,
 }
@@ -262,10 +282,10 @@ impl SessionShared {
     }
 
     /// Records a watchdog rescue.
-    pub fn record_rescue(&self, message: String, cleared: Vec<RequestId>) {
+    pub fn record_rescue(&self, rescue: Rescue, cleared: Vec<RequestId>) {
         if let Ok(mut r) = self.rescues.lock() {
-            r.all.push(message.clone());
-            r.unreported.push(message);
+            r.all.push(rescue.clone());
+            r.unreported.push(rescue);
             r.cleared_requests.extend(cleared);
         }
     }
@@ -276,7 +296,7 @@ impl SessionShared {
     }
 
     /// Rescues the agent has not been told about yet, emptied.
-    pub fn take_unreported_rescues(&self) -> Vec<String> {
+    pub fn take_unreported_rescues(&self) -> Vec<Rescue> {
         self.rescues
             .lock()
             .map(|mut r| std::mem::take(&mut r.unreported))
@@ -902,7 +922,7 @@ impl SessionHandle {
         self.check_alive()?;
         let span = tracing::Span::current();
         let mut report = ractor::call!(self.actor, SessionMsg::Disconnect, span)
-            .map_err(|e| SessionError::Invalid(format!("the session did not answer: {e}")))?;
+            .map_err(|e| SessionError::Unresponsive(e.to_string()))?;
         if let Some(jvm) = &self.shared.launched {
             report.process = Some(if jvm.detach_on_disconnect {
                 format!("pid {} left running (detach_on_disconnect)", jvm.pid)

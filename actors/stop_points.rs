@@ -185,10 +185,7 @@ impl StopPointsHandle {
     }
 
     fn gone() -> ArmError {
-        ArmError::new(
-            "VM_GONE",
-            "the stop-point registry has stopped (the session ended)",
-        )
+        ArmError::RegistryGone
     }
 
     pub async fn arm(

@@ -20,6 +20,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
+use crate::actors::session::Rescue;
 use crate::actors::session::SessionShared;
 use crate::actors::session::threads;
 use crate::jdwp::event_request::Clear;
@@ -253,43 +254,27 @@ impl WatchdogState {
                 Err(_) => break,
             }
         }
-        let held_for = since.elapsed();
-        let verdict = if after.held == 0 {
-            format!("all {} threads verified running", after.total)
-        } else {
-            format!("{} of {} threads still suspended", after.held, after.total)
+        let rescue = Rescue {
+            held: census.held,
+            total: census.total,
+            held_for: since.elapsed(),
+            limit,
+            resumes,
+            still_held: after.held,
+            cleared: cleared.clone(),
+            disabled,
         };
-        let message = format!(
-            "Watchdog: the JVM had {} of {} threads suspended for {:.1} s (limit {} s, JDWP_WATCHDOG_SECS); \
-             resumed it ({resumes} resume{}, {verdict}) and disabled the {} event request{} that froze it{}",
-            census.held,
-            census.total,
-            held_for.as_secs_f64(),
-            limit.as_secs_f64(),
-            if resumes == 1 { "" } else { "s" },
-            cleared.len(),
-            if cleared.len() == 1 { "" } else { "s" },
-            if !disabled.is_empty() {
-                format!(
-                    " (stop point{} {} now DISABLED; debug_toggle_stop_point re-enables)",
-                    if disabled.len() == 1 { "" } else { "s" },
-                    disabled.join(", ")
-                )
-            } else if cleared.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (JDWP ids {})",
-                    cleared
-                        .iter()
-                        .map(|r| r.0.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+        tracing::warn!(
+            session = %shared.id,
+            held = rescue.held,
+            total = rescue.total,
+            held_for_ms = rescue.held_for.as_millis() as u64,
+            resumes = rescue.resumes,
+            still_held = rescue.still_held,
+            disabled = ?rescue.disabled,
+            "watchdog resumed a JVM suspended past its limit"
         );
-        tracing::warn!(session = %shared.id, "{message}");
-        shared.record_rescue(message, cleared);
+        shared.record_rescue(rescue, cleared);
         if after.held == 0 {
             shared.forget_event_threads(None);
             shared.release_all();

@@ -402,7 +402,7 @@ fn capture_child(mode: &str, port: u16, endpoint: &str) {
             .stop_points()
             .arm(capture_spec(line), 1)
             .await
-            .unwrap_or_else(|e| panic!("arm: {}: {}", e.label, e.message));
+            .unwrap_or_else(|e| panic!("arm: {e}"));
         let id = armed.point.expect("a stop point").id;
         let captured = |l: &jvmscope::actors::stop_points::Listing| {
             l.points

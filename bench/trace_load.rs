@@ -378,7 +378,7 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
         .stop_points()
         .arm(hot_spec(line, free), 1)
         .await
-        .map_err(|e| anyhow!("{}: {}", e.label, e.message))?;
+        .map_err(|e| anyhow!("{e}"))?;
     let id = report.point.context("a stop point")?.id;
     let count = |l: &jvmscope::actors::stop_points::Listing| {
         l.points

@@ -691,7 +691,7 @@ impl Driver<'_> {
             };
             return Ok(Answer::Failed(format!(
                 "calling {name}() runs code in the JVM, which JDWP allows only on a thread suspended by an event; {why}. \
-                 Arm a suspending stop point (debug_set_line_stop) where the code runs and evaluate on its hit; \
+                 arm a suspending stop point where the code runs and evaluate on its hit; \
                  fields, locals and HashMap/LinkedHashMap/ConcurrentHashMap/ArrayList subscripts need no invoke"
             )));
         };
@@ -883,7 +883,7 @@ pub fn explain(e: &JdwpError) -> String {
             "the object vanished (collected by the JVM; handles are weak references)".into()
         }
         Some(ErrorCode::THREAD_NOT_SUSPENDED) => {
-            "the thread is running; suspend it first (debug_suspend_thread or a stop point)".into()
+            "the thread is running; suspend it first (a thread suspend or a stop point)".into()
         }
         Some(ErrorCode::INVALID_FRAMEID) => {
             "the frame is gone: its thread resumed since it was read".into()

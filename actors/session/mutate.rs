@@ -4,7 +4,7 @@
 //! declared type; a mismatch names both types. Every write is a mutating
 //! JDWP command, so read-only mode refuses it at the Connection.
 
-use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::error::{FrameAction, JdwpError, NotWritable, SessionError, ThreadUse};
 use crate::actors::session::SessionHandle;
 use crate::actors::session::classes::java_name;
 use crate::actors::session::eval::{self, EvalContext, to_val};
@@ -30,8 +30,11 @@ pub struct Written {
     pub new: Val,
 }
 
-fn invalid(m: String) -> SessionError {
-    SessionError::Invalid(m)
+fn eval_failed(part: Option<&'static str>) -> impl Fn(eval::Failure) -> SessionError {
+    move |f| SessionError::EvalFailed {
+        part,
+        message: f.error.message,
+    }
 }
 
 /// Coerces an evaluated value to a JNI type signature.
@@ -41,11 +44,9 @@ pub async fn coerce(
     signature: &str,
 ) -> Result<Value, SessionError> {
     let declared = java_name(signature);
-    let mismatch = || {
-        invalid(format!(
-            "[TYPE_MISMATCH] cannot store a {} in a {declared}",
-            v.kind()
-        ))
+    let mismatch = || SessionError::TypeMismatch {
+        value: v.kind().to_string(),
+        declared: declared.clone(),
     };
     let p = signature.as_bytes().first().copied().unwrap_or(b'V');
     let int = |x: i64| -> Result<Value, SessionError> {
@@ -137,9 +138,10 @@ pub async fn coerce(
                     .iter()
                     .any(|c| c.tag == crate::jdwp::TypeTag::Interface);
                 if declared_is_class && !names.contains(&declared) {
-                    return Err(invalid(format!(
-                        "[TYPE_MISMATCH] cannot store a {runtime} in a {declared}"
-                    )));
+                    return Err(SessionError::TypeMismatch {
+                        value: runtime,
+                        declared,
+                    });
                 }
             }
             Ok(Value::Object {
@@ -162,7 +164,7 @@ pub async fn set_value(
     let classes = session.classes();
     let new = eval::evaluate(classes, ctx, value)
         .await
-        .map_err(|f| invalid(format!("[EVAL_FAILED] the value: {}", f.error.message)))?
+        .map_err(eval_failed(Some("the value")))?
         .value;
     let fail = |e: JdwpError| session.map_err(e);
     match &target.kind {
@@ -188,7 +190,7 @@ pub async fn set_value(
                     _ => None,
                 };
                 let Some(slot) = slot else {
-                    return Err(invalid(format!("[NOT_WRITABLE] local {name} has no slot here")));
+                    return Err(NotWritable::NoSlot { name: name.clone() }.into());
                 };
                 let value = coerce(session, &new, &local.signature).await?;
                 session
@@ -224,14 +226,12 @@ pub async fn set_value(
                 };
                 return set_field(session, &holder, &segments[0], &new).await;
             }
-            Err(invalid(format!(
-                "[NO_TARGET] `{name}` is not a local, a field of this, or a static here"
-            )))
+            Err(SessionError::NotInScope { name: name.clone() })
         }
         ExprKind::Path(segments) => {
             let (last, head) = segments
                 .split_last()
-                .ok_or_else(|| invalid("empty target".into()))?;
+                .ok_or(NotWritable::UnsupportedTarget)?;
             let holder_expr = Expr {
                 id: target.id,
                 span: target.span,
@@ -239,32 +239,35 @@ pub async fn set_value(
             };
             let holder = eval::evaluate(classes, ctx, &holder_expr)
                 .await
-                .map_err(|f| invalid(format!("[EVAL_FAILED] {}", f.error.message)))?
+                .map_err(eval_failed(None))?
                 .value;
             set_field(session, &holder, last, &new).await
         }
-        ExprKind::Field { target: holder, name } => {
+        ExprKind::Field {
+            target: holder,
+            name,
+        } => {
             let holder = eval::evaluate(classes, ctx, holder)
                 .await
-                .map_err(|f| invalid(format!("[EVAL_FAILED] {}", f.error.message)))?
+                .map_err(eval_failed(None))?
                 .value;
             set_field(session, &holder, name, &new).await
         }
-        ExprKind::Index { target: array, index } => {
+        ExprKind::Index {
+            target: array,
+            index,
+        } => {
             let arr = eval::evaluate(classes, ctx, array)
                 .await
-                .map_err(|f| invalid(format!("[EVAL_FAILED] {}", f.error.message)))?
+                .map_err(eval_failed(None))?
                 .value;
             let idx = eval::evaluate(classes, ctx, index)
                 .await
-                .map_err(|f| invalid(format!("[EVAL_FAILED] {}", f.error.message)))?
+                .map_err(eval_failed(None))?
                 .value;
             set_element(session, ctx, &arr, &idx, &new).await
         }
-        _ => Err(invalid(
-            "[NOT_WRITABLE] set_value writes a local, a field (obj.f, Class.F), or an element (xs[i], m[\"k\"])"
-                .into(),
-        )),
+        _ => Err(NotWritable::UnsupportedTarget.into()),
     }
 }
 
@@ -287,18 +290,15 @@ async fn set_field(
         }
         Val::Class { id, .. } => (ReferenceTypeId(*id), None),
         other => {
-            return Err(invalid(format!(
-                "[NOT_WRITABLE] a {} has no fields to set",
-                other.kind()
-            )));
+            return Err(NotWritable::NoFields { kind: other.kind() }.into());
         }
     };
     let type_name = classes.info(ty).await.map_err(fail)?.name.clone();
     let Some((decl, field)) = classes.find_field(ty, &name.name).await.map_err(fail)? else {
-        return Err(invalid(format!(
-            "[NO_TARGET] {type_name} has no field `{}`",
-            name.name
-        )));
+        return Err(SessionError::NoSuchField {
+            class: type_name,
+            field: name.name.clone(),
+        });
     };
     let value = coerce(session, new, &field.signature).await?;
     let conn = session.connection();
@@ -310,10 +310,11 @@ async fn set_field(
         .await
     } else {
         let Some(object) = object else {
-            return Err(invalid(format!(
-                "[NOT_WRITABLE] {}.{} is an instance field; name an object",
-                type_name, name.name
-            )));
+            return Err(NotWritable::InstanceFieldWithoutObject {
+                class: type_name,
+                field: name.name.clone(),
+            }
+            .into());
         };
         conn.send(&crate::jdwp::object_reference::GetValues {
             object,
@@ -360,10 +361,10 @@ async fn set_element(
     let classes = session.classes();
     let fail = |e: JdwpError| session.map_err(e);
     let Val::Object { id, .. } = holder else {
-        return Err(invalid(format!(
-            "[NOT_WRITABLE] cannot set an element of a {}",
-            holder.kind()
-        )));
+        return Err(NotWritable::NoElements {
+            kind: holder.kind(),
+        }
+        .into());
     };
     let t = session
         .classes()
@@ -375,9 +376,7 @@ async fn set_element(
         let i = match index {
             Val::Int(i) => *i,
             _ => {
-                return Err(invalid(
-                    "[TYPE_MISMATCH] an array index must be an int".into(),
-                ));
+                return Err(SessionError::IndexNotInt);
             }
         };
         let component = &info.signature[1..];
@@ -452,22 +451,23 @@ async fn invoke_simple(
     // literals the parser reads back.
     let mut parts = Vec::new();
     for a in args {
-        parts.push(literal(a).ok_or_else(|| {
-            invalid(format!(
-                "[NOT_WRITABLE] cannot pass a {} to {method}()",
-                a.kind()
-            ))
+        parts.push(literal(a).ok_or_else(|| NotWritable::Unpassable {
+            kind: a.kind(),
+            method: method.to_string(),
         })?);
     }
     let Val::Object { id, .. } = target else {
-        return Err(invalid("[NOT_WRITABLE] not an object".into()));
+        return Err(NotWritable::NotAnObject.into());
     };
     let src = format!("@{id:#x}.{method}({})", parts.join(", "));
-    let parsed = crate::expr::parse(&src).map_err(|e| invalid(e.to_string()))?;
+    let parsed = crate::expr::parse(&src).map_err(|e| SessionError::EvalFailed {
+        part: None,
+        message: e.to_string(),
+    })?;
     eval::evaluate(session.classes(), ctx, &parsed.expr)
         .await
         .map(|o| o.value)
-        .map_err(|f| invalid(format!("[EVAL_FAILED] {}", f.error.message)))
+        .map_err(eval_failed(None))
 }
 
 /// Source text that evaluates back to `v`.
@@ -492,19 +492,16 @@ pub async fn force_return(
     value: Option<&Expr>,
 ) -> Result<(String, Val), SessionError> {
     let (Some(thread), Some(frame)) = (ctx.thread, ctx.frame.as_ref()) else {
-        return Err(invalid(
-            "[NO_THREAD] force_return needs a suspended thread".into(),
-        ));
+        return Err(SessionError::NoThreadSuspended {
+            purpose: ThreadUse::Write,
+        });
     };
-    let method = frame
-        .method
-        .as_ref()
-        .ok_or_else(|| invalid("[NOT_WRITABLE] the top frame's method is unknown".into()))?;
+    let method = frame.method.as_ref().ok_or(NotWritable::UnknownMethod)?;
     if method.is_native() {
-        return Err(invalid(format!(
-            "[OPAQUE_FRAME] {} is a native method; JDWP cannot force it to return",
-            frame.label()
-        )));
+        return Err(SessionError::NativeFrame {
+            frame: frame.label(),
+            action: FrameAction::Return,
+        });
     }
     let ret = method
         .signature
@@ -516,15 +513,14 @@ pub async fn force_return(
         (Value::Void, Val::Null)
     } else {
         let Some(value) = value else {
-            return Err(invalid(format!(
-                "[BAD_ARGUMENT] {} returns {}; give the value to return",
-                frame.label(),
-                java_name(&ret)
-            )));
+            return Err(SessionError::MissingReturnValue {
+                frame: frame.label(),
+                returns: java_name(&ret),
+            });
         };
         let v = eval::evaluate(session.classes(), ctx, value)
             .await
-            .map_err(|f| invalid(format!("[EVAL_FAILED] {}", f.error.message)))?
+            .map_err(eval_failed(None))?
             .value;
         (coerce(session, &v, &ret).await?, v)
     };
@@ -536,15 +532,14 @@ pub async fn force_return(
         })
         .await
         .map_err(|e| match e.code() {
-            Some(crate::jdwp::ErrorCode::OPAQUE_FRAME) => invalid(format!(
-                "[OPAQUE_FRAME] the JVM refused: {} is not a Java frame it can return from",
-                frame.label()
-            )),
-            Some(crate::jdwp::ErrorCode::TYPE_MISMATCH) => invalid(format!(
-                "[TYPE_MISMATCH] {} returns {}",
-                frame.label(),
-                java_name(&ret)
-            )),
+            Some(crate::jdwp::ErrorCode::OPAQUE_FRAME) => SessionError::FrameRefused {
+                frame: frame.label(),
+                action: FrameAction::Return,
+            },
+            Some(crate::jdwp::ErrorCode::TYPE_MISMATCH) => SessionError::ReturnTypeMismatch {
+                frame: frame.label(),
+                returns: java_name(&ret),
+            },
             _ => session.map_err(e),
         })?;
     Ok((frame.label(), val))
@@ -565,9 +560,7 @@ pub async fn pop_frame(
         .map_err(fail)?
         .max(0) as usize;
     if index + 1 >= depth {
-        return Err(invalid(format!(
-            "[BAD_FRAME] frame {index} is the outermost frame (the thread has {depth}); there is no caller to return to"
-        )));
+        return Err(SessionError::OutermostFrame { index, depth });
     }
     let frames = inspect::frames(classes, thread, 0, Some(index + 1))
         .await
@@ -576,14 +569,13 @@ pub async fn pop_frame(
         .iter()
         .find(|f| f.method.as_ref().is_some_and(|m| m.is_native()))
     {
-        return Err(invalid(format!(
-            "[OPAQUE_FRAME] frame #{} {} is native; JDWP cannot pop through it",
-            native.index,
-            native.label()
-        )));
+        return Err(SessionError::NativeFrame {
+            frame: format!("frame #{} {}", native.index, native.label()),
+            action: FrameAction::Pop,
+        });
     }
     let Some(last) = frames.last() else {
-        return Err(invalid(format!("[BAD_FRAME] no frame {index}")));
+        return Err(SessionError::NoFrame { index });
     };
     session
         .connection()
@@ -593,10 +585,10 @@ pub async fn pop_frame(
         })
         .await
         .map_err(|e| match e.code() {
-            Some(crate::jdwp::ErrorCode::OPAQUE_FRAME) => invalid(
-                "[OPAQUE_FRAME] the JVM refused to pop these frames (a native frame in between)"
-                    .into(),
-            ),
+            Some(crate::jdwp::ErrorCode::OPAQUE_FRAME) => SessionError::FrameRefused {
+                frame: last.label(),
+                action: FrameAction::Pop,
+            },
             _ => session.map_err(e),
         })?;
     Ok(frames.iter().map(|f| f.label()).collect())

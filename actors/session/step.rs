@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::error::{JdwpError, SessionError, ThreadUse};
 use crate::actors::session::SessionHandle;
 use crate::actors::session::inspect::{self, FrameView};
 use crate::jdwp::event_request::{Clear, Set};
@@ -96,10 +96,10 @@ pub async fn step(
     let gone = |e: JdwpError| session.map_err(e);
     let count = conn.send(&SuspendCount { thread }).await.map_err(gone)?;
     if count == 0 {
-        return Err(SessionError::Invalid(format!(
-            "[THREAD_RUNNING] thread @{:#x} is running; a step starts from a suspended thread (a stop point hit or debug_suspend_thread)",
-            thread.0
-        )));
+        return Err(SessionError::ThreadRunning {
+            thread,
+            purpose: ThreadUse::Step,
+        });
     }
     let slot = session.step_slot();
     if let Some(old) = slot.replace(None) {
@@ -181,13 +181,13 @@ pub async fn step(
                 .next();
             Ok(Landing { thread, frame })
         }
-        Ok(false) => Err(session.check_alive().err().unwrap_or_else(|| {
-            SessionError::Invalid("the event stream ended during the step".into())
-        })),
-        Err(_) => Err(SessionError::Invalid(format!(
-            "[STEP_TIMEOUT] thread @{:#x} did not reach another line within {} ms (it may be blocked or in a long loop; the step request was cleared and the thread keeps running)",
-            thread.0,
-            timeout.as_millis()
-        ))),
+        Ok(false) => Err(session
+            .check_alive()
+            .err()
+            .unwrap_or(SessionError::StepInterrupted)),
+        Err(_) => Err(SessionError::StepTimeout {
+            thread,
+            ms: timeout.as_millis(),
+        }),
     }
 }

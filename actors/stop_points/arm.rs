@@ -21,40 +21,7 @@ use crate::model::stop_point::{
 
 use super::routes::RequestKey;
 
-/// Why a stop point (or one entry of a list) could not be armed: a stable
-/// label, what is wrong, and what to do instead.
-#[derive(Debug, Clone)]
-pub struct ArmError {
-    pub label: &'static str,
-    pub message: String,
-    pub next: Option<String>,
-}
-
-impl ArmError {
-    pub fn new(label: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            label,
-            message: message.into(),
-            next: None,
-        }
-    }
-
-    pub fn next(mut self, next: impl Into<String>) -> Self {
-        self.next = Some(next.into());
-        self
-    }
-
-    pub fn jdwp(e: JdwpError) -> Self {
-        let label = if e.is_gone() { "VM_GONE" } else { "JDWP_ERROR" };
-        Self::new(label, e.to_string())
-    }
-}
-
-impl From<JdwpError> for ArmError {
-    fn from(e: JdwpError) -> Self {
-        Self::jdwp(e)
-    }
-}
+pub use crate::actors::error::ArmError;
 
 /// One request to set: its kind and the modifiers that place it (filters
 /// and the count are added when it is set).
@@ -105,20 +72,12 @@ async fn resolve_line(
         names.dedup();
         let want = method.unwrap_or("");
         let similar = similar_names(want, names.iter().copied());
-        let hint = if similar.is_empty() {
-            format!("its methods: {}", names.join(", "))
-        } else {
-            format!(
-                "did you mean {}? (its methods: {})",
-                similar.join(", "),
-                names.join(", ")
-            )
-        };
-        return Err(ArmError::new(
-            "NO_SUCH_METHOD",
-            format!("{name} has no method {want:?}; {hint}"),
-        )
-        .next("pass one of the methods listed above"));
+        return Err(ArmError::NoSuchMethod {
+            class: name.to_string(),
+            method: want.to_string(),
+            similar,
+            methods: names.into_iter().map(String::from).collect(),
+        });
     }
     let tables = join_all(candidates.iter().map(|m| classes.lines(class.id, m.id))).await;
     let tag = match class.tag {
@@ -154,14 +113,10 @@ async fn resolve_line(
     if found.is_empty() {
         return Err(match line {
             Some(l) => no_code(name, method, l, &mut code_lines),
-            None => ArmError::new(
-                "NO_CODE",
-                format!(
-                    "{name}.{} has no bytecode to stop in (abstract or native)",
-                    method.unwrap_or("?")
-                ),
-            )
-            .next("stop in an implementation: a concrete class, or a wildcard family of them"),
+            None => ArmError::NoCode {
+                class: name.to_string(),
+                method: method.unwrap_or("?").to_string(),
+            },
         });
     }
     Ok((found, any_static))
@@ -174,27 +129,16 @@ fn no_code(name: &str, method: Option<&str>, line: u32, lines: &mut Vec<i32>) ->
     let l = line as i32;
     let below = lines.iter().rev().find(|x| **x < l).copied();
     let above = lines.iter().find(|x| **x > l).copied();
-    let near: Vec<String> = [below, above]
-        .into_iter()
-        .flatten()
-        .map(|x| x.to_string())
-        .collect();
     let scope = match method {
         Some(m) => format!("{name}.{m}"),
         None => name.to_string(),
     };
-    let msg = if lines.is_empty() {
-        format!("{scope} has no line table (compiled without -g:lines?)")
-    } else if near.is_empty() {
-        format!("line {line} of {scope} has no code")
-    } else {
-        format!(
-            "line {line} of {scope} has no code; nearest lines with code: {}",
-            near.join(", ")
-        )
-    };
-    ArmError::new("NO_CODE_AT_LINE", msg)
-        .next("pick a line with code (a blank line, comment or declaration has none)")
+    ArmError::NoCodeAtLine {
+        scope,
+        line,
+        has_table: !lines.is_empty(),
+        nearest: [below, above].into_iter().flatten().collect(),
+    }
 }
 
 /// Resolves a definition on one loaded class copy.
@@ -242,15 +186,12 @@ pub async fn plan_copy(
                 let fields = classes.fields(class.id).await?;
                 let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
                 let similar = similar_names(&f.field, names.iter().copied());
-                let mut msg = format!("{name} has no field {:?}", f.field);
-                if !similar.is_empty() {
-                    msg.push_str(&format!("; did you mean {}?", similar.join(", ")));
-                }
-                if !names.is_empty() {
-                    msg.push_str(&format!(" (declared: {})", names.join(", ")));
-                }
-                return Err(ArmError::new("NO_SUCH_FIELD", msg)
-                    .next("pass one of the fields declared above, on the class that declares it"));
+                return Err(ArmError::NoSuchField {
+                    class: name.clone(),
+                    field: f.field.clone(),
+                    similar,
+                    declared: names.into_iter().map(String::from).collect(),
+                });
             };
             let mut requests = Vec::new();
             let placed = |kind| Planned {
@@ -274,8 +215,7 @@ pub async fn plan_copy(
                 static_field: field.is_static(),
             })
         }
-        Target::MethodExit(_) | Target::Monitor(_) => Err(ArmError::new(
-            "INTERNAL",
+        Target::MethodExit(_) | Target::Monitor(_) => Err(ArmError::Internal(
             "pattern stop points are not armed per class",
         )),
     }
@@ -499,10 +439,7 @@ pub async fn check_thread(conn: &ConnectionHandle, thread: u64) -> Result<(), Ar
                 Some(ErrorCode::INVALID_THREAD) | Some(ErrorCode::INVALID_OBJECT)
             ) =>
         {
-            Err(
-                ArmError::new("NO_SUCH_THREAD", format!("no live thread @{thread:#x}"))
-                    .next("debug_list_threads shows thread ids"),
-            )
+            Err(ArmError::NoSuchThread { thread })
         }
         Err(e) => Err(e.into()),
     }
@@ -520,11 +457,9 @@ pub async fn check_instance(
         .await
     {
         Ok(t) => Ok(t.id),
-        Err(e) if e.code() == Some(ErrorCode::INVALID_OBJECT) => Err(ArmError::new(
-            "NO_SUCH_OBJECT",
-            format!("@{object:#x} is not a live object (collected, or never was)"),
-        )
-        .next("take a handle from a fresh reply (a trace, a stack view)")),
+        Err(e) if e.code() == Some(ErrorCode::INVALID_OBJECT) => {
+            Err(ArmError::NoSuchObject { object })
+        }
         Err(e) => Err(e.into()),
     }
 }
@@ -550,21 +485,12 @@ mod tests {
 
     #[test]
     fn nearest_lines_with_code_are_named() {
-        let e = no_code("A", None, 10, &mut vec![12, 4, 8, 12, 20]);
-        assert_eq!(e.label, "NO_CODE_AT_LINE");
-        assert!(
-            e.message.ends_with("nearest lines with code: 8, 12"),
-            "{}",
-            e.message
-        );
-        let e = no_code("A", Some("m"), 99, &mut vec![3, 5]);
-        assert!(
-            e.message.contains("A.m") && e.message.ends_with(": 5"),
-            "{}",
-            e.message
-        );
-        let e = no_code("A", None, 1, &mut Vec::new());
-        assert!(e.message.contains("no line table"), "{}", e.message);
+        let e = no_code("A", None, 10, &mut vec![12, 4, 8, 12, 20]).to_string();
+        assert!(e.ends_with("nearest lines with code: 8, 12"), "{e}");
+        let e = no_code("A", Some("m"), 99, &mut vec![3, 5]).to_string();
+        assert!(e.contains("A.m") && e.ends_with(": 5"), "{e}");
+        let e = no_code("A", None, 1, &mut Vec::new()).to_string();
+        assert!(e.contains("no line table"), "{e}");
     }
 
     #[test]

@@ -147,14 +147,7 @@ impl Book {
         if copies.is_empty() {
             if spec.filters.instance.is_some() {
                 self.disarm(id).await;
-                return Err(ArmError::new(
-                    "INSTANCE_REFUSED",
-                    format!(
-                        "{name} is not loaded, so no instance of it exists to filter on and the \
-                         kind of method cannot be checked"
-                    ),
-                )
-                .next("arm without instance_id, or after the class has loaded"));
+                return Err(ArmError::InstanceOnUnloaded { class: name });
             }
             if let Some(p) = self.reg.point_mut(id) {
                 p.state = StopState::Deferred;
@@ -195,14 +188,14 @@ impl Book {
             return Err(refusals
                 .into_iter()
                 .next()
-                .unwrap_or_else(|| ArmError::new("INTERNAL", "nothing to arm")));
+                .unwrap_or(ArmError::Internal("nothing to arm")));
         }
         if let Some(e) = instance_refusal(&spec, &plans) {
             self.disarm(id).await;
             return Err(e);
         }
         for r in &refusals {
-            notes.push(format!("one copy of {name} refused: {}", r.message));
+            notes.push(format!("one copy of {name} refused: {}", r));
         }
         let total: usize = plans.iter().map(|p| p.requests.len()).sum();
         self.decide_count(id, &spec, total);
@@ -210,19 +203,13 @@ impl Book {
         for plan in plans {
             match self.install(id, plan, false).await {
                 Ok(()) => set_any = true,
-                Err(e) if e.label == "VM_GONE" => return Err(e),
-                Err(e) => notes.push(format!("a copy could not be armed: {}", e.message)),
+                Err(e) if e.is_gone() => return Err(e),
+                Err(e) => notes.push(format!("a copy could not be armed: {e}")),
             }
         }
         if !set_any {
             self.disarm(id).await;
-            return Err(ArmError::new(
-                "ARM_FAILED",
-                format!(
-                    "the JVM refused every request for {name}: {}",
-                    notes.join("; ")
-                ),
-            ));
+            return Err(ArmError::AllRefused { class: name, notes });
         }
         if let Some(p) = self.reg.point_mut(id) {
             p.state = StopState::Armed;
@@ -299,21 +286,17 @@ impl Book {
     ) -> Result<Vec<String>, ArmError> {
         let mut notes = Vec::new();
         let monitor_class = match &spec.target {
-            Target::Monitor(m) => {
-                match &m.monitor_class {
-                    Some(name) => match self.io.classes.by_name(name).await?.first() {
-                        Some(c) => Some(c.id),
-                        None => {
-                            return Err(ArmError::new(
-                            "NOT_LOADED",
-                            format!("monitor_class {name} is not loaded (ClassOnly needs a loaded type)"),
-                        )
-                        .next("arm without monitor_class, or once the class is loaded"));
-                        }
-                    },
-                    None => None,
-                }
-            }
+            Target::Monitor(m) => match &m.monitor_class {
+                Some(name) => match self.io.classes.by_name(name).await?.first() {
+                    Some(c) => Some(c.id),
+                    None => {
+                        return Err(ArmError::MonitorClassNotLoaded {
+                            class: name.clone(),
+                        });
+                    }
+                },
+                None => None,
+            },
             _ => None,
         };
         let planned: Vec<(Planned, Option<MonitorKind>)> = match &spec.target {
@@ -380,15 +363,14 @@ impl Book {
                     self.reg.retire(&keys);
                     self.publish();
                     clear_all(&self.io.conn, &keys).await;
-                    let mut err = ArmError::from(e.clone());
-                    if e.code() == Some(ErrorCode::NOT_IMPLEMENTED) {
-                        err = ArmError::new(
-                            "NOT_SUPPORTED",
-                            format!("this JVM does not offer {:?} events ({e})", plan.kind),
-                        )
-                        .next("debug_list_threads shows which threads are blocked; debug_get_stack shows where");
-                    }
-                    return Err(err);
+                    return Err(if e.code() == Some(ErrorCode::NOT_IMPLEMENTED) {
+                        ArmError::NotSupported {
+                            kind: plan.kind,
+                            source: e,
+                        }
+                    } else {
+                        ArmError::from(e)
+                    });
                 }
             }
         }
@@ -467,7 +449,7 @@ impl Book {
                         p.state = StopState::Deferred;
                     }
                     if let Err(e) = self.arm_point(&m.0).await {
-                        notes.push(format!("{m}: {}", e.message));
+                        notes.push(format!("{m}: {e}"));
                     }
                 }
                 if self.reg.family(id).is_some_and(Family::is_full) {
@@ -550,10 +532,7 @@ impl Book {
             return Err(unknown(id));
         };
         if p.spec.target.kind() != spec.target.kind() {
-            return Err(ArmError::new(
-                "BAD_ARGUMENT",
-                "an update cannot change what a stop point watches",
-            ));
+            return Err(ArmError::UpdateChangesTarget);
         }
         let disabled = p.state == StopState::Disabled;
         self.disarm(id).await;
@@ -621,35 +600,17 @@ impl Book {
 }
 
 fn unknown(id: &str) -> ArmError {
-    ArmError::new(
-        "UNKNOWN_STOP_POINT",
-        format!("there is no stop point {id:?}"),
-    )
-    .next("debug_list_stop_points shows the ids")
+    ArmError::UnknownStopPoint { id: id.to_string() }
 }
 
 /// Refuses an instance filter where HotSpot would accept and ignore it.
 fn instance_refusal(spec: &StopPointSpec, plans: &[CopyPlan]) -> Option<ArmError> {
     spec.filters.instance?;
     if plans.iter().any(|p| p.any_static) {
-        return Some(
-            ArmError::new(
-                "INSTANCE_REFUSED",
-                "instance_id on a static method: there is no `this` to match, and HotSpot would \
-                 accept the filter and then fire for every call",
-            )
-            .next("use a condition, or stop in an instance method"),
-        );
+        return Some(ArmError::InstanceOnStaticMethod);
     }
     if plans.iter().any(|p| p.static_field) {
-        return Some(
-            ArmError::new(
-                "INSTANCE_REFUSED",
-                "instance_id on a static field: one copy exists, and HotSpot would accept the \
-                 filter and then report every write",
-            )
-            .next("watch the static field without instance_id"),
-        );
+        return Some(ArmError::InstanceOnStaticField);
     }
     None
 }
@@ -689,9 +650,9 @@ mod tests {
         };
         assert!(instance_refusal(&spec, &[plan(false, false)]).is_none());
         let e = instance_refusal(&spec, &[plan(true, false)]).expect("refused");
-        assert!(e.message.contains("static method"));
+        assert!(e.to_string().contains("static method"));
         let e = instance_refusal(&spec, &[plan(false, true)]).expect("refused");
-        assert!(e.message.contains("static field"));
+        assert!(e.to_string().contains("static field"));
         let unfiltered = StopPointSpec {
             filters: Filters::default(),
             ..spec

@@ -5,7 +5,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::actors::{AttachError, JdwpError, LaunchError, SessionError};
+use crate::actors::{ArmError, AttachError, JdwpError, LaunchError, SessionError, ThreadUse};
 
 /// A failure to report to the agent.
 #[derive(Debug, Clone)]
@@ -50,6 +50,7 @@ const REATTACH: &str = "debug_attach {host, port} to a JVM listening again, or d
 
 impl From<SessionError> for ToolError {
     fn from(e: SessionError) -> Self {
+        let text = e.to_string();
         match e {
             SessionError::NoSession => ToolError::new("NO_SESSION", "no session is open")
                 .next("debug_attach {host, port} or debug_launch {main_class, classpath}"),
@@ -57,11 +58,97 @@ impl From<SessionError> for ToolError {
                 ToolError::new("UNKNOWN_SESSION", format!("there is no session {id:?}"))
                     .next("debug_list_sessions shows the session ids")
             }
-            SessionError::Gone { id, reason } => {
-                ToolError::new("VM_GONE", format!("session {id} is gone: {reason}")).next(REATTACH)
-            }
+            SessionError::Gone { .. } => ToolError::new("VM_GONE", text).next(REATTACH),
             SessionError::Jdwp(e) => e.into(),
-            SessionError::Invalid(m) => ToolError::new("INVALID", m),
+            SessionError::Arm(e) => e.into(),
+            SessionError::Unresponsive(_) | SessionError::RegistryPoisoned => {
+                ToolError::new("INTERNAL", text)
+            }
+            SessionError::NoSuchThread { .. } => ToolError::new("NO_THREAD", text)
+                .next("debug_list_threads lists the live threads"),
+            SessionError::NoThreadSuspended { purpose } => {
+                ToolError::new("NO_THREAD", text).next(match purpose {
+                    ThreadUse::Read => {
+                        "pass thread_id of a thread held by debug_suspend_thread, or arm a suspending stop point and wait for its hit"
+                    }
+                    ThreadUse::Step => {
+                        "pass thread_id of a suspended thread (debug_list_threads), or arm a suspending stop point and wait for its hit"
+                    }
+                    ThreadUse::Write => {
+                        "pass thread_id of a suspended thread, or hit a suspending stop point"
+                    }
+                })
+            }
+            SessionError::ThreadRunning { purpose, .. } => {
+                ToolError::new("THREAD_RUNNING", text).next(match purpose {
+                    ThreadUse::Step => {
+                        "a step starts from a suspended thread: a stop point hit, or debug_suspend_thread"
+                    }
+                    ThreadUse::Read | ThreadUse::Write => {
+                        "suspend it with debug_suspend_thread, or hit a suspending stop point"
+                    }
+                })
+            }
+            SessionError::ThreadFinished { .. } => ToolError::new("THREAD_FINISHED", text),
+            SessionError::FrameOutOfRange { .. }
+            | SessionError::OutermostFrame { .. }
+            | SessionError::NoFrame { .. } => ToolError::new("BAD_FRAME", text)
+                .next("debug_get_stack shows the frames and their indexes"),
+            SessionError::NativeFrame { .. } | SessionError::FrameRefused { .. } => {
+                ToolError::new("OPAQUE_FRAME", text)
+            }
+            SessionError::TypeMismatch { .. }
+            | SessionError::ReturnTypeMismatch { .. }
+            | SessionError::IndexNotInt => ToolError::new("TYPE_MISMATCH", text),
+            SessionError::MissingReturnValue { .. } => ToolError::new("BAD_ARGUMENT", text),
+            SessionError::NotWritable(_) => ToolError::new("NOT_WRITABLE", text),
+            SessionError::NotInScope { .. } | SessionError::NoSuchField { .. } => {
+                ToolError::new("NO_TARGET", text)
+            }
+            SessionError::EvalFailed { .. } => ToolError::new("EVAL_FAILED", text),
+            SessionError::StepTimeout { .. } => ToolError::new("STEP_TIMEOUT", text),
+            SessionError::StepInterrupted => ToolError::new("VM_GONE", text).next(REATTACH),
+        }
+    }
+}
+
+impl From<ArmError> for ToolError {
+    fn from(e: ArmError) -> Self {
+        let text = e.to_string();
+        match e {
+            ArmError::Jdwp(j) => j.into(),
+            ArmError::RegistryGone => ToolError::new("VM_GONE", text).next(REATTACH),
+            ArmError::Internal(_) => ToolError::new("INTERNAL", text),
+            ArmError::UnknownStopPoint { .. } => ToolError::new("UNKNOWN_STOP_POINT", text)
+                .next("debug_list_stop_points shows the ids"),
+            ArmError::UpdateChangesTarget => ToolError::new("BAD_ARGUMENT", text),
+            ArmError::NoSuchMethod { .. } => {
+                ToolError::new("NO_SUCH_METHOD", text).next("pass one of the methods listed above")
+            }
+            ArmError::NoCode { .. } => ToolError::new("NO_CODE", text)
+                .next("stop in an implementation: a concrete class, or a wildcard family of them"),
+            ArmError::NoCodeAtLine { .. } => ToolError::new("NO_CODE_AT_LINE", text)
+                .next("pick a line with code (a blank line, comment or declaration has none)"),
+            ArmError::NoSuchField { .. } => ToolError::new("NO_SUCH_FIELD", text)
+                .next("pass one of the fields declared above, on the class that declares it"),
+            ArmError::NoSuchThread { .. } => {
+                ToolError::new("NO_SUCH_THREAD", text).next("debug_list_threads shows thread ids")
+            }
+            ArmError::NoSuchObject { .. } => ToolError::new("NO_SUCH_OBJECT", text)
+                .next("take a handle from a fresh reply (a trace, a stack view)"),
+            ArmError::InstanceOnUnloaded { .. } => ToolError::new("INSTANCE_REFUSED", text)
+                .next("arm without instance_id, or after the class has loaded"),
+            ArmError::InstanceOnStaticMethod => ToolError::new("INSTANCE_REFUSED", text)
+                .next("use a condition, or stop in an instance method"),
+            ArmError::InstanceOnStaticField => ToolError::new("INSTANCE_REFUSED", text)
+                .next("watch the static field without instance_id"),
+            ArmError::MonitorClassNotLoaded { .. } => ToolError::new("NOT_LOADED", text)
+                .next("arm without monitor_class, or once the class is loaded"),
+            ArmError::NotSupported { .. } => ToolError::new("NOT_SUPPORTED", text).next(
+                "debug_list_threads shows which threads are blocked; debug_get_stack shows where",
+            ),
+            ArmError::AllRefused { .. } => ToolError::new("ARM_FAILED", text),
+            ArmError::BadEntry { .. } => ToolError::new("BAD_ARGUMENT", text),
         }
     }
 }
@@ -75,9 +162,7 @@ impl From<JdwpError> for ToolError {
             JdwpError::ReadOnly { .. } => ToolError::new("READ_ONLY", e.to_string()).next(
                 "attach a new session without read_only (JDWP_READONLY set on the server cannot be relaxed)",
             ),
-            JdwpError::Jvm { code, .. } if *code == crate::jdwp::ErrorCode::VM_DEAD => {
-                ToolError::new("VM_GONE", e.to_string()).next(REATTACH)
-            }
+            _ if e.is_gone() => ToolError::new("VM_GONE", e.to_string()).next(REATTACH),
             _ => ToolError::new("JDWP_ERROR", e.to_string()),
         }
     }

@@ -64,8 +64,9 @@ impl JvmScope {
         for session in self.ctx.engine.sessions() {
             for rescue in session.shared().take_unreported_rescues() {
                 result.content.push(rmcp::model::ContentBlock::text(format!(
-                    "[WATCHDOG] session {}: {rescue}",
-                    session.id()
+                    "[WATCHDOG] session {}: {}",
+                    session.id(),
+                    super::render::rescue(&rescue)
                 )));
             }
         }

@@ -15,7 +15,7 @@ pub async fn context(
     thread: Option<ThreadId>,
     frame_index: usize,
 ) -> Result<EvalContext, crate::actors::SessionError> {
-    use crate::actors::SessionError;
+    use crate::actors::error::{SessionError, ThreadUse};
     session.check_alive()?;
     let conn = session.connection();
     let event_threads = session.shared().event_threads();
@@ -27,10 +27,10 @@ pub async fn context(
             {
                 Ok(n) if n > 0 => Some(t),
                 Ok(_) => {
-                    return Err(SessionError::Invalid(format!(
-                        "[THREAD_RUNNING] thread @{:#x} is running; suspend it with debug_suspend_thread, or hit a suspending stop point",
-                        t.0
-                    )));
+                    return Err(SessionError::ThreadRunning {
+                        thread: t,
+                        purpose: ThreadUse::Read,
+                    });
                 }
                 Err(e)
                     if matches!(
@@ -38,10 +38,7 @@ pub async fn context(
                         Some(ErrorCode::INVALID_OBJECT) | Some(ErrorCode::INVALID_THREAD)
                     ) =>
                 {
-                    return Err(SessionError::Invalid(format!(
-                        "[NO_THREAD] there is no thread @{:#x}; debug_list_threads lists them",
-                        t.0
-                    )));
+                    return Err(SessionError::NoSuchThread { thread: t });
                 }
                 Err(e) => return Err(session.map_err(e)),
             }
@@ -76,10 +73,11 @@ pub async fn context(
             .send(&crate::jdwp::thread_reference::FrameCount { thread })
             .await
             .unwrap_or(0);
-        return Err(SessionError::Invalid(format!(
-            "[BAD_FRAME] frame {frame_index} is out of range: thread @{:#x} has {depth} frames (0 is the top)",
-            thread.0
-        )));
+        return Err(SessionError::FrameOutOfRange {
+            thread,
+            index: frame_index,
+            depth,
+        });
     };
     let this = inspect::this_object(classes, thread, &frame)
         .await
@@ -94,7 +92,7 @@ pub async fn context(
             String::new()
         } else {
             format!(
-                "thread @{:#x} was suspended by debug_suspend_thread or debug_pause, not by an event",
+                "thread @{:#x} was suspended by the agent (a thread suspend or a pause), not by an event",
                 thread.0
             )
         },

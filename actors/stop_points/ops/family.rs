@@ -27,7 +27,7 @@ impl Book {
         max_classes: usize,
     ) -> Result<ArmReport, ArmError> {
         let Target::Line(l) = &spec.target else {
-            return Err(ArmError::new("INTERNAL", "families are line stops"));
+            return Err(ArmError::Internal("families are line stops"));
         };
         let glob = l.class.clone();
         let fid = self.reg.allocate_family();
@@ -68,7 +68,7 @@ impl Book {
                 continue;
             }
             if let Err(e) = self.add_member(&fid, &name, &copies, false).await {
-                if e.label == "VM_GONE" {
+                if e.is_gone() {
                     return Err(e);
                 }
                 if let Some(f) = self.reg.family_mut(&fid.0) {
@@ -164,7 +164,7 @@ impl Book {
             }
         }
         if plans.is_empty() {
-            return Err(first_err.unwrap_or_else(|| ArmError::new("INTERNAL", "no copy")));
+            return Err(first_err.unwrap_or(ArmError::Internal("no copy")));
         }
         if let Some(e) = instance_refusal(&spec, &plans) {
             return Err(e);
@@ -221,14 +221,14 @@ impl Book {
             Ok(plan) => plan,
             Err(e) => {
                 if let Some(p) = self.reg.point_mut(id) {
-                    p.note(format!("a copy loaded later was not armed: {}", e.message));
+                    p.note(format!("a copy loaded later was not armed: {e}"));
                 }
                 return;
             }
         };
         if let Some(e) = instance_refusal(&spec, std::slice::from_ref(&plan)) {
             if let Some(p) = self.reg.point_mut(id) {
-                p.note(e.message);
+                p.note(e.to_string());
             }
             return;
         }
@@ -241,7 +241,7 @@ impl Book {
         if let Err(e) = self.install(id, plan, true).await
             && let Some(p) = self.reg.point_mut(id)
         {
-            p.note(format!("a copy loaded later was not armed: {}", e.message));
+            p.note(format!("a copy loaded later was not armed: {e}"));
         }
     }
 

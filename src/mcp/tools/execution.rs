@@ -414,21 +414,7 @@ async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: Ste
     let timeout = std::time::Duration::from_millis(p.timeout_ms.unwrap_or(10_000));
     let landing = crate::actors::session::step::step(&handle, thread, kind, &filter, timeout)
         .await
-        .map_err(|e| match e {
-            crate::actors::SessionError::Invalid(m) if m.starts_with("[THREAD_RUNNING]") => {
-                ToolError::new(
-                    "THREAD_RUNNING",
-                    m.trim_start_matches("[THREAD_RUNNING]").trim().to_string(),
-                )
-            }
-            crate::actors::SessionError::Invalid(m) if m.starts_with("[STEP_TIMEOUT]") => {
-                ToolError::new(
-                    "STEP_TIMEOUT",
-                    m.trim_start_matches("[STEP_TIMEOUT]").trim().to_string(),
-                )
-            }
-            other => other.into(),
-        })?;
+        .map_err(ToolError::from)?;
     let at = landing
         .frame
         .as_ref()

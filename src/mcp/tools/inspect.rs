@@ -7,10 +7,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use crate::actors::SessionHandle;
 use crate::actors::session::eval::{self as driver, EvalContext};
 use crate::actors::session::inspect::{self, Locals, declared_type};
 use crate::actors::session::render::{Budget, Renderer};
-use crate::actors::{SessionError, SessionHandle};
 use crate::expr::eval::Val;
 use crate::jdwp::ThreadId;
 use crate::mcp::error::ToolError;
@@ -115,17 +115,13 @@ pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, Tool
     })
 }
 
-fn session_err(e: SessionError) -> ToolError {
-    super::mutation::labelled(e)
-}
-
 async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
     let p = p?;
     let session = ctx.engine.session(p.session_id.as_deref())?;
     let thread = thread_id("debug_get_stack", p.thread_id.as_deref())?;
     let ectx = driver::context(&session, thread, 0)
         .await
-        .map_err(session_err)?;
+        .map_err(ToolError::from)?;
     let Some(thread) = ectx.thread else {
         return Err(ToolError::new(
             "NO_THREAD",
@@ -266,7 +262,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
     let thread = thread_id(tool, p.thread_id.as_deref())?;
     let ectx = driver::context(&session, thread, p.frame_index.unwrap_or(0))
         .await
-        .map_err(session_err)?;
+        .map_err(ToolError::from)?;
     let classes = session.classes();
     let budget = Budget {
         max_depth: p.max_depth.unwrap_or(2),

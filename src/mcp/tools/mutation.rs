@@ -11,7 +11,7 @@ use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
 use crate::actors::session::eval as driver;
 use crate::actors::session::mutate;
 use crate::actors::session::render::{Budget, Renderer};
-use crate::actors::{JdwpError, SessionError, SessionHandle};
+use crate::actors::{SessionError, SessionHandle, ThreadUse};
 use crate::mcp::error::ToolError;
 
 /// Arguments of debug_set_value.
@@ -92,30 +92,6 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Rep
     })
 }
 
-/// Maps a session error whose text starts with `[LABEL]` to that label.
-pub fn labelled(e: SessionError) -> ToolError {
-    match e {
-        SessionError::Invalid(m) if m.starts_with('[') => {
-            let end = m.find(']').unwrap_or(0);
-            let label: &'static str = match &m[1..end] {
-                "TYPE_MISMATCH" => "TYPE_MISMATCH",
-                "NO_TARGET" => "NO_TARGET",
-                "NOT_WRITABLE" => "NOT_WRITABLE",
-                "EVAL_FAILED" => "EVAL_FAILED",
-                "OPAQUE_FRAME" => "OPAQUE_FRAME",
-                "BAD_FRAME" => "BAD_FRAME",
-                "NO_THREAD" => "NO_THREAD",
-                "THREAD_RUNNING" => "THREAD_RUNNING",
-                "BAD_ARGUMENT" => "BAD_ARGUMENT",
-                _ => "INVALID",
-            };
-            ToolError::new(label, m[end + 1..].trim().to_string())
-        }
-        SessionError::Jdwp(e @ JdwpError::ReadOnly { .. }) => e.into(),
-        other => other.into(),
-    }
-}
-
 fn expr(tool: &str, field: &str, src: &str) -> Result<crate::expr::Parsed, ToolError> {
     crate::expr::parse_checked(src).map_err(|e| {
         ToolError::new(
@@ -136,10 +112,12 @@ async fn session_and_context(
     let thread = thread_id(tool, thread)?;
     let ectx = driver::context(&handle, thread, frame)
         .await
-        .map_err(labelled)?;
+        .map_err(ToolError::from)?;
     if ectx.thread.is_none() {
-        return Err(ToolError::new("NO_THREAD", "no thread is suspended")
-            .next("pass thread_id of a suspended thread, or hit a suspending stop point"));
+        return Err(SessionError::NoThreadSuspended {
+            purpose: ThreadUse::Write,
+        }
+        .into());
     }
     Ok((handle, ectx))
 }
@@ -158,7 +136,7 @@ async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
     .await?;
     let written = mutate::set_value(&handle, &ectx, &target.expr, &value.expr)
         .await
-        .map_err(labelled)?;
+        .map_err(ToolError::from)?;
     let quiet = driver::EvalContext {
         invocable: false,
         ..ectx.clone()
@@ -196,7 +174,7 @@ async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Rep
     .await?;
     let (frame, val) = mutate::force_return(&handle, &ectx, value.as_ref().map(|v| &v.expr))
         .await
-        .map_err(labelled)?;
+        .map_err(ToolError::from)?;
     let quiet = driver::EvalContext::default();
     let r = Renderer {
         classes: handle.classes(),
@@ -224,11 +202,14 @@ async fn pop_frame(ctx: &Ctx, p: Result<PopFrameParams, ToolError>) -> Reply {
     )
     .await?;
     let Some(thread) = ectx.thread else {
-        return Err(ToolError::new("NO_THREAD", "no thread is suspended"));
+        return Err(SessionError::NoThreadSuspended {
+            purpose: ThreadUse::Write,
+        }
+        .into());
     };
     let popped = mutate::pop_frame(&handle, thread, p.frame_index.unwrap_or(0))
         .await
-        .map_err(labelled)?;
+        .map_err(ToolError::from)?;
     Ok(text_and_data(
         format!(
             "Popped {} frame{}: {}.\nWhen the thread resumes, the caller calls again.",

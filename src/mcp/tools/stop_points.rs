@@ -27,7 +27,7 @@ use args::{
 };
 pub use render::{describe_point, point_json};
 
-use entries::{arm_entries, arm_error, arm_one};
+use entries::{arm_entries, arm_one};
 
 const MAX_CLASSES_DEFAULT: usize = 20;
 
@@ -640,7 +640,7 @@ async fn clear(ctx: &Ctx, p: Result<IdParams, ToolError>) -> Reply {
         .stop_points()
         .clear(p.id.trim())
         .await
-        .map_err(arm_error)?;
+        .map_err(ToolError::from)?;
     let mut text = if r.members > 0 {
         format!(
             "Cleared {} and its {} members ({} JDWP requests).",
@@ -665,7 +665,7 @@ async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
         .stop_points()
         .toggle(p.id.trim(), p.enabled)
         .await
-        .map_err(arm_error)?;
+        .map_err(ToolError::from)?;
     let mut text = format!(
         "{} {}.",
         r.id,
@@ -798,7 +798,7 @@ async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
         .stop_points()
         .update(p.id.trim(), spec)
         .await
-        .map_err(arm_error)?;
+        .map_err(ToolError::from)?;
     let mut text = format!("Updated {}.", p.id.trim());
     if let Some(pv) = &r.point {
         text.push_str(&format!("\n{}", describe_point(pv, false)));

@@ -8,23 +8,15 @@ use serde_json::json;
 use super::render;
 use super::{describe_point, point_json};
 use crate::actors::SessionHandle;
-use crate::actors::stop_points::{ArmError, ArmReport};
+use crate::actors::stop_points::ArmReport;
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::{Reply, text_and_data};
 use crate::model::stop_point::StopPointSpec;
 
-pub(super) fn arm_error(e: ArmError) -> ToolError {
-    let mut t = ToolError::new(e.label, e.message);
-    if let Some(n) = e.next {
-        t = t.next(n);
-    }
-    t
-}
-
 /// One entry's outcome, as text and data.
 pub(super) fn outcome(
     entry: &str,
-    r: &Result<ArmReport, ArmError>,
+    r: &Result<ArmReport, ToolError>,
 ) -> (String, serde_json::Value, bool) {
     match r {
         Ok(report) => {
@@ -46,14 +38,11 @@ pub(super) fn outcome(
             data["notes"] = json!(report.notes);
             (text, data, true)
         }
-        Err(e) => {
-            let t = arm_error(e.clone());
-            (
-                format!("{entry}: REFUSED {}", t.text().replace('\n', "\n  ")),
-                json!({"entry": entry, "state": "refused", "label": e.label, "error": e.message}),
-                false,
-            )
-        }
+        Err(t) => (
+            format!("{entry}: REFUSED {}", t.text().replace('\n', "\n  ")),
+            json!({"entry": entry, "state": "refused", "label": t.label, "error": t.message}),
+            false,
+        ),
     }
 }
 
@@ -67,12 +56,12 @@ pub(super) async fn arm_one(
 ) -> Reply {
     let label = spec.target.describe();
     let r = handle.stop_points().arm(spec, max_classes).await;
-    let r = r.map(|mut rep| {
+    let r = r.map_err(ToolError::from).map(|mut rep| {
         rep.notes.append(&mut notes);
         rep
     });
     match &r {
-        Err(e) => Err(arm_error(e.clone())),
+        Err(e) => Err(e.clone()),
         Ok(_) => {
             let (text, data, _) = outcome(&label, &r);
             Ok(text_and_data(text, json!({"outcomes": [data]})))
@@ -98,12 +87,12 @@ pub(super) async fn arm_entries(
     let (mut armed, mut deferred, mut refused) = (0, 0, 0);
     for (entry, spec) in specs {
         let r = match spec {
-            Ok(spec) => handle.stop_points().arm(spec, max_classes).await,
-            Err(t) => Err(ArmError {
-                label: t.label,
-                message: t.message,
-                next: t.next,
-            }),
+            Ok(spec) => handle
+                .stop_points()
+                .arm(spec, max_classes)
+                .await
+                .map_err(ToolError::from),
+            Err(t) => Err(t),
         };
         match &r {
             Ok(rep)
