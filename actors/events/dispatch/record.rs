@@ -11,7 +11,7 @@ use super::super::log::{HitEvent, TraceRecord};
 use super::held::{Captured, Hit, Reported};
 use super::plan::{Hold, keeps_captured, keeps_local, report_suspension};
 use super::{Details, Traced, detail_len, event_details, kind_label};
-use crate::jdwp::Value;
+use crate::jdwp::{SuspendPolicy, Value};
 use crate::model::stop_point::{LocalsChoice, TraceSpec};
 
 /// What every record of one capture shares, read once after the release.
@@ -98,7 +98,7 @@ impl Hit<'_> {
                     cap.locals_note.clone()
                 },
                 details: extra,
-                overridden: self.policy == crate::jdwp::SuspendPolicy::All,
+                overridden: self.policy == SuspendPolicy::All,
             },
         );
         m.target.stats.captured_in(cap.held_for);
