@@ -17,30 +17,35 @@
 //! for a cleared request or failing to read is still resumed.
 //!
 //! `decide` is the filter every hit goes through first; `details` renders
-//! what an event itself carries.
+//! what an event itself carries; `held` runs the held path's capture,
+//! `plan` makes its decisions from data alone and `record` writes down
+//! what it read.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use futures::future::join_all;
 use tracing::Instrument;
 use tracing::field::Empty;
 
 mod decide;
 mod details;
+mod held;
+mod plan;
+mod record;
 
 use decide::decide;
 use details::event_details;
 pub use details::kind_label;
+use held::held;
 
-use super::capture::{Ctx, Slot};
-use super::condition;
-use super::log::{HitEvent, TraceRecord};
+use super::capture::Ctx;
+use super::log::TraceRecord;
 use crate::actors::stop_points::StopPointsMsg;
-use crate::actors::stop_points::routes::{Lookup, Route, Target as RouteTarget, key_of};
-use crate::jdwp::stack_frame::{GetValues, ThisObject};
-use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId, Value};
+use crate::actors::stop_points::routes::{
+    Lookup, RequestKey, Route, Routes, Target as RouteTarget, key_of,
+};
+use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
 use crate::model::stop_point::{LocalsChoice, Target, TraceSpec};
 
 /// Rendered key/value details of a hit.
@@ -67,9 +72,60 @@ enum Decision {
 
 /// Handles one composite.
 pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) {
+    let routes = settled_routes(ctx, &composite).await;
+    let policy = composite.suspend_policy;
+    // Hits of our own that hold at most their thread, which we release
+    // ourselves (traces, and stop points checked on the hit thread first)
+    // concern nobody else: recording them would flush the session's
+    // recent-events log under a storm and tell the Watchdog that the JVM
+    // may be frozen, sending it to count suspended threads on every tick.
+    // A hit that escalates is recorded then, as the VM suspension it
+    // becomes. Everything else is recorded before it is handled.
+    if !only_our_hits(&routes, &composite) {
+        ctx.session.record_composite(&composite);
+    }
+    let thread = composite.events.iter().find_map(Event::thread);
+    let mut routed = route(ctx, &routes, composite.events);
+    let Some(thread) = thread else {
+        return;
+    };
+    let ours_only = routed.foreign == 0;
+    if !routed.prepared.is_empty() {
+        let held = routed.hands_over_hold(policy);
+        let sent = ctx
+            .stops
+            .actor()
+            .send_message(StopPointsMsg::ClassPrepared {
+                events: std::mem::take(&mut routed.prepared),
+                thread,
+                held,
+            });
+        if held {
+            if sent.is_err() {
+                release(ctx, policy, thread).await;
+            }
+            return;
+        }
+    }
+    if routed.members.is_empty() {
+        if routed.releases_unrouted(policy) {
+            release(ctx, policy, thread).await;
+        }
+        return;
+    }
+    if policy == SuspendPolicy::None {
+        free(ctx, routed.members, thread, received).await;
+        return;
+    }
+    spawn_capture(ctx, routed.members, thread, policy, ours_only, received).await;
+}
+
+/// The route table as of this composite. Read the arming flag before the
+/// table: if no arm is open now, any request of ours that could have
+/// produced this event is published; while one is, an event the table
+/// does not know yet waits for the arm to settle.
+async fn settled_routes(ctx: &Ctx, composite: &Composite) -> Arc<Routes> {
     let table = ctx.stops.table().clone();
-    // Read the arming flag before the table: if no arm is open now, any
-    // request of ours that could have produced this event is published.
     let arming = table.is_arming();
     let mut routes = table.load();
     if arming
@@ -81,35 +137,60 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
         table.settled().await;
         routes = table.load();
     }
-    let policy = composite.suspend_policy;
-    // Hits of our own that hold at most their thread, which we release
-    // ourselves (traces, and stop points checked on the hit thread first)
-    // concern nobody else: recording them would flush the session's
-    // recent-events log under a storm and tell the Watchdog that the JVM
-    // may be frozen, sending it to count suspended threads on every tick.
-    // A hit that escalates is recorded then, as the VM suspension it
-    // becomes. Everything else is recorded before it is handled.
-    let only_our_hits = policy != SuspendPolicy::All
+    routes
+}
+
+/// Whether every event of a composite is a hit of our own holding at
+/// most its thread (see `composite` for why those go unrecorded).
+fn only_our_hits(routes: &Routes, composite: &Composite) -> bool {
+    composite.suspend_policy != SuspendPolicy::All
         && composite
             .events
             .iter()
-            .all(|e| matches!(routes.lookup(&key_of(e)), Lookup::Live(Route::Hit { .. })));
-    if !only_our_hits {
-        ctx.session.record_composite(&composite);
+            .all(|e| matches!(routes.lookup(&key_of(e)), Lookup::Live(Route::Hit { .. })))
+}
+
+/// A composite's events, sorted by where the route table sends them.
+#[derive(Default)]
+struct Routed {
+    /// Hits of live stop points.
+    members: Vec<Member>,
+    /// Class loads a live watch waits for.
+    prepared: Vec<(RequestKey, TaggedTypeId, String)>,
+    /// Events of requests already cleared.
+    retired: usize,
+    /// Events of requests that are not ours.
+    foreign: usize,
+}
+
+impl Routed {
+    /// Whether the class loads' announcement hands the hold over to the
+    /// stop points actor, which releases the thread once it has armed:
+    /// only when the composite holds something, and nothing but these
+    /// loads (nobody else's request, no hit) needs it held.
+    fn hands_over_hold(&self, policy: SuspendPolicy) -> bool {
+        policy != SuspendPolicy::None && self.foreign == 0 && self.members.is_empty()
     }
-    let thread = composite.events.iter().find_map(Event::thread);
-    let mut members = Vec::new();
-    let mut prepared = Vec::new();
-    let mut retired = 0usize;
-    let mut foreign = 0usize;
-    for event in composite.events {
+
+    /// Whether a composite with no hit is released here: it held
+    /// something for requests of ours that were cleared since.
+    fn releases_unrouted(&self, policy: SuspendPolicy) -> bool {
+        self.retired > 0 && self.foreign == 0 && policy != SuspendPolicy::None
+    }
+}
+
+/// Sorts a composite's events by route, telling the stop points actor of
+/// each fired request the JVM counted (and so deleted).
+fn route(ctx: &Ctx, routes: &Routes, events: Vec<Event>) -> Routed {
+    let mut routed = Routed::default();
+    for event in events {
         let key = key_of(&event);
         match routes.lookup(&key) {
             Lookup::Live(Route::Hit { target, jvm_count }) => {
                 if *jvm_count {
                     let _ = ctx.stops.actor().send_message(StopPointsMsg::Fired(key));
                 }
-                members.push(Member {
+                routed.members.push(Member {
                     event,
                     target: target.clone(),
                 });
@@ -121,46 +202,27 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
                     ..
                 } = event
                 {
-                    prepared.push((key, ref_type, signature));
+                    routed.prepared.push((key, ref_type, signature));
                 }
             }
-            Lookup::Retired => retired += 1,
-            Lookup::Foreign => foreign += 1,
+            Lookup::Retired => routed.retired += 1,
+            Lookup::Foreign => routed.foreign += 1,
         }
     }
-    let Some(thread) = thread else {
-        return;
-    };
-    let ours_only = foreign == 0;
-    if !prepared.is_empty() {
-        let held = policy != SuspendPolicy::None && ours_only && members.is_empty();
-        let sent = ctx
-            .stops
-            .actor()
-            .send_message(StopPointsMsg::ClassPrepared {
-                events: prepared,
-                thread,
-                held,
-            });
-        if held {
-            if sent.is_err() {
-                release(ctx, policy, thread).await;
-            }
-            return;
-        }
-    }
-    if members.is_empty() {
-        if retired > 0 && ours_only && policy != SuspendPolicy::None {
-            release(ctx, policy, thread).await;
-        }
-        return;
-    }
-    if policy == SuspendPolicy::None {
-        free(ctx, members, thread, received).await;
-        return;
-    }
-    // A bounded window of captures in flight: when it is full this waits,
-    // and the JVM's threads wait at their hits (backpressure), never lost.
+    routed
+}
+
+/// Hands held hits to a capture task. A bounded window of captures is in
+/// flight: when it is full this waits, and the JVM's threads wait at their
+/// hits (backpressure), never lost.
+async fn spawn_capture(
+    ctx: &Arc<Ctx>,
+    members: Vec<Member>,
+    thread: ThreadId,
+    policy: SuspendPolicy,
+    ours_only: bool,
+    received: Instant,
+) {
     let Ok(permit) = ctx.window.clone().acquire_owned().await else {
         release(ctx, policy, thread).await;
         return;
@@ -281,378 +343,37 @@ fn detail_len(ts: &TraceSpec) -> usize {
     ts.max_length.max(200)
 }
 
-/// What the union of several members' locals choices reads.
-fn union(choices: &[&LocalsChoice]) -> LocalsChoice {
-    if choices.iter().any(|c| **c == LocalsChoice::All) {
-        return LocalsChoice::All;
-    }
-    let mut names: Vec<String> = choices
-        .iter()
-        .filter_map(|c| match c {
-            LocalsChoice::Only(n) => Some(n.clone()),
-            _ => None,
-        })
-        .flatten()
-        .collect();
-    names.sort();
-    names.dedup();
-    if names.is_empty() {
-        LocalsChoice::None
-    } else {
-        LocalsChoice::Only(names)
-    }
-}
-
-/// The held path: one thread (EVENT_THREAD) or the VM (ALL) is
-/// suspended for this composite.
-async fn held(
-    ctx: &Ctx,
-    thread: ThreadId,
-    policy: SuspendPolicy,
-    members: Vec<Member>,
-    ours_only: bool,
-    received: Instant,
-    early: Option<(usize, super::capture::FramesReply)>,
-) {
-    let mut traces: Vec<Traced> = Vec::new();
-    let mut reports: Vec<(Member, Details)> = Vec::new();
-    for m in members {
-        match decide(ctx, &m, thread, received, true).await {
-            Decision::Skip => {}
-            Decision::Trace(ts, extra) => traces.push((m, ts, extra)),
-            Decision::Report(extra) => reports.push((m, extra)),
-        }
-    }
-    let span = tracing::Span::current();
-    span.record("jvm.capture.traces", traces.len() as u64);
-    span.record("jvm.capture.reports", reports.len() as u64);
-    let overridden = policy == SuspendPolicy::All;
-    if overridden {
-        for (m, _, _) in &traces {
-            m.target.stats.overridden.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    // What to read while the thread is held.
-    let callers = traces.iter().map(|(_, t, _)| t.frames).max().unwrap_or(0) as usize;
-    let choices: Vec<&LocalsChoice> = traces.iter().map(|(_, t, _)| &t.locals).collect();
-    let wanted = union(&choices);
-    let need_frames = callers > 0 || wanted != LocalsChoice::None;
-    let escalate = policy == SuspendPolicy::EventThread && !reports.is_empty();
-
-    // Code run by a condition or for a helpful NPE text let the thread
-    // run: the frames asked for early are stale then.
-    let invoked = ctx.take_invoked(thread);
-    let frames = match early {
-        Some((n, reply)) if need_frames && n > callers && !invoked => {
-            ctx.frames_from(thread, n, reply).await
-        }
-        _ if need_frames => ctx.frames(thread, callers + 1).await,
-        _ => Ok(Vec::new()),
-    };
-    let frames = match frames {
-        Ok(f) => f,
-        Err(e) => {
-            for (m, _, _) in &traces {
-                m.target
-                    .stats
-                    .note_error(format!("reading frames failed: {e}"));
-            }
-            Vec::new()
-        }
-    };
-    let mut slots: Vec<Slot> = Vec::new();
-    let mut locals_note = None;
-    if wanted != LocalsChoice::None
-        && let Some(top) = frames.first()
-    {
-        match ctx.slots(&top.location, &wanted).await {
-            Some(s) => slots = s,
-            None => {
-                locals_note = Some("no local variable table (compiled without -g?)".to_string())
-            }
-        }
-    }
-    // An anonymous or local class keeps the locals it captured in `val$x`
-    // fields of its `this`, which only the held frame names.
-    let captured = match frames.first() {
-        Some(top) if wanted != LocalsChoice::None => ctx.captured_fields(top.location.class).await,
-        _ => Vec::new(),
-    };
-    // The reads that need the thread held, queued in order; the release
-    // goes right behind them.
-    let values = (!slots.is_empty())
-        .then(|| frames.first())
-        .flatten()
-        .map(|top| {
-            ctx.conn.send(&GetValues {
-                thread,
-                frame: top.frame_id,
-                slots: slots.iter().map(|s| s.request).collect(),
-            })
-        });
-    let field_reads: Vec<_> = traces
-        .iter()
-        .map(|(m, _, _)| &m.event)
-        .chain(reports.iter().map(|(m, _)| &m.event))
-        .map(|e| match e {
-            Event::FieldModification {
-                ref_type,
-                field,
-                object,
-                ..
-            }
-            | Event::FieldAccess {
-                ref_type,
-                field,
-                object,
-                ..
-            } => Some(ctx.field_value(object.id, ref_type.id, *field)),
-            _ => None,
-        })
-        .collect();
-    let this = (!captured.is_empty())
-        .then(|| frames.first())
-        .flatten()
-        .map(|top| {
-            ctx.conn.send(&ThisObject {
-                thread,
-                frame: top.frame_id,
-            })
-        });
-    // Trace expressions read the held frame (and may invoke on the hit
-    // thread): evaluated before anything releases it, after the frame's own
-    // reads are queued (an invocation makes its frame ids stale).
-    let mut expr_results: Vec<Details> = Vec::with_capacity(traces.len());
-    if traces.iter().any(|(_, t, _)| !t.exprs.is_empty()) {
-        let ectx = condition::hit_context(ctx, thread, frames.first()).await;
-        for (m, t, _) in &traces {
-            expr_results.push(match &ectx {
-                _ if t.exprs.is_empty() => Vec::new(),
-                Ok(e) => condition::expressions(ctx, e, &m.event, &t.exprs, detail_len(t)).await,
-                Err(err) => t
-                    .exprs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, x)| (format!("expr[{i}] {x}"), format!("error: {err}")))
-                    .collect(),
-            });
-        }
-    }
-    let mut expr_results = expr_results.into_iter();
-    // What they invoked concerns no later hit.
-    ctx.take_invoked(thread);
-    let conn = &ctx.conn;
-    let releasing = async {
-        if escalate {
-            let suspend = conn.send(&crate::jdwp::virtual_machine::Suspend);
-            let resume = conn.send(&crate::jdwp::thread_reference::Resume { thread });
-            let (s, r) = futures::join!(suspend, resume);
-            s.map_err(|e| e.to_string())
-                .and(r.map_err(|e| e.to_string()))
-                .err()
-        } else if !ours_only || (policy == SuspendPolicy::All && !reports.is_empty()) {
-            None
-        } else {
-            match policy {
-                SuspendPolicy::EventThread => conn
-                    .send(&crate::jdwp::thread_reference::Resume { thread })
-                    .await
-                    .err()
-                    .map(|e| e.to_string()),
-                SuspendPolicy::All => conn
-                    .send(&crate::jdwp::virtual_machine::Resume)
-                    .await
-                    .err()
-                    .map(|e| e.to_string()),
-                SuspendPolicy::None => None,
-            }
-        }
-    };
-    let values = async {
-        match values {
-            Some(v) => Some(v.await),
-            None => None,
-        }
-    };
-    let fields = join_all(field_reads.into_iter().map(|f| async move {
-        match f {
-            Some(f) => f.await,
-            None => None,
-        }
-    }));
-    let this = async {
-        match this {
-            Some(t) => t.await.ok().map(|o| o.id),
-            None => None,
-        }
-    };
-    let (values, field_values, this, release_error) =
-        futures::join!(values, fields, this, releasing);
-    let held_for = received.elapsed();
-    if escalate && release_error.is_none() {
-        // Now the VM is suspended for the agent: the session (and its
-        // Watchdog) learn of it as of an event that suspended everything.
-        ctx.session.record_composite(&Composite {
-            suspend_policy: SuspendPolicy::All,
-            events: reports.iter().map(|(m, _)| m.event.clone()).collect(),
-        });
-    }
-    let released = !escalate && ours_only && (policy != SuspendPolicy::All || reports.is_empty());
-    if released {
-        // No longer a thread an event holds: nothing may be evaluated on it.
-        ctx.session.forget_event_threads(Some(thread));
-    }
-
-    // The thread runs again (unless it was escalated or the VM is held):
-    // render at leisure.
-    let values: Vec<Value> = match values {
-        Some(Ok(v)) => v,
-        Some(Err(e)) => {
-            locals_note = Some(format!("locals unreadable: {e}"));
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
-    let captured_values = match this {
-        Some(this) => ctx.captured_values(this, &captured).await,
-        None => Vec::new(),
-    };
-    let name = ctx.thread_name(thread).await;
-    let caller_labels = join_all(frames.iter().skip(1).map(|f| ctx.label(&f.location))).await;
-    let mut field_values = field_values.into_iter();
-    for (m, ts, mut extra) in traces {
-        let old = field_values.next().flatten();
-        let len = detail_len(&ts);
-        extra.extend(event_details(ctx, &m.event, old, len).await);
-        extra.extend(expr_results.next().unwrap_or_default());
-        let keep: Vec<(&Slot, &Value)> = slots
-            .iter()
-            .zip(values.iter())
-            .filter(|(s, _)| match &ts.locals {
-                LocalsChoice::All => true,
-                LocalsChoice::None => false,
-                LocalsChoice::Only(n) => n.contains(&s.name),
-            })
-            .collect();
-        let rendered = ctx
-            .render_all(
-                &keep.iter().map(|(_, v)| **v).collect::<Vec<_>>(),
-                ts.max_length,
-            )
-            .await;
-        let mut locals: Vec<(String, String)> = keep
-            .iter()
-            .zip(rendered)
-            .map(|((s, _), r)| (s.name.clone(), r))
-            .collect();
-        let outer: Vec<(&String, Value)> = captured
-            .iter()
-            .map(|(n, _)| n)
-            .zip(captured_values.iter().copied())
-            .filter(|(n, _)| match &ts.locals {
-                LocalsChoice::All => true,
-                LocalsChoice::None => false,
-                LocalsChoice::Only(names) => names
-                    .iter()
-                    .any(|w| w == *n || w.strip_prefix("val$") == Some(n.as_str())),
-            })
-            .collect();
-        let shown = ctx
-            .render_all(
-                &outer.iter().map(|(_, v)| *v).collect::<Vec<_>>(),
-                ts.max_length,
-            )
-            .await;
-        locals.extend(outer.iter().zip(shown).map(|((n, _), r)| ((*n).clone(), r)));
-        let location = match m.event.location() {
-            Some(l) => ctx.label(&l).await,
-            None => "?".into(),
-        };
-        ctx.push_trace(
-            &m.target.id,
-            &m.event,
-            TraceRecord {
-                seq: 0,
-                at: received,
-                stop: m.target.name.clone(),
-                thread,
-                thread_name: name.clone(),
-                location,
-                callers: caller_labels
-                    .iter()
-                    .take(ts.frames as usize)
-                    .cloned()
-                    .collect(),
-                locals,
-                locals_note: if ts.locals == LocalsChoice::None {
-                    None
-                } else {
-                    locals_note.clone()
-                },
-                details: extra,
-                overridden,
-            },
-        );
-        m.target.stats.captured_in(held_for);
-        if let Some(e) = &release_error {
-            m.target.stats.note_error(format!("resume failed: {e}"));
-        }
-    }
-    for (m, mut extra) in reports {
-        let old = field_values.next().flatten();
-        extra.extend(event_details(ctx, &m.event, old, 200).await);
-        let location = match m.event.location() {
-            Some(l) => ctx.label(&l).await.to_string(),
-            None => "?".into(),
-        };
-        let (suspended, note) = match (&release_error, escalate) {
-            (Some(e), true) => (
-                SuspendPolicy::None,
-                Some(format!(
-                    "the stop point matched, but suspending the VM failed ({e}); the application may still be running"
-                )),
-            ),
-            (None, true) => (
-                SuspendPolicy::All,
-                Some("matched on the hit thread, then the VM was suspended: other threads ran for one round trip".into()),
-            ),
-            _ => (policy, None),
-        };
-        ctx.push_event(
-            &m.target.id,
-            &m.event,
-            HitEvent {
-                seq: 0,
-                at: received,
-                stop: Some(m.target.id.0.clone()),
-                kind: kind_label(&m.event),
-                thread,
-                thread_name: name.to_string(),
-                location,
-                details: extra,
-                suspended,
-                note,
-            },
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn locals_choices_union() {
-        let all = LocalsChoice::All;
-        let none = LocalsChoice::None;
-        let a = LocalsChoice::Only(vec!["a".into()]);
-        let b = LocalsChoice::Only(vec!["b".into(), "a".into()]);
-        assert_eq!(union(&[&none, &none]), LocalsChoice::None);
-        assert_eq!(union(&[&a, &all]), LocalsChoice::All);
-        assert_eq!(
-            union(&[&a, &b, &none]),
-            LocalsChoice::Only(vec!["a".into(), "b".into()])
-        );
-        assert_eq!(union(&[]), LocalsChoice::None);
+    fn class_loads_take_the_hold_only_when_nothing_else_needs_it() {
+        let alone = Routed::default();
+        assert!(alone.hands_over_hold(SuspendPolicy::EventThread));
+        assert!(alone.hands_over_hold(SuspendPolicy::All));
+        assert!(!alone.hands_over_hold(SuspendPolicy::None));
+        let shared = Routed {
+            foreign: 1,
+            ..Routed::default()
+        };
+        assert!(!shared.hands_over_hold(SuspendPolicy::EventThread));
+    }
+
+    #[test]
+    fn cleared_requests_are_released_unless_shared() {
+        let cleared = Routed {
+            retired: 2,
+            ..Routed::default()
+        };
+        assert!(cleared.releases_unrouted(SuspendPolicy::EventThread));
+        assert!(!cleared.releases_unrouted(SuspendPolicy::None));
+        assert!(!Routed::default().releases_unrouted(SuspendPolicy::All));
+        let shared = Routed {
+            retired: 1,
+            foreign: 1,
+            ..Routed::default()
+        };
+        assert!(!shared.releases_unrouted(SuspendPolicy::All));
     }
 }

@@ -12,10 +12,10 @@ use tracing::field::Empty;
 use super::super::capture::Ctx;
 use super::super::condition;
 use super::super::log::HitEvent;
-use super::{Decision, Member, detail_len, finish};
+use super::{Decision, Details, Member, RouteTarget, detail_len, finish};
 use crate::actors::stop_points::arm::monitor_kind;
 use crate::jdwp::{SuspendPolicy, ThreadId};
-use crate::model::stop_point::{Mode, Target};
+use crate::model::stop_point::{Mode, MonitorKind, MonitorSpec, Target};
 
 /// Filters one hit: method name, monitor pairing, count, condition,
 /// budget.
@@ -27,131 +27,229 @@ pub(super) async fn decide(
     can_evaluate: bool,
 ) -> Decision {
     let t = &m.target;
-    let stats = &t.stats;
     let mut extra = Vec::new();
+    if !passes_target(ctx, m, thread, received, &mut extra).await {
+        return Decision::Skip;
+    }
+    t.stats.hit(received);
+    if !reaches_hit_count(ctx, t) {
+        return Decision::Skip;
+    }
+    if let Some(cond) = &t.spec.filters.condition
+        && !condition_holds(ctx, m, thread, received, can_evaluate, cond).await
+    {
+        return Decision::Skip;
+    }
+    let decision = by_mode(ctx, t, extra);
+    let len = match &decision {
+        Decision::Skip => return decision,
+        Decision::Trace(ts, _) => detail_len(ts),
+        Decision::Report(_) => 200,
+    };
+    // What the report needs the thread held for (a helpful NPE text).
+    ctx.held_exception(&m.event, thread, can_evaluate, len)
+        .await;
+    decision
+}
+
+/// The filters only some targets have: the method a method-exit stop
+/// names, monitor pairing and duration, and folded rethrows. False when
+/// the hit goes no further (counted as its filter says).
+async fn passes_target(
+    ctx: &Ctx,
+    m: &Member,
+    thread: ThreadId,
+    received: Instant,
+    extra: &mut Details,
+) -> bool {
+    let t = &m.target;
+    let stats = &t.stats;
     match &t.spec.target {
         Target::MethodExit(me) => {
             if let (Some(want), Some(loc)) = (&me.method, m.event.location())
                 && ctx.method_name(&loc).await.as_deref() != Some(want.as_str())
             {
                 stats.discarded.fetch_add(1, Ordering::Relaxed);
-                return Decision::Skip;
+                return false;
             }
+            true
         }
         Target::Monitor(mon) => {
             let Some(kind) = monitor_kind(m.event.kind()) else {
-                return Decision::Skip;
+                return false;
             };
-            let key = (t.id.clone(), thread);
-            if kind.is_opening() {
-                ctx.monitor_opened(key, received);
-                if mon.min_duration_ms.is_some() {
-                    stats.hit(received);
-                    return Decision::Skip;
-                }
-            } else {
-                let started = ctx.monitor_closed(&key);
-                let took = started.map(|s| received.saturating_duration_since(s));
-                match took {
-                    Some(d) => extra.push((
-                        "duration".into(),
-                        format!(
-                            "{} ms (measured here, between the two events)",
-                            d.as_millis()
-                        ),
-                    )),
-                    None if mon.pairs(kind) => extra.push((
-                        "duration".into(),
-                        "not measurable (the opening event was not seen)".into(),
-                    )),
-                    None => extra.push((
-                        "duration".into(),
-                        "not measurable (only this half of the pair is armed)".into(),
-                    )),
-                }
-                if let Some(min) = mon.min_duration_ms
-                    && took.is_none_or(|d| d < Duration::from_millis(min))
-                {
-                    stats.hit(received);
-                    stats.below_threshold.fetch_add(1, Ordering::Relaxed);
-                    return Decision::Skip;
-                }
-            }
+            passes_monitor(ctx, t, mon, kind, thread, received, extra)
         }
         // A rethrow of an instance already reported is folded into that
         // report: not a hit, never suspended for.
         Target::Exception(_) if ctx.rethrow(&t.id, &m.event).await => {
             stats.rethrows.fetch_add(1, Ordering::Relaxed);
-            return Decision::Skip;
+            false
         }
-        _ => {}
+        _ => true,
     }
-    stats.hit(received);
-    if let Some(n) = t.count_here {
-        let c = stats.counted.fetch_add(1, Ordering::Relaxed) + 1;
-        if c != u64::from(n) {
-            return Decision::Skip;
+}
+
+/// Pairs a monitor event with its opening half: an opening event is noted
+/// (and reported itself only when no minimum duration is asked for); a
+/// closing one reports how long the pair took, and passes only past the
+/// minimum.
+fn passes_monitor(
+    ctx: &Ctx,
+    t: &RouteTarget,
+    mon: &MonitorSpec,
+    kind: MonitorKind,
+    thread: ThreadId,
+    received: Instant,
+    extra: &mut Details,
+) -> bool {
+    let stats = &t.stats;
+    let key = (t.id.clone(), thread);
+    if kind.is_opening() {
+        ctx.monitor_opened(key, received);
+        if mon.min_duration_ms.is_some() {
+            stats.hit(received);
+            return false;
         }
-        finish(ctx, t, format!("hit_count {n} reached"));
+        return true;
     }
-    if let Some(cond) = &t.spec.filters.condition {
-        let outcome = if can_evaluate {
-            let span = tracing::info_span!(
-                "jvm.condition",
-                "otel.name" = "jvm.condition",
-                "jvmscope.stop_point" = t.id.0.as_str(),
-                "jvm.condition.result" = Empty,
-                "otel.status_code" = Empty,
-                "otel.status_message" = Empty,
-            );
-            let outcome = condition::evaluate(ctx, thread, &m.event, cond)
-                .instrument(span.clone())
-                .await;
-            match &outcome {
-                Ok(b) => span.record("jvm.condition.result", *b),
-                Err(e) => {
-                    span.record("otel.status_code", "ERROR");
-                    span.record("otel.status_message", e.as_str())
-                }
-            };
-            outcome
-        } else {
-            Err("the thread was not suspended by this event".into())
-        };
-        match outcome {
-            Ok(true) => {}
-            Ok(false) => {
-                stats.condition_false.fetch_add(1, Ordering::Relaxed);
-                return Decision::Skip;
-            }
-            Err(e) => {
-                stats.condition_errors.fetch_add(1, Ordering::Relaxed);
-                stats.note_error(e.clone());
-                let loc = match m.event.location() {
-                    Some(l) => ctx.label(&l).await.to_string(),
-                    None => "?".into(),
-                };
-                ctx.log.push_event(HitEvent {
-                    seq: 0,
-                    at: received,
-                    stop: Some(t.id.0.clone()),
-                    kind: "condition-error",
-                    thread,
-                    thread_name: ctx.thread_name(thread).await.to_string(),
-                    location: loc,
-                    details: vec![("condition".into(), cond.clone()), ("error".into(), e)],
-                    suspended: SuspendPolicy::None,
-                    note: Some(
-                        "the hit was not treated as true or false: nothing was suspended".into(),
-                    ),
-                });
-                return Decision::Skip;
-            }
+    let started = ctx.monitor_closed(&key);
+    let took = started.map(|s| received.saturating_duration_since(s));
+    extra.push(duration_detail(took, mon.pairs(kind)));
+    if below_minimum(mon.min_duration_ms, took) {
+        stats.hit(received);
+        stats.below_threshold.fetch_add(1, Ordering::Relaxed);
+        return false;
+    }
+    true
+}
+
+/// The `duration` detail of a closing monitor event: how long the pair
+/// took, or why that is not known (`pairs`: both halves are armed).
+fn duration_detail(took: Option<Duration>, pairs: bool) -> (String, String) {
+    let text = match took {
+        Some(d) => format!(
+            "{} ms (measured here, between the two events)",
+            d.as_millis()
+        ),
+        None if pairs => "not measurable (the opening event was not seen)".into(),
+        None => "not measurable (only this half of the pair is armed)".into(),
+    };
+    ("duration".into(), text)
+}
+
+/// Whether a pair that took `took` falls short of a minimum duration in
+/// milliseconds; one not measured never reaches it.
+fn below_minimum(min_ms: Option<u64>, took: Option<Duration>) -> bool {
+    min_ms.is_some_and(|min| took.is_none_or(|d| d < Duration::from_millis(min)))
+}
+
+/// Counts a hit toward `hit_count`: true for the one that reaches it
+/// (which finishes the stop point), or for every hit when none is set.
+fn reaches_hit_count(ctx: &Ctx, t: &RouteTarget) -> bool {
+    let Some(n) = t.count_here else {
+        return true;
+    };
+    let c = t.stats.counted.fetch_add(1, Ordering::Relaxed) + 1;
+    if c != u64::from(n) {
+        return false;
+    }
+    finish(ctx, t, format!("hit_count {n} reached"));
+    true
+}
+
+/// Whether the condition holds for this hit. False and an error both
+/// stop the hit; an error is also logged as an event of its own.
+async fn condition_holds(
+    ctx: &Ctx,
+    m: &Member,
+    thread: ThreadId,
+    received: Instant,
+    can_evaluate: bool,
+    cond: &str,
+) -> bool {
+    let stats = &m.target.stats;
+    match evaluate(ctx, m, thread, can_evaluate, cond).await {
+        Ok(true) => true,
+        Ok(false) => {
+            stats.condition_false.fetch_add(1, Ordering::Relaxed);
+            false
+        }
+        Err(e) => {
+            stats.condition_errors.fetch_add(1, Ordering::Relaxed);
+            stats.note_error(e.clone());
+            condition_error(ctx, m, thread, received, cond, e).await;
+            false
         }
     }
-    let decision = match &t.spec.mode {
+}
+
+/// Evaluates the condition on the hit thread, in a `jvm.condition` span;
+/// a thread this event did not suspend cannot evaluate anything.
+async fn evaluate(
+    ctx: &Ctx,
+    m: &Member,
+    thread: ThreadId,
+    can_evaluate: bool,
+    cond: &str,
+) -> Result<bool, String> {
+    if !can_evaluate {
+        return Err("the thread was not suspended by this event".into());
+    }
+    let span = tracing::info_span!(
+        "jvm.condition",
+        "otel.name" = "jvm.condition",
+        "jvmscope.stop_point" = m.target.id.0.as_str(),
+        "jvm.condition.result" = Empty,
+        "otel.status_code" = Empty,
+        "otel.status_message" = Empty,
+    );
+    let outcome = condition::evaluate(ctx, thread, &m.event, cond)
+        .instrument(span.clone())
+        .await;
+    match &outcome {
+        Ok(b) => span.record("jvm.condition.result", *b),
+        Err(e) => {
+            span.record("otel.status_code", "ERROR");
+            span.record("otel.status_message", e.as_str())
+        }
+    };
+    outcome
+}
+
+/// Logs a condition that failed to evaluate, as an event of its own.
+async fn condition_error(
+    ctx: &Ctx,
+    m: &Member,
+    thread: ThreadId,
+    received: Instant,
+    cond: &str,
+    e: String,
+) {
+    let loc = match m.event.location() {
+        Some(l) => ctx.label(&l).await.to_string(),
+        None => "?".into(),
+    };
+    ctx.log.push_event(HitEvent {
+        seq: 0,
+        at: received,
+        stop: Some(m.target.id.0.clone()),
+        kind: "condition-error",
+        thread,
+        thread_name: ctx.thread_name(thread).await.to_string(),
+        location: loc,
+        details: vec![("condition".into(), cond.to_string()), ("error".into(), e)],
+        suspended: SuspendPolicy::None,
+        note: Some("the hit was not treated as true or false: nothing was suspended".into()),
+    });
+}
+
+/// What the stop point's mode makes of a hit that passed: a trace charged
+/// to its budget (finishing the stop point on the last one), or a report.
+fn by_mode(ctx: &Ctx, t: &RouteTarget, extra: Details) -> Decision {
+    match &t.spec.mode {
         Mode::Trace(ts) => {
-            let (ok, last) = stats.charge(ts.max_hits);
+            let (ok, last) = t.stats.charge(ts.max_hits);
             if last {
                 finish(
                     ctx,
@@ -166,14 +264,33 @@ pub(super) async fn decide(
             }
         }
         Mode::Suspend => Decision::Report(extra),
-    };
-    let len = match &decision {
-        Decision::Skip => return decision,
-        Decision::Trace(ts, _) => detail_len(ts),
-        Decision::Report(_) => 200,
-    };
-    // What the report needs the thread held for (a helpful NPE text).
-    ctx.held_exception(&m.event, thread, can_evaluate, len)
-        .await;
-    decision
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_say_why_they_are_missing() {
+        let (key, text) = duration_detail(Some(Duration::from_millis(42)), true);
+        assert_eq!(key, "duration");
+        assert_eq!(text, "42 ms (measured here, between the two events)");
+        assert!(
+            duration_detail(None, true)
+                .1
+                .contains("opening event was not seen")
+        );
+        assert!(duration_detail(None, false).1.contains("only this half"));
+    }
+
+    #[test]
+    fn minimum_durations_filter_short_and_unmeasured_pairs() {
+        let ms = Duration::from_millis;
+        assert!(!below_minimum(None, None));
+        assert!(!below_minimum(None, Some(ms(1))));
+        assert!(below_minimum(Some(10), None));
+        assert!(below_minimum(Some(10), Some(ms(9))));
+        assert!(!below_minimum(Some(10), Some(ms(10))));
+    }
 }
