@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -39,7 +39,7 @@ use jvmscope::jdwp::thread_reference::{Frames, Resume};
 use jvmscope::jdwp::virtual_machine::{ClassesBySignature, Dispose, IdSizesCmd};
 use jvmscope::jdwp::{
     Composite, Event, EventKind, IdSizes, Location, Modifier, RequestId, SuspendPolicy, Tag,
-    TypeTag, Value,
+    ThreadId, TypeTag, Value,
 };
 use jvmscope::model::AttachSpec;
 use jvmscope::model::stop_point::{
@@ -574,7 +574,7 @@ async fn raw_phase(
     policy: SuspendPolicy,
     d: Duration,
 ) -> Result<Phase> {
-    let (raw, mut events) = Raw::connect(fixture.port().await?).await?;
+    let (raw, events) = Raw::connect(fixture.port().await?).await?;
     let (location, slots) = resolve(&raw, line).await?;
     let request: RequestId = raw
         .send(&Set {
@@ -583,89 +583,22 @@ async fn raw_phase(
             modifiers: vec![Modifier::LocationOnly { location }],
         })
         .await?;
-    let done = Arc::new(AtomicU64::new(0));
-    let holds = Arc::new(Mutex::new(Vec::<Duration>::new()));
-    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let slots = Arc::new(slots);
-    let sizes = raw.sizes;
-    let (r2, d2, h2, m2) = (raw.clone(), done.clone(), holds.clone(), measuring.clone());
-    let handler = tokio::spawn(async move {
-        while let Some(data) = events.recv().await {
-            let received = Instant::now();
-            let Ok(composite) = Composite::decode_data(&data, sizes) else {
-                continue;
-            };
-            for e in composite.events {
-                let Event::Breakpoint { thread, .. } = e else {
-                    continue;
-                };
-                if composite.suspend_policy == SuspendPolicy::None {
-                    if m2.load(Ordering::Relaxed) {
-                        d2.fetch_add(1, Ordering::Relaxed);
-                    }
-                    continue;
-                }
-                let (raw, done, holds, slots, measuring) = (
-                    r2.clone(),
-                    d2.clone(),
-                    h2.clone(),
-                    slots.clone(),
-                    m2.clone(),
-                );
-                // Hits overlap; each capture's reads go one after another.
-                tokio::spawn(async move {
-                    let frames = raw
-                        .send(&Frames {
-                            thread,
-                            start_frame: 0,
-                            length: 4,
-                        })
-                        .await;
-                    let values = match frames.as_ref().ok().and_then(|f| f.first()) {
-                        Some(top) => raw
-                            .send(&GetValues {
-                                thread,
-                                frame: top.frame_id,
-                                slots: slots.to_vec(),
-                            })
-                            .await
-                            .ok(),
-                        None => None,
-                    };
-                    let _ = raw.send(&Resume { thread }).await;
-                    let held = received.elapsed();
-                    for v in values.unwrap_or_default() {
-                        if let Value::Object {
-                            tag: Tag::String,
-                            id,
-                        } = v
-                        {
-                            let _ = raw
-                                .send(&jvmscope::jdwp::string_reference::Value {
-                                    string_object: id,
-                                })
-                                .await;
-                        }
-                    }
-                    if measuring.load(Ordering::Relaxed) {
-                        done.fetch_add(1, Ordering::Relaxed);
-                        if let Ok(mut h) = holds.lock() {
-                            h.push(held);
-                        }
-                    }
-                });
-            }
-        }
-    });
+    let tally = Arc::new(Tally::default());
+    let handler = tokio::spawn(handle_events(
+        raw.clone(),
+        events,
+        Arc::new(slots),
+        tally.clone(),
+    ));
     tokio::time::sleep(Duration::from_millis(500)).await;
-    measuring.store(true, Ordering::Relaxed);
+    tally.measuring.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
     let c0 = cpu_time();
     tokio::time::sleep(d).await;
-    measuring.store(false, Ordering::Relaxed);
+    tally.measuring.store(false, Ordering::Relaxed);
     let t1 = Instant::now();
     let c1 = cpu_time();
-    let n = done.load(Ordering::Relaxed);
+    let n = tally.done.load(Ordering::Relaxed);
     let _ = raw
         .send(&Clear {
             event_kind: EventKind::Breakpoint,
@@ -675,7 +608,7 @@ async fn raw_phase(
     tokio::time::sleep(Duration::from_millis(200)).await;
     let _ = raw.send(&Dispose).await;
     handler.abort();
-    let mut h = holds.lock().map(|h| h.clone()).unwrap_or_default();
+    let mut h = tally.holds.lock().map(|h| h.clone()).unwrap_or_default();
     h.sort();
     let q = |f: f64| (!h.is_empty()).then(|| h[((h.len() as f64 * f) as usize).min(h.len() - 1)]);
     Ok(Phase {
@@ -690,4 +623,99 @@ async fn raw_phase(
         p99: q(0.99),
         app_ops: fixture.ops_between(t0, t1),
     })
+}
+
+/// What the raw client's hits add up to while a phase measures.
+#[derive(Default)]
+struct Tally {
+    /// Hits handled (captured, or counted under policy NONE).
+    done: AtomicU64,
+    /// How long each captured hit held its thread.
+    holds: Mutex<Vec<Duration>>,
+    /// Set for the measured window only, so warm-up hits are not counted.
+    measuring: AtomicBool,
+}
+
+/// The raw client's event loop: a hit under policy NONE is only counted;
+/// a suspending hit is captured in its own task.
+async fn handle_events(
+    raw: Arc<Raw>,
+    mut events: mpsc::UnboundedReceiver<Vec<u8>>,
+    slots: Arc<Vec<SlotRequest>>,
+    tally: Arc<Tally>,
+) {
+    let sizes = raw.sizes;
+    while let Some(data) = events.recv().await {
+        let received = Instant::now();
+        let Ok(composite) = Composite::decode_data(&data, sizes) else {
+            continue;
+        };
+        for e in composite.events {
+            let Event::Breakpoint { thread, .. } = e else {
+                continue;
+            };
+            if composite.suspend_policy == SuspendPolicy::None {
+                if tally.measuring.load(Ordering::Relaxed) {
+                    tally.done.fetch_add(1, Ordering::Relaxed);
+                }
+                continue;
+            }
+            // Hits overlap; each capture's reads go one after another.
+            tokio::spawn(capture(
+                raw.clone(),
+                thread,
+                slots.clone(),
+                received,
+                tally.clone(),
+            ));
+        }
+    }
+}
+
+/// One suspending hit, as a minimal debugger would take it: the top
+/// frames, the locals, resume, then the string local's contents.
+async fn capture(
+    raw: Arc<Raw>,
+    thread: ThreadId,
+    slots: Arc<Vec<SlotRequest>>,
+    received: Instant,
+    tally: Arc<Tally>,
+) {
+    let frames = raw
+        .send(&Frames {
+            thread,
+            start_frame: 0,
+            length: 4,
+        })
+        .await;
+    let values = match frames.as_ref().ok().and_then(|f| f.first()) {
+        Some(top) => raw
+            .send(&GetValues {
+                thread,
+                frame: top.frame_id,
+                slots: slots.to_vec(),
+            })
+            .await
+            .ok(),
+        None => None,
+    };
+    let _ = raw.send(&Resume { thread }).await;
+    let held = received.elapsed();
+    for v in values.unwrap_or_default() {
+        if let Value::Object {
+            tag: Tag::String,
+            id,
+        } = v
+        {
+            let _ = raw
+                .send(&jvmscope::jdwp::string_reference::Value { string_object: id })
+                .await;
+        }
+    }
+    if tally.measuring.load(Ordering::Relaxed) {
+        tally.done.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut h) = tally.holds.lock() {
+            h.push(held);
+        }
+    }
 }

@@ -47,149 +47,73 @@ pub fn check(p: &Parsed) -> Result<(), ParseError> {
 /// Walks the tree with an explicit stack, so even a hand-built tree of any
 /// depth cannot overflow the call stack here.
 pub fn check_all(p: &Parsed) -> Vec<ParseError> {
-    let src = p.source.as_str();
-    let mut errors = Vec::new();
-    let mut err = |span: Span, expected: String, found: String| {
-        errors.push(ParseError::new(src, span, expected, found));
+    let mut found = Findings {
+        src: p.source.as_str(),
+        errors: Vec::new(),
     };
-
-    if let Some(cs) = p.charset
-        && let Some(what) = not_an_array(&p.expr)
-    {
-        let span = match src.rfind('#') {
-            Some(i) => Span::new(i, src.trim_end().len().max(i)),
-            None => Span::new(p.expr.span.end, p.expr.span.end),
-        };
-        err(
-            span,
-            format!("a byte[] or char[] expression before `#{cs}`"),
-            what.to_string(),
-        );
-    }
-
+    found.charset(p);
     let mut stack = vec![&p.expr];
     while let Some(e) = stack.pop() {
         e.kind.for_each_child(|c| stack.push(c));
-        match &e.kind {
-            // Rule 1.
+        found.node(&e.kind);
+    }
+    found.errors
+}
+
+/// The mistakes found so far, and the source they point into.
+struct Findings<'s> {
+    src: &'s str,
+    errors: Vec<ParseError>,
+}
+
+impl Findings<'_> {
+    fn add(&mut self, span: Span, expected: String, found: String) {
+        self.errors
+            .push(ParseError::new(self.src, span, expected, found));
+    }
+
+    /// Rule 6: a `#charset` after something that cannot be an array.
+    fn charset(&mut self, p: &Parsed) {
+        if let Some(cs) = p.charset
+            && let Some(what) = not_an_array(&p.expr)
+        {
+            let span = match self.src.rfind('#') {
+                Some(i) => Span::new(i, self.src.trim_end().len().max(i)),
+                None => Span::new(p.expr.span.end, p.expr.span.end),
+            };
+            self.add(
+                span,
+                format!("a byte[] or char[] expression before `#{cs}`"),
+                what.to_string(),
+            );
+        }
+    }
+
+    /// Rules 1 to 5 on one node. Each rule looks only at the node's direct
+    /// children, so every mistake is found exactly once.
+    fn node(&mut self, kind: &ExprKind) {
+        match kind {
             ExprKind::Field { target, name } => {
-                if let Some(found) = primitive(target) {
-                    err(target.span, format!("an object before `.{name}`"), found);
-                }
+                self.member_of(target, || format!("an object before `.{name}`"));
             }
             ExprKind::Call {
                 target: Some(target),
                 name,
                 ..
-            } => {
-                if let Some(found) = primitive(target) {
-                    err(
-                        target.span,
-                        format!("an object to call `{name}()` on"),
-                        found,
-                    );
-                }
-            }
+            } => self.member_of(target, || format!("an object to call `{name}()` on")),
             ExprKind::Index { target, .. } => {
-                if let Some(found) = primitive(target) {
-                    err(
-                        target.span,
-                        "an array, List or Map before `[`".into(),
-                        found,
-                    );
-                }
+                self.member_of(target, || "an array, List or Map before `[`".into());
             }
             ExprKind::Slice { target, from, to } => {
-                if let Some(found) = primitive(target) {
-                    err(target.span, "an array or List before `[`".into(), found);
-                }
-                // Rule 5.
-                let mut ints = [None, None];
-                for (slot, bound) in ints.iter_mut().zip([from, to]) {
-                    let Some(b) = bound else { continue };
-                    let ExprKind::Literal(l) = &b.kind else {
-                        continue;
-                    };
-                    match l {
-                        Literal::Int(v) if *v >= 0 => *slot = Some((*v, b.span)),
-                        Literal::Int(_) => err(
-                            b.span,
-                            "a slice bound of 0 or more (Java has no negative indices)".into(),
-                            describe(l),
-                        ),
-                        _ => err(b.span, "an int slice bound".into(), describe(l)),
-                    }
-                }
-                if let [Some((lo, lo_span)), Some((hi, _))] = ints
-                    && lo > hi
-                {
-                    err(
-                        lo_span,
-                        format!("a lower bound no greater than the upper bound {hi}"),
-                        quote(&lo.to_string()),
-                    );
-                }
+                self.member_of(target, || "an array or List before `[`".into());
+                self.slice_bounds(from.as_deref(), to.as_deref());
             }
             ExprKind::Filter { target, predicate } => {
-                if let Some(found) = primitive(target) {
-                    err(
-                        target.span,
-                        "an array or collection before `[?`".into(),
-                        found,
-                    );
-                }
-                // Rule 2.
-                if let Some(found) = non_boolean(predicate) {
-                    err(
-                        predicate.span,
-                        "a boolean predicate in `[?…]`".into(),
-                        found,
-                    );
-                }
+                self.member_of(target, || "an array or collection before `[?`".into());
+                self.boolean(predicate, || "a boolean predicate in `[?…]`".into());
             }
-            ExprKind::Unary { op, operand } => match op {
-                // Rule 2.
-                UnaryOp::Not => {
-                    if let Some(found) = non_boolean(operand) {
-                        err(operand.span, "a boolean operand for `!`".into(), found);
-                    }
-                }
-                // Rule 3.
-                UnaryOp::Neg => {
-                    if let ExprKind::Literal(
-                        l @ (Literal::Bool(_) | Literal::String(_) | Literal::Null),
-                    ) = &operand.kind
-                    {
-                        err(
-                            operand.span,
-                            "a numeric operand for `-`".into(),
-                            describe(l),
-                        );
-                    }
-                }
-            },
-            ExprKind::Binary { op, lhs, rhs } => {
-                for side in [lhs, rhs] {
-                    // Rule 2.
-                    if op.is_logical()
-                        && let Some(found) = non_boolean(side)
-                    {
-                        err(side.span, format!("a boolean operand for `{op}`"), found);
-                    }
-                    // Rule 4.
-                    if op.is_ordering()
-                        && let ExprKind::Literal(
-                            l @ (Literal::String(_) | Literal::Bool(_) | Literal::Null),
-                        ) = &side.kind
-                    {
-                        err(
-                            side.span,
-                            format!("a number or char on each side of `{op}`"),
-                            describe(l),
-                        );
-                    }
-                }
-            }
+            ExprKind::Unary { op, operand } => self.unary(*op, operand),
+            ExprKind::Binary { op, lhs, rhs } => self.binary(*op, lhs, rhs),
             ExprKind::Literal(_)
             | ExprKind::Path(_)
             | ExprKind::This
@@ -198,7 +122,89 @@ pub fn check_all(p: &Parsed) -> Vec<ParseError> {
             | ExprKind::Call { target: None, .. } => {}
         }
     }
-    errors
+
+    /// Rule 1: `target` must be able to have members.
+    fn member_of(&mut self, target: &Expr, expected: impl FnOnce() -> String) {
+        if let Some(found) = primitive(target) {
+            self.add(target.span, expected(), found);
+        }
+    }
+
+    /// Rule 2: `e` sits where a boolean is needed.
+    fn boolean(&mut self, e: &Expr, expected: impl FnOnce() -> String) {
+        if let Some(found) = non_boolean(e) {
+            self.add(e.span, expected(), found);
+        }
+    }
+
+    /// Rule 5: literal slice bounds are non-negative ints, in order.
+    fn slice_bounds(&mut self, from: Option<&Expr>, to: Option<&Expr>) {
+        let mut ints = [None, None];
+        for (slot, bound) in ints.iter_mut().zip([from, to]) {
+            let Some(b) = bound else { continue };
+            let ExprKind::Literal(l) = &b.kind else {
+                continue;
+            };
+            match l {
+                Literal::Int(v) if *v >= 0 => *slot = Some((*v, b.span)),
+                Literal::Int(_) => self.add(
+                    b.span,
+                    "a slice bound of 0 or more (Java has no negative indices)".into(),
+                    describe(l),
+                ),
+                _ => self.add(b.span, "an int slice bound".into(), describe(l)),
+            }
+        }
+        if let [Some((lo, lo_span)), Some((hi, _))] = ints
+            && lo > hi
+        {
+            self.add(
+                lo_span,
+                format!("a lower bound no greater than the upper bound {hi}"),
+                quote(&lo.to_string()),
+            );
+        }
+    }
+
+    /// Rules 2 and 3: the operand of `!` is boolean, that of `-` numeric.
+    fn unary(&mut self, op: UnaryOp, operand: &Expr) {
+        match op {
+            UnaryOp::Not => self.boolean(operand, || "a boolean operand for `!`".into()),
+            UnaryOp::Neg => {
+                if let ExprKind::Literal(
+                    l @ (Literal::Bool(_) | Literal::String(_) | Literal::Null),
+                ) = &operand.kind
+                {
+                    self.add(
+                        operand.span,
+                        "a numeric operand for `-`".into(),
+                        describe(l),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Rules 2 and 4: the sides of `&&`/`||` are boolean, those of an
+    /// ordering are not strings, booleans or `null`.
+    fn binary(&mut self, op: BinaryOp, lhs: &Expr, rhs: &Expr) {
+        for side in [lhs, rhs] {
+            if op.is_logical() {
+                self.boolean(side, || format!("a boolean operand for `{op}`"));
+            }
+            if op.is_ordering()
+                && let ExprKind::Literal(
+                    l @ (Literal::String(_) | Literal::Bool(_) | Literal::Null),
+                ) = &side.kind
+            {
+                self.add(
+                    side.span,
+                    format!("a number or char on each side of `{op}`"),
+                    describe(l),
+                );
+            }
+        }
+    }
 }
 
 /// "the int literal `5`".

@@ -1,0 +1,56 @@
+//! Method calls for the evaluator: the receiver and the arguments are
+//! evaluated together, then the invocation is asked of the caller.
+
+use super::{Evaluation, Need, NeedKey, R, Stop, Val};
+use crate::expr::ast::{Expr, Ident, Span};
+
+impl Evaluation<'_> {
+    /// `target.name(args)`, or `name(args)` on `this` or the frame's class.
+    pub(super) fn call(
+        &mut self,
+        e: &Expr,
+        target: Option<&Expr>,
+        name: &Ident,
+        args: &[Expr],
+        scope: u64,
+    ) -> R {
+        // The receiver and every argument are walked before any failure is
+        // reported, so their reads are collected in the same step.
+        let t = target.map(|t| self.eval(t, scope));
+        let mut vals = Vec::with_capacity(args.len());
+        let mut stop = None;
+        for a in args {
+            match self.eval(a, scope) {
+                Ok(v) => vals.push(v),
+                Err(s) => {
+                    stop.get_or_insert(s);
+                }
+            }
+        }
+        let t = t.transpose()?;
+        if let Some(s) = stop {
+            return Err(s);
+        }
+        if let Some(t) = &t {
+            null_check(t, target.map(|t| t.span).unwrap_or(e.span), &name.name)?;
+        }
+        self.value(
+            NeedKey::of(e, scope, 0),
+            Need::Invoke {
+                target: t,
+                name: name.name.clone(),
+                args: vals,
+            },
+            name.span,
+        )
+    }
+}
+
+fn null_check(t: &Val, span: Span, method: &str) -> Result<(), Stop> {
+    match t {
+        Val::Null | Val::Object { id: 0, .. } => {
+            Err(Stop::at(span, format!("null before `.{method}(…)`")))
+        }
+        _ => Ok(()),
+    }
+}
