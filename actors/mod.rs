@@ -43,25 +43,58 @@
 //! keeps at most `window` requests in flight and queues the rest (each
 //! with its deadline); event composites are never dropped.
 
-pub mod connection;
-pub mod error;
-pub mod events;
-pub mod session;
-pub mod stop_points;
-pub mod supervisor;
-pub mod watchdog;
+mod connection;
+mod error;
+mod events;
+mod session;
+mod stop_points;
+mod supervisor;
+mod watchdog;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use ractor::{Actor, ActorRef};
 
+// The facade: the handles, what their methods return, and their errors.
+// Nothing else of this layer is reachable from outside it.
+/// JDWP vocabulary the handles speak in.
+pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
     ThreadUse,
 };
-pub use session::{DisconnectReport, Rescue, SessionHandle};
+pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
+pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
+pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
+pub use session::mutate::Written;
+pub use session::render::{Budget, Renderer};
+pub use session::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
+pub use session::threads::{Census, ThreadInfo};
+pub use session::wildcards::{Expanded, WildcardError};
+pub use session::{
+    DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
+    ThreadChange,
+};
+pub use stop_points::{
+    ArmReport, ClearReport, CountMode, FamilyView, Listing, PointView, StopPointsHandle,
+    ToggleReport, WatchState,
+};
+
+/// Internals the integration tests and benches drive directly (crash an
+/// actor, dial a fake peer, read a raw census). Not for the MCP layer; the
+/// tidy test keeps it out.
+#[doc(hidden)]
+pub mod testing {
+    pub use super::connection::dial::dial;
+    pub use super::connection::{Connection, ConnectionMsg};
+    pub use super::events::EventsMsg;
+    pub use super::session::classes::ClassCache;
+    pub use super::session::threads;
+    pub use super::watchdog::WatchdogMsg;
+}
 
 use supervisor::{NewSession, Registry, Supervisor, SupervisorMsg};
 
@@ -326,7 +359,7 @@ async fn release_after_startup(
         ),
         crate::model::LaunchTarget::Jar { .. } => None,
     };
-    handle.resume_all().await.map_err(|e| {
+    handle.resume_all_raw().await.map_err(|e| {
         if e.is_gone() {
             None
         } else {

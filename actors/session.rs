@@ -5,7 +5,9 @@
 //! so they overlap; only state changes pass through this mailbox.
 
 pub mod classes;
+pub mod control;
 pub mod eval;
+mod handle;
 pub mod inspect;
 pub mod invoke;
 pub mod launch;
@@ -13,6 +15,10 @@ pub mod mutate;
 pub mod render;
 pub mod step;
 pub mod threads;
+pub mod wildcards;
+
+pub use control::{PauseOutcome, ResumeReport, ThreadChange};
+pub use handle::{HeldThread, SessionHandle};
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -23,14 +29,13 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::net::TcpStream;
 
 use crate::actors::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
-use crate::actors::error::{JdwpError, SessionError};
 use crate::actors::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
 use crate::actors::stop_points::{StopPoints, StopPointsHandle};
 use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
-use crate::jdwp::virtual_machine::{Dispose, IdSizesCmd, Version};
+use crate::jdwp::virtual_machine::Dispose;
 use crate::jdwp::{Composite, Event, EventKind, RequestId, SuspendPolicy, ThreadId};
-use crate::model::{Roots, SessionId, SessionState, VmInfo};
+use crate::model::{Roots, SessionId, VmInfo};
 use classes::ClassCache;
 use launch::LaunchedJvm;
 
@@ -388,17 +393,6 @@ pub struct DisconnectReport {
     pub process: Option<String>,
 }
 
-/// What a verified resume did.
-#[derive(Debug, Clone, Default)]
-pub struct ResumeReport {
-    pub resumes: u32,
-    /// Threads left suspended because the agent holds them.
-    pub kept_held: usize,
-    pub total: usize,
-    pub still_held: usize,
-    pub resuspended_by_event: bool,
-}
-
 /// Messages of the Session actor.
 pub enum SessionMsg {
     /// Clear every request, resume every thread (one `Dispose`), end the
@@ -449,17 +443,6 @@ pub struct SessionCore {
     ending: bool,
 }
 
-/// A typed handle on a Session.
-#[derive(Clone)]
-pub struct SessionHandle {
-    actor: ActorRef<SessionMsg>,
-    shared: Arc<SessionShared>,
-    connection: ConnectionHandle,
-    classes: Arc<ClassCache>,
-    stop_points: StopPointsHandle,
-    log: Arc<EventLog>,
-}
-
 impl Session {
     /// Spawns a Session (and its children) linked to `supervisor`.
     pub async fn spawn(
@@ -470,16 +453,8 @@ impl Session {
         let (actor, _) = Actor::spawn_linked(None, Session, args, supervisor)
             .await
             .map_err(|e| e.to_string())?;
-        let (connection, stop_points, classes, log) =
-            ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
-        Ok(SessionHandle {
-            actor,
-            shared,
-            connection,
-            classes,
-            stop_points,
-            log,
-        })
+        let handles = ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
+        Ok(SessionHandle::new(actor, shared, handles))
     }
 }
 
@@ -722,7 +697,7 @@ impl SessionCore {
         }
         // Leaving: threads the agent held are released too.
         self.shared.release_all();
-        report.verification = match resume_verified(&self.connection, &self.shared).await {
+        report.verification = match control::resume_verified(&self.connection, &self.shared).await {
             Ok(r) if r.still_held == 0 => {
                 format!("verified: all {} threads run", r.total)
             }
@@ -743,219 +718,5 @@ impl SessionCore {
         }
         self.shared.mark_dead("disconnected by the agent");
         report
-    }
-}
-
-/// Resumes the whole suspend depth: `VirtualMachine.Resume` until no
-/// thread's count is left (bounded), verified by reading the counts back.
-/// A count that reappears along with a newer suspending event is a new
-/// hit, not a failure.
-async fn resume_verified(
-    conn: &ConnectionHandle,
-    shared: &SessionShared,
-) -> Result<ResumeReport, JdwpError> {
-    use crate::jdwp::thread_reference::{Resume as ThreadResume, SuspendCount};
-    let mut report = ResumeReport::default();
-    let before = shared.suspending_events();
-    let held: std::collections::HashMap<ThreadId, u32> = shared
-        .held_threads()
-        .into_iter()
-        .map(|(t, n, _)| (t, n))
-        .collect();
-    let mut census = threads::census(conn).await?;
-    // From here no thread is suspended by its event any more; forget that
-    // before resuming, so a new hit recorded meanwhile is kept.
-    shared.forget_event_threads(None);
-    if held.is_empty() {
-        let rounds = census.max_depth.clamp(1, 64);
-        for _ in 0..rounds {
-            conn.send(&crate::jdwp::virtual_machine::Resume).await?;
-            report.resumes += 1;
-            census = threads::census(conn).await?;
-            if census.held == 0 {
-                break;
-            }
-        }
-    } else {
-        // Resume thread by thread, leaving each agent-held thread at the
-        // count the agent gave it.
-        let all = conn.send(&crate::jdwp::virtual_machine::AllThreads).await?;
-        let counts = futures::future::join_all(
-            all.iter()
-                .map(|&thread| conn.send(&SuspendCount { thread })),
-        )
-        .await;
-        let mut resumes = Vec::new();
-        for (thread, count) in all.iter().zip(counts) {
-            let keep = held.get(thread).copied().unwrap_or(0) as i32;
-            if let Ok(n) = count {
-                for _ in keep..n {
-                    resumes.push(conn.send(&ThreadResume { thread: *thread }));
-                }
-            }
-        }
-        report.resumes = resumes.len() as u32;
-        for r in futures::future::join_all(resumes).await {
-            r?;
-        }
-        census = threads::census(conn).await?;
-    }
-    // A thread can be held for a moment by a trace capture in flight (it
-    // resumes itself when its snapshot is taken): give those a moment
-    // before calling anything a failure.
-    let mut settle = 0;
-    while census.held > held.len() && settle < 25 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        census = threads::census(conn).await?;
-        settle += 1;
-    }
-    let still_held_by_us = held.len();
-    report.total = census.total;
-    report.still_held = census.held.saturating_sub(still_held_by_us);
-    report.kept_held = still_held_by_us;
-    report.resuspended_by_event = report.still_held > 0 && shared.suspending_events() != before;
-    Ok(report)
-}
-
-impl SessionHandle {
-    pub fn id(&self) -> &SessionId {
-        &self.shared.id
-    }
-
-    pub fn actor_id(&self) -> ractor::ActorId {
-        self.actor.get_id()
-    }
-
-    pub fn shared(&self) -> &Arc<SessionShared> {
-        &self.shared
-    }
-
-    pub fn connection(&self) -> &ConnectionHandle {
-        &self.connection
-    }
-
-    /// The session's class cache.
-    pub fn classes(&self) -> &Arc<ClassCache> {
-        &self.classes
-    }
-
-    /// Fails with `Gone` once the session has ended.
-    pub fn check_alive(&self) -> Result<(), SessionError> {
-        match self.shared.dead_reason() {
-            Some(reason) => Err(SessionError::Gone {
-                id: self.shared.id.0.clone(),
-                reason,
-            }),
-            None => Ok(()),
-        }
-    }
-
-    /// Maps a JDWP failure to `Gone` when it means the JVM went away.
-    pub fn map_err(&self, e: JdwpError) -> SessionError {
-        if e.is_gone() {
-            let reason = self.shared.dead_reason().unwrap_or_else(|| e.to_string());
-            SessionError::Gone {
-                id: self.shared.id.0.clone(),
-                reason,
-            }
-        } else {
-            SessionError::Jdwp(e)
-        }
-    }
-
-    /// Asks the JVM who it is and how wide its ids are. Runs once, right
-    /// after the handshake.
-    pub async fn initialize(&self, limit: Duration) -> Result<(), JdwpError> {
-        let version = self.connection.send_within(&Version, limit).await?;
-        let sizes = self.connection.send_within(&IdSizesCmd, limit).await?;
-        self.connection.shared().set_id_sizes(sizes);
-        let _ = self.shared.vm.set(VmInfo {
-            vm_name: version.vm_name,
-            vm_version: version.vm_version,
-            jdwp_major: version.jdwp_major,
-            jdwp_minor: version.jdwp_minor,
-            description: version.description,
-        });
-        Ok(())
-    }
-
-    /// The session's state, read live from the JVM (suspend counts of every
-    /// thread, asked in one pipelined burst).
-    pub async fn state(&self) -> SessionState {
-        if let Some(reason) = self.shared.dead_reason() {
-            return SessionState::Dead { reason };
-        }
-        match threads::census(&self.connection).await {
-            Ok(c) if c.held > 0 => SessionState::Suspended {
-                held: c.held,
-                total: c.total,
-            },
-            Ok(_) => SessionState::Running,
-            Err(e) => match self.shared.dead_reason() {
-                Some(reason) => SessionState::Dead { reason },
-                None => SessionState::Dead {
-                    reason: e.to_string(),
-                },
-            },
-        }
-    }
-
-    /// Number of registered stop points.
-    pub async fn stop_point_count(&self) -> usize {
-        self.stop_points.count().await
-    }
-
-    /// The stop-point registry.
-    pub fn stop_points(&self) -> &StopPointsHandle {
-        &self.stop_points
-    }
-
-    /// Reportable events and trace snapshots.
-    pub fn events(&self) -> &Arc<EventLog> {
-        &self.log
-    }
-
-    /// Ends the session, releasing the JVM (see `SessionCore::disconnect`),
-    /// and terminates a JVM this session launched unless it was launched to
-    /// stay.
-    pub async fn disconnect(&self) -> Result<DisconnectReport, SessionError> {
-        self.check_alive()?;
-        let span = tracing::Span::current();
-        let mut report = ractor::call!(self.actor, SessionMsg::Disconnect, span)
-            .map_err(|e| SessionError::Unresponsive(e.to_string()))?;
-        if let Some(jvm) = &self.shared.launched {
-            report.process = Some(if jvm.detach_on_disconnect {
-                format!("pid {} left running (detach_on_disconnect)", jvm.pid)
-            } else {
-                jvm.terminate().await
-            });
-        }
-        Ok(report)
-    }
-
-    /// The session's step slot (one live step request at most).
-    pub fn step_slot(&self) -> &step::StepSlot {
-        &self.shared.step
-    }
-
-    /// Resumes the whole suspend depth and verifies every thread runs.
-    pub async fn resume_all(&self) -> Result<ResumeReport, JdwpError> {
-        // A pending step would fire as soon as threads run.
-        if let Some(step) = self.shared.step.take() {
-            let _ = self
-                .connection
-                .send(&crate::jdwp::event_request::Clear {
-                    event_kind: EventKind::SingleStep,
-                    request_id: step,
-                })
-                .await;
-        }
-        resume_verified(&self.connection, &self.shared).await
-    }
-
-    /// Test hook: the current EventDispatch and Watchdog.
-    #[doc(hidden)]
-    pub async fn children(&self) -> Option<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)> {
-        ractor::call!(self.actor, SessionMsg::Children).ok()
     }
 }

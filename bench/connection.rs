@@ -24,7 +24,7 @@ const REQUESTS: usize = 4000;
 const ROUNDS: usize = 5;
 
 async fn throughput(session: &SessionHandle, window: usize) -> f64 {
-    let conn = session.connection().clone();
+    let conn = session.raw_connection().clone();
     let started = Instant::now();
     if window == 1 {
         for _ in 0..REQUESTS {

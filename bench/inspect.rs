@@ -76,15 +76,14 @@ async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
         let r = server.call(tool, args.clone()).await;
         assert!(r.is_error != Some(true), "{tool}: {}", text(&r));
         let mut times = Vec::with_capacity(CALLS);
-        let packets_before = session.connection().shared().packets_sent();
+        let packets_before = session.packets_sent();
         for _ in 0..CALLS {
             let t = Instant::now();
             let r = server.call(tool, args.clone()).await;
             times.push(t.elapsed());
             assert!(r.is_error != Some(true));
         }
-        let packets =
-            (session.connection().shared().packets_sent() - packets_before) as f64 / CALLS as f64;
+        let packets = (session.packets_sent() - packets_before) as f64 / CALLS as f64;
         times.sort();
         out.push((label.to_string(), times[CALLS / 2], packets));
     }

@@ -361,7 +361,7 @@ fn in_child(
 /// Runs one measurement in this (child) process and prints `rps=… exported=… dropped=…`.
 fn child(mode: &str, port: u16, endpoint: &str) {
     in_child(mode, port, endpoint, async |session, telemetry| {
-        let conn = session.connection().clone();
+        let conn = session.raw_connection().clone();
         throughput(&conn, REQUESTS / 4).await; // warm-up
         // Export the warm-up's spans, so the collector connection is open.
         let _ = telemetry.flush(Duration::from_secs(10)).await;
@@ -404,7 +404,7 @@ fn capture_child(mode: &str, port: u16, endpoint: &str) {
             .await
             .unwrap_or_else(|e| panic!("arm: {e}"));
         let id = armed.point.expect("a stop point").id;
-        let captured = |l: &jvmscope::actors::stop_points::Listing| {
+        let captured = |l: &jvmscope::actors::Listing| {
             l.points
                 .iter()
                 .find(|p| p.id == id)

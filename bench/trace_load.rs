@@ -380,7 +380,7 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
         .await
         .map_err(|e| anyhow!("{e}"))?;
     let id = report.point.context("a stop point")?.id;
-    let count = |l: &jvmscope::actors::stop_points::Listing| {
+    let count = |l: &jvmscope::actors::Listing| {
         l.points
             .iter()
             .find(|p| p.id == id)

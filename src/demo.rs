@@ -90,12 +90,7 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
     let session = server.engine().session(None).map_err(anyhow::Error::msg)?;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let output = loop {
-        let lines = session
-            .shared()
-            .launched
-            .as_ref()
-            .map(|l| l.last_lines(5))
-            .unwrap_or_default();
+        let lines = session.launched_output(5);
         if lines.iter().any(|l| l.starts_with("order ")) || tokio::time::Instant::now() > deadline {
             break lines;
         }

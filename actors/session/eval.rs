@@ -73,6 +73,8 @@ pub struct Failure {
     pub error: EvalError,
     pub links: Vec<Link>,
     pub notes: Vec<String>,
+    /// A method call was refused because no event suspended the thread.
+    pub needs_event_thread: bool,
 }
 
 struct Driver<'a> {
@@ -80,6 +82,7 @@ struct Driver<'a> {
     ctx: &'a EvalContext,
     notes: Mutex<Vec<String>>,
     invocations: Mutex<usize>,
+    refused_invoke: std::sync::atomic::AtomicBool,
 }
 
 /// Evaluates `expr` in `ctx`.
@@ -93,6 +96,7 @@ pub async fn evaluate(
         ctx,
         notes: Mutex::new(Vec::new()),
         invocations: Mutex::new(0),
+        refused_invoke: std::sync::atomic::AtomicBool::new(false),
     };
     let mut ev = Evaluation::new(expr);
     let mut steps = 0;
@@ -114,6 +118,9 @@ pub async fn evaluate(
                         error,
                         links: ev.links().to_vec(),
                         notes,
+                        needs_event_thread: driver
+                            .refused_invoke
+                            .load(std::sync::atomic::Ordering::Relaxed),
                     }),
                 };
             }
@@ -689,9 +696,10 @@ impl Driver<'_> {
             } else {
                 self.ctx.not_invocable_because.clone()
             };
+            self.refused_invoke
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(Answer::Failed(format!(
-                "calling {name}() runs code in the JVM, which JDWP allows only on a thread suspended by an event; {why}. \
-                 arm a suspending stop point where the code runs and evaluate on its hit; \
+                "calling {name}() runs code in the JVM, which JDWP allows only on a thread suspended by an event; {why}; \
                  fields, locals and HashMap/LinkedHashMap/ConcurrentHashMap/ArrayList subscripts need no invoke"
             )));
         };

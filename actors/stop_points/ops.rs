@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::classes::ClassCache;
-use crate::jdwp::{ErrorCode, EventKind, Modifier, SuspendPolicy, TaggedTypeId, TypeTag};
+use crate::jdwp::{ErrorCode, EventKind, Modifier, SuspendPolicy, TaggedTypeId};
 use crate::model::stop_point::{FamilyId, MonitorKind, StopPointSpec, StopState, Target};
 
 use super::arm::{
@@ -613,14 +613,6 @@ fn instance_refusal(spec: &StopPointSpec, plans: &[CopyPlan]) -> Option<ArmError
         return Some(ArmError::InstanceOnStaticField);
     }
     None
-}
-
-/// Tags a type the way a location needs.
-pub fn location_tag(tag: TypeTag) -> TypeTag {
-    match tag {
-        TypeTag::Interface => TypeTag::Interface,
-        _ => TypeTag::Class,
-    }
 }
 
 #[cfg(test)]

@@ -90,11 +90,6 @@ impl Point {
         }
     }
 
-    /// What EventDispatch routes this stop point's hits to.
-    pub fn target(&self) -> &Arc<Target> {
-        &self.target
-    }
-
     /// Replaces the definition and/or the hit-count mode; the routes of
     /// its requests must be refreshed (the registry does it).
     fn retarget(&mut self) {
@@ -211,10 +206,6 @@ impl Registry {
         self.points.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.points.is_empty()
-    }
-
     pub fn point(&self, id: &str) -> Option<&Point> {
         self.points.get(&key_of(id)?)
     }
@@ -233,10 +224,6 @@ impl Registry {
 
     pub fn points(&self) -> impl Iterator<Item = &Point> {
         self.points.values()
-    }
-
-    pub fn families(&self) -> impl Iterator<Item = &Family> {
-        self.families.values()
     }
 
     pub fn ids(&self) -> Vec<StopPointId> {
@@ -333,19 +320,6 @@ impl Registry {
         };
         let mut keys: Vec<RequestKey> = p.requests.drain(..).map(|h| h.key).collect();
         keys.extend(p.watch.take());
-        p.copies.clear();
-        for k in &keys {
-            self.routes.retire(k);
-        }
-        keys
-    }
-
-    /// Takes only the hit requests on one class copy (an unloaded class).
-    pub fn strip_hits(&mut self, id: &str) -> Vec<RequestKey> {
-        let Some(p) = self.point_mut(id) else {
-            return Vec::new();
-        };
-        let keys: Vec<RequestKey> = p.requests.drain(..).map(|h| h.key).collect();
         p.copies.clear();
         for k in &keys {
             self.routes.retire(k);
@@ -603,7 +577,7 @@ mod tests {
         assert_eq!(r.all_keys().len(), 2);
         let (_, keys) = r.remove_family(&fid.0).expect("removed");
         assert_eq!(keys, vec![watch, bp(41)]);
-        assert!(r.is_empty());
+        assert!(r.points().next().is_none());
         assert!(matches!(r.routes().lookup(&watch), Lookup::Retired));
     }
 }

@@ -424,7 +424,6 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
     // The late return is noticed and its suspension undone.
     let note = poll_async(Duration::from_secs(10), "the late return", || async {
         r.session
-            .shared()
             .recent_events()
             .into_iter()
             .find(|l| l.contains("returned after its budget"))
@@ -433,7 +432,7 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
     assert!(note.contains(&format!("@{id:#x}")), "{note}");
     let count = r
         .session
-        .connection()
+        .raw_connection()
         .send(&jvmscope::jdwp::thread_reference::SuspendCount { thread })
         .await
         .expect("suspend count");

@@ -227,7 +227,7 @@ async fn the_watchdog_rescues_a_forgotten_suspension() {
         ..EngineConfig::default()
     };
     let r = rig_with("Execution", "execution ready", config, false).await;
-    let mut events = r.session.shared().subscribe();
+    let mut events = r.session.subscribe();
     // A suspending breakpoint that fires every round, left alone.
     let request = arm(&r.session, "Execution", line("main-call"), false).await;
     let hit_at = loop {
@@ -255,7 +255,7 @@ async fn the_watchdog_rescues_a_forgotten_suspension() {
     assert!(text.contains("disabled the 1 event request"), "{text}");
     // Disabled: the stop point does not freeze the JVM again.
     assert_runs(&r.jvm);
-    assert_eq!(r.session.shared().rescues().all.len(), 1);
+    assert_eq!(r.session.rescues().all.len(), 1);
     r.engine.shutdown().await;
 }
 
@@ -365,10 +365,10 @@ async fn a_hot_suspend_all_breakpoint_is_not_reported_as_a_failed_resume() {
     let s = &r.server;
     let location =
         crate::support::rig::location(&r.session, "Execution", line("helper-body")).await;
-    let mut events = r.session.shared().subscribe();
+    let mut events = r.session.subscribe();
     let request = r
         .session
-        .connection()
+        .raw_connection()
         .send(&Set {
             event_kind: EventKind::Breakpoint,
             suspend_policy: SuspendPolicy::All,
@@ -391,7 +391,7 @@ async fn a_hot_suspend_all_breakpoint_is_not_reported_as_a_failed_resume() {
         );
     }
     r.session
-        .connection()
+        .raw_connection()
         .send(&Clear {
             event_kind: EventKind::Breakpoint,
             request_id: request,

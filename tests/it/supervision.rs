@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use jvmscope::actors::events::EventsMsg;
-use jvmscope::actors::session::threads;
-use jvmscope::actors::watchdog::WatchdogMsg;
+use jvmscope::actors::testing::EventsMsg;
+use jvmscope::actors::testing::WatchdogMsg;
+use jvmscope::actors::testing::threads;
 use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
 use jvmscope::model::AttachSpec;
 
@@ -41,9 +41,9 @@ async fn a_crashed_event_dispatch_is_restarted_and_the_session_lives() {
         (now.get_id() != events.get_id()).then_some(now)
     })
     .await;
-    assert_eq!(session.shared().restarts(), 1);
+    assert_eq!(session.restarts(), 1);
     assert!(session.check_alive().is_ok());
-    let list = threads::list(session.connection())
+    let list = threads::list(session.raw_connection())
         .await
         .expect("still talks to the JVM");
     assert!(list.iter().any(|t| t.name == "main"));
@@ -66,8 +66,8 @@ async fn a_crashed_watchdog_is_restarted_and_the_session_lives() {
         (now.get_id() != watchdog.get_id()).then_some(())
     })
     .await;
-    assert_eq!(session.shared().restarts(), 1);
-    assert!(threads::census(session.connection()).await.is_ok());
+    assert_eq!(session.restarts(), 1);
+    assert!(threads::census(session.raw_connection()).await.is_ok());
     session.disconnect().await.expect("disconnect");
     engine.shutdown().await;
 }
@@ -82,11 +82,11 @@ async fn losing_one_connection_ends_only_that_session() {
     let sa = attach(&engine, &a).await;
     let sb = attach(&engine, &b).await;
     a.kill();
-    let reason = poll("session a to die", async || sa.shared().dead_reason()).await;
+    let reason = poll("session a to die", async || sa.dead_reason()).await;
     assert!(reason.contains("closed"), "{reason}");
     assert!(sb.check_alive().is_ok());
-    assert!(threads::census(sb.connection()).await.is_ok());
-    let err = threads::census(sa.connection())
+    assert!(threads::census(sb.raw_connection()).await.is_ok());
+    let err = threads::census(sa.raw_connection())
         .await
         .expect_err("a is gone");
     assert!(err.is_gone(), "{err}");

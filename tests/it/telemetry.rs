@@ -407,9 +407,9 @@ fn a_session_exports_one_trace_per_tool_call_with_its_jdwp_round_trips() {
 
 #[test]
 fn jdwp_spans_record_error_replies_timeouts_and_disconnects() {
-    use jvmscope::actors::connection::dial::dial;
-    use jvmscope::actors::connection::{Connection, ConnectionConfig};
-    use jvmscope::actors::error::JdwpError;
+    use jvmscope::actors::JdwpError;
+    use jvmscope::actors::testing::dial;
+    use jvmscope::actors::{ConnectionConfig, testing::Connection};
     use jvmscope::jdwp::virtual_machine::Version;
     use jvmscope::telemetry::{self, ExportConfig, Protocol, QueueConfig, SamplerChoice};
 

@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Effect, PROGRESS, Reply, parse, text_and_data, tool};
 use crate::actors::SessionHandle;
-use crate::actors::events::log::{Found, HitEvent, TraceRecord};
-use crate::jdwp::SuspendPolicy;
+use crate::actors::{Found, HitEvent, SuspendPolicy, TraceRecord};
 use crate::mcp::error::ToolError;
 use crate::model::SessionState;
 
@@ -349,10 +348,9 @@ async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
             });
         }
     };
-    let died = handle.shared().clone();
     let found = tokio::select! {
         f = log.wait_after(after, &pred, Some(&trace_pred), limit, PROGRESS_EVERY, &mut tick) => f,
-        _ = died.died() => None,
+        _ = handle.died() => None,
     };
     let now = Instant::now();
     match found {

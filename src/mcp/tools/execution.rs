@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::session::SessionParams;
 use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
-use crate::actors::session::step::{DEFAULT_EXCLUDES, StepFilter, StepKind};
-use crate::actors::session::threads;
+use crate::actors::{DEFAULT_EXCLUDES, PauseOutcome, StepFilter, StepKind};
+use crate::actors::{SessionError, ThreadUse};
 use crate::mcp::error::ToolError;
 
 /// Arguments of debug_list_threads.
@@ -133,10 +133,7 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Rep
 async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Reply {
     let p = p?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.check_alive()?;
-    let all = threads::list(handle.connection())
-        .await
-        .map_err(|e| handle.map_err(e))?;
+    let all = handle.threads().await?;
     let shown: Vec<_> = all
         .iter()
         .filter(|t| {
@@ -153,15 +150,16 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
     if shown.len() != all.len() {
         out.push_str(&format!(" (of {})", all.len()));
     }
-    let held = handle.shared().held_threads();
+    let held = handle.held_threads();
     for t in &shown {
         let by_you = held
             .iter()
-            .find(|(id, _, _)| *id == t.id)
-            .map(|(_, n, since)| {
+            .find(|h| h.thread == t.id)
+            .map(|h| {
                 format!(
-                    " (held by you x{n} for {:.0} s)",
-                    since.elapsed().as_secs_f64()
+                    " (held by you x{} for {:.0} s)",
+                    h.count,
+                    h.since.elapsed().as_secs_f64()
                 )
             })
             .unwrap_or_default();
@@ -196,14 +194,14 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     let p = p?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     handle.check_alive()?;
-    let report = handle.resume_all().await.map_err(|e| handle.map_err(e))?;
+    let report = handle.resume_all().await?;
     let mut out = format!(
         "Resumed session {} ({} resume{} sent).",
         handle.id(),
         report.resumes,
         if report.resumes == 1 { "" } else { "s" }
     );
-    let held = handle.shared().held_threads();
+    let held = handle.held_threads();
     if report.still_held == 0 && held.is_empty() {
         out.push_str(&format!("\nVerified: all {} threads run.", report.total));
     } else if report.still_held == 0 {
@@ -211,10 +209,11 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             "\nVerified: all {} other threads run. Still held by you (debug_suspend_thread): {}; debug_resume_thread releases them.",
             report.total.saturating_sub(held.len()),
             held.iter()
-                .map(|(t, n, since)| format!(
-                    "@{:#x} x{n} for {:.0} s",
-                    t.0,
-                    since.elapsed().as_secs_f64()
+                .map(|h| format!(
+                    "@{:#x} x{} for {:.0} s",
+                    h.thread.0,
+                    h.count,
+                    h.since.elapsed().as_secs_f64()
                 ))
                 .collect::<Vec<_>>()
                 .join(", ")
@@ -242,7 +241,6 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
 }
 
 async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: bool) -> Reply {
-    use crate::jdwp::thread_reference::{Name, Resume, Status, Suspend, SuspendCount};
     let p = p?;
     let tool = if suspend {
         "debug_suspend_thread"
@@ -250,60 +248,15 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
         "debug_resume_thread"
     };
     let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.check_alive()?;
     let Some(thread) = super::inspect::thread_id(tool, Some(&p.thread_id))? else {
         return Err(ToolError::bad_argument(tool, "thread_id is required"));
     };
-    let conn = handle.connection();
-    let status = conn.send(&Status { thread }).await.map_err(|e| {
-        if matches!(
-            e.code(),
-            Some(crate::jdwp::ErrorCode::INVALID_OBJECT)
-                | Some(crate::jdwp::ErrorCode::INVALID_THREAD)
-        ) {
-            ToolError::new(
-                "NO_THREAD",
-                format!(
-                    "there is no thread @{:#x} (it ended, or the id is wrong)",
-                    thread.0
-                ),
-            )
-            .next("debug_list_threads lists the live threads")
-        } else {
-            handle.map_err(e).into()
-        }
-    })?;
-    let name = conn.send(&Name { thread }).await.unwrap_or_default();
-    if format!("{:?}", status.thread_status).to_uppercase() == "ZOMBIE" {
-        return Err(ToolError::new(
-            "THREAD_FINISHED",
-            format!(
-                "thread @{:#x} {name:?} has finished running (ZOMBIE); it cannot be suspended",
-                thread.0
-            ),
-        ));
-    }
-    if suspend {
-        handle.shared().note_suspension();
-    }
-    let result = if suspend {
-        conn.send(&Suspend { thread }).await
+    let change = if suspend {
+        handle.suspend_thread(thread).await?
     } else {
-        conn.send(&Resume { thread }).await
+        handle.resume_thread(thread).await?
     };
-    result.map_err(|e| handle.map_err(e))?;
-    if suspend {
-        handle.shared().hold(thread);
-    } else {
-        handle.shared().release(thread);
-    }
-    let count = conn
-        .send(&SuspendCount { thread })
-        .await
-        .map_err(|e| handle.map_err(e))?;
-    if count == 0 {
-        handle.shared().forget_event_threads(Some(thread));
-    }
+    let (name, count) = (&change.name, change.count);
     let verb = if suspend { "Suspended" } else { "Resumed" };
     let mut out = format!(
         "{verb} thread @{:#x} {name:?}: suspend count now {count}",
@@ -327,9 +280,6 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
 async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     let p = p?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.check_alive()?;
-    let conn = handle.connection();
-    let before = threads::census(conn).await.map_err(|e| handle.map_err(e))?;
     let watchdog = match ctx.engine.config().suspend_limit {
         Some(limit) => format!(
             "the watchdog resumes it {:.0} s after it was suspended (JDWP_WATCHDOG_SECS)",
@@ -337,50 +287,42 @@ async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
         ),
         None => "the watchdog is off (JDWP_WATCHDOG_SECS=0): nothing resumes it but you".into(),
     };
-    if before.total > 0 && before.held == before.total {
-        let shared = handle.shared();
-        let mut holders = Vec::new();
-        if !shared.event_threads().is_empty() {
-            holders.push(format!(
-                "a stop point hit ({} thread(s))",
-                shared.event_threads().len()
-            ));
+    match handle.pause().await? {
+        PauseOutcome::AlreadyHeld {
+            total,
+            max_depth,
+            by_events,
+            by_agent,
+            since,
+        } => {
+            let mut holders = Vec::new();
+            if by_events > 0 {
+                holders.push(format!("a stop point hit ({by_events} thread(s))"));
+            }
+            if by_agent > 0 {
+                holders.push(format!("{by_agent} thread(s) you hold"));
+            }
+            if holders.is_empty() {
+                holders.push("an earlier pause (or suspend=y at launch)".into());
+            }
+            let since = since
+                .map(|d| format!(" for {:.1} s", d.as_secs_f64()))
+                .unwrap_or_default();
+            Ok(text_and_data(
+                format!(
+                    "Already suspended{since}: all {total} threads are held (deepest count {max_depth}) by {}; nothing changed.\n{watchdog}.\nNext: debug_continue resumes everything",
+                    holders.join(" and ")
+                ),
+                json!({"changed": false, "threads_held": total, "threads_total": total}),
+            ))
         }
-        if !shared.held_threads().is_empty() {
-            holders.push(format!(
-                "{} thread(s) you hold",
-                shared.held_threads().len()
-            ));
-        }
-        if holders.is_empty() {
-            holders.push("an earlier pause (or suspend=y at launch)".into());
-        }
-        let since = shared
-            .suspended_for()
-            .map(|d| format!(" for {:.1} s", d.as_secs_f64()))
-            .unwrap_or_default();
-        return Ok(text_and_data(
+        PauseOutcome::Paused { held, total } => Ok(text_and_data(
             format!(
-                "Already suspended{since}: all {} threads are held (deepest count {}) by {}; nothing changed.\n{watchdog}.\nNext: debug_continue resumes everything",
-                before.total,
-                before.max_depth,
-                holders.join(" and ")
+                "Paused: {held} of {total} threads suspended; {watchdog}.\nNext: debug_continue resumes everything"
             ),
-            json!({"changed": false, "threads_held": before.held, "threads_total": before.total}),
-        ));
+            json!({"changed": true, "threads_held": held, "threads_total": total}),
+        )),
     }
-    handle.shared().note_suspension();
-    conn.send(&crate::jdwp::virtual_machine::Suspend)
-        .await
-        .map_err(|e| handle.map_err(e))?;
-    let after = threads::census(conn).await.map_err(|e| handle.map_err(e))?;
-    Ok(text_and_data(
-        format!(
-            "Paused: {} of {} threads suspended; {watchdog}.\nNext: debug_continue resumes everything",
-            after.held, after.total
-        ),
-        json!({"changed": true, "threads_held": after.held, "threads_total": after.total}),
-    ))
 }
 
 async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: StepKind) -> Reply {
@@ -400,21 +342,18 @@ async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: Ste
     };
     let thread = match super::inspect::thread_id(tool, p.thread_id.as_deref())? {
         Some(t) => t,
-        None => match handle.shared().event_threads().last() {
+        None => match handle.event_threads().last() {
             Some(t) => *t,
             None => {
-                return Err(ToolError::new(
-                    "NO_THREAD",
-                    "no thread to step: no stop point has suspended one",
-                )
-                .next("pass thread_id of a suspended thread (debug_list_threads), or arm a suspending stop point and wait for its hit"));
+                return Err(SessionError::NoThreadSuspended {
+                    purpose: ThreadUse::Step,
+                }
+                .into());
             }
         },
     };
     let timeout = std::time::Duration::from_millis(p.timeout_ms.unwrap_or(10_000));
-    let landing = crate::actors::session::step::step(&handle, thread, kind, &filter, timeout)
-        .await
-        .map_err(ToolError::from)?;
+    let landing = handle.step(thread, kind, &filter, timeout).await?;
     let at = landing
         .frame
         .as_ref()

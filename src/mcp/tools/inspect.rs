@@ -7,12 +7,11 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
-use crate::actors::SessionHandle;
-use crate::actors::session::eval::{self as driver, EvalContext};
-use crate::actors::session::inspect::{self, Locals, declared_type};
-use crate::actors::session::render::{Budget, Renderer};
+use crate::actors::{
+    Budget, EvalContext, Locals, SessionError, SessionHandle, ThreadId, ThreadUse, declared_type,
+    explain, to_val,
+};
 use crate::expr::eval::Val;
-use crate::jdwp::ThreadId;
 use crate::mcp::error::ToolError;
 
 /// Arguments of debug_get_stack.
@@ -119,24 +118,17 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
     let p = p?;
     let session = ctx.engine.session(p.session_id.as_deref())?;
     let thread = thread_id("debug_get_stack", p.thread_id.as_deref())?;
-    let ectx = driver::context(&session, thread, 0)
-        .await
-        .map_err(ToolError::from)?;
+    let ectx = session.eval_context(thread, 0).await?;
     let Some(thread) = ectx.thread else {
-        return Err(ToolError::new(
-            "NO_THREAD",
-            "no thread is suspended, so there is no stack to read",
-        )
-        .next("pass thread_id of a thread held by debug_suspend_thread, or arm a suspending stop point and wait for its hit"));
+        return Err(SessionError::NoThreadSuspended {
+            purpose: ThreadUse::Read,
+        }
+        .into());
     };
     let max_frames = p.max_frames.unwrap_or(20).max(1);
-    let classes = session.classes();
-    let frames = inspect::frames(classes, thread, 0, Some(max_frames))
-        .await
-        .map_err(|e| session.map_err(e))?;
+    let frames = session.frames(thread, max_frames).await?;
     let depth = session
-        .connection()
-        .send(&crate::jdwp::thread_reference::FrameCount { thread })
+        .frame_count(thread)
         .await
         .unwrap_or(frames.len() as i32);
     let budget = Budget {
@@ -154,21 +146,17 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
                 .is_none_or(|prefix| f.class.name.starts_with(prefix))
         })
         .collect();
+    let session = &session;
     let locals = futures::future::join_all(frames.iter().zip(&wanted).map(|(f, w)| async move {
         if *w {
-            Some(inspect::locals(classes, thread, f, None).await)
+            Some(session.locals(thread, f).await)
         } else {
             None
         }
     }))
     .await;
     let plain = EvalContext::default();
-    let renderer = Renderer {
-        classes,
-        ctx: &plain,
-        budget,
-        charset: None,
-    };
+    let renderer = session.renderer(&plain, budget, None);
     let mut out = format!(
         "Thread @{:#x}, {} of {} frames",
         thread.0,
@@ -181,7 +169,7 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
         match l {
             Some(Ok(Locals::Known(ls))) => {
                 futures::future::join_all(ls.iter().map(|l| async {
-                    let val = driver::to_val(&l.value);
+                    let val = to_val(&l.value);
                     if expand {
                         renderer.tree(&val).await.replace('\n', "\n    ")
                     } else {
@@ -200,10 +188,7 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
         let mut data_locals = Vec::new();
         match locals {
             None => {}
-            Some(Err(e)) => out.push_str(&format!(
-                "\n    (locals unreadable: {})",
-                driver::explain(&e)
-            )),
+            Some(Err(e)) => out.push_str(&format!("\n    (locals unreadable: {})", explain(&e))),
             Some(Ok(Locals::Absent)) if f.method.as_ref().is_some_and(|m| m.is_native()) => {
                 out.push_str("\n    (native method: no locals)")
             }
@@ -260,10 +245,9 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
     })?;
     let session: SessionHandle = ctx.engine.session(p.session_id.as_deref())?;
     let thread = thread_id(tool, p.thread_id.as_deref())?;
-    let ectx = driver::context(&session, thread, p.frame_index.unwrap_or(0))
-        .await
-        .map_err(ToolError::from)?;
-    let classes = session.classes();
+    let ectx = session
+        .eval_context(thread, p.frame_index.unwrap_or(0))
+        .await?;
     let budget = Budget {
         max_depth: p.max_depth.unwrap_or(2),
         max_children: p.max_children.unwrap_or(20),
@@ -273,20 +257,16 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
         invocable: false,
         ..ectx.clone()
     };
-    let renderer = Renderer {
-        classes,
-        // The chain view and field trees never invoke; the one-line view may
-        // call toString() on an event-suspended thread.
-        ctx: if chain || p.expand_objects.unwrap_or(false) {
-            &quiet
-        } else {
-            &ectx
-        },
-        budget,
-        charset: parsed.charset,
+    // The chain view and field trees never invoke; the one-line view may
+    // call toString() on an event-suspended thread.
+    let render_ctx = if chain || p.expand_objects.unwrap_or(false) {
+        &quiet
+    } else {
+        &ectx
     };
+    let renderer = session.renderer(render_ctx, budget, parsed.charset);
     let src = &p.expression;
-    let result = driver::evaluate(classes, &ectx, &parsed.expr).await;
+    let result = session.evaluate(&ectx, &parsed.expr).await;
     if chain {
         let (links, failure) = match &result {
             Ok(o) => (o.links.clone(), None),
@@ -364,7 +344,12 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
             for n in &f.notes {
                 msg.push_str(&format!("\nNote: {n}"));
             }
-            Err(ToolError::new("EVAL_FAILED", msg))
+            let e = ToolError::new("EVAL_FAILED", msg);
+            Err(if f.needs_event_thread {
+                e.next("arm a suspending stop point (debug_set_line_stop) where the code runs, and evaluate on its hit")
+            } else {
+                e
+            })
         }
     }
 }

@@ -8,10 +8,7 @@ use serde_json::json;
 
 use super::inspect::thread_id;
 use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
-use crate::actors::session::eval as driver;
-use crate::actors::session::mutate;
-use crate::actors::session::render::{Budget, Renderer};
-use crate::actors::{SessionError, SessionHandle, ThreadUse};
+use crate::actors::{Budget, EvalContext, SessionError, SessionHandle, ThreadUse};
 use crate::mcp::error::ToolError;
 
 /// Arguments of debug_set_value.
@@ -107,12 +104,10 @@ async fn session_and_context(
     thread: Option<&str>,
     frame: usize,
     tool: &str,
-) -> Result<(SessionHandle, driver::EvalContext), ToolError> {
+) -> Result<(SessionHandle, EvalContext), ToolError> {
     let handle = ctx.engine.session(session)?;
     let thread = thread_id(tool, thread)?;
-    let ectx = driver::context(&handle, thread, frame)
-        .await
-        .map_err(ToolError::from)?;
+    let ectx = handle.eval_context(thread, frame).await?;
     if ectx.thread.is_none() {
         return Err(SessionError::NoThreadSuspended {
             purpose: ThreadUse::Write,
@@ -134,19 +129,12 @@ async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
         "debug_set_value",
     )
     .await?;
-    let written = mutate::set_value(&handle, &ectx, &target.expr, &value.expr)
-        .await
-        .map_err(ToolError::from)?;
-    let quiet = driver::EvalContext {
+    let written = handle.set_value(&ectx, &target.expr, &value.expr).await?;
+    let quiet = EvalContext {
         invocable: false,
         ..ectx.clone()
     };
-    let r = Renderer {
-        classes: handle.classes(),
-        ctx: &quiet,
-        budget: Budget::default(),
-        charset: None,
-    };
+    let r = handle.renderer(&quiet, Budget::default(), None);
     let old = r.line(&written.old).await;
     let new = r.line(&written.new).await;
     Ok(text_and_data(
@@ -172,16 +160,11 @@ async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Rep
         "debug_force_return",
     )
     .await?;
-    let (frame, val) = mutate::force_return(&handle, &ectx, value.as_ref().map(|v| &v.expr))
-        .await
-        .map_err(ToolError::from)?;
-    let quiet = driver::EvalContext::default();
-    let r = Renderer {
-        classes: handle.classes(),
-        ctx: &quiet,
-        budget: Budget::default(),
-        charset: None,
-    };
+    let (frame, val) = handle
+        .force_return(&ectx, value.as_ref().map(|v| &v.expr))
+        .await?;
+    let quiet = EvalContext::default();
+    let r = handle.renderer(&quiet, Budget::default(), None);
     let shown = r.line(&val).await;
     Ok(text_and_data(
         format!(
@@ -207,9 +190,7 @@ async fn pop_frame(ctx: &Ctx, p: Result<PopFrameParams, ToolError>) -> Reply {
         }
         .into());
     };
-    let popped = mutate::pop_frame(&handle, thread, p.frame_index.unwrap_or(0))
-        .await
-        .map_err(ToolError::from)?;
+    let popped = handle.pop_frame(thread, p.frame_index.unwrap_or(0)).await?;
     Ok(text_and_data(
         format!(
             "Popped {} frame{}: {}.\nWhen the thread resumes, the caller calls again.",

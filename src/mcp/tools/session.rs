@@ -201,7 +201,7 @@ async fn launch(ctx: &Ctx, p: Result<LaunchParams, ToolError>) -> Reply {
         class_roots: roots(p.class_roots, "JDWP_CLASS_ROOTS"),
     };
     let handle = ctx.engine.launch(&spec).await?;
-    let pid = handle.shared().launched.as_ref().map(|l| l.pid);
+    let pid = handle.launched_pid();
     Ok(opened(&handle, "Launched", pid).await)
 }
 
@@ -211,13 +211,12 @@ async fn opened(
     verb: &str,
     pid: Option<u32>,
 ) -> rmcp::model::CallToolResult {
-    let shared = handle.shared();
-    let vm = shared.vm().cloned().unwrap_or_default();
+    let vm = handle.vm().unwrap_or_default();
     let state = handle.state().await;
     let mut out = format!(
         "{verb} session {} to {}: {} {} (JDWP {}.{})",
-        shared.id,
-        shared.address(),
+        handle.id(),
+        handle.address(),
         vm.vm_name,
         vm.vm_version,
         vm.jdwp_major,
@@ -227,20 +226,20 @@ async fn opened(
         out.push_str(&format!("\nProcess: pid {pid}"));
     }
     out.push_str(&format!("\nState: {}", describe_state(&state)));
-    if shared.read_only {
+    if handle.read_only() {
         out.push_str("\nRead-only: every mutation is refused at the wire");
     }
     if matches!(state, SessionState::Suspended { .. }) {
         out.push_str("\nNext: debug_continue runs it; debug_list_threads shows who is held");
     }
     let data = json!({
-        "session_id": shared.id.0,
-        "address": shared.address(),
+        "session_id": handle.id().0,
+        "address": handle.address(),
         "state": state.label(),
         "vm_name": vm.vm_name,
         "vm_version": vm.vm_version,
         "pid": pid,
-        "read_only": shared.read_only,
+        "read_only": handle.read_only(),
     });
     text_and_data(out, data)
 }
@@ -281,26 +280,32 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
     let mut lines = Vec::new();
     let mut data = Vec::new();
     for (s, state, stop_points) in rows {
-        let shared = s.shared();
-        let is_current = current.as_ref() == Some(&shared.id);
-        let vm = shared.vm().cloned().unwrap_or_default();
-        let packets = s.connection().shared().packets_sent();
-        let held: Vec<String> = shared
+        let is_current = current.as_ref() == Some(s.id());
+        let vm = s.vm().unwrap_or_default();
+        let packets = s.packets_sent();
+        let held: Vec<String> = s
             .held_threads()
             .iter()
-            .map(|(t, n, since)| format!("@{:#x} x{n} {:.0}s", t.0, since.elapsed().as_secs_f64()))
+            .map(|h| {
+                format!(
+                    "@{:#x} x{} {:.0}s",
+                    h.thread.0,
+                    h.count,
+                    h.since.elapsed().as_secs_f64()
+                )
+            })
             .collect();
         lines.push(format!(
             "{} {} {} {} | {} {} | packets={} stop_points={}{}{}",
             if is_current { "*" } else { " " },
-            shared.id,
-            shared.address(),
+            s.id(),
+            s.address(),
             describe_state(&state),
             vm.vm_name,
             vm.vm_version,
             packets,
             stop_points,
-            if shared.read_only { " read-only" } else { "" },
+            if s.read_only() { " read-only" } else { "" },
             if held.is_empty() {
                 String::new()
             } else {
@@ -308,8 +313,8 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             }
         ));
         data.push(json!({
-            "session_id": shared.id.0,
-            "address": shared.address(),
+            "session_id": s.id().0,
+            "address": s.address(),
             "current": is_current,
             "state": state.label(),
             "detail": describe_state(&state),
@@ -317,8 +322,8 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             "vm_version": vm.vm_version,
             "packets_sent": packets,
             "stop_points": stop_points,
-            "read_only": shared.read_only,
-            "pid": shared.launched.as_ref().map(|l| l.pid),
+            "read_only": s.read_only(),
+            "pid": s.launched_pid(),
             "held_threads": held,
         }));
     }
@@ -328,12 +333,8 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
 fn set_current(ctx: &Ctx, p: Result<SetCurrentParams, ToolError>) -> Reply {
     let p = p?;
     let handle = ctx.engine.set_current(&p.session_id)?;
-    let mut out = format!(
-        "Current session: {} ({})",
-        handle.id(),
-        handle.shared().address()
-    );
-    if let Some(reason) = handle.shared().dead_reason() {
+    let mut out = format!("Current session: {} ({})", handle.id(), handle.address());
+    if let Some(reason) = handle.dead_reason() {
         out.push_str(&format!("\nNote: it is DEAD ({reason})"));
     }
     Ok(super::text(out))
@@ -346,7 +347,7 @@ async fn disconnect(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     let mut out = format!(
         "Disconnected session {} ({}): released {} of {} threads that were suspended, cleared {} stop points.\n{}",
         handle.id(),
-        handle.shared().address(),
+        handle.address(),
         report.threads_held,
         report.threads_total,
         report.stop_points_cleared,

@@ -5,7 +5,6 @@
 mod args;
 mod entries;
 mod export;
-mod lookup;
 mod render;
 
 use rmcp::model::{JsonObject, Tool};
@@ -13,7 +12,7 @@ use serde_json::json;
 
 use super::session::SessionParams;
 use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
-use crate::actors::SessionHandle;
+use crate::actors::{Expanded, SessionHandle, WildcardError};
 use crate::mcp::error::ToolError;
 use crate::model::stop_point::{
     ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
@@ -290,7 +289,7 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
         };
         // A request needs a concrete type: a wildcard resolves to the
         // exception classes loaded now, and nothing arms itself later.
-        let expanded = lookup::exception_classes(&handle, &glob, max_classes).await;
+        let expanded = handle.expand_exceptions(&glob, max_classes).await;
         add_expansion(
             &mut specs,
             &mut notes,
@@ -318,7 +317,7 @@ fn add_expansion(
     specs: &mut Vec<(String, Result<StopPointSpec, ToolError>)>,
     notes: &mut Vec<String>,
     pattern: &str,
-    expanded: Result<lookup::Expanded, String>,
+    expanded: Result<Expanded, WildcardError>,
     max_classes: usize,
     covered: impl FnOnce(usize) -> String,
     skipped: impl FnOnce(usize) -> String,
@@ -326,7 +325,13 @@ fn add_expansion(
 ) {
     let x = match expanded {
         Ok(x) => x,
-        Err(why) => {
+        Err(e) => {
+            let why = match &e {
+                WildcardError::NoException { .. } => format!(
+                    "{e}; an exception class loads when it is first needed, so trigger it once and arm again, or name the type exactly (an exact type is deferred until it loads)"
+                ),
+                _ => e.to_string(),
+            };
             specs.push((
                 pattern.to_string(),
                 Err(refuse(
@@ -409,7 +414,7 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
         }
         // A watch needs a concrete type: a wildcard resolves to the loaded
         // classes that declare the field, and nothing arms itself later.
-        let expanded = lookup::field_classes(&handle, &class, &field, max_classes).await;
+        let expanded = handle.expand_field_watch(&class, &field, max_classes).await;
         add_expansion(
             &mut specs,
             &mut notes,
@@ -494,9 +499,12 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
         for (pattern, check) in &checked {
             if check.is_ok()
                 && !pattern.contains('*')
-                && let Some(n) = lookup::missing_method(&handle, pattern, m).await
+                && let Some(methods) = handle.missing_method(pattern, m).await
             {
-                notes.push(n);
+                notes.push(format!(
+                    "WARNING: {pattern} has no method {m:?}: nothing will be reported (its methods: {})",
+                    methods.join(", ")
+                ));
             }
         }
     }
@@ -819,8 +827,7 @@ async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     // A panic releases the threads debug_suspend_thread holds too: resuming
     // around them would report "all threads run" over a held one.
     let held = released_names(&handle).await;
-    handle.shared().release_all();
-    let report = handle.resume_all().await.map_err(|e| handle.map_err(e))?;
+    let report = handle.resume_all().await?;
     let mut text = format!(
         "PANIC: cleared {cleared} stop points; {} resume{} sent.",
         report.resumes,
@@ -859,21 +866,19 @@ async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     ))
 }
 
-/// The threads the agent holds with debug_suspend_thread, as
-/// `@0x… "name"` (the id alone when the name cannot be read).
+/// Releases the threads the agent holds with debug_suspend_thread and
+/// names them, as `@0x… "name"` (the id alone when the name cannot be
+/// read).
 async fn released_names(handle: &SessionHandle) -> Vec<String> {
-    let held = handle.shared().held_threads();
-    let names = futures::future::join_all(held.iter().map(|(t, _, _)| {
-        handle
-            .connection()
-            .send(&crate::jdwp::thread_reference::Name { thread: *t })
-    }))
-    .await;
-    held.iter()
+    let held = handle.release_agent_holds();
+    let threads: Vec<_> = held.iter().map(|h| h.thread).collect();
+    let names = handle.thread_names(&threads).await;
+    threads
+        .iter()
         .zip(names)
-        .map(|((t, _, _), name)| match name {
-            Ok(n) => format!("@0x{:x} {n:?}", t.0),
-            Err(_) => format!("@0x{:x}", t.0),
+        .map(|(t, name)| match name {
+            Some(n) => format!("@0x{:x} {n:?}", t.0),
+            None => format!("@0x{:x}", t.0),
         })
         .collect()
 }

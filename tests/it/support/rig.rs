@@ -51,7 +51,7 @@ pub async fn rig_with(main_class: &str, ready: &str, config: EngineConfig, read_
 
 /// The location of the first code index of `line` in `class`.
 pub async fn location(session: &SessionHandle, class: &str, line: u32) -> Location {
-    let classes = session.classes();
+    let classes = session.class_cache();
     let copies = classes.by_name(class).await.expect("class lookup");
     let c = copies.first().expect("class loaded").clone();
     for m in classes.methods(c.id).await.expect("methods").iter() {
@@ -76,7 +76,7 @@ pub async fn arm(session: &SessionHandle, class: &str, line: u32, once: bool) ->
         modifiers.insert(0, Modifier::Count { count: 1 });
     }
     session
-        .connection()
+        .raw_connection()
         .send(&Set {
             event_kind: EventKind::Breakpoint,
             suspend_policy: SuspendPolicy::EventThread,
@@ -88,7 +88,7 @@ pub async fn arm(session: &SessionHandle, class: &str, line: u32, once: bool) ->
 
 /// Arms a one-shot breakpoint on `line` of `class` and waits for its hit.
 pub async fn hit(session: &SessionHandle, class: &str, line: u32) -> ThreadId {
-    let mut events = session.shared().subscribe();
+    let mut events = session.subscribe();
     let request = arm(session, class, line, true).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {

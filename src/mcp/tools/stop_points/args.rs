@@ -6,7 +6,6 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::actors::events::condition;
 use crate::mcp::error::ToolError;
 use crate::model::stop_point::{Filters, LocalsChoice, Mode, TraceSpec};
 
@@ -285,7 +284,7 @@ pub(super) fn expressions(
     exprs: &Option<OneOrMany<String>>,
 ) -> Result<(), ToolError> {
     if let Some(c) = condition {
-        if !condition::AVAILABLE {
+        if !crate::actors::CONDITIONS_AVAILABLE {
             return Err(refuse(
                 "NOT_AVAILABLE",
                 "conditions need the expression evaluator, which this build does not have yet",
@@ -295,7 +294,7 @@ pub(super) fn expressions(
         crate::expr::parse_checked(c)
             .map_err(|e| ToolError::bad_argument(tool, format!("condition does not parse: {e}")))?;
     }
-    if exprs.is_some() && !condition::AVAILABLE {
+    if exprs.is_some() && !crate::actors::CONDITIONS_AVAILABLE {
         return Err(refuse(
             "NOT_AVAILABLE",
             "trace_expr needs the expression evaluator, which this build does not have yet",

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::render;
 use super::{describe_point, point_json};
+use crate::actors::ArmReport;
 use crate::actors::SessionHandle;
-use crate::actors::stop_points::ArmReport;
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::{Reply, text_and_data};
 use crate::model::stop_point::StopPointSpec;

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::actors::stop_points::{FamilyView, Listing, PointView};
+use crate::actors::{FamilyView, Listing, PointView};
 use crate::model::stop_point::{LocalsChoice, Mode, StopPointSpec, Target};
 
 /// One exported call, and what could not be carried.

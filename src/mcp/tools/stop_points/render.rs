@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::actors::events::log::RingStats;
-use crate::actors::stop_points::{CountMode, FamilyView, Listing, PointView, WatchState};
-use crate::jdwp::SuspendPolicy;
+use crate::actors::{
+    CountMode, FamilyView, Listing, PointView, RingStats, SuspendPolicy, WatchState,
+};
 use crate::model::stop_point::{LocalsChoice, Mode, StopState};
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -1,46 +1,85 @@
-//! Class lookups the set tools make before arming: expanding an exception
+//! Class lookups made before arming: expanding an exception
 //! or field-watch wildcard into the loaded classes it matches (those
 //! requests need a concrete type), and noticing a method-exit method the loaded class does
 //! not have.
 
 use std::collections::BTreeSet;
 
-use crate::actors::SessionHandle;
+use crate::actors::error::JdwpError;
+use crate::actors::session::SessionHandle;
 use crate::actors::stop_points::arm::classes_matching;
 
 /// How many matching classes are checked for being exceptions.
 const CHECK_AT_MOST: usize = 200;
 
 /// The names of the loaded classes matching `glob`, each once.
-async fn loaded_names(handle: &SessionHandle, glob: &str) -> Result<Vec<String>, String> {
+async fn loaded_names(handle: &SessionHandle, glob: &str) -> Result<Vec<String>, WildcardError> {
     let matching = classes_matching(handle.connection(), glob)
         .await
-        .map_err(|e| format!("listing the loaded classes failed: {e}"))?;
+        .map_err(WildcardError::Listing)?;
     let mut names: Vec<String> = matching.into_iter().map(|(n, _)| n).collect();
     names.dedup();
     Ok(names)
 }
 
-/// What an exception wildcard resolved to.
-pub(super) struct Expanded {
-    /// Exception classes to arm, none a subclass of another.
-    pub(super) classes: Vec<String>,
+/// What a wildcard resolved to.
+#[derive(Debug, Clone)]
+pub struct Expanded {
+    /// Classes to arm (for exceptions, none a subclass of another).
+    pub classes: Vec<String>,
     /// Matches left out by `max_classes`.
-    pub(super) left_out: Vec<String>,
+    pub left_out: Vec<String>,
     /// Matches skipped: covered by a matched superclass (exceptions), or
     /// not declaring the field (field watches).
-    pub(super) skipped: usize,
+    pub skipped: usize,
+}
+
+/// Why a wildcard resolved to nothing.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WildcardError {
+    #[error("listing the loaded classes failed: {0}")]
+    Listing(JdwpError),
+    #[error("no loaded exception class matches {glob} ({}{})", plural_classes(*matched), first_checked(*matched, *checked))]
+    NoException {
+        glob: String,
+        /// Loaded classes the glob matched, and how many were checked.
+        matched: usize,
+        checked: usize,
+    },
+    #[error("no loaded class matching {glob} declares a field {field:?} ({}{})", plural_classes(*matched), first_checked(*matched, *checked))]
+    NoField {
+        glob: String,
+        field: String,
+        matched: usize,
+        checked: usize,
+    },
+}
+
+fn plural_classes(n: usize) -> String {
+    if n == 1 {
+        "1 loaded class matches".into()
+    } else {
+        format!("{n} loaded classes match")
+    }
+}
+
+fn first_checked(matched: usize, checked: usize) -> String {
+    if matched > checked {
+        format!(", the first {checked} checked")
+    } else {
+        String::new()
+    }
 }
 
 /// The loaded exception classes (subclasses of java.lang.Throwable) whose
 /// name matches `glob`, keeping only the topmost of a matched hierarchy
 /// (a request on a class reports its subclasses too); `Err` with the
 /// reason when none matches.
-pub(super) async fn exception_classes(
+pub async fn exception_classes(
     handle: &SessionHandle,
     glob: &str,
     max_classes: usize,
-) -> Result<Expanded, String> {
+) -> Result<Expanded, WildcardError> {
     let names = loaded_names(handle, glob).await?;
     let checked = names.len().min(CHECK_AT_MOST);
     // (name, its superclass names) for every match that is a Throwable.
@@ -66,16 +105,11 @@ pub(super) async fn exception_classes(
         }
     }
     if throwables.is_empty() {
-        return Err(format!(
-            "no loaded exception class matches {glob} ({} loaded class{} match{}); an exception class loads when it is first needed, so trigger it once and arm again, or name the type exactly (an exact type is deferred until it loads)",
-            names.len(),
-            if names.len() == 1 { "" } else { "es" },
-            if names.len() > checked {
-                format!(", the first {checked} checked")
-            } else {
-                String::new()
-            }
-        ));
+        return Err(WildcardError::NoException {
+            glob: glob.to_string(),
+            matched: names.len(),
+            checked,
+        });
     }
     let matched: BTreeSet<&str> = throwables.iter().map(|(n, _)| n.as_str()).collect();
     let mut top: Vec<String> = Vec::new();
@@ -102,12 +136,12 @@ pub(super) async fn exception_classes(
 /// The loaded classes matching `glob` that declare `field` (a watch on a
 /// class that inherits it would watch the declaring class again); `Err`
 /// with the reason when none does.
-pub(super) async fn field_classes(
+pub async fn field_classes(
     handle: &SessionHandle,
     glob: &str,
     field: &str,
     max_classes: usize,
-) -> Result<Expanded, String> {
+) -> Result<Expanded, WildcardError> {
     let names = loaded_names(handle, glob).await?;
     let checked = names.len().min(CHECK_AT_MOST);
     let mut with = Vec::new();
@@ -125,16 +159,12 @@ pub(super) async fn field_classes(
         }
     }
     if with.is_empty() {
-        return Err(format!(
-            "no loaded class matching {glob} declares a field {field:?} ({} loaded class{} match{})",
-            names.len(),
-            if names.len() == 1 { "" } else { "es" },
-            if names.len() > checked {
-                format!(", the first {checked} checked")
-            } else {
-                String::new()
-            }
-        ));
+        return Err(WildcardError::NoField {
+            glob: glob.to_string(),
+            field: field.to_string(),
+            matched: names.len(),
+            checked,
+        });
     }
     let skipped = checked - with.len();
     let left_out = if with.len() > max_classes {
@@ -149,14 +179,14 @@ pub(super) async fn field_classes(
     })
 }
 
-/// A warning when a loaded class has no method of that name (a misspelt
-/// method would report "exits discarded" for ever); `None` when it has one
-/// or the class is not loaded yet.
-pub(super) async fn missing_method(
+/// The methods a loaded class has when none is called `method` (a
+/// misspelt method would report "exits discarded" for ever); `None` when
+/// it has one or the class is not loaded yet.
+pub async fn missing_method(
     handle: &SessionHandle,
     class: &str,
     method: &str,
-) -> Option<String> {
+) -> Option<Vec<String>> {
     let copies = handle.classes().by_name(class).await.ok()?;
     if copies.is_empty() {
         return None;
@@ -170,9 +200,5 @@ pub(super) async fn missing_method(
             names.insert(m.name.clone());
         }
     }
-    let names: Vec<String> = names.into_iter().take(20).collect();
-    Some(format!(
-        "WARNING: {class} has no method {method:?}: nothing will be reported (its methods: {})",
-        names.join(", ")
-    ))
+    Some(names.into_iter().take(20).collect())
 }

@@ -1,0 +1,495 @@
+//! The one door to a session: every JDWP conversation and every change to
+//! who holds which thread goes through a typed `SessionHandle` method. The
+//! readers behind it (classes, inspect, the evaluation driver, threads,
+//! wildcards) are the session's toolkit and stay inside the actors layer;
+//! callers get plain data and typed errors back.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ractor::ActorRef;
+
+use crate::actors::connection::ConnectionHandle;
+use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::events::{EventLog, EventsMsg};
+use crate::actors::session::classes::ClassCache;
+use crate::actors::session::control::{self, Direction, PauseOutcome, ResumeReport, ThreadChange};
+use crate::actors::session::eval::{self, EvalContext, Failure, Outcome};
+use crate::actors::session::inspect::{self, FrameView, Locals};
+use crate::actors::session::mutate::{self, Written};
+use crate::actors::session::render::{Budget, Renderer};
+use crate::actors::session::step::{self, Landing, StepFilter, StepKind};
+use crate::actors::session::threads::{self, ThreadInfo};
+use crate::actors::session::wildcards::{self, Expanded, WildcardError};
+use crate::actors::session::{DisconnectReport, Rescue, Rescues, SessionMsg, SessionShared};
+use crate::actors::stop_points::StopPointsHandle;
+use crate::actors::watchdog::WatchdogMsg;
+use crate::expr::{Charset, Expr};
+use crate::jdwp::virtual_machine::{IdSizesCmd, Version};
+use crate::jdwp::{Composite, EventKind, ThreadId};
+use crate::model::{Roots, SessionId, SessionState, VmInfo};
+
+/// A typed handle on a Session.
+#[derive(Clone)]
+pub struct SessionHandle {
+    actor: ActorRef<SessionMsg>,
+    shared: Arc<SessionShared>,
+    connection: ConnectionHandle,
+    classes: Arc<ClassCache>,
+    stop_points: StopPointsHandle,
+    log: Arc<EventLog>,
+}
+
+/// A thread the agent holds with a counted suspend.
+#[derive(Debug, Clone, Copy)]
+pub struct HeldThread {
+    pub thread: ThreadId,
+    /// Suspends the agent has not yet undone.
+    pub count: u32,
+    pub since: Instant,
+}
+
+impl SessionHandle {
+    pub(in crate::actors) fn new(
+        actor: ActorRef<SessionMsg>,
+        shared: Arc<SessionShared>,
+        (connection, stop_points, classes, log): super::Handles,
+    ) -> Self {
+        Self {
+            actor,
+            shared,
+            connection,
+            classes,
+            stop_points,
+            log,
+        }
+    }
+
+    pub fn id(&self) -> &SessionId {
+        &self.shared.id
+    }
+
+    pub fn actor_id(&self) -> ractor::ActorId {
+        self.actor.get_id()
+    }
+
+    pub(in crate::actors) fn shared(&self) -> &Arc<SessionShared> {
+        &self.shared
+    }
+
+    pub(in crate::actors) fn connection(&self) -> &ConnectionHandle {
+        &self.connection
+    }
+
+    /// The session's class cache.
+    pub(in crate::actors) fn classes(&self) -> &Arc<ClassCache> {
+        &self.classes
+    }
+
+    // --- what the session is -------------------------------------------
+
+    /// `host:port` of the JVM.
+    pub fn address(&self) -> String {
+        self.shared.address()
+    }
+
+    /// The JVM's name and version, once attached.
+    pub fn vm(&self) -> Option<VmInfo> {
+        self.shared.vm().cloned()
+    }
+
+    /// Whether mutations are refused at the wire.
+    pub fn read_only(&self) -> bool {
+        self.shared.read_only
+    }
+
+    /// The pid of a JVM this session launched.
+    pub fn launched_pid(&self) -> Option<u32> {
+        self.shared.launched.as_ref().map(|l| l.pid)
+    }
+
+    /// The last `n` lines a launched JVM printed (empty when attached).
+    pub fn launched_output(&self, n: usize) -> Vec<String> {
+        self.shared
+            .launched
+            .as_ref()
+            .map(|l| l.last_lines(n))
+            .unwrap_or_default()
+    }
+
+    /// When the session was opened.
+    pub fn created(&self) -> Instant {
+        self.shared.created
+    }
+
+    /// The source and class roots given at attach or launch.
+    pub fn roots(&self) -> &Roots {
+        &self.shared.roots
+    }
+
+    /// Why the session ended, or `None` while it lives.
+    pub fn dead_reason(&self) -> Option<String> {
+        self.shared.dead_reason()
+    }
+
+    /// Resolves once the session is dead.
+    pub async fn died(&self) {
+        self.shared.died().await
+    }
+
+    /// Child restarts the supervision policy performed.
+    pub fn restarts(&self) -> u32 {
+        self.shared.restarts()
+    }
+
+    /// The last events, one line each, for diagnosis.
+    pub fn recent_events(&self) -> Vec<String> {
+        self.shared.recent_events()
+    }
+
+    /// JDWP packets sent on this session's connection.
+    pub fn packets_sent(&self) -> u64 {
+        self.connection.shared().packets_sent()
+    }
+
+    /// Every event composite from now on, decoded.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Composite>> {
+        self.shared.subscribe()
+    }
+
+    /// Every watchdog rescue so far.
+    pub fn rescues(&self) -> Rescues {
+        self.shared.rescues()
+    }
+
+    /// Rescues the agent has not been told about yet, emptied.
+    pub fn take_unreported_rescues(&self) -> Vec<Rescue> {
+        self.shared.take_unreported_rescues()
+    }
+
+    /// Fails with `Gone` once the session has ended.
+    pub fn check_alive(&self) -> Result<(), SessionError> {
+        match self.shared.dead_reason() {
+            Some(reason) => Err(SessionError::Gone {
+                id: self.shared.id.0.clone(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Maps a JDWP failure to `Gone` when it means the JVM went away.
+    pub fn map_err(&self, e: JdwpError) -> SessionError {
+        if e.is_gone() {
+            let reason = self.shared.dead_reason().unwrap_or_else(|| e.to_string());
+            SessionError::Gone {
+                id: self.shared.id.0.clone(),
+                reason,
+            }
+        } else {
+            SessionError::Jdwp(e)
+        }
+    }
+    /// Asks the JVM who it is and how wide its ids are. Runs once, right
+    /// after the handshake.
+    pub async fn initialize(&self, limit: Duration) -> Result<(), JdwpError> {
+        let version = self.connection.send_within(&Version, limit).await?;
+        let sizes = self.connection.send_within(&IdSizesCmd, limit).await?;
+        self.connection.shared().set_id_sizes(sizes);
+        let _ = self.shared.vm.set(VmInfo {
+            vm_name: version.vm_name,
+            vm_version: version.vm_version,
+            jdwp_major: version.jdwp_major,
+            jdwp_minor: version.jdwp_minor,
+            description: version.description,
+        });
+        Ok(())
+    }
+
+    /// The session's state, read live from the JVM (suspend counts of every
+    /// thread, asked in one pipelined burst).
+    pub async fn state(&self) -> SessionState {
+        if let Some(reason) = self.shared.dead_reason() {
+            return SessionState::Dead { reason };
+        }
+        match threads::census(&self.connection).await {
+            Ok(c) if c.held > 0 => SessionState::Suspended {
+                held: c.held,
+                total: c.total,
+            },
+            Ok(_) => SessionState::Running,
+            Err(e) => match self.shared.dead_reason() {
+                Some(reason) => SessionState::Dead { reason },
+                None => SessionState::Dead {
+                    reason: e.to_string(),
+                },
+            },
+        }
+    }
+
+    /// Number of registered stop points.
+    pub async fn stop_point_count(&self) -> usize {
+        self.stop_points.count().await
+    }
+
+    /// The stop-point registry.
+    pub fn stop_points(&self) -> &StopPointsHandle {
+        &self.stop_points
+    }
+
+    /// Reportable events and trace snapshots.
+    pub fn events(&self) -> &Arc<EventLog> {
+        &self.log
+    }
+
+    /// Ends the session, releasing the JVM (see `SessionCore::disconnect`),
+    /// and terminates a JVM this session launched unless it was launched to
+    /// stay.
+    pub async fn disconnect(&self) -> Result<DisconnectReport, SessionError> {
+        self.check_alive()?;
+        let span = tracing::Span::current();
+        let mut report = ractor::call!(self.actor, SessionMsg::Disconnect, span)
+            .map_err(|e| SessionError::Unresponsive(e.to_string()))?;
+        if let Some(jvm) = &self.shared.launched {
+            report.process = Some(if jvm.detach_on_disconnect {
+                format!("pid {} left running (detach_on_disconnect)", jvm.pid)
+            } else {
+                jvm.terminate().await
+            });
+        }
+        Ok(report)
+    }
+
+    /// The session's step slot (one live step request at most).
+    pub(in crate::actors) fn step_slot(&self) -> &step::StepSlot {
+        &self.shared.step
+    }
+
+    // --- threads -------------------------------------------------------
+
+    /// Every live thread with its name, status and suspend count.
+    pub async fn threads(&self) -> Result<Vec<ThreadInfo>, SessionError> {
+        self.check_alive()?;
+        threads::list(&self.connection)
+            .await
+            .map_err(|e| self.map_err(e))
+    }
+
+    /// The threads the agent holds, with how often and since when.
+    pub fn held_threads(&self) -> Vec<HeldThread> {
+        self.shared
+            .held_threads()
+            .into_iter()
+            .map(|(thread, count, since)| HeldThread {
+                thread,
+                count,
+                since,
+            })
+            .collect()
+    }
+
+    /// Threads a stop point's event suspended, newest last.
+    pub fn event_threads(&self) -> Vec<ThreadId> {
+        self.shared.event_threads()
+    }
+
+    /// The names of `threads` (`None` where a name cannot be read).
+    pub async fn thread_names(&self, threads: &[ThreadId]) -> Vec<Option<String>> {
+        let names = futures::future::join_all(threads.iter().map(|&thread| {
+            self.connection
+                .send(&crate::jdwp::thread_reference::Name { thread })
+        }))
+        .await;
+        names.into_iter().map(Result::ok).collect()
+    }
+
+    /// Suspends `thread` once more and records that the agent holds it.
+    pub async fn suspend_thread(&self, thread: ThreadId) -> Result<ThreadChange, SessionError> {
+        self.check_alive()?;
+        control::change_thread(self, thread, Direction::Suspend).await
+    }
+
+    /// Resumes `thread` once and records one fewer hold.
+    pub async fn resume_thread(&self, thread: ThreadId) -> Result<ThreadChange, SessionError> {
+        self.check_alive()?;
+        control::change_thread(self, thread, Direction::Resume).await
+    }
+
+    /// Suspends the VM unless every thread is already held.
+    pub async fn pause(&self) -> Result<PauseOutcome, SessionError> {
+        self.check_alive()?;
+        control::pause(self).await
+    }
+
+    /// Forgets every hold the agent has, returning what it held (the next
+    /// verified resume then releases those threads too).
+    pub fn release_agent_holds(&self) -> Vec<HeldThread> {
+        let held = self.held_threads();
+        self.shared.release_all();
+        held
+    }
+
+    /// Resumes the whole suspend depth and verifies every thread runs.
+    pub async fn resume_all(&self) -> Result<ResumeReport, SessionError> {
+        self.resume_all_raw().await.map_err(|e| self.map_err(e))
+    }
+
+    /// `resume_all` with the bare JDWP failure, for the actors' own use.
+    pub(in crate::actors) async fn resume_all_raw(&self) -> Result<ResumeReport, JdwpError> {
+        // A pending step would fire as soon as threads run.
+        if let Some(step) = self.shared.step.take() {
+            let _ = self
+                .connection
+                .send(&crate::jdwp::event_request::Clear {
+                    event_kind: EventKind::SingleStep,
+                    request_id: step,
+                })
+                .await;
+        }
+        control::resume_verified(&self.connection, &self.shared).await
+    }
+
+    /// Steps `thread` and waits (up to `timeout`) for it to land.
+    pub async fn step(
+        &self,
+        thread: ThreadId,
+        kind: StepKind,
+        filter: &StepFilter,
+        timeout: Duration,
+    ) -> Result<Landing, SessionError> {
+        self.check_alive()?;
+        step::step(self, thread, kind, filter, timeout).await
+    }
+
+    // --- frames, values, evaluation ------------------------------------
+
+    /// Where an expression is evaluated: `thread` (default: the newest one
+    /// an event suspended), its frame `frame`, `this`, and whether methods
+    /// may be invoked there.
+    pub async fn eval_context(
+        &self,
+        thread: Option<ThreadId>,
+        frame: usize,
+    ) -> Result<EvalContext, SessionError> {
+        eval::context(self, thread, frame).await
+    }
+
+    /// Evaluates `expr` in `ctx`, answering the evaluator's reads with
+    /// pipelined JDWP requests.
+    pub async fn evaluate(&self, ctx: &EvalContext, expr: &Expr) -> Result<Outcome, Failure> {
+        eval::evaluate(&self.classes, ctx, expr).await
+    }
+
+    /// A renderer of values read in `ctx` (it may call `toString()` only
+    /// where `ctx` allows invoking).
+    pub fn renderer<'a>(
+        &'a self,
+        ctx: &'a EvalContext,
+        budget: Budget,
+        charset: Option<Charset>,
+    ) -> Renderer<'a> {
+        Renderer {
+            classes: &self.classes,
+            ctx,
+            budget,
+            charset,
+        }
+    }
+
+    /// Up to `max` frames of `thread`, from the top.
+    pub async fn frames(
+        &self,
+        thread: ThreadId,
+        max: usize,
+    ) -> Result<Vec<FrameView>, SessionError> {
+        inspect::frames(&self.classes, thread, 0, Some(max))
+            .await
+            .map_err(|e| self.map_err(e))
+    }
+
+    /// How many frames `thread` has.
+    pub async fn frame_count(&self, thread: ThreadId) -> Result<i32, SessionError> {
+        self.connection
+            .send(&crate::jdwp::thread_reference::FrameCount { thread })
+            .await
+            .map_err(|e| self.map_err(e))
+    }
+
+    /// The locals of one frame.
+    pub async fn locals(&self, thread: ThreadId, frame: &FrameView) -> Result<Locals, JdwpError> {
+        inspect::locals(&self.classes, thread, frame, None).await
+    }
+
+    /// Stores `value` into `target` (a local, a field, a static, an element).
+    pub async fn set_value(
+        &self,
+        ctx: &EvalContext,
+        target: &Expr,
+        value: &Expr,
+    ) -> Result<Written, SessionError> {
+        mutate::set_value(self, ctx, target, value).await
+    }
+
+    /// Makes the top frame's method return `value` (none for void) now.
+    pub async fn force_return(
+        &self,
+        ctx: &EvalContext,
+        value: Option<&Expr>,
+    ) -> Result<(String, crate::expr::eval::Val), SessionError> {
+        mutate::force_return(self, ctx, value).await
+    }
+
+    /// Pops frames 0..=`index` of `thread`; returns the frames popped.
+    pub async fn pop_frame(
+        &self,
+        thread: ThreadId,
+        index: usize,
+    ) -> Result<Vec<String>, SessionError> {
+        mutate::pop_frame(self, thread, index).await
+    }
+
+    // --- classes -------------------------------------------------------
+
+    /// The loaded exception classes an exception wildcard covers.
+    pub async fn expand_exceptions(
+        &self,
+        glob: &str,
+        max_classes: usize,
+    ) -> Result<Expanded, WildcardError> {
+        wildcards::exception_classes(self, glob, max_classes).await
+    }
+
+    /// The loaded classes matching `glob` that declare `field`.
+    pub async fn expand_field_watch(
+        &self,
+        glob: &str,
+        field: &str,
+        max_classes: usize,
+    ) -> Result<Expanded, WildcardError> {
+        wildcards::field_classes(self, glob, field, max_classes).await
+    }
+
+    /// The methods of a loaded `class` when none is named `method`.
+    pub async fn missing_method(&self, class: &str, method: &str) -> Option<Vec<String>> {
+        wildcards::missing_method(self, class, method).await
+    }
+
+    /// Test and bench hook: the raw connection, to send JDWP directly.
+    /// The MCP layer never uses it (the tidy test checks).
+    #[doc(hidden)]
+    pub fn raw_connection(&self) -> &ConnectionHandle {
+        &self.connection
+    }
+
+    /// Test hook: the class cache.
+    #[doc(hidden)]
+    pub fn class_cache(&self) -> &Arc<ClassCache> {
+        &self.classes
+    }
+
+    /// Test hook: the current EventDispatch and Watchdog.
+    #[doc(hidden)]
+    pub async fn children(&self) -> Option<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)> {
+        ractor::call!(self.actor, SessionMsg::Children).ok()
+    }
+}
