@@ -21,7 +21,7 @@ use tracing::Instrument;
 use tracing::field::Empty;
 
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::session::SessionShared;
+use crate::actors::session::SessionLink;
 use crate::actors::stop_points::StopPointsHandle;
 use crate::jdwp::{Composite, Event};
 use crate::jdwp::{Decode, Reader};
@@ -45,7 +45,7 @@ pub struct EventDispatch;
 #[derive(Clone)]
 pub struct EventsArgs {
     pub connection: ConnectionHandle,
-    pub session: Arc<SessionShared>,
+    pub session: SessionLink,
     pub classes: Arc<crate::actors::session::classes::ClassCache>,
     pub stops: StopPointsHandle,
     pub log: Arc<EventLog>,

@@ -274,7 +274,7 @@ impl Engine {
             .map_err(AttachError::Spawn)?;
         if let Err(source) = handle.initialize(timeout).await {
             handle
-                .shared()
+                .link()
                 .request_end(format!("attach failed: {source}"));
             return Err(AttachError::Setup {
                 addr: format!("{host}:{port}"),
@@ -343,7 +343,7 @@ async fn release_after_startup(
     use crate::jdwp::event_request::{Clear, Set};
     use crate::jdwp::{Event, EventKind, Modifier, SuspendPolicy};
 
-    let mut events = handle.shared().subscribe();
+    let mut events = handle.subscribe();
     let conn = handle.connection();
     let watch = match &spec.target {
         crate::model::LaunchTarget::MainClass { main_class, .. } => Some(
@@ -397,7 +397,7 @@ async fn release_after_startup(
                 .await;
             Ok(())
         }
-        _ = handle.shared().died() => Err(None),
+        _ = handle.died() => Err(None),
         // A main class that takes longer than the launch timeout to load is
         // not a failure: the JVM runs.
         _ = tokio::time::sleep(spec.timeout) => Ok(()),

@@ -11,6 +11,8 @@ mod handle;
 pub mod inspect;
 pub mod invoke;
 pub mod launch;
+pub mod ledger;
+pub mod link;
 pub mod mutate;
 pub mod render;
 pub mod step;
@@ -19,11 +21,11 @@ pub mod wildcards;
 
 pub use control::{PauseOutcome, ResumeReport, ThreadChange};
 pub use handle::{HeldThread, SessionHandle};
+pub use ledger::{Ledger, LedgerMsg, SessionRef};
+pub use link::{EventBus, Lifeline, SessionInfo, SessionLink};
 
-use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::net::TcpStream;
@@ -34,53 +36,8 @@ use crate::actors::stop_points::{StopPoints, StopPointsHandle};
 use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
 use crate::jdwp::virtual_machine::Dispose;
-use crate::jdwp::{Composite, Event, EventKind, RequestId, SuspendPolicy, ThreadId};
-use crate::model::{Roots, SessionId, VmInfo};
+use crate::jdwp::{Event, EventKind, RequestId};
 use classes::ClassCache;
-use launch::LaunchedJvm;
-
-/// How many recent events a session remembers for diagnosis.
-const RECENT_EVENTS: usize = 64;
-/// How many composites a slow event subscriber may fall behind.
-const EVENT_SUBSCRIBERS_BACKLOG: usize = 1024;
-
-/// What everyone may read about a session without messaging it.
-pub struct SessionShared {
-    pub id: SessionId,
-    pub host: String,
-    pub port: u16,
-    pub read_only: bool,
-    pub created: Instant,
-    pub launched: Option<Arc<LaunchedJvm>>,
-    pub roots: Roots,
-    vm: OnceLock<VmInfo>,
-    dead: Mutex<Option<String>>,
-    recent: Mutex<VecDeque<String>>,
-    events_seen: AtomicU64,
-    /// Sequence number of the last event that suspended something.
-    suspending_events: AtomicU64,
-    restarts: AtomicU32,
-    actor: OnceLock<ActorRef<SessionMsg>>,
-    events: tokio::sync::broadcast::Sender<Arc<Composite>>,
-    dead_tx: tokio::sync::watch::Sender<bool>,
-    /// Threads an event suspended (newest last): the ones methods may be
-    /// invoked on. Cleared when they are resumed.
-    event_threads: Mutex<Vec<ThreadId>>,
-    /// Something may be suspended: set by suspending events, pauses and
-    /// thread suspends; cleared when the Watchdog finds nothing held.
-    maybe_suspended: std::sync::atomic::AtomicBool,
-    /// Requests whose hits suspended something since the last all-clear.
-    suspending_requests: Mutex<Vec<(EventKind, RequestId)>>,
-    /// Every watchdog rescue, and those not yet shown to the agent.
-    rescues: Mutex<Rescues>,
-    /// The live step request, if any.
-    pub step: step::StepSlot,
-    /// Threads the agent holds with debug_suspend_thread: how many times,
-    /// since when. `debug_continue` leaves them held.
-    held: Mutex<std::collections::HashMap<ThreadId, (u32, Instant)>>,
-    /// When something was first suspended since the last all-clear.
-    suspended_since: Mutex<Option<Instant>>,
-}
 
 /// What one watchdog rescue found and did.
 #[derive(Debug, Clone)]
@@ -111,274 +68,6 @@ pub struct Rescues {
     pub cleared_requests: Vec<RequestId>,
 }
 
-impl SessionShared {
-    pub fn new(
-        id: SessionId,
-        host: &str,
-        port: u16,
-        read_only: bool,
-        launched: Option<Arc<LaunchedJvm>>,
-        roots: Roots,
-    ) -> Self {
-        Self {
-            id,
-            host: host.to_string(),
-            port,
-            read_only,
-            created: Instant::now(),
-            launched,
-            roots,
-            vm: OnceLock::new(),
-            dead: Mutex::new(None),
-            recent: Mutex::new(VecDeque::new()),
-            events_seen: AtomicU64::new(0),
-            suspending_events: AtomicU64::new(0),
-            restarts: AtomicU32::new(0),
-            actor: OnceLock::new(),
-            events: tokio::sync::broadcast::channel(EVENT_SUBSCRIBERS_BACKLOG).0,
-            dead_tx: tokio::sync::watch::channel(false).0,
-            event_threads: Mutex::new(Vec::new()),
-            maybe_suspended: std::sync::atomic::AtomicBool::new(false),
-            suspending_requests: Mutex::new(Vec::new()),
-            rescues: Mutex::new(Rescues::default()),
-            step: step::StepSlot::default(),
-            held: Mutex::new(std::collections::HashMap::new()),
-            suspended_since: Mutex::new(None),
-        }
-    }
-
-    pub fn address(&self) -> String {
-        format!("{}:{}", self.host, self.port)
-    }
-
-    pub fn vm(&self) -> Option<&VmInfo> {
-        self.vm.get()
-    }
-
-    /// Why the session ended, or `None` while it lives.
-    pub fn dead_reason(&self) -> Option<String> {
-        self.dead.lock().ok().and_then(|d| d.clone())
-    }
-
-    /// Marks the session dead; the first reason wins.
-    pub fn mark_dead(&self, reason: &str) {
-        if let Ok(mut d) = self.dead.lock()
-            && d.is_none()
-        {
-            *d = Some(reason.to_string());
-        }
-        self.dead_tx.send_replace(true);
-    }
-
-    /// Resolves once the session is dead.
-    pub async fn died(&self) {
-        let mut rx = self.dead_tx.subscribe();
-        let _ = rx.wait_for(|dead| *dead).await;
-    }
-
-    /// Every event composite from now on, decoded (a slow subscriber
-    /// misses the oldest ones and is told how many).
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Composite>> {
-        self.events.subscribe()
-    }
-
-    /// Child restarts the supervision policy performed.
-    pub fn restarts(&self) -> u32 {
-        self.restarts.load(Ordering::Relaxed)
-    }
-
-    pub fn events_seen(&self) -> u64 {
-        self.events_seen.load(Ordering::Relaxed)
-    }
-
-    /// Sequence number of the newest event that suspended threads; a
-    /// verifying resume compares it before and after.
-    pub fn suspending_events(&self) -> u64 {
-        self.suspending_events.load(Ordering::Relaxed)
-    }
-
-    pub fn recent_events(&self) -> Vec<String> {
-        self.recent
-            .lock()
-            .map(|r| r.iter().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    pub fn note_event(&self, line: String) {
-        if let Ok(mut r) = self.recent.lock() {
-            if r.len() == RECENT_EVENTS {
-                r.pop_front();
-            }
-            r.push_back(line);
-        }
-    }
-
-    pub fn record_composite(&self, composite: &Composite) {
-        self.events_seen
-            .fetch_add(composite.events.len() as u64, Ordering::Relaxed);
-        if composite.suspend_policy != SuspendPolicy::None {
-            self.suspending_events.fetch_add(1, Ordering::Relaxed);
-            self.note_suspension();
-            if let Ok(mut reqs) = self.suspending_requests.lock() {
-                for e in &composite.events {
-                    let entry = (e.kind(), e.request_id());
-                    if entry.1.0 != 0 && !reqs.contains(&entry) {
-                        reqs.push(entry);
-                    }
-                }
-            }
-            if let Ok(mut held) = self.event_threads.lock() {
-                for t in composite.events.iter().filter_map(Event::thread) {
-                    held.retain(|h| *h != t);
-                    held.push(t);
-                }
-            }
-        }
-        for event in &composite.events {
-            self.note_event(format!(
-                "{} (suspend {:?})",
-                crate::actors::events::describe(event),
-                composite.suspend_policy
-            ));
-        }
-        let _ = self.events.send(Arc::new(composite.clone()));
-    }
-
-    /// Something may now be suspended (the Watchdog starts watching).
-    pub fn note_suspension(&self) {
-        self.maybe_suspended.store(true, Ordering::Relaxed);
-        if let Ok(mut since) = self.suspended_since.lock()
-            && since.is_none()
-        {
-            *since = Some(Instant::now());
-        }
-    }
-
-    /// How long something has been suspended, if it is.
-    pub fn suspended_for(&self) -> Option<Duration> {
-        self.suspended_since
-            .lock()
-            .ok()
-            .and_then(|s| s.map(|at| at.elapsed()))
-    }
-
-    pub fn maybe_suspended(&self) -> bool {
-        self.maybe_suspended.load(Ordering::Relaxed)
-    }
-
-    /// Nothing is suspended any more.
-    pub fn all_clear(&self) {
-        self.maybe_suspended.store(false, Ordering::Relaxed);
-        if let Ok(mut since) = self.suspended_since.lock() {
-            *since = None;
-        }
-        if let Ok(mut reqs) = self.suspending_requests.lock() {
-            reqs.clear();
-        }
-    }
-
-    /// The requests whose hits suspended something since the last
-    /// all-clear, emptied.
-    pub fn take_suspending_requests(&self) -> Vec<(EventKind, RequestId)> {
-        self.suspending_requests
-            .lock()
-            .map(|mut r| std::mem::take(&mut *r))
-            .unwrap_or_default()
-    }
-
-    /// Records a watchdog rescue.
-    pub fn record_rescue(&self, rescue: Rescue, cleared: Vec<RequestId>) {
-        if let Ok(mut r) = self.rescues.lock() {
-            r.all.push(rescue.clone());
-            r.unreported.push(rescue);
-            r.cleared_requests.extend(cleared);
-        }
-    }
-
-    /// Rescues so far.
-    pub fn rescues(&self) -> Rescues {
-        self.rescues.lock().map(|r| r.clone()).unwrap_or_default()
-    }
-
-    /// Rescues the agent has not been told about yet, emptied.
-    pub fn take_unreported_rescues(&self) -> Vec<Rescue> {
-        self.rescues
-            .lock()
-            .map(|mut r| std::mem::take(&mut r.unreported))
-            .unwrap_or_default()
-    }
-
-    /// Records one more agent-requested suspension of `thread`.
-    pub fn hold(&self, thread: ThreadId) {
-        if let Ok(mut h) = self.held.lock() {
-            let e = h.entry(thread).or_insert((0, Instant::now()));
-            e.0 += 1;
-        }
-    }
-
-    /// Records one agent-requested resume of `thread`.
-    pub fn release(&self, thread: ThreadId) {
-        if let Ok(mut h) = self.held.lock()
-            && let Some(e) = h.get_mut(&thread)
-        {
-            e.0 = e.0.saturating_sub(1);
-            if e.0 == 0 {
-                h.remove(&thread);
-            }
-        }
-    }
-
-    /// Threads the agent holds: (thread, count, since).
-    pub fn held_threads(&self) -> Vec<(ThreadId, u32, Instant)> {
-        self.held
-            .lock()
-            .map(|h| h.iter().map(|(t, (n, at))| (*t, *n, *at)).collect())
-            .unwrap_or_default()
-    }
-
-    /// Forgets every agent-held thread (after a rescue or a release).
-    pub fn release_all(&self) {
-        if let Ok(mut h) = self.held.lock() {
-            h.clear();
-        }
-    }
-
-    /// Threads suspended by an event, newest last.
-    pub fn event_threads(&self) -> Vec<ThreadId> {
-        self.event_threads
-            .lock()
-            .map(|t| t.clone())
-            .unwrap_or_default()
-    }
-
-    /// Records that a thread was suspended by an event (a stop point
-    /// handled outside the composite path, or a step landing).
-    pub fn note_event_thread(&self, thread: ThreadId) {
-        if let Ok(mut held) = self.event_threads.lock() {
-            held.retain(|h| *h != thread);
-            held.push(thread);
-        }
-    }
-
-    /// Forgets event suspensions: of one thread, or of all (`None`), after
-    /// a resume.
-    pub fn forget_event_threads(&self, thread: Option<ThreadId>) {
-        if let Ok(mut held) = self.event_threads.lock() {
-            match thread {
-                Some(t) => held.retain(|h| *h != t),
-                None => held.clear(),
-            }
-        }
-    }
-
-    /// Asks the Session to end with `reason` (used by the Watchdog).
-    pub fn request_end(&self, reason: String) {
-        if let Some(actor) = self.actor.get() {
-            let _ = actor.send_message(SessionMsg::End(reason));
-        }
-    }
-}
-
 /// What a disconnect released.
 #[derive(Debug, Clone, Default)]
 pub struct DisconnectReport {
@@ -404,6 +93,16 @@ pub enum SessionMsg {
     End(String),
     /// The handles of the children outsiders talk to directly.
     Handles(RpcReplyPort<Handles>),
+    /// Resume the whole suspend depth and verify it (ordered with every
+    /// other change to who holds which thread).
+    ResumeAll(
+        tracing::Span,
+        RpcReplyPort<Result<ResumeReport, crate::actors::error::JdwpError>>,
+    ),
+    /// A change to the suspension ledger, or a question to it.
+    Ledger(LedgerMsg),
+    /// Child restarts the supervision policy performed.
+    Restarts(RpcReplyPort<u32>),
     /// Test hook: the current EventDispatch and Watchdog, to crash them.
     #[doc(hidden)]
     Children(RpcReplyPort<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)>),
@@ -415,13 +114,14 @@ pub type Handles = (
     StopPointsHandle,
     Arc<ClassCache>,
     Arc<EventLog>,
+    SessionLink,
 );
 
 /// Arguments of a Session.
 pub struct SessionArgs {
     pub stream: TcpStream,
     pub config: ConnectionConfig,
-    pub shared: Arc<SessionShared>,
+    pub info: Arc<SessionInfo>,
     pub watchdog_interval: Duration,
     pub suspend_limit: Option<Duration>,
 }
@@ -431,7 +131,11 @@ pub struct Session;
 
 /// The Session's state: its children and how to restart them.
 pub struct SessionCore {
-    shared: Arc<SessionShared>,
+    info: Arc<SessionInfo>,
+    link: SessionLink,
+    /// Who holds which thread, and why: owned here and nowhere else.
+    ledger: Ledger,
+    restarts: u32,
     connection: ConnectionHandle,
     classes: Arc<ClassCache>,
     events: ActorRef<EventsMsg>,
@@ -449,12 +153,12 @@ impl Session {
         args: SessionArgs,
         supervisor: ractor::ActorCell,
     ) -> Result<SessionHandle, String> {
-        let shared = args.shared.clone();
+        let info = args.info.clone();
         let (actor, _) = Actor::spawn_linked(None, Session, args, supervisor)
             .await
             .map_err(|e| e.to_string())?;
         let handles = ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
-        Ok(SessionHandle::new(actor, shared, handles))
+        Ok(SessionHandle::new(actor, info, handles))
     }
 }
 
@@ -468,21 +172,26 @@ impl Actor for Session {
         myself: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        let _ = args.shared.actor.set(myself.clone());
+        let link = SessionLink {
+            id: args.info.id.clone(),
+            session: SessionRef::new(myself.clone()),
+            bus: Arc::new(EventBus::default()),
+            life: Arc::new(Lifeline::default()),
+        };
         let connection = Connection::spawn(args.stream, args.config, myself.get_cell()).await?;
         let classes = Arc::new(ClassCache::new(connection.clone()));
-        classes.set_session(Arc::downgrade(&args.shared));
+        classes.set_session(link.clone());
         // An unloaded class takes its cached members with it. The event
         // names only a signature, and ids may be reused, so the cache
         // starts over.
         {
-            let mut events = args.shared.subscribe();
+            let mut events = link.bus.subscribe();
             let classes = classes.clone();
-            let shared = args.shared.clone();
+            let life = link.life.clone();
             tokio::spawn(async move {
                 loop {
                     let next = tokio::select! {
-                        _ = shared.died() => break,
+                        _ = life.died() => break,
                         next = events.recv() => next,
                     };
                     match next {
@@ -505,7 +214,7 @@ impl Actor for Session {
         let log = Arc::new(EventLog::default());
         let events_args = EventsArgs {
             connection: connection.clone(),
-            session: args.shared.clone(),
+            session: link.clone(),
             classes: classes.clone(),
             stops: stop_points.clone(),
             log: log.clone(),
@@ -518,7 +227,7 @@ impl Actor for Session {
             .send_message(ConnectionMsg::SetEventSink(events.clone()))?;
         let watchdog_args = WatchdogArgs {
             connection: connection.clone(),
-            session: args.shared.clone(),
+            session: link.clone(),
             interval: args.watchdog_interval,
             probe_timeout: args.watchdog_interval.max(Duration::from_secs(2)),
             max_misses: 2,
@@ -528,7 +237,10 @@ impl Actor for Session {
         let (watchdog, _) =
             Actor::spawn_linked(None, Watchdog, watchdog_args.clone(), myself.get_cell()).await?;
         Ok(SessionCore {
-            shared: args.shared,
+            info: args.info,
+            link,
+            ledger: Ledger::default(),
+            restarts: 0,
             connection,
             classes,
             events,
@@ -554,13 +266,23 @@ impl Actor for Session {
                     state.stop_points.clone(),
                     state.classes.clone(),
                     state.log.clone(),
+                    state.link.clone(),
                 ));
+            }
+            SessionMsg::Ledger(msg) => state.ledger.apply(msg),
+            SessionMsg::Restarts(reply) => {
+                let _ = reply.send(state.restarts);
+            }
+            SessionMsg::ResumeAll(span, reply) => {
+                use tracing::Instrument;
+                let report = state.resume_all().instrument(span).await;
+                let _ = reply.send(report);
             }
             SessionMsg::Children(reply) => {
                 let _ = reply.send((state.events.clone(), state.watchdog.clone()));
             }
             SessionMsg::End(reason) => {
-                state.shared.mark_dead(&reason);
+                state.link.life.mark_dead(&reason);
                 state.ending = true;
                 myself.stop(Some(reason));
             }
@@ -594,11 +316,11 @@ impl Actor for Session {
         let id = cell.get_id();
         if id == state.connection.actor().get_id() {
             // Policy: losing the connection ends the session, cleanly.
-            let reason = match state.shared.launched.as_ref().and_then(|l| l.exit_status()) {
+            let reason = match state.info.launched.as_ref().and_then(|l| l.exit_status()) {
                 Some(status) => format!("the JVM exited ({status})"),
                 None => failure,
             };
-            state.shared.mark_dead(&reason);
+            state.link.life.mark_dead(&reason);
             state.ending = true;
             myself.stop(Some(reason));
         } else if id == state.events.get_id() {
@@ -606,9 +328,9 @@ impl Actor for Session {
                 return Ok(());
             }
             // Policy: EventDispatch is restarted; what it records lives in
-            // the shared block, and the Connection holds composites that
+            // the event bus and the ledger, and the Connection holds composites that
             // arrive meanwhile.
-            tracing::warn!(session = %state.shared.id, %failure, "restarting EventDispatch");
+            tracing::warn!(session = %state.info.id, %failure, "restarting EventDispatch");
             let (events, _) = Actor::spawn_linked(
                 None,
                 EventDispatch,
@@ -621,13 +343,13 @@ impl Actor for Session {
                 .actor()
                 .send_message(ConnectionMsg::SetEventSink(events.clone()))?;
             state.events = events;
-            state.shared.restarts.fetch_add(1, Ordering::Relaxed);
+            state.restarts += 1;
         } else if id == state.watchdog.get_id() {
             if state.ending {
                 return Ok(());
             }
             // Policy: the Watchdog is restarted with the same settings.
-            tracing::warn!(session = %state.shared.id, %failure, "restarting Watchdog");
+            tracing::warn!(session = %state.info.id, %failure, "restarting Watchdog");
             let (watchdog, _) = Actor::spawn_linked(
                 None,
                 Watchdog,
@@ -636,7 +358,7 @@ impl Actor for Session {
             )
             .await?;
             state.watchdog = watchdog;
-            state.shared.restarts.fetch_add(1, Ordering::Relaxed);
+            state.restarts += 1;
         } else if id == state.stop_points.actor().get_id() && !state.ending {
             // Policy: a registry we can no longer trust is not restarted.
             // Dispose clears every request it armed and resumes the JVM, and
@@ -646,7 +368,7 @@ impl Actor for Session {
                 .connection
                 .send_within(&Dispose, Duration::from_secs(2))
                 .await;
-            state.shared.mark_dead(&reason);
+            state.link.life.mark_dead(&reason);
             state.ending = true;
             myself.stop(Some(reason));
         }
@@ -658,12 +380,12 @@ impl Actor for Session {
         _: ActorRef<Self::Msg>,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        state.shared.mark_dead("the session ended");
+        state.link.life.mark_dead("the session ended");
         state.connection.actor().stop(None);
         state.events.stop(None);
         state.watchdog.stop(None);
         state.stop_points.actor().stop(None);
-        if let Some(jvm) = &state.shared.launched
+        if let Some(jvm) = &state.info.launched
             && !jvm.detach_on_disconnect
         {
             jvm.terminate().await;
@@ -673,6 +395,21 @@ impl Actor for Session {
 }
 
 impl SessionCore {
+    /// Clears a pending step (it would fire as soon as threads run), then
+    /// resumes the whole suspend depth and verifies it.
+    async fn resume_all(&mut self) -> Result<ResumeReport, crate::actors::error::JdwpError> {
+        if let Some(step) = self.ledger.replace_step(None) {
+            let _ = self
+                .connection
+                .send(&crate::jdwp::event_request::Clear {
+                    event_kind: EventKind::SingleStep,
+                    request_id: step,
+                })
+                .await;
+        }
+        control::resume_verified(&self.connection, &mut self.ledger, &self.link.bus).await
+    }
+
     /// Releases the JVM: no new event can suspend anything (breakpoints
     /// cleared), every suspend count is resumed and verified on the live
     /// connection, then `Dispose` clears whatever else this session armed
@@ -696,8 +433,14 @@ impl SessionCore {
             report.threads_total = census.total;
         }
         // Leaving: threads the agent held are released too.
-        self.shared.release_all();
-        report.verification = match control::resume_verified(&self.connection, &self.shared).await {
+        self.ledger.release_all();
+        report.verification = match control::resume_verified(
+            &self.connection,
+            &mut self.ledger,
+            &self.link.bus,
+        )
+        .await
+        {
             Ok(r) if r.still_held == 0 => {
                 format!("verified: all {} threads run", r.total)
             }
@@ -716,7 +459,7 @@ impl SessionCore {
                 .verification
                 .push_str(&format!("; Dispose failed: {e}"));
         }
-        self.shared.mark_dead("disconnected by the agent");
+        self.link.life.mark_dead("disconnected by the agent");
         report
     }
 }

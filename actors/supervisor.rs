@@ -11,7 +11,7 @@ use tokio::net::TcpStream;
 
 use crate::actors::connection::ConnectionConfig;
 use crate::actors::session::launch::LaunchedJvm;
-use crate::actors::session::{Session, SessionArgs, SessionHandle, SessionShared};
+use crate::actors::session::{Session, SessionArgs, SessionHandle, SessionInfo};
 use crate::model::SessionId;
 
 /// Sessions by id, plus which one is current.
@@ -100,7 +100,7 @@ impl Actor for Supervisor {
                     watchdog_interval,
                     suspend_limit,
                 } = *new;
-                let shared = Arc::new(SessionShared::new(
+                let info = Arc::new(SessionInfo::new(
                     id.clone(),
                     &config.host,
                     config.port,
@@ -111,7 +111,7 @@ impl Actor for Supervisor {
                 let args = SessionArgs {
                     stream,
                     config,
-                    shared,
+                    info,
                     watchdog_interval,
                     suspend_limit,
                 };
@@ -147,7 +147,7 @@ impl Actor for Supervisor {
         if let Ok(r) = registry.read()
             && let Some(s) = r.sessions.values().find(|s| s.actor_id() == cell.get_id())
         {
-            s.shared().mark_dead(&reason);
+            s.link().life.mark_dead(&reason);
             tracing::info!(session = %s.id(), %reason, "session ended");
         }
         Ok(())

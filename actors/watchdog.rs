@@ -13,7 +13,6 @@
 //! with a suspending policy, a pause or a thread suspend since the last
 //! all-clear), so an idle session costs one probe per liveness interval.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
@@ -21,7 +20,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
 use crate::actors::session::Rescue;
-use crate::actors::session::SessionShared;
+use crate::actors::session::SessionLink;
 use crate::actors::session::threads;
 use crate::jdwp::event_request::Clear;
 use crate::jdwp::virtual_machine::{Resume, Version};
@@ -41,7 +40,7 @@ pub struct Watchdog;
 #[derive(Clone)]
 pub struct WatchdogArgs {
     pub connection: ConnectionHandle,
-    pub session: Arc<SessionShared>,
+    pub session: SessionLink,
     /// How often liveness is probed.
     pub interval: Duration,
     /// How long a probe may take.
@@ -175,7 +174,7 @@ impl WatchdogState {
             return;
         };
         let shared = &self.args.session;
-        if !shared.maybe_suspended() {
+        if !shared.session.view().await.maybe_suspended {
             self.held_since = None;
             return;
         }
@@ -185,7 +184,7 @@ impl WatchdogState {
         };
         if census.held == 0 {
             self.held_since = None;
-            shared.all_clear();
+            shared.session.all_clear();
             return;
         }
         let since = *self.held_since.get_or_insert_with(Instant::now);
@@ -207,7 +206,7 @@ impl WatchdogState {
         let shared = &self.args.session;
         // Disarm what froze it first, so resuming does not hand the JVM
         // straight back to the same stop point.
-        let requests = shared.take_suspending_requests();
+        let requests = shared.session.take_suspending_requests().await;
         let mut cleared = Vec::new();
         let mut disabled = Vec::new();
         if let Some(stops) = &self.args.stops {
@@ -274,11 +273,11 @@ impl WatchdogState {
             disabled = ?rescue.disabled,
             "watchdog resumed a JVM suspended past its limit"
         );
-        shared.record_rescue(rescue, cleared);
+        shared.session.record_rescue(rescue);
         if after.held == 0 {
-            shared.forget_event_threads(None);
-            shared.release_all();
-            shared.all_clear();
+            shared.session.forget_event_threads(None);
+            shared.session.release_all();
+            shared.session.all_clear();
         }
         self.held_since = None;
     }

@@ -21,7 +21,7 @@ use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
 use crate::actors::events::condition;
 use crate::actors::events::log::{EventLog, HitEvent, TraceRecord};
-use crate::actors::session::SessionShared;
+use crate::actors::session::SessionLink;
 use crate::actors::session::classes::{ClassCache, Variables};
 use crate::actors::session::inspect;
 use crate::actors::stop_points::StopPointsHandle;
@@ -52,7 +52,7 @@ const NPE: &str = "java.lang.NullPointerException";
 pub struct Ctx {
     pub conn: ConnectionHandle,
     pub classes: Arc<ClassCache>,
-    pub session: Arc<SessionShared>,
+    pub session: SessionLink,
     pub stops: StopPointsHandle,
     pub log: Arc<EventLog>,
     /// Bounds the captures in flight.
@@ -144,7 +144,7 @@ impl Ctx {
     pub fn new(
         conn: ConnectionHandle,
         classes: Arc<ClassCache>,
-        session: Arc<SessionShared>,
+        session: SessionLink,
         stops: StopPointsHandle,
         log: Arc<EventLog>,
     ) -> Self {

@@ -146,7 +146,7 @@ pub struct ClassCache {
     inner: Mutex<Inner>,
     /// The session this cache serves (for what outlives a call, such as a
     /// late invocation's return).
-    session: std::sync::OnceLock<std::sync::Weak<crate::actors::session::SessionShared>>,
+    session: std::sync::OnceLock<crate::actors::session::SessionLink>,
     /// Invocations sent per thread: each lets its thread run, which makes
     /// the frame ids read before it stale.
     invocations: Mutex<HashMap<crate::jdwp::ThreadId, u64>>,
@@ -223,7 +223,7 @@ impl ClassCache {
     }
 
     /// Ties the cache to its session (once, at spawn).
-    pub fn set_session(&self, session: std::sync::Weak<crate::actors::session::SessionShared>) {
+    pub fn set_session(&self, session: crate::actors::session::SessionLink) {
         let _ = self.session.set(session);
     }
 
@@ -257,7 +257,7 @@ impl ClassCache {
     }
 
     /// The session, if the cache was tied to one.
-    pub fn session(&self) -> Option<std::sync::Weak<crate::actors::session::SessionShared>> {
+    pub fn session(&self) -> Option<crate::actors::session::SessionLink> {
         self.session.get().cloned()
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::session::{SessionHandle, SessionShared, threads};
+use crate::actors::session::{EventBus, Ledger, SessionHandle, threads};
 use crate::jdwp::ErrorCode;
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Name, Resume, Status, Suspend, SuspendCount};
@@ -63,20 +63,22 @@ pub struct ResumeReport {
 /// hit, not a failure.
 pub async fn resume_verified(
     conn: &ConnectionHandle,
-    shared: &SessionShared,
+    ledger: &mut Ledger,
+    bus: &EventBus,
 ) -> Result<ResumeReport, JdwpError> {
     use crate::jdwp::thread_reference::{Resume as ThreadResume, SuspendCount};
     let mut report = ResumeReport::default();
-    let before = shared.suspending_events();
-    let held: std::collections::HashMap<ThreadId, u32> = shared
-        .held_threads()
+    let before = bus.suspending_events();
+    let held: std::collections::HashMap<ThreadId, u32> = ledger
+        .view()
+        .held
         .into_iter()
         .map(|(t, n, _)| (t, n))
         .collect();
     let mut census = threads::census(conn).await?;
     // From here no thread is suspended by its event any more; forget that
     // before resuming, so a new hit recorded meanwhile is kept.
-    shared.forget_event_threads(None);
+    ledger.forget_event_threads(None);
     if held.is_empty() {
         let rounds = census.max_depth.clamp(1, 64);
         for _ in 0..rounds {
@@ -124,7 +126,7 @@ pub async fn resume_verified(
     report.total = census.total;
     report.still_held = census.held.saturating_sub(still_held_by_us);
     report.kept_held = still_held_by_us;
-    report.resuspended_by_event = report.still_held > 0 && shared.suspending_events() != before;
+    report.resuspended_by_event = report.still_held > 0 && bus.suspending_events() != before;
     Ok(report)
 }
 
@@ -149,20 +151,20 @@ pub async fn change_thread(
     if format!("{:?}", status.thread_status).eq_ignore_ascii_case("zombie") {
         return Err(SessionError::ThreadFinished { thread, name });
     }
-    let shared = session.shared();
+    let ledger = session.ledger();
     match direction {
         Direction::Suspend => {
-            shared.note_suspension();
+            ledger.note_suspension();
             conn.send(&Suspend { thread })
                 .await
                 .map_err(|e| session.map_err(e))?;
-            shared.hold(thread);
+            ledger.hold(thread);
         }
         Direction::Resume => {
             conn.send(&Resume { thread })
                 .await
                 .map_err(|e| session.map_err(e))?;
-            shared.release(thread);
+            ledger.release(thread);
         }
     }
     let count = conn
@@ -170,7 +172,7 @@ pub async fn change_thread(
         .await
         .map_err(|e| session.map_err(e))?;
     if count == 0 {
-        shared.forget_event_threads(Some(thread));
+        ledger.forget_event_threads(Some(thread));
     }
     Ok(ThreadChange {
         thread,
@@ -185,17 +187,18 @@ pub async fn pause(session: &SessionHandle) -> Result<PauseOutcome, SessionError
     let before = threads::census(conn)
         .await
         .map_err(|e| session.map_err(e))?;
-    let shared = session.shared();
+    let ledger = session.ledger();
     if before.total > 0 && before.held == before.total {
+        let view = ledger.view().await;
         return Ok(PauseOutcome::AlreadyHeld {
             total: before.total,
             max_depth: before.max_depth,
-            by_events: shared.event_threads().len(),
-            by_agent: shared.held_threads().len(),
-            since: shared.suspended_for(),
+            by_events: view.event_threads.len(),
+            by_agent: view.held.len(),
+            since: view.suspended_for,
         });
     }
-    shared.note_suspension();
+    ledger.note_suspension();
     conn.send(&crate::jdwp::virtual_machine::Suspend)
         .await
         .map_err(|e| session.map_err(e))?;

@@ -21,19 +21,22 @@ use crate::actors::session::render::{Budget, Renderer};
 use crate::actors::session::step::{self, Landing, StepFilter, StepKind};
 use crate::actors::session::threads::{self, ThreadInfo};
 use crate::actors::session::wildcards::{self, Expanded, WildcardError};
-use crate::actors::session::{DisconnectReport, Rescue, Rescues, SessionMsg, SessionShared};
+use crate::actors::session::{
+    DisconnectReport, Rescue, Rescues, SessionInfo, SessionLink, SessionMsg, SessionRef,
+};
 use crate::actors::stop_points::StopPointsHandle;
 use crate::actors::watchdog::WatchdogMsg;
 use crate::expr::{Charset, Expr};
 use crate::jdwp::virtual_machine::{IdSizesCmd, Version};
-use crate::jdwp::{Composite, EventKind, ThreadId};
+use crate::jdwp::{Composite, ThreadId};
 use crate::model::{Roots, SessionId, SessionState, VmInfo};
 
 /// A typed handle on a Session.
 #[derive(Clone)]
 pub struct SessionHandle {
     actor: ActorRef<SessionMsg>,
-    shared: Arc<SessionShared>,
+    info: Arc<SessionInfo>,
+    link: SessionLink,
     connection: ConnectionHandle,
     classes: Arc<ClassCache>,
     stop_points: StopPointsHandle,
@@ -52,12 +55,13 @@ pub struct HeldThread {
 impl SessionHandle {
     pub(in crate::actors) fn new(
         actor: ActorRef<SessionMsg>,
-        shared: Arc<SessionShared>,
-        (connection, stop_points, classes, log): super::Handles,
+        info: Arc<SessionInfo>,
+        (connection, stop_points, classes, log, link): super::Handles,
     ) -> Self {
         Self {
             actor,
-            shared,
+            info,
+            link,
             connection,
             classes,
             stop_points,
@@ -66,15 +70,22 @@ impl SessionHandle {
     }
 
     pub fn id(&self) -> &SessionId {
-        &self.shared.id
+        &self.info.id
     }
 
     pub fn actor_id(&self) -> ractor::ActorId {
         self.actor.get_id()
     }
 
-    pub(in crate::actors) fn shared(&self) -> &Arc<SessionShared> {
-        &self.shared
+    /// What the session's parts share: its id, lifeline and event bus,
+    /// and the way to its ledger.
+    pub(in crate::actors) fn link(&self) -> &SessionLink {
+        &self.link
+    }
+
+    /// The suspension ledger, reached by message.
+    pub(in crate::actors) fn ledger(&self) -> &SessionRef {
+        &self.link.session
     }
 
     pub(in crate::actors) fn connection(&self) -> &ConnectionHandle {
@@ -90,61 +101,66 @@ impl SessionHandle {
 
     /// `host:port` of the JVM.
     pub fn address(&self) -> String {
-        self.shared.address()
+        self.info.address()
     }
 
     /// The JVM's name and version, once attached.
     pub fn vm(&self) -> Option<VmInfo> {
-        self.shared.vm().cloned()
+        self.info.vm().cloned()
     }
 
     /// Whether mutations are refused at the wire.
     pub fn read_only(&self) -> bool {
-        self.shared.read_only
+        self.info.read_only
     }
 
     /// The pid of a JVM this session launched.
     pub fn launched_pid(&self) -> Option<u32> {
-        self.shared.launched.as_ref().map(|l| l.pid)
+        self.info.launched.as_ref().map(|l| l.pid)
     }
 
     /// The last `n` lines a launched JVM printed (empty when attached).
     pub fn launched_output(&self, n: usize) -> Vec<String> {
-        self.shared
+        self.info
             .launched
             .as_ref()
             .map(|l| l.last_lines(n))
             .unwrap_or_default()
     }
 
+    /// The command line of a JVM this session launched.
+    pub fn launched_command_line(&self) -> Option<String> {
+        self.info.launched.as_ref().map(|l| l.command_line.clone())
+    }
+
     /// When the session was opened.
     pub fn created(&self) -> Instant {
-        self.shared.created
+        self.info.created
     }
 
     /// The source and class roots given at attach or launch.
     pub fn roots(&self) -> &Roots {
-        &self.shared.roots
+        &self.info.roots
     }
 
     /// Why the session ended, or `None` while it lives.
     pub fn dead_reason(&self) -> Option<String> {
-        self.shared.dead_reason()
+        self.link.life.dead_reason()
     }
 
     /// Resolves once the session is dead.
     pub async fn died(&self) {
-        self.shared.died().await
+        self.link.life.died().await
     }
 
     /// Child restarts the supervision policy performed.
-    pub fn restarts(&self) -> u32 {
-        self.shared.restarts()
+    pub async fn restarts(&self) -> u32 {
+        ractor::call!(self.actor, SessionMsg::Restarts).unwrap_or(0)
     }
 
     /// The last events, one line each, for diagnosis.
     pub fn recent_events(&self) -> Vec<String> {
-        self.shared.recent_events()
+        self.link.bus.recent_events()
     }
 
     /// JDWP packets sent on this session's connection.
@@ -154,24 +170,24 @@ impl SessionHandle {
 
     /// Every event composite from now on, decoded.
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Composite>> {
-        self.shared.subscribe()
+        self.link.bus.subscribe()
     }
 
     /// Every watchdog rescue so far.
-    pub fn rescues(&self) -> Rescues {
-        self.shared.rescues()
+    pub async fn rescues(&self) -> Rescues {
+        self.link.session.rescues().await
     }
 
     /// Rescues the agent has not been told about yet, emptied.
-    pub fn take_unreported_rescues(&self) -> Vec<Rescue> {
-        self.shared.take_unreported_rescues()
+    pub async fn take_unreported_rescues(&self) -> Vec<Rescue> {
+        self.link.session.take_unreported_rescues().await
     }
 
     /// Fails with `Gone` once the session has ended.
     pub fn check_alive(&self) -> Result<(), SessionError> {
-        match self.shared.dead_reason() {
+        match self.link.life.dead_reason() {
             Some(reason) => Err(SessionError::Gone {
-                id: self.shared.id.0.clone(),
+                id: self.info.id.0.clone(),
                 reason,
             }),
             None => Ok(()),
@@ -181,9 +197,13 @@ impl SessionHandle {
     /// Maps a JDWP failure to `Gone` when it means the JVM went away.
     pub fn map_err(&self, e: JdwpError) -> SessionError {
         if e.is_gone() {
-            let reason = self.shared.dead_reason().unwrap_or_else(|| e.to_string());
+            let reason = self
+                .link
+                .life
+                .dead_reason()
+                .unwrap_or_else(|| e.to_string());
             SessionError::Gone {
-                id: self.shared.id.0.clone(),
+                id: self.info.id.0.clone(),
                 reason,
             }
         } else {
@@ -196,7 +216,7 @@ impl SessionHandle {
         let version = self.connection.send_within(&Version, limit).await?;
         let sizes = self.connection.send_within(&IdSizesCmd, limit).await?;
         self.connection.shared().set_id_sizes(sizes);
-        let _ = self.shared.vm.set(VmInfo {
+        self.info.set_vm(VmInfo {
             vm_name: version.vm_name,
             vm_version: version.vm_version,
             jdwp_major: version.jdwp_major,
@@ -209,7 +229,7 @@ impl SessionHandle {
     /// The session's state, read live from the JVM (suspend counts of every
     /// thread, asked in one pipelined burst).
     pub async fn state(&self) -> SessionState {
-        if let Some(reason) = self.shared.dead_reason() {
+        if let Some(reason) = self.link.life.dead_reason() {
             return SessionState::Dead { reason };
         }
         match threads::census(&self.connection).await {
@@ -218,7 +238,7 @@ impl SessionHandle {
                 total: c.total,
             },
             Ok(_) => SessionState::Running,
-            Err(e) => match self.shared.dead_reason() {
+            Err(e) => match self.link.life.dead_reason() {
                 Some(reason) => SessionState::Dead { reason },
                 None => SessionState::Dead {
                     reason: e.to_string(),
@@ -250,7 +270,7 @@ impl SessionHandle {
         let span = tracing::Span::current();
         let mut report = ractor::call!(self.actor, SessionMsg::Disconnect, span)
             .map_err(|e| SessionError::Unresponsive(e.to_string()))?;
-        if let Some(jvm) = &self.shared.launched {
+        if let Some(jvm) = &self.info.launched {
             report.process = Some(if jvm.detach_on_disconnect {
                 format!("pid {} left running (detach_on_disconnect)", jvm.pid)
             } else {
@@ -258,11 +278,6 @@ impl SessionHandle {
             });
         }
         Ok(report)
-    }
-
-    /// The session's step slot (one live step request at most).
-    pub(in crate::actors) fn step_slot(&self) -> &step::StepSlot {
-        &self.shared.step
     }
 
     // --- threads -------------------------------------------------------
@@ -276,9 +291,12 @@ impl SessionHandle {
     }
 
     /// The threads the agent holds, with how often and since when.
-    pub fn held_threads(&self) -> Vec<HeldThread> {
-        self.shared
-            .held_threads()
+    pub async fn held_threads(&self) -> Vec<HeldThread> {
+        self.link
+            .session
+            .view()
+            .await
+            .held
             .into_iter()
             .map(|(thread, count, since)| HeldThread {
                 thread,
@@ -289,8 +307,8 @@ impl SessionHandle {
     }
 
     /// Threads a stop point's event suspended, newest last.
-    pub fn event_threads(&self) -> Vec<ThreadId> {
-        self.shared.event_threads()
+    pub async fn event_threads(&self) -> Vec<ThreadId> {
+        self.link.session.view().await.event_threads
     }
 
     /// The names of `threads` (`None` where a name cannot be read).
@@ -323,9 +341,9 @@ impl SessionHandle {
 
     /// Forgets every hold the agent has, returning what it held (the next
     /// verified resume then releases those threads too).
-    pub fn release_agent_holds(&self) -> Vec<HeldThread> {
-        let held = self.held_threads();
-        self.shared.release_all();
+    pub async fn release_agent_holds(&self) -> Vec<HeldThread> {
+        let held = self.held_threads().await;
+        self.link.session.release_all();
         held
     }
 
@@ -336,17 +354,13 @@ impl SessionHandle {
 
     /// `resume_all` with the bare JDWP failure, for the actors' own use.
     pub(in crate::actors) async fn resume_all_raw(&self) -> Result<ResumeReport, JdwpError> {
-        // A pending step would fire as soon as threads run.
-        if let Some(step) = self.shared.step.take() {
-            let _ = self
-                .connection
-                .send(&crate::jdwp::event_request::Clear {
-                    event_kind: EventKind::SingleStep,
-                    request_id: step,
-                })
-                .await;
-        }
-        control::resume_verified(&self.connection, &self.shared).await
+        let span = tracing::Span::current();
+        ractor::call!(self.actor, SessionMsg::ResumeAll, span).unwrap_or_else(|e| {
+            Err(JdwpError::Disconnected {
+                command: "VirtualMachine.Resume",
+                reason: format!("the session did not answer: {e}"),
+            })
+        })
     }
 
     /// Steps `thread` and waits (up to `timeout`) for it to land.

@@ -7,12 +7,11 @@
 //! late reply in the background to undo that suspension.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use crate::actors::JdwpError;
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::session::SessionShared;
+use crate::actors::session::SessionLink;
 use crate::actors::session::classes::ClassCache;
 use crate::jdwp::{Command, ThreadId};
 
@@ -64,7 +63,6 @@ where
                     let answer = reply.await;
                     watches.fetch_sub(1, Ordering::Relaxed);
                     if let Ok(_) | Err(JdwpError::Jvm { .. } | JdwpError::Decode { .. }) = answer {
-                        let session = session.as_ref().and_then(Weak::upgrade);
                         after_late_return(&conn, session, thread, started.elapsed()).await;
                     }
                 });
@@ -86,7 +84,7 @@ where
 /// budget: HotSpot has suspended the thread again.
 async fn after_late_return(
     conn: &ConnectionHandle,
-    session: Option<Arc<SessionShared>>,
+    session: Option<SessionLink>,
     thread: ThreadId,
     after: Duration,
 ) {
@@ -96,19 +94,20 @@ async fn after_late_return(
         after.as_millis()
     );
     if let Some(s) = &session {
-        let event_threads = s.event_threads();
-        let agent_holds = s.held_threads().iter().any(|(t, _, _)| *t == thread)
-            || event_threads.contains(&thread);
+        let view = s.session.view().await;
+        let event_threads = view.event_threads;
+        let agent_holds =
+            view.held.iter().any(|(t, _, _)| *t == thread) || event_threads.contains(&thread);
         if agent_holds {
             s.note_event(format!(
                 "{took}; the thread stays held, as the agent holds it"
             ));
             return;
         }
-        if !event_threads.is_empty() || s.maybe_suspended() {
+        if !event_threads.is_empty() || view.maybe_suspended {
             // The JVM is stopped for the agent: the next verified resume
             // clears this thread too; the Watchdog watches meanwhile.
-            s.note_suspension();
+            s.session.note_suspension();
             s.note_event(format!(
                 "{took}; left to the next resume, which clears every suspension"
             ));

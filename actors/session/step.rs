@@ -4,7 +4,6 @@
 //! Count of 1, so the JVM deletes it after it fires, and it is cleared
 //! again afterwards in case it never did.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::actors::error::{JdwpError, SessionError, ThreadUse};
@@ -12,9 +11,7 @@ use crate::actors::session::SessionHandle;
 use crate::actors::session::inspect::{self, FrameView};
 use crate::jdwp::event_request::{Clear, Set};
 use crate::jdwp::thread_reference::{Resume, SuspendCount};
-use crate::jdwp::{
-    Event, EventKind, Modifier, RequestId, StepDepth, StepSize, SuspendPolicy, ThreadId,
-};
+use crate::jdwp::{Event, EventKind, Modifier, StepDepth, StepSize, SuspendPolicy, ThreadId};
 
 /// Packages stepping skips unless told otherwise: the JDK and the usual
 /// container and persistence layers.
@@ -66,24 +63,6 @@ pub struct Landing {
     pub frame: Option<FrameView>,
 }
 
-/// The live step request of each session (at most one).
-#[derive(Default)]
-pub struct StepSlot(Mutex<Option<RequestId>>);
-
-impl StepSlot {
-    /// Takes out the live step request (to clear it), leaving none.
-    pub fn take(&self) -> Option<RequestId> {
-        self.replace(None)
-    }
-
-    fn replace(&self, id: Option<RequestId>) -> Option<RequestId> {
-        self.0
-            .lock()
-            .map(|mut s| std::mem::replace(&mut *s, id))
-            .unwrap_or(None)
-    }
-}
-
 /// Steps `thread` and waits (up to `timeout`) for it to land.
 pub async fn step(
     session: &SessionHandle,
@@ -101,8 +80,8 @@ pub async fn step(
             purpose: ThreadUse::Step,
         });
     }
-    let slot = session.step_slot();
-    if let Some(old) = slot.replace(None) {
+    let ledger = session.ledger();
+    if let Some(old) = ledger.replace_step(None).await {
         let _ = conn
             .send(&Clear {
                 event_kind: EventKind::SingleStep,
@@ -132,7 +111,7 @@ pub async fn step(
             }))
         }
     }
-    let mut events = session.shared().subscribe();
+    let mut events = session.subscribe();
     let request = conn
         .send(&Set {
             event_kind: EventKind::SingleStep,
@@ -141,11 +120,11 @@ pub async fn step(
         })
         .await
         .map_err(gone)?;
-    slot.replace(Some(request));
+    ledger.replace_step(Some(request)).await;
     // Let the thread run: take off every suspension it has. It is no
     // longer event-suspended from here; forget that first, since the
     // landing may be recorded before the last resume's reply arrives.
-    session.shared().forget_event_threads(Some(thread));
+    ledger.forget_event_threads(Some(thread));
     for _ in 0..count {
         conn.send(&Resume { thread }).await.map_err(gone)?;
     }
@@ -171,7 +150,7 @@ pub async fn step(
             request_id: request,
         })
         .await;
-    slot.replace(None);
+    ledger.replace_step(None).await;
     match landed {
         Ok(true) => {
             let frame = inspect::frames(session.classes(), thread, 0, Some(1))

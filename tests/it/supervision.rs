@@ -41,7 +41,7 @@ async fn a_crashed_event_dispatch_is_restarted_and_the_session_lives() {
         (now.get_id() != events.get_id()).then_some(now)
     })
     .await;
-    assert_eq!(session.restarts(), 1);
+    assert_eq!(session.restarts().await, 1);
     assert!(session.check_alive().is_ok());
     let list = threads::list(session.raw_connection())
         .await
@@ -66,7 +66,7 @@ async fn a_crashed_watchdog_is_restarted_and_the_session_lives() {
         (now.get_id() != watchdog.get_id()).then_some(())
     })
     .await;
-    assert_eq!(session.restarts(), 1);
+    assert_eq!(session.restarts().await, 1);
     assert!(threads::census(session.raw_connection()).await.is_ok());
     session.disconnect().await.expect("disconnect");
     engine.shutdown().await;

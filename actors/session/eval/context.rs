@@ -18,7 +18,7 @@ pub async fn context(
     use crate::actors::error::{SessionError, ThreadUse};
     session.check_alive()?;
     let conn = session.connection();
-    let event_threads = session.shared().event_threads();
+    let event_threads = session.event_threads().await;
     let thread = match thread {
         Some(t) => {
             match conn

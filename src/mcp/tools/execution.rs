@@ -150,7 +150,7 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
     if shown.len() != all.len() {
         out.push_str(&format!(" (of {})", all.len()));
     }
-    let held = handle.held_threads();
+    let held = handle.held_threads().await;
     for t in &shown {
         let by_you = held
             .iter()
@@ -201,7 +201,7 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
         report.resumes,
         if report.resumes == 1 { "" } else { "s" }
     );
-    let held = handle.held_threads();
+    let held = handle.held_threads().await;
     if report.still_held == 0 && held.is_empty() {
         out.push_str(&format!("\nVerified: all {} threads run.", report.total));
     } else if report.still_held == 0 {
@@ -342,7 +342,7 @@ async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: Ste
     };
     let thread = match super::inspect::thread_id(tool, p.thread_id.as_deref())? {
         Some(t) => t,
-        None => match handle.event_threads().last() {
+        None => match handle.event_threads().await.last() {
             Some(t) => *t,
             None => {
                 return Err(SessionError::NoThreadSuspended {

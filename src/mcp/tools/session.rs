@@ -285,6 +285,7 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
         let packets = s.packets_sent();
         let held: Vec<String> = s
             .held_threads()
+            .await
             .iter()
             .map(|h| {
                 format!(

@@ -870,7 +870,7 @@ async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
 /// names them, as `@0x… "name"` (the id alone when the name cannot be
 /// read).
 async fn released_names(handle: &SessionHandle) -> Vec<String> {
-    let held = handle.release_agent_holds();
+    let held = handle.release_agent_holds().await;
     let threads: Vec<_> = held.iter().map(|h| h.thread).collect();
     let names = handle.thread_names(&threads).await;
     threads

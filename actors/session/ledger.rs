@@ -1,0 +1,327 @@
+//! The suspension ledger: who holds which thread, and why. Exactly one
+//! owner keeps it, the Session actor; every other part of the session
+//! (event dispatch, the watchdog, late invocations, the handle) asks it by
+//! message through a [`SessionRef`]. The ledger itself is a plain struct
+//! with synchronous methods, tested without a runtime.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use ractor::{ActorRef, RpcReplyPort};
+
+use crate::jdwp::{EventKind, RequestId, ThreadId};
+
+use super::{Rescue, Rescues, SessionMsg};
+
+/// What the ledger knows, at one moment, for a caller to decide on.
+#[derive(Debug, Clone, Default)]
+pub struct LedgerView {
+    /// Threads an event suspended, newest last: the ones methods may be
+    /// invoked on.
+    pub event_threads: Vec<ThreadId>,
+    /// Threads the agent holds: (thread, count, since).
+    pub held: Vec<(ThreadId, u32, Instant)>,
+    /// Something may be suspended (the Watchdog watches).
+    pub maybe_suspended: bool,
+    /// How long something has been suspended, if it is.
+    pub suspended_for: Option<Duration>,
+}
+
+/// The suspension bookkeeping of one session.
+#[derive(Debug, Default)]
+pub struct Ledger {
+    event_threads: Vec<ThreadId>,
+    held: HashMap<ThreadId, (u32, Instant)>,
+    maybe_suspended: bool,
+    suspended_since: Option<Instant>,
+    suspending_requests: Vec<(EventKind, RequestId)>,
+    rescues: Rescues,
+    step: Option<RequestId>,
+}
+
+impl Ledger {
+    /// An event suspended `threads` (on behalf of `requests`).
+    pub fn suspended(&mut self, threads: &[ThreadId], requests: &[(EventKind, RequestId)]) {
+        self.note_suspension();
+        for r in requests {
+            if r.1.0 != 0 && !self.suspending_requests.contains(r) {
+                self.suspending_requests.push(*r);
+            }
+        }
+        for t in threads {
+            self.event_threads.retain(|h| h != t);
+            self.event_threads.push(*t);
+        }
+    }
+
+    /// Something may now be suspended.
+    pub fn note_suspension(&mut self) {
+        self.maybe_suspended = true;
+        self.suspended_since.get_or_insert_with(Instant::now);
+    }
+
+    /// Nothing is suspended any more.
+    pub fn all_clear(&mut self) {
+        self.maybe_suspended = false;
+        self.suspended_since = None;
+        self.suspending_requests.clear();
+    }
+
+    /// Forgets event suspensions: of one thread, or of all (`None`).
+    pub fn forget_event_threads(&mut self, thread: Option<ThreadId>) {
+        match thread {
+            Some(t) => self.event_threads.retain(|h| *h != t),
+            None => self.event_threads.clear(),
+        }
+    }
+
+    /// One more agent-requested suspension of `thread`.
+    pub fn hold(&mut self, thread: ThreadId) {
+        self.held.entry(thread).or_insert((0, Instant::now())).0 += 1;
+    }
+
+    /// One agent-requested resume of `thread`.
+    pub fn release(&mut self, thread: ThreadId) {
+        if let Some(e) = self.held.get_mut(&thread) {
+            e.0 = e.0.saturating_sub(1);
+            if e.0 == 0 {
+                self.held.remove(&thread);
+            }
+        }
+    }
+
+    /// Forgets every agent hold.
+    pub fn release_all(&mut self) {
+        self.held.clear();
+    }
+
+    /// The requests whose hits suspended something since the last
+    /// all-clear, emptied.
+    pub fn take_suspending_requests(&mut self) -> Vec<(EventKind, RequestId)> {
+        std::mem::take(&mut self.suspending_requests)
+    }
+
+    pub fn record_rescue(&mut self, rescue: Rescue) {
+        self.rescues.cleared_requests.extend(rescue.cleared.clone());
+        self.rescues.all.push(rescue.clone());
+        self.rescues.unreported.push(rescue);
+    }
+
+    pub fn rescues(&self) -> Rescues {
+        self.rescues.clone()
+    }
+
+    pub fn take_unreported_rescues(&mut self) -> Vec<Rescue> {
+        std::mem::take(&mut self.rescues.unreported)
+    }
+
+    /// Replaces the live step request, returning the one it replaces.
+    pub fn replace_step(&mut self, step: Option<RequestId>) -> Option<RequestId> {
+        std::mem::replace(&mut self.step, step)
+    }
+
+    pub fn view(&self) -> LedgerView {
+        LedgerView {
+            event_threads: self.event_threads.clone(),
+            held: self.held.iter().map(|(t, (n, at))| (*t, *n, *at)).collect(),
+            maybe_suspended: self.maybe_suspended,
+            suspended_for: self.suspended_since.map(|at| at.elapsed()),
+        }
+    }
+}
+
+/// A change to the ledger, or a question to it.
+pub enum LedgerMsg {
+    Suspended {
+        threads: Vec<ThreadId>,
+        requests: Vec<(EventKind, RequestId)>,
+    },
+    NoteSuspension,
+    AllClear,
+    Forget(Option<ThreadId>),
+    Hold(ThreadId),
+    Release(ThreadId),
+    ReleaseAll,
+    RecordRescue(Box<Rescue>),
+    View(RpcReplyPort<LedgerView>),
+    TakeSuspendingRequests(RpcReplyPort<Vec<(EventKind, RequestId)>>),
+    Rescues(RpcReplyPort<Rescues>),
+    TakeUnreportedRescues(RpcReplyPort<Vec<Rescue>>),
+    ReplaceStep(Option<RequestId>, RpcReplyPort<Option<RequestId>>),
+}
+
+impl Ledger {
+    /// Applies one message (the Session actor's `handle` calls this).
+    pub fn apply(&mut self, msg: LedgerMsg) {
+        match msg {
+            LedgerMsg::Suspended { threads, requests } => self.suspended(&threads, &requests),
+            LedgerMsg::NoteSuspension => self.note_suspension(),
+            LedgerMsg::AllClear => self.all_clear(),
+            LedgerMsg::Forget(t) => self.forget_event_threads(t),
+            LedgerMsg::Hold(t) => self.hold(t),
+            LedgerMsg::Release(t) => self.release(t),
+            LedgerMsg::ReleaseAll => self.release_all(),
+            LedgerMsg::RecordRescue(r) => self.record_rescue(*r),
+            LedgerMsg::View(reply) => {
+                let _ = reply.send(self.view());
+            }
+            LedgerMsg::TakeSuspendingRequests(reply) => {
+                let _ = reply.send(self.take_suspending_requests());
+            }
+            LedgerMsg::Rescues(reply) => {
+                let _ = reply.send(self.rescues());
+            }
+            LedgerMsg::TakeUnreportedRescues(reply) => {
+                let _ = reply.send(self.take_unreported_rescues());
+            }
+            LedgerMsg::ReplaceStep(step, reply) => {
+                let _ = reply.send(self.replace_step(step));
+            }
+        }
+    }
+}
+
+/// What the session's children and helpers hold instead of the session:
+/// a typed way to tell the Session actor what happened and to ask its
+/// ledger. Changes are sent without waiting (their order from one sender
+/// is kept); questions wait for the answer, and get an empty one if the
+/// session has ended.
+#[derive(Clone)]
+pub struct SessionRef(ActorRef<SessionMsg>);
+
+impl SessionRef {
+    pub fn new(actor: ActorRef<SessionMsg>) -> Self {
+        Self(actor)
+    }
+
+    fn tell(&self, msg: LedgerMsg) {
+        let _ = self.0.send_message(SessionMsg::Ledger(msg));
+    }
+
+    /// An event suspended `threads` for `requests`.
+    pub fn suspended(&self, threads: Vec<ThreadId>, requests: Vec<(EventKind, RequestId)>) {
+        self.tell(LedgerMsg::Suspended { threads, requests });
+    }
+
+    pub fn note_suspension(&self) {
+        self.tell(LedgerMsg::NoteSuspension);
+    }
+
+    pub fn all_clear(&self) {
+        self.tell(LedgerMsg::AllClear);
+    }
+
+    pub fn forget_event_threads(&self, thread: Option<ThreadId>) {
+        self.tell(LedgerMsg::Forget(thread));
+    }
+
+    pub fn hold(&self, thread: ThreadId) {
+        self.tell(LedgerMsg::Hold(thread));
+    }
+
+    pub fn release(&self, thread: ThreadId) {
+        self.tell(LedgerMsg::Release(thread));
+    }
+
+    pub fn release_all(&self) {
+        self.tell(LedgerMsg::ReleaseAll);
+    }
+
+    pub fn record_rescue(&self, rescue: Rescue) {
+        self.tell(LedgerMsg::RecordRescue(Box::new(rescue)));
+    }
+
+    /// Asks the Session to end with `reason`.
+    pub fn end(&self, reason: String) {
+        let _ = self.0.send_message(SessionMsg::End(reason));
+    }
+
+    pub async fn view(&self) -> LedgerView {
+        ractor::call!(self.0, |r| SessionMsg::Ledger(LedgerMsg::View(r))).unwrap_or_default()
+    }
+
+    pub async fn take_suspending_requests(&self) -> Vec<(EventKind, RequestId)> {
+        ractor::call!(self.0, |r| SessionMsg::Ledger(
+            LedgerMsg::TakeSuspendingRequests(r)
+        ))
+        .unwrap_or_default()
+    }
+
+    pub async fn rescues(&self) -> Rescues {
+        ractor::call!(self.0, |r| SessionMsg::Ledger(LedgerMsg::Rescues(r))).unwrap_or_default()
+    }
+
+    pub async fn take_unreported_rescues(&self) -> Vec<Rescue> {
+        ractor::call!(self.0, |r| SessionMsg::Ledger(
+            LedgerMsg::TakeUnreportedRescues(r)
+        ))
+        .unwrap_or_default()
+    }
+
+    pub async fn replace_step(&self, step: Option<RequestId>) -> Option<RequestId> {
+        ractor::call!(self.0, |r| SessionMsg::Ledger(LedgerMsg::ReplaceStep(
+            step, r
+        )))
+        .unwrap_or(None)
+    }
+
+    pub fn actor(&self) -> &ActorRef<SessionMsg> {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_thread_is_recorded_once_newest_last_and_forgotten() {
+        let mut l = Ledger::default();
+        let (a, b) = (ThreadId(1), ThreadId(2));
+        let req = (EventKind::Breakpoint, RequestId(7));
+        l.suspended(&[a, b], &[req, req, (EventKind::Breakpoint, RequestId(0))]);
+        l.suspended(&[a], &[]);
+        let v = l.view();
+        assert_eq!(v.event_threads, vec![b, a]);
+        assert!(v.maybe_suspended && v.suspended_for.is_some());
+        assert_eq!(l.take_suspending_requests(), vec![req]);
+        l.forget_event_threads(Some(b));
+        assert_eq!(l.view().event_threads, vec![a]);
+        l.forget_event_threads(None);
+        assert!(l.view().event_threads.is_empty());
+    }
+
+    #[test]
+    fn agent_holds_are_counted_and_released_one_at_a_time() {
+        let mut l = Ledger::default();
+        let t = ThreadId(3);
+        l.hold(t);
+        l.hold(t);
+        l.release(t);
+        assert_eq!(l.view().held.first().map(|h| h.1), Some(1));
+        l.release(t);
+        assert!(l.view().held.is_empty());
+        l.hold(t);
+        l.release_all();
+        assert!(l.view().held.is_empty());
+    }
+
+    #[test]
+    fn all_clear_forgets_the_suspension_but_not_the_holds() {
+        let mut l = Ledger::default();
+        l.hold(ThreadId(4));
+        l.suspended(&[], &[(EventKind::Breakpoint, RequestId(9))]);
+        l.all_clear();
+        let v = l.view();
+        assert!(!v.maybe_suspended && v.suspended_for.is_none());
+        assert!(l.take_suspending_requests().is_empty());
+        assert_eq!(v.held.len(), 1);
+    }
+
+    #[test]
+    fn the_step_slot_holds_one_request() {
+        let mut l = Ledger::default();
+        assert_eq!(l.replace_step(Some(RequestId(5))), None);
+        assert_eq!(l.replace_step(None), Some(RequestId(5)));
+    }
+}

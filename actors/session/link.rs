@@ -1,0 +1,223 @@
+//! What a session's parts share without messaging each other, each piece
+//! narrow and owned by what writes it: the session's fixed description
+//! ([`SessionInfo`]), whether it lives ([`Lifeline`]), the stream of event
+//! composites and its counters ([`EventBus`], written only by event
+//! dispatch). The suspension ledger is not here: the Session actor owns it
+//! and [`SessionLink`] reaches it by message.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId};
+use crate::model::{Roots, SessionId, VmInfo};
+
+use super::launch::LaunchedJvm;
+use super::ledger::SessionRef;
+
+/// How many recent events a session remembers for diagnosis.
+const RECENT_EVENTS: usize = 64;
+/// How many composites a slow event subscriber may fall behind.
+const EVENT_SUBSCRIBERS_BACKLOG: usize = 1024;
+
+/// A session's description, fixed once attached.
+pub struct SessionInfo {
+    pub id: SessionId,
+    pub host: String,
+    pub port: u16,
+    pub read_only: bool,
+    pub created: Instant,
+    pub launched: Option<Arc<LaunchedJvm>>,
+    pub roots: Roots,
+    vm: OnceLock<VmInfo>,
+}
+
+impl SessionInfo {
+    pub fn new(
+        id: SessionId,
+        host: &str,
+        port: u16,
+        read_only: bool,
+        launched: Option<Arc<LaunchedJvm>>,
+        roots: Roots,
+    ) -> Self {
+        Self {
+            id,
+            host: host.to_string(),
+            port,
+            read_only,
+            created: Instant::now(),
+            launched,
+            roots,
+            vm: OnceLock::new(),
+        }
+    }
+
+    pub fn address(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    pub fn vm(&self) -> Option<&VmInfo> {
+        self.vm.get()
+    }
+
+    /// Records who the JVM is (once, right after the handshake).
+    pub fn set_vm(&self, vm: VmInfo) {
+        let _ = self.vm.set(vm);
+    }
+}
+
+/// Whether a session lives, and why it ended.
+pub struct Lifeline {
+    dead: Mutex<Option<String>>,
+    tx: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for Lifeline {
+    fn default() -> Self {
+        Self {
+            dead: Mutex::new(None),
+            tx: tokio::sync::watch::channel(false).0,
+        }
+    }
+}
+
+impl Lifeline {
+    /// Why the session ended, or `None` while it lives.
+    pub fn dead_reason(&self) -> Option<String> {
+        self.dead.lock().ok().and_then(|d| d.clone())
+    }
+
+    /// Marks the session dead; the first reason wins.
+    pub fn mark_dead(&self, reason: &str) {
+        if let Ok(mut d) = self.dead.lock()
+            && d.is_none()
+        {
+            *d = Some(reason.to_string());
+        }
+        self.tx.send_replace(true);
+    }
+
+    /// Resolves once the session is dead.
+    pub async fn died(&self) {
+        let mut rx = self.tx.subscribe();
+        let _ = rx.wait_for(|dead| *dead).await;
+    }
+}
+
+/// The session's event composites as they arrive, and what is counted of
+/// them. Event dispatch writes it; anyone may subscribe.
+pub struct EventBus {
+    events: tokio::sync::broadcast::Sender<Arc<Composite>>,
+    events_seen: AtomicU64,
+    suspending_events: AtomicU64,
+    recent: Mutex<VecDeque<String>>,
+}
+
+impl Default for EventBus {
+    fn default() -> Self {
+        Self {
+            events: tokio::sync::broadcast::channel(EVENT_SUBSCRIBERS_BACKLOG).0,
+            events_seen: AtomicU64::new(0),
+            suspending_events: AtomicU64::new(0),
+            recent: Mutex::new(VecDeque::new()),
+        }
+    }
+}
+
+impl EventBus {
+    /// Every event composite from now on (a slow subscriber misses the
+    /// oldest ones and is told how many).
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Composite>> {
+        self.events.subscribe()
+    }
+
+    pub fn events_seen(&self) -> u64 {
+        self.events_seen.load(Ordering::Relaxed)
+    }
+
+    /// Sequence number of the newest event that suspended threads; a
+    /// verifying resume compares it before and after.
+    pub fn suspending_events(&self) -> u64 {
+        self.suspending_events.load(Ordering::Relaxed)
+    }
+
+    pub fn recent_events(&self) -> Vec<String> {
+        self.recent
+            .lock()
+            .map(|r| r.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn note_event(&self, line: String) {
+        if let Ok(mut r) = self.recent.lock() {
+            if r.len() == RECENT_EVENTS {
+                r.pop_front();
+            }
+            r.push_back(line);
+        }
+    }
+
+    /// Counts, notes and publishes one composite.
+    fn publish(&self, composite: &Composite) {
+        self.events_seen
+            .fetch_add(composite.events.len() as u64, Ordering::Relaxed);
+        if composite.suspend_policy != SuspendPolicy::None {
+            self.suspending_events.fetch_add(1, Ordering::Relaxed);
+        }
+        for event in &composite.events {
+            self.note_event(format!(
+                "{} (suspend {:?})",
+                crate::actors::events::describe(event),
+                composite.suspend_policy
+            ));
+        }
+        let _ = self.events.send(Arc::new(composite.clone()));
+    }
+}
+
+/// What a session's children get at spawn instead of the whole session:
+/// its id, its lifeline, its event bus, and the Session actor to tell.
+#[derive(Clone)]
+pub struct SessionLink {
+    pub id: SessionId,
+    pub session: SessionRef,
+    pub bus: Arc<EventBus>,
+    pub life: Arc<Lifeline>,
+}
+
+impl SessionLink {
+    /// Records a composite: counted and published on the bus, and, when it
+    /// suspended something, told to the ledger.
+    pub fn record_composite(&self, composite: &Composite) {
+        if composite.suspend_policy != SuspendPolicy::None {
+            let requests = composite
+                .events
+                .iter()
+                .map(|e| (e.kind(), e.request_id()))
+                .collect();
+            let threads = composite.events.iter().filter_map(Event::thread).collect();
+            self.session.suspended(threads, requests);
+        }
+        self.bus.publish(composite);
+    }
+
+    pub fn note_event(&self, line: String) {
+        self.bus.note_event(line);
+    }
+
+    /// No event holds `thread` (or, with `None`, any thread) any more.
+    pub fn forget_event_threads(&self, thread: Option<ThreadId>) {
+        self.session.forget_event_threads(thread);
+    }
+
+    pub fn dead_reason(&self) -> Option<String> {
+        self.life.dead_reason()
+    }
+
+    /// Asks the Session to end with `reason`.
+    pub fn request_end(&self, reason: String) {
+        self.session.end(reason);
+    }
+}
