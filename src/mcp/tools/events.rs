@@ -3,12 +3,12 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::{JsonObject, ProgressNotificationParam, Tool};
+use rmcp::model::ProgressNotificationParam;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Ctx, Effect, PROGRESS, Reply, parse, text_and_data, tool};
+use super::{Ctx, Effect, PROGRESS, Reply, Route, text_and_data};
 use crate::actors::SessionHandle;
 use crate::actors::{Found, HitEvent, SuspendPolicy, TraceRecord};
 use crate::mcp::error::ToolError;
@@ -63,9 +63,9 @@ pub struct TracesParams {
     pub clear: Option<bool>,
 }
 
-pub fn tools() -> Vec<Tool> {
+pub fn routes() -> Vec<Route> {
     vec![
-        tool::<LastEventParams>(
+        Route::new(
             "debug_get_last_event",
             "Get the last event",
             "The newest reportable event (a hit that suspended something, or a condition that failed): an \
@@ -75,8 +75,11 @@ pub fn tools() -> Vec<Tool> {
              discards what was shown (all, without limit). Traced snapshots are in debug_get_traces. Reads \
              only.",
             Effect::Read,
+            |ctx, p: Result<LastEventParams, ToolError>| {
+                Box::pin(async move { last_event(&ctx, p).await })
+            },
         ),
-        tool::<WaitParams>(
+        Route::new(
             "debug_wait_for_event",
             "Wait for the next event",
             "Block until a reportable event arrives that was not shown yet (one already waiting returns at \
@@ -85,8 +88,9 @@ pub fn tools() -> Vec<Tool> {
              progressToken. bp_id waits for that stop point (or bpset_ family) only; for a traced one, its next snapshot. \
              Suspends nothing itself.",
             Effect::Read,
+            |ctx, p: Result<WaitParams, ToolError>| Box::pin(async move { wait(&ctx, p).await }),
         ),
-        tool::<TracesParams>(
+        Route::new(
             "debug_get_traces",
             "Get trace snapshots",
             "Snapshots of traced stop points, oldest first: seq, stop, thread, class.method:line, callers, \
@@ -96,17 +100,11 @@ pub fn tools() -> Vec<Tool> {
              location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
              keeps 500 and counts evictions; clear:true removes what matched. Reads only.",
             Effect::Read,
+            |ctx, p: Result<TracesParams, ToolError>| {
+                Box::pin(async move { traces(&ctx, p).await })
+            },
         ),
     ]
-}
-
-pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
-    Some(match name {
-        "debug_get_last_event" => last_event(ctx, parse(name, args)).await,
-        "debug_wait_for_event" => wait(ctx, parse(name, args)).await,
-        "debug_get_traces" => traces(ctx, parse(name, args)).await,
-        _ => return None,
-    })
 }
 
 fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {

@@ -1,12 +1,11 @@
 //! Execution tools: see the threads, resume the JVM.
 
-use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::session::SessionParams;
-use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{DEFAULT_EXCLUDES, PauseOutcome, StepFilter, StepKind};
 use crate::actors::{SessionError, ThreadUse};
 use crate::mcp::error::ToolError;
@@ -62,72 +61,82 @@ macro_rules! step_doc {
     };
 }
 
-pub fn tools() -> Vec<Tool> {
+pub fn routes() -> Vec<Route> {
     vec![
-        tool::<StepParams>(
+        Route::new(
             "debug_step_over",
             "Step over",
             step_doc!("Step to the next line of the current method, over calls."),
             Effect::Changes,
+            |ctx, p: Result<StepParams, ToolError>| {
+                Box::pin(async move { step(&ctx, "debug_step_over", p, StepKind::Over).await })
+            },
         ),
-        tool::<StepParams>(
+        Route::new(
             "debug_step_into",
             "Step into",
             step_doc!("Step to the next line, entering a called method when the line calls one."),
             Effect::Changes,
+            |ctx, p: Result<StepParams, ToolError>| {
+                Box::pin(async move { step(&ctx, "debug_step_into", p, StepKind::Into).await })
+            },
         ),
-        tool::<StepParams>(
+        Route::new(
             "debug_step_out",
             "Step out",
             step_doc!("Run until the current method returns, and stop in its caller."),
             Effect::Changes,
+            |ctx, p: Result<StepParams, ToolError>| {
+                Box::pin(async move { step(&ctx, "debug_step_out", p, StepKind::Out).await })
+            },
         ),
-        tool::<ThreadParams>(
+        Route::new(
             "debug_suspend_thread",
             "Suspend one thread",
             "Suspend one named thread; every other thread keeps running. The cheap way to read a live              frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply              reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only              after an event).",
             Effect::Changes,
+            |ctx, p: Result<ThreadParams, ToolError>| {
+                Box::pin(async move { suspend_thread(&ctx, p, true).await })
+            },
         ),
-        tool::<ThreadParams>(
+        Route::new(
             "debug_resume_thread",
             "Resume one thread once",
             "Take one suspension off one thread and report the count left (a thread held by a stop point              and by debug_suspend_thread needs two).",
             Effect::Changes,
+            |ctx, p: Result<ThreadParams, ToolError>| {
+                Box::pin(async move { suspend_thread(&ctx, p, false).await })
+            },
         ),
-        tool::<SessionParams>(
+        Route::new(
             "debug_pause",
             "Suspend the whole JVM",
             "Suspend every thread. Idempotent: on a JVM that is already fully suspended it changes nothing              and says what holds it. Resume with debug_continue.",
             Effect::Idempotent,
+            |ctx, p: Result<SessionParams, ToolError>| {
+                Box::pin(async move { pause(&ctx, p).await })
+            },
         ),
-        tool::<ListThreadsParams>(
+        Route::new(
             "debug_list_threads",
             "List threads",
             "Every live thread: id (@0x…), name, status, suspend count. Reads only; suspends nothing.",
             Effect::Read,
+            |ctx, p: Result<ListThreadsParams, ToolError>| {
+                Box::pin(async move { list_threads(&ctx, p).await })
+            },
         ),
-        tool::<SessionParams>(
+        Route::new(
             "debug_continue",
             "Resume the JVM",
             "Resume every thread, repeating until no suspend count is left, then verify by reading each \
              thread's count back. Says when a new event re-suspended the JVM right away.",
             Effect::Changes,
+            |ctx, p: Result<SessionParams, ToolError>| {
+                Box::pin(async move { resume(&ctx, p).await })
+            },
         ),
     ]
-}
-
-pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
-    Some(match name {
-        "debug_list_threads" => list_threads(ctx, parse(name, args)).await,
-        "debug_continue" => resume(ctx, parse(name, args)).await,
-        "debug_suspend_thread" => suspend_thread(ctx, parse(name, args), true).await,
-        "debug_resume_thread" => suspend_thread(ctx, parse(name, args), false).await,
-        "debug_pause" => pause(ctx, parse(name, args)).await,
-        "debug_step_over" => step(ctx, name, parse(name, args), StepKind::Over).await,
-        "debug_step_into" => step(ctx, name, parse(name, args), StepKind::Into).await,
-        "debug_step_out" => step(ctx, name, parse(name, args), StepKind::Out).await,
-        _ => return None,
-    })
 }
 
 async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Reply {

@@ -1,12 +1,11 @@
 //! Inspection tools: read a thread's stack with its locals, evaluate an
 //! expression, walk a chain link by link.
 
-use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{
     Budget, EvalContext, Locals, SessionError, SessionHandle, ThreadId, ThreadUse, declared_type,
     explain, to_val,
@@ -54,9 +53,9 @@ pub struct EvaluateParams {
     pub max_children: Option<usize>,
 }
 
-pub fn tools() -> Vec<Tool> {
+pub fn routes() -> Vec<Route> {
     vec![
-        tool::<GetStackParams>(
+        Route::new(
             "debug_get_stack",
             "Read a thread's stack and locals",
             "Frames of a suspended thread, one line each (#i class.method:line), with the locals of each frame \
@@ -64,8 +63,11 @@ pub fn tools() -> Vec<Tool> {
              one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
              Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
             Effect::Read,
+            |ctx, p: Result<GetStackParams, ToolError>| {
+                Box::pin(async move { get_stack(&ctx, p).await })
+            },
         ),
-        tool::<EvaluateParams>(
+        Route::new(
             "debug_evaluate",
             "Evaluate an expression",
             "Evaluate a Java-like expression in a frame: locals, this, bare field names, class names, @0x… \
@@ -75,25 +77,22 @@ pub fn tools() -> Vec<Tool> {
              invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
              budget each). Parse errors name the column.",
             Effect::Read,
+            |ctx, p: Result<EvaluateParams, ToolError>| {
+                Box::pin(async move { evaluate(&ctx, p, false).await })
+            },
         ),
-        tool::<EvaluateParams>(
+        Route::new(
             "debug_evaluate_chain",
             "Find the null link of a chain",
             "Walk a chain like a.getB().c.getD() left to right and print every link with its value, naming \
              the first null one and how many links were never reached. Each method runs exactly once; no \
              toString() is called. Same grammar and thread rules as debug_evaluate.",
             Effect::Read,
+            |ctx, p: Result<EvaluateParams, ToolError>| {
+                Box::pin(async move { evaluate(&ctx, p, true).await })
+            },
         ),
     ]
-}
-
-pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
-    Some(match name {
-        "debug_get_stack" => get_stack(ctx, parse(name, args)).await,
-        "debug_evaluate" => evaluate(ctx, parse(name, args), false).await,
-        "debug_evaluate_chain" => evaluate(ctx, parse(name, args), true).await,
-        _ => return None,
-    })
 }
 
 /// Parses a thread id as printed (`@0x1f`, `0x1f`) or decimal.

@@ -10,7 +10,10 @@ pub mod mutation;
 pub mod session;
 pub mod stop_points;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use futures::future::BoxFuture;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -56,7 +59,7 @@ pub enum Effect {
 }
 
 /// Builds a tool definition from its parameter type.
-pub fn tool<P: JsonSchema + 'static>(
+fn tool<P: JsonSchema + 'static>(
     name: &'static str,
     title: &'static str,
     description: &'static str,
@@ -117,44 +120,83 @@ fn compact_node(node: &mut JsonObject) {
     }
 }
 
+/// What a tool's handler is: it gets the call's context and its parsed
+/// arguments (or why they did not parse) and answers.
+type Handler = dyn Fn(Ctx, Option<JsonObject>) -> BoxFuture<'static, Reply> + Send + Sync;
+
+/// One tool: its definition (name, schema, description, annotations) and
+/// its handler, declared together once in its family's `routes()`.
+pub struct Route {
+    pub tool: Tool,
+    call: Arc<Handler>,
+}
+
+impl Route {
+    /// Declares a tool whose arguments are `P`. The handler receives the
+    /// arguments parsed (misspelt names refused, naming the accepted ones).
+    pub fn new<P, H>(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        effect: Effect,
+        handler: H,
+    ) -> Self
+    where
+        P: JsonSchema + DeserializeOwned + 'static,
+        H: Fn(Ctx, Result<P, ToolError>) -> BoxFuture<'static, Reply> + Send + Sync + 'static,
+    {
+        Self {
+            tool: tool::<P>(name, title, description, effect),
+            call: Arc::new(move |ctx, args| handler(ctx, parse::<P>(name, args))),
+        }
+    }
+}
+
+/// Every route of every family, in catalogue order, with an index by name.
+struct Catalogue {
+    routes: Vec<Route>,
+    by_name: HashMap<String, usize>,
+}
+
+fn routes() -> &'static Catalogue {
+    static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
+    CATALOGUE.get_or_init(|| {
+        let mut routes = session::routes();
+        routes.extend(execution::routes());
+        routes.extend(stop_points::routes());
+        routes.extend(events::routes());
+        routes.extend(inspect::routes());
+        routes.extend(mutation::routes());
+        let by_name = routes
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.tool.name.to_string(), i))
+            .collect();
+        Catalogue { routes, by_name }
+    })
+}
+
 /// Every tool, in catalogue order.
 pub fn catalogue() -> Vec<Tool> {
-    let mut all = session::tools();
-    all.extend(execution::tools());
-    all.extend(stop_points::tools());
-    all.extend(events::tools());
-    all.extend(inspect::tools());
-    all.extend(mutation::tools());
-    all
+    routes().routes.iter().map(|r| r.tool.clone()).collect()
 }
 
 /// Runs one tool call.
 pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolResult {
-    // Each family answers only the names it declares.
-    let reply = if let Some(r) = session::call(ctx, name, args.clone()).await {
-        r
-    } else if let Some(r) = execution::call(ctx, name, args.clone()).await {
-        r
-    } else if let Some(r) = inspect::call(ctx, name, args.clone()).await {
-        r
-    } else if let Some(r) = mutation::call(ctx, name, args.clone()).await {
-        r
-    } else if let Some(r) = stop_points::call(ctx, name, args.clone()).await {
-        r
-    } else if let Some(r) = events::call(ctx, name, args.clone()).await {
-        r
-    } else {
-        Err(
+    let all = routes();
+    let reply = match all.by_name.get(name) {
+        Some(&i) => (all.routes[i].call)(ctx.clone(), args).await,
+        None => Err(
             ToolError::new("UNKNOWN_TOOL", format!("there is no tool {name:?}"))
                 .next("tools/list names every tool"),
-        )
+        ),
     };
     reply.unwrap_or_else(ToolError::into_result)
 }
 
 /// Parses a call's arguments; unknown or misspelt names are refused with
 /// the accepted ones listed.
-pub fn parse<P: DeserializeOwned>(tool: &str, args: Option<JsonObject>) -> Result<P, ToolError> {
+fn parse<P: DeserializeOwned>(tool: &str, args: Option<JsonObject>) -> Result<P, ToolError> {
     let value = serde_json::Value::Object(args.unwrap_or_default());
     serde_json::from_value(value).map_err(|e| ToolError::bad_argument(tool, e))
 }

@@ -1,13 +1,12 @@
 //! Mutation tools: set a value, force a return, pop frames. Each is a
 //! mutating JDWP command, refused at the wire in read-only mode.
 
-use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::inspect::thread_id;
-use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{Budget, EvalContext, SessionError, SessionHandle, ThreadUse};
 use crate::mcp::error::ToolError;
 
@@ -51,9 +50,9 @@ pub struct PopFrameParams {
     pub thread_id: Option<String>,
 }
 
-pub fn tools() -> Vec<Tool> {
+pub fn routes() -> Vec<Route> {
     vec![
-        tool::<SetValueParams>(
+        Route::new(
             "debug_set_value",
             "Change a value in the running program",
             "Write a local, an instance or static field, or an array element of a suspended thread's frame; \
@@ -61,32 +60,32 @@ pub fn tools() -> Vec<Tool> {
              Reports the value it displaced; a type mismatch names both types. List/Map elements call \
              set()/put() and need a thread suspended by a stop point. Refused in read-only mode.",
             Effect::Changes,
+            |ctx, p: Result<SetValueParams, ToolError>| {
+                Box::pin(async move { set_value(&ctx, p).await })
+            },
         ),
-        tool::<ForceReturnParams>(
+        Route::new(
             "debug_force_return",
             "Force the current method to return",
             "Make the top frame's method return now with value (coerced to its return type; omit for void). \
              The rest of the method does not run. Native frames are refused. Refused in read-only mode.",
             Effect::Destructive,
+            |ctx, p: Result<ForceReturnParams, ToolError>| {
+                Box::pin(async move { force_return(&ctx, p).await })
+            },
         ),
-        tool::<PopFrameParams>(
+        Route::new(
             "debug_pop_frame",
             "Pop frames and re-run a call",
             "Pop frames 0..=frame_index of a suspended thread; when it resumes, the caller re-executes the \
              call. Side effects already done are not undone. Native frames and the outermost frame are \
              refused. Refused in read-only mode.",
             Effect::Destructive,
+            |ctx, p: Result<PopFrameParams, ToolError>| {
+                Box::pin(async move { pop_frame(&ctx, p).await })
+            },
         ),
     ]
-}
-
-pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
-    Some(match name {
-        "debug_set_value" => set_value(ctx, parse(name, args)).await,
-        "debug_force_return" => force_return(ctx, parse(name, args)).await,
-        "debug_pop_frame" => pop_frame(ctx, parse(name, args)).await,
-        _ => return None,
-    })
 }
 
 fn expr(tool: &str, field: &str, src: &str) -> Result<crate::expr::Parsed, ToolError> {

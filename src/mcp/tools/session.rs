@@ -4,12 +4,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use futures::future::join_all;
-use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
 use crate::model::{AttachSpec, LaunchSpec, LaunchTarget, SessionState};
@@ -88,9 +87,9 @@ pub struct SetCurrentParams {
     pub session_id: String,
 }
 
-pub fn tools() -> Vec<Tool> {
+pub fn routes() -> Vec<Route> {
     vec![
-        tool::<AttachParams>(
+        Route::new(
             "debug_attach",
             "Attach to a JVM",
             "Attach to a running JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT. \
@@ -98,8 +97,11 @@ pub fn tools() -> Vec<Tool> {
              that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
              reported as NOT_JDWP within timeout_ms.",
             Effect::Changes,
+            |ctx, p: Result<AttachParams, ToolError>| {
+                Box::pin(async move { attach(&ctx, p).await })
+            },
         ),
-        tool::<LaunchParams>(
+        Route::new(
             "debug_launch",
             "Launch a JVM under the debugger",
             "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
@@ -107,44 +109,47 @@ pub fn tools() -> Vec<Tool> {
              captured; if it dies during startup the reply carries its last lines. It is terminated when the \
              session ends unless detach_on_disconnect.",
             Effect::Changes,
+            |ctx, p: Result<LaunchParams, ToolError>| {
+                Box::pin(async move { launch(&ctx, p).await })
+            },
         ),
-        tool::<ListSessionsParams>(
+        Route::new(
             "debug_list_sessions",
             "List debug sessions",
             "Every session: id, host:port, current marker, RUNNING / SUSPENDED (threads held) / DEAD (why), \
              JVM name and version, JDWP packets sent, stop points. State is read live (one pipelined burst \
              per JVM); nothing is suspended.",
             Effect::Read,
+            |ctx, p: Result<ListSessionsParams, ToolError>| {
+                Box::pin(async move {
+                    match p {
+                        Ok(_) => list_sessions(&ctx).await,
+                        Err(e) => Err(e),
+                    }
+                })
+            },
         ),
-        tool::<SetCurrentParams>(
+        Route::new(
             "debug_set_current_session",
             "Choose the current session",
             "Make a session current: tools called without session_id use it.",
             Effect::Idempotent,
+            |ctx, p: Result<SetCurrentParams, ToolError>| {
+                Box::pin(async move { set_current(&ctx, p) })
+            },
         ),
-        tool::<SessionParams>(
+        Route::new(
             "debug_disconnect",
             "Disconnect and release the JVM",
             "End a session: clears every event request and resumes every thread in one step (JDWP Dispose), \
              re-checks that no thread is left suspended, and reports what was released. A JVM started by \
              debug_launch is terminated unless launched with detach_on_disconnect.",
             Effect::Destructive,
+            |ctx, p: Result<SessionParams, ToolError>| {
+                Box::pin(async move { disconnect(&ctx, p).await })
+            },
         ),
     ]
-}
-
-pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
-    Some(match name {
-        "debug_attach" => attach(ctx, parse(name, args)).await,
-        "debug_launch" => launch(ctx, parse(name, args)).await,
-        "debug_list_sessions" => match parse::<ListSessionsParams>(name, args) {
-            Ok(_) => list_sessions(ctx).await,
-            Err(e) => Err(e),
-        },
-        "debug_set_current_session" => set_current(ctx, parse(name, args)),
-        "debug_disconnect" => disconnect(ctx, parse(name, args)).await,
-        _ => return None,
-    })
 }
 
 fn roots(given: Option<Vec<String>>, env: &str) -> Vec<PathBuf> {

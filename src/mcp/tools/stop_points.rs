@@ -7,11 +7,10 @@ mod entries;
 mod export;
 mod render;
 
-use rmcp::model::{JsonObject, Tool};
 use serde_json::json;
 
 use super::session::SessionParams;
-use super::{Ctx, Effect, Reply, parse, text_and_data, tool};
+use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{Expanded, SessionHandle, WildcardError};
 use crate::mcp::error::ToolError;
 use crate::model::stop_point::{
@@ -30,9 +29,9 @@ use entries::{arm_entries, arm_one};
 
 const MAX_CLASSES_DEFAULT: usize = 20;
 
-pub fn tools() -> Vec<Tool> {
+pub fn routes() -> Vec<Route> {
     vec![
-        tool::<LineStopParams>(
+        Route::new(
             "debug_set_line_stop",
             "Stop at a line or method entry",
             "Stop at a source line, or at a method's entry (method, no line). class_pattern: an exact class \
@@ -48,8 +47,11 @@ pub fn tools() -> Vec<Tool> {
              fails is reported. hit_count N fires once, on the Nth hit. instance_id: instance methods only. \
              A method with a breakpoint runs interpreted: clear what you no longer need.",
             Effect::Changes,
+            |ctx, p: Result<LineStopParams, ToolError>| {
+                Box::pin(async move { set_line(&ctx, p).await })
+            },
         ),
-        tool::<ExceptionStopParams>(
+        Route::new(
             "debug_set_exception_stop",
             "Stop when an exception is thrown",
             "Stop when an exception is thrown: class_pattern is an exact type, its subclasses \
@@ -63,8 +65,11 @@ pub fn tools() -> Vec<Tool> {
              instead (debug_get_traces), right for a shared JVM. hit_count N fires once, on the Nth throw. \
              instance_id keeps throws from one object's instance methods.",
             Effect::Changes,
+            |ctx, p: Result<ExceptionStopParams, ToolError>| {
+                Box::pin(async move { set_exception(&ctx, p).await })
+            },
         ),
-        tool::<FieldStopParams>(
+        Route::new(
             "debug_set_field_stop",
             "Stop when a field is written or read",
             "Stop when a field is written (modify, default true) or read (access, default false): class_name \
@@ -76,8 +81,11 @@ pub fn tools() -> Vec<Tool> {
              trace:true snapshots and resumes. instance_id watches one object's copy of an instance field \
              (refused on a static one). hit_count N fires once, on the Nth access.",
             Effect::Changes,
+            |ctx, p: Result<FieldStopParams, ToolError>| {
+                Box::pin(async move { set_field(&ctx, p).await })
+            },
         ),
-        tool::<MethodExitParams>(
+        Route::new(
             "debug_set_method_exit_stop",
             "Report what methods return",
             "Report what a method returned and from which return site. class_pattern is matched by the JVM \
@@ -87,8 +95,11 @@ pub fn tools() -> Vec<Tool> {
              exact class and a method. hit_count only without method. instance_id is refused: HotSpot ignores \
              it on method exits.",
             Effect::Changes,
+            |ctx, p: Result<MethodExitParams, ToolError>| {
+                Box::pin(async move { set_method_exit(&ctx, p).await })
+            },
         ),
-        tool::<MonitorParams>(
+        Route::new(
             "debug_set_monitor_stop",
             "Watch lock contention",
             "Watch monitors without suspending: blocked (waiting for a lock another thread holds), acquired \
@@ -100,8 +111,11 @@ pub fn tools() -> Vec<Tool> {
              trace:false needs thread_id. No condition or instance_id: a blocked thread must not run our \
              code, and HotSpot ignores instance filters here.",
             Effect::Changes,
+            |ctx, p: Result<MonitorParams, ToolError>| {
+                Box::pin(async move { set_monitor(&ctx, p).await })
+            },
         ),
-        tool::<ListParams>(
+        Route::new(
             "debug_list_stop_points",
             "List stop points",
             "Every stop point and family: id, target, state (armed, deferred, disabled, spent and why; \
@@ -113,8 +127,9 @@ pub fn tools() -> Vec<Tool> {
              returns the set as the debug_set_* calls that re-arm it (thread and instance filters dropped, \
              named). Reads only.",
             Effect::Read,
+            |ctx, p: Result<ListParams, ToolError>| Box::pin(async move { list(&ctx, p).await }),
         ),
-        tool::<IdParams>(
+        Route::new(
             "debug_clear_stop_point",
             "Clear a stop point",
             "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
@@ -122,16 +137,20 @@ pub fn tools() -> Vec<Tool> {
              deleted its request. Clearing a family member frees a slot, so a full family watches for new \
              classes again.",
             Effect::Changes,
+            |ctx, p: Result<IdParams, ToolError>| Box::pin(async move { clear(&ctx, p).await }),
         ),
-        tool::<ToggleParams>(
+        Route::new(
             "debug_toggle_stop_point",
             "Disable or re-arm a stop point",
             "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
              kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
              fresh hit_count and trace budget.",
             Effect::Changes,
+            |ctx, p: Result<ToggleParams, ToolError>| {
+                Box::pin(async move { toggle(&ctx, p).await })
+            },
         ),
-        tool::<UpdateParams>(
+        Route::new(
             "debug_update_stop_point",
             "Change a stop point in place",
             "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
@@ -139,32 +158,22 @@ pub fn tools() -> Vec<Tool> {
              instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
              disabled one stays disabled.",
             Effect::Changes,
+            |ctx, p: Result<UpdateParams, ToolError>| {
+                Box::pin(async move { update(&ctx, p).await })
+            },
         ),
-        tool::<SessionParams>(
+        Route::new(
             "debug_panic",
             "Clear everything and resume",
             "Safety: clear every stop point and family, then resume every thread until no suspend count is \
              left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
              debugger.",
             Effect::Destructive,
+            |ctx, p: Result<SessionParams, ToolError>| {
+                Box::pin(async move { panic(&ctx, p).await })
+            },
         ),
     ]
-}
-
-pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> Option<Reply> {
-    Some(match name {
-        "debug_set_line_stop" => set_line(ctx, parse(name, args)).await,
-        "debug_set_exception_stop" => set_exception(ctx, parse(name, args)).await,
-        "debug_set_field_stop" => set_field(ctx, parse(name, args)).await,
-        "debug_set_method_exit_stop" => set_method_exit(ctx, parse(name, args)).await,
-        "debug_set_monitor_stop" => set_monitor(ctx, parse(name, args)).await,
-        "debug_list_stop_points" => list(ctx, parse(name, args)).await,
-        "debug_clear_stop_point" => clear(ctx, parse(name, args)).await,
-        "debug_toggle_stop_point" => toggle(ctx, parse(name, args)).await,
-        "debug_update_stop_point" => update(ctx, parse(name, args)).await,
-        "debug_panic" => panic(ctx, parse(name, args)).await,
-        _ => return None,
-    })
 }
 
 fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
