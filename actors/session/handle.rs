@@ -29,6 +29,7 @@ use crate::actors::watchdog::WatchdogMsg;
 use crate::expr::{Charset, Expr};
 use crate::jdwp::virtual_machine::{IdSizesCmd, Version};
 use crate::jdwp::{Composite, ThreadId};
+use crate::model::classes::LoadedClass;
 use crate::model::{Roots, SessionId, SessionState, VmInfo};
 
 /// A typed handle on a Session.
@@ -481,6 +482,14 @@ impl SessionHandle {
         max_classes: usize,
     ) -> Result<Expanded, WildcardError> {
         wildcards::field_classes(self, glob, field, max_classes).await
+    }
+
+    /// Every type the JVM has loaded, by name, with its copies.
+    pub async fn loaded_classes(&self) -> Result<Vec<LoadedClass>, SessionError> {
+        self.check_alive()?;
+        wildcards::loaded_classes(self)
+            .await
+            .map_err(|e| self.map_err(e))
     }
 
     /// The methods of a loaded `class` when none is named `method`.

@@ -1,4 +1,4 @@
-//! Class lookups made before arming: expanding an exception
+//! Class lookups: the loaded-class listing, and those made before arming: expanding an exception
 //! or field-watch wildcard into the loaded classes it matches (those
 //! requests need a concrete type), and noticing a method-exit method the loaded class does
 //! not have.
@@ -7,7 +7,10 @@ use std::collections::BTreeSet;
 
 use crate::actors::error::JdwpError;
 use crate::actors::session::SessionHandle;
+use crate::actors::session::classes::java_name;
 use crate::actors::stop_points::arm::classes_matching;
+use crate::jdwp::TypeTag;
+use crate::model::classes::{LoadedClass, TypeKind};
 
 /// How many matching classes are checked for being exceptions.
 const CHECK_AT_MOST: usize = 200;
@@ -201,4 +204,31 @@ pub async fn missing_method(
         }
     }
     Some(names.into_iter().take(20).collect())
+}
+
+/// Every loaded type, one entry per dotted name with the number of class
+/// loaders holding a copy (one `VirtualMachine.AllClasses`).
+pub async fn loaded_classes(handle: &SessionHandle) -> Result<Vec<LoadedClass>, JdwpError> {
+    let all = handle
+        .connection()
+        .send(&crate::jdwp::virtual_machine::AllClasses)
+        .await?;
+    let mut by_name: std::collections::BTreeMap<String, LoadedClass> = Default::default();
+    for c in all {
+        let kind = match c.ref_type.tag {
+            TypeTag::Interface => TypeKind::Interface,
+            TypeTag::Array => TypeKind::Array,
+            TypeTag::Class => TypeKind::Class,
+        };
+        let name = java_name(&c.signature);
+        by_name
+            .entry(name.clone())
+            .and_modify(|e| e.copies += 1)
+            .or_insert(LoadedClass {
+                name,
+                kind,
+                copies: 1,
+            });
+    }
+    Ok(by_name.into_values().collect())
 }

@@ -1,5 +1,6 @@
 //! Integration tests: the single test binary; each module below is one area of tests.
 
+mod classes;
 mod evaluate;
 mod execution;
 mod fake_jdwp;

@@ -1,5 +1,8 @@
 //! Tidy: the layering the compiler cannot enforce, and the `//!` line every
-//! source file starts with.
+//! source file starts with. The compiler enforces the rest: the actors'
+//! modules are private, so `src/mcp` can only name what `actors/mod.rs`
+//! re-exports. Each rule is a function over one line of code, and
+//! `each_rule_catches_a_deliberate_violation` shows every one failing.
 
 use std::path::{Path, PathBuf};
 
@@ -40,44 +43,184 @@ fn code_lines(path: &Path) -> Vec<(usize, String)> {
         .collect()
 }
 
-fn forbid(area: &str, words: &[&str]) {
+/// A rule: what is wrong with one line of code, if anything.
+type Rule = fn(&str) -> Option<String>;
+
+/// Every line of every file in `files` that breaks `rule`.
+fn violations(files: &[PathBuf], rule: Rule) -> Vec<String> {
     let mut hits = Vec::new();
-    for file in files_under(area) {
-        for (n, line) in code_lines(&file) {
-            for word in words {
-                if line.contains(word) {
-                    hits.push(format!("{}:{n}: names `{word}`", file.display()));
-                }
+    for file in files {
+        for (n, line) in code_lines(file) {
+            if let Some(why) = rule(&line) {
+                hits.push(format!("{}:{n}: {why}", file.display()));
             }
         }
     }
+    hits
+}
+
+fn check(areas: &[&str], rule: Rule) {
+    let files: Vec<PathBuf> = areas.iter().flat_map(|a| files_under(a)).collect();
+    let hits = violations(&files, rule);
     assert!(hits.is_empty(), "layering broken:\n{}", hits.join("\n"));
+}
+
+fn names_any(line: &str, words: &[&str]) -> Option<String> {
+    words
+        .iter()
+        .find(|w| line.contains(*w))
+        .map(|w| format!("names `{w}`"))
+}
+
+/// The string literals on a line (escapes kept, good enough for a scan).
+fn literals(line: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = line;
+    while let Some(open) = rest.find('"') {
+        let after = &rest[open + 1..];
+        let mut end = None;
+        let mut escaped = false;
+        for (i, c) in after.char_indices() {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => {
+                    end = Some(i);
+                    break;
+                }
+                _ => escaped = false,
+            }
+        }
+        let Some(end) = end else {
+            out.push(after);
+            break;
+        };
+        out.push(&after[..end]);
+        rest = &after[end + 1..];
+    }
+    out
+}
+
+/// The pure core does no I/O, keeps no time, runs nothing async, and
+/// knows no outer layer.
+fn core_rule(line: &str) -> Option<String> {
+    names_any(
+        line,
+        &[
+            "tokio",
+            "tracing",
+            "ractor",
+            "rmcp",
+            "serde_json",
+            "crate::actors",
+            "crate::mcp",
+            "std::net",
+            "std::fs",
+            "Instant::now",
+            "SystemTime",
+        ],
+    )
+}
+
+/// The MCP layer reaches the JVM only through the actors' handles: no JDWP
+/// command, no send, no test hook.
+fn mcp_rule(line: &str) -> Option<String> {
+    names_any(
+        line,
+        &[
+            "jdwp::",
+            ".send(",
+            "actors::testing",
+            "raw_connection",
+            "class_cache(",
+        ],
+    )
+}
+
+/// The actors return typed data: no MCP, no JSON, no `[LABEL]` an agent
+/// reads, no tool names.
+fn actors_rule(line: &str) -> Option<String> {
+    if let Some(why) = names_any(line, &["rmcp", "crate::mcp", "serde_json"]) {
+        return Some(why);
+    }
+    for lit in literals(line) {
+        let label = lit
+            .strip_prefix('[')
+            .and_then(|r| r.split_once(']'))
+            .is_some_and(|(l, _)| {
+                l.len() > 1 && l.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            });
+        if label {
+            return Some(format!("an agent-facing label in {lit:?}"));
+        }
+        if let Some(at) = lit.find("debug_")
+            && lit[at + 6..].starts_with(|c: char| c.is_ascii_lowercase())
+        {
+            return Some(format!("a tool name in {lit:?}"));
+        }
+    }
+    None
 }
 
 #[test]
 fn the_pure_core_does_no_io_and_knows_no_outer_layer() {
-    for area in ["src/jdwp", "src/model"] {
-        forbid(
-            area,
-            &[
-                "tokio",
-                "ractor",
-                "rmcp",
-                "serde_json",
-                "crate::actors",
-                "crate::mcp",
-                "std::net",
-                "std::fs",
-                "Instant::now",
-                "SystemTime",
-            ],
-        );
-    }
+    check(&["src/jdwp", "src/model", "src/expr"], core_rule);
 }
 
 #[test]
-fn actors_know_nothing_of_mcp() {
-    forbid("actors", &["rmcp", "crate::mcp", "serde_json"]);
+fn the_mcp_layer_speaks_no_jdwp() {
+    check(&["src/mcp"], mcp_rule);
+}
+
+#[test]
+fn actors_know_nothing_of_mcp_or_of_the_words_agents_read() {
+    check(&["actors"], actors_rule);
+}
+
+/// Each rule, shown failing on a deliberate violation (and passing the
+/// lines it must not flag).
+#[test]
+fn each_rule_catches_a_deliberate_violation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: [(Rule, &str, &str); 7] = [
+        (core_rule, "use tokio::sync::mpsc;", "let x = ids.len();"),
+        (core_rule, "tracing::info!(\"x\");", "let span = e.span;"),
+        (
+            mcp_rule,
+            "use crate::jdwp::ThreadId;",
+            "use crate::actors::ThreadId;",
+        ),
+        (
+            mcp_rule,
+            "conn.send(&Resume { thread }).await",
+            "handle.resume_all().await",
+        ),
+        (
+            actors_rule,
+            "return Err(invalid(\"[NOT_WRITABLE] no slot\".into()));",
+            "let elem = ty.strip_suffix(\"[]\");",
+        ),
+        (
+            actors_rule,
+            "note(\"debug_toggle_stop_point re-enables it\");",
+            "debug_assert!(ok);",
+        ),
+        (
+            actors_rule,
+            "use serde_json::json;",
+            "use serde::Deserialize;",
+        ),
+    ];
+    for (i, (rule, bad, good)) in cases.iter().enumerate() {
+        let file = dir.path().join(format!("case{i}.rs"));
+        std::fs::write(&file, format!("//! case\n{good}\n{bad}\n")).expect("write");
+        let hits = violations(std::slice::from_ref(&file), *rule);
+        assert_eq!(
+            hits.len(),
+            1,
+            "case {i}: {bad:?} must be caught, {good:?} not: {hits:?}"
+        );
+        assert!(hits[0].contains(":3:"), "case {i}: {hits:?}");
+    }
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! calls addressed to them. Descriptions are the model's documentation:
 //! short, exact, and honest about what a tool costs the JVM.
 
+pub mod classes;
 pub mod events;
 pub mod execution;
 pub mod inspect;
@@ -166,6 +167,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(stop_points::routes());
         routes.extend(events::routes());
         routes.extend(inspect::routes());
+        routes.extend(classes::routes());
         routes.extend(mutation::routes());
         let by_name = routes
             .iter()
