@@ -32,6 +32,9 @@ pub struct Settings {
     /// PEM files of our client certificate and its key, for mutual TLS.
     pub client_certificate: Option<PathBuf>,
     pub client_key: Option<PathBuf>,
+    /// `OTEL_EXPORTER_OTLP_INSECURE=true`: a gRPC endpoint without a scheme
+    /// is plain text (otherwise it is TLS, as the library treats it).
+    pub insecure: bool,
 }
 
 impl Default for Settings {
@@ -42,6 +45,7 @@ impl Default for Settings {
             certificate: None,
             client_certificate: None,
             client_key: None,
+            insecure: false,
         }
     }
 }
@@ -88,6 +92,7 @@ impl Settings {
         settings.certificate = get("CERTIFICATE").map(|(_, v)| PathBuf::from(v));
         settings.client_certificate = get("CLIENT_CERTIFICATE").map(|(_, v)| PathBuf::from(v));
         settings.client_key = get("CLIENT_KEY").map(|(_, v)| PathBuf::from(v));
+        settings.insecure = get("INSECURE").is_some_and(|(_, v)| v.eq_ignore_ascii_case("true"));
         if settings.client_certificate.is_some() != settings.client_key.is_some() {
             warnings.push(
                 "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and OTEL_EXPORTER_OTLP_CLIENT_KEY go \
@@ -152,7 +157,7 @@ pub fn build(
             if settings.gzip {
                 builder = builder.with_compression(Compression::Gzip);
             }
-            if endpoint.starts_with("https:") {
+            if uses_tls(endpoint, settings.insecure) {
                 let mut tls = ClientTlsConfig::new();
                 tls = match &pem.ca {
                     Some(ca) => tls.ca_certificate(Certificate::from_pem(ca)),
@@ -180,6 +185,16 @@ pub fn build(
         }
     };
     built.map_err(|e| e.to_string())
+}
+
+/// Whether a gRPC endpoint is TLS: `https://…`, or no scheme at all unless
+/// `OTEL_EXPORTER_OTLP_INSECURE` says plain text (the library's rule).
+fn uses_tls(endpoint: &str, insecure: bool) -> bool {
+    let endpoint = endpoint.to_ascii_lowercase();
+    match endpoint.split_once("://") {
+        Some((scheme, _)) => scheme == "https",
+        None => !insecure,
+    }
 }
 
 /// The async reqwest client the HTTP exporter sends with: rustls (ring),
@@ -253,6 +268,17 @@ mod tests {
         assert!(!s.gzip);
         assert_eq!(s.client_key, None, "a key without its certificate");
         assert_eq!(warnings.len(), 3, "{warnings:?}");
+    }
+
+    #[test]
+    fn grpc_tls_follows_the_scheme_and_insecure() {
+        assert!(uses_tls("https://collector:4317", false));
+        assert!(uses_tls("HTTPS://collector:4317", true));
+        assert!(!uses_tls("http://collector:4317", false));
+        assert!(uses_tls("collector:4317", false));
+        assert!(!uses_tls("collector:4317", true));
+        let (s, _) = settings(&[("OTEL_EXPORTER_OTLP_TRACES_INSECURE", "TRUE")]);
+        assert!(s.insecure);
     }
 
     #[test]
