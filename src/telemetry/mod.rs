@@ -206,7 +206,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
                     .with_version(env!("CARGO_PKG_VERSION"))
                     .build();
                 let tracer = provider.tracer_with_scope(scope);
-                // Only what the old bridge exported: no source locations,
+                // Only the attributes exported before ADR 0005: no source locations,
                 // thread names, targets or busy/idle times on every span.
                 let layer = tracing_opentelemetry::layer()
                     .with_tracer(tracer.clone())
