@@ -4,15 +4,18 @@
 //! 1. JDWP round-trip throughput through the Connection actor against one
 //!    real JVM (the Ticker fixture), with telemetry as the binary runs it:
 //!    export off (no endpoint), export configured with `always_off` (what
-//!    the layers cost when nothing is recorded), `always_on` (OTLP/gRPC to
-//!    a collector in another process) and a 10% ratio sampler
+//!    the layers cost when nothing is recorded), `always_on` (OTLP/gRPC
+//!    through `opentelemetry-otlp` to a collector outside the measured
+//!    process) and a 10% ratio sampler
 //!    (`parentbased_traceidratio`, 0.1). Requests go in groups of 8 under
 //!    one root span each (a tool call's shape), 4 groups in flight (32
 //!    requests). Besides throughput, each measurement reports the CPU time
 //!    jvmscope spent per round trip (all threads, including the export task
 //!    and the final flush), which other load on the machine disturbs far
 //!    less than wall-clock throughput. A second table gives the CPU cost of
-//!    one JDWP span alone, without I/O.
+//!    one JDWP span alone, without I/O (a flood far above any real rate:
+//!    its `always_on` row overflows the export queue by design, which the
+//!    dropped column shows).
 //! 2. Trace capture throughput: a traced line stop (3 frames, all locals)
 //!    on the hot, contended line of the TraceLoad fixture (4 busy threads,
 //!    as in bench/trace_load.rs), captures recorded per second with export
@@ -288,7 +291,10 @@ async fn throughput(conn: &jvmscope::actors::ConnectionHandle, requests: usize) 
                 "otel.name" = "mcp.tool bench",
                 "otel.kind" = "server",
             );
-            let sends: Vec<_> = (0..GROUP).map(|_| conn.send(&Version)).collect();
+            // A request takes its parent span when it is sent: send inside
+            // the root, so the round trips are its children (a tool call's
+            // shape), not traces of their own.
+            let sends: Vec<_> = root.in_scope(|| (0..GROUP).map(|_| conn.send(&Version)).collect());
             async move {
                 for r in futures::future::join_all(sends).await {
                     r.expect("Version");

@@ -1,69 +1,67 @@
-//! The bounded, asynchronous span export path. A finished span goes into a
-//! bounded queue without waiting and without waking anyone (a full queue
+//! The bounded, asynchronous span export path: a span processor of our
+//! own (`QueueProcessor`, an `opentelemetry_sdk` `SpanProcessor`) feeding
+//! the library's exporter (`opentelemetry-otlp`). A finished span goes into
+//! a bounded queue without waiting and without waking anyone (a full queue
 //! drops the span and counts it); one task on the tokio runtime is woken
-//! once per full batch, or by its timer, encodes the batch as one OTLP
-//! request (`otlp`) and sends it (`transport`). So a collector that is down
-//! or slow costs tool calls nothing, and a busy session does not pay a
-//! thread wake-up per span. A failed export is logged once per outage,
-//! never per span.
+//! once per full batch, or by its timer, and hands the batch to the
+//! exporter, which encodes it, sends it and retries what the collector
+//! refuses for the time being (HTTP 429/502/503/504, gRPC UNAVAILABLE …)
+//! with back-off. So a collector that is down or slow costs tool calls
+//! nothing, and a busy session does not pay a thread wake-up per span. A
+//! failed export is logged once per outage, never per span.
+//!
+//! Why not the SDK's `BatchSpanProcessor`: it keeps no counters we can
+//! report (dropped, failed), sends one batch at a time, and its default
+//! form exports from a thread of its own with `block_on`, where the async
+//! HTTP client panics (no reactor).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
 
-use bytes::Bytes;
+use opentelemetry::Context;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::trace::{Span, SpanData, SpanExporter, SpanProcessor};
 use tokio::sync::{Notify, mpsc, oneshot};
 use tokio::task::JoinSet;
 
 use super::config::QueueConfig;
-use super::otlp::Encoder;
-use super::record::SpanRecord;
-use super::transport::Transport;
+use super::semconv;
 
-/// Export requests in flight at once. Each is a whole batch, already
-/// encoded; more than one keeps the queue draining while the collector
-/// answers the previous request.
+/// Export requests in flight at once. Each is a whole batch; more than one
+/// keeps the queue draining while the collector answers the previous
+/// request (or while the exporter waits to retry it).
 pub const MAX_IN_FLIGHT: usize = 4;
 
 /// Where the export task sends each batch.
 pub trait SpanSink: Send + 'static {
-    /// Takes `batch` (encodes it, say) and returns the sending of it; the
-    /// error says why the batch was lost.
+    /// Takes `batch` and returns the sending of it; the error says why the
+    /// batch was lost.
     fn export(
         &mut self,
-        batch: &[SpanRecord],
+        batch: Vec<SpanData>,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static;
 }
 
-/// The real sink: encodes a batch as an OTLP request and sends it.
-#[derive(Debug)]
-pub struct OtlpSink {
-    encoder: Encoder,
-    transport: Transport,
-    /// The last request's size, to allocate the next one once.
-    last_len: usize,
-}
+/// The real sink: the `opentelemetry-otlp` exporter (shared by the
+/// requests in flight).
+#[derive(Debug, Clone)]
+pub struct OtlpSink(Arc<opentelemetry_otlp::SpanExporter>);
 
 impl OtlpSink {
-    pub fn new(encoder: Encoder, transport: Transport) -> Self {
-        Self {
-            encoder,
-            transport,
-            last_len: 0,
-        }
+    pub fn new(exporter: opentelemetry_otlp::SpanExporter) -> Self {
+        Self(Arc::new(exporter))
     }
 }
 
 impl SpanSink for OtlpSink {
     fn export(
         &mut self,
-        batch: &[SpanRecord],
+        batch: Vec<SpanData>,
     ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-        let mut bytes = Vec::with_capacity(self.last_len);
-        self.encoder.encode(batch, &mut bytes);
-        self.last_len = bytes.len();
-        self.transport.send(Bytes::from(bytes))
+        let exporter = self.0.clone();
+        async move { exporter.export(batch).await.map_err(|e| e.to_string()) }
     }
 }
 
@@ -126,14 +124,18 @@ enum Control {
 /// never blocks, never allocates and wakes the task once per full batch.
 #[derive(Debug, Clone)]
 pub struct QueueProcessor {
-    spans: SyncSender<SpanRecord>,
+    spans: SyncSender<SpanData>,
     shared: Arc<Shared>,
 }
 
 impl QueueProcessor {
     /// Queues a finished span, or drops and counts it when the queue is
     /// full or export has shut down.
-    pub fn on_end(&self, span: SpanRecord) {
+    pub fn queue(&self, mut span: SpanData) {
+        // CLIENT spans are JDWP round trips, recorded with integers already.
+        if span.span_kind != opentelemetry::trace::SpanKind::Client {
+            semconv::restore_integers(&mut span.attributes);
+        }
         match self.spans.try_send(span) {
             Ok(()) => {
                 let pending = self.shared.pending.fetch_add(1, Ordering::AcqRel) + 1;
@@ -149,6 +151,26 @@ impl QueueProcessor {
                     .store(true, Ordering::Relaxed);
             }
         }
+    }
+}
+
+impl SpanProcessor for QueueProcessor {
+    fn on_start(&self, _span: &mut Span, _cx: &Context) {}
+
+    fn on_end(&self, span: SpanData) {
+        self.queue(span);
+    }
+
+    /// Flushing is async ([`ExportHandle::flush`]); the SDK's synchronous
+    /// form has nothing to wait for here.
+    fn force_flush(&self) -> OTelSdkResult {
+        Ok(())
+    }
+
+    /// Shutdown is async ([`ExportHandle::shutdown`]), never a blocking
+    /// wait on the runtime's own threads.
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+        Ok(())
     }
 }
 
@@ -234,7 +256,7 @@ struct ExportTask<E> {
     queue: QueueConfig,
     endpoint: String,
     shared: Arc<Shared>,
-    spans: Receiver<SpanRecord>,
+    spans: Receiver<SpanData>,
     /// Requests sent and not yet answered: (spans, outcome).
     in_flight: JoinSet<(u64, Result<(), String>)>,
     /// The last export failed (an outage is in progress).
@@ -311,7 +333,7 @@ impl<E: SpanSink> ExportTask<E> {
             let full = batch.len() >= self.queue.max_export_batch_size;
             let count = batch.len() as u64;
             let timeout = self.queue.export_timeout;
-            let send = self.sink.export(&batch);
+            let send = self.sink.export(std::mem::take(&mut batch));
             self.in_flight.spawn(async move {
                 match tokio::time::timeout(timeout, send).await {
                     Ok(result) => (count, result),
@@ -321,10 +343,10 @@ impl<E: SpanSink> ExportTask<E> {
                     ),
                 }
             });
-            batch.clear();
             if !full {
                 return;
             }
+            batch.reserve(self.queue.max_export_batch_size);
         }
     }
 
@@ -384,7 +406,8 @@ mod tests {
     use super::*;
     use std::sync::Mutex;
 
-    use crate::telemetry::record::{Kind, Status, Text};
+    use opentelemetry::trace::{SpanContext, SpanId, SpanKind, Status};
+    use opentelemetry::{InstrumentationScope, KeyValue};
 
     /// Records batches; optionally fails or stalls.
     #[derive(Debug, Clone, Default)]
@@ -397,9 +420,9 @@ mod tests {
     impl SpanSink for Recorder {
         fn export(
             &mut self,
-            batch: &[SpanRecord],
+            batch: Vec<SpanData>,
         ) -> impl Future<Output = Result<(), String>> + Send + 'static {
-            let names: Vec<String> = batch.iter().map(|s| s.name.as_str().to_string()).collect();
+            let names: Vec<String> = batch.iter().map(|s| s.name.to_string()).collect();
             let this = self.clone();
             async move {
                 if this.stall.load(Ordering::SeqCst) {
@@ -415,18 +438,21 @@ mod tests {
         }
     }
 
-    fn span(name: &str) -> SpanRecord {
-        SpanRecord {
-            trace_id: 1,
-            span_id: 1,
-            parent_span_id: 0,
-            name: Text::new(name),
-            kind: Kind::Internal,
+    fn span(name: &str) -> SpanData {
+        SpanData {
+            span_context: SpanContext::empty_context(),
+            parent_span_id: SpanId::INVALID,
+            parent_span_is_remote: false,
+            span_kind: SpanKind::Internal,
+            name: name.to_string().into(),
+            start_time: std::time::SystemTime::UNIX_EPOCH,
+            end_time: std::time::SystemTime::UNIX_EPOCH,
+            attributes: vec![KeyValue::new("jvm.event.count", "3")],
+            dropped_attributes_count: 0,
+            events: Default::default(),
+            links: Default::default(),
             status: Status::Unset,
-            start_ns: 1,
-            end_ns: 2,
-            attributes: crate::telemetry::otlp::Attributes::for_span(0),
-            events: Vec::new(),
+            instrumentation_scope: InstrumentationScope::builder("test").build(),
         }
     }
 
@@ -449,13 +475,13 @@ mod tests {
             &tokio::runtime::Handle::current(),
         );
         for i in 0..5 {
-            p.on_end(span(&format!("s{i}")));
+            p.queue(span(&format!("s{i}")));
         }
         assert!(handle.flush(Duration::from_secs(5)).await);
         assert_eq!(rec.got.lock().map(|g| g.len()).unwrap_or(0), 5);
         assert_eq!(handle.stats().exported, 5);
         assert!(handle.shutdown(Duration::from_secs(5)).await);
-        p.on_end(span("late"));
+        p.queue(span("late"));
         assert_eq!(
             handle.stats().dropped,
             1,
@@ -475,7 +501,7 @@ mod tests {
         );
         let started = std::time::Instant::now();
         for i in 0..1000 {
-            p.on_end(span(&format!("s{i}")));
+            p.queue(span(&format!("s{i}")));
         }
         assert!(
             started.elapsed() < Duration::from_secs(1),
@@ -499,16 +525,51 @@ mod tests {
             "test".into(),
             &tokio::runtime::Handle::current(),
         );
-        p.on_end(span("a"));
+        p.queue(span("a"));
         assert!(handle.flush(Duration::from_secs(5)).await);
-        p.on_end(span("b"));
+        p.queue(span("b"));
         assert!(handle.flush(Duration::from_secs(5)).await);
         let stats = handle.stats();
         assert_eq!((stats.failed, stats.failed_batches), (2, 2));
         rec.fail.store(false, Ordering::SeqCst);
-        p.on_end(span("c"));
+        p.queue(span("c"));
         assert!(handle.flush(Duration::from_secs(5)).await);
         assert_eq!(handle.stats().exported, 1);
         assert!(handle.shutdown(Duration::from_secs(5)).await);
+    }
+
+    #[derive(Debug, Clone, Default)]
+    struct Keep(Arc<Mutex<Vec<SpanData>>>);
+
+    impl SpanSink for Keep {
+        fn export(
+            &mut self,
+            batch: Vec<SpanData>,
+        ) -> impl Future<Output = Result<(), String>> + Send + 'static {
+            self.0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .extend(batch);
+            std::future::ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn integer_attributes_handed_over_as_text_are_exported_as_integers() {
+        let keep = Keep::default();
+        let (p, handle) = spawn(
+            keep.clone(),
+            queue(8),
+            "test".into(),
+            &tokio::runtime::Handle::current(),
+        );
+        p.queue(span("jvm.event Breakpoint"));
+        assert!(handle.shutdown(Duration::from_secs(5)).await);
+        let spans = keep.0.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        assert_eq!(spans.len(), 1);
+        assert_eq!(
+            spans[0].attributes,
+            vec![KeyValue::new("jvm.event.count", 3i64)]
+        );
     }
 }

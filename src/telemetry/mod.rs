@@ -4,32 +4,32 @@
 //! standard `OTEL_*` variables. Without an endpoint nothing is exported and
 //! nothing is said about it.
 //!
-//! Spans reach OpenTelemetry through `bridge` (a lean layer that samples
-//! whole traces when their root opens and keeps a compact `record` of each
-//! sampled span), then a bounded, asynchronous export path (`export`) that
-//! encodes batches as OTLP protobuf itself (`otlp`) and sends them over
-//! gRPC or HTTP (`transport`): a collector that is down or slow costs tool
+//! Spans reach OpenTelemetry through `tracing-opentelemetry`'s layer and
+//! the `opentelemetry_sdk` tracer; JDWP round trips, the hot path, through
+//! the same tracer directly (`round_trip`). Finished spans go through a
+//! bounded, asynchronous span processor of our own (`export`) to the
+//! `opentelemetry-otlp` exporter (`exporter`: gRPC or http/protobuf, TLS,
+//! gzip, retry with back-off): a collector that is down or slow costs tool
 //! calls nothing, a full queue drops spans and counts them, and a failure
-//! is logged once per outage. Only our own spans (`jvmscope::*`) are exported;
-//! ractor's and rmcp's lifetime spans never are. The span catalogue is in
-//! docs/telemetry.md; attribute names live in `semconv`.
+//! is logged once per outage. Only our own spans (`jvmscope::*`) are
+//! exported; ractor's and rmcp's lifetime spans never are. The span
+//! catalogue is in docs/telemetry.md; attribute names live in `semconv`.
 
-mod bridge;
 pub mod config;
 mod export;
+mod exporter;
 mod filter;
-mod otlp;
-mod record;
 mod rotate;
 mod round_trip;
 pub mod semconv;
-mod transport;
 
 use std::time::Duration;
 
-use opentelemetry::{Key, KeyValue};
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::{InstrumentationScope, Key, KeyValue};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::resource::{EnvResourceDetector, ResourceDetector};
+use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider, SpanExporter as _};
 use tracing::Dispatch;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer;
@@ -61,6 +61,8 @@ struct Export {
     handle: export::ExportHandle,
     endpoint: String,
     protocol: Protocol,
+    /// Kept so the tracers' provider lives as long as export does.
+    _provider: SdkTracerProvider,
 }
 
 impl Telemetry {
@@ -199,13 +201,27 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     let (otel, export) = match &config.export {
         None => (None, None),
         Some(export_config) => match start_export(config, export_config, &mut warnings) {
-            Ok((processor, handle)) => {
-                let layer = bridge::OtelBridge::new(processor, export_config.sampler)
+            Ok((provider, handle)) => {
+                let scope = InstrumentationScope::builder("jvmscope")
+                    .with_version(env!("CARGO_PKG_VERSION"))
+                    .build();
+                let tracer = provider.tracer_with_scope(scope);
+                // Only the attributes exported before ADR 0005: no source locations,
+                // thread names, targets or busy/idle times on every span.
+                let layer = tracing_opentelemetry::layer()
+                    .with_tracer(tracer.clone())
+                    .with_location(false)
+                    .with_threads(false)
+                    .with_target(false)
+                    .with_tracked_inactivity(false)
+                    .with_context_activation(false)
+                    .and_then(round_trip::RoundTripTracer(tracer))
                     .with_filter(filter::exported_spans());
                 let export = Export {
                     handle,
                     endpoint: export_config.endpoint.clone(),
                     protocol: export_config.protocol,
+                    _provider: provider,
                 };
                 (Some(layer), Some(export))
             }
@@ -229,54 +245,59 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     (dispatch, Telemetry { export })
 }
 
-/// Builds the encoder (with the resource) and the transport, and starts
-/// the export task. The transport's own variables (headers, timeout,
-/// compression) are read here; their problems join `warnings`.
+/// Builds the exporter (with the resource), starts the export task and
+/// the tracer provider that feeds it. The exporter's own variables (TLS,
+/// compression, timeout) are read here; their problems join `warnings`.
 fn start_export(
     config: &TelemetryConfig,
     export_config: &ExportConfig,
     warnings: &mut Vec<String>,
-) -> Result<(export::QueueProcessor, export::ExportHandle), String> {
+) -> Result<(SdkTracerProvider, export::ExportHandle), String> {
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|_| "telemetry was started outside the tokio runtime".to_string())?;
     // The gRPC channel is created on the runtime.
     let _entered = runtime.enter();
-    let settings = transport::Settings::from_lookup(|name| std::env::var(name).ok(), warnings);
-    let transport =
-        transport::Transport::new(&export_config.endpoint, export_config.protocol, &settings)
-            .map_err(|e| {
-                format!(
-                    "cannot reach the OTLP endpoint {}: {e}",
-                    export_config.endpoint
-                )
-            })?;
-    let encoder = otlp::Encoder::new(
-        &resource_attributes(&resource(config)),
-        ("jvmscope", env!("CARGO_PKG_VERSION")),
-    );
-    Ok(export::spawn(
-        export::OtlpSink::new(encoder, transport),
+    let settings = exporter::Settings::from_lookup(|name| std::env::var(name).ok(), warnings);
+    let resource = resource(config);
+    let mut exporter = exporter::build(
+        &export_config.endpoint,
+        export_config.protocol,
+        &settings,
+        warnings,
+    )
+    .map_err(|e| {
+        format!(
+            "cannot reach the OTLP endpoint {}: {e}",
+            export_config.endpoint
+        )
+    })?;
+    exporter.set_resource(&resource);
+    let (processor, handle) = export::spawn(
+        export::OtlpSink::new(exporter),
         export_config.queue,
         export_config.endpoint.clone(),
         &runtime,
-    ))
+    );
+    let provider = SdkTracerProvider::builder()
+        .with_span_processor(processor)
+        .with_sampler(sampler(export_config.sampler))
+        .with_resource(resource)
+        .build();
+    Ok((provider, handle))
 }
 
-/// The resource's attributes as the encoder takes them.
-fn resource_attributes(resource: &Resource) -> Vec<(String, record::Value)> {
-    use opentelemetry::Value as V;
-    resource
-        .iter()
-        .map(|(key, value)| {
-            let value = match value {
-                V::Bool(b) => record::Value::Bool(*b),
-                V::I64(i) => record::Value::Int(*i),
-                V::F64(d) => record::Value::Double(*d),
-                other => record::Value::Str(record::Text::from(other.to_string())),
-            };
-            (key.as_str().to_string(), value)
-        })
-        .collect()
+/// The SDK sampler for the `OTEL_TRACES_SAMPLER` choice.
+fn sampler(choice: SamplerChoice) -> Sampler {
+    match choice {
+        SamplerChoice::AlwaysOn => Sampler::AlwaysOn,
+        SamplerChoice::AlwaysOff => Sampler::AlwaysOff,
+        SamplerChoice::TraceIdRatio(r) => Sampler::TraceIdRatioBased(r),
+        SamplerChoice::ParentBasedAlwaysOn => Sampler::ParentBased(Box::new(Sampler::AlwaysOn)),
+        SamplerChoice::ParentBasedAlwaysOff => Sampler::ParentBased(Box::new(Sampler::AlwaysOff)),
+        SamplerChoice::ParentBasedTraceIdRatio(r) => {
+            Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(r)))
+        }
+    }
 }
 
 /// The resource: `OTEL_RESOURCE_ATTRIBUTES`, then the service name

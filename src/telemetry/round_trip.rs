@@ -1,21 +1,28 @@
-//! The span of one JDWP round trip, recorded without `tracing`. A busy
-//! session makes up to ~100,000 round trips a second; going through the
-//! `tracing` registry (a slab slot, extensions, a field visitor, a close)
-//! cost more per round trip than the record itself. A [`RoundTrip`] asks
-//! the bridge once, when the request is queued, whether its parent (a tool
-//! call, a `jvm.event`) is sampled, and if so builds the finished record
-//! straight into its export form; dropping it hands the record to the
-//! export queue. The exported span is the same as before: name
-//! `jdwp <CommandSet>.<Command>`, kind CLIENT, the `rpc.*`, `server.*` and
-//! `jdwp.*` attributes, status ERROR with `jdwp.error` on failure.
+//! The span of one JDWP round trip, recorded through the OpenTelemetry API
+//! and SDK directly rather than as a `tracing` span. A busy session makes
+//! up to ~100,000 round trips a second; a `tracing` span per round trip
+//! (a registry slot, extensions, a field visitor, `tracing-opentelemetry`'s
+//! span builder, a close) cost more than the span itself. A [`RoundTrip`]
+//! looks once, when the request is queued, at the OpenTelemetry context of
+//! its parent (a tool call, a `jvm.event`): an unsampled parent means
+//! nothing is built at all; a sampled one gets a child span from the SDK
+//! tracer, filled as the round trip goes and ended when the `RoundTrip` is
+//! dropped. A round trip without a parent of ours asks the SDK's sampler
+//! for a trace of its own before any attribute is built.
+//!
+//! The exported span: name `jdwp <CommandSet>.<Command>`, kind CLIENT, the
+//! `rpc.*`, `server.*` and `jdwp.*` attributes (integers as integers),
+//! status ERROR with `jdwp.error` on failure.
 
-use tracing_subscriber::registry::{LookupSpan, SpanData};
+use opentelemetry::trace::{
+    Span as _, SpanBuilder, SpanKind, Status, TraceContextExt, Tracer as _,
+};
+use opentelemetry::{Context, KeyValue};
+use opentelemetry_sdk::trace::{SdkTracer, Span};
+use tracing::Subscriber;
+use tracing_subscriber::Layer;
 
-use super::bridge::{OtelBridge, Recording};
-use super::export::QueueProcessor;
 use super::filter::EXPORTED_TARGET;
-use super::otlp::Attributes;
-use super::record::{Kind, SpanRecord, Status, Text, now_ns};
 use super::semconv;
 
 /// What a round trip's span starts with.
@@ -33,12 +40,7 @@ pub struct RoundTripStart<'a> {
 /// A round trip's span in the making; `None` inside when it is not
 /// recorded (export off, or its trace not sampled). Dropping it ends it.
 #[derive(Default)]
-pub struct RoundTrip(Option<Box<Open>>);
-
-struct Open {
-    rec: SpanRecord,
-    sink: QueueProcessor,
-}
+pub struct RoundTrip(Option<Box<Span>>);
 
 impl RoundTrip {
     /// A round trip that records nothing.
@@ -47,35 +49,32 @@ impl RoundTrip {
     }
 
     /// Opens the span of a round trip whose request was queued under
-    /// `parent` (the span current at the caller). Recorded when the bridge
-    /// is installed and the parent is one of our sampled spans, or there is
-    /// no parent of ours and the sampler keeps a new trace.
+    /// `parent` (the span current at the caller). Recorded when export is
+    /// on and the parent is one of our sampled spans, or there is no parent
+    /// of ours and the sampler keeps a new trace.
     pub fn open(parent: &tracing::Span, start: &RoundTripStart<'_>) -> Self {
         let ours = parent
             .metadata()
             .is_some_and(|m| m.target().starts_with(EXPORTED_TARGET));
-        let open = if ours {
+        let span = if ours {
             parent
                 .with_subscriber(|(id, dispatch)| {
-                    let bridge = dispatch.downcast_ref::<OtelBridge>()?;
-                    let registry = dispatch.downcast_ref::<tracing_subscriber::Registry>()?;
-                    let data = registry.span_data(id)?;
-                    let extensions = data.extensions();
-                    // No record: the parent's trace was not sampled.
-                    let Recording(rec) = extensions.get::<Recording>()?;
-                    Some(bridge.round_trip(Some((rec.trace_id, rec.span_id)), start))
+                    let tracer = dispatch.downcast_ref::<RoundTripTracer>()?;
+                    // No context: the span never reached the OpenTelemetry
+                    // layer (below INFO), so neither does its round trip.
+                    let cx = tracing_opentelemetry::get_otel_context(id, dispatch)?;
+                    tracer.child(&cx, start)
                 })
-                .flatten()
                 .flatten()
         } else {
             // Another crate's span, or none: a trace of its own.
             tracing::dispatcher::get_default(|dispatch| {
                 dispatch
-                    .downcast_ref::<OtelBridge>()
-                    .and_then(|bridge| bridge.round_trip(None, start))
+                    .downcast_ref::<RoundTripTracer>()
+                    .and_then(|tracer| tracer.root(start))
             })
         };
-        Self(open.map(Box::new))
+        Self(span.map(Box::new))
     }
 
     /// Whether this round trip is recorded.
@@ -85,81 +84,90 @@ impl RoundTrip {
 
     /// The packet id it was sent with.
     pub fn sent(&mut self, id: u32) {
-        if let Some(o) = &mut self.0 {
-            o.rec.attributes.push_int(semconv::JDWP_ID, i64::from(id));
+        if let Some(span) = &mut self.0 {
+            span.set_attribute(KeyValue::new(semconv::JDWP_ID, i64::from(id)));
         }
     }
 
     /// Time spent waiting for a slot in the in-flight window, and the
     /// reply's size.
     pub fn replied(&mut self, queued_us: u64, reply_bytes: u64) {
-        if let Some(o) = &mut self.0 {
-            o.rec
-                .attributes
-                .push_int(semconv::JDWP_QUEUED_US, queued_us as i64);
-            o.rec
-                .attributes
-                .push_int(semconv::JDWP_REPLY_BYTES, reply_bytes as i64);
+        if let Some(span) = &mut self.0 {
+            span.set_attribute(KeyValue::new(semconv::JDWP_QUEUED_US, queued_us as i64));
+            span.set_attribute(KeyValue::new(semconv::JDWP_REPLY_BYTES, reply_bytes as i64));
         }
     }
 
     /// The round trip failed: a JDWP error's name, `TIMEOUT` or
     /// `DISCONNECTED`.
     pub fn failed(&mut self, error: &str) {
-        if let Some(o) = &mut self.0 {
-            o.rec
-                .attributes
-                .push_str(semconv::JDWP_ERROR, error.as_bytes());
-            o.rec.status = Status::Error(String::new());
+        if let Some(span) = &mut self.0 {
+            span.set_attribute(KeyValue::new(semconv::JDWP_ERROR, error.to_string()));
+            span.set_status(Status::error(""));
         }
     }
 }
 
-impl Drop for RoundTrip {
-    fn drop(&mut self) {
-        if let Some(open) = self.0.take() {
-            let Open { mut rec, sink } = *open;
-            rec.end_ns = now_ns();
-            sink.on_end(rec);
+/// Attributes a round trip ends with: the six it starts with, the packet
+/// id, the queue time and the reply size (or the error).
+const ATTRIBUTES: usize = 9;
+
+/// The SDK tracer round trips are recorded with, found through the
+/// dispatcher like `tracing-opentelemetry`'s own layer (so each subscriber
+/// built by [`super::build`] has its own). A layer that does nothing.
+#[derive(Debug, Clone)]
+pub struct RoundTripTracer(pub SdkTracer);
+
+impl<S: Subscriber> Layer<S> for RoundTripTracer {}
+
+impl RoundTripTracer {
+    /// The span under `parent`'s context, when that is sampled; nothing is
+    /// built otherwise. A context without a valid span is no parent.
+    fn child(&self, parent: &Context, start: &RoundTripStart<'_>) -> Option<Span> {
+        let parent_span = parent.span();
+        let sc = parent_span.span_context();
+        if !sc.is_valid() {
+            return self.root(start);
         }
+        if !sc.is_sampled() {
+            return None;
+        }
+        let builder = self.builder(start).with_attributes(attributes(start));
+        let span = self.0.build_with_context(builder, parent);
+        span.is_recording().then_some(span)
+    }
+
+    /// A round trip with no parent: the sampler decides before any
+    /// attribute is built.
+    fn root(&self, start: &RoundTripStart<'_>) -> Option<Span> {
+        let mut span = self
+            .0
+            .build_with_context(self.builder(start), &Context::new());
+        if !span.is_recording() {
+            return None;
+        }
+        span.set_attributes(attributes(start));
+        Some(span)
+    }
+
+    fn builder(&self, start: &RoundTripStart<'_>) -> SpanBuilder {
+        let mut name = String::with_capacity(5 + start.method.len());
+        name.push_str("jdwp ");
+        name.push_str(start.method);
+        SpanBuilder::from_name(name).with_kind(SpanKind::Client)
     }
 }
 
-impl OtelBridge {
-    /// A round trip's record under `parent` (trace and span id), or a new
-    /// root when the sampler keeps it.
-    fn round_trip(&self, parent: Option<(u128, u64)>, start: &RoundTripStart<'_>) -> Option<Open> {
-        let (trace_id, parent_span_id) = match parent {
-            Some(p) => p,
-            None => {
-                let trace_id = self.new_trace_id();
-                if !self.sampled(trace_id) {
-                    return None;
-                }
-                (trace_id, 0)
-            }
-        };
-        let mut attributes = Attributes::for_span(11);
-        attributes.push_str(semconv::RPC_SYSTEM, b"jdwp");
-        attributes.push_str(semconv::RPC_SERVICE, start.service.as_bytes());
-        attributes.push_str(semconv::RPC_METHOD, start.method.as_bytes());
-        attributes.push_str(semconv::SERVER_ADDRESS, start.host.as_bytes());
-        attributes.push_int(semconv::SERVER_PORT, i64::from(start.port));
-        attributes.push_int(semconv::JDWP_REQUEST_BYTES, start.request_bytes as i64);
-        Some(Open {
-            rec: SpanRecord {
-                trace_id,
-                span_id: self.new_span_id(),
-                parent_span_id,
-                name: Text::joined("jdwp ", start.method),
-                kind: Kind::Client,
-                status: Status::Unset,
-                start_ns: now_ns(),
-                end_ns: 0,
-                attributes,
-                events: Vec::new(),
-            },
-            sink: self.sink.clone(),
-        })
-    }
+/// The attributes a round trip's span starts with.
+fn attributes(start: &RoundTripStart<'_>) -> Vec<KeyValue> {
+    let mut attributes = Vec::with_capacity(ATTRIBUTES);
+    attributes.extend([
+        KeyValue::new(semconv::RPC_SYSTEM, "jdwp"),
+        KeyValue::new(semconv::RPC_SERVICE, start.service),
+        KeyValue::new(semconv::RPC_METHOD, start.method),
+        KeyValue::new(semconv::SERVER_ADDRESS, start.host.to_string()),
+        KeyValue::new(semconv::SERVER_PORT, i64::from(start.port)),
+        KeyValue::new(semconv::JDWP_REQUEST_BYTES, start.request_bytes as i64),
+    ]);
+    attributes
 }

@@ -26,3 +26,36 @@ pub const JDWP_QUEUED_US: &str = "jdwp.queued_us";
 pub const MCP_TOOL_NAME: &str = "mcp.tool.name";
 /// `jvmscope.session`: our session id.
 pub const SESSION_ID: &str = "jvmscope.session";
+/// `jvm.event.count`: events in the composite.
+pub const JVM_EVENT_COUNT: &str = "jvm.event.count";
+/// `jvm.thread.id`: the event thread's JDWP id.
+pub const JVM_THREAD_ID: &str = "jvm.thread.id";
+/// `jvm.capture.traces`: hits snapshotted.
+pub const JVM_CAPTURE_TRACES: &str = "jvm.capture.traces";
+/// `jvm.capture.reports`: hits reported to the agent.
+pub const JVM_CAPTURE_REPORTS: &str = "jvm.capture.reports";
+
+/// Our integer attributes that `tracing` records as `u64`.
+/// `tracing-opentelemetry` hands a `u64` field over as text (OpenTelemetry
+/// has no unsigned integer), so the export path turns these back into
+/// integers ([`restore_integers`]).
+pub const U64_ATTRIBUTES: &[&str] = &[
+    JVM_EVENT_COUNT,
+    JVM_THREAD_ID,
+    JVM_CAPTURE_TRACES,
+    JVM_CAPTURE_REPORTS,
+];
+
+/// Turns the [`U64_ATTRIBUTES`] that arrived as text back into integers
+/// (values above `i64::MAX` stay text).
+pub fn restore_integers(attributes: &mut [opentelemetry::KeyValue]) {
+    use opentelemetry::{StringValue, Value};
+    for kv in attributes {
+        if let Value::String(text) = &kv.value
+            && U64_ATTRIBUTES.contains(&kv.key.as_str())
+            && let Ok(n) = StringValue::as_str(text).parse::<i64>()
+        {
+            kv.value = Value::I64(n);
+        }
+    }
+}

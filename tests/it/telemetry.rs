@@ -2,7 +2,9 @@
 //! receiver and to the real rotel collector over gRPC and HTTP), span
 //! status on JDWP errors, timeouts and disconnects, silence without an
 //! endpoint, a dead or stalled collector costing tool calls nothing, flush
-//! on stdin close and SIGTERM, and the rotating log file.
+//! on stdin close and SIGTERM, and the rotating log file. `export` has TLS, gzip and retry.
+
+mod export;
 
 use std::collections::BTreeSet;
 use std::process::Command;
@@ -36,6 +38,24 @@ const OTEL_VARS: &[&str] = &[
     "OTEL_TRACES_SAMPLER_ARG",
     "OTEL_SDK_DISABLED",
     "OTEL_TRACES_EXPORTER",
+    "OTEL_EXPORTER_OTLP_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE",
+    "OTEL_EXPORTER_OTLP_CLIENT_KEY",
+    "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY",
+    "OTEL_EXPORTER_OTLP_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION",
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+    "OTEL_EXPORTER_OTLP_INSECURE",
+    "OTEL_EXPORTER_OTLP_TRACES_INSECURE",
+    "OTEL_BSP_MAX_QUEUE_SIZE",
+    "OTEL_BSP_SCHEDULE_DELAY",
+    "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+    "OTEL_BSP_EXPORT_TIMEOUT",
     "RUST_LOG",
     "JVMSCOPE_LOG_FILE",
 ];

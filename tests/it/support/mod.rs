@@ -5,6 +5,7 @@ pub mod golden;
 pub mod java;
 pub mod mcp;
 pub mod otlp;
+pub mod otlp_http;
 pub mod rig;
 
 use std::net::TcpListener;

@@ -1,4 +1,4 @@
-//! OTLP collectors for the telemetry tests: an in-process gRPC TraceService (the generated `opentelemetry-proto` server on 127.0.0.1:0) that keeps every span it receives, and a harness running the real `rotel` collector with the Python span sink in `tests/telemetry/`. Both yield [`CollectedSpan`]s.
+//! OTLP collectors for the telemetry tests: an in-process gRPC TraceService (the generated `opentelemetry-proto` server on 127.0.0.1:0, optionally over TLS, accepting gzip, optionally refusing the first requests) that keeps every span it receives (`otlp_http` has the HTTP one), and a harness running the real `rotel` collector with the Python span sink in `tests/telemetry/`. Both yield [`CollectedSpan`]s.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -137,7 +137,7 @@ fn proto_attrs(kvs: &[KeyValue]) -> BTreeMap<String, Attr> {
         .collect()
 }
 
-fn spans_of(request: ExportTraceServiceRequest) -> Vec<CollectedSpan> {
+pub fn spans_of(request: ExportTraceServiceRequest) -> Vec<CollectedSpan> {
     let mut out = Vec::new();
     for rs in request.resource_spans {
         let resource = rs
@@ -199,10 +199,17 @@ pub fn wait_for_spans(
 #[derive(Debug, Default)]
 struct Received {
     spans: Mutex<Vec<CollectedSpan>>,
+    /// The spans of the requests refused with UNAVAILABLE.
+    refused: Mutex<Vec<Vec<CollectedSpan>>>,
+    /// Each request's `grpc-encoding` (compression), in order.
+    encodings: Mutex<Vec<Option<String>>>,
     requests: AtomicUsize,
 }
 
-struct Collector(Arc<Received>);
+struct Collector {
+    received: Arc<Received>,
+    refuse_first: usize,
+}
 
 #[tonic::async_trait]
 impl TraceService for Collector {
@@ -210,19 +217,39 @@ impl TraceService for Collector {
         &self,
         request: tonic::Request<ExportTraceServiceRequest>,
     ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let encoding = request
+            .metadata()
+            .get("grpc-encoding")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        lock(&self.received.encodings).push(encoding);
         let spans = spans_of(request.into_inner());
-        lock(&self.0.spans).extend(spans);
-        self.0.requests.fetch_add(1, Ordering::SeqCst);
+        let n = self.received.requests.fetch_add(1, Ordering::SeqCst);
+        if n < self.refuse_first {
+            lock(&self.received.refused).push(spans);
+            return Err(tonic::Status::unavailable("the collector is restarting"));
+        }
+        lock(&self.received.spans).extend(spans);
         Ok(tonic::Response::new(ExportTraceServiceResponse {
             partial_success: None,
         }))
     }
 }
 
+/// How an [`OtlpReceiver`] behaves besides receiving.
+#[derive(Debug, Default)]
+pub struct GrpcReceiverOpts<'a> {
+    /// Serve gRPC over TLS with this PKI's server certificate.
+    pub tls: Option<&'a super::otlp_http::TestPki>,
+    /// Answer the first this many requests with UNAVAILABLE.
+    pub refuse_first: usize,
+}
+
 /// An OTLP/gRPC trace receiver on 127.0.0.1 (its own thread and runtime). Dropping it stops it.
 #[derive(Debug)]
 pub struct OtlpReceiver {
     addr: SocketAddr,
+    tls: bool,
     received: Arc<Received>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -231,10 +258,26 @@ pub struct OtlpReceiver {
 impl OtlpReceiver {
     /// Starts the receiver on an ephemeral port; returns once it accepts connections.
     pub fn start() -> OtlpReceiver {
+        Self::start_with(GrpcReceiverOpts::default())
+    }
+
+    /// [`OtlpReceiver::start`], over TLS or refusing the first requests as `opts` says. It
+    /// accepts gzip-compressed requests.
+    pub fn start_with(opts: GrpcReceiverOpts<'_>) -> OtlpReceiver {
         let received = Arc::new(Received::default());
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let collector = Collector(received.clone());
+        let collector = Collector {
+            received: received.clone(),
+            refuse_first: opts.refuse_first,
+        };
+        let tls = opts.tls.map(|pki| {
+            tonic::transport::ServerTlsConfig::new().identity(tonic::transport::Identity::from_pem(
+                &pki.server_pem,
+                &pki.server_key_pem,
+            ))
+        });
+        let is_tls = tls.is_some();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -249,8 +292,16 @@ impl OtlpReceiver {
                     .unwrap_or_else(|e| panic!("OTLP receiver address: {e}"));
                 let _ = addr_tx.send(addr);
                 let incoming = tonic::transport::server::TcpIncoming::from(listener);
-                let _ = tonic::transport::Server::builder()
-                    .add_service(TraceServiceServer::new(collector))
+                let mut server = tonic::transport::Server::builder();
+                if let Some(tls) = tls {
+                    server = server
+                        .tls_config(tls)
+                        .unwrap_or_else(|e| panic!("OTLP receiver TLS: {e}"));
+                }
+                let service = TraceServiceServer::new(collector)
+                    .accept_compressed(tonic::codec::CompressionEncoding::Gzip);
+                let _ = server
+                    .add_service(service)
                     .serve_with_incoming_shutdown(incoming, async {
                         let _ = stop_rx.await;
                     })
@@ -262,15 +313,31 @@ impl OtlpReceiver {
             .unwrap_or_else(|e| panic!("OTLP receiver did not start: {e}"));
         OtlpReceiver {
             addr,
+            tls: is_tls,
             received,
             stop: Some(stop_tx),
             thread: Some(thread),
         }
     }
 
-    /// `http://127.0.0.1:<port>`, the value for `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    /// `http://127.0.0.1:<port>`, the value for `OTEL_EXPORTER_OTLP_ENDPOINT`; over TLS
+    /// `https://localhost:<port>` (the name the certificate is for).
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        if self.tls {
+            format!("https://localhost:{}", self.addr.port())
+        } else {
+            format!("http://{}", self.addr)
+        }
+    }
+
+    /// The spans of each request refused with UNAVAILABLE, in order.
+    pub fn refused(&self) -> Vec<Vec<CollectedSpan>> {
+        lock(&self.received.refused).clone()
+    }
+
+    /// Each request's `grpc-encoding`, in order.
+    pub fn encodings(&self) -> Vec<Option<String>> {
+        lock(&self.received.encodings).clone()
     }
 
     /// Every span received so far.
