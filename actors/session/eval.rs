@@ -7,6 +7,7 @@
 
 mod collections;
 mod context;
+mod invoke;
 
 pub use context::context;
 
@@ -16,19 +17,15 @@ use std::time::Duration;
 use futures::future::join_all;
 
 use crate::actors::error::JdwpError;
-use crate::actors::session::classes::{ClassCache, java_name};
+use crate::actors::session::classes::ClassCache;
 use crate::actors::session::inspect::{self, FrameView, Locals};
-use crate::actors::session::invoke;
 use crate::expr::Expr;
 use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::jdwp::array_reference::Length;
-use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod};
+use crate::jdwp::object_reference::GetValues as ObjectValues;
 use crate::jdwp::reference_type::GetValues as StaticValues;
 use crate::jdwp::string_reference::Value as StringValue;
-use crate::jdwp::virtual_machine::CreateString;
-use crate::jdwp::{
-    ErrorCode, InvokeOptions, ObjectId, ReferenceTypeId, Tag, ThreadId, TypeTag, Value,
-};
+use crate::jdwp::{ErrorCode, ObjectId, ReferenceTypeId, Tag, ThreadId, Value};
 
 /// Default bound on one invocation.
 pub const INVOKE_BUDGET: Duration = Duration::from_secs(2);
@@ -180,36 +177,6 @@ fn structural(type_name: &str) -> Option<Structural> {
         "java.util.concurrent.ConcurrentHashMap" => Structural::ConcurrentHashMap,
         _ => return None,
     })
-}
-
-/// Parameter signatures of a method signature `(ILjava/lang/String;)V`.
-pub fn param_signatures(sig: &str) -> Vec<String> {
-    let inner = sig
-        .strip_prefix('(')
-        .and_then(|s| s.split(')').next())
-        .unwrap_or("");
-    let b = inner.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let start = i;
-        while i < b.len() && b[i] == b'[' {
-            i += 1;
-        }
-        if i < b.len() && b[i] == b'L' {
-            while i < b.len() && b[i] != b';' {
-                i += 1;
-            }
-        }
-        i += 1;
-        out.push(
-            inner
-                .get(start..i.min(inner.len()))
-                .unwrap_or("")
-                .to_string(),
-        );
-    }
-    out
 }
 
 impl Driver<'_> {
@@ -577,279 +544,6 @@ impl Driver<'_> {
             }
         }
     }
-
-    async fn to_value(&self, v: &Val) -> Result<Value, JdwpError> {
-        Ok(match v {
-            Val::Bool(x) => Value::Boolean(*x),
-            Val::Byte(x) => Value::Byte(*x),
-            Val::Short(x) => Value::Short(*x),
-            Val::Char(x) => Value::Char(*x),
-            Val::Int(x) => Value::Int(*x),
-            Val::Long(x) => Value::Long(*x),
-            Val::Float(x) => Value::Float(*x),
-            Val::Double(x) => Value::Double(*x),
-            Val::Null => Value::Object {
-                tag: Tag::Object,
-                id: ObjectId(0),
-            },
-            Val::Text(s) => {
-                let id = self
-                    .classes
-                    .connection()
-                    .send(&CreateString { utf: s.clone() })
-                    .await?;
-                Value::Object {
-                    tag: Tag::String,
-                    id,
-                }
-            }
-            Val::Object { id, tag } => Value::Object {
-                tag: *tag,
-                id: ObjectId(*id),
-            },
-            Val::Class { id, .. } => {
-                let obj = self
-                    .classes
-                    .connection()
-                    .send(&crate::jdwp::reference_type::ClassObject {
-                        ref_type: ReferenceTypeId(*id),
-                    })
-                    .await?;
-                Value::Object {
-                    tag: Tag::ClassObject,
-                    id: obj,
-                }
-            }
-            Val::Many(_) | Val::Entries(_) => Value::Object {
-                tag: Tag::Object,
-                id: ObjectId(0),
-            },
-        })
-    }
-
-    /// How well `arg` fits a parameter of JNI type `param`; `None` when it
-    /// does not.
-    async fn fit(&self, param: &str, arg: &Val) -> Option<u32> {
-        let p = param.as_bytes().first().copied().unwrap_or(b'V');
-        match arg {
-            Val::Int(_) | Val::Short(_) | Val::Byte(_) | Val::Char(_) => match p {
-                b'I' => Some(3),
-                b'J' => Some(2),
-                b'F' | b'D' => Some(1),
-                b'S' | b'B' | b'C' => Some(1),
-                _ => None,
-            },
-            Val::Long(_) => match p {
-                b'J' => Some(3),
-                b'F' | b'D' => Some(1),
-                _ => None,
-            },
-            Val::Float(_) => match p {
-                b'F' => Some(3),
-                b'D' => Some(2),
-                _ => None,
-            },
-            Val::Double(_) => (p == b'D').then_some(3),
-            Val::Bool(_) => (p == b'Z').then_some(3),
-            Val::Null => matches!(p, b'L' | b'[').then_some(1),
-            Val::Text(_)
-            | Val::Object {
-                tag: Tag::String, ..
-            } => match param {
-                "Ljava/lang/String;" => Some(3),
-                "Ljava/lang/CharSequence;" | "Ljava/lang/Object;" => Some(1),
-                _ => None,
-            },
-            Val::Object { id, .. } => {
-                if p != b'L' && p != b'[' {
-                    return None;
-                }
-                let wanted = java_name(param);
-                if wanted == "java.lang.Object" {
-                    return Some(1);
-                }
-                // Walk the runtime type's superclasses for an exact match;
-                // an interface parameter is accepted with a low score.
-                let (ty, _) = self.type_of(*id).await.ok()?;
-                let chain = self.classes.hierarchy(ty).await.ok()?;
-                for t in chain {
-                    if self.classes.info(t).await.ok()?.name == wanted {
-                        return Some(3);
-                    }
-                }
-                Some(0)
-            }
-            Val::Class { .. } => (param == "Ljava/lang/Class;").then_some(3),
-            Val::Many(_) | Val::Entries(_) => None,
-        }
-    }
-
-    async fn invoke(
-        &self,
-        target: Option<&Val>,
-        name: &str,
-        args: &[Val],
-    ) -> Result<Answer, JdwpError> {
-        let Some(thread) = self.ctx.thread.filter(|_| self.ctx.invocable) else {
-            let why = if self.ctx.not_invocable_because.is_empty() {
-                "no thread is suspended by an event".to_string()
-            } else {
-                self.ctx.not_invocable_because.clone()
-            };
-            self.refused_invoke
-                .store(true, std::sync::atomic::Ordering::Relaxed);
-            return Ok(Answer::Failed(format!(
-                "calling {name}() runs code in the JVM, which JDWP allows only on a thread suspended by an event; {why}; \
-                 fields, locals and HashMap/LinkedHashMap/ConcurrentHashMap/ArrayList subscripts need no invoke"
-            )));
-        };
-        // Resolve the receiver: an object, a class, or the frame.
-        let (object, class) = match target {
-            Some(Val::Object { id, .. }) => {
-                let (ty, _) = self.type_of(*id).await?;
-                (Some(ObjectId(*id)), ty)
-            }
-            Some(Val::Class { id, .. }) => (None, ReferenceTypeId(*id)),
-            Some(other) => {
-                return Ok(Answer::Missing(format!(
-                    "a {} has no methods",
-                    other.kind()
-                )));
-            }
-            None => match (self.ctx.this.0, &self.ctx.frame) {
-                (0, Some(f)) => (None, f.class.id),
-                (this, Some(_)) => {
-                    let (ty, _) = self.type_of(this).await?;
-                    (Some(self.ctx.this), ty)
-                }
-                (_, None) => {
-                    return Ok(Answer::Missing(format!(
-                        "{name}() needs a frame or a receiver"
-                    )));
-                }
-            },
-        };
-        // Candidates: same name and arity, in the class and its supers.
-        let mut best: Option<(
-            u32,
-            ReferenceTypeId,
-            crate::actors::session::classes::MethodInfo,
-        )> = None;
-        let mut seen_names = 0;
-        for t in self.classes.hierarchy(class).await? {
-            for m in self.classes.methods(t).await?.iter() {
-                if m.name != name {
-                    continue;
-                }
-                seen_names += 1;
-                let params = param_signatures(&m.signature);
-                if params.len() != args.len() || (object.is_none() && !m.is_static()) {
-                    continue;
-                }
-                let mut score = 0;
-                let mut ok = true;
-                for (p, a) in params.iter().zip(args) {
-                    match self.fit(p, a).await {
-                        Some(s) => score += s,
-                        None => {
-                            ok = false;
-                            break;
-                        }
-                    }
-                }
-                if ok && best.as_ref().is_none_or(|(s, _, _)| score > *s) {
-                    best = Some((score, t, m.clone()));
-                }
-            }
-        }
-        let class_name = self.classes.info(class).await?.name.clone();
-        let Some((_, decl, method)) = best else {
-            return Ok(Answer::Missing(if seen_names == 0 {
-                format!("{class_name} has no method {name}()")
-            } else {
-                format!(
-                    "no overload of {class_name}.{name} takes ({})",
-                    args.iter().map(Val::kind).collect::<Vec<_>>().join(", ")
-                )
-            }));
-        };
-        let mut values = Vec::with_capacity(args.len());
-        for a in args {
-            values.push(self.to_value(a).await?);
-        }
-        let budget = self.ctx.invoke_budget.unwrap_or(INVOKE_BUDGET);
-        if let Ok(mut n) = self.invocations.lock() {
-            *n += 1;
-        }
-        let reply = match object {
-            Some(object) if !method.is_static() => {
-                invoke::bounded(
-                    self.classes,
-                    &InvokeMethod {
-                        object,
-                        thread,
-                        class: decl,
-                        method: method.id,
-                        arguments: values,
-                        options: InvokeOptions::INVOKE_SINGLE_THREADED,
-                    },
-                    thread,
-                    budget,
-                )
-                .await
-            }
-            _ => {
-                let info = self.classes.info(decl).await?;
-                if info.tag == TypeTag::Interface {
-                    invoke::bounded(
-                        self.classes,
-                        &crate::jdwp::interface_type::InvokeMethod {
-                            interface: decl,
-                            thread,
-                            method: method.id,
-                            arguments: values,
-                            options: InvokeOptions::INVOKE_SINGLE_THREADED,
-                        },
-                        thread,
-                        budget,
-                    )
-                    .await
-                } else {
-                    invoke::bounded(
-                        self.classes,
-                        &crate::jdwp::class_type::InvokeMethod {
-                            class: decl,
-                            thread,
-                            method: method.id,
-                            arguments: values,
-                            options: InvokeOptions::INVOKE_SINGLE_THREADED,
-                        },
-                        thread,
-                        budget,
-                    )
-                    .await
-                }
-            }
-        };
-        let reply = match reply {
-            Ok(r) => r,
-            Err(JdwpError::Timeout { .. }) => {
-                return Ok(Answer::Failed(format!(
-                    "{class_name}.{name}() did not return within {} ms; JDWP cannot cancel it, so the thread stays busy until it returns",
-                    budget.as_millis()
-                )));
-            }
-            Err(e) => return Err(e),
-        };
-        if reply.exception.id.0 != 0 {
-            let (_, ex) = self.type_of(reply.exception.id.0).await?;
-            return Ok(Answer::Failed(format!(
-                "{class_name}.{name}() threw {ex} @{:#x}",
-                reply.exception.id.0
-            )));
-        }
-        Ok(Answer::Value(to_val(&reply.return_value)))
-    }
 }
 
 fn index_of(key: &Val) -> Option<i64> {
@@ -903,19 +597,5 @@ pub fn explain(e: &JdwpError) -> String {
             "the thread is still running an earlier invocation that outlived its budget".into()
         }
         _ => e.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parameter_signatures_split() {
-        assert_eq!(
-            param_signatures("(ILjava/lang/String;[J[[Ljava/util/Map;Z)V"),
-            vec!["I", "Ljava/lang/String;", "[J", "[[Ljava/util/Map;", "Z"]
-        );
-        assert!(param_signatures("()V").is_empty());
     }
 }

@@ -1,13 +1,16 @@
 //! Stop points against real JVMs through the real binary: line stops
 //! (suspending, traced, suspension-free, finally lines, deferred classes and
-//! a second classloader, wildcard families and lists, refusals), hit counts,
-//! instance filters, policy overrides, toggle / update / clear / panic,
-//! waiting for events with progress, and a traced hot line under load.
-//! Exception, field, method-exit and monitor stops are in `kinds`;
-//! conditions and trace expressions in `conditions`; what snapshots carry
-//! (folded rethrows, helpful NPE text, captured locals) in `snapshots`.
+//! a second classloader, refusals), policy overrides, toggle / update /
+//! clear / panic, waiting for events with progress, and a traced hot line
+//! under load. Exception, field, method-exit and monitor stops are in
+//! `kinds`; conditions and trace expressions in `conditions`; what
+//! snapshots carry (folded rethrows, helpful NPE text, captured locals) in
+//! `snapshots`; hit counts, thread and instance filters in `filters`;
+//! wildcard families and lists in `families`.
 
 mod conditions;
+mod families;
+mod filters;
 mod kinds;
 mod parity;
 mod snapshots;
@@ -350,207 +353,6 @@ fn a_class_loaded_later_and_again_by_a_second_loader_arms_into_one_id() {
 }
 
 #[test]
-fn a_spent_hit_count_is_reported_and_clearing_it_sends_nothing() {
-    let (_jvm, server) = attached_orders();
-    let armed = ok(
-        &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("label"), "hit_count": 3}),
-    );
-    let bp = first_id(&armed);
-    let hit = ok(
-        &server,
-        "debug_wait_for_event",
-        json!({"timeout_ms": 15000}),
-    );
-    assert_eq!(hit.json()["event"]["stop"], bp.as_str(), "{}", hit.text);
-    let p = poll_until_msg(WAIT, "SPENT", || {
-        let p = point(&server, &bp);
-        (p["state"] == "spent").then_some(p)
-    });
-    assert_eq!(p["hits"], 1, "the JVM reports only the Nth: {p}");
-    ok(&server, "debug_continue", json!({}));
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": bp}));
-    assert_eq!(cleared.json()["requests_cleared"], 0, "{}", cleared.text);
-    assert!(
-        cleared.text.contains("nothing was sent"),
-        "{}",
-        cleared.text
-    );
-    assert_all_running(&server);
-}
-
-#[test]
-fn a_hit_count_over_several_locations_is_counted_here_holding_one_thread_at_a_time() {
-    let (_jvm, server) = attached_orders();
-    let armed = ok(
-        &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-finally"), "hit_count": 3}),
-    );
-    let id = first_id(&armed);
-    assert_eq!(
-        armed.json()["outcomes"][0]["policy"],
-        "EVENTTHREAD",
-        "{}",
-        armed.text
-    );
-    assert!(armed.text.contains("counted here"), "{}", armed.text);
-    let hit = ok(
-        &server,
-        "debug_wait_for_event",
-        json!({"timeout_ms": 15000}),
-    );
-    assert_eq!(hit.json()["event"]["suspended"], "all", "{}", hit.text);
-    let p = poll_until_msg(WAIT, "spent", || {
-        let p = point(&server, &id);
-        (p["state"] == "spent").then_some(p)
-    });
-    assert_eq!(p["spent_reason"], "hit_count 3 reached", "{p}");
-    assert!(p["hits"].as_u64().unwrap_or(0) >= 3, "{p}");
-    ok(&server, "debug_continue", json!({}));
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": id}));
-    assert_eq!(cleared.json()["requests_cleared"], 0, "{}", cleared.text);
-    assert_all_running(&server);
-}
-
-#[test]
-fn a_thread_filter_keeps_one_thread() {
-    let (_jvm, server) = attached_orders();
-    let threads = ok(
-        &server,
-        "debug_list_threads",
-        json!({"name_contains": "orders-b"}),
-    );
-    let b = threads.json()["threads"][0]["id"]
-        .as_str()
-        .expect("orders-b")
-        .to_string();
-    let armed = ok(
-        &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "thread_id": b, "trace": true, "trace_max_hits": 8}),
-    );
-    let t = traces_of(&server, &first_id(&armed), 8);
-    assert!(t.iter().all(|s| s["thread_name"] == "orders-b"), "{t:?}");
-    let bad = server
-        .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line("place-add"), "thread_id": "@0x7fffffff"}),
-        )
-        .expect_tool_error();
-    assert!(
-        bad.text.starts_with("[NO_SUCH_THREAD]") || bad.text.starts_with("[JDWP_ERROR]"),
-        "{}",
-        bad.text
-    );
-    assert_all_running(&server);
-}
-
-#[test]
-fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let jvm = orders(vec![dir.path().display().to_string()]);
-    let server = server();
-    attach(&server, &jvm);
-    // Orders has no `run`; OrdersPlugin (not loaded yet) has.
-    let armed = ok(
-        &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders*", "method": "run", "max_classes": 1, "trace": true, "trace_frames": 0, "trace_locals": "none"}),
-    );
-    let family = &armed.json()["outcomes"][0];
-    let fid = family["id"].as_str().unwrap_or("").to_string();
-    assert_eq!(
-        family["members"].as_array().map(Vec::len),
-        Some(0),
-        "{}",
-        armed.text
-    );
-    assert_eq!(family["watch"], "watching");
-    std::fs::write(dir.path().join("load-1"), b"").expect("trigger");
-    let f = poll_until_msg(WAIT, "the plugin to join the family", || {
-        let l = ok(&server, "debug_list_stop_points", json!({}));
-        let f = l.json()["families"][0].clone();
-        (f["members"].as_array().map(Vec::len) == Some(1)).then_some(f)
-    });
-    assert_eq!(f["members"][0]["class"], "OrdersPlugin", "{f}");
-    assert_eq!(f["joined_later"], 1, "{f}");
-    assert_eq!(f["watch"], "parked", "full at max_classes 1: {f}");
-    let member = f["members"][0]["id"].as_str().unwrap_or("").to_string();
-    traces_of(&server, &member, 2);
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": member}));
-    assert!(
-        cleared
-            .text
-            .contains("watches for new matching classes again"),
-        "{}",
-        cleared.text
-    );
-    let l = ok(&server, "debug_list_stop_points", json!({}));
-    assert_eq!(l.json()["families"][0]["watch"], "watching", "{}", l.text);
-    ok(&server, "debug_clear_stop_point", json!({"id": fid}));
-    assert_all_running(&server);
-}
-
-#[test]
-fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
-    let (_jvm, server) = attached_orders();
-    let refused = server
-        .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line("label"), "instance_id": "@0x1"}),
-        )
-        .expect_tool_error();
-    // @0x1 is not an object: an instance id is checked before anything else.
-    assert!(refused.is_error, "{}", refused.text);
-    // Take worker a's Orders from a snapshot of loop's locals.
-    let probe = ok(
-        &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 10}),
-    );
-    let probe_id = first_id(&probe);
-    let traces = traces_of(&server, &probe_id, 4);
-    let of_a = traces
-        .iter()
-        .find(|t| t["thread_name"] == "orders-a")
-        .expect("a snapshot from orders-a");
-    let handle = local(of_a, "o")
-        .and_then(|v| v.split('@').nth(1))
-        .map(|h| format!("@{}", h.trim()))
-        .expect("o carries an @0x… handle");
-    let on_static = server
-        .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line("label"), "instance_id": handle}),
-        )
-        .expect_tool_error();
-    assert!(
-        on_static.text.starts_with("[INSTANCE_REFUSED]"),
-        "{}",
-        on_static.text
-    );
-    assert!(
-        on_static.text.contains("static method"),
-        "{}",
-        on_static.text
-    );
-    let narrowed = ok(
-        &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "instance_id": handle, "trace": true, "trace_max_hits": 12}),
-    );
-    let bp = first_id(&narrowed);
-    let t = traces_of(&server, &bp, 12);
-    assert!(
-        t.iter().all(|t| t["thread_name"] == "orders-a"),
-        "only worker a's object: {t:?}"
-    );
-    assert_all_running(&server);
-}
-
-#[test]
 fn a_suspending_stop_at_a_traced_location_is_reported_as_overriding_it() {
     let (_jvm, server) = attached_orders();
     let at = line("place-add");
@@ -588,51 +390,6 @@ fn a_suspending_stop_at_a_traced_location_is_reported_as_overriding_it() {
     let panic = ok(&server, "debug_panic", json!({}));
     assert!(panic.text.contains("Verified: all"), "{}", panic.text);
     assert_eq!(panic.json()["stop_points_cleared"], 2);
-    assert_all_running(&server);
-}
-
-#[test]
-fn wildcard_families_and_lists_report_each_entry() {
-    let (_jvm, server) = attached_orders();
-    let listed = ok(
-        &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": ["Orders", "NoSuchClass", "Ord*"], "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
-    );
-    assert!(
-        listed.text.starts_with("2 armed, 1 deferred, 0 refused"),
-        "{}",
-        listed.text
-    );
-    let outcomes = listed.json()["outcomes"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let family = outcomes
-        .iter()
-        .find(|o| o["kind"] == "family")
-        .expect("a family outcome");
-    let fid = family["id"].as_str().unwrap_or("").to_string();
-    assert!(fid.starts_with("bpset_"), "{family}");
-    assert_eq!(family["members"][0]["class"], "Orders", "{family}");
-    assert_eq!(family["watch"], "watching");
-    let member = family["members"][0]["id"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
-    let t = traces_of(&server, &member, 3);
-    assert_eq!(
-        t[0]["location"]
-            .as_str()
-            .map(|l| l.starts_with("Orders.size:")),
-        Some(true)
-    );
-    let toggled = ok(&server, "debug_toggle_stop_point", json!({"id": fid}));
-    assert_eq!(toggled.json()["enabled"], false);
-    let listing = ok(&server, "debug_list_stop_points", json!({}));
-    assert!(listing.text.contains("DISABLED"), "{}", listing.text);
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": fid}));
-    assert_eq!(cleared.json()["members"], 1, "{}", cleared.text);
     assert_all_running(&server);
 }
 

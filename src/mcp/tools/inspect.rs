@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{
-    Budget, EvalContext, Locals, SessionError, SessionHandle, ThreadId, ThreadUse, declared_type,
-    explain, to_val,
+    Budget, EvalContext, Failure, Locals, Outcome, Renderer, SessionError, SessionHandle, ThreadId,
+    ThreadUse, declared_type, explain, to_val,
 };
 use crate::expr::eval::Val;
 use crate::mcp::error::ToolError;
@@ -267,48 +267,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
     let src = &p.expression;
     let result = session.evaluate(&ectx, &parsed.expr).await;
     if chain {
-        let (links, failure) = match &result {
-            Ok(o) => (o.links.clone(), None),
-            Err(f) => (f.links.clone(), Some(f.error.clone())),
-        };
-        let mut out = String::new();
-        let mut first_null = None;
-        let mut data = Vec::new();
-        for (i, link) in links.iter().enumerate() {
-            let text = link.span.text(src);
-            let rendered = renderer.line(&link.value).await;
-            out.push_str(&format!("{}. {} = {}\n", i + 1, text, rendered));
-            if first_null.is_none() && matches!(link.value, Val::Null) {
-                first_null = Some(text.to_string());
-            }
-            data.push(json!({"link": text, "value": rendered}));
-        }
-        match (&first_null, &failure) {
-            (Some(n), Some(e)) => {
-                let remaining = count_links_after(src, n);
-                out.push_str(&format!(
-                    "First null: `{n}`; {remaining} later link{} never evaluated ({})",
-                    if remaining == 1 { " was" } else { "s were" },
-                    e.render(src)
-                ));
-            }
-            (Some(n), None) => {
-                out.push_str(&format!("First null: `{n}` (the chain's value is null)"))
-            }
-            (None, Some(e)) => out.push_str(&format!("Stopped: {}", e.render(src))),
-            (None, None) => out.push_str("No link is null."),
-        }
-        let notes = match &result {
-            Ok(o) => o.notes.clone(),
-            Err(f) => f.notes.clone(),
-        };
-        for n in notes {
-            out.push_str(&format!("\nNote: {n}"));
-        }
-        return Ok(text_and_data(
-            out,
-            json!({"links": data, "first_null": first_null}),
-        ));
+        return render_chain(&renderer, src, &result).await;
     }
     match result {
         Ok(o) => {
@@ -354,6 +313,55 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
 }
 
 /// The source and a caret under byte offset `at`.
+/// The chain view: every link with its value, then the first null and
+/// why evaluation stopped, so an agent sees where a chain broke.
+async fn render_chain(
+    renderer: &Renderer<'_>,
+    src: &str,
+    result: &Result<Outcome, Failure>,
+) -> Reply {
+    let (links, failure) = match result {
+        Ok(o) => (o.links.clone(), None),
+        Err(f) => (f.links.clone(), Some(f.error.clone())),
+    };
+    let mut out = String::new();
+    let mut first_null = None;
+    let mut data = Vec::new();
+    for (i, link) in links.iter().enumerate() {
+        let text = link.span.text(src);
+        let rendered = renderer.line(&link.value).await;
+        out.push_str(&format!("{}. {} = {}\n", i + 1, text, rendered));
+        if first_null.is_none() && matches!(link.value, Val::Null) {
+            first_null = Some(text.to_string());
+        }
+        data.push(json!({"link": text, "value": rendered}));
+    }
+    match (&first_null, &failure) {
+        (Some(n), Some(e)) => {
+            let remaining = count_links_after(src, n);
+            out.push_str(&format!(
+                "First null: `{n}`; {remaining} later link{} never evaluated ({})",
+                if remaining == 1 { " was" } else { "s were" },
+                e.render(src)
+            ));
+        }
+        (Some(n), None) => out.push_str(&format!("First null: `{n}` (the chain's value is null)")),
+        (None, Some(e)) => out.push_str(&format!("Stopped: {}", e.render(src))),
+        (None, None) => out.push_str("No link is null."),
+    }
+    let notes = match result {
+        Ok(o) => o.notes.clone(),
+        Err(f) => f.notes.clone(),
+    };
+    for n in notes {
+        out.push_str(&format!("\nNote: {n}"));
+    }
+    Ok(text_and_data(
+        out,
+        json!({"links": data, "first_null": first_null}),
+    ))
+}
+
 fn caret(src: &str, at: usize) -> String {
     let col = src.char_indices().take_while(|(i, _)| *i < at).count();
     format!("  {src}\n  {}^", " ".repeat(col))

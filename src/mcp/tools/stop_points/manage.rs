@@ -1,0 +1,378 @@
+//! The tools that manage stop points once set: list, clear, toggle and
+//! update one, and panic (clear everything and resume).
+
+use serde_json::json;
+
+use super::args::{
+    Common, IdParams, ListParams, ToggleParams, UpdateParams, expressions, id_arg,
+    mode_and_filters, refuse, with_exprs,
+};
+use super::render::{self, describe_point, point_json};
+use super::{count_with_condition, export, live};
+use crate::actors::SessionHandle;
+use crate::mcp::error::ToolError;
+use crate::mcp::tools::session::SessionParams;
+use crate::mcp::tools::{Ctx, Effect, Reply, Route, text_and_data};
+use crate::model::stop_point::{Mode, StopPointSpec, Target, TraceSpec};
+
+/// The declarations of the tools that manage stop points.
+pub(super) fn manage_routes() -> Vec<Route> {
+    vec![
+        Route::new(
+            "debug_list_stop_points",
+            "List stop points",
+            "Every stop point and family: id, target, state (armed, deferred, disabled, spent and why; \
+             watching for later classes or not), suspend policy, locations, classloaders, and Hits: N always \
+             (0 included). Traced ones add snapshots against the budget, hits over budget and the measured \
+             cost (mean and p99 hold per snapshot, hits/s, share of time capturing); one sharing a location \
+             with a suspending stop point is marked SUSPEND POLICY OVERRIDDEN (it freezes the VM too). Method \
+             exits show exits discarded; families their members, max_classes and watch state. export:true \
+             returns the set as the debug_set_* calls that re-arm it (thread and instance filters dropped, \
+             named). Reads only.",
+            Effect::Read,
+            |ctx, p: Result<ListParams, ToolError>| Box::pin(async move { list(&ctx, p).await }),
+        ),
+        Route::new(
+            "debug_clear_stop_point",
+            "Clear a stop point",
+            "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
+             its class-load watch). A spent stop point is removed without sending anything: the JVM already \
+             deleted its request. Clearing a family member frees a slot, so a full family watches for new \
+             classes again.",
+            Effect::Changes,
+            |ctx, p: Result<IdParams, ToolError>| Box::pin(async move { clear(&ctx, p).await }),
+        ),
+        Route::new(
+            "debug_toggle_stop_point",
+            "Disable or re-arm a stop point",
+            "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
+             kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
+             fresh hit_count and trace budget.",
+            Effect::Changes,
+            |ctx, p: Result<ToggleParams, ToolError>| {
+                Box::pin(async move { toggle(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_update_stop_point",
+            "Change a stop point in place",
+            "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
+             trace_frames, trace_locals, trace_max_hits, trace_max_length, trace_expr ([] removes), hit_count (0 removes), thread_id, \
+             instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
+             disabled one stays disabled.",
+            Effect::Changes,
+            |ctx, p: Result<UpdateParams, ToolError>| {
+                Box::pin(async move { update(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_panic",
+            "Clear everything and resume",
+            "Safety: clear every stop point and family, then resume every thread until no suspend count is \
+             left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
+             debugger.",
+            Effect::Destructive,
+            |ctx, p: Result<SessionParams, ToolError>| {
+                Box::pin(async move { panic(&ctx, p).await })
+            },
+        ),
+    ]
+}
+
+async fn list(ctx: &Ctx, p: Result<ListParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let listing = handle.stop_points().list().await;
+    if p.export == Some(true) {
+        let (text, data) = export::export(&listing);
+        return Ok(text_and_data(text, data));
+    }
+    let ring = handle.events().ring();
+    let (text, data) = render::listing(&listing, &ring);
+    Ok(text_and_data(text, data))
+}
+
+async fn clear(ctx: &Ctx, p: Result<IdParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let r = handle
+        .stop_points()
+        .clear(p.id.trim())
+        .await
+        .map_err(ToolError::from)?;
+    let mut text = if r.members > 0 {
+        format!(
+            "Cleared {} and its {} members ({} JDWP requests).",
+            r.id, r.members, r.requests_cleared
+        )
+    } else {
+        format!("Cleared {} ({} JDWP requests).", r.id, r.requests_cleared)
+    };
+    if let Some(n) = &r.note {
+        text.push_str(&format!("\nNote: {n}"));
+    }
+    Ok(text_and_data(
+        text,
+        json!({"id": r.id, "requests_cleared": r.requests_cleared, "members": r.members, "note": r.note}),
+    ))
+}
+
+async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let r = handle
+        .stop_points()
+        .toggle(p.id.trim(), p.enabled)
+        .await
+        .map_err(ToolError::from)?;
+    let mut text = format!(
+        "{} {}.",
+        r.id,
+        if r.enabled { "enabled" } else { "disabled" }
+    );
+    if let Some(pv) = &r.point {
+        text.push_str(&format!("\n{}", describe_point(pv, false)));
+    }
+    for n in &r.notes {
+        text.push_str(&format!("\nNote: {n}"));
+    }
+    Ok(text_and_data(
+        text,
+        json!({"id": r.id, "enabled": r.enabled, "notes": r.notes, "stop_point": r.point.as_ref().map(point_json)}),
+    ))
+}
+
+async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
+    let p = p?;
+    let tool = "debug_update_stop_point";
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let Some(mut spec) = handle.stop_points().spec(p.id.trim()).await else {
+        return Err(refuse(
+            "UNKNOWN_STOP_POINT",
+            format!("there is no stop point {:?}", p.id),
+            "debug_list_stop_points shows the ids (a family is changed member by member)",
+        ));
+    };
+    let mut notes = Vec::new();
+    spec.mode = updated_mode(tool, &p, &spec, &mut notes)?;
+    update_trace_exprs(tool, &p, &mut spec.mode, &mut notes)?;
+    update_filters(tool, &p, &mut spec)?;
+    count_with_condition(&spec.filters, &mut notes);
+    let r = handle
+        .stop_points()
+        .update(p.id.trim(), spec)
+        .await
+        .map_err(ToolError::from)?;
+    let mut text = format!("Updated {}.", p.id.trim());
+    if let Some(pv) = &r.point {
+        text.push_str(&format!("\n{}", describe_point(pv, false)));
+    }
+    for n in notes.iter().chain(r.notes.iter()) {
+        text.push_str(&format!("\n  {n}"));
+    }
+    Ok(text_and_data(
+        text,
+        json!({"stop_point": r.point.as_ref().map(point_json), "notes": r.notes}),
+    ))
+}
+
+/// The stop point's mode after the update: traced or suspending as
+/// `trace` says (unchanged when omitted), with the trace settings given
+/// replacing the current ones one by one.
+fn updated_mode(
+    tool: &str,
+    p: &UpdateParams,
+    spec: &StopPointSpec,
+    notes: &mut Vec<String>,
+) -> Result<Mode, ToolError> {
+    let trace_args = p.trace_frames.is_some()
+        || p.trace_locals.is_some()
+        || p.trace_max_hits.is_some()
+        || p.trace_max_length.is_some();
+    let mut t = match (&spec.mode, p.trace) {
+        (_, Some(false)) => None,
+        (Mode::Trace(t), _) => Some(t.clone()),
+        (Mode::Suspend, Some(true)) => Some(TraceSpec::default()),
+        (Mode::Suspend, None) => None,
+    };
+    if trace_args && t.is_none() {
+        return Err(ToolError::bad_argument(
+            tool,
+            "trace settings need a traced stop point (pass trace:true)",
+        ));
+    }
+    if let Some(t) = &mut t {
+        update_trace_settings(tool, p, t, notes)?;
+    }
+    if let (Target::MethodExit(_) | Target::Monitor(_), None) = (&spec.target, &t)
+        && p.trace == Some(false)
+    {
+        return Err(refuse(
+            "REFUSED",
+            "method-exit and monitor stops stay traced through an update",
+            "clear it and arm a suspending one with the set tool (which checks what makes that safe)",
+        ));
+    }
+    Ok(match t {
+        Some(t) => Mode::Trace(t),
+        None => Mode::Suspend,
+    })
+}
+
+/// Replaces the trace settings that were given, checked and defaulted the
+/// way the set tools check them.
+fn update_trace_settings(
+    tool: &str,
+    p: &UpdateParams,
+    t: &mut TraceSpec,
+    notes: &mut Vec<String>,
+) -> Result<(), ToolError> {
+    let common = Common {
+        hit_count: None,
+        thread_id: None,
+        trace: Some(true),
+        trace_frames: p.trace_frames,
+        trace_locals: p.trace_locals.clone(),
+        trace_max_hits: p.trace_max_hits,
+        trace_max_length: p.trace_max_length,
+    };
+    let (Mode::Trace(fresh), _) = mode_and_filters(tool, &common, true, notes)? else {
+        return Err(ToolError::new("INTERNAL", "trace settings"));
+    };
+    if p.trace_frames.is_some() {
+        t.frames = fresh.frames;
+    }
+    if p.trace_locals.is_some() {
+        t.locals = fresh.locals;
+    }
+    if p.trace_max_hits.is_some() {
+        t.max_hits = fresh.max_hits;
+    }
+    if p.trace_max_length.is_some() {
+        t.max_length = fresh.max_length;
+    }
+    Ok(())
+}
+
+/// Replaces the trace expressions when `trace_expr` is given (`[]`
+/// removes them); they need a traced stop point.
+fn update_trace_exprs(
+    tool: &str,
+    p: &UpdateParams,
+    mode: &mut Mode,
+    notes: &mut Vec<String>,
+) -> Result<(), ToolError> {
+    let Some(exprs) = &p.trace_expr else {
+        return Ok(());
+    };
+    if !matches!(mode, Mode::Trace(_)) {
+        return Err(ToolError::bad_argument(
+            tool,
+            "trace_expr needs a traced stop point (pass trace:true)",
+        ));
+    }
+    expressions(tool, &None, &Some(exprs.clone()))?;
+    if let Mode::Trace(t) = mode {
+        t.exprs.clear();
+    }
+    with_exprs(tool, mode, &Some(exprs.clone()), notes)
+}
+
+/// Applies the filter changes: hit_count (0 removes), thread_id,
+/// instance_id and condition (`""` removes each).
+fn update_filters(tool: &str, p: &UpdateParams, spec: &mut StopPointSpec) -> Result<(), ToolError> {
+    match p.hit_count {
+        Some(0) => spec.filters.hit_count = None,
+        Some(n) => spec.filters.hit_count = Some(n),
+        None => {}
+    }
+    match p.thread_id.as_deref() {
+        Some("") => spec.filters.thread = None,
+        Some(_) => spec.filters.thread = id_arg(tool, "thread_id", &p.thread_id)?,
+        None => {}
+    }
+    match p.instance_id.as_deref() {
+        Some("") => spec.filters.instance = None,
+        Some(_) => spec.filters.instance = id_arg(tool, "instance_id", &p.instance_id)?,
+        None => {}
+    }
+    match p.condition.as_deref() {
+        Some("") => spec.filters.condition = None,
+        Some(c) => {
+            if matches!(spec.target, Target::Monitor(_)) {
+                return Err(refuse(
+                    "REFUSED",
+                    "monitor stops take no condition: a thread blocked on a monitor must not run code for us",
+                    "use min_duration_ms or thread_id",
+                ));
+            }
+            expressions(tool, &p.condition, &None)?;
+            spec.filters.condition = Some(c.to_string());
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = live(ctx, p.session_id.as_deref())?;
+    let cleared = handle.stop_points().clear_all().await;
+    // A panic releases the threads debug_suspend_thread holds too: resuming
+    // around them would report "all threads run" over a held one.
+    let held = released_names(&handle).await;
+    let report = handle.resume_all().await?;
+    let mut text = format!(
+        "PANIC: cleared {cleared} stop points; {} resume{} sent.",
+        report.resumes,
+        if report.resumes == 1 { "" } else { "s" }
+    );
+    if !held.is_empty() {
+        text.push_str(&format!(
+            "\nReleased {} thread{} debug_suspend_thread held: {}.",
+            held.len(),
+            if held.len() == 1 { "" } else { "s" },
+            held.join(", ")
+        ));
+    }
+    if report.still_held == 0 {
+        text.push_str(&format!("\nVerified: all {} threads run.", report.total));
+    } else if report.resuspended_by_event {
+        text.push_str(&format!(
+            "\nWARNING: {} threads were suspended again by an event that is not a stop point of ours (a step or another debugger's request); debug_list_threads shows them.",
+            report.still_held
+        ));
+    } else {
+        text.push_str(&format!(
+            "\nWARNING: {} of {} threads are still suspended after {} resumes; debug_disconnect releases everything.",
+            report.still_held, report.total, report.resumes
+        ));
+    }
+    Ok(text_and_data(
+        text,
+        json!({
+            "stop_points_cleared": cleared,
+            "resumes": report.resumes,
+            "threads_total": report.total,
+            "still_suspended": report.still_held,
+            "released_held": held,
+        }),
+    ))
+}
+
+/// Releases the threads the agent holds with debug_suspend_thread and
+/// names them, as `@0x… "name"` (the id alone when the name cannot be
+/// read).
+async fn released_names(handle: &SessionHandle) -> Vec<String> {
+    let held = handle.release_agent_holds().await;
+    let threads: Vec<_> = held.iter().map(|h| h.thread).collect();
+    let names = handle.thread_names(&threads).await;
+    threads
+        .iter()
+        .zip(names)
+        .map(|(t, name)| match name {
+            Some(n) => format!("@0x{:x} {n:?}", t.0),
+            None => format!("@0x{:x}", t.0),
+        })
+        .collect()
+}

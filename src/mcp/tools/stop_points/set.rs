@@ -1,0 +1,554 @@
+//! The five `debug_set_*_stop` tools: their declarations, and turning
+//! their arguments into stop-point definitions (wildcards expanded) that
+//! are then armed.
+
+use super::args::{
+    ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams,
+    expressions, id_arg, mode_and_filters, refuse, with_exprs,
+};
+use super::entries::{arm_entries, arm_one};
+use super::{count_with_condition, live};
+use crate::actors::{Expanded, WildcardError};
+use crate::mcp::error::ToolError;
+use crate::mcp::tools::{Ctx, Effect, Reply, Route};
+use crate::model::stop_point::{
+    ExceptionSpec, FieldSpec, LineSpec, MethodExitSpec, MonitorKind, MonitorSpec, StopPointSpec,
+    Target,
+};
+
+const MAX_CLASSES_DEFAULT: usize = 20;
+
+/// The declarations of the tools that set a stop point.
+pub(super) fn set_routes() -> Vec<Route> {
+    vec![
+        Route::new(
+            "debug_set_line_stop",
+            "Stop at a line or method entry",
+            "Stop at a source line, or at a method's entry (method, no line). class_pattern: an exact class \
+             (Outer$Inner), a wildcard (com.acme.*, *Repo; needs method, refuses line: one bp_ per matching \
+             class in a bpset_ family that also takes matching classes loaded later, up to max_classes) or a \
+             list (each entry reported armed, deferred or refused). Every bytecode location of the line (a \
+             finally line has several) on every classloader copy, later copies included, is one id. An \
+             unloaded class is deferred (similar loaded names are listed); a line without code is refused \
+             with the nearest lines that have code. A hit suspends the VM (debug_wait_for_event, then \
+             debug_continue); trace:true snapshots and resumes, holding only the hit thread; with \
+             trace_frames:0 and trace_locals:\"none\" nothing is suspended. A condition is evaluated on the hit \
+             thread alone and suspends the VM only when true (others run on for one round trip); one that \
+             fails is reported. hit_count N fires once, on the Nth hit. instance_id: instance methods only. \
+             A method with a breakpoint runs interpreted: clear what you no longer need.",
+            Effect::Changes,
+            |ctx, p: Result<LineStopParams, ToolError>| {
+                Box::pin(async move { set_line(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_set_exception_stop",
+            "Stop when an exception is thrown",
+            "Stop when an exception is thrown: class_pattern is an exact type, its subclasses \
+             included (deferred until it loads), a wildcard (the exception classes loaded now, up to \
+             max_classes) or a list, one exc_ per class; omit it for every exception (noisy). caught and \
+             uncaught default true. \
+             Reports type, stored message (read as a field), throw and catch location; an NPE's helpful text \
+             is never stored, so a getMessage() bounded to 250 ms runs on the held thread (not read-only). A \
+             rethrow of the same instance on its thread (finally, catch-and-throw) is folded into the first \
+             report as rethrown, not a new hit. A hit suspends the VM; trace:true snapshots and resumes \
+             instead (debug_get_traces), right for a shared JVM. hit_count N fires once, on the Nth throw. \
+             instance_id keeps throws from one object's instance methods.",
+            Effect::Changes,
+            |ctx, p: Result<ExceptionStopParams, ToolError>| {
+                Box::pin(async move { set_exception(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_set_field_stop",
+            "Stop when a field is written or read",
+            "Stop when a field is written (modify, default true) or read (access, default false): class_name \
+             exact (deferred until it loads), a wildcard (loaded classes declaring the field, up to \
+             max_classes) or a list, one watch_ per class; field_name (an inherited one resolves to its \
+             declaring class). \
+             A write reports old → new (the event precedes the write; the old value is read while the thread \
+             is held). A watched field is not JIT-optimised: clear it when done. A hit suspends the VM; \
+             trace:true snapshots and resumes. instance_id watches one object's copy of an instance field \
+             (refused on a static one). hit_count N fires once, on the Nth access.",
+            Effect::Changes,
+            |ctx, p: Result<FieldStopParams, ToolError>| {
+                Box::pin(async move { set_field(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_set_method_exit_stop",
+            "Report what methods return",
+            "Report what a method returned and from which return site. class_pattern is matched by the JVM \
+             (exact, or one * at the start or end; a list arms one mexit_ each), classes loaded later included. method is filtered here, \
+             after the JVM has paid for every exit of the class: debug_list_stop_points counts them as exits \
+             discarded; narrow the pattern or use exclude_classes. Traced by default; trace:false needs an \
+             exact class and a method. hit_count only without method. instance_id is refused: HotSpot ignores \
+             it on method exits.",
+            Effect::Changes,
+            |ctx, p: Result<MethodExitParams, ToolError>| {
+                Box::pin(async move { set_method_exit(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_set_monitor_stop",
+            "Watch lock contention",
+            "Watch monitors without suspending: blocked (waiting for a lock another thread holds), acquired \
+             (got it), wait (entered Object.wait), waited (returned); default [\"blocked\",\"acquired\"], \
+             [\"all\"] for the four. Pair durations are measured here (no event carries one) and include our \
+             latency; min_duration_ms keeps longer pairs only (needs both halves; the opening event then \
+             holds nothing). Contention can be anywhere, the JDK included: trace_max_hits bounds it. \
+             thread_id is the one filter the JVM applies; monitor_class works with wait/waited only. \
+             trace:false needs thread_id. No condition or instance_id: a blocked thread must not run our \
+             code, and HotSpot ignores instance filters here.",
+            Effect::Changes,
+            |ctx, p: Result<MonitorParams, ToolError>| {
+                Box::pin(async move { set_monitor(&ctx, p).await })
+            },
+        ),
+    ]
+}
+
+async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
+    let p = p?;
+    let tool = "debug_set_line_stop";
+    let handle = live(ctx, p.session_id.as_deref())?;
+    expressions(tool, &p.condition, &p.trace_expr)?;
+    let mut notes = Vec::new();
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
+    filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
+    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+    let entries = p.class_pattern.clone().into_vec();
+    if entries.is_empty() {
+        return Err(ToolError::bad_argument(tool, "class_pattern is empty"));
+    }
+    let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
+    let mut specs = Vec::new();
+    for entry in &entries {
+        let entry = entry.trim().to_string();
+        let spec = if entry.contains('*') {
+            if p.line.is_some() {
+                Err(refuse(
+                    "BAD_ARGUMENT",
+                    format!(
+                        "{entry}: a wildcard refuses line (line N is a different statement in every class)"
+                    ),
+                    "give method (its entry is armed in every matching class), or an exact class with line",
+                ))
+            } else if p.method.is_none() {
+                Err(refuse(
+                    "BAD_ARGUMENT",
+                    format!("{entry}: a wildcard needs method"),
+                    "give method, e.g. {\"class_pattern\":\"com.acme.*Service\",\"method\":\"handle\"}",
+                ))
+            } else {
+                Ok(entry.clone())
+            }
+        } else if p.line.is_none() && p.method.is_none() {
+            Err(ToolError::bad_argument(tool, "give line, method, or both"))
+        } else {
+            Ok(entry.clone())
+        };
+        specs.push((entry, spec));
+    }
+    let build = |class: String| StopPointSpec {
+        target: Target::Line(LineSpec {
+            class,
+            method: p.method.clone(),
+            line: p.line,
+        }),
+        mode: mode.clone(),
+        filters: filters.clone(),
+    };
+    let specs = specs
+        .into_iter()
+        .map(|(entry, class)| (entry, class.map(build)))
+        .collect();
+    arm_entries(&handle, specs, max_classes, notes).await
+}
+
+async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> Reply {
+    let p = p?;
+    let tool = "debug_set_exception_stop";
+    let handle = live(ctx, p.session_id.as_deref())?;
+    expressions(tool, &p.condition, &p.trace_expr)?;
+    let mut notes = Vec::new();
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
+    filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
+    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+    let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
+    if !caught && !uncaught {
+        return Err(ToolError::bad_argument(
+            tool,
+            "caught and uncaught are both false: nothing would be reported",
+        ));
+    }
+    let entries: Vec<Option<String>> = match p.class_pattern.clone() {
+        None => {
+            notes.push(
+                "every exception type is reported: expect noise from the JDK and frameworks".into(),
+            );
+            vec![None]
+        }
+        Some(c) => c
+            .into_vec()
+            .into_iter()
+            .map(|c| Some(c.trim().to_string()))
+            .collect(),
+    };
+    if entries.is_empty() {
+        return Err(ToolError::bad_argument(
+            tool,
+            "class_pattern is an empty list",
+        ));
+    }
+    let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
+    let build = |class: Option<String>| StopPointSpec {
+        target: Target::Exception(ExceptionSpec {
+            class,
+            caught,
+            uncaught,
+        }),
+        mode: mode.clone(),
+        filters: filters.clone(),
+    };
+    let mut specs = Vec::new();
+    for class in entries {
+        let Some(glob) = class.clone().filter(|c| c.contains('*')) else {
+            let entry = class.clone().unwrap_or_else(|| "every exception".into());
+            specs.push((entry, Ok(build(class))));
+            continue;
+        };
+        // A request needs a concrete type: a wildcard resolves to the
+        // exception classes loaded now, and nothing arms itself later.
+        let expanded = handle.expand_exceptions(&glob, max_classes).await;
+        add_expansion(
+            &mut specs,
+            &mut notes,
+            &glob,
+            expanded,
+            max_classes,
+            |n| {
+                format!(
+                    "{n} loaded exception class{} armed (a wildcard matches only classes loaded now)",
+                    plural_es(n)
+                )
+            },
+            |n| format!("{n} more covered as subclasses of a matched one"),
+            |c| build(Some(c)),
+        );
+    }
+    arm_entries(&handle, specs, 1, notes).await
+}
+
+/// Adds what a wildcard expanded to: an entry per class it covers (built
+/// by `build`) and a note saying what it covered, skipped and left out —
+/// or, when nothing matched, one refused entry.
+#[allow(clippy::too_many_arguments)]
+fn add_expansion(
+    specs: &mut Vec<(String, Result<StopPointSpec, ToolError>)>,
+    notes: &mut Vec<String>,
+    pattern: &str,
+    expanded: Result<Expanded, WildcardError>,
+    max_classes: usize,
+    covered: impl FnOnce(usize) -> String,
+    skipped: impl FnOnce(usize) -> String,
+    build: impl Fn(String) -> StopPointSpec,
+) {
+    let x = match expanded {
+        Ok(x) => x,
+        Err(e) => {
+            let why = match &e {
+                WildcardError::NoException { .. } => format!(
+                    "{e}; an exception class loads when it is first needed, so trigger it once and arm again, or name the type exactly (an exact type is deferred until it loads)"
+                ),
+                _ => e.to_string(),
+            };
+            specs.push((
+                pattern.to_string(),
+                Err(refuse(
+                    "NO_MATCH",
+                    why,
+                    "check the pattern: a wildcard matches only classes the JVM has loaded so far",
+                )),
+            ));
+            return;
+        }
+    };
+    let mut note = format!("{pattern}: {}", covered(x.classes.len()));
+    if x.skipped > 0 {
+        note.push_str(&format!("; {}", skipped(x.skipped)));
+    }
+    if !x.left_out.is_empty() {
+        note.push_str(&format!(
+            "; left out by max_classes {max_classes}: {}",
+            x.left_out.join(", ")
+        ));
+    }
+    notes.push(note);
+    for c in x.classes {
+        specs.push((c.clone(), Ok(build(c))));
+    }
+}
+
+fn plural_es(n: usize) -> &'static str {
+    if n == 1 { "" } else { "es" }
+}
+
+async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
+    let p = p?;
+    let tool = "debug_set_field_stop";
+    let handle = live(ctx, p.session_id.as_deref())?;
+    expressions(tool, &p.condition, &p.trace_expr)?;
+    let mut notes = Vec::new();
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
+    filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
+    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+    let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
+    if !modify && !access {
+        return Err(ToolError::bad_argument(
+            tool,
+            "modify and access are both false: nothing would be reported",
+        ));
+    }
+    if modify && access && filters.hit_count.is_some() {
+        notes.push("hit_count with reads and writes: they are counted together".into());
+    }
+    let field = p.field_name.trim().to_string();
+    let build = |class: String| StopPointSpec {
+        target: Target::Field(FieldSpec {
+            class,
+            field: field.clone(),
+            access,
+            modify,
+        }),
+        mode: mode.clone(),
+        filters: filters.clone(),
+    };
+    let entries: Vec<String> = p
+        .class_name
+        .clone()
+        .into_vec()
+        .into_iter()
+        .map(|c| c.trim().to_string())
+        .collect();
+    if entries.is_empty() {
+        return Err(ToolError::bad_argument(tool, "class_name is an empty list"));
+    }
+    let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
+    let mut specs = Vec::new();
+    for class in entries {
+        if !class.contains('*') {
+            specs.push((class.clone(), Ok(build(class))));
+            continue;
+        }
+        // A watch needs a concrete type: a wildcard resolves to the loaded
+        // classes that declare the field, and nothing arms itself later.
+        let expanded = handle.expand_field_watch(&class, &field, max_classes).await;
+        add_expansion(
+            &mut specs,
+            &mut notes,
+            &class,
+            expanded,
+            max_classes,
+            |n| {
+                format!(
+                    "{n} loaded class{} declaring {field} watched (a wildcard matches only classes loaded now; each watched field is de-optimised)",
+                    plural_es(n)
+                )
+            },
+            |n| format!("{n} matching class{} without it", plural_es(n)),
+            build,
+        );
+    }
+    arm_entries(&handle, specs, 1, notes).await
+}
+
+async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> Reply {
+    let p = p?;
+    let tool = "debug_set_method_exit_stop";
+    let handle = live(ctx, p.session_id.as_deref())?;
+    expressions(tool, &p.condition, &p.trace_expr)?;
+    if p.instance_id.is_some() {
+        return Err(refuse(
+            "INSTANCE_REFUSED",
+            "instance_id on a method exit: HotSpot accepts the filter and then reports exits of every instance",
+            "stop on a line inside an instance method with instance_id, or filter with a condition",
+        ));
+    }
+    let patterns: Vec<String> = p
+        .class_pattern
+        .clone()
+        .into_vec()
+        .into_iter()
+        .map(|c| c.trim().to_string())
+        .collect();
+    if patterns.is_empty() {
+        return Err(ToolError::bad_argument(
+            tool,
+            "class_pattern is an empty list",
+        ));
+    }
+    let mut checked = Vec::new();
+    for pattern in patterns {
+        let stars = pattern.matches('*').count();
+        let check = if stars > 1
+            || (stars == 1 && !(pattern.starts_with('*') || pattern.ends_with('*')))
+        {
+            Err(refuse(
+                "BAD_ARGUMENT",
+                format!("{pattern}: the JVM matches one * at the start or the end only"),
+                "use e.g. com.acme.* or *.OrderService",
+            ))
+        } else if p.trace == Some(false) && !(stars == 0 && p.method.is_some()) {
+            Err(refuse(
+                "REFUSED",
+                format!(
+                    "{pattern}: a suspending method exit needs an exact class and a method: on a pattern it would freeze the VM on every return"
+                ),
+                "keep trace (the default), or name one class and one method",
+            ))
+        } else {
+            Ok(())
+        };
+        checked.push((pattern, check));
+    }
+    if p.hit_count.is_some() && p.method.is_some() {
+        return Err(refuse(
+            "REFUSED",
+            "hit_count with method: the JVM counts exits of every method of the class, so the Nth could be a getter we then drop",
+            "omit method to count exits of the class, or omit hit_count",
+        ));
+    }
+    let mut notes = Vec::new();
+    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
+    filters.condition = p.condition.clone();
+    count_with_condition(&filters, &mut notes);
+    if let Some(m) = &p.method {
+        for (pattern, check) in &checked {
+            if check.is_ok()
+                && !pattern.contains('*')
+                && let Some(methods) = handle.missing_method(pattern, m).await
+            {
+                notes.push(format!(
+                    "WARNING: {pattern} has no method {m:?}: nothing will be reported (its methods: {})",
+                    methods.join(", ")
+                ));
+            }
+        }
+    }
+    let specs = checked
+        .into_iter()
+        .map(|(pattern, check)| {
+            let spec = check.map(|()| StopPointSpec {
+                target: Target::MethodExit(MethodExitSpec {
+                    class_pattern: pattern.clone(),
+                    method: p.method.clone(),
+                    exclude: p.exclude_classes.clone().unwrap_or_default(),
+                }),
+                mode: mode.clone(),
+                filters: filters.clone(),
+            });
+            (pattern, spec)
+        })
+        .collect();
+    arm_entries(&handle, specs, 1, notes).await
+}
+
+async fn set_monitor(ctx: &Ctx, p: Result<MonitorParams, ToolError>) -> Reply {
+    let p = p?;
+    let tool = "debug_set_monitor_stop";
+    let handle = live(ctx, p.session_id.as_deref())?;
+    if p.instance_id.is_some() {
+        return Err(refuse(
+            "INSTANCE_REFUSED",
+            "instance_id on monitor events: HotSpot tests the frame's `this`, not the monitor, and ignores it anyway",
+            "filter with thread_id or monitor_class (wait/waited)",
+        ));
+    }
+    let mut kinds = Vec::new();
+    for k in p
+        .kinds
+        .clone()
+        .unwrap_or_else(|| vec!["blocked".into(), "acquired".into()])
+    {
+        if k == "all" {
+            kinds = vec![
+                MonitorKind::Blocked,
+                MonitorKind::Acquired,
+                MonitorKind::Wait,
+                MonitorKind::Waited,
+            ];
+            break;
+        }
+        match MonitorKind::parse(&k) {
+            Some(m) if !kinds.contains(&m) => kinds.push(m),
+            Some(_) => {}
+            None => {
+                return Err(ToolError::bad_argument(
+                    tool,
+                    format!("kind {k:?}: use blocked, acquired, wait, waited or all"),
+                ));
+            }
+        }
+    }
+    if kinds.is_empty() {
+        return Err(ToolError::bad_argument(tool, "kinds is empty"));
+    }
+    let spec_probe = MonitorSpec {
+        kinds: kinds.clone(),
+        min_duration_ms: p.min_duration_ms,
+        monitor_class: p.monitor_class.clone(),
+    };
+    if p.min_duration_ms.is_some()
+        && !kinds
+            .iter()
+            .any(|k| !k.is_opening() && spec_probe.pairs(*k))
+    {
+        return Err(refuse(
+            "REFUSED",
+            "min_duration_ms needs both halves of a pair (blocked+acquired or wait+waited): nothing could be measured",
+            "add the other half of the pair",
+        ));
+    }
+    if p.monitor_class.is_some()
+        && kinds
+            .iter()
+            .any(|k| matches!(k, MonitorKind::Blocked | MonitorKind::Acquired))
+    {
+        return Err(refuse(
+            "REFUSED",
+            "monitor_class with blocked/acquired: on the contended pair HotSpot tests the class of the code that blocked, not the lock's",
+            "use monitor_class with kinds [\"wait\",\"waited\"], or drop it",
+        ));
+    }
+    if p.trace == Some(false) && p.thread_id.is_none() {
+        return Err(refuse(
+            "REFUSED",
+            "a suspending monitor stop needs thread_id: contention anywhere would freeze the VM on the next lock",
+            "keep trace (the default), or give thread_id",
+        ));
+    }
+    if p.hit_count.is_some() {
+        return Err(ToolError::bad_argument(
+            tool,
+            "hit_count is not offered on monitor stops; bound them with trace_max_hits",
+        ));
+    }
+    expressions(tool, &None, &p.trace_expr)?;
+    let mut notes = Vec::new();
+    let (mut mode, filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
+    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
+    let spec = StopPointSpec {
+        target: Target::Monitor(spec_probe),
+        mode,
+        filters,
+    };
+    arm_one(&handle, spec, 1, notes).await
+}
