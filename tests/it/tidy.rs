@@ -308,3 +308,95 @@ fn every_tool_a_message_names_exists() {
         unknown.join("\n")
     );
 }
+
+/// The text of a line with string literals, `'{'`/`'}'` and `//` comments
+/// taken out, so braces can be counted.
+fn braces_only(line: &str) -> String {
+    let mut out = String::new();
+    let mut in_str = false;
+    let mut escaped = false;
+    let line = line.replace("'{'", "").replace("'}'", "");
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_str {
+            match c {
+                '\\' if !escaped => escaped = true,
+                '"' if !escaped => in_str = false,
+                _ => escaped = false,
+            }
+            continue;
+        }
+        match c {
+            '"' => in_str = true,
+            '/' if chars.peek() == Some(&'/') => break,
+            '{' | '}' => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every function in `text` longer than `max` lines, as (name, line, length).
+fn long_functions(text: &str, max: usize) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let t = t.strip_prefix("pub ").unwrap_or(t);
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or_else(|| t.strip_prefix("pub(super) "))
+            .unwrap_or(t);
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        let Some(rest) = t.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let (mut depth, mut started) = (0i32, false);
+        for (j, l) in lines.iter().enumerate().skip(i) {
+            for c in braces_only(l).chars() {
+                depth += if c == '{' { 1 } else { -1 };
+                started = true;
+            }
+            if !started && l.trim_end().ends_with(';') {
+                break;
+            }
+            if started && depth <= 0 {
+                if j - i + 1 > max {
+                    out.push((name.clone(), i + 1, j - i + 1));
+                }
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Files stay small and named for their concept; functions read in one
+/// screenful or two.
+#[test]
+fn no_file_is_over_800_lines_and_no_function_over_120() {
+    let mut hits = Vec::new();
+    for area in ["src", "actors", "tests", "bench"] {
+        for file in files_under(area) {
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let n = text.lines().count();
+            if n > 800 {
+                hits.push(format!("{}: {n} lines", file.display()));
+            }
+            for (name, at, len) in long_functions(&text, 120) {
+                hits.push(format!("{}:{at}: fn {name} is {len} lines", file.display()));
+            }
+        }
+    }
+    assert!(hits.is_empty(), "too long:\n{}", hits.join("\n"));
+    let long = format!("fn f() {{\n{}}}\n", "    let x = \"}\";\n".repeat(130));
+    assert_eq!(
+        long_functions(&long, 120).len(),
+        1,
+        "the scan counts a long function"
+    );
+}
