@@ -296,7 +296,7 @@ pub fn is_mutation(command_set: u8, command: u8) -> bool {
 /// The Connection actor (its struct is configuration only).
 pub struct Connection;
 
-/// Arguments: the handshaken stream, the shared block and config.
+/// Arguments: the handshaken stream and the config.
 pub struct ConnectionArgs {
     pub stream: TcpStream,
     pub shared: Arc<ConnectionShared>,

@@ -23,7 +23,8 @@
 //!   `detach_on_disconnect`. No other session is touched.
 //! - **EventDispatch fails** (a panic): the Session restarts it with the
 //!   same arguments and points the Connection at the new one. Nothing is
-//!   lost: what it records lives in the session's shared block, and the
+//!   lost: the suspension ledger lives in the Session actor and the event
+//!   counters on its event bus, and the
 //!   Connection keeps composites that arrive while no EventDispatch exists
 //!   and hands them to the successor (a dropped suspending event would be a
 //!   thread nobody resumes). Capture tasks in flight outlive the crash and
