@@ -73,6 +73,13 @@ fn tools_list_matches_the_golden_file_and_the_budget() {
     );
     for tool in &tools {
         let name = tool["name"].as_str().expect("name");
+        // A run of spaces is a line continuation gone wrong: bytes the model
+        // reads for nothing.
+        let text = serde_json::to_string(tool).expect("json");
+        assert!(
+            !text.contains("  ") && !text.contains("\\n\\n"),
+            "{name} has a run of whitespace in its definition"
+        );
         assert!(name.starts_with("debug_"), "{name}");
         assert!(
             name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),

@@ -93,7 +93,7 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_suspend_thread",
             "Suspend one thread",
-            "Suspend one named thread; every other thread keeps running. The cheap way to read a live              frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply              reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only              after an event).",
+            "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
             Effect::Changes,
             |ctx, p: Result<ThreadParams, ToolError>| {
                 Box::pin(async move { suspend_thread(&ctx, p, true).await })
@@ -102,7 +102,7 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_resume_thread",
             "Resume one thread once",
-            "Take one suspension off one thread and report the count left (a thread held by a stop point              and by debug_suspend_thread needs two).",
+            "Take one suspension off one thread and report the count left (a thread held by a stop point and by debug_suspend_thread needs two).",
             Effect::Changes,
             |ctx, p: Result<ThreadParams, ToolError>| {
                 Box::pin(async move { suspend_thread(&ctx, p, false).await })
@@ -111,7 +111,7 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_pause",
             "Suspend the whole JVM",
-            "Suspend every thread. Idempotent: on a JVM that is already fully suspended it changes nothing              and says what holds it. Resume with debug_continue.",
+            "Suspend every thread. Idempotent: on a JVM that is already fully suspended it changes nothing and says what holds it. Resume with debug_continue.",
             Effect::Idempotent,
             |ctx, p: Result<SessionParams, ToolError>| {
                 Box::pin(async move { pause(&ctx, p).await })
