@@ -54,6 +54,8 @@ impl JdwpError {
 /// Why attaching to a JVM failed.
 #[derive(Debug, Clone, Error)]
 pub enum AttachError {
+    #[error("session {session} is already attached to {addr}; a JVM takes one debugger at a time")]
+    AlreadyAttached { addr: String, session: String },
     #[error("connection refused by {addr}: nothing is listening there")]
     Refused { addr: String },
     #[error("could not connect to {addr}: {detail}")]

@@ -257,6 +257,18 @@ impl Engine {
         launched: Option<Arc<session::launch::LaunchedJvm>>,
         roots: crate::model::Roots,
     ) -> Result<SessionHandle, AttachError> {
+        // A JVM takes one debugger: dialling a port we already hold would
+        // read as "nothing listening" or "not JDWP", so say who holds it.
+        if let Some(held) = self
+            .sessions()
+            .into_iter()
+            .find(|s| s.check_alive().is_ok() && s.port() == port && same_host(s.host(), host))
+        {
+            return Err(AttachError::AlreadyAttached {
+                addr: format!("{host}:{port}"),
+                session: held.id().to_string(),
+            });
+        }
         let stream = connection::dial::dial(host, port, timeout).await?;
         let mut config = ConnectionConfig::new(host, port);
         config.read_only = read_only || self.config.force_read_only;
@@ -332,6 +344,12 @@ impl Engine {
         futures::future::join_all(live.iter().map(|s| s.disconnect())).await;
         self.supervisor.stop(None);
     }
+}
+
+/// Whether two host names are the same endpoint: loopback names are one.
+fn same_host(a: &str, b: &str) -> bool {
+    let loopback = |h: &str| matches!(h, "127.0.0.1" | "localhost" | "::1" | "[::1]");
+    a.eq_ignore_ascii_case(b) || (loopback(a) && loopback(b))
 }
 
 /// Resumes a freshly launched JVM and waits until its main class is

@@ -80,7 +80,9 @@ pub async fn resume_verified(
     // before resuming, so a new hit recorded meanwhile is kept.
     ledger.forget_event_threads(None);
     if held.is_empty() {
-        let rounds = census.max_depth.clamp(1, 64);
+        // Nothing held means nothing to send: a resume of a running VM is
+        // a packet for nothing, and a report that misleads.
+        let rounds = census.max_depth.clamp(0, 64);
         for _ in 0..rounds {
             conn.send(&crate::jdwp::virtual_machine::Resume).await?;
             report.resumes += 1;

@@ -100,6 +100,16 @@ impl SessionHandle {
 
     // --- what the session is -------------------------------------------
 
+    /// The JVM's host, as attached.
+    pub fn host(&self) -> &str {
+        &self.info.host
+    }
+
+    /// The JVM's JDWP port.
+    pub fn port(&self) -> u16 {
+        self.info.port
+    }
+
     /// `host:port` of the JVM.
     pub fn address(&self) -> String {
         self.info.address()

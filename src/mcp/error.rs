@@ -179,6 +179,11 @@ impl From<AttachError> for ToolError {
             AttachError::Connect { .. } => ToolError::new("CONNECT_FAILED", e.to_string()),
             AttachError::Setup { .. } => ToolError::new("ATTACH_FAILED", e.to_string()),
             AttachError::Spawn(_) => ToolError::new("INTERNAL", e.to_string()),
+            AttachError::AlreadyAttached { session, .. } => {
+                ToolError::new("ALREADY_ATTACHED", e.to_string()).next(format!(
+                    "use session_id {session:?} (debug_set_current_session makes it current), or debug_disconnect it first"
+                ))
+            }
         }
     }
 }

@@ -252,3 +252,47 @@ fn shutting_the_server_down_releases_a_held_jvm() {
     jvm.wait_for_line("ticker started", Duration::from_secs(10));
     assert_output_advances(&jvm, "the JVM released at server exit");
 }
+
+#[test]
+fn attaching_again_to_a_port_we_hold_names_the_session_that_holds_it() {
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    let server = server();
+    attach(&server, &jvm);
+    for host in ["127.0.0.1", "localhost"] {
+        let again = server
+            .call("debug_attach", json!({"host": host, "port": jvm.port()}))
+            .expect_tool_error();
+        assert!(
+            again.text.starts_with("[ALREADY_ATTACHED]"),
+            "{}",
+            again.text
+        );
+        assert!(again.text.contains("session s1"), "{}", again.text);
+        assert!(
+            !again.text.contains("nothing is listening"),
+            "{}",
+            again.text
+        );
+    }
+    // The first session is untouched and still the only one.
+    assert_eq!(sessions(&server).len(), 1);
+    assert_output_advances(&jvm, "the JVM to keep running");
+}
+
+#[test]
+fn continue_on_a_running_jvm_says_nothing_was_held_and_sends_no_resume() {
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    let server = server();
+    attach(&server, &jvm);
+    let reply = server.call("debug_continue", json!({})).expect_ok();
+    assert!(
+        reply.text.starts_with("Nothing was suspended"),
+        "{}",
+        reply.text
+    );
+    assert!(reply.text.contains("nothing was sent"), "{}", reply.text);
+    assert_eq!(reply.json()["resumes"], 0, "{}", reply.text);
+    assert_output_advances(&jvm, "the JVM to keep running");
+}

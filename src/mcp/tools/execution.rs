@@ -204,13 +204,28 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     handle.check_alive()?;
     let report = handle.resume_all().await?;
+    let held = handle.held_threads().await;
+    if report.resumes == 0 && report.still_held == 0 && held.is_empty() {
+        return Ok(text_and_data(
+            format!(
+                "Nothing was suspended in session {}: all {} threads already run; nothing was sent.",
+                handle.id(),
+                report.total
+            ),
+            json!({
+                "resumes": 0,
+                "threads_total": report.total,
+                "still_suspended": 0,
+                "resuspended_by_event": false,
+            }),
+        ));
+    }
     let mut out = format!(
         "Resumed session {} ({} resume{} sent).",
         handle.id(),
         report.resumes,
         if report.resumes == 1 { "" } else { "s" }
     );
-    let held = handle.held_threads().await;
     if report.still_held == 0 && held.is_empty() {
         out.push_str(&format!("\nVerified: all {} threads run.", report.total));
     } else if report.still_held == 0 {
