@@ -479,3 +479,43 @@ fn read_only_refuses_an_invoking_condition() {
     assert!(event.contains("read-only"), "{event}");
     assert_runs(&jvm);
 }
+
+/// A JVM frozen by SIGSTOP while one of its threads is held by a hit: a
+/// stack read with no thread_id names the timeout that blocks it, never
+/// "no thread is suspended".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_jvm_is_reported_as_a_timeout_not_as_no_thread() {
+    let config = EngineConfig {
+        request_timeout: Duration::from_millis(800),
+        // The watchdog must not end the session while the JVM is frozen.
+        watchdog_interval: Duration::from_secs(60),
+        ..EngineConfig::default()
+    };
+    let r = rig_with("Execution", "execution ready", config, false).await;
+    hit(&r.session, "Execution", line("main-call")).await;
+    let pid = r.jvm.pid().to_string();
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} {pid}");
+    };
+    signal("-STOP");
+    let started = std::time::Instant::now();
+    let (err, text) = call(&r.server, "debug_get_stack", json!({})).await;
+    signal("-CONT");
+    assert!(err, "{text}");
+    assert!(
+        text.starts_with("[TIMEOUT]") || text.starts_with("[VM_GONE]"),
+        "names what blocks: {text}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    call(&r.server, "debug_continue", json!({})).await;
+    assert_runs(&r.jvm);
+    r.engine.shutdown().await;
+}

@@ -3,6 +3,7 @@
 //! may be invoked there.
 
 use super::EvalContext;
+use crate::actors::error::JdwpError;
 use crate::actors::session::inspect;
 use crate::jdwp::{ErrorCode, ThreadId};
 
@@ -46,13 +47,20 @@ pub async fn context(
         None => {
             let mut found = None;
             for t in event_threads.iter().rev() {
-                if let Ok(n) = conn
+                match conn
                     .send(&crate::jdwp::thread_reference::SuspendCount { thread: *t })
                     .await
-                    && n > 0
                 {
-                    found = Some(*t);
-                    break;
+                    Ok(n) if n > 0 => {
+                        found = Some(*t);
+                        break;
+                    }
+                    // A JVM that stopped answering, or went away, is what
+                    // blocks: never report it as "no thread suspended".
+                    Err(e) if e.is_gone() || matches!(e, JdwpError::Timeout { .. }) => {
+                        return Err(session.map_err(e));
+                    }
+                    _ => {}
                 }
             }
             found
