@@ -149,6 +149,10 @@ pub enum SessionError {
     RegistryPoisoned,
     #[error("there is no thread @{:#x} (it ended, or the id is wrong)", thread.0)]
     NoSuchThread { thread: ThreadId },
+    #[error(
+        "{action} changes the program, and this session is read-only: refused before anything was sent"
+    )]
+    ReadOnly { action: &'static str },
     #[error("no thread is suspended")]
     NoThreadSuspended { purpose: ThreadUse },
     #[error("thread @{:#x} is running", thread.0)]

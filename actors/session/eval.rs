@@ -72,6 +72,8 @@ pub struct Failure {
     pub notes: Vec<String>,
     /// A method call was refused because no event suspended the thread.
     pub needs_event_thread: bool,
+    /// A method call was refused because the session is read-only.
+    pub read_only: bool,
 }
 
 struct Driver<'a> {
@@ -80,6 +82,7 @@ struct Driver<'a> {
     notes: Mutex<Vec<String>>,
     invocations: Mutex<usize>,
     refused_invoke: std::sync::atomic::AtomicBool,
+    refused_read_only: std::sync::atomic::AtomicBool,
 }
 
 /// Evaluates `expr` in `ctx`.
@@ -94,6 +97,7 @@ pub async fn evaluate(
         notes: Mutex::new(Vec::new()),
         invocations: Mutex::new(0),
         refused_invoke: std::sync::atomic::AtomicBool::new(false),
+        refused_read_only: std::sync::atomic::AtomicBool::new(false),
     };
     let mut ev = Evaluation::new(expr);
     let mut steps = 0;
@@ -117,6 +121,9 @@ pub async fn evaluate(
                         notes,
                         needs_event_thread: driver
                             .refused_invoke
+                            .load(std::sync::atomic::Ordering::Relaxed),
+                        read_only: driver
+                            .refused_read_only
                             .load(std::sync::atomic::Ordering::Relaxed),
                     }),
                 };
@@ -219,7 +226,13 @@ impl Driver<'_> {
             Need::Elements { target, from, to } => self.elements(target, *from, *to).await,
             Need::Invoke { target, name, args } => self.invoke(target.as_ref(), name, args).await,
         };
-        result.unwrap_or_else(|e| Answer::Failed(explain(&e)))
+        result.unwrap_or_else(|e| {
+            if matches!(e, JdwpError::ReadOnly { .. }) {
+                self.refused_read_only
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+            Answer::Failed(explain(&e))
+        })
     }
 
     async fn type_of(&self, id: u64) -> Result<(ReferenceTypeId, String), JdwpError> {

@@ -194,6 +194,16 @@ impl SessionHandle {
         self.link.session.take_unreported_rescues().await
     }
 
+    /// Refuses `action` (a mutation) up front when the session is
+    /// read-only, before any other check or any packet.
+    pub fn ensure_writable(&self, action: &'static str) -> Result<(), SessionError> {
+        if self.info.read_only {
+            Err(SessionError::ReadOnly { action })
+        } else {
+            Ok(())
+        }
+    }
+
     /// Fails with `Gone` once the session has ended.
     pub fn check_alive(&self) -> Result<(), SessionError> {
         match self.link.life.dead_reason() {

@@ -168,6 +168,13 @@ pub async fn set_value(
         .value;
     let fail = |e: JdwpError| session.map_err(e);
     match &target.kind {
+        ExprKind::Path(segments) if segments.len() == 1 && ctx.frame.is_none() => {
+            // A bare name is a local, a field of `this` or a static of the
+            // frame's class: all of them need a frame.
+            Err(SessionError::NoThreadSuspended {
+                purpose: ThreadUse::Write,
+            })
+        }
         ExprKind::Path(segments) if segments.len() == 1 => {
             let name = &segments[0].name;
             // A local first, as Java resolves names.

@@ -46,6 +46,10 @@ impl ToolError {
     }
 }
 
+/// What to do about a read-only refusal.
+pub const READ_ONLY_NEXT: &str =
+    "attach a new session without read_only (JDWP_READONLY set on the server cannot be relaxed)";
+
 const REATTACH: &str = "debug_attach {host, port} to a JVM listening again, or debug_launch to start one; debug_list_sessions shows what is live";
 
 impl From<SessionError> for ToolError {
@@ -64,6 +68,7 @@ impl From<SessionError> for ToolError {
             SessionError::Unresponsive(_) | SessionError::RegistryPoisoned => {
                 ToolError::new("INTERNAL", text)
             }
+            SessionError::ReadOnly { .. } => ToolError::new("READ_ONLY", text).next(READ_ONLY_NEXT),
             SessionError::NoSuchThread { .. } => ToolError::new("NO_THREAD", text)
                 .next("debug_list_threads lists the live threads"),
             SessionError::NoThreadSuspended { purpose } => {
@@ -156,12 +161,14 @@ impl From<ArmError> for ToolError {
 impl From<JdwpError> for ToolError {
     fn from(e: JdwpError) -> Self {
         match &e {
-            JdwpError::Disconnected { .. } => ToolError::new("VM_GONE", e.to_string()).next(REATTACH),
+            JdwpError::Disconnected { .. } => {
+                ToolError::new("VM_GONE", e.to_string()).next(REATTACH)
+            }
             JdwpError::Timeout { .. } => ToolError::new("TIMEOUT", e.to_string())
                 .next("the JVM may be busy or wedged; debug_list_sessions shows its state"),
-            JdwpError::ReadOnly { .. } => ToolError::new("READ_ONLY", e.to_string()).next(
-                "attach a new session without read_only (JDWP_READONLY set on the server cannot be relaxed)",
-            ),
+            JdwpError::ReadOnly { .. } => {
+                ToolError::new("READ_ONLY", e.to_string()).next(READ_ONLY_NEXT)
+            }
             _ if e.is_gone() => ToolError::new("VM_GONE", e.to_string()).next(REATTACH),
             _ => ToolError::new("JDWP_ERROR", e.to_string()),
         }

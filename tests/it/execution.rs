@@ -269,7 +269,28 @@ async fn read_only_refuses_every_mutation_and_keeps_reads() {
     )
     .await;
     let s = &r.server;
+    // Read-only is what blocks, and it is said first: even with no thread
+    // suspended, a write is a read-only refusal, not a missing thread.
+    for (tool, args) in [
+        (
+            "debug_set_value",
+            json!({"target": "Execution.limit", "value": "1"}),
+        ),
+        ("debug_set_value", json!({"target": "a", "value": "1"})),
+        ("debug_pop_frame", json!({})),
+    ] {
+        let (err, text) = call(s, tool, args.clone()).await;
+        assert!(
+            err && text.starts_with("[READ_ONLY]"),
+            "{tool} {args}: {text}"
+        );
+    }
     hit(&r.session, "Execution", line("step-start")).await;
+    let (err, text) = call(s, "debug_evaluate", json!({"expression": "helper(2)"})).await;
+    assert!(
+        err && text.starts_with("[READ_ONLY]"),
+        "an invoking evaluate: {text}"
+    );
     for (tool, args) in [
         ("debug_set_value", json!({"target": "a", "value": "1"})),
         ("debug_set_value", json!({"target": "limit", "value": "1"})),
@@ -516,6 +537,58 @@ async fn a_frozen_jvm_is_reported_as_a_timeout_not_as_no_thread() {
         started.elapsed()
     );
     call(&r.server, "debug_continue", json!({})).await;
+    assert_runs(&r.jvm);
+    r.engine.shutdown().await;
+}
+
+/// A field reached from a static needs no thread: ClassType.SetValues and
+/// ObjectReference.SetValues take none. Only a local needs a frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_static_field_is_written_with_no_thread_suspended() {
+    let r = rig().await;
+    let s = &r.server;
+    let (err, text) = call(
+        s,
+        "debug_set_value",
+        json!({"target": "Execution.limit", "value": "7"}),
+    )
+    .await;
+    assert!(!err, "{text}");
+    assert!(text.contains("5 → 7"), "reports what it displaced: {text}");
+    let (_, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "Execution.limit"}),
+    )
+    .await;
+    assert!(text.starts_with("Execution.limit = 7"), "{text}");
+    let (err, text) = call(
+        s,
+        "debug_set_value",
+        json!({"target": "Execution.arr[0]", "value": "9"}),
+    )
+    .await;
+    assert!(!err, "an element reached from a static: {text}");
+    // A bare name is a local or a field of a frame: that needs a thread.
+    let (err, text) = call(
+        s,
+        "debug_set_value",
+        json!({"target": "limit", "value": "1"}),
+    )
+    .await;
+    assert!(err && text.starts_with("[NO_THREAD]"), "{text}");
+    call(
+        s,
+        "debug_set_value",
+        json!({"target": "Execution.limit", "value": "5"}),
+    )
+    .await;
+    call(
+        s,
+        "debug_set_value",
+        json!({"target": "Execution.arr[0]", "value": "1"}),
+    )
+    .await;
     assert_runs(&r.jvm);
     r.engine.shutdown().await;
 }

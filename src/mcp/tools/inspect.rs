@@ -302,11 +302,13 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
             for n in &f.notes {
                 msg.push_str(&format!("\nNote: {n}"));
             }
-            let e = ToolError::new("EVAL_FAILED", msg);
-            Err(if f.needs_event_thread {
+            Err(if f.read_only {
+                ToolError::new("READ_ONLY", msg).next(crate::mcp::error::READ_ONLY_NEXT)
+            } else if f.needs_event_thread {
+                let e = ToolError::new("EVAL_FAILED", msg);
                 e.next("arm a suspending stop point (debug_set_line_stop) where the code runs, and evaluate on its hit")
             } else {
-                e
+                ToolError::new("EVAL_FAILED", msg)
             })
         }
     }

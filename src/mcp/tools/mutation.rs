@@ -97,35 +97,50 @@ fn expr(tool: &str, field: &str, src: &str) -> Result<crate::expr::Parsed, ToolE
     })
 }
 
-async fn session_and_context(
+/// The session to write in, refused up front when it is read-only (before
+/// any other check), so the refusal names what actually blocks.
+fn writable(
     ctx: &Ctx,
     session: Option<&str>,
+    action: &'static str,
+) -> Result<SessionHandle, ToolError> {
+    let handle = ctx.engine.session(session)?;
+    handle.ensure_writable(action)?;
+    Ok(handle)
+}
+
+/// Where a write is evaluated. A local needs a suspended thread's frame; a
+/// field reached from a static or a handle needs none, so only the tools
+/// that always work on a frame insist on one.
+async fn context(
+    handle: &SessionHandle,
     thread: Option<&str>,
     frame: usize,
     tool: &str,
-) -> Result<(SessionHandle, EvalContext), ToolError> {
-    let handle = ctx.engine.session(session)?;
+    needs_thread: bool,
+) -> Result<EvalContext, ToolError> {
     let thread = thread_id(tool, thread)?;
     let ectx = handle.eval_context(thread, frame).await?;
-    if ectx.thread.is_none() {
+    if needs_thread && ectx.thread.is_none() {
         return Err(SessionError::NoThreadSuspended {
             purpose: ThreadUse::Write,
         }
         .into());
     }
-    Ok((handle, ectx))
+    Ok(ectx)
 }
 
 async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
     let p = p?;
+    let handle = writable(ctx, p.session_id.as_deref(), "setting a value")?;
     let target = expr("debug_set_value", "target", &p.target)?;
     let value = expr("debug_set_value", "value", &p.value)?;
-    let (handle, ectx) = session_and_context(
-        ctx,
-        p.session_id.as_deref(),
+    let ectx = context(
+        &handle,
         p.thread_id.as_deref(),
         p.frame_index.unwrap_or(0),
         "debug_set_value",
+        false,
     )
     .await?;
     let written = handle.set_value(&ectx, &target.expr, &value.expr).await?;
@@ -147,16 +162,17 @@ async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
 
 async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Reply {
     let p = p?;
+    let handle = writable(ctx, p.session_id.as_deref(), "forcing a return")?;
     let value = match &p.value {
         Some(v) => Some(expr("debug_force_return", "value", v)?),
         None => None,
     };
-    let (handle, ectx) = session_and_context(
-        ctx,
-        p.session_id.as_deref(),
+    let ectx = context(
+        &handle,
         p.thread_id.as_deref(),
         0,
         "debug_force_return",
+        true,
     )
     .await?;
     let (frame, val) = handle
@@ -175,14 +191,8 @@ async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Rep
 
 async fn pop_frame(ctx: &Ctx, p: Result<PopFrameParams, ToolError>) -> Reply {
     let p = p?;
-    let (handle, ectx) = session_and_context(
-        ctx,
-        p.session_id.as_deref(),
-        p.thread_id.as_deref(),
-        0,
-        "debug_pop_frame",
-    )
-    .await?;
+    let handle = writable(ctx, p.session_id.as_deref(), "popping frames")?;
+    let ectx = context(&handle, p.thread_id.as_deref(), 0, "debug_pop_frame", true).await?;
     let Some(thread) = ectx.thread else {
         return Err(SessionError::NoThreadSuspended {
             purpose: ThreadUse::Write,
