@@ -166,74 +166,9 @@ pub async fn set_value(
         .await
         .map_err(eval_failed(Some("the value")))?
         .value;
-    let fail = |e: JdwpError| session.map_err(e);
     match &target.kind {
-        ExprKind::Path(segments) if segments.len() == 1 && ctx.frame.is_none() => {
-            // A bare name is a local, a field of `this` or a static of the
-            // frame's class: all of them need a frame.
-            Err(SessionError::NoThreadSuspended {
-                purpose: ThreadUse::Write,
-            })
-        }
         ExprKind::Path(segments) if segments.len() == 1 => {
-            let name = &segments[0].name;
-            // A local first, as Java resolves names.
-            if let (Some(thread), Some(frame)) = (ctx.thread, ctx.frame.as_ref())
-                && let Locals::Known(locals) =
-                    inspect::locals(classes, thread, frame, Some(std::slice::from_ref(name)))
-                        .await
-                        .map_err(fail)?
-                && let Some(local) = locals.first()
-            {
-                let vars = classes
-                    .variables(frame.location.class, frame.location.method)
-                    .await
-                    .map_err(fail)?;
-                let slot = match vars.as_ref() {
-                    crate::actors::session::classes::Variables::Known { vars, .. } => vars
-                        .iter()
-                        .find(|v| v.name == *name && v.live_at(frame.location.index as i64))
-                        .map(|v| v.slot),
-                    _ => None,
-                };
-                let Some(slot) = slot else {
-                    return Err(NotWritable::NoSlot { name: name.clone() }.into());
-                };
-                let value = coerce(session, &new, &local.signature).await?;
-                session
-                    .connection()
-                    .send(&FrameSet {
-                        thread,
-                        frame: frame.id,
-                        slot_values: vec![SlotValue { slot, value }],
-                    })
-                    .await
-                    .map_err(fail)?;
-                return Ok(Written {
-                    target: format!("local {name}"),
-                    declared: java_name(&local.signature),
-                    old: to_val(&local.value),
-                    new,
-                });
-            }
-            // Then a field of `this`, then a static of the frame's class.
-            if ctx.this.0 != 0 {
-                let holder = Val::Object {
-                    id: ctx.this.0,
-                    tag: Tag::Object,
-                };
-                if let Ok(w) = set_field(session, &holder, &segments[0], &new).await {
-                    return Ok(w);
-                }
-            }
-            if let Some(frame) = &ctx.frame {
-                let holder = Val::Class {
-                    id: frame.class.id.0,
-                    name: frame.class.name.clone(),
-                };
-                return set_field(session, &holder, &segments[0], &new).await;
-            }
-            Err(SessionError::NotInScope { name: name.clone() })
+            set_name(session, ctx, &segments[0], &new).await
         }
         ExprKind::Path(segments) => {
             let (last, head) = segments
@@ -276,6 +211,86 @@ pub async fn set_value(
         }
         _ => Err(NotWritable::UnsupportedTarget.into()),
     }
+}
+
+/// Stores `new` into a bare name: a local first, as Java resolves names,
+/// then a field of `this`, then a static of the frame's class. All of them
+/// need a frame.
+async fn set_name(
+    session: &SessionHandle,
+    ctx: &EvalContext,
+    ident: &Ident,
+    new: &Val,
+) -> Result<Written, SessionError> {
+    if ctx.frame.is_none() {
+        return Err(SessionError::NoThreadSuspended {
+            purpose: ThreadUse::Write,
+        });
+    }
+    let classes = session.classes();
+    let fail = |e: JdwpError| session.map_err(e);
+    let name = &ident.name;
+    // A local first, as Java resolves names.
+    if let (Some(thread), Some(frame)) = (ctx.thread, ctx.frame.as_ref())
+        && let Locals::Known(locals) = inspect::locals(
+            classes,
+            thread,
+            frame,
+            Some(std::slice::from_ref(&ident.name)),
+        )
+        .await
+        .map_err(fail)?
+        && let Some(local) = locals.first()
+    {
+        let vars = classes
+            .variables(frame.location.class, frame.location.method)
+            .await
+            .map_err(fail)?;
+        let slot = match vars.as_ref() {
+            crate::actors::session::classes::Variables::Known { vars, .. } => vars
+                .iter()
+                .find(|v| v.name == *name && v.live_at(frame.location.index as i64))
+                .map(|v| v.slot),
+            _ => None,
+        };
+        let Some(slot) = slot else {
+            return Err(NotWritable::NoSlot { name: name.clone() }.into());
+        };
+        let value = coerce(session, new, &local.signature).await?;
+        session
+            .connection()
+            .send(&FrameSet {
+                thread,
+                frame: frame.id,
+                slot_values: vec![SlotValue { slot, value }],
+            })
+            .await
+            .map_err(fail)?;
+        return Ok(Written {
+            target: format!("local {name}"),
+            declared: java_name(&local.signature),
+            old: to_val(&local.value),
+            new: new.clone(),
+        });
+    }
+    // Then a field of `this`, then a static of the frame's class.
+    if ctx.this.0 != 0 {
+        let holder = Val::Object {
+            id: ctx.this.0,
+            tag: Tag::Object,
+        };
+        if let Ok(w) = set_field(session, &holder, ident, new).await {
+            return Ok(w);
+        }
+    }
+    if let Some(frame) = &ctx.frame {
+        let holder = Val::Class {
+            id: frame.class.id.0,
+            name: frame.class.name.clone(),
+        };
+        return set_field(session, &holder, ident, new).await;
+    }
+    Err(SessionError::NotInScope { name: name.clone() })
 }
 
 async fn set_field(
