@@ -345,7 +345,7 @@ impl<'e> Evaluation<'e> {
             )?,
             ExprKind::Field { target, name } => {
                 let t = self.eval(target, scope)?;
-                self.field(NeedKey::of(e, scope, 0), &t, name, target.span)?
+                self.field(NeedKey::of(e, scope, 0), &t, name)?
             }
             ExprKind::Call { target, name, args } => {
                 self.call(e, target.as_deref(), name, args, scope)?

@@ -124,6 +124,12 @@ async fn chains_overloads_and_each_method_once() {
         chain.contains("1 later link was never evaluated"),
         "{chain}"
     );
+    // The caret is under the `.name` the null stopped, not at column 1.
+    let col = "a.getB().c.getD()".len() + 1;
+    assert!(
+        chain.contains(&format!("column {col}: null before `.name`")),
+        "{chain}"
+    );
     let after_b = eval_ok(s, "Evaluate.getBCalls").await;
     let after_d = eval_ok(s, "Evaluate.getDCalls").await;
     let before: i64 = before.parse().expect("int");
@@ -133,6 +139,13 @@ async fn chains_overloads_and_each_method_once() {
         "getB ran once"
     );
     assert_eq!(after_d, "1", "getD ran once");
+    let (err, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"expression": "a.getB().c.getD().name"}),
+    )
+    .await;
+    assert!(err && text.contains(&format!("column {col}:")), "{text}");
     assert_eq!(eval_ok(s, "describe(5)").await, "\"int:5\"");
     assert_eq!(eval_ok(s, "describe(\"x\")").await, "\"string:x\"");
     assert_eq!(eval_ok(s, "describe(5L)").await, "\"long:5\"");

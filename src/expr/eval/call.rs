@@ -32,7 +32,11 @@ impl Evaluation<'_> {
             return Err(s);
         }
         if let Some(t) = &t {
-            null_check(t, target.map(|t| t.span).unwrap_or(e.span), &name.name)?;
+            null_check(
+                t,
+                Span::new(name.span.start.saturating_sub(1), name.span.end),
+                &name.name,
+            )?;
         }
         self.value(
             NeedKey::of(e, scope, 0),

@@ -68,23 +68,18 @@ impl Evaluation<'_> {
     ) -> R {
         for (i, seg) in rest.iter().enumerate() {
             let key = NeedKey::of(e, scope, 1_000 + first_part + i as u32);
-            let prev_span = e.span.to(seg.span);
-            v = self.field(key, &v, seg, prev_span)?;
+            v = self.field(key, &v, seg)?;
             self.link(Span::new(e.span.start, seg.span.end), &v);
         }
         Ok(v)
     }
 
-    pub(super) fn field(
-        &mut self,
-        key: NeedKey,
-        target: &Val,
-        name: &Ident,
-        target_span: Span,
-    ) -> R {
+    pub(super) fn field(&mut self, key: NeedKey, target: &Val, name: &Ident) -> R {
         match target {
+            // The caret goes under the `.name` the null stopped, not under
+            // the start of the chain.
             Val::Null => Err(Stop::at(
-                target_span,
+                Span::new(name.span.start.saturating_sub(1), name.span.end),
                 format!("null before `.{}`", name.name),
             )),
             Val::Many(items) if name.name == "length" || name.name == "size" => {

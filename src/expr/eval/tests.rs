@@ -116,7 +116,7 @@ fn filters_and_short_circuit() {
 #[test]
 fn errors_point_at_the_column() {
     let e = eval("order.getB().c.d").expect_err("null link");
-    assert!(e.starts_with("column 1:"), "{e}");
+    assert!(e.starts_with("column 15:"), "the caret is under `.d`: {e}");
     assert!(e.contains("null before `.d`"), "{e}");
     let e = eval("nosuch + 1").expect_err("unknown");
     assert!(e.contains("no local `nosuch`"), "{e}");
