@@ -310,6 +310,12 @@ impl Driver<'_> {
             nested.replace_range(dot..=dot, "$");
             candidates.push(nested.clone());
         }
+        // As in Java source, `java.lang` is always imported: `Math`,
+        // `Integer`, `String` resolve without their package (last, so a
+        // class of the same simple name in the default package wins).
+        if !name.contains('.') {
+            candidates.push(format!("java.lang.{name}"));
+        }
         for candidate in candidates {
             let mut copies = self.classes.by_name(&candidate).await?;
             if copies.is_empty() {

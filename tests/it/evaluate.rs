@@ -72,6 +72,10 @@ async fn locals_fields_statics_literals_and_operators() {
         ("this.label", "\"evaluator\""),
         ("STATIC_COUNT", "42"),
         ("Evaluate.GREETING", "\"hello\""),
+        // java.lang resolves without its package, as in source.
+        ("Integer.MAX_VALUE", "2147483647"),
+        ("Math.PI", "3.141592653589793"),
+        ("Long.MIN_VALUE < 0", "true"),
         ("boxed", "99 (Integer @"),
         ("nothing", "null"),
         ("'a'", "'a'"),
