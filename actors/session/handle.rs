@@ -11,6 +11,7 @@ use ractor::ActorRef;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::events::log::HitEvent;
 use crate::actors::events::{EventLog, EventsMsg};
 use crate::actors::session::classes::ClassCache;
 use crate::actors::session::control::{self, Direction, PauseOutcome, ResumeReport, ThreadChange};
@@ -28,7 +29,7 @@ use crate::actors::stop_points::StopPointsHandle;
 use crate::actors::watchdog::WatchdogMsg;
 use crate::expr::{Charset, Expr};
 use crate::jdwp::virtual_machine::{IdSizesCmd, Version};
-use crate::jdwp::{Composite, ThreadId};
+use crate::jdwp::{Composite, SuspendPolicy, ThreadId};
 use crate::model::classes::LoadedClass;
 use crate::model::{Roots, SessionId, SessionState, VmInfo};
 
@@ -393,7 +394,32 @@ impl SessionHandle {
         timeout: Duration,
     ) -> Result<Landing, SessionError> {
         self.check_alive()?;
-        step::step(self, thread, kind, filter, timeout).await
+        let landing = step::step(self, thread, kind, filter, timeout).await?;
+        // The landing is an event like a hit: it gets a sequence number and
+        // becomes the last event.
+        let thread_name = self
+            .thread_names(&[thread])
+            .await
+            .pop()
+            .flatten()
+            .unwrap_or_default();
+        self.log.push_event(HitEvent {
+            seq: 0,
+            at: Instant::now(),
+            stop: None,
+            kind: "step",
+            thread,
+            thread_name,
+            location: landing
+                .frame
+                .as_ref()
+                .map(|f| f.label())
+                .unwrap_or_else(|| "an unknown location".into()),
+            details: vec![("step".into(), kind.word().into())],
+            suspended: SuspendPolicy::EventThread,
+            note: None,
+        });
+        Ok(landing)
     }
 
     // --- frames, values, evaluation ------------------------------------

@@ -36,6 +36,17 @@ pub enum StepKind {
     Out,
 }
 
+impl StepKind {
+    /// `over`, `into` or `out`.
+    pub fn word(self) -> &'static str {
+        match self {
+            StepKind::Over => "over",
+            StepKind::Into => "into",
+            StepKind::Out => "out",
+        }
+    }
+}
+
 /// Which classes the step may stop in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StepFilter {

@@ -59,7 +59,28 @@ async fn step_over_into_and_out_land_on_the_expected_lines() {
         "{text}"
     );
     assert!(text.contains("skipping java.*"), "names the filter: {text}");
+    // The landing is the last event, with a sequence number of its own.
+    let (_, last) = call(s, "debug_get_last_event", json!({})).await;
+    assert!(last.contains("kind=step"), "{last}");
+    assert!(
+        last.contains(&format!("Execution.stepTarget:{}", line("step-call"))),
+        "{last}"
+    );
+    let seq = |t: &str| -> u64 {
+        t.split("seq=")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no seq in {t}"))
+    };
+    let first_seq = seq(&last);
     let (_, text) = call(s, "debug_step_into", json!({})).await;
+    let (_, last) = call(s, "debug_get_last_event", json!({})).await;
+    assert!(
+        last.contains(&format!("Execution.helper:{}", line("helper-body")))
+            && seq(&last) > first_seq,
+        "the second landing is newer: {last}"
+    );
     assert!(
         text.contains(&format!("Execution.helper:{}", line("helper-body"))),
         "{text}"
