@@ -140,7 +140,14 @@ pub enum SessionError {
     #[error("no current session")]
     NoSession,
     #[error("session {id} is gone: {reason}")]
-    Gone { id: String, reason: String },
+    Gone {
+        id: String,
+        reason: String,
+        /// For a JVM this session launched: how it exited, if it has.
+        exit: Option<String>,
+        /// ... and the last lines it printed (stdout and stderr).
+        output: Vec<String>,
+    },
     #[error(transparent)]
     Jdwp(#[from] JdwpError),
     #[error("the session did not answer: {0}")]

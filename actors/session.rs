@@ -68,6 +68,10 @@ pub struct Rescues {
     pub cleared_requests: Vec<RequestId>,
 }
 
+/// How long a session whose launched JVM dropped the connection waits for
+/// the process to exit, to report how it ended.
+const LAUNCHED_EXIT_WAIT: Duration = Duration::from_secs(2);
+
 /// What a disconnect released.
 #[derive(Debug, Clone, Default)]
 pub struct DisconnectReport {
@@ -316,7 +320,17 @@ impl Actor for Session {
         let id = cell.get_id();
         if id == state.connection.actor().get_id() {
             // Policy: losing the connection ends the session, cleanly.
-            let reason = match state.info.launched.as_ref().and_then(|l| l.exit_status()) {
+            // A launched JVM closes its socket a moment before it exits:
+            // wait (bounded) for the exit, so the reason is how it ended
+            // rather than "connection reset".
+            let exited = match &state.info.launched {
+                Some(jvm) => {
+                    let (status, _) = jvm.exit_and_output(LAUNCHED_EXIT_WAIT).await;
+                    (status != "still running").then_some(status)
+                }
+                None => None,
+            };
+            let reason = match exited {
                 Some(status) => format!("the JVM exited ({status})"),
                 None => failure,
             };

@@ -205,13 +205,32 @@ impl SessionHandle {
         }
     }
 
+    /// How many of a launched JVM's last lines a `Gone` carries.
+    const GONE_OUTPUT_LINES: usize = 10;
+
+    /// The session's end, with a launched JVM's exit and last output.
+    fn gone(&self, reason: String) -> SessionError {
+        let launched = self.info.launched.as_ref();
+        SessionError::Gone {
+            id: self.info.id.0.clone(),
+            reason,
+            exit: launched.and_then(|l| l.exit_status()),
+            output: launched
+                .map(|l| l.last_lines(Self::GONE_OUTPUT_LINES))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// How a launched JVM exited, once it has (`None` while it runs, or
+    /// when the session attached).
+    pub fn launched_exit(&self) -> Option<String> {
+        self.info.launched.as_ref().and_then(|l| l.exit_status())
+    }
+
     /// Fails with `Gone` once the session has ended.
     pub fn check_alive(&self) -> Result<(), SessionError> {
         match self.link.life.dead_reason() {
-            Some(reason) => Err(SessionError::Gone {
-                id: self.info.id.0.clone(),
-                reason,
-            }),
+            Some(reason) => Err(self.gone(reason)),
             None => Ok(()),
         }
     }
@@ -224,10 +243,7 @@ impl SessionHandle {
                 .life
                 .dead_reason()
                 .unwrap_or_else(|| e.to_string());
-            SessionError::Gone {
-                id: self.info.id.0.clone(),
-                reason,
-            }
+            self.gone(reason)
         } else {
             SessionError::Jdwp(e)
         }

@@ -25,6 +25,8 @@ pub struct LaunchedJvm {
     pub command_line: String,
     child: tokio::sync::Mutex<Option<Child>>,
     exit: Mutex<Option<String>>,
+    /// What terminating it did, for a second caller.
+    terminated: Mutex<Option<String>>,
     output: Arc<Mutex<VecDeque<String>>>,
     /// How many of stdout and stderr reached their end.
     streams_closed: Arc<tokio::sync::watch::Sender<u8>>,
@@ -84,25 +86,41 @@ impl LaunchedJvm {
     pub async fn terminate(&self) -> String {
         let mut guard = self.child.lock().await;
         if let Some(mut child) = guard.take() {
-            let status = match child.try_wait() {
-                Ok(Some(status)) => format!("pid {} had already exited ({status})", self.pid),
+            // The exit kept is the process's own status; the text returned
+            // says what terminating it did.
+            let (exit, said) = match child.try_wait() {
+                Ok(Some(status)) => (
+                    status.to_string(),
+                    format!("pid {} had already exited ({status})", self.pid),
+                ),
                 _ => {
                     let _ = child.start_kill();
                     match tokio::time::timeout(Duration::from_secs(5), child.wait()).await {
-                        Ok(Ok(_)) => format!("pid {} terminated", self.pid),
-                        _ => format!("pid {} was sent SIGKILL", self.pid),
+                        Ok(Ok(status)) => (
+                            format!("terminated by jvmscope ({status})"),
+                            format!("pid {} terminated", self.pid),
+                        ),
+                        _ => (
+                            "sent SIGKILL by jvmscope".to_string(),
+                            format!("pid {} was sent SIGKILL", self.pid),
+                        ),
                     }
                 }
             };
             if let Ok(mut e) = self.exit.lock() {
-                *e = Some(status.clone());
+                *e = Some(exit);
             }
-            status
+            if let Ok(mut t) = self.terminated.lock() {
+                *t = Some(said.clone());
+            }
+            said
         } else {
-            self.exit
+            let exit = self.exit.lock().ok().and_then(|e| e.clone());
+            self.terminated
                 .lock()
                 .ok()
                 .and_then(|e| e.clone())
+                .or_else(|| exit.map(|e| format!("pid {} had already exited ({e})", self.pid)))
                 .unwrap_or_else(|| format!("pid {} already ended", self.pid))
         }
     }
@@ -180,6 +198,7 @@ pub async fn start(spec: &LaunchSpec) -> Result<(Arc<LaunchedJvm>, u16), LaunchE
         command_line: format!("{} {}", java.display(), args.join(" ")),
         child: tokio::sync::Mutex::new(Some(child)),
         exit: Mutex::new(None),
+        terminated: Mutex::new(None),
         output,
         streams_closed,
     });

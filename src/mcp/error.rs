@@ -62,7 +62,19 @@ impl From<SessionError> for ToolError {
                 ToolError::new("UNKNOWN_SESSION", format!("there is no session {id:?}"))
                     .next("debug_list_sessions shows the session ids")
             }
-            SessionError::Gone { .. } => ToolError::new("VM_GONE", text).next(REATTACH),
+            SessionError::Gone { exit, output, .. } => {
+                let mut message = text;
+                if let Some(exit) = exit {
+                    message.push_str(&format!("\nThe launched JVM exited: {exit}"));
+                }
+                if !output.is_empty() {
+                    message.push_str("\nIts last output:");
+                    for line in &output {
+                        message.push_str(&format!("\n  {line}"));
+                    }
+                }
+                ToolError::new("VM_GONE", message).next(REATTACH)
+            }
             SessionError::Jdwp(e) => e.into(),
             SessionError::Arm(e) => e.into(),
             SessionError::Unresponsive(_) | SessionError::RegistryPoisoned => {

@@ -296,3 +296,40 @@ fn continue_on_a_running_jvm_says_nothing_was_held_and_sends_no_resume() {
     assert_eq!(reply.json()["resumes"], 0, "{}", reply.text);
     assert_output_advances(&jvm, "the JVM to keep running");
 }
+
+/// A launched JVM held before main whose main class is missing: once
+/// released it dies, and every later reply says how it exited and what it
+/// printed, in the `[VM_GONE]` envelope and in the session list.
+#[test]
+fn a_launched_jvm_that_dies_is_reported_with_its_exit_and_last_output() {
+    let server = server();
+    server
+        .call(
+            "debug_launch",
+            json!({"main_class": "NoSuchMainClass", "classpath": fixtures().display().to_string()}),
+        )
+        .expect_ok();
+    server.call("debug_continue", json!({}));
+    let listed = poll_until_msg(Duration::from_secs(10), "the session to be DEAD", || {
+        let s = sessions(&server);
+        (s[0]["state"] == "DEAD" && !s[0]["exit"].is_null()).then(|| s[0].clone())
+    });
+    let output = listed["last_output"].to_string();
+    assert!(output.contains("NoSuchMainClass"), "{listed}");
+    let gone = server
+        .call("debug_list_threads", json!({}))
+        .expect_tool_error();
+    assert!(gone.text.starts_with("[VM_GONE]"), "{}", gone.text);
+    assert!(
+        gone.text
+            .contains("The launched JVM exited: exit status: 1"),
+        "{}",
+        gone.text
+    );
+    assert!(gone.text.contains("NoSuchMainClass"), "{}", gone.text);
+    let text = server
+        .call("debug_list_sessions", json!({}))
+        .expect_ok()
+        .text;
+    assert!(text.contains("the launched JVM exited"), "{text}");
+}

@@ -259,6 +259,9 @@ pub fn describe_state(state: &SessionState) -> String {
     }
 }
 
+/// How many of a dead launched JVM's last lines the session list shows.
+const LISTED_OUTPUT_LINES: usize = 5;
+
 async fn list_sessions(ctx: &Ctx) -> Reply {
     let sessions = ctx.engine.sessions();
     if sessions.is_empty() {
@@ -318,6 +321,20 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
                 format!(" held_by_you=[{}]", held.join(", "))
             }
         ));
+        // A launched JVM that ended: how, and what it said last.
+        let dead = matches!(state, SessionState::Dead { .. });
+        let exit = if dead { s.launched_exit() } else { None };
+        let output = if dead {
+            s.launched_output(LISTED_OUTPUT_LINES)
+        } else {
+            Vec::new()
+        };
+        if let Some(exit) = &exit {
+            lines.push(format!("    the launched JVM exited: {exit}"));
+        }
+        for line in &output {
+            lines.push(format!("    | {line}"));
+        }
         data.push(json!({
             "session_id": s.id().0,
             "address": s.address(),
@@ -331,6 +348,8 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             "read_only": s.read_only(),
             "pid": s.launched_pid(),
             "held_threads": held,
+            "exit": exit,
+            "last_output": output,
         }));
     }
     Ok(text_and_data(lines.join("\n"), json!({ "sessions": data })))
