@@ -79,6 +79,7 @@ pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
     ThreadChange,
 };
+pub use stop_points::routes::CONDITION_ERROR_LIMIT;
 pub use stop_points::{
     ArmReport, ClearReport, CountMode, FamilyView, Listing, PointView, StopPointsHandle,
     ToggleReport, WatchState,

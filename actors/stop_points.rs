@@ -58,6 +58,9 @@ pub struct PointView {
     /// Suspension-free hits counted but not recorded (EventDispatch lagged).
     pub shed: u64,
     pub last_error: Option<String>,
+    /// Disabled by itself after `CONDITION_ERROR_LIMIT` condition errors in
+    /// a row.
+    pub stopped_by_errors: bool,
     pub cost: Cost,
     pub locations: usize,
     pub copies: usize,

@@ -537,6 +537,10 @@ impl Book {
         let disabled = p.state == StopState::Disabled;
         self.disarm(id).await;
         self.reg.retarget(id, Arc::new(spec), None);
+        // The old definition's condition errors do not speak for the new one.
+        if let Some(p) = self.reg.point(id) {
+            p.stats.forget_errors();
+        }
         if let Some(p) = self.reg.point_mut(id) {
             p.count_mode = None;
             p.state = if disabled {

@@ -237,7 +237,17 @@ pub struct Stats {
     holds: [AtomicU64; HOLD_BUCKETS],
     window: Mutex<Window>,
     last_error: Mutex<Option<String>>,
+    /// Condition errors in a row, since the last evaluation that worked.
+    consecutive_errors: AtomicU64,
+    /// Set once the stop point was disabled for failing its condition
+    /// [`CONDITION_ERROR_LIMIT`] times in a row.
+    stopped_by_errors: std::sync::atomic::AtomicBool,
 }
+
+/// Condition errors in a row after which a stop point disables itself: a
+/// condition that cannot be evaluated costs every hit a hold and answers
+/// nothing.
+pub const CONDITION_ERROR_LIMIT: u64 = 20;
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Window {
@@ -344,6 +354,38 @@ impl Stats {
         if let Ok(mut l) = self.last_error.lock() {
             *l = Some(e);
         }
+    }
+
+    /// A condition failed to evaluate; true exactly once, when this makes
+    /// [`CONDITION_ERROR_LIMIT`] in a row (the caller disables the stop
+    /// point).
+    pub fn condition_failed(&self, e: String) -> bool {
+        self.condition_errors.fetch_add(1, Ordering::Relaxed);
+        self.note_error(e);
+        let n = self.consecutive_errors.fetch_add(1, Ordering::Relaxed) + 1;
+        if n >= CONDITION_ERROR_LIMIT {
+            return !self.stopped_by_errors.swap(true, Ordering::Relaxed);
+        }
+        false
+    }
+
+    /// A condition evaluated (true or false): the run of errors ends.
+    pub fn condition_evaluated(&self) {
+        self.consecutive_errors.store(0, Ordering::Relaxed);
+    }
+
+    /// Whether the stop point disabled itself for failing its condition.
+    pub fn stopped_by_errors(&self) -> bool {
+        self.stopped_by_errors.load(Ordering::Relaxed)
+    }
+
+    /// A new definition: the old condition's errors are history.
+    pub fn forget_errors(&self) {
+        if let Ok(mut l) = self.last_error.lock() {
+            *l = None;
+        }
+        self.consecutive_errors.store(0, Ordering::Relaxed);
+        self.stopped_by_errors.store(false, Ordering::Relaxed);
     }
 
     pub fn last_error(&self) -> Option<String> {

@@ -170,14 +170,25 @@ async fn condition_holds(
 ) -> bool {
     let stats = &m.target.stats;
     match evaluate(ctx, m, thread, can_evaluate, cond).await {
-        Ok(true) => true,
+        Ok(true) => {
+            stats.condition_evaluated();
+            true
+        }
         Ok(false) => {
+            stats.condition_evaluated();
             stats.condition_false.fetch_add(1, Ordering::Relaxed);
             false
         }
         Err(e) => {
-            stats.condition_errors.fetch_add(1, Ordering::Relaxed);
-            stats.note_error(e.clone());
+            if stats.condition_failed(e.clone()) {
+                // Off the dispatch path: the registry disarms it while hits
+                // keep being handled (and resumed) here.
+                let stops = ctx.stops.clone();
+                let id = m.target.id.0.clone();
+                tokio::spawn(async move {
+                    let _ = stops.toggle(&id, Some(false)).await;
+                });
+            }
             condition_error(ctx, m, thread, received, cond, e).await;
             false
         }

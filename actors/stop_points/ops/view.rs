@@ -116,6 +116,7 @@ impl Book {
             counted: Stats::get(&p.stats.counted),
             shed: Stats::get(&p.stats.shed),
             last_error: p.stats.last_error(),
+            stopped_by_errors: p.stats.stopped_by_errors(),
             cost: p.stats.cost(now),
             locations: p.locations(),
             copies: p.copies.len(),

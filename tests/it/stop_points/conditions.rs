@@ -118,3 +118,51 @@ fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
     }
     assert_all_running(&server);
 }
+
+/// A condition that cannot be evaluated would hold every hit and answer
+/// nothing: after 20 errors in a row the stop point disables itself, says
+/// so with its last error, and costs nothing more; an update starts over.
+#[test]
+fn a_condition_that_keeps_failing_disables_its_stop_point() {
+    let (jvm, server) = attached_orders();
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true,
+               "trace_max_hits": 1, "condition": "nosuchvar > 1"}),
+    );
+    let id = first_id(&armed);
+    let p = poll_until_msg(WAIT, "the stop point to disable itself", || {
+        let p = point(&server, &id);
+        (p["stopped_by_errors"] == true && p["state"] == "disabled").then_some(p)
+    });
+    let errors = p["condition_errors"].as_u64().unwrap_or(0);
+    assert!(errors >= 20, "{p}");
+    assert!(p["last_error"].to_string().contains("nosuchvar"), "{p}");
+    let listing = ok(&server, "debug_list_stop_points", json!({}));
+    assert!(
+        listing
+            .text
+            .contains("DISABLED by itself after 20 condition errors"),
+        "{}",
+        listing.text
+    );
+    // Disabled means disarmed: the program runs on and no error is added.
+    let before = jvm.line_count();
+    poll_until_msg(WAIT, "the application to run on", || {
+        (jvm.line_count() > before + 2).then_some(())
+    });
+    assert_eq!(point(&server, &id)["condition_errors"], errors);
+    // A new condition replaces the old errors.
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"id": id, "condition": "i < 0"}),
+    );
+    let p = point(&server, &id);
+    assert!(
+        p["last_error"].is_null() && p["stopped_by_errors"] == false,
+        "{p}"
+    );
+    assert_all_running(&server);
+}

@@ -198,6 +198,13 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
             None => s.push_str("\n  cost: nothing captured yet"),
         }
     }
+    if p.stopped_by_errors {
+        s.push_str(&format!(
+            "\n  DISABLED by itself after {} condition errors in a row: it no longer holds any thread. \
+             Fix the condition (debug_update_stop_point), then debug_toggle_stop_point re-enables it",
+            crate::actors::CONDITION_ERROR_LIMIT
+        ));
+    }
     if let Some(e) = &p.last_error {
         s.push_str(&format!("\n  last error: {e}"));
     }
@@ -238,6 +245,7 @@ pub fn point_json(p: &PointView) -> Value {
         "hits_per_second": p.cost.rate,
         "capture_share": p.cost.busy_share,
         "last_error": p.last_error,
+        "stopped_by_errors": p.stopped_by_errors,
         "notes": p.notes,
     })
 }
