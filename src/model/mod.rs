@@ -4,5 +4,6 @@
 pub mod classes;
 pub mod session;
 pub mod stop_point;
+pub mod threads;
 
 pub use session::{AttachSpec, LaunchSpec, LaunchTarget, Roots, SessionId, SessionState, VmInfo};

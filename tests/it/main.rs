@@ -13,4 +13,5 @@ mod supervision;
 mod support;
 mod support_selftest;
 mod telemetry;
+mod threads;
 mod tidy;

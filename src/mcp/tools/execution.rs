@@ -9,6 +9,7 @@ use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{DEFAULT_EXCLUDES, PauseOutcome, StepFilter, StepKind};
 use crate::actors::{SessionError, ThreadUse};
 use crate::mcp::error::ToolError;
+use crate::model::threads;
 
 /// Arguments of debug_list_threads.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -18,7 +19,12 @@ pub struct ListThreadsParams {
     pub session_id: Option<String>,
     /// Only threads whose name contains this text.
     pub name_contains: Option<String>,
+    /// Threads to show; default 100. A cut list shows one thread of every name family first.
+    pub limit: Option<usize>,
 }
+
+/// Default number of threads debug_list_threads shows.
+const THREADS_SHOWN: usize = 100;
 
 /// Arguments naming one thread.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -120,7 +126,10 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_list_threads",
             "List threads",
-            "Every live thread: id (@0x…), name, status, suspend count. Reads only; suspends nothing.",
+            "Every live thread: id (@0x…), name, status, suspend count, sorted by name with numbers read as \
+             numbers (worker-2 before worker-10). A list cut by limit shows one thread of every name family \
+             (digits collapsed) before a second of any, and names the biggest groups left out. Reads only; \
+             suspends nothing.",
             Effect::Read,
             |ctx, p: Result<ListThreadsParams, ToolError>| {
                 Box::pin(async move { list_threads(&ctx, p).await })
@@ -143,7 +152,7 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
     let p = p?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let all = handle.threads().await?;
-    let shown: Vec<_> = all
+    let matching: Vec<_> = all
         .iter()
         .filter(|t| {
             p.name_contains
@@ -151,6 +160,9 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
                 .is_none_or(|needle| t.name.contains(needle))
         })
         .collect();
+    let names: Vec<&str> = matching.iter().map(|t| t.name.as_str()).collect();
+    let (picked, left_out) = threads::pick(&names, p.limit.unwrap_or(THREADS_SHOWN).max(1));
+    let shown: Vec<_> = picked.iter().map(|&i| matching[i]).collect();
     let mut out = format!(
         "{} thread{}",
         shown.len(),
@@ -183,6 +195,18 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
                 String::new()
             },
             by_you
+        ));
+    }
+    if !left_out.is_empty() {
+        let groups: Vec<String> = left_out
+            .iter()
+            .take(5)
+            .map(|(family, n)| format!("{family} ×{n}"))
+            .collect();
+        out.push_str(&format!(
+            "\n… {} more left out, biggest groups: {}; raise limit or narrow with name_contains",
+            matching.len() - shown.len(),
+            groups.join(", ")
         ));
     }
     let data: Vec<_> = shown
