@@ -12,25 +12,18 @@ use super::{ARRIVAL, Call, children_of, held_jvm, investigate, roots_of, server_
 use crate::support::otlp::{CollectedSpan, GrpcReceiverOpts, OtlpReceiver, describe};
 use crate::support::otlp_http::{HttpReceiver, HttpReceiverOpts, TestPki};
 
-/// attach → list threads → disconnect, against a JVM held at start.
+/// attach → list threads → disconnect, against a JVM held at start: the
+/// investigation's own calls, cut short.
 fn short_session(port: u16) -> Vec<Call> {
-    vec![
-        Call {
-            tool: "debug_attach",
-            args: json!({ "port": port }),
-            jdwp: &["VirtualMachine.Version", "VirtualMachine.IDSizes"],
-        },
-        Call {
-            tool: "debug_list_threads",
-            args: json!({}),
-            jdwp: &["VirtualMachine.AllThreads", "ThreadReference.Name"],
-        },
-        Call {
-            tool: "debug_disconnect",
-            args: json!({}),
-            jdwp: &["VirtualMachine.Dispose"],
-        },
-    ]
+    super::investigation(port)
+        .into_iter()
+        .filter(|c| {
+            matches!(
+                c.tool,
+                "debug_attach" | "debug_list_threads" | "debug_disconnect"
+            )
+        })
+        .collect()
 }
 
 /// True once every call's root has arrived with its expected JDWP children.
