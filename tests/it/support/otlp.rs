@@ -245,14 +245,84 @@ pub struct GrpcReceiverOpts<'a> {
     pub refuse_first: usize,
 }
 
+/// A test receiver's server: its own thread and single-threaded runtime,
+/// listening on an ephemeral loopback port. Dropping it stops the server
+/// and joins the thread.
+#[derive(Debug)]
+pub struct ReceiverThread {
+    addr: SocketAddr,
+    tls: bool,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl ReceiverThread {
+    /// Binds 127.0.0.1:0 on a new thread and runs `serve(listener, stop)`
+    /// there; returns once the port is bound. `what` names the receiver in
+    /// panics.
+    pub fn spawn<F, Fut>(what: &'static str, tls: bool, serve: F) -> ReceiverThread
+    where
+        F: FnOnce(tokio::net::TcpListener, tokio::sync::oneshot::Receiver<()>) -> Fut
+            + Send
+            + 'static,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap_or_else(|e| panic!("{what} runtime: {e}"));
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .unwrap_or_else(|e| panic!("{what} cannot bind: {e}"));
+                let addr = listener
+                    .local_addr()
+                    .unwrap_or_else(|e| panic!("{what} address: {e}"));
+                let _ = addr_tx.send(addr);
+                serve(listener, stop_rx).await;
+            });
+        });
+        let addr = addr_rx
+            .recv_timeout(Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("{what} did not start: {e}"));
+        ReceiverThread {
+            addr,
+            tls,
+            stop: Some(stop_tx),
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`; over TLS `https://localhost:<port>` (the
+    /// name the certificate is for).
+    pub fn endpoint(&self) -> String {
+        if self.tls {
+            format!("https://localhost:{}", self.addr.port())
+        } else {
+            format!("http://{}", self.addr)
+        }
+    }
+}
+
+impl Drop for ReceiverThread {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// An OTLP/gRPC trace receiver on 127.0.0.1 (its own thread and runtime). Dropping it stops it.
 #[derive(Debug)]
 pub struct OtlpReceiver {
-    addr: SocketAddr,
-    tls: bool,
+    server: ReceiverThread,
     received: Arc<Received>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl OtlpReceiver {
@@ -265,8 +335,6 @@ impl OtlpReceiver {
     /// accepts gzip-compressed requests.
     pub fn start_with(opts: GrpcReceiverOpts<'_>) -> OtlpReceiver {
         let received = Arc::new(Received::default());
-        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
         let collector = Collector {
             received: received.clone(),
             refuse_first: opts.refuse_first,
@@ -277,20 +345,10 @@ impl OtlpReceiver {
                 &pki.server_key_pem,
             ))
         });
-        let is_tls = tls.is_some();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("OTLP receiver runtime: {e}"));
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .unwrap_or_else(|e| panic!("OTLP receiver cannot bind: {e}"));
-                let addr = listener
-                    .local_addr()
-                    .unwrap_or_else(|e| panic!("OTLP receiver address: {e}"));
-                let _ = addr_tx.send(addr);
+        let server = ReceiverThread::spawn(
+            "OTLP receiver",
+            tls.is_some(),
+            |listener, stop| async move {
                 let incoming = tonic::transport::server::TcpIncoming::from(listener);
                 let mut server = tonic::transport::Server::builder();
                 if let Some(tls) = tls {
@@ -303,31 +361,18 @@ impl OtlpReceiver {
                 let _ = server
                     .add_service(service)
                     .serve_with_incoming_shutdown(incoming, async {
-                        let _ = stop_rx.await;
+                        let _ = stop.await;
                     })
                     .await;
-            });
-        });
-        let addr = addr_rx
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|e| panic!("OTLP receiver did not start: {e}"));
-        OtlpReceiver {
-            addr,
-            tls: is_tls,
-            received,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
+            },
+        );
+        OtlpReceiver { server, received }
     }
 
     /// `http://127.0.0.1:<port>`, the value for `OTEL_EXPORTER_OTLP_ENDPOINT`; over TLS
     /// `https://localhost:<port>` (the name the certificate is for).
     pub fn endpoint(&self) -> String {
-        if self.tls {
-            format!("https://localhost:{}", self.addr.port())
-        } else {
-            format!("http://{}", self.addr)
-        }
+        self.server.endpoint()
     }
 
     /// The spans of each request refused with UNAVAILABLE, in order.
@@ -359,17 +404,6 @@ impl OtlpReceiver {
         done: impl Fn(&[CollectedSpan]) -> bool,
     ) -> Vec<CollectedSpan> {
         wait_for_spans(timeout, what, || self.spans(), done)
-    }
-}
-
-impl Drop for OtlpReceiver {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 

@@ -4,9 +4,7 @@
 //! first requests with 503 to exercise the exporter's retry.
 
 use std::io::Read as _;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -15,7 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio_rustls::rustls;
 
 use super::java::lock;
-use super::otlp::{CollectedSpan, spans_of, wait_for_spans};
+use super::otlp::{CollectedSpan, ReceiverThread, spans_of, wait_for_spans};
 
 /// One export request as the receiver saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,41 +104,27 @@ struct Seen {
 /// The receiver (its own thread and runtime). Dropping it stops it.
 #[derive(Debug)]
 pub struct HttpReceiver {
-    addr: SocketAddr,
-    tls: bool,
+    server: ReceiverThread,
     seen: Arc<Seen>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl HttpReceiver {
     /// Starts the receiver on an ephemeral port; returns once it accepts connections.
     pub fn start(opts: HttpReceiverOpts<'_>) -> HttpReceiver {
         let seen = Arc::new(Seen::default());
-        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
-        let (stop_tx, mut stop_rx) = tokio::sync::oneshot::channel::<()>();
         let acceptor = opts
             .tls
             .map(|pki| tokio_rustls::TlsAcceptor::from(pki.server_config()));
-        let tls = acceptor.is_some();
         let refuse_first = opts.refuse_first;
         let shared = seen.clone();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap_or_else(|e| panic!("OTLP/HTTP receiver runtime: {e}"));
-            runtime.block_on(async move {
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                    .await
-                    .unwrap_or_else(|e| panic!("OTLP/HTTP receiver cannot bind: {e}"));
-                let addr = listener
-                    .local_addr()
-                    .unwrap_or_else(|e| panic!("OTLP/HTTP receiver address: {e}"));
-                let _ = addr_tx.send(addr);
+        let tls = acceptor.is_some();
+        let server = ReceiverThread::spawn(
+            "OTLP/HTTP receiver",
+            tls,
+            move |listener, mut stop| async move {
                 loop {
                     let socket = tokio::select! {
-                        _ = &mut stop_rx => return,
+                        _ = &mut stop => return,
                         accepted = listener.accept() => match accepted {
                             Ok((socket, _)) => socket,
                             Err(_) => continue,
@@ -158,29 +142,16 @@ impl HttpReceiver {
                         }
                     });
                 }
-            });
-        });
-        let addr = addr_rx
-            .recv_timeout(Duration::from_secs(10))
-            .unwrap_or_else(|e| panic!("OTLP/HTTP receiver did not start: {e}"));
-        HttpReceiver {
-            addr,
-            tls,
-            seen,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
+            },
+        );
+        HttpReceiver { server, seen }
     }
 
     /// The base URL for `OTEL_EXPORTER_OTLP_ENDPOINT` (the exporter appends `/v1/traces`):
     /// `https://localhost:<port>` with TLS (the name the certificate is for), else
     /// `http://127.0.0.1:<port>`.
     pub fn endpoint(&self) -> String {
-        if self.tls {
-            format!("https://localhost:{}", self.addr.port())
-        } else {
-            format!("http://{}", self.addr)
-        }
+        self.server.endpoint()
     }
 
     /// Every request received so far, in order.
@@ -211,17 +182,6 @@ impl HttpReceiver {
         done: impl Fn(&[CollectedSpan]) -> bool,
     ) -> Vec<CollectedSpan> {
         wait_for_spans(timeout, what, || self.spans(), done)
-    }
-}
-
-impl Drop for HttpReceiver {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
     }
 }
 

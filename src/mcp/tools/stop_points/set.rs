@@ -3,8 +3,8 @@
 //! are then armed.
 
 use super::args::{
-    ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams,
-    expressions, id_arg, mode_and_filters, refuse, with_exprs,
+    Common, ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams,
+    OneOrMany, expressions, id_arg, mode_and_filters, refuse, with_exprs,
 };
 use super::entries::{arm_entries, arm_one};
 use super::{count_with_condition, live};
@@ -12,8 +12,8 @@ use crate::actors::{Expanded, WildcardError};
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::{Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{
-    ExceptionSpec, FieldSpec, LineSpec, MethodExitSpec, MonitorKind, MonitorSpec, StopPointSpec,
-    Target,
+    ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
+    StopPointSpec, Target,
 };
 
 const MAX_CLASSES_DEFAULT: usize = 20;
@@ -114,10 +114,14 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
     let handle = live(ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
-    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
-    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
-    filters.condition = p.condition.clone();
-    count_with_condition(&filters, &mut notes);
+    let (mode, mut filters) = mode_exprs_and_condition(
+        tool,
+        &p.common(),
+        false,
+        &p.trace_expr,
+        &p.condition,
+        &mut notes,
+    )?;
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let entries = p.class_pattern.clone().into_vec();
     if entries.is_empty() {
@@ -174,10 +178,14 @@ async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> 
     let handle = live(ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
-    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
-    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
-    filters.condition = p.condition.clone();
-    count_with_condition(&filters, &mut notes);
+    let (mode, mut filters) = mode_exprs_and_condition(
+        tool,
+        &p.common(),
+        false,
+        &p.trace_expr,
+        &p.condition,
+        &mut notes,
+    )?;
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
     if !caught && !uncaught {
@@ -294,6 +302,24 @@ fn add_expansion(
     }
 }
 
+/// What every set tool starts from: the mode (trace or suspend) with its
+/// trace expressions, and the filters with the condition, noting where a
+/// hit_count and a condition meet.
+fn mode_exprs_and_condition(
+    tool: &str,
+    common: &Common,
+    default_trace: bool,
+    trace_expr: &Option<OneOrMany<String>>,
+    condition: &Option<String>,
+    notes: &mut Vec<String>,
+) -> Result<(Mode, Filters), ToolError> {
+    let (mut mode, mut filters) = mode_and_filters(tool, common, default_trace, notes)?;
+    with_exprs(tool, &mut mode, trace_expr, notes)?;
+    filters.condition = condition.clone();
+    count_with_condition(&filters, notes);
+    Ok((mode, filters))
+}
+
 fn plural_es(n: usize) -> &'static str {
     if n == 1 { "" } else { "es" }
 }
@@ -304,10 +330,14 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
     let handle = live(ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
-    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), false, &mut notes)?;
-    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
-    filters.condition = p.condition.clone();
-    count_with_condition(&filters, &mut notes);
+    let (mode, mut filters) = mode_exprs_and_condition(
+        tool,
+        &p.common(),
+        false,
+        &p.trace_expr,
+        &p.condition,
+        &mut notes,
+    )?;
     filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
     let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
     if !modify && !access {
@@ -426,10 +456,14 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
         ));
     }
     let mut notes = Vec::new();
-    let (mut mode, mut filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
-    with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
-    filters.condition = p.condition.clone();
-    count_with_condition(&filters, &mut notes);
+    let (mode, filters) = mode_exprs_and_condition(
+        tool,
+        &p.common(),
+        true,
+        &p.trace_expr,
+        &p.condition,
+        &mut notes,
+    )?;
     if let Some(m) = &p.method {
         for (pattern, check) in &checked {
             if check.is_ok()
