@@ -22,7 +22,7 @@ pub mod wildcards;
 pub use control::{PauseOutcome, ResumeReport, ThreadChange};
 pub use handle::{HeldThread, SessionHandle};
 pub use ledger::{Ledger, LedgerMsg, SessionRef};
-pub use link::{EventBus, Lifeline, SessionInfo, SessionLink};
+pub use link::{EventBus, Lifeline, RescueLog, SessionInfo, SessionLink};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -181,6 +181,7 @@ impl Actor for Session {
             session: SessionRef::new(myself.clone()),
             bus: Arc::new(EventBus::default()),
             life: Arc::new(Lifeline::default()),
+            rescues: Arc::new(RescueLog::default()),
         };
         let connection = Connection::spawn(args.stream, args.config, myself.get_cell()).await?;
         let classes = Arc::new(ClassCache::new(connection.clone()));

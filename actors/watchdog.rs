@@ -273,7 +273,7 @@ impl WatchdogState {
             disabled = ?rescue.disabled,
             "watchdog resumed a JVM suspended past its limit"
         );
-        shared.session.record_rescue(rescue);
+        shared.rescues.record(rescue);
         if after.held == 0 {
             shared.session.forget_event_threads(None);
             shared.session.release_all();

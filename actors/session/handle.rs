@@ -186,13 +186,13 @@ impl SessionHandle {
     }
 
     /// Every watchdog rescue so far.
-    pub async fn rescues(&self) -> Rescues {
-        self.link.session.rescues().await
+    pub fn rescues(&self) -> Rescues {
+        self.link.rescues.all()
     }
 
     /// Rescues the agent has not been told about yet, emptied.
-    pub async fn take_unreported_rescues(&self) -> Vec<Rescue> {
-        self.link.session.take_unreported_rescues().await
+    pub fn take_unreported_rescues(&self) -> Vec<Rescue> {
+        self.link.rescues.take_unreported()
     }
 
     /// Refuses `action` (a mutation) up front when the session is

@@ -11,7 +11,7 @@ use ractor::{ActorRef, RpcReplyPort};
 
 use crate::jdwp::{EventKind, RequestId, ThreadId};
 
-use super::{Rescue, Rescues, SessionMsg};
+use super::SessionMsg;
 
 /// What the ledger knows, at one moment, for a caller to decide on.
 #[derive(Debug, Clone, Default)]
@@ -35,7 +35,6 @@ pub struct Ledger {
     maybe_suspended: bool,
     suspended_since: Option<Instant>,
     suspending_requests: Vec<(EventKind, RequestId)>,
-    rescues: Rescues,
     step: Option<RequestId>,
 }
 
@@ -101,20 +100,6 @@ impl Ledger {
         std::mem::take(&mut self.suspending_requests)
     }
 
-    pub fn record_rescue(&mut self, rescue: Rescue) {
-        self.rescues.cleared_requests.extend(rescue.cleared.clone());
-        self.rescues.all.push(rescue.clone());
-        self.rescues.unreported.push(rescue);
-    }
-
-    pub fn rescues(&self) -> Rescues {
-        self.rescues.clone()
-    }
-
-    pub fn take_unreported_rescues(&mut self) -> Vec<Rescue> {
-        std::mem::take(&mut self.rescues.unreported)
-    }
-
     /// Replaces the live step request, returning the one it replaces.
     pub fn replace_step(&mut self, step: Option<RequestId>) -> Option<RequestId> {
         std::mem::replace(&mut self.step, step)
@@ -142,11 +127,8 @@ pub enum LedgerMsg {
     Hold(ThreadId),
     Release(ThreadId),
     ReleaseAll,
-    RecordRescue(Box<Rescue>),
     View(RpcReplyPort<LedgerView>),
     TakeSuspendingRequests(RpcReplyPort<Vec<(EventKind, RequestId)>>),
-    Rescues(RpcReplyPort<Rescues>),
-    TakeUnreportedRescues(RpcReplyPort<Vec<Rescue>>),
     ReplaceStep(Option<RequestId>, RpcReplyPort<Option<RequestId>>),
 }
 
@@ -161,18 +143,11 @@ impl Ledger {
             LedgerMsg::Hold(t) => self.hold(t),
             LedgerMsg::Release(t) => self.release(t),
             LedgerMsg::ReleaseAll => self.release_all(),
-            LedgerMsg::RecordRescue(r) => self.record_rescue(*r),
             LedgerMsg::View(reply) => {
                 let _ = reply.send(self.view());
             }
             LedgerMsg::TakeSuspendingRequests(reply) => {
                 let _ = reply.send(self.take_suspending_requests());
-            }
-            LedgerMsg::Rescues(reply) => {
-                let _ = reply.send(self.rescues());
-            }
-            LedgerMsg::TakeUnreportedRescues(reply) => {
-                let _ = reply.send(self.take_unreported_rescues());
             }
             LedgerMsg::ReplaceStep(step, reply) => {
                 let _ = reply.send(self.replace_step(step));
@@ -227,10 +202,6 @@ impl SessionRef {
         self.tell(LedgerMsg::ReleaseAll);
     }
 
-    pub fn record_rescue(&self, rescue: Rescue) {
-        self.tell(LedgerMsg::RecordRescue(Box::new(rescue)));
-    }
-
     /// Asks the Session to end with `reason`.
     pub fn end(&self, reason: String) {
         let _ = self.0.send_message(SessionMsg::End(reason));
@@ -243,17 +214,6 @@ impl SessionRef {
     pub async fn take_suspending_requests(&self) -> Vec<(EventKind, RequestId)> {
         ractor::call!(self.0, |r| SessionMsg::Ledger(
             LedgerMsg::TakeSuspendingRequests(r)
-        ))
-        .unwrap_or_default()
-    }
-
-    pub async fn rescues(&self) -> Rescues {
-        ractor::call!(self.0, |r| SessionMsg::Ledger(LedgerMsg::Rescues(r))).unwrap_or_default()
-    }
-
-    pub async fn take_unreported_rescues(&self) -> Vec<Rescue> {
-        ractor::call!(self.0, |r| SessionMsg::Ledger(
-            LedgerMsg::TakeUnreportedRescues(r)
         ))
         .unwrap_or_default()
     }

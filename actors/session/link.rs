@@ -15,6 +15,7 @@ use crate::model::{Roots, SessionId, VmInfo};
 
 use super::launch::LaunchedJvm;
 use super::ledger::SessionRef;
+use super::{Rescue, Rescues};
 
 /// How many recent events a session remembers for diagnosis.
 const RECENT_EVENTS: usize = 64;
@@ -177,14 +178,44 @@ impl EventBus {
     }
 }
 
+/// The watchdog's rescues of one session: written by the watchdog alone,
+/// read by whoever replies next. Kept apart from the ledger so reading
+/// them never waits on the Session actor, whatever it is busy with.
+#[derive(Default)]
+pub struct RescueLog(Mutex<Rescues>);
+
+impl RescueLog {
+    pub fn record(&self, rescue: Rescue) {
+        if let Ok(mut r) = self.0.lock() {
+            r.cleared_requests.extend(rescue.cleared.clone());
+            r.all.push(rescue.clone());
+            r.unreported.push(rescue);
+        }
+    }
+
+    pub fn all(&self) -> Rescues {
+        self.0.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Rescues not yet shown to the agent, emptied.
+    pub fn take_unreported(&self) -> Vec<Rescue> {
+        self.0
+            .lock()
+            .map(|mut r| std::mem::take(&mut r.unreported))
+            .unwrap_or_default()
+    }
+}
+
 /// What a session's children get at spawn instead of the whole session:
-/// its id, its lifeline, its event bus, and the Session actor to tell.
+/// its id, its lifeline, its event bus, its rescue log, and the Session
+/// actor to tell.
 #[derive(Clone)]
 pub struct SessionLink {
     pub id: SessionId,
     pub session: SessionRef,
     pub bus: Arc<EventBus>,
     pub life: Arc<Lifeline>,
+    pub rescues: Arc<RescueLog>,
 }
 
 impl SessionLink {

@@ -62,7 +62,7 @@ impl JvmScope {
         let mut result = tools::call(&self.ctx, name, args).instrument(span).await;
         // A watchdog rescue is news for whoever calls next.
         for session in self.ctx.engine.sessions() {
-            for rescue in session.take_unreported_rescues().await {
+            for rescue in session.take_unreported_rescues() {
                 result.content.push(rmcp::model::ContentBlock::text(format!(
                     "[WATCHDOG] session {}: {}",
                     session.id(),

@@ -276,7 +276,7 @@ async fn the_watchdog_rescues_a_forgotten_suspension() {
     assert!(text.contains("disabled the 1 event request"), "{text}");
     // Disabled: the stop point does not freeze the JVM again.
     assert_runs(&r.jvm);
-    assert_eq!(r.session.rescues().await.all.len(), 1);
+    assert_eq!(r.session.rescues().all.len(), 1);
     r.engine.shutdown().await;
 }
 
