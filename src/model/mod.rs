@@ -2,7 +2,9 @@
 //! serde, no I/O.
 
 pub mod classes;
+pub mod dump;
 pub mod session;
+pub mod signature;
 pub mod stop_point;
 pub mod threads;
 
