@@ -211,6 +211,16 @@ pub enum SessionError {
     StepInterrupted,
     #[error("{0}")]
     Arm(#[from] ArmError),
+    #[error("no loaded class is named {class} (a class loads on first use, and a wrong name reads the same)")]
+    ClassNotLoaded { class: String },
+    #[error("{class} has no copy defined by loader @{loader:#x}; its copies: {}", loaders.iter().map(|l| format!("{class}@{l:#x}")).collect::<Vec<_>>().join(", "))]
+    NoSuchCopy {
+        class: String,
+        loader: u64,
+        loaders: Vec<u64>,
+    },
+    #[error("this JVM does not offer {capability}")]
+    Unsupported { capability: &'static str },
 }
 
 /// Why a stop point (or one entry of a list) could not be armed, cleared

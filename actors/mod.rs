@@ -68,8 +68,10 @@ pub use error::{
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
+pub use session::members::{InstanceReport, InstanceRow, Member, MemberSet, Members, TypeMembers};
 pub use session::mutate::Written;
 pub use session::render::{Budget, Renderer};
 pub use session::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};

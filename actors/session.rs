@@ -6,6 +6,7 @@
 
 pub mod classes;
 pub mod control;
+pub mod dump;
 pub mod eval;
 mod handle;
 pub mod inspect;
@@ -13,6 +14,7 @@ pub mod invoke;
 pub mod launch;
 pub mod ledger;
 pub mod link;
+pub mod members;
 pub mod mutate;
 pub mod render;
 pub mod step;

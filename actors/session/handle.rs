@@ -323,9 +323,13 @@ impl SessionHandle {
     /// Every live thread with its name, status and suspend count.
     pub async fn threads(&self) -> Result<Vec<ThreadInfo>, SessionError> {
         self.check_alive()?;
-        threads::list(&self.connection)
+        let mut list = threads::list(&self.connection)
             .await
-            .map_err(|e| self.map_err(e))
+            .map_err(|e| self.map_err(e))?;
+        if self.vm().is_some_and(|v| v.jdwp_major >= 19) {
+            super::dump::mark_virtual(&self.connection, &mut list).await;
+        }
+        Ok(list)
     }
 
     /// The threads the agent holds, with how often and since when.

@@ -53,6 +53,8 @@ pub struct ThreadInfo {
     pub name: String,
     pub status: String,
     pub suspend_count: i32,
+    /// A virtual thread (JDWP 19+; listed only with `includevirtualthreads=y`).
+    pub is_virtual: bool,
 }
 
 /// Every live thread with its name, status and suspend count, read in one
@@ -77,6 +79,7 @@ pub async fn list(conn: &ConnectionHandle) -> Result<Vec<ThreadInfo>, JdwpError>
             name,
             status: format!("{:?}", status.thread_status).to_uppercase(),
             suspend_count: count,
+            is_virtual: false,
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));

@@ -125,6 +125,11 @@ impl From<SessionError> for ToolError {
             SessionError::EvalFailed { .. } => ToolError::new("EVAL_FAILED", text),
             SessionError::StepTimeout { .. } => ToolError::new("STEP_TIMEOUT", text),
             SessionError::StepInterrupted => ToolError::new("VM_GONE", text).next(REATTACH),
+            SessionError::ClassNotLoaded { .. } => ToolError::new("NOT_LOADED", text)
+                .next("debug_list_classes shows what is loaded (filter by a part of the name)"),
+            SessionError::NoSuchCopy { .. } => ToolError::new("NO_SUCH_COPY", text)
+                .next("pin one of the copies named above, or drop the @loader suffix"),
+            SessionError::Unsupported { .. } => ToolError::new("NOT_SUPPORTED", text),
         }
     }
 }

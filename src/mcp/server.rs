@@ -107,6 +107,10 @@ impl ServerHandler for JvmScope {
             .unwrap_or(serde_json::Value::Null);
         // A call that asked for progress can report it from anywhere on its
         // task (debug_wait_for_event does, while it waits).
+        // A tool that can stop early races its work against this.
+        let cancel: futures::future::BoxFuture<'static, ()> =
+            Box::pin(context.ct.clone().cancelled_owned());
+        let cancel = futures::FutureExt::shared(cancel);
         let result = match token {
             Some(token) => {
                 let progress = tools::Progress {
@@ -114,10 +118,17 @@ impl ServerHandler for JvmScope {
                     token,
                 };
                 tools::PROGRESS
-                    .scope(progress, self.call(&request.name, args))
+                    .scope(
+                        progress,
+                        tools::CANCEL.scope(cancel, self.call(&request.name, args)),
+                    )
                     .await
             }
-            None => self.call(&request.name, args).await,
+            None => {
+                tools::CANCEL
+                    .scope(cancel, self.call(&request.name, args))
+                    .await
+            }
         };
         Ok(result.into())
     }

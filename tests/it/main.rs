@@ -1,12 +1,14 @@
 //! Integration tests: the single test binary; each module below is one area of tests.
 
 mod classes;
+mod dump;
 mod evaluate;
 mod execution;
 mod fake_jdwp;
 mod fake_jdwp_selftest;
 mod faults;
 mod mcp_surface;
+mod members;
 mod sessions;
 mod stop_points;
 mod supervision;

@@ -355,7 +355,11 @@ async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
         Some(Found::Event(e)) => {
             log.mark_reported(e.seq);
             let (line, susp) = suspended_line(&handle).await;
-            let text = format!("{}\n{line}", event_text(&e, now));
+            let mut text = event_text(&e, now);
+            if handle.thread_is_virtual(e.thread).await {
+                text.push_str("\n  thread: a virtual thread (stops and reads work on it as on a platform thread)");
+            }
+            let text = format!("{text}\n{line}");
             Ok(text_and_data(
                 text,
                 json!({"found": "event", "event": event_json(&e), "state": susp}),

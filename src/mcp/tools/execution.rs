@@ -185,9 +185,10 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
             })
             .unwrap_or_default();
         out.push_str(&format!(
-            "\n@{:#x} {:?} {}{}{}",
+            "\n@{:#x} {:?}{} {}{}{}",
             t.id.0,
             t.name,
+            if t.is_virtual { " (virtual)" } else { "" },
             t.status,
             if t.suspend_count > 0 {
                 format!(" suspended x{}", t.suspend_count)
@@ -209,6 +210,11 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
             groups.join(", ")
         ));
     }
+    let knows_virtual = handle.vm().is_some_and(|v| v.jdwp_major >= 19);
+    if let Some(note) = super::dump::virtual_note(knows_virtual, all.iter().any(|t| t.is_virtual)) {
+        out.push('\n');
+        out.push_str(note);
+    }
     let data: Vec<_> = shown
         .iter()
         .map(|t| {
@@ -217,6 +223,7 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
                 "name": t.name,
                 "status": t.status,
                 "suspend_count": t.suspend_count,
+                "virtual": t.is_virtual,
             })
         })
         .collect();

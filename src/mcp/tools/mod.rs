@@ -4,9 +4,11 @@
 //! short, exact, and honest about what a tool costs the JVM.
 
 pub mod classes;
+pub mod dump;
 pub mod events;
 pub mod execution;
 pub mod inspect;
+pub mod members;
 pub mod mutation;
 pub mod session;
 pub mod stop_points;
@@ -35,6 +37,37 @@ pub struct Progress {
 tokio::task_local! {
     /// The progress sink of the tool call running on this task, if any.
     pub static PROGRESS: Progress;
+}
+
+tokio::task_local! {
+    /// Resolves when the client cancels the tool call running on this task
+    /// (`notifications/cancelled`). Set by the server for every call.
+    pub static CANCEL: futures::future::Shared<BoxFuture<'static, ()>>;
+}
+
+/// Resolves when the client cancels this call; never when it cannot
+/// (the demo and the in-process rig). A tool opts in by racing its work
+/// against it, and must only do so where dropping the work is safe.
+pub async fn cancelled() {
+    match CANCEL.try_with(|c| c.clone()) {
+        Ok(c) => c.await,
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// A progress callback for a long call that asked for progress: each call
+/// `(done, total)` sends one `notifications/progress` saying `what`.
+pub fn progress_reporter(what: &'static str) -> Option<crate::actors::ProgressFn> {
+    let p = PROGRESS.try_with(|p| p.clone()).ok()?;
+    Some(Arc::new(move |done: u64, total: u64| {
+        let mut param = rmcp::model::ProgressNotificationParam::new(p.token.clone(), done as f64)
+            .with_total(total as f64);
+        param.message = Some(format!("{done} of {total} {what}"));
+        let peer = p.peer.clone();
+        tokio::spawn(async move {
+            let _ = peer.notify_progress(param).await;
+        });
+    }))
 }
 
 /// What every tool call gets.
@@ -167,7 +200,9 @@ fn routes() -> &'static Catalogue {
         routes.extend(stop_points::routes());
         routes.extend(events::routes());
         routes.extend(inspect::routes());
+        routes.extend(dump::routes());
         routes.extend(classes::routes());
+        routes.extend(members::routes());
         routes.extend(mutation::routes());
         let by_name = routes
             .iter()

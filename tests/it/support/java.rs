@@ -232,6 +232,8 @@ pub struct JvmOpts {
     pub args: Vec<String>,
     /// Extra JVM options placed before `-cp` (e.g. `-Xmx64m`).
     pub jvm_args: Vec<String>,
+    /// Extra JDWP agent options appended to `-agentlib:jdwp=…` (e.g. `,includevirtualthreads=y`).
+    pub agent_options: String,
 }
 
 /// Lines read from one child stream by a background thread.
@@ -301,7 +303,8 @@ impl Jvm {
         let mut command = Command::new(&java);
         command
             .arg(format!(
-                "-agentlib:jdwp=transport=dt_socket,server=y,suspend={suspend},address=127.0.0.1:0"
+                "-agentlib:jdwp=transport=dt_socket,server=y,suspend={suspend},address=127.0.0.1:0{}",
+                opts.agent_options
             ))
             .args(&opts.jvm_args)
             .arg("-cp")

@@ -1,0 +1,272 @@
+//! What a loaded class declares and what lives of it: debug_list_methods,
+//! debug_list_fields (rendered as Java source lines, inherited members
+//! with their origin, class-loader copies named) and debug_list_instances
+//! (several classes in one heap walk, its stop-the-world time reported).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Ctx, Effect, Reply, Route, text_and_data};
+use crate::actors::{InstanceReport, Member, MemberSet, Members, TypeMembers};
+use crate::mcp::error::ToolError;
+use crate::model::signature::{
+    MemberKind, class_type_params, field_line, is_synthetic, method_line, method_sig, modifiers,
+};
+
+/// Members shown by default.
+const DEFAULT_LIMIT: usize = 200;
+/// Handles per class by default.
+const DEFAULT_HANDLES: usize = 10;
+
+/// Arguments of debug_list_methods and debug_list_fields.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MembersParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Dotted class name (Outer$Inner for a nested class); Name@0x<loader> pins one class-loader copy.
+    pub class_name: String,
+    /// Add superclasses' and interfaces' members, each under its origin; default false.
+    pub inherited: Option<bool>,
+    /// Only members whose name contains this.
+    pub name_filter: Option<String>,
+    /// Members shown; default 200.
+    pub limit: Option<usize>,
+}
+
+/// Arguments of debug_list_instances.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InstancesParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Dotted class names, counted in one heap walk.
+    pub class_names: Vec<String>,
+    /// Handles per class (@0x…); default 10, 0 = counts only. Counts are never clamped.
+    pub max_instances: Option<usize>,
+}
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::new(
+            "debug_list_methods",
+            "List a class's methods",
+            "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
+             has them, parameter names where it has a variable table. Constructors kept, <clinit> and synthetic \
+             methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
+             class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
+            Effect::Read,
+            |ctx, p: Result<MembersParams, ToolError>| {
+                Box::pin(async move { list(&ctx, p, MemberSet::Methods).await })
+            },
+        ),
+        Route::new(
+            "debug_list_fields",
+            "List a class's fields",
+            "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
+             values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
+             pinning as in debug_list_methods. Suspends nothing.",
+            Effect::Read,
+            |ctx, p: Result<MembersParams, ToolError>| {
+                Box::pin(async move { list(&ctx, p, MemberSet::Fields).await })
+            },
+        ),
+        Route::new(
+            "debug_list_instances",
+            "Count and find live instances",
+            "Live instance counts of several classes in one heap walk, and up to max_instances @0x… handles each \
+             (debug_evaluate takes them). Exact type only: subclasses and implementations are not counted, so \
+             name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
+             how long.",
+            Effect::Read,
+            |ctx, p: Result<InstancesParams, ToolError>| {
+                Box::pin(async move { list_instances(&ctx, p).await })
+            },
+        ),
+    ]
+}
+
+async fn list(ctx: &Ctx, p: Result<MembersParams, ToolError>, set: MemberSet) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    let members = handle
+        .members(&p.class_name, set, p.inherited.unwrap_or(false))
+        .await?;
+    let limit = p.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+    let filter = p.name_filter.as_deref().unwrap_or("");
+    let mut out = String::new();
+    let mut rows = Vec::new();
+    let mut shown = 0;
+    let mut hidden = 0;
+    let mut matched = 0;
+    for (i, t) in members.types.iter().enumerate() {
+        let mut lines = lines_of(t, set, &members.class);
+        lines.retain(|(name, _, _)| name.contains(filter));
+        hidden += lines.iter().filter(|(_, _, synthetic)| *synthetic).count();
+        lines.retain(|(_, _, synthetic)| !synthetic);
+        matched += lines.len();
+        if i == 0 {
+            out.push_str(&header(&members, t, set, lines.len()));
+        } else if !lines.is_empty() {
+            let kind = if t.interface { "interface" } else { "class" };
+            out.push_str(&format!("\nfrom {kind} {}:", t.name));
+        }
+        for (name, line, _) in lines {
+            if shown >= limit {
+                continue;
+            }
+            shown += 1;
+            out.push_str(&format!("\n  {line}"));
+            rows.push(json!({"name": name, "source": line, "declared_by": t.name}));
+        }
+    }
+    if matched > shown {
+        out.push_str(&format!(
+            "\n… {} more; raise limit or narrow with name_filter",
+            matched - shown
+        ));
+    }
+    if hidden > 0 {
+        out.push_str(&format!("\n({hidden} compiler-made member(s) left out)"));
+    }
+    copies_note(&mut out, &members);
+    let key = if set == MemberSet::Methods { "methods" } else { "fields" };
+    Ok(text_and_data(
+        out,
+        json!({
+            "class": members.class,
+            "loader": format!("@{:#x}", members.loader),
+            "copies": members.loaders.iter().map(|l| format!("{}@{l:#x}", members.class)).collect::<Vec<_>>(),
+            key: rows,
+        }),
+    ))
+}
+
+/// (name, source line, compiler-made) for each member, fields statics
+/// first; `<clinit>` dropped.
+fn lines_of(t: &TypeMembers, set: MemberSet, class: &str) -> Vec<(String, String, bool)> {
+    let simple = t.name.rsplit('.').next().unwrap_or(class);
+    let mut members: Vec<&Member> = t.members.iter().filter(|m| m.name != "<clinit>").collect();
+    if set == MemberSet::Fields {
+        members.sort_by_key(|m| m.modifiers & 0x8 == 0);
+    }
+    members
+        .into_iter()
+        .map(|m| {
+            let line = match set {
+                MemberSet::Fields => field_line(&m.name, m.modifiers, &m.signature, &m.generic),
+                MemberSet::Methods => {
+                    let sig = method_sig(&m.signature, &m.generic);
+                    // An interface's methods are public: JDWP says so, source need not.
+                    method_line(&m.name, simple, m.modifiers, &sig, m.param_names.as_deref())
+                }
+            };
+            (m.name.clone(), line, is_synthetic(m.modifiers))
+        })
+        .collect()
+}
+
+fn header(members: &Members, t: &TypeMembers, set: MemberSet, n: usize) -> String {
+    let mut words: Vec<&str> = modifiers(t.modifiers, MemberKind::Class);
+    words.retain(|w| *w != "static");
+    let kind = if t.interface { "interface" } else { "class" };
+    let what = if set == MemberSet::Methods { "method" } else { "field" };
+    let mut out = format!(
+        "{}{kind} {}{}: {n} {what}{} declared",
+        words.iter().map(|w| format!("{w} ")).collect::<String>(),
+        t.name,
+        class_type_params(&t.generic),
+        if n == 1 { "" } else { "s" }
+    );
+    if n == 0 {
+        out.push_str(&format!(" (it declares no {what}s; this is an answer, not a failed lookup)"));
+    }
+    if members.types.len() == 1 {
+        out.push_str("; inherited:true adds superclasses and interfaces");
+    }
+    out
+}
+
+/// Names every class-loader copy when there are several.
+fn copies_note(out: &mut String, m: &Members) {
+    if m.loaders.len() < 2 {
+        return;
+    }
+    let all: Vec<String> = m.loaders.iter().map(|l| format!("{}@{l:#x}", m.class)).collect();
+    out.push_str(&format!(
+        "\n{} class-loader copies, each with its own statics: {}. This is {}@{:#x}; pass another to read it.",
+        m.loaders.len(),
+        all.join(", "),
+        m.class,
+        m.loader
+    ));
+}
+
+async fn list_instances(ctx: &Ctx, p: Result<InstancesParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    if p.class_names.is_empty() {
+        return Err(ToolError::new("BAD_ARGUMENT", "class_names is empty: name at least one class"));
+    }
+    let max = p.max_instances.unwrap_or(DEFAULT_HANDLES);
+    let report = tokio::select! {
+        r = handle.instances(&p.class_names, max) => r?,
+        _ = super::cancelled() => return Err(ToolError::new("CANCELLED", "cancelled; a heap walk already sent runs to its end in the JVM")),
+    };
+    Ok(text_and_data(render_instances(&report), instances_data(&report)))
+}
+
+fn render_instances(r: &InstanceReport) -> String {
+    let mut out = String::from(
+        "Live instances, exact type only (subclasses and implementations are not counted; name them too):",
+    );
+    let copies = |class: &str| r.rows.iter().filter(|x| x.class == class).count();
+    for row in &r.rows {
+        let name = if copies(&row.class) > 1 {
+            format!("{}@{:#x}", row.class, row.loader)
+        } else {
+            row.class.clone()
+        };
+        out.push_str(&format!("\n  {name}: {}", row.count));
+        if !row.handles.is_empty() {
+            let ids: Vec<String> = row.handles.iter().map(|h| format!("@{h:#x}")).collect();
+            out.push_str(&format!(" — {}", ids.join(" ")));
+            if (row.handles.len() as i64) < row.count {
+                out.push_str(&format!(" (first {}; max_instances)", row.handles.len()));
+            }
+        }
+    }
+    if !r.not_loaded.is_empty() {
+        out.push_str(&format!(
+            "\nNot loaded (so no instance exists yet, or the name is wrong): {}; debug_list_classes shows what is.",
+            r.not_loaded.join(", ")
+        ));
+    }
+    out.push_str(&format!(
+        "\nStop-the-world: the JVM paused its threads for {} ms to count ({} heap walk{} in all",
+        r.count_time.as_millis(),
+        r.walks,
+        if r.walks == 1 { "" } else { "s" }
+    ));
+    if r.walks > 1 {
+        out.push_str(&format!(", {} ms more for the handles", r.handle_time.as_millis()));
+    }
+    out.push_str("); the cost grows with the live heap, not the answer.");
+    out
+}
+
+fn instances_data(r: &InstanceReport) -> serde_json::Value {
+    json!({
+        "classes": r.rows.iter().map(|row| json!({
+            "class": row.class,
+            "loader": format!("@{:#x}", row.loader),
+            "count": row.count,
+            "handles": row.handles.iter().map(|h| format!("@{h:#x}")).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "not_loaded": r.not_loaded,
+        "count_ms": r.count_time.as_secs_f64() * 1e3,
+        "handles_ms": r.handle_time.as_secs_f64() * 1e3,
+        "heap_walks": r.walks,
+    })
+}
