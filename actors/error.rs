@@ -211,7 +211,9 @@ pub enum SessionError {
     StepInterrupted,
     #[error("{0}")]
     Arm(#[from] ArmError),
-    #[error("no loaded class is named {class} (a class loads on first use, and a wrong name reads the same)")]
+    #[error(
+        "no loaded class is named {class} (a class loads on first use, and a wrong name reads the same)"
+    )]
     ClassNotLoaded { class: String },
     #[error("{class} has no copy defined by loader @{loader:#x}; its copies: {}", loaders.iter().map(|l| format!("{class}@{l:#x}")).collect::<Vec<_>>().join(", "))]
     NoSuchCopy {

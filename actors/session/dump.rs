@@ -142,7 +142,7 @@ impl SessionHandle {
     /// Whether `thread` is a virtual thread (false before JDWP 19, or
     /// when the JVM does not answer).
     pub async fn thread_is_virtual(&self, thread: ThreadId) -> bool {
-        if !self.vm().is_some_and(|v| v.jdwp_major >= 19) {
+        if self.vm().is_none_or(|v| v.jdwp_major < 19) {
             return false;
         }
         self.connection()
@@ -186,7 +186,9 @@ async fn dump(
         progress.clone(),
         bus_events,
     ));
-    let (raws, hold) = task.await.map_err(|e| SessionError::Unresponsive(e.to_string()))?;
+    let (raws, hold) = task
+        .await
+        .map_err(|e| SessionError::Unresponsive(e.to_string()))?;
     let raws = raws.map_err(|e| session.map_err(e))?;
 
     let threads = resolve(session, selected, raws, &spec).await;
@@ -223,7 +225,10 @@ async fn list(conn: &ConnectionHandle, knows_virtual: bool) -> Result<Vec<Listed
     });
     let mut out = Vec::new();
     for (id, name, status, count, is_virtual) in join_all(reads).await {
-        for e in [name.as_ref().err(), count.as_ref().err()].into_iter().flatten() {
+        for e in [name.as_ref().err(), count.as_ref().err()]
+            .into_iter()
+            .flatten()
+        {
             if e.is_gone() {
                 return Err(e.clone());
             }
@@ -339,7 +344,7 @@ async fn read_threads(
         }
         out.insert(thread, raw);
         if let Some(p) = progress
-            && (out.len() % 25 == 0 || out.len() as u64 == total)
+            && (out.len().is_multiple_of(25) || out.len() as u64 == total)
         {
             p(out.len() as u64, total);
         }
@@ -405,9 +410,13 @@ async fn owners_and_status(conn: &ConnectionHandle, raws: &mut HashMap<ThreadId,
             },
             stack_depth: -1,
         };
-        match raws.entry(info.owner).or_default().owned.get_or_insert(Ok(Vec::new())) {
-            Ok(list) => list.push(held),
-            Err(_) => {}
+        if let Ok(list) = raws
+            .entry(info.owner)
+            .or_default()
+            .owned
+            .get_or_insert(Ok(Vec::new()))
+        {
+            list.push(held);
         }
     }
 }
@@ -514,11 +523,7 @@ async fn resolve(
     out
 }
 
-fn stack_of(
-    raw: &Raw,
-    labels: &MethodLabels,
-    spec: &DumpSpec,
-) -> Stack {
+fn stack_of(raw: &Raw, labels: &MethodLabels, spec: &DumpSpec) -> Stack {
     match &raw.frames {
         None => Stack::Skipped,
         Some(Err(e)) if e.code() == Some(ErrorCode::THREAD_NOT_SUSPENDED) => Stack::Running,
@@ -546,7 +551,10 @@ fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {
     match labels.get(&(f.location.class, f.location.method)) {
         Some((label, true, _)) => format!("{label}:native"),
         Some((label, false, lines)) => {
-            match lines.as_ref().and_then(|l| l.line_of(f.location.index as i64)) {
+            match lines
+                .as_ref()
+                .and_then(|l| l.line_of(f.location.index as i64))
+            {
                 Some(line) => format!("{label}:{line}"),
                 None => format!("{label}:?"),
             }
@@ -571,7 +579,10 @@ async fn method_labels(
             Ok(Some(m)) => (m.name.clone(), m.is_native()),
             _ => ("?".into(), false),
         };
-        ((class, method), (format!("{name}.{mname}"), native, lines.ok()))
+        (
+            (class, method),
+            (format!("{name}.{mname}"), native, lines.ok()),
+        )
     });
     join_all(reads).await.into_iter().collect()
 }

@@ -130,17 +130,21 @@ impl SessionHandle {
             });
         }
         let loaders = join_all(copies.iter().map(|c| self.classes().loader(c.id))).await;
-        let loaders: Vec<u64> = loaders.into_iter().map(|l| l.map(|l| l.0).unwrap_or(0)).collect();
-        let pick = match pinned {
-            None => 0,
-            Some(l) => loaders.iter().position(|x| *x == l).ok_or_else(|| {
-                SessionError::NoSuchCopy {
-                    class: name.to_string(),
-                    loader: l,
-                    loaders: loaders.clone(),
-                }
-            })?,
-        };
+        let loaders: Vec<u64> = loaders
+            .into_iter()
+            .map(|l| l.map(|l| l.0).unwrap_or(0))
+            .collect();
+        let pick =
+            match pinned {
+                None => 0,
+                Some(l) => loaders.iter().position(|x| *x == l).ok_or_else(|| {
+                    SessionError::NoSuchCopy {
+                        class: name.to_string(),
+                        loader: l,
+                        loaders: loaders.clone(),
+                    }
+                })?,
+            };
         let first = copies[pick].id;
         let ids = if inherited {
             self.supertypes(first).await.map_err(|e| self.map_err(e))?
@@ -169,9 +173,7 @@ impl SessionHandle {
         while i < queue.len() && out.len() < MAX_TYPES {
             let direct = self
                 .connection()
-                .send(&Interfaces {
-                    ref_type: queue[i],
-                })
+                .send(&Interfaces { ref_type: queue[i] })
                 .await?;
             for iface in direct {
                 if !out.contains(&iface) {
@@ -197,7 +199,8 @@ impl SessionHandle {
         let (info, modifiers, sig) = futures::join!(
             classes.info(id),
             self.connection().send(&Modifiers { ref_type: id }),
-            self.connection().send(&SignatureWithGeneric { ref_type: id })
+            self.connection()
+                .send(&SignatureWithGeneric { ref_type: id })
         );
         let info: std::sync::Arc<ClassInfo> = info?;
         let modifiers = modifiers?;
@@ -338,7 +341,13 @@ fn param_names(vars: &Variables, is_static: bool) -> Option<Vec<String>> {
     params.sort_by_key(|v| v.slot);
     params.dedup_by_key(|v| v.slot);
     let skip = usize::from(!is_static && params.first().is_some_and(|v| v.slot == 0));
-    Some(params.into_iter().skip(skip).map(|v| v.name.clone()).collect())
+    Some(
+        params
+            .into_iter()
+            .skip(skip)
+            .map(|v| v.name.clone())
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -347,7 +356,10 @@ mod tests {
 
     #[test]
     fn selectors_pin_a_loader() {
-        assert_eq!(split_selector("com.acme.Foo@0x7f3a"), ("com.acme.Foo", Some(0x7f3a)));
+        assert_eq!(
+            split_selector("com.acme.Foo@0x7f3a"),
+            ("com.acme.Foo", Some(0x7f3a))
+        );
         assert_eq!(split_selector("com.acme.Foo"), ("com.acme.Foo", None));
         assert_eq!(split_selector("odd@name"), ("odd@name", None));
     }

@@ -287,7 +287,7 @@ mod tests {
             let mut seen = std::collections::HashSet::new();
             for c in &found {
                 prop_assert!(!c.is_empty());
-                prop_assert_eq!(c[0], *c.iter().min().unwrap());
+                prop_assert_eq!(Some(&c[0]), c.iter().min());
                 for (i, n) in c.iter().enumerate() {
                     prop_assert!(seen.insert(*n), "node {} in two cycles", n);
                     prop_assert_eq!(next.get(n), Some(&c[(i + 1) % c.len()]));

@@ -383,7 +383,10 @@ mod tests {
     #[test]
     fn erased_and_generic_types_read_as_source() {
         assert_eq!(type_name("I", ""), "int");
-        assert_eq!(type_name("[[Ljava/lang/String;", ""), "java.lang.String[][]");
+        assert_eq!(
+            type_name("[[Ljava/lang/String;", ""),
+            "java.lang.String[][]"
+        );
         assert_eq!(
             type_name(
                 "Ljava/util/Map;",
@@ -396,9 +399,15 @@ mod tests {
             type_name("LOuter$Inner;", "LOuter<TT;>.Inner<Ljava/lang/String;>;"),
             "Outer<T>.Inner<java.lang.String>"
         );
-        assert_eq!(type_name("Ljava/util/List;", "Ljava/util/List<*>;"), "java.util.List<?>");
+        assert_eq!(
+            type_name("Ljava/util/List;", "Ljava/util/List<*>;"),
+            "java.util.List<?>"
+        );
         // A broken generic signature falls back to the erased type.
-        assert_eq!(type_name("Ljava/util/List;", "Ljava/util/List<"), "java.util.List");
+        assert_eq!(
+            type_name("Ljava/util/List;", "Ljava/util/List<"),
+            "java.util.List"
+        );
         assert_eq!(type_name("Q", ""), "Q");
     }
 
@@ -408,7 +417,10 @@ mod tests {
             "(Ljava/util/List;I)Ljava/lang/Object;",
             "<T::Ljava/lang/Comparable<-TT;>;>(Ljava/util/List<TT;>;I)TT;^Ljava/io/IOException;",
         );
-        assert_eq!(sig.type_params, "<T extends java.lang.Comparable<? super T>>");
+        assert_eq!(
+            sig.type_params,
+            "<T extends java.lang.Comparable<? super T>>"
+        );
         let names = vec!["items".to_string(), "n".to_string()];
         assert_eq!(
             method_line("pick", "Box", 0x9, &sig, Some(&names)),
@@ -421,23 +433,37 @@ mod tests {
         );
         let ctor = method_sig("(LOuter;Ljava/lang/String;)V", "(Ljava/lang/String;)V");
         assert_eq!(ctor.params, ["Outer", "java.lang.String"]);
-        assert_eq!(method_line("<init>", "Outer$Inner", 0, &ctor, None), "Outer$Inner(Outer, java.lang.String)");
+        assert_eq!(
+            method_line("<init>", "Outer$Inner", 0, &ctor, None),
+            "Outer$Inner(Outer, java.lang.String)"
+        );
         let varargs = method_sig("([Ljava/lang/Object;)V", "");
         assert_eq!(
             method_line("log", "L", 0x81 | 0x20, &varargs, None),
             "public synchronized void log(java.lang.Object...)"
         );
-        assert_eq!(class_type_params("<K:Ljava/lang/Object;V:Ljava/lang/Number;>Ljava/lang/Object;"), "<K, V extends java.lang.Number>");
+        assert_eq!(
+            class_type_params("<K:Ljava/lang/Object;V:Ljava/lang/Number;>Ljava/lang/Object;"),
+            "<K, V extends java.lang.Number>"
+        );
         assert_eq!(class_type_params("Ljava/lang/Object;"), "");
     }
 
     #[test]
     fn fields_and_modifiers() {
         assert_eq!(
-            field_line("COUNTS", 0x1a, "Ljava/util/Map;", "Ljava/util/Map<Ljava/lang/String;Ljava/lang/Integer;>;"),
+            field_line(
+                "COUNTS",
+                0x1a,
+                "Ljava/util/Map;",
+                "Ljava/util/Map<Ljava/lang/String;Ljava/lang/Integer;>;"
+            ),
             "private static final java.util.Map<java.lang.String, java.lang.Integer> COUNTS"
         );
-        assert_eq!(field_line("flag", 0x40 | 0x80, "Z", ""), "volatile transient boolean flag");
+        assert_eq!(
+            field_line("flag", 0x40 | 0x80, "Z", ""),
+            "volatile transient boolean flag"
+        );
         assert_eq!(modifiers(0x601, MemberKind::Class), ["public"]);
         assert!(is_synthetic(0x1000));
         assert!(is_synthetic(SYNTHETIC_JDWP));

@@ -22,11 +22,17 @@ fn attached(jvm: &Jvm) -> Server {
 
 /// Every thread's suspend count is 0, and the fixture still prints.
 pub fn assert_running(server: &Server, jvm: &Jvm, tick: &str) {
-    let threads = server.call("debug_list_threads", json!({"limit": 1000})).expect_ok();
+    let threads = server
+        .call("debug_list_threads", json!({"limit": 1000}))
+        .expect_ok();
     let data = threads.json();
     let held: Vec<&Value> = data["threads"]
         .as_array()
-        .map(|ts| ts.iter().filter(|t| t["suspend_count"].as_i64() != Some(0)).collect())
+        .map(|ts| {
+            ts.iter()
+                .filter(|t| t["suspend_count"].as_i64() != Some(0))
+                .collect()
+        })
         .unwrap_or_default();
     assert!(held.is_empty(), "left suspended: {held:?}");
     let seen = jvm.line_count();
@@ -65,19 +71,34 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
     let cycle = text.find("DEADLOCK 1: 2 threads in a cycle").expect(text);
     assert!(cycle < first_entry, "{text}");
     assert!(text.contains("\"lock-a-taker\""), "{text}");
-    assert_eq!(data["deadlocks"].as_array().map(Vec::len), Some(1), "{text}");
-    assert_eq!(data["deadlocks"][0].as_array().map(Vec::len), Some(2), "{text}");
+    assert_eq!(
+        data["deadlocks"].as_array().map(Vec::len),
+        Some(1),
+        "{text}"
+    );
+    assert_eq!(
+        data["deadlocks"][0].as_array().map(Vec::len),
+        Some(2),
+        "{text}"
+    );
     // Each taker waits to lock what the other holds, named.
     let second = line_of("Wedged.java", "second lock");
     assert!(text.contains(&format!("at Wedged.take:{second}")), "{text}");
-    assert!(text.contains("waiting to lock java.lang.Object@0x"), "{text}");
+    assert!(
+        text.contains("waiting to lock java.lang.Object@0x"),
+        "{text}"
+    );
     assert!(text.contains("← held by 0x"), "{text}");
     assert!(text.contains("- locked java.lang.Object@0x"), "{text}");
     for name in ["lock-a-taker", "lock-b-taker"] {
         let e = entry(&data, name);
         assert_eq!(e["waiting"]["kind"], "enter", "{e}");
         let owner = e["waiting"]["owner"].as_str().expect("owner");
-        let other = if name == "lock-a-taker" { "lock-b-taker" } else { "lock-a-taker" };
+        let other = if name == "lock-a-taker" {
+            "lock-b-taker"
+        } else {
+            "lock-a-taker"
+        };
         assert_eq!(entry(&data, other)["ids"][0], owner, "{text}");
     }
     // The 50 parked workers are one entry, with every id.
@@ -96,14 +117,25 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
 
     // monitors_only: the lock graph without frames, the cycle still named.
     let locks = server
-        .call("debug_thread_dump", json!({"suspend": true, "monitors_only": true, "name_filter": "lock-*"}))
+        .call(
+            "debug_thread_dump",
+            json!({"suspend": true, "monitors_only": true, "name_filter": "lock-*"}),
+        )
         .expect_ok();
     assert_eq!(locks.json()["shown"], 2, "{}", locks.text);
-    assert_eq!(locks.json()["deadlocks"].as_array().map(Vec::len), Some(1), "{}", locks.text);
+    assert_eq!(
+        locks.json()["deadlocks"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        locks.text
+    );
     assert!(!locks.text.contains("\n  at "), "{}", locks.text);
     // A bound too small to read anything says so loudly, and still resumes.
     let cut = server
-        .call("debug_thread_dump", json!({"suspend": true, "max_suspend_ms": 1, "limit": 1000}))
+        .call(
+            "debug_thread_dump",
+            json!({"suspend": true, "max_suspend_ms": 1, "limit": 1000}),
+        )
         .expect_ok();
     if cut.json()["cut"].as_u64().unwrap_or(0) > 0 {
         assert!(cut.text.contains("CUT SHORT"), "{}", cut.text);
@@ -111,14 +143,28 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
     assert_eq!(cut.json()["resume_verified"], true, "{}", cut.text);
     // package_filter and limit narrow the dump.
     let limited = server
-        .call("debug_thread_dump", json!({"suspend": true, "limit": 3, "max_frames": 2}))
+        .call(
+            "debug_thread_dump",
+            json!({"suspend": true, "limit": 3, "max_frames": 2}),
+        )
         .expect_ok();
     assert_eq!(limited.json()["shown"], 3, "{}", limited.text);
-    assert!(limited.text.contains("Not read (limit)"), "{}", limited.text);
+    assert!(
+        limited.text.contains("Not read (limit)"),
+        "{}",
+        limited.text
+    );
     let pkg = server
-        .call("debug_thread_dump", json!({"suspend": true, "package_filter": "java.util.concurrent"}))
+        .call(
+            "debug_thread_dump",
+            json!({"suspend": true, "package_filter": "java.util.concurrent"}),
+        )
         .expect_ok();
-    assert!(pkg.json()["shown"].as_u64().unwrap_or(0) >= 50, "{}", pkg.text);
+    assert!(
+        pkg.json()["shown"].as_u64().unwrap_or(0) >= 50,
+        "{}",
+        pkg.text
+    );
     assert!(!pkg.text.contains("lock-a-taker"), "{}", pkg.text);
     assert_running(&server, &jvm, "tick");
 }
@@ -159,7 +205,10 @@ fn a_full_dump_of_300_deep_threads_returns_them_all() {
     assert_eq!(read, 300, "{}", dump.text);
     let deep = entry(&data, "deep-1");
     assert!(deep["depth"].as_u64().unwrap_or(0) >= 20, "{deep}");
-    assert_eq!(deep["frames"].as_array().map(Vec::len), deep["depth"].as_u64().map(|d| d as usize));
+    assert_eq!(
+        deep["frames"].as_array().map(Vec::len),
+        deep["depth"].as_u64().map(|d| d as usize)
+    );
     assert_eq!(data["resume_verified"], true, "{}", dump.text);
     assert_running(&server, &jvm, "tick");
 }
@@ -184,14 +233,23 @@ fn virtual_threads_are_marked_and_a_stop_on_one_says_so() {
         .unwrap_or(0);
     assert!(virtuals >= 3, "{}", threads.text);
     assert!(threads.text.contains("(virtual)"), "{}", threads.text);
-    assert!(threads.text.contains("includevirtualthreads=y"), "{}", threads.text);
+    assert!(
+        threads.text.contains("includevirtualthreads=y"),
+        "{}",
+        threads.text
+    );
 
     let dump = server
         .call("debug_thread_dump", json!({"suspend": true}))
         .expect_ok();
     let marked = dump.json()["entries"]
         .as_array()
-        .map(|es| es.iter().filter(|e| e["virtual"] == true).map(|e| e["count"].as_u64().unwrap_or(0)).sum::<u64>())
+        .map(|es| {
+            es.iter()
+                .filter(|e| e["virtual"] == true)
+                .map(|e| e["count"].as_u64().unwrap_or(0))
+                .sum::<u64>()
+        })
         .unwrap_or(0);
     assert!(marked >= 3, "{}", dump.text);
     assert!(dump.text.contains("(virtual)"), "{}", dump.text);
@@ -199,23 +257,38 @@ fn virtual_threads_are_marked_and_a_stop_on_one_says_so() {
 
     let line = line_of("VirtualPark.java", "hit");
     server
-        .call("debug_set_line_stop", json!({"class_pattern": "VirtualPark", "line": line}))
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "VirtualPark", "line": line}),
+        )
         .expect_ok();
     let hit = server
         .call("debug_wait_for_event", json!({"timeout_ms": 15000}))
         .expect_ok();
-    assert!(hit.text.contains(&format!("VirtualPark.hit:{line}")), "{}", hit.text);
+    assert!(
+        hit.text.contains(&format!("VirtualPark.hit:{line}")),
+        "{}",
+        hit.text
+    );
     assert!(hit.text.contains("virtual thread"), "{}", hit.text);
     let stack = server.call("debug_get_stack", json!({})).expect_ok();
     assert!(stack.text.contains("VirtualPark.hit"), "{}", stack.text);
     let listed = server.call("debug_list_stop_points", json!({})).expect_ok();
     let id = listed.json()["stop_points"][0]["id"].clone();
-    server.call("debug_clear_stop_point", json!({"id": id})).expect_ok();
+    server
+        .call("debug_clear_stop_point", json!({"id": id}))
+        .expect_ok();
     server.call("debug_continue", json!({})).expect_ok();
-    let threads = server.call("debug_list_threads", json!({"limit": 1000})).expect_ok();
+    let threads = server
+        .call("debug_list_threads", json!({"limit": 1000}))
+        .expect_ok();
     let held = threads.json()["threads"]
         .as_array()
-        .map(|ts| ts.iter().filter(|t| t["suspend_count"].as_i64() != Some(0)).count())
+        .map(|ts| {
+            ts.iter()
+                .filter(|t| t["suspend_count"].as_i64() != Some(0))
+                .count()
+        })
         .unwrap_or(0);
     assert_eq!(held, 0, "{}", threads.text);
 }

@@ -23,15 +23,25 @@ fn attached(jvm: &Jvm) -> Server {
 fn sources(reply: &Value, key: &str) -> Vec<String> {
     reply[key]
         .as_array()
-        .map(|a| a.iter().filter_map(|m| m["source"].as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m["source"].as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 fn no_thread_suspended(server: &Server) {
-    let threads = server.call("debug_list_threads", json!({"limit": 1000})).expect_ok();
+    let threads = server
+        .call("debug_list_threads", json!({"limit": 1000}))
+        .expect_ok();
     let held = threads.json()["threads"]
         .as_array()
-        .map(|ts| ts.iter().filter(|t| t["suspend_count"].as_i64() != Some(0)).count())
+        .map(|ts| {
+            ts.iter()
+                .filter(|t| t["suspend_count"].as_i64() != Some(0))
+                .count()
+        })
         .unwrap_or(0);
     assert_eq!(held, 0, "{}", threads.text);
 }
@@ -47,7 +57,13 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         .expect_ok();
     let m = sources(&methods.json(), "methods");
     let has = |want: &str| m.iter().any(|l| l == want);
-    assert!(methods.text.starts_with("class Box<T extends java.lang.Comparable<T>>"), "{}", methods.text);
+    assert!(
+        methods
+            .text
+            .starts_with("class Box<T extends java.lang.Comparable<T>>"),
+        "{}",
+        methods.text
+    );
     assert!(has("Box(T content)"), "{}", methods.text);
     assert!(has("public T content()"), "{}", methods.text);
     assert!(
@@ -57,20 +73,39 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
     );
     // JDWP carries no throws clause unless the generic signature names one.
     assert!(
-        has("public <R> java.util.List<R> mapAll(java.util.function.Function<? super T, ? extends R> f, R... extra)"),
+        has(
+            "public <R> java.util.List<R> mapAll(java.util.function.Function<? super T, ? extends R> f, R... extra)"
+        ),
         "{}",
         methods.text
     );
-    assert!(has("public int compareTo(Box<T> other)"), "{}", methods.text);
+    assert!(
+        has("public int compareTo(Box<T> other)"),
+        "{}",
+        methods.text
+    );
     // The bridge compareTo(Object) is compiler-made and left out, said so.
     assert!(methods.text.contains("compiler-made"), "{}", methods.text);
-    assert!(!m.iter().any(|l| l.contains("<clinit>")), "{}", methods.text);
+    assert!(
+        !m.iter().any(|l| l.contains("<clinit>")),
+        "{}",
+        methods.text
+    );
 
     // Inherited members name their origin.
     let inherited = server
-        .call("debug_list_methods", json!({"class_name": "Box", "inherited": true, "name_filter": "compareTo"}))
+        .call(
+            "debug_list_methods",
+            json!({"class_name": "Box", "inherited": true, "name_filter": "compareTo"}),
+        )
         .expect_ok();
-    assert!(inherited.text.contains("from interface java.lang.Comparable:"), "{}", inherited.text);
+    assert!(
+        inherited
+            .text
+            .contains("from interface java.lang.Comparable:"),
+        "{}",
+        inherited.text
+    );
     let inherited_data = inherited.json();
     let origins: Vec<&str> = inherited_data["methods"]
         .as_array()
@@ -83,40 +118,155 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         .call("debug_list_fields", json!({"class_name": "Box"}))
         .expect_ok();
     let f = sources(&fields.json(), "fields");
-    assert_eq!(f.first().map(String::as_str), Some("public static final java.lang.String KIND"), "{}", fields.text);
-    assert!(f.contains(&"private static int made".to_string()), "{}", fields.text);
-    assert!(f.contains(&"private final T content".to_string()), "{}", fields.text);
+    assert_eq!(
+        f.first().map(String::as_str),
+        Some("public static final java.lang.String KIND"),
+        "{}",
+        fields.text
+    );
     assert!(
-        f.contains(&"protected volatile java.util.Map<java.lang.String, java.util.List<T>> index".to_string()),
+        f.contains(&"private static int made".to_string()),
+        "{}",
+        fields.text
+    );
+    assert!(
+        f.contains(&"private final T content".to_string()),
+        "{}",
+        fields.text
+    );
+    assert!(
+        f.contains(
+            &"protected volatile java.util.Map<java.lang.String, java.util.List<T>> index"
+                .to_string()
+        ),
         "{}",
         fields.text
     );
 
-    // An inner class: its constructor takes the outer instance first.
-    let lid = server
-        .call("debug_list_methods", json!({"class_name": "Box$Lid"}))
-        .expect_ok();
-    let l = sources(&lid.json(), "methods");
-    assert!(l.iter().any(|s| s.starts_with("Box$Lid(Box") && s.ends_with("int size)")), "{}", lid.text);
-    assert!(l.contains(&"T owner()".to_string()), "{}", lid.text);
-    let lid_fields = server
-        .call("debug_list_fields", json!({"class_name": "Box$Lid"}))
-        .expect_ok();
-    assert!(sources(&lid_fields.json(), "fields").contains(&"final int size".to_string()), "{}", lid_fields.text);
-
+    inner_class(&server);
     // A class not loaded points at debug_list_classes.
     let missing = server
         .call("debug_list_methods", json!({"class_name": "NoSuchThing"}))
         .expect_tool_error();
     assert!(missing.text.contains("[NOT_LOADED]"), "{}", missing.text);
-    assert!(missing.text.contains("debug_list_classes"), "{}", missing.text);
+    assert!(
+        missing.text.contains("debug_list_classes"),
+        "{}",
+        missing.text
+    );
 
-    // Three types in one walk: exactly the counts the fixture printed.
+    three_types_in_one_walk(&server, &counts);
+    no_thread_suspended(&server);
+}
+
+#[test]
+fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
+    let jvm = Jvm::start("TwoLoaders", JvmOpts::default());
+    jvm.wait_for_line("two loaders ready", Duration::from_secs(10));
+    let server = attached(&jvm);
+    let classes = server
+        .call("debug_list_classes", json!({"filter": "Plugin"}))
+        .expect_ok();
+    assert!(
+        classes.text.contains("Plugin (2 copies"),
+        "{}",
+        classes.text
+    );
+
+    let fields = server
+        .call("debug_list_fields", json!({"class_name": "Plugin"}))
+        .expect_ok();
+    let data = fields.json();
+    let copies: Vec<String> = data["copies"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(copies.len(), 2, "{}", fields.text);
+    assert!(
+        fields.text.contains("2 class-loader copies"),
+        "{}",
+        fields.text
+    );
+    assert_eq!(
+        sources(&data, "fields"),
+        ["public static java.lang.String NAME"]
+    );
+    // Pin the second copy by its loader.
+    let pinned = server
+        .call("debug_list_methods", json!({"class_name": copies[1]}))
+        .expect_ok();
+    assert_eq!(
+        pinned.json()["loader"],
+        copies[1].trim_start_matches("Plugin"),
+        "{}",
+        pinned.text
+    );
+    assert!(
+        sources(&pinned.json(), "methods").contains(&"public Plugin()".to_string()),
+        "{}",
+        pinned.text
+    );
+    let wrong = server
+        .call("debug_list_methods", json!({"class_name": "Plugin@0x1"}))
+        .expect_tool_error();
+    assert!(wrong.text.contains("[NO_SUCH_COPY]"), "{}", wrong.text);
+    assert!(wrong.text.contains(&copies[0]), "{}", wrong.text);
+    // Both copies are counted, each on its own.
     let instances = server
-        .call("debug_list_instances", json!({"class_names": ["Box", "Box$Lid", "Widget"], "max_instances": 4}))
+        .call(
+            "debug_list_instances",
+            json!({"class_names": ["Plugin", "TwoLoaders"]}),
+        )
+        .expect_ok();
+    let rows = instances.json()["classes"]
+        .as_array()
+        .map(Vec::len)
+        .unwrap_or(0);
+    assert_eq!(rows, 3, "{}", instances.text);
+    no_thread_suspended(&server);
+}
+
+/// An inner class: its constructor takes the outer instance first.
+fn inner_class(server: &Server) {
+    let lid = server
+        .call("debug_list_methods", json!({"class_name": "Box$Lid"}))
+        .expect_ok();
+    let l = sources(&lid.json(), "methods");
+    assert!(
+        l.iter()
+            .any(|s| s.starts_with("Box$Lid(Box") && s.ends_with("int size)")),
+        "{}",
+        lid.text
+    );
+    assert!(l.contains(&"T owner()".to_string()), "{}", lid.text);
+    let lid_fields = server
+        .call("debug_list_fields", json!({"class_name": "Box$Lid"}))
+        .expect_ok();
+    assert!(
+        sources(&lid_fields.json(), "fields").contains(&"final int size".to_string()),
+        "{}",
+        lid_fields.text
+    );
+}
+
+/// Three types in one walk: exactly the counts the fixture printed.
+fn three_types_in_one_walk(server: &Server, counts: &str) {
+    let instances = server
+        .call(
+            "debug_list_instances",
+            json!({"class_names": ["Box", "Box$Lid", "Widget"], "max_instances": 4}),
+        )
         .expect_ok();
     let data = instances.json();
-    for (class, want) in [("Box", "Box="), ("Box$Lid", "Box$Lid="), ("Widget", "Widget=")] {
+    for (class, want) in [
+        ("Box", "Box="),
+        ("Box$Lid", "Box$Lid="),
+        ("Widget", "Widget="),
+    ] {
         let printed: i64 = counts
             .split_whitespace()
             .find_map(|w| w.strip_prefix(want))
@@ -131,49 +281,15 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         assert_eq!(handles as i64, printed.min(4), "{}", instances.text);
     }
     assert_eq!(data["heap_walks"], 4, "{}", instances.text);
-    assert!(instances.text.contains("exact type only"), "{}", instances.text);
-    assert!(instances.text.contains("Stop-the-world"), "{}", instances.text);
+    assert!(
+        instances.text.contains("exact type only"),
+        "{}",
+        instances.text
+    );
+    assert!(
+        instances.text.contains("Stop-the-world"),
+        "{}",
+        instances.text
+    );
     assert!(data["count_ms"].as_f64().is_some());
-    no_thread_suspended(&server);
-}
-
-#[test]
-fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
-    let jvm = Jvm::start("TwoLoaders", JvmOpts::default());
-    jvm.wait_for_line("two loaders ready", Duration::from_secs(10));
-    let server = attached(&jvm);
-    let classes = server
-        .call("debug_list_classes", json!({"filter": "Plugin"}))
-        .expect_ok();
-    assert!(classes.text.contains("Plugin (2 copies"), "{}", classes.text);
-
-    let fields = server
-        .call("debug_list_fields", json!({"class_name": "Plugin"}))
-        .expect_ok();
-    let data = fields.json();
-    let copies: Vec<String> = data["copies"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|c| c.as_str().map(String::from)).collect())
-        .unwrap_or_default();
-    assert_eq!(copies.len(), 2, "{}", fields.text);
-    assert!(fields.text.contains("2 class-loader copies"), "{}", fields.text);
-    assert_eq!(sources(&data, "fields"), ["public static java.lang.String NAME"]);
-    // Pin the second copy by its loader.
-    let pinned = server
-        .call("debug_list_methods", json!({"class_name": copies[1]}))
-        .expect_ok();
-    assert_eq!(pinned.json()["loader"], copies[1].trim_start_matches("Plugin"), "{}", pinned.text);
-    assert!(sources(&pinned.json(), "methods").contains(&"public Plugin()".to_string()), "{}", pinned.text);
-    let wrong = server
-        .call("debug_list_methods", json!({"class_name": "Plugin@0x1"}))
-        .expect_tool_error();
-    assert!(wrong.text.contains("[NO_SUCH_COPY]"), "{}", wrong.text);
-    assert!(wrong.text.contains(&copies[0]), "{}", wrong.text);
-    // Both copies are counted, each on its own.
-    let instances = server
-        .call("debug_list_instances", json!({"class_names": ["Plugin", "TwoLoaders"]}))
-        .expect_ok();
-    let rows = instances.json()["classes"].as_array().map(Vec::len).unwrap_or(0);
-    assert_eq!(rows, 3, "{}", instances.text);
-    no_thread_suspended(&server);
 }

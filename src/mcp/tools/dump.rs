@@ -30,19 +30,19 @@ const IDS_SHOWN: usize = 12;
 pub struct ThreadDumpParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Suspend the VM for the reads (bounded by max_suspend_ms, resumed and verified before the reply); default false: only already-suspended threads are readable.
+    /// Freeze the VM for the reads (bounded, resumed and verified); default false.
     pub suspend: Option<bool>,
     /// Bound on the suspension, ms; default 2000.
     pub max_suspend_ms: Option<u64>,
     /// Only threads that were suspended before the dump.
     pub only_suspended: Option<bool>,
-    /// The lock graph without frames.
+    /// Locks only, no frames.
     pub monitors_only: Option<bool>,
     /// Thread name: glob (pool-*) or substring.
     pub name_filter: Option<String>,
-    /// Keep threads with a frame in this package (com.acme).
+    /// Keep threads with a frame in this package.
     pub package_filter: Option<String>,
-    /// Threads read; default 100, one of every name family first.
+    /// Threads read; default 100.
     pub limit: Option<usize>,
     /// Frames shown per thread; default 30.
     pub max_frames: Option<usize>,
@@ -70,7 +70,9 @@ async fn thread_dump(ctx: &Ctx, p: Result<ThreadDumpParams, ToolError>) -> Reply
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let spec = DumpSpec {
         suspend: p.suspend.unwrap_or(false),
-        max_suspend: Duration::from_millis(p.max_suspend_ms.unwrap_or(DEFAULT_MAX_SUSPEND_MS).max(1)),
+        max_suspend: Duration::from_millis(
+            p.max_suspend_ms.unwrap_or(DEFAULT_MAX_SUSPEND_MS).max(1),
+        ),
         frames: !p.monitors_only.unwrap_or(false),
         max_frames: Some(p.max_frames.unwrap_or(DEFAULT_FRAMES)),
         only_suspended: p.only_suspended.unwrap_or(false),
@@ -114,19 +116,30 @@ fn render(dump: &Dump, threads: &[DumpThread], suspend: bool) -> String {
     }
     let groups = collapse(threads);
     if groups.len() < threads.len() {
-        out.push_str(&format!(", in {} entries (identical stacks collapsed)", groups.len()));
+        out.push_str(&format!(
+            ", in {} entries (identical stacks collapsed)",
+            groups.len()
+        ));
     }
     out.push('.');
     let cycles = deadlocks(threads);
     for (i, cycle) in cycles.iter().enumerate() {
-        out.push_str(&format!("\nDEADLOCK {}: {}", i + 1, cycle_line(cycle, dump)));
+        out.push_str(&format!(
+            "\nDEADLOCK {}: {}",
+            i + 1,
+            cycle_line(cycle, dump)
+        ));
     }
     let running = threads.iter().filter(|t| t.stack == Stack::Running).count();
     for g in &groups {
         out.push('\n');
         entry(&mut out, g, threads, &dump.names);
     }
-    out.push_str(&format!("\n\nCost: {} JDWP packets, {} ms", dump.packets, dump.elapsed.as_millis()));
+    out.push_str(&format!(
+        "\n\nCost: {} JDWP packets, {} ms",
+        dump.packets,
+        dump.elapsed.as_millis()
+    ));
     match &dump.hold {
         Some(h) => hold_line(&mut out, h),
         None if running > 0 && !suspend => out.push_str(&format!(
@@ -136,7 +149,12 @@ fn render(dump: &Dump, threads: &[DumpThread], suspend: bool) -> String {
         None => out.push_str("; nothing suspended (only already-suspended threads were read)."),
     }
     if !dump.left_out.is_empty() {
-        let groups: Vec<String> = dump.left_out.iter().take(5).map(|(f, n)| format!("{f} ×{n}")).collect();
+        let groups: Vec<String> = dump
+            .left_out
+            .iter()
+            .take(5)
+            .map(|(f, n)| format!("{f} ×{n}"))
+            .collect();
         out.push_str(&format!(
             "\nNot read (limit): {}; raise limit or narrow with name_filter.",
             groups.join(", ")
@@ -177,12 +195,20 @@ fn entry(out: &mut String, group: &[usize], threads: &[DumpThread], names: &Hash
     let marks = format!(
         "{}{}",
         if t.is_virtual { " (virtual)" } else { "" },
-        if t.suspend_count > 0 { format!(" suspended x{}", t.suspend_count) } else { String::new() }
+        if t.suspend_count > 0 {
+            format!(" suspended x{}", t.suspend_count)
+        } else {
+            String::new()
+        }
     );
     if group.len() == 1 {
         out.push_str(&format!("\n{:?} @{:#x} {}{marks}", t.name, t.id, t.status));
     } else {
-        let ids: Vec<String> = group.iter().take(IDS_SHOWN).map(|&i| format!("@{:#x}", threads[i].id)).collect();
+        let ids: Vec<String> = group
+            .iter()
+            .take(IDS_SHOWN)
+            .map(|&i| format!("@{:#x}", threads[i].id))
+            .collect();
         let more = group.len().saturating_sub(IDS_SHOWN);
         out.push_str(&format!(
             "\n×{} {:?} {}{marks} — {} threads with an identical stack: {}{}",
@@ -191,7 +217,11 @@ fn entry(out: &mut String, group: &[usize], threads: &[DumpThread], names: &Hash
             t.status,
             group.len(),
             ids.join(" "),
-            if more > 0 { format!(" … +{more}") } else { String::new() }
+            if more > 0 {
+                format!(" … +{more}")
+            } else {
+                String::new()
+            }
         ));
     }
     if let Some(w) = &t.waiting {
@@ -200,25 +230,39 @@ fn entry(out: &mut String, group: &[usize], threads: &[DumpThread], names: &Hash
             WaitKind::Wait => "in Object.wait() on",
         };
         let owner = match w.owner {
-            Some(o) => format!(" ← held by 0x{o:x} {:?}", names.get(&o).cloned().unwrap_or_default()),
+            Some(o) => format!(
+                " ← held by 0x{o:x} {:?}",
+                names.get(&o).cloned().unwrap_or_default()
+            ),
             None => String::new(),
         };
-        out.push_str(&format!("\n  {how} {}@{:#x}{owner}", w.monitor.class, w.monitor.object));
+        out.push_str(&format!(
+            "\n  {how} {}@{:#x}{owner}",
+            w.monitor.class, w.monitor.object
+        ));
     }
     match &t.stack {
         Stack::Read { frames, depth } => {
             for (i, f) in frames.iter().enumerate() {
                 out.push_str(&format!("\n  at {f}"));
                 for h in t.held.iter().filter(|h| h.frame == Some(i)) {
-                    out.push_str(&format!("\n    - locked {}@{:#x}", h.monitor.class, h.monitor.object));
+                    out.push_str(&format!(
+                        "\n    - locked {}@{:#x}",
+                        h.monitor.class, h.monitor.object
+                    ));
                 }
             }
             if *depth > frames.len() {
-                out.push_str(&format!("\n  … {} more frames (max_frames)", depth - frames.len()));
+                out.push_str(&format!(
+                    "\n  … {} more frames (max_frames)",
+                    depth - frames.len()
+                ));
             }
         }
         Stack::Skipped => {}
-        Stack::Running => out.push_str("\n  (running: stack and locks unreadable without a suspension)"),
+        Stack::Running => {
+            out.push_str("\n  (running: stack and locks unreadable without a suspension)")
+        }
         Stack::CutByBound => out.push_str("\n  (NOT READ: the max_suspend_ms bound ran out first)"),
         Stack::Failed(why) => out.push_str(&format!("\n  (unreadable: {why})")),
     }

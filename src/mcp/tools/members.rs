@@ -27,7 +27,7 @@ pub struct MembersParams {
     pub session_id: Option<String>,
     /// Dotted class name (Outer$Inner for a nested class); Name@0x<loader> pins one class-loader copy.
     pub class_name: String,
-    /// Add superclasses' and interfaces' members, each under its origin; default false.
+    /// Add superclasses' and interfaces' members; default false.
     pub inherited: Option<bool>,
     /// Only members whose name contains this.
     pub name_filter: Option<String>,
@@ -43,7 +43,7 @@ pub struct InstancesParams {
     pub session_id: Option<String>,
     /// Dotted class names, counted in one heap walk.
     pub class_names: Vec<String>,
-    /// Handles per class (@0x…); default 10, 0 = counts only. Counts are never clamped.
+    /// Handles per class; default 10, 0 = counts only.
     pub max_instances: Option<usize>,
 }
 
@@ -131,7 +131,11 @@ async fn list(ctx: &Ctx, p: Result<MembersParams, ToolError>, set: MemberSet) ->
         out.push_str(&format!("\n({hidden} compiler-made member(s) left out)"));
     }
     copies_note(&mut out, &members);
-    let key = if set == MemberSet::Methods { "methods" } else { "fields" };
+    let key = if set == MemberSet::Methods {
+        "methods"
+    } else {
+        "fields"
+    };
     Ok(text_and_data(
         out,
         json!({
@@ -171,7 +175,11 @@ fn header(members: &Members, t: &TypeMembers, set: MemberSet, n: usize) -> Strin
     let mut words: Vec<&str> = modifiers(t.modifiers, MemberKind::Class);
     words.retain(|w| *w != "static");
     let kind = if t.interface { "interface" } else { "class" };
-    let what = if set == MemberSet::Methods { "method" } else { "field" };
+    let what = if set == MemberSet::Methods {
+        "method"
+    } else {
+        "field"
+    };
     let mut out = format!(
         "{}{kind} {}{}: {n} {what}{} declared",
         words.iter().map(|w| format!("{w} ")).collect::<String>(),
@@ -180,7 +188,9 @@ fn header(members: &Members, t: &TypeMembers, set: MemberSet, n: usize) -> Strin
         if n == 1 { "" } else { "s" }
     );
     if n == 0 {
-        out.push_str(&format!(" (it declares no {what}s; this is an answer, not a failed lookup)"));
+        out.push_str(&format!(
+            " (it declares no {what}s; this is an answer, not a failed lookup)"
+        ));
     }
     if members.types.len() == 1 {
         out.push_str("; inherited:true adds superclasses and interfaces");
@@ -193,7 +203,11 @@ fn copies_note(out: &mut String, m: &Members) {
     if m.loaders.len() < 2 {
         return;
     }
-    let all: Vec<String> = m.loaders.iter().map(|l| format!("{}@{l:#x}", m.class)).collect();
+    let all: Vec<String> = m
+        .loaders
+        .iter()
+        .map(|l| format!("{}@{l:#x}", m.class))
+        .collect();
     out.push_str(&format!(
         "\n{} class-loader copies, each with its own statics: {}. This is {}@{:#x}; pass another to read it.",
         m.loaders.len(),
@@ -207,14 +221,20 @@ async fn list_instances(ctx: &Ctx, p: Result<InstancesParams, ToolError>) -> Rep
     let p = p?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     if p.class_names.is_empty() {
-        return Err(ToolError::new("BAD_ARGUMENT", "class_names is empty: name at least one class"));
+        return Err(ToolError::new(
+            "BAD_ARGUMENT",
+            "class_names is empty: name at least one class",
+        ));
     }
     let max = p.max_instances.unwrap_or(DEFAULT_HANDLES);
     let report = tokio::select! {
         r = handle.instances(&p.class_names, max) => r?,
         _ = super::cancelled() => return Err(ToolError::new("CANCELLED", "cancelled; a heap walk already sent runs to its end in the JVM")),
     };
-    Ok(text_and_data(render_instances(&report), instances_data(&report)))
+    Ok(text_and_data(
+        render_instances(&report),
+        instances_data(&report),
+    ))
 }
 
 fn render_instances(r: &InstanceReport) -> String {
@@ -250,7 +270,10 @@ fn render_instances(r: &InstanceReport) -> String {
         if r.walks == 1 { "" } else { "s" }
     ));
     if r.walks > 1 {
-        out.push_str(&format!(", {} ms more for the handles", r.handle_time.as_millis()));
+        out.push_str(&format!(
+            ", {} ms more for the handles",
+            r.handle_time.as_millis()
+        ));
     }
     out.push_str("); the cost grows with the live heap, not the answer.");
     out
