@@ -210,6 +210,26 @@ fn a_full_dump_of_300_deep_threads_returns_them_all() {
         deep["depth"].as_u64().map(|d| d as usize)
     );
     assert_eq!(data["resume_verified"], true, "{}", dump.text);
+
+    // A call that asks for progress hears how far the reads are.
+    let result = server
+        .request_with_timeout(
+            "tools/call",
+            json!({
+                "name": "debug_thread_dump",
+                "arguments": {"suspend": true, "name_filter": "deep-*", "limit": 1000, "monitors_only": true},
+                "_meta": {"progressToken": "dump-1"},
+            }),
+            Duration::from_secs(60),
+        )
+        .expect("tools/call");
+    assert_eq!(result["isError"], false, "{result}");
+    let note = server.wait_for_notification(
+        |n| n["method"] == "notifications/progress" && n["params"]["progressToken"] == "dump-1",
+        Duration::from_secs(10),
+    );
+    assert_eq!(note["params"]["total"].as_f64(), Some(300.0), "{note}");
+    assert!(note["params"]["message"].as_str().is_some_and(|m| m.contains("threads read")), "{note}");
     assert_running(&server, &jvm, "tick");
 }
 

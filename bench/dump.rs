@@ -1,0 +1,116 @@
+//! Bench of debug_thread_dump's shape: 300 threads 60 frames deep (plus
+//! the JVM's own), a full dump (every thread, every frame, locks) with a
+//! suspension of its own, read serially (one thread at a time) and
+//! pipelined (the default: 24 threads at once through the 32-request
+//! window), in one run against one JVM. Reports the milliseconds the VM
+//! was held, the whole call, and the packets spent. Run:
+//! `cargo bench --bench dump` (needs a JDK).
+
+#[path = "support.rs"]
+mod support;
+
+use std::time::Duration;
+
+use jvmscope::actors::{DEFAULT_PIPELINE, DumpSpec, Engine, EngineConfig};
+use jvmscope::model::AttachSpec;
+use jvmscope::model::dump::Stack;
+
+const RUNS: usize = 9;
+
+struct Figures {
+    held: Duration,
+    total: Duration,
+    packets: u64,
+    threads: usize,
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+async fn measure(port: u16, pipelines: &[usize]) -> Vec<(usize, Figures)> {
+    let engine = Engine::start(EngineConfig {
+        suspend_limit: None,
+        ..EngineConfig::default()
+    })
+    .await
+    .expect("engine");
+    let session = engine
+        .attach(&AttachSpec {
+            host: "127.0.0.1".into(),
+            port,
+            timeout: Duration::from_secs(5),
+            read_only: false,
+            source_roots: vec![],
+            class_roots: vec![],
+        })
+        .await
+        .expect("attach");
+    let spec = |pipeline: usize| DumpSpec {
+        suspend: true,
+        max_suspend: Duration::from_secs(30),
+        pipeline,
+        ..DumpSpec::default()
+    };
+    // Warm the class cache once, as any second dump finds it.
+    session.thread_dump(spec(DEFAULT_PIPELINE), None).await.expect("dump");
+    let mut out = Vec::new();
+    for &pipeline in pipelines {
+        let (mut held, mut total, mut packets, mut threads) = (vec![], vec![], 0, 0);
+        for _ in 0..RUNS {
+            let d = session.thread_dump(spec(pipeline), None).await.expect("dump");
+            let hold = d.hold.expect("it suspended");
+            assert!(hold.verified && hold.cut == 0, "resumed and complete");
+            held.push(hold.held);
+            total.push(d.elapsed);
+            packets = d.packets;
+            threads = d
+                .threads
+                .iter()
+                .filter(|t| matches!(&t.stack, Stack::Read { depth, .. } if *depth >= 60))
+                .count();
+        }
+        out.push((
+            pipeline,
+            Figures {
+                held: median(held),
+                total: median(total),
+                packets,
+                threads,
+            },
+        ));
+    }
+    let _ = session.disconnect().await;
+    engine.shutdown().await;
+    out
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let (mut jvm, port) = support::start_fixture("Wedged", "wedged ready", &["0", "300", "60"]);
+    let rows = rt.block_on(measure(port, &[1, DEFAULT_PIPELINE, 64]));
+    let _ = jvm.kill();
+    let _ = jvm.wait();
+    support::report(&format!(
+        "Full dump with suspend:true of the Wedged fixture (300 threads x 60 frames + JVM threads), median of {RUNS}, one run"
+    ));
+    support::report("| threads read at once | VM held | whole call | JDWP packets | 60-frame threads read |");
+    support::report("|---|---|---|---|---|");
+    for (pipeline, f) in &rows {
+        let label = if *pipeline == 1 { "1 (serial)".to_string() } else { pipeline.to_string() };
+        support::report(&format!(
+            "| {label} | {:.1} ms | {:.1} ms | {} | {} |",
+            f.held.as_secs_f64() * 1e3,
+            f.total.as_secs_f64() * 1e3,
+            f.packets,
+            f.threads
+        ));
+    }
+}
