@@ -54,12 +54,18 @@ async fn measure(port: u16, pipelines: &[usize]) -> Vec<(usize, Figures)> {
         ..DumpSpec::default()
     };
     // Warm the class cache once, as any second dump finds it.
-    session.thread_dump(spec(DEFAULT_PIPELINE), None).await.expect("dump");
+    session
+        .thread_dump(spec(DEFAULT_PIPELINE), None)
+        .await
+        .expect("dump");
     let mut out = Vec::new();
     for &pipeline in pipelines {
         let (mut held, mut total, mut packets, mut threads) = (vec![], vec![], 0, 0);
         for _ in 0..RUNS {
-            let d = session.thread_dump(spec(pipeline), None).await.expect("dump");
+            let d = session
+                .thread_dump(spec(pipeline), None)
+                .await
+                .expect("dump");
             let hold = d.hold.expect("it suspended");
             assert!(hold.verified && hold.cut == 0, "resumed and complete");
             held.push(hold.held);
@@ -101,10 +107,16 @@ fn main() {
     support::report(&format!(
         "Full dump with suspend:true of the Wedged fixture (300 threads x 60 frames + JVM threads), median of {RUNS}, one run"
     ));
-    support::report("| threads read at once | VM held | whole call | JDWP packets | 60-frame threads read |");
+    support::report(
+        "| threads read at once | VM held | whole call | JDWP packets | 60-frame threads read |",
+    );
     support::report("|---|---|---|---|---|");
     for (pipeline, f) in &rows {
-        let label = if *pipeline == 1 { "1 (serial)".to_string() } else { pipeline.to_string() };
+        let label = if *pipeline == 1 {
+            "1 (serial)".to_string()
+        } else {
+            pipeline.to_string()
+        };
         support::report(&format!(
             "| {label} | {:.1} ms | {:.1} ms | {} | {} |",
             f.held.as_secs_f64() * 1e3,

@@ -138,3 +138,35 @@ mod tests {
         }
     }
 }
+
+/// Byte-level check of `MonitorInfo`, which names a monitor's owner.
+#[cfg(test)]
+mod monitor_info {
+    use super::*;
+    use crate::jdwp::command::{decode_reply, encode_request};
+    use crate::jdwp::testing::FOUR;
+    use crate::jdwp::wire::Writer;
+
+    #[test]
+    fn monitor_info_names_owner_and_waiters() {
+        let mut w = Writer::new(FOUR);
+        w.object_id(0x8);
+        w.i32(1);
+        w.i32(2);
+        w.object_id(0x9);
+        w.object_id(0xa);
+        let reply = decode_reply::<MonitorInfo>(&w.into_bytes(), FOUR).expect("decodes");
+        assert_eq!(reply.owner, ThreadId(0x8));
+        assert_eq!(reply.entry_count, 1);
+        assert_eq!(reply.waiters, [ThreadId(0x9), ThreadId(0xa)]);
+        assert_eq!(
+            encode_request(
+                &MonitorInfo {
+                    object: ObjectId(0x47)
+                },
+                FOUR
+            ),
+            [0, 0, 0, 0x47]
+        );
+    }
+}

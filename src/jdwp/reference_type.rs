@@ -291,3 +291,56 @@ mod tests {
         Module,
     );
 }
+
+/// Byte-level checks of the member and instance commands the class
+/// listings use.
+#[cfg(test)]
+mod member_commands {
+    use super::*;
+    use crate::jdwp::command::{decode_reply, encode_request};
+    use crate::jdwp::testing::FOUR;
+    use crate::jdwp::wire::Writer;
+
+    #[test]
+    fn methods_with_generic_and_instances_decode() {
+        let mut w = Writer::new(FOUR);
+        w.i32(1);
+        w.method_id(0x20);
+        w.string("of");
+        w.string("(Ljava/lang/Comparable;I)LBox;");
+        w.string("<U::Ljava/lang/Comparable<TU;>;>(TU;I)LBox<TU;>;");
+        w.i32(0x9);
+        let m = decode_reply::<MethodsWithGeneric>(&w.into_bytes(), FOUR).expect("decodes");
+        assert_eq!(m[0].name, "of");
+        assert!(m[0].generic_signature.starts_with("<U::"));
+        let mut w = Writer::new(FOUR);
+        w.i32(1);
+        w.field_id(0x30);
+        w.string("index");
+        w.string("Ljava/util/Map;");
+        w.string("");
+        w.i32(0x44);
+        let f = decode_reply::<FieldsWithGeneric>(&w.into_bytes(), FOUR).expect("decodes");
+        assert_eq!(
+            (f[0].name.as_str(), f[0].generic_signature.as_str()),
+            ("index", "")
+        );
+        let req = encode_request(
+            &Instances {
+                ref_type: ReferenceTypeId(5),
+                max_instances: 4,
+            },
+            FOUR,
+        );
+        assert_eq!(req, [0, 0, 0, 5, 0, 0, 0, 4]);
+        assert_eq!(
+            decode_reply::<Modifiers>(&[0, 0, 0x06, 0x01], FOUR),
+            Ok(0x601)
+        );
+        let mut w = Writer::new(FOUR);
+        w.i32(1);
+        w.reference_type_id(0x11);
+        let ifaces = decode_reply::<Interfaces>(&w.into_bytes(), FOUR).expect("decodes");
+        assert_eq!(ifaces, [ReferenceTypeId(0x11)]);
+    }
+}

@@ -271,3 +271,59 @@ mod tests {
         IsVirtual,
     );
 }
+
+/// Byte-level checks of the monitor and virtual-thread commands a thread
+/// dump uses.
+#[cfg(test)]
+mod dump_commands {
+    use super::*;
+    use crate::jdwp::command::{decode_reply, encode_request};
+    use crate::jdwp::testing::FOUR;
+    use crate::jdwp::value::Tag;
+    use crate::jdwp::wire::Writer;
+
+    #[test]
+    fn owned_monitors_with_their_depth_decode() {
+        let mut w = Writer::new(FOUR);
+        w.i32(2);
+        w.u8(b'L');
+        w.object_id(0x47);
+        w.i32(0);
+        w.u8(b'L');
+        w.object_id(0x48);
+        w.i32(-1);
+        let reply =
+            decode_reply::<OwnedMonitorsStackDepthInfo>(&w.into_bytes(), FOUR).expect("decodes");
+        assert_eq!(reply.len(), 2);
+        assert_eq!(
+            (reply[0].monitor.tag, reply[0].monitor.id),
+            (Tag::Object, ObjectId(0x47))
+        );
+        assert_eq!((reply[0].stack_depth, reply[1].stack_depth), (0, -1));
+        let request = encode_request(
+            &OwnedMonitorsStackDepthInfo {
+                thread: ThreadId(7),
+            },
+            FOUR,
+        );
+        assert_eq!(request, [0, 0, 0, 7]);
+    }
+
+    #[test]
+    fn contended_monitor_and_is_virtual_decode() {
+        let mut w = Writer::new(FOUR);
+        w.u8(b'L');
+        w.object_id(0);
+        let none = decode_reply::<CurrentContendedMonitor>(&w.into_bytes(), FOUR).expect("decodes");
+        assert_eq!(none.id, ObjectId(0));
+        assert_eq!(decode_reply::<IsVirtual>(&[1], FOUR), Ok(true));
+        assert_eq!(decode_reply::<IsVirtual>(&[0], FOUR), Ok(false));
+        assert!(decode_reply::<IsVirtual>(&[], FOUR).is_err());
+        let mut w = Writer::new(FOUR);
+        w.i32(1);
+        w.u8(b'L');
+        w.object_id(0x10);
+        let owned = decode_reply::<OwnedMonitors>(&w.into_bytes(), FOUR).expect("decodes");
+        assert_eq!(owned[0].id, ObjectId(0x10));
+    }
+}

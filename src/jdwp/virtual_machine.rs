@@ -393,3 +393,27 @@ mod tests {
         AllModules,
     );
 }
+
+/// Byte-level check of `InstanceCounts`: several types in one request.
+#[cfg(test)]
+mod instance_counts {
+    use super::*;
+    use crate::jdwp::command::{decode_reply, encode_request};
+    use crate::jdwp::testing::FOUR;
+
+    #[test]
+    fn counts_come_back_in_request_order() {
+        let cmd = InstanceCounts {
+            ref_types: vec![ReferenceTypeId(1), ReferenceTypeId(2)],
+        };
+        assert_eq!(
+            encode_request(&cmd, FOUR),
+            [0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 2]
+        );
+        let mut reply = vec![0, 0, 0, 2];
+        reply.extend(3i64.to_be_bytes());
+        reply.extend(7i64.to_be_bytes());
+        assert_eq!(decode_reply::<InstanceCounts>(&reply, FOUR), Ok(vec![3, 7]));
+        assert!(decode_reply::<InstanceCounts>(&reply[..10], FOUR).is_err());
+    }
+}

@@ -229,7 +229,12 @@ fn a_full_dump_of_300_deep_threads_returns_them_all() {
         Duration::from_secs(10),
     );
     assert_eq!(note["params"]["total"].as_f64(), Some(300.0), "{note}");
-    assert!(note["params"]["message"].as_str().is_some_and(|m| m.contains("threads read")), "{note}");
+    assert!(
+        note["params"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("threads read")),
+        "{note}"
+    );
     assert_running(&server, &jvm, "tick");
 }
 
