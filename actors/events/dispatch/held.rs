@@ -14,6 +14,7 @@ use super::plan::{Hold, Reads};
 use super::{Decision, Details, Member, Traced, decide, detail_len};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, Event, FieldId, FrameInfo, ObjectId, SuspendPolicy, ThreadId, Value};
+use crate::model::shown::Detail;
 use crate::model::stop_point::LocalsChoice;
 
 /// One held composite's context, shared by every step of its capture.
@@ -251,7 +252,7 @@ impl Hit<'_> {
                     .exprs
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| (format!("expr[{i}] {x}"), format!("error: {err}")))
+                    .map(|(i, x)| (format!("expr[{i}] {x}"), Detail::Failed(err.clone())))
                     .collect(),
             });
         }
