@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::jdwp::{SuspendPolicy, ThreadId};
-use crate::model::shown::{Detail, Shown};
+use crate::model::shown::{Detail, HitNote, LocalsGap, Shown};
 
 /// Reportable events kept for `get_last_event`.
 pub const EVENT_CAPACITY: usize = 1000;
@@ -35,7 +35,7 @@ pub struct HitEvent {
     pub details: Vec<(String, Detail)>,
     /// What the JVM holds for this event.
     pub suspended: SuspendPolicy,
-    pub note: Option<String>,
+    pub note: Option<HitNote>,
 }
 
 /// One trace snapshot.
@@ -52,7 +52,7 @@ pub struct TraceRecord {
     /// Locals as read.
     pub locals: Vec<(String, Shown)>,
     /// Why locals are missing, when they are.
-    pub locals_note: Option<String>,
+    pub locals_note: Option<LocalsGap>,
     pub details: Vec<(String, Detail)>,
     /// The hit arrived in a composite that suspended every thread.
     pub overridden: bool,

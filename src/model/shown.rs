@@ -187,6 +187,28 @@ pub enum Detail {
     Failed(String),
 }
 
+/// What a reported hit held, when it is not what its stop point asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HitNote {
+    /// Suspending the VM after the hit matched failed; the application may
+    /// still be running.
+    EscalationFailed(String),
+    /// Matched on the hit thread, then the VM was suspended: other threads
+    /// ran for one round trip.
+    Escalated,
+    /// The condition gave neither true nor false: nothing was suspended.
+    Undecided,
+}
+
+/// Why a snapshot has no locals.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalsGap {
+    /// The class has no local variable table (compiled without `-g`?).
+    NoVariableTable,
+    /// Reading them failed.
+    Unreadable(String),
+}
+
 /// Why an exception carries no message to show.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageGap {

@@ -15,7 +15,7 @@ use super::super::log::HitEvent;
 use super::{Decision, Details, Member, RouteTarget, detail_len, finish};
 use crate::actors::stop_points::arm::monitor_kind;
 use crate::jdwp::{SuspendPolicy, ThreadId};
-use crate::model::shown::{Detail, Unmeasured};
+use crate::model::shown::{Detail, HitNote, Unmeasured};
 use crate::model::stop_point::{Mode, MonitorKind, MonitorSpec, Target};
 
 /// Filters one hit: method name, monitor pairing, count, condition,
@@ -252,7 +252,7 @@ async fn condition_error(
             ("error".into(), Detail::Text(e)),
         ],
         suspended: SuspendPolicy::None,
-        note: Some("the hit was not treated as true or false: nothing was suspended".into()),
+        note: Some(HitNote::Undecided),
     });
 }
 

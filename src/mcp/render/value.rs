@@ -4,7 +4,8 @@
 //! the actors' value reader; nothing here talks to a JVM.
 
 use crate::model::shown::{
-    Cut, Detail, Edge, Elements, MessageGap, Scalar, Shown, ToStringFailure, Tree, Unmeasured,
+    Cut, Detail, Edge, Elements, HitNote, LocalsGap, MessageGap, Scalar, Shown, ToStringFailure,
+    Tree, Unmeasured,
 };
 
 /// Quotes a string the way Java source would.
@@ -158,6 +159,30 @@ fn failure(f: &ToStringFailure) -> String {
         ToStringFailure::Threw => "threw".into(),
         ToStringFailure::Late { ms } => format!("did not return within {ms} ms"),
         ToStringFailure::Failed(why) => why.clone(),
+    }
+}
+
+/// What a reported hit held, when it differs from what was asked.
+pub fn hit_note(n: &HitNote) -> String {
+    match n {
+        HitNote::EscalationFailed(e) => format!(
+            "the stop point matched, but suspending the VM failed ({e}); the application may \
+             still be running"
+        ),
+        HitNote::Escalated => "matched on the hit thread, then the VM was suspended: other \
+             threads ran for one round trip"
+            .into(),
+        HitNote::Undecided => {
+            "the hit was not treated as true or false: nothing was suspended".into()
+        }
+    }
+}
+
+/// Why a snapshot has no locals.
+pub fn locals_gap(g: &LocalsGap) -> String {
+    match g {
+        LocalsGap::NoVariableTable => "no local variable table (compiled without -g?)".into(),
+        LocalsGap::Unreadable(e) => format!("locals unreadable: {e}"),
     }
 }
 

@@ -169,7 +169,7 @@ pub fn event_text(e: &HitEvent, now: Instant) -> String {
     for (k, v) in &e.details {
         s.push_str(&format!("\n  {k}: {}", value::detail(v)));
     }
-    if let Some(n) = &e.note {
+    if let Some(n) = e.note.as_ref().map(value::hit_note) {
         s.push_str(&format!("\n  note: {n}"));
     }
     s
@@ -185,7 +185,7 @@ pub fn event_json(e: &HitEvent) -> Value {
         "location": e.location,
         "suspended": policy_word(e.suspended),
         "details": e.details.iter().map(|(k, v)| json!({"key": k, "value": value::detail(v)})).collect::<Vec<_>>(),
-        "note": e.note,
+        "note": e.note.as_ref().map(value::hit_note),
     })
 }
 
@@ -209,7 +209,7 @@ fn trace_text(t: &TraceRecord, now: Instant) -> String {
             .collect();
         s.push_str(&format!("\n  locals: {}", locals.join(", ")));
     }
-    if let Some(n) = &t.locals_note {
+    if let Some(n) = t.locals_note.as_ref().map(value::locals_gap) {
         s.push_str(&format!("\n  locals: {n}"));
     }
     for (k, v) in &t.details {
@@ -227,7 +227,7 @@ fn trace_json(t: &TraceRecord) -> Value {
         "location": t.location,
         "callers": t.callers,
         "locals": t.locals.iter().map(|(k, v)| json!({"name": k, "value": value::line(v)})).collect::<Vec<_>>(),
-        "locals_note": t.locals_note,
+        "locals_note": t.locals_note.as_ref().map(value::locals_gap),
         "details": t.details.iter().map(|(k, v)| json!({"key": k, "value": value::detail(v)})).collect::<Vec<_>>(),
         "overridden": t.overridden,
     })
