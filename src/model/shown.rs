@@ -187,6 +187,35 @@ pub enum Detail {
     Failed(String),
 }
 
+/// How an evaluation read what it read, when the agent should know.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EvalNote {
+    /// Several class loaders hold the class; the first copy answered.
+    SeveralLoaders {
+        class: String,
+        copies: usize,
+        loader: u64,
+    },
+    /// A static was missing from the first copy and read from another.
+    FromOtherCopy {
+        class: String,
+        member: String,
+        copy: usize,
+        copies: usize,
+        loader: u64,
+    },
+    /// A list read by walking its fields.
+    WalkedList { class: String },
+    /// A map read by walking its fields, without its lock.
+    WalkedMap { class: String },
+    /// A map of a kind not read structurally: `get()` was called.
+    CalledGet { class: String },
+    /// A collection not read structurally: `toArray()` was called.
+    CalledToArray { class: String },
+    /// The map was being resized: moved entries were not read.
+    MapResizing,
+}
+
 /// What a reported hit held, when it is not what its stop point asked.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HitNote {

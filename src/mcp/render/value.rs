@@ -4,8 +4,8 @@
 //! the actors' value reader; nothing here talks to a JVM.
 
 use crate::model::shown::{
-    Cut, Detail, Edge, Elements, HitNote, LocalsGap, MessageGap, Scalar, Shown, ToStringFailure,
-    Tree, Unmeasured,
+    Cut, Detail, Edge, Elements, EvalNote, HitNote, LocalsGap, MessageGap, Scalar, Shown,
+    ToStringFailure, Tree, Unmeasured,
 };
 
 /// Quotes a string the way Java source would.
@@ -159,6 +159,46 @@ fn failure(f: &ToStringFailure) -> String {
         ToStringFailure::Threw => "threw".into(),
         ToStringFailure::Late { ms } => format!("did not return within {ms} ms"),
         ToStringFailure::Failed(why) => why.clone(),
+    }
+}
+
+/// How an evaluation read what it read.
+pub fn eval_note(n: &EvalNote) -> String {
+    match n {
+        EvalNote::SeveralLoaders {
+            class,
+            copies,
+            loader,
+        } => format!(
+            "{class} is loaded by {copies} class loaders; answered from the copy of loader \
+             @{loader:#x} (pin another with {class}@0x<loader>)"
+        ),
+        EvalNote::FromOtherCopy {
+            class,
+            member,
+            copy,
+            copies,
+            loader,
+        } => format!(
+            "{class}.{member} is missing from the first copy; answered from copy {copy} of \
+             {copies} (loader @{loader:#x})"
+        ),
+        EvalNote::WalkedList { class } => {
+            format!("{class} read by walking its fields (no invoke)")
+        }
+        EvalNote::WalkedMap { class } => format!(
+            "{class} read by walking its fields (no invoke, no lock taken: a sample, not a \
+             transaction)"
+        ),
+        EvalNote::CalledGet { class } => {
+            format!("{class} is not read structurally; called get()")
+        }
+        EvalNote::CalledToArray { class } => {
+            format!("{class} is not read structurally; called toArray()")
+        }
+        EvalNote::MapResizing => {
+            "the map was being resized; entries moved to the new table were not read".into()
+        }
     }
 }
 

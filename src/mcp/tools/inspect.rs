@@ -279,7 +279,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
             };
             let mut out = format!("{} = {}", src.trim(), rendered);
             for n in &o.notes {
-                out.push_str(&format!("\nNote: {n}"));
+                out.push_str(&format!("\nNote: {}", value::eval_note(n)));
             }
             out.push_str(&format!(
                 "\nCost: {} reads in {} round{}, {} invocation{}",
@@ -301,7 +301,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
                 caret(src, f.error.span.start)
             );
             for n in &f.notes {
-                msg.push_str(&format!("\nNote: {n}"));
+                msg.push_str(&format!("\nNote: {}", value::eval_note(n)));
             }
             Err(if f.read_only {
                 ToolError::new("READ_ONLY", msg).next(crate::mcp::error::READ_ONLY_NEXT)
@@ -357,7 +357,7 @@ async fn render_chain(
         Err(f) => f.notes.clone(),
     };
     for n in notes {
-        out.push_str(&format!("\nNote: {n}"));
+        out.push_str(&format!("\nNote: {}", value::eval_note(&n)));
     }
     Ok(text_and_data(
         out,
