@@ -16,7 +16,7 @@ pub mod ledger;
 pub mod link;
 pub mod members;
 pub mod mutate;
-pub mod render;
+pub mod show;
 pub mod step;
 pub mod threads;
 pub mod wildcards;

@@ -4,6 +4,7 @@
 pub mod classes;
 pub mod dump;
 pub mod session;
+pub mod shown;
 pub mod signature;
 pub mod stop_point;
 pub mod threads;
