@@ -11,7 +11,8 @@ use serde_json::{Value, json};
 use crate::support::java::{Jvm, JvmOpts, line_of, temurin25_required};
 use crate::support::mcp::Server;
 
-fn attached(jvm: &Jvm) -> Server {
+/// A server attached to `jvm`.
+pub fn attached(jvm: &Jvm) -> Server {
     let server = Server::spawn();
     server.initialize();
     server
@@ -22,19 +23,7 @@ fn attached(jvm: &Jvm) -> Server {
 
 /// Every thread's suspend count is 0, and the fixture still prints.
 pub fn assert_running(server: &Server, jvm: &Jvm, tick: &str) {
-    let threads = server
-        .call("debug_list_threads", json!({"limit": 1000}))
-        .expect_ok();
-    let data = threads.json();
-    let held: Vec<&Value> = data["threads"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .filter(|t| t["suspend_count"].as_i64() != Some(0))
-                .collect()
-        })
-        .unwrap_or_default();
-    assert!(held.is_empty(), "left suspended: {held:?}");
+    assert_none_suspended(server);
     let seen = jvm.line_count();
     jvm.wait_for_line_since(seen, |l| l.starts_with(tick), Duration::from_secs(10));
 }
@@ -304,16 +293,22 @@ fn virtual_threads_are_marked_and_a_stop_on_one_says_so() {
         .call("debug_clear_stop_point", json!({"id": id}))
         .expect_ok();
     server.call("debug_continue", json!({})).expect_ok();
+    assert_none_suspended(&server);
+}
+
+/// No thread has a suspend count left.
+pub fn assert_none_suspended(server: &Server) {
     let threads = server
         .call("debug_list_threads", json!({"limit": 1000}))
         .expect_ok();
-    let held = threads.json()["threads"]
+    let data = threads.json();
+    let held: Vec<&Value> = data["threads"]
         .as_array()
         .map(|ts| {
             ts.iter()
                 .filter(|t| t["suspend_count"].as_i64() != Some(0))
-                .count()
+                .collect()
         })
-        .unwrap_or(0);
-    assert_eq!(held, 0, "{}", threads.text);
+        .unwrap_or_default();
+    assert!(held.is_empty(), "left suspended: {held:?}");
 }

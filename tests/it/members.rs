@@ -8,17 +8,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::dump::attached;
 use crate::support::java::{Jvm, JvmOpts};
 use crate::support::mcp::Server;
-
-fn attached(jvm: &Jvm) -> Server {
-    let server = Server::spawn();
-    server.initialize();
-    server
-        .call("debug_attach", json!({"port": jvm.port()}))
-        .expect_ok();
-    server
-}
 
 fn sources(reply: &Value, key: &str) -> Vec<String> {
     reply[key]
@@ -29,21 +21,6 @@ fn sources(reply: &Value, key: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-fn no_thread_suspended(server: &Server) {
-    let threads = server
-        .call("debug_list_threads", json!({"limit": 1000}))
-        .expect_ok();
-    let held = threads.json()["threads"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .filter(|t| t["suspend_count"].as_i64() != Some(0))
-                .count()
-        })
-        .unwrap_or(0);
-    assert_eq!(held, 0, "{}", threads.text);
 }
 
 #[test]
@@ -156,7 +133,7 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
     );
 
     three_types_in_one_walk(&server, &counts);
-    no_thread_suspended(&server);
+    crate::dump::assert_none_suspended(&server);
 }
 
 #[test]
@@ -227,7 +204,7 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
         .map(Vec::len)
         .unwrap_or(0);
     assert_eq!(rows, 3, "{}", instances.text);
-    no_thread_suspended(&server);
+    crate::dump::assert_none_suspended(&server);
 }
 
 /// An inner class: its constructor takes the outer instance first.
