@@ -101,7 +101,7 @@ fn main() {
         .build()
         .expect("runtime");
     let (mut jvm, port) = support::start_fixture("Wedged", "wedged ready", &["0", "300", "60"]);
-    let rows = rt.block_on(measure(port, &[1, DEFAULT_PIPELINE, 64]));
+    let rows = rt.block_on(measure(port, &[1, 4, 8, DEFAULT_PIPELINE, 64]));
     let _ = jvm.kill();
     let _ = jvm.wait();
     support::report(&format!(
