@@ -387,8 +387,14 @@ impl SessionHandle {
     }
 
     /// Resumes the whole suspend depth and verifies every thread runs.
+    /// Events buffered before it and not read yet no longer hold their
+    /// threads, and say so.
     pub async fn resume_all(&self) -> Result<ResumeReport, SessionError> {
-        self.resume_all_raw().await.map_err(|e| self.map_err(e))
+        self.link.bus.resume_started();
+        let upto = self.events().latest_seq();
+        let report = self.resume_all_raw().await.map_err(|e| self.map_err(e))?;
+        self.events().release_unread(upto);
+        Ok(report)
     }
 
     /// `resume_all` with the bare JDWP failure, for the actors' own use.

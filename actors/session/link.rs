@@ -114,6 +114,8 @@ pub struct EventBus {
     events_seen: AtomicU64,
     suspending_events: AtomicU64,
     recent: Mutex<VecDeque<String>>,
+    /// When the latest resume of the whole VM began.
+    last_resume: Mutex<Option<std::time::Instant>>,
 }
 
 impl Default for EventBus {
@@ -123,6 +125,7 @@ impl Default for EventBus {
             events_seen: AtomicU64::new(0),
             suspending_events: AtomicU64::new(0),
             recent: Mutex::new(VecDeque::new()),
+            last_resume: Mutex::new(None),
         }
     }
 }
@@ -132,6 +135,23 @@ impl EventBus {
     /// oldest ones and is told how many).
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Composite>> {
         self.events.subscribe()
+    }
+
+    /// A resume of the whole VM begins: a hit received before now that
+    /// is reported later may have been released by it.
+    pub fn resume_started(&self) {
+        *self
+            .last_resume
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
+    }
+
+    /// Whether a resume of the whole VM began at or after `at`.
+    pub fn resumed_since(&self, at: std::time::Instant) -> bool {
+        self.last_resume
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|r| r >= at)
     }
 
     pub fn events_seen(&self) -> u64 {
