@@ -2,7 +2,9 @@
 //! serde, no I/O.
 
 pub mod classes;
+pub mod classfile;
 pub mod session;
+pub mod stale;
 pub mod stop_point;
 pub mod threads;
 
