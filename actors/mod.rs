@@ -66,6 +66,7 @@ pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
     ThreadUse,
 };
+pub use error::CodeError;
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
@@ -78,6 +79,10 @@ pub use session::wildcards::{Expanded, WildcardError};
 pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
     ThreadChange,
+};
+pub use session::code::{
+    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
+    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
 };
 pub use stop_points::routes::CONDITION_ERROR_LIMIT;
 pub use stop_points::{

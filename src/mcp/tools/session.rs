@@ -332,6 +332,9 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
         if let Some(exit) = &exit {
             lines.push(format!("    the launched JVM exited: {exit}"));
         }
+        if let Some(note) = super::code::installed_note(s) {
+            lines.push(format!("    {note}"));
+        }
         for line in &output {
             lines.push(format!("    | {line}"));
         }
@@ -350,6 +353,7 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             "held_threads": held,
             "exit": exit,
             "last_output": output,
+            "installed_classes": s.installed_classes().iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
         }));
     }
     Ok(text_and_data(lines.join("\n"), json!({ "sessions": data })))
@@ -380,6 +384,9 @@ async fn disconnect(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     );
     if let Some(process) = &report.process {
         out.push_str(&format!("\nProcess: {process}"));
+    }
+    if let Some(note) = super::code::installed_note(&handle) {
+        out.push_str(&format!("\n{note}"));
     }
     Ok(text_and_data(
         out,
