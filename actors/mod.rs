@@ -62,13 +62,17 @@ use ractor::{Actor, ActorRef};
 /// JDWP vocabulary the handles speak in.
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
+pub use error::CodeError;
 pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
     ThreadUse,
 };
-pub use error::CodeError;
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use session::code::{
+    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
+    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
+};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
 pub use session::mutate::Written;
@@ -79,10 +83,6 @@ pub use session::wildcards::{Expanded, WildcardError};
 pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
     ThreadChange,
-};
-pub use session::code::{
-    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
-    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
 };
 pub use stop_points::routes::CONDITION_ERROR_LIMIT;
 pub use stop_points::{

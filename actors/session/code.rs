@@ -251,6 +251,7 @@ impl SessionHandle {
                     name,
                     frame: f.index,
                     at: f.label(),
+                    obsolete: f.location.method.0 == 0,
                 });
             }
         }

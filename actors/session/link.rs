@@ -60,10 +60,7 @@ impl SessionInfo {
 
     /// Every class this session installed, oldest first.
     pub fn installed(&self) -> Vec<crate::actors::session::code::Installed> {
-        self.installed
-            .lock()
-            .map(|g| g.clone())
-            .unwrap_or_default()
+        self.installed.lock().map(|g| g.clone()).unwrap_or_default()
     }
 
     /// Records a class this session installed (again).

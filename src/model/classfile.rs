@@ -117,7 +117,8 @@ fn dotted(internal: &str) -> String {
 pub fn parse(bytes: &[u8]) -> Result<ClassShape, ClassFileError> {
     let mut opts = ParseOptions::default();
     opts.parse_bytecode(false);
-    let class = parse_class_with_options(bytes, &opts).map_err(|e| ClassFileError(e.to_string()))?;
+    let class =
+        parse_class_with_options(bytes, &opts).map_err(|e| ClassFileError(e.to_string()))?;
     let this = class.this_class.to_string();
     let mut shape = ClassShape {
         name: dotted(&this),
@@ -143,7 +144,14 @@ pub fn parse(bytes: &[u8]) -> Result<ClassShape, ClassFileError> {
         methods: class
             .methods
             .iter()
-            .map(|m| method_shape(&m.name, m.descriptor.to_string(), m.access_flags.bits(), &m.attributes))
+            .map(|m| {
+                method_shape(
+                    &m.name,
+                    m.descriptor.to_string(),
+                    m.access_flags.bits(),
+                    &m.attributes,
+                )
+            })
             .collect(),
         source_file: None,
         source_debug_extension: None,

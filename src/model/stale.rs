@@ -42,7 +42,10 @@ pub struct LoadedShape {
 pub enum Lines {
     Same,
     /// The lines differ: the build moved a line.
-    Moved { running: Vec<i32>, built: Vec<i32> },
+    Moved {
+        running: Vec<i32>,
+        built: Vec<i32>,
+    },
     /// One side has no line table: nothing to compare.
     Unknown,
 }
@@ -119,15 +122,46 @@ impl Restriction {
 /// One structural difference between the loaded type and the build.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    MethodAdded { name: String, signature: String },
-    MethodRemoved { name: String, signature: String },
-    MethodModifiers { name: String, signature: String, running: i32, built: i32 },
-    FieldAdded { name: String, signature: String },
-    FieldRemoved { name: String, signature: String },
-    FieldModifiers { name: String, signature: String, running: i32, built: i32 },
-    ClassModifiers { running: i32, built: i32 },
-    Superclass { running: Option<String>, built: Option<String> },
-    Interfaces { running: Vec<String>, built: Vec<String> },
+    MethodAdded {
+        name: String,
+        signature: String,
+    },
+    MethodRemoved {
+        name: String,
+        signature: String,
+    },
+    MethodModifiers {
+        name: String,
+        signature: String,
+        running: i32,
+        built: i32,
+    },
+    FieldAdded {
+        name: String,
+        signature: String,
+    },
+    FieldRemoved {
+        name: String,
+        signature: String,
+    },
+    FieldModifiers {
+        name: String,
+        signature: String,
+        running: i32,
+        built: i32,
+    },
+    ClassModifiers {
+        running: i32,
+        built: i32,
+    },
+    Superclass {
+        running: Option<String>,
+        built: Option<String>,
+    },
+    Interfaces {
+        running: Vec<String>,
+        built: Vec<String>,
+    },
 }
 
 impl Change {

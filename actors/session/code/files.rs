@@ -198,7 +198,9 @@ pub async fn javac_compile(
                     .join(":")
             )
         },
-        release.map(|r| format!(" --release {r}")).unwrap_or_default(),
+        release
+            .map(|r| format!(" --release {r}"))
+            .unwrap_or_default(),
         sources
             .iter()
             .map(|s| s.display().to_string())
@@ -237,7 +239,10 @@ mod tests {
             class_file_rel("com.acme.Order$Line"),
             PathBuf::from("com/acme/Order$Line.class")
         );
-        assert_eq!(package_dir("com.acme.Order$Line"), PathBuf::from("com/acme"));
+        assert_eq!(
+            package_dir("com.acme.Order$Line"),
+            PathBuf::from("com/acme")
+        );
         assert_eq!(package_dir("Order"), PathBuf::new());
         assert_eq!(outermost("com.acme.Order$Line$1"), "com.acme.Order");
         assert_eq!(outermost("Order"), "Order");

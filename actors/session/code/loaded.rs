@@ -54,17 +54,17 @@ pub async fn pin(session: &SessionHandle, selector: &str) -> Result<Pinned, Sess
         .map(|l| l.map(|l| l.0))
         .collect::<Result<_, _>>()
         .map_err(|e| session.map_err(e))?;
-    let at = match loader {
-        None => 0,
-        Some(want) => loaders
-            .iter()
-            .position(|l| *l == want)
-            .ok_or_else(|| CodeError::NoCopyForLoader {
-                class: name.clone(),
-                loader: want,
-                loaders: loaders.clone(),
+    let at =
+        match loader {
+            None => 0,
+            Some(want) => loaders.iter().position(|l| *l == want).ok_or_else(|| {
+                CodeError::NoCopyForLoader {
+                    class: name.clone(),
+                    loader: want,
+                    loaders: loaders.clone(),
+                }
             })?,
-    };
+        };
     Ok(Pinned {
         name,
         type_id: copies[at].id.0,

@@ -12,6 +12,7 @@ use crate::jdwp::ReferenceTypeId;
 use crate::jdwp::reference_type::ClassFileVersion;
 use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
 use crate::model::stale::{self, Change, Restriction};
+use crate::model::stop_point::{StopState, Target};
 
 use super::{ClassSource, Pinned, files, loaded};
 
@@ -46,6 +47,8 @@ pub struct ThreadInClass {
     /// The innermost frame in the class.
     pub frame: usize,
     pub at: String,
+    /// The frame runs a method the swap replaced (JDWP reports no id for it).
+    pub obsolete: bool,
 }
 
 /// What javac did.
@@ -68,6 +71,11 @@ pub struct ReloadView {
     pub inside: Vec<ThreadInClass>,
     /// Swaps of this copy the session made, this one included.
     pub times: u32,
+    /// Line stops on the class re-armed against the new code (the JVM
+    /// drops every breakpoint in a class it redefines).
+    pub rearmed: Vec<String>,
+    /// Line stops that could not be re-armed, and why.
+    pub rearm_failed: Vec<(String, String)>,
 }
 
 /// Runs debug_reload_class (read-only mode was checked by the caller).
@@ -113,6 +121,8 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
             compiled,
             caps,
             inside: Vec::new(),
+            rearmed: Vec::new(),
+            rearm_failed: Vec::new(),
         });
     }
     let sent = conn
@@ -155,7 +165,10 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
         .info()
         .record_installed(&pinned.name, pinned.loader, &build.path);
     let inside = session.threads_inside(pinned.type_id).await;
+    let (rearmed, rearm_failed) = rearm_line_stops(session, &pinned.name).await;
     Ok(ReloadView {
+        rearmed,
+        rearm_failed,
         times: times_installed(session, &pinned),
         class: pinned,
         class_path: build.path,
@@ -165,6 +178,34 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
         caps,
         inside,
     })
+}
+
+/// HotSpot clears every breakpoint in a class it redefines while the
+/// stop points still read as armed: each armed line stop on `class` is
+/// switched off and on again, which arms it on the new code.
+async fn rearm_line_stops(
+    session: &SessionHandle,
+    class: &str,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let listing = session.stop_points().list().await;
+    let mut rearmed = Vec::new();
+    let mut failed = Vec::new();
+    for p in listing.points {
+        let on_class = matches!(&p.spec.target, Target::Line(l) if l.class == class);
+        if !on_class || p.state != StopState::Armed {
+            continue;
+        }
+        let points = session.stop_points();
+        let result = match points.toggle(&p.id, Some(false)).await {
+            Ok(_) => points.toggle(&p.id, Some(true)).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => rearmed.push(p.id),
+            Err(e) => failed.push((p.id, e.to_string())),
+        }
+    }
+    (rearmed, failed)
 }
 
 fn times_installed(session: &SessionHandle, pinned: &Pinned) -> u32 {
@@ -203,7 +244,11 @@ async fn compile(
         .collect();
     // The build should match what runs: compile for the release of the
     // loaded class file (major 52 = Java 8, +1 per release).
-    let release = match session.connection().send(&ClassFileVersion { ref_type: id }).await {
+    let release = match session
+        .connection()
+        .send(&ClassFileVersion { ref_type: id })
+        .await
+    {
         Ok(v) if v.major_version >= 52 => Some((v.major_version - 44) as u32),
         _ => None,
     };

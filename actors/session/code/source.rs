@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::actors::error::{CodeError, JdwpError, SessionError};
 use crate::actors::session::SessionHandle;
 use crate::jdwp::ErrorCode;
-use crate::jdwp::reference_type::{SourceDebugExtension, SourceFile};
 use crate::jdwp::ReferenceTypeId;
+use crate::jdwp::reference_type::{SourceDebugExtension, SourceFile};
 use crate::model::stale::{self, MethodVerdict};
 
 use super::{ClassSource, Pinned, files, loaded};
@@ -45,8 +45,14 @@ pub enum SourceText {
     /// No source root is configured (or the call passed `[]`).
     NoRoots,
     /// No root holds the file; `jars` roots were skipped.
-    NotFound { searched: Vec<PathBuf>, jars: usize },
-    Unreadable { path: PathBuf, error: String },
+    NotFound {
+        searched: Vec<PathBuf>,
+        jars: usize,
+    },
+    Unreadable {
+        path: PathBuf,
+        error: String,
+    },
 }
 
 /// The check of the window against the running bytecode.
@@ -111,7 +117,10 @@ fn optional(r: Result<String, JdwpError>) -> Result<Option<String>, JdwpError> {
 
 /// The class a source path under a root declares: `com/acme/Foo.java` → `com.acme.Foo`.
 fn class_of(rel: &Path) -> String {
-    let s = rel.with_extension("").to_string_lossy().replace(['/', '\\'], ".");
+    let s = rel
+        .with_extension("")
+        .to_string_lossy()
+        .replace(['/', '\\'], ".");
     s.trim_start_matches('.').to_string()
 }
 
@@ -124,7 +133,10 @@ async fn locate_file(roots: &[PathBuf], file: &str) -> (Option<(PathBuf, String)
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        return (Some((given.to_path_buf(), class)), vec![given.to_path_buf()]);
+        return (
+            Some((given.to_path_buf(), class)),
+            vec![given.to_path_buf()],
+        );
     }
     for root in roots.iter().filter(|r| !files::is_jar(r)) {
         let candidate = root.join(given);
@@ -206,7 +218,12 @@ pub async fn view(session: &SessionHandle, q: &SourceQuery) -> Result<SourceView
         (None, Some(file)) => {
             let (found, searched) = locate_file(source_roots, file).await;
             let class = found.as_ref().map(|(_, c)| c.clone()).unwrap_or_else(|| {
-                class_of(Path::new(file).file_name().map(Path::new).unwrap_or(Path::new("")))
+                class_of(
+                    Path::new(file)
+                        .file_name()
+                        .map(Path::new)
+                        .unwrap_or(Path::new("")),
+                )
             });
             let pinned = match loaded::pin(session, &class).await {
                 Ok(p) => Some(p),
@@ -249,7 +266,11 @@ pub async fn view(session: &SessionHandle, q: &SourceQuery) -> Result<SourceView
         (None, None) => {
             let name = guess(&class_name);
             let rel = files::package_dir(&class_name).join(&name);
-            match source_roots.iter().map(|r| r.join(&rel)).find(|c| c.is_file()) {
+            match source_roots
+                .iter()
+                .map(|r| r.join(&rel))
+                .find(|c| c.is_file())
+            {
                 Some(path) => {
                     guessed = Some(name);
                     window(q, &path).await
@@ -277,7 +298,15 @@ pub async fn view(session: &SessionHandle, q: &SourceQuery) -> Result<SourceView
             }
         }
     };
-    let check = check(session, q, pinned.as_ref(), &text, source_mtime, smap.is_some()).await?;
+    let check = check(
+        session,
+        q,
+        pinned.as_ref(),
+        &text,
+        source_mtime,
+        smap.is_some(),
+    )
+    .await?;
     Ok(SourceView {
         class: pinned,
         class_name,

@@ -12,8 +12,7 @@ use serde_json::json;
 
 use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{
-    Pinned, ReloadQuery, SourceCheck, SourceQuery, SourceText, SourceView, StaleView,
-    StopStaleness,
+    Pinned, ReloadQuery, SourceCheck, SourceQuery, SourceText, SourceView, StaleView, StopStaleness,
 };
 use crate::mcp::error::ToolError;
 use crate::model::stale::{Change, Code, Lines, modifier_words};
@@ -90,7 +89,9 @@ pub fn routes() -> Vec<Route> {
              their file. With a class root, the window is checked against the running bytecode (JVM line \
              tables vs .class, .class vs .java); silence means checked and equal. Suspends nothing.",
             Effect::Read,
-            |ctx, p: Result<SourceParams, ToolError>| Box::pin(async move { source(&ctx, p).await }),
+            |ctx, p: Result<SourceParams, ToolError>| {
+                Box::pin(async move { source(&ctx, p).await })
+            },
         ),
         Route::new(
             "debug_check_stale",
@@ -112,7 +113,9 @@ pub fn routes() -> Vec<Route> {
              already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
              swap outlives the session. Refused in read-only mode (dry_run is not).",
             Effect::Changes,
-            |ctx, p: Result<ReloadParams, ToolError>| Box::pin(async move { reload(&ctx, p).await }),
+            |ctx, p: Result<ReloadParams, ToolError>| {
+                Box::pin(async move { reload(&ctx, p).await })
+            },
         ),
     ]
 }
@@ -124,7 +127,9 @@ fn paths(v: Option<Vec<String>>) -> Option<Vec<PathBuf>> {
 /// `Foo.java:42` → (`Foo.java`, 42).
 fn split_file_line(file: &str) -> (String, Option<u32>) {
     match file.rsplit_once(':') {
-        Some((f, l)) if !f.is_empty() && l.parse::<u32>().is_ok() => (f.to_string(), l.parse().ok()),
+        Some((f, l)) if !f.is_empty() && l.parse::<u32>().is_ok() => {
+            (f.to_string(), l.parse().ok())
+        }
         _ => (file.to_string(), None),
     }
 }
@@ -133,7 +138,11 @@ fn split_file_line(file: &str) -> (String, Option<u32>) {
 fn pinned_line(p: &Pinned) -> String {
     let mut out = format!("{} (loader @{:#x})", p.name, p.loader);
     if !p.others.is_empty() {
-        let others: Vec<String> = p.others.iter().map(|l| format!("{}@{l:#x}", p.name)).collect();
+        let others: Vec<String> = p
+            .others
+            .iter()
+            .map(|l| format!("{}@{l:#x}", p.name))
+            .collect();
         out.push_str(&format!(
             "\nCaveat: {} copies are loaded, each with its own statics; this is the first. Others: {}",
             p.others.len() + 1,
@@ -155,7 +164,10 @@ async fn source(ctx: &Ctx, p: Result<SourceParams, ToolError>) -> Reply {
         None => (None, None),
     };
     if p.class_name.is_some() == file.is_some() {
-        return Err(ToolError::bad_argument(tool, "give exactly one of class_name or file"));
+        return Err(ToolError::bad_argument(
+            tool,
+            "give exactly one of class_name or file",
+        ));
     }
     let q = SourceQuery {
         class: p.class_name.clone(),
@@ -187,7 +199,9 @@ fn render_source(v: &SourceView, q: &SourceQuery) -> String {
     };
     match (&v.class, &v.source_file) {
         (Some(_), Some(f)) => out.push_str(f),
-        (Some(_), None) => out.push_str("? (no SourceFile attribute: compiled with -g:none, or synthetic)"),
+        (Some(_), None) => {
+            out.push_str("? (no SourceFile attribute: compiled with -g:none, or synthetic)")
+        }
         (None, _) => {}
     }
     if let Some(g) = &v.guessed {
@@ -319,16 +333,30 @@ async fn check_stale(ctx: &Ctx, p: Result<CheckStaleParams, ToolError>) -> Reply
 pub fn change_line(c: &Change) -> String {
     let r = c.restriction();
     let what = match c {
-        Change::MethodAdded { name, signature } => format!("method {name}{signature} added by the build"),
-        Change::MethodRemoved { name, signature } => format!("method {name}{signature} missing from the build"),
-        Change::MethodModifiers { name, signature, running, built } => format!(
+        Change::MethodAdded { name, signature } => {
+            format!("method {name}{signature} added by the build")
+        }
+        Change::MethodRemoved { name, signature } => {
+            format!("method {name}{signature} missing from the build")
+        }
+        Change::MethodModifiers {
+            name,
+            signature,
+            running,
+            built,
+        } => format!(
             "method {name}{signature}: {} → {}",
             modifier_words(*running),
             modifier_words(*built)
         ),
         Change::FieldAdded { name, signature } => format!("field {name} {signature} added"),
         Change::FieldRemoved { name, signature } => format!("field {name} {signature} removed"),
-        Change::FieldModifiers { name, running, built, .. } => format!(
+        Change::FieldModifiers {
+            name,
+            running,
+            built,
+            ..
+        } => format!(
             "field {name}: {} → {}",
             modifier_words(*running),
             modifier_words(*built)
@@ -344,7 +372,11 @@ pub fn change_line(c: &Change) -> String {
             built.as_deref().unwrap_or("none")
         ),
         Change::Interfaces { running, built } => {
-            format!("interfaces: [{}] → [{}]", running.join(", "), built.join(", "))
+            format!(
+                "interfaces: [{}] → [{}]",
+                running.join(", "),
+                built.join(", ")
+            )
         }
     };
     format!("{} ({}): {what}", r.name(), r.code())
@@ -366,10 +398,16 @@ fn render_stale(v: &StaleView) -> String {
     } else if moved.is_empty() {
         out.push_str(&format!("\nLine tables: no line moved in {both} methods"));
     } else {
-        out.push_str(&format!("\nLine tables: STALE, {} of {both} methods moved lines:", moved.len()));
+        out.push_str(&format!(
+            "\nLine tables: STALE, {} of {both} methods moved lines:",
+            moved.len()
+        ));
         for m in &moved {
             if let Lines::Moved { running, built } = &m.lines {
-                out.push_str(&format!("\n  {}{} running {running:?} vs build {built:?}", m.name, m.signature));
+                out.push_str(&format!(
+                    "\n  {}{} running {running:?} vs build {built:?}",
+                    m.name, m.signature
+                ));
             }
         }
     }
@@ -377,16 +415,28 @@ fn render_stale(v: &StaleView) -> String {
         let differs: Vec<_> = c.code_differs().collect();
         if differs.is_empty() {
             let unknown = c.methods.iter().filter(|m| m.code == Code::Unknown).count();
-            out.push_str(&format!("\nBytecode: identical in {} methods", both - unknown));
+            out.push_str(&format!(
+                "\nBytecode: identical in {} methods",
+                both - unknown
+            ));
         } else {
-            out.push_str(&format!("\nBytecode: STALE, code differs in {}:", differs.len()));
+            out.push_str(&format!(
+                "\nBytecode: STALE, code differs in {}:",
+                differs.len()
+            ));
             for m in &differs {
-                let note = if m.lines == Lines::Same { " (lines match: a body edit, or another javac)" } else { "" };
+                let note = if m.lines == Lines::Same {
+                    " (lines match: a body edit, or another javac)"
+                } else {
+                    ""
+                };
                 out.push_str(&format!("\n  {}{}{note}", m.name, m.signature));
             }
         }
     } else {
-        out.push_str("\nBytecode: not compared (bytecode:true catches a body edit that moved no line)");
+        out.push_str(
+            "\nBytecode: not compared (bytecode:true catches a body edit that moved no line)",
+        );
     }
     let forecast = c.forecast();
     if forecast.is_empty() {
@@ -442,10 +492,20 @@ async fn reload(ctx: &Ctx, p: Result<ReloadParams, ToolError>) -> Reply {
             "Reloaded {} from {} ({} bytes; swap {} of this copy by this session). New calls run the new code; it stays after the session ends",
             pinned_line(&v.class), v.class_path.display(), v.bytes, v.times
         ));
+        if !v.rearmed.is_empty() {
+            out.push_str(&format!(
+                "\nThe JVM drops breakpoints in a redefined class: re-armed {} on the new code (a line that moved now stops at what is on it)",
+                v.rearmed.join(", ")
+            ));
+        }
+        for (id, why) in &v.rearm_failed {
+            out.push_str(&format!("\nWARNING: {id} no longer fires (its breakpoint went with the old code) and re-arming failed: {why}"));
+        }
         for t in &v.inside {
             out.push_str(&format!(
-                "\nThread {:#x} {:?} is inside the class at frame #{} {}: that frame keeps the old code. Next: debug_pop_frame {{thread_id:\"{:#x}\", frame_index:{}}} then debug_continue runs the new body",
-                t.thread.0, t.name, t.frame, t.at, t.thread.0, t.frame
+                "\nThread {:#x} {:?} is inside the class at frame #{} {}: that frame keeps the old code{}. Next: debug_pop_frame {{thread_id:\"{:#x}\", frame_index:{}}} then debug_continue runs the new body",
+                t.thread.0, t.name, t.frame, if t.obsolete { format!("{} (a replaced method)", v.class.name) } else { t.at.clone() },
+                if t.obsolete { " (its method is obsolete now)" } else { "" }, t.thread.0, t.frame
             ));
         }
     }
@@ -502,7 +562,15 @@ pub fn installed_note(handle: &crate::actors::SessionHandle) -> Option<String> {
     }
     let names: Vec<String> = installed
         .iter()
-        .map(|i| format!("{}@{:#x} (from {}, x{})", i.name, i.loader, i.from.display(), i.times))
+        .map(|i| {
+            format!(
+                "{}@{:#x} (from {}, x{})",
+                i.name,
+                i.loader,
+                i.from.display(),
+                i.times
+            )
+        })
         .collect();
     Some(format!(
         "Installed by debug_reload_class and still in the JVM (no panic or disconnect undoes it; only a redeploy does): {}",
@@ -538,7 +606,10 @@ mod tests {
 
     #[test]
     fn file_and_line_split() {
-        assert_eq!(split_file_line("Foo.java:42"), ("Foo.java".into(), Some(42)));
+        assert_eq!(
+            split_file_line("Foo.java:42"),
+            ("Foo.java".into(), Some(42))
+        );
         assert_eq!(split_file_line("a/Foo.java"), ("a/Foo.java".into(), None));
         assert_eq!(split_file_line("C:x"), ("C:x".into(), None));
     }

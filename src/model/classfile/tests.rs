@@ -16,7 +16,11 @@ fn names_hierarchy_and_modifiers() {
     assert_eq!(c.super_name.as_deref(), Some("java.lang.Object"));
     assert_eq!(c.interfaces, ["java.lang.Runnable", "java.io.Serializable"]);
     assert_eq!(c.access, 0x0021);
-    assert_eq!(c.reported_modifiers(), 0x0001, "ACC_SUPER is never reported");
+    assert_eq!(
+        c.reported_modifiers(),
+        0x0001,
+        "ACC_SUPER is never reported"
+    );
     assert_eq!(c.major, 61);
     assert_eq!(c.source_file.as_deref(), Some("Shapes.java"));
     assert_eq!(c.source_debug_extension, None);

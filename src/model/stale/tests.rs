@@ -55,7 +55,11 @@ fn the_same_build_is_clean() {
 fn a_moved_line_shows_in_the_line_table_only() {
     let built = shapes();
     let mut loaded = loaded_from(&built, false);
-    let run = loaded.methods.iter_mut().find(|m| m.name == "run").expect("run");
+    let run = loaded
+        .methods
+        .iter_mut()
+        .find(|m| m.name == "run")
+        .expect("run");
     run.lines = Some(vec![11, 12, 13, 15]);
     let c = compare(&loaded, &built);
     let moved: Vec<&str> = c.moved().map(|m| m.name.as_str()).collect();
@@ -67,7 +71,11 @@ fn a_moved_line_shows_in_the_line_table_only() {
 fn a_body_edit_shows_only_in_the_code() {
     let built = shapes();
     let mut loaded = loaded_from(&built, true);
-    let twice = loaded.methods.iter_mut().find(|m| m.name == "twice").expect("twice");
+    let twice = loaded
+        .methods
+        .iter_mut()
+        .find(|m| m.name == "twice")
+        .expect("twice");
     twice.code = Some(vec![0x1a, 0x06, 0x68, 0xac]);
     let c = compare(&loaded, &built);
     assert_eq!(c.moved().count(), 0);
@@ -95,7 +103,12 @@ fn each_structural_change_names_its_restriction() {
         signature: "I".into(),
         modifiers: 0,
     });
-    loaded.methods.iter_mut().find(|m| m.name == "run").expect("run").modifiers |= 0x0010;
+    loaded
+        .methods
+        .iter_mut()
+        .find(|m| m.name == "run")
+        .expect("run")
+        .modifiers |= 0x0010;
     loaded.modifiers |= 0x0010;
     loaded.interfaces.reverse();
     let c = compare(&loaded, &built);
