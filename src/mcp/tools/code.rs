@@ -30,7 +30,7 @@ pub struct SourceParams {
     pub class_name: Option<String>,
     /// Instead of class_name: Foo.java:42 or com/acme/Foo.java.
     pub file: Option<String>,
-    /// Line to centre the window on.
+    /// Centre of the window.
     pub line: Option<u32>,
     /// Lines either side; default 20.
     pub context: Option<u32>,
@@ -83,8 +83,8 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_source",
-            "Show the source a class was compiled from",
-            "The file a loaded class was compiled from (SourceFile; a JSR-45 SMAP is noted) and a window of it \
+            "Source of a loaded class",
+            "The file a loaded class was compiled from (JSR-45 noted) and a window of it \
              from the source roots: line with context, or whole_file. Inner and anonymous classes resolve to \
              their file. With a class root, the window is checked against the running bytecode (JVM line \
              tables vs .class, .class vs .java); silence means checked and equal. Suspends nothing.",
@@ -107,7 +107,7 @@ pub fn routes() -> Vec<Route> {
         ),
         Route::new(
             "debug_reload_class",
-            "Swap a new build into the JVM",
+            "Hot-swap a class",
             "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
              sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
              already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
