@@ -244,7 +244,11 @@ fn check_stale_tells_the_three_edits_apart_and_reload_installs_the_body_edits() 
     let since = jvm.line_count();
     jvm.wait_for_line_since(since, |l| l == "swap v2 14 h", WAIT);
 
-    // The session remembers what it installed, and says so.
+    installed_classes_are_named(&server);
+}
+
+/// The session remembers what it installed, and says so.
+fn installed_classes_are_named(server: &Server) {
     let sessions = server.call("debug_list_sessions", json!({})).expect_ok();
     assert!(
         sessions.text.contains("Installed by debug_reload_class"),

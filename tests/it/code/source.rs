@@ -6,7 +6,10 @@
 use serde_json::json;
 
 use super::{Scratch, attached, build, dir, moved_line, started_swap, swap_source};
+use std::path::Path;
+
 use crate::support::java::{Jvm, JvmOpts, data_dir, fixtures, line_of};
+use crate::support::mcp::Server;
 
 #[test]
 fn source_windows_with_and_without_roots_inner_classes_and_stale_builds() {
@@ -92,6 +95,12 @@ fn source_windows_with_and_without_roots_inner_classes_and_stale_builds() {
     assert!(by_file.text.contains("return x * 2;"), "{}", by_file.text);
     assert!(by_file.text.contains("Swap (loader"), "{}", by_file.text);
 
+    missing_roots_stale_builds_and_unchecked_stops(&server, &scratch, &a);
+}
+
+fn missing_roots_stale_builds_and_unchecked_stops(server: &Server, scratch: &Scratch, a: &Path) {
+    let compute = line_of("Swap.java", "swap-compute");
+    let roots = json!([dir(&data_dir())]);
     // A root that does not hold the file names where it looked.
     let missing = scratch.path("no-such-root");
     let lost = server
@@ -115,7 +124,7 @@ fn source_windows_with_and_without_roots_inner_classes_and_stale_builds() {
     let stale = server
         .call(
             "debug_source",
-            json!({"class_name": "Swap", "line": compute, "source_roots": roots, "class_roots": [dir(&a)]}),
+            json!({"class_name": "Swap", "line": compute, "source_roots": roots, "class_roots": [dir(a)]}),
         )
         .expect_ok();
     assert!(
