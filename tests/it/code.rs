@@ -265,9 +265,21 @@ fn installed_classes_are_named(server: &Server) {
 
 #[test]
 fn pop_frame_and_continue_run_the_new_body_of_the_method_stopped_in() {
+    pop_frame_enters_the_new_body(None);
+}
+
+#[test]
+fn pop_frame_enters_the_new_body_on_temurin_25() {
+    pop_frame_enters_the_new_body(Some(crate::support::java::temurin25_required()));
+}
+
+fn pop_frame_enters_the_new_body(java_home: Option<PathBuf>) {
     let scratch = Scratch::new("pop");
     let b = build(&scratch, "b", &body_edit(&swap_source()), &["-g"]);
-    let jvm = started_swap(JvmOpts::default());
+    let jvm = started_swap(JvmOpts {
+        java_home,
+        ..JvmOpts::default()
+    });
     let server = attached(&jvm, json!({"class_roots": [dir(&b)]}));
     let line = crate::support::java::line_of("Swap.java", "swap-compute");
     let armed = server
