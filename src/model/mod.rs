@@ -4,6 +4,7 @@
 pub mod classes;
 pub mod classfile;
 pub mod session;
+pub mod shown;
 pub mod stale;
 pub mod stop_point;
 pub mod threads;
