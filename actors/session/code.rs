@@ -54,6 +54,8 @@ pub struct StaleView {
     pub packets: u64,
     /// The build's class file version (major, minor).
     pub built_version: (u16, u16),
+    /// What the JVM says it can redefine.
+    pub caps: RedefineCaps,
 }
 
 /// What a line stop's class looks like against its build.
@@ -181,7 +183,9 @@ impl SessionHandle {
         let running = loaded::shape(self, &pinned, bytecode)
             .await
             .map_err(|e| self.map_err(e))?;
+        let caps = reload::capabilities(self).await?;
         Ok(StaleView {
+            caps,
             comparison: stale::compare(&running, &build.shape),
             class: pinned,
             class_path: build.path,

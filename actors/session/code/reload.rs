@@ -97,16 +97,7 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
             },
         )
         .await?;
-    let caps = conn
-        .send(&CapabilitiesNew)
-        .await
-        .map_err(|e| session.map_err(e))?;
-    let caps = RedefineCaps {
-        redefine: caps.can_redefine_classes,
-        add_method: caps.can_add_method,
-        unrestricted: caps.can_unrestrictedly_redefine_classes,
-        pop_frames: caps.can_pop_frames,
-    };
+    let caps = capabilities(session).await?;
     if !caps.redefine {
         return Err(CodeError::CannotRedefine.into());
     }
@@ -206,6 +197,21 @@ async fn rearm_line_stops(
         }
     }
     (rearmed, failed)
+}
+
+/// What the JVM says it can do about redefinition (one CapabilitiesNew).
+pub async fn capabilities(session: &SessionHandle) -> Result<RedefineCaps, SessionError> {
+    let caps = session
+        .connection()
+        .send(&CapabilitiesNew)
+        .await
+        .map_err(|e| session.map_err(e))?;
+    Ok(RedefineCaps {
+        redefine: caps.can_redefine_classes,
+        add_method: caps.can_add_method,
+        unrestricted: caps.can_unrestrictedly_redefine_classes,
+        pop_frames: caps.can_pop_frames,
+    })
 }
 
 fn times_installed(session: &SessionHandle, pinned: &Pinned) -> u32 {

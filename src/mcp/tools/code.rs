@@ -15,7 +15,7 @@ use crate::actors::{
     Pinned, ReloadQuery, SourceCheck, SourceQuery, SourceText, SourceView, StaleView, StopStaleness,
 };
 use crate::mcp::error::ToolError;
-use crate::model::stale::{Change, Code, Lines, modifier_words};
+use crate::model::stale::{Change, Code, Lines, Restriction, modifier_words};
 
 const DEFAULT_CONTEXT: u32 = 20;
 const DEFAULT_MAX_LINES: usize = 400;
@@ -452,6 +452,12 @@ fn render_stale(v: &StaleView) -> String {
             out.push_str(&format!("\n  {}", change_line(ch)));
         }
         out.push_str("\n  (a bridge or synthetic member from another javac can show here too)");
+        if v.caps.unrestricted || (v.caps.add_method && forecast == [Restriction::AddMethod]) {
+            out.push_str("\n  This JVM reports it can redefine beyond method bodies, so it may accept it anyway");
+        }
+    }
+    if !v.caps.redefine {
+        out.push_str("\nThis JVM cannot redefine classes at all (canRedefineClasses false)");
     }
     out.push_str(&format!("\nPackets: {}", v.packets));
     out
@@ -501,7 +507,13 @@ async fn reload(ctx: &Ctx, p: Result<ReloadParams, ToolError>) -> Reply {
         for (id, why) in &v.rearm_failed {
             out.push_str(&format!("\nWARNING: {id} no longer fires (its breakpoint went with the old code) and re-arming failed: {why}"));
         }
-        for t in &v.inside {
+        for t in v.inside.iter().filter(|_| !v.caps.pop_frames) {
+            out.push_str(&format!(
+                "\nThread {:#x} {:?} is inside the class at frame #{}: that frame keeps the old code, and this JVM cannot pop frames (canPopFrames false); the new code runs from the next call",
+                t.thread.0, t.name, t.frame
+            ));
+        }
+        for t in v.inside.iter().filter(|_| v.caps.pop_frames) {
             out.push_str(&format!(
                 "\nThread {:#x} {:?} is inside the class at frame #{} {}: that frame keeps the old code{}. Next: debug_pop_frame {{thread_id:\"{:#x}\", frame_index:{}}} then debug_continue runs the new body",
                 t.thread.0, t.name, t.frame, if t.obsolete { format!("{} (a replaced method)", v.class.name) } else { t.at.clone() },

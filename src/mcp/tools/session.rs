@@ -28,9 +28,9 @@ pub struct AttachParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation (invoke, set values, force return, pop frames, redefine) at the wire.
     pub read_only: Option<bool>,
-    /// Directories holding the application's .java sources.
+    /// Directories where the .java package tree starts.
     pub source_roots: Option<Vec<String>>,
-    /// Directories or jars holding the application's .class files.
+    /// Directories where the .class package tree starts.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -60,9 +60,9 @@ pub struct LaunchParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation at the wire.
     pub read_only: Option<bool>,
-    /// Directories holding the application's .java sources.
+    /// Directories where the .java package tree starts.
     pub source_roots: Option<Vec<String>>,
-    /// Directories or jars holding the application's .class files.
+    /// Directories where the .class package tree starts.
     pub class_roots: Option<Vec<String>>,
 }
 
