@@ -215,7 +215,12 @@ fn render_source(v: &SourceView, q: &SourceQuery) -> String {
     }
     match &v.text {
         SourceText::Shown { path, total, first, lines } => {
-            if lines.is_empty() {
+            if let (true, Some(line)) = (lines.is_empty(), q.line.filter(|l| *l as usize > *total)) {
+                out.push_str(&format!(
+                    "\nLine {line} is past the end of {} ({total} lines): this file is not the source of that line",
+                    path.display()
+                ));
+            } else if lines.is_empty() {
                 out.push_str(&format!(
                     "\n{} ({total} lines); pass line or whole_file:true for text",
                     path.display()
@@ -415,10 +420,14 @@ fn render_stale(v: &StaleView) -> String {
         let differs: Vec<_> = c.code_differs().collect();
         if differs.is_empty() {
             let unknown = c.methods.iter().filter(|m| m.code == Code::Unknown).count();
-            out.push_str(&format!(
-                "\nBytecode: identical in {} methods",
-                both - unknown
-            ));
+            if unknown == both {
+                out.push_str("\nBytecode: no method's code could be read from both sides");
+            } else {
+                out.push_str(&format!(
+                    "\nBytecode: identical in {} methods",
+                    both - unknown
+                ));
+            }
         } else {
             out.push_str(&format!(
                 "\nBytecode: STALE, code differs in {}:",

@@ -101,6 +101,18 @@ fn source_windows_with_and_without_roots_inner_classes_and_stale_builds() {
 fn missing_roots_stale_builds_and_unchecked_stops(server: &Server, scratch: &Scratch, a: &Path) {
     let compute = line_of("Swap.java", "swap-compute");
     let roots = json!([dir(&data_dir())]);
+    // A line past the end of the file is said, not shown as an empty window.
+    let past = server
+        .call(
+            "debug_source",
+            json!({"class_name": "Swap", "line": 9999, "source_roots": roots}),
+        )
+        .expect_ok();
+    assert!(
+        past.text.contains("Line 9999 is past the end"),
+        "{}",
+        past.text
+    );
     // A root that does not hold the file names where it looked.
     let missing = scratch.path("no-such-root");
     let lost = server
