@@ -383,3 +383,36 @@ fn a_read_only_session_refuses_a_reload_before_anything_and_a_dry_run_sends_noth
     let sessions = server.call("debug_list_sessions", json!({})).expect_ok();
     assert!(!sessions.text.contains("Installed"), "{}", sessions.text);
 }
+
+/// What a check costs the JVM, as its reply counts it: the first check of
+/// Swap (5 methods) reads the type once (14 packets), a repeat asks only
+/// what can change (4), and bytecode:true adds one Method.Bytecodes per
+/// method. The fastest of 20 samples is taken, so a liveness probe that
+/// lands inside one call does not count. `-- --nocapture` prints the
+/// average wall time per call (docs/PERFORMANCE.md).
+#[test]
+fn check_stale_costs_one_packet_per_method_and_caches_the_rest() {
+    let jvm = started_swap(JvmOpts::default());
+    let server = attached(&jvm, json!({}));
+    let roots = crate::support::java::fixtures();
+    let mut least = Vec::new();
+    for bytecode in [false, true] {
+        let start = std::time::Instant::now();
+        let packets: Vec<u64> = (0..20)
+            .map(|_| {
+                stale(&server, roots, bytecode).json()["packets"]
+                    .as_u64()
+                    .unwrap_or(0)
+            })
+            .collect();
+        eprintln!(
+            "check_stale bytecode={bytecode}: packets {packets:?}, {:.2} ms per call",
+            start.elapsed().as_secs_f64() * 1000.0 / 20.0
+        );
+        least.push(packets.iter().skip(1).min().copied().unwrap_or(0));
+        if !bytecode {
+            assert_eq!(packets[0], 14, "{packets:?}");
+        }
+    }
+    assert_eq!(least, [4, 9], "a repeat reads 4 packets, bytecode adds 5");
+}
