@@ -170,7 +170,12 @@ async fn window(q: &SourceQuery, path: &Path) -> (SourceText, Option<std::time::
                 let line = line as usize;
                 let c = q.context as usize;
                 let first = line.saturating_sub(c).max(1);
-                (first, (line + c).min(total).min(first + max - 1))
+                (
+                    first,
+                    line.saturating_add(c)
+                        .min(total)
+                        .min(first.saturating_add(max - 1)),
+                )
             } else {
                 (1, 0)
             };

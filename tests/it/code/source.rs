@@ -101,6 +101,33 @@ fn source_windows_with_and_without_roots_inner_classes_and_stale_builds() {
 fn missing_roots_stale_builds_and_unchecked_stops(server: &Server, scratch: &Scratch, a: &Path) {
     let compute = line_of("Swap.java", "swap-compute");
     let roots = json!([dir(&data_dir())]);
+    // A source too short for the build is proof; a newer one only a hint.
+    let short = scratch.path("short");
+    std::fs::create_dir_all(&short).expect("short dir");
+    let head: Vec<&str> = swap_source().lines().take(8).map(|_| "//").collect();
+    std::fs::write(short.join("Swap.java"), head.join("\n")).expect("write");
+    let mismatch = server
+        .call(
+            "debug_source",
+            json!({"class_name": "Swap", "line": 3, "source_roots": [dir(&short)],
+                   "class_roots": [dir(fixtures())]}),
+        )
+        .expect_ok();
+    assert!(
+        mismatch.text.contains("SOURCE MISMATCH"),
+        "{}",
+        mismatch.text
+    );
+    assert!(
+        mismatch.text.contains("this file has 8 lines"),
+        "{}",
+        mismatch.text
+    );
+    assert!(
+        mismatch.text.contains("Hint: the .java is newer"),
+        "{}",
+        mismatch.text
+    );
     // A line past the end of the file is said, not shown as an empty window.
     let past = server
         .call(
