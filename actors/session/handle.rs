@@ -86,6 +86,11 @@ impl SessionHandle {
         &self.link
     }
 
+    /// The session's description.
+    pub(in crate::actors) fn info(&self) -> &Arc<SessionInfo> {
+        &self.info
+    }
+
     /// The suspension ledger, reached by message.
     pub(in crate::actors) fn ledger(&self) -> &SessionRef {
         &self.link.session

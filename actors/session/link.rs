@@ -32,6 +32,8 @@ pub struct SessionInfo {
     pub launched: Option<Arc<LaunchedJvm>>,
     pub roots: Roots,
     vm: OnceLock<VmInfo>,
+    /// Classes this session installed with RedefineClasses.
+    installed: std::sync::Mutex<Vec<crate::actors::session::code::Installed>>,
 }
 
 impl SessionInfo {
@@ -52,6 +54,34 @@ impl SessionInfo {
             launched,
             roots,
             vm: OnceLock::new(),
+            installed: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every class this session installed, oldest first.
+    pub fn installed(&self) -> Vec<crate::actors::session::code::Installed> {
+        self.installed.lock().map(|g| g.clone()).unwrap_or_default()
+    }
+
+    /// Records a class this session installed (again).
+    pub fn record_installed(&self, name: &str, loader: u64, from: &std::path::Path) {
+        let Ok(mut g) = self.installed.lock() else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        match g.iter_mut().find(|i| i.name == name && i.loader == loader) {
+            Some(i) => {
+                i.times += 1;
+                i.at = now;
+                i.from = from.to_path_buf();
+            }
+            None => g.push(crate::actors::session::code::Installed {
+                name: name.to_string(),
+                loader,
+                from: from.to_path_buf(),
+                at: now,
+                times: 1,
+            }),
         }
     }
 
