@@ -62,12 +62,17 @@ use ractor::{Actor, ActorRef};
 /// JDWP vocabulary the handles speak in.
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
+pub use error::CodeError;
 pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
     ThreadUse,
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use session::code::{
+    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
+    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
+};
 pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};

@@ -2,10 +2,12 @@
 //! serde, no I/O.
 
 pub mod classes;
+pub mod classfile;
 pub mod dump;
 pub mod session;
 pub mod shown;
 pub mod signature;
+pub mod stale;
 pub mod stop_point;
 pub mod threads;
 

@@ -4,6 +4,7 @@
 //! short, exact, and honest about what a tool costs the JVM.
 
 pub mod classes;
+pub mod code;
 pub mod dump;
 pub mod events;
 pub mod execution;
@@ -203,6 +204,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(dump::routes());
         routes.extend(classes::routes());
         routes.extend(members::routes());
+        routes.extend(code::routes());
         routes.extend(mutation::routes());
         let by_name = routes
             .iter()

@@ -234,6 +234,8 @@ pub struct JvmOpts {
     pub jvm_args: Vec<String>,
     /// Extra JDWP agent options appended to `-agentlib:jdwp=…` (e.g. `,includevirtualthreads=y`).
     pub agent_options: String,
+    /// The class path; [`fixtures()`] when `None`.
+    pub classpath: Option<PathBuf>,
 }
 
 /// Lines read from one child stream by a background thread.
@@ -295,7 +297,7 @@ pub struct Jvm {
 }
 
 impl Jvm {
-    /// Launches `main_class` from [`fixtures()`] with the JDWP agent on an ephemeral port and waits
+    /// Launches `main_class` from [`fixtures()`] (or `opts.classpath`) with the JDWP agent on an ephemeral port and waits
     /// (at most [`PORT_TIMEOUT`]) until the agent prints its port. Panics with all output so far on failure.
     pub fn start(main_class: &str, opts: JvmOpts) -> Jvm {
         let java = java(opts.java_home.as_deref());
@@ -308,7 +310,7 @@ impl Jvm {
             ))
             .args(&opts.jvm_args)
             .arg("-cp")
-            .arg(fixtures())
+            .arg(opts.classpath.as_deref().unwrap_or(fixtures()))
             .arg(main_class)
             .args(&opts.args)
             .stdin(Stdio::null())
