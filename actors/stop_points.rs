@@ -10,6 +10,7 @@
 //! table shared with EventDispatch.
 
 pub mod arm;
+pub mod names;
 pub mod ops;
 pub mod registry;
 pub mod routes;

@@ -147,6 +147,9 @@ impl From<ArmError> for ToolError {
             }
             ArmError::NoCode { .. } => ToolError::new("NO_CODE", text)
                 .next("stop in an implementation: a concrete class, or a wildcard family of them"),
+            ArmError::UnknownName { .. } => ToolError::new("UNKNOWN_NAME", text).next(
+                "use one of the names above (debug_get_stack on a hit lists the locals), or read a field through this.",
+            ),
             ArmError::NoCodeAtLine { .. } => ToolError::new("NO_CODE_AT_LINE", text)
                 .next("pick a line with code (a blank line, comment or declaration has none)"),
             ArmError::NoSuchField { .. } => ToolError::new("NO_SUCH_FIELD", text)
