@@ -2,6 +2,7 @@
 //! serde, no I/O.
 
 pub mod classes;
+pub mod jvms;
 pub mod session;
 pub mod stop_point;
 pub mod threads;
