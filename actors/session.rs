@@ -6,6 +6,7 @@
 
 pub mod classes;
 pub mod control;
+pub mod diagnose;
 pub mod eval;
 mod handle;
 pub mod inspect;

@@ -51,9 +51,9 @@ pub enum Detail {
     NotListening,
     /// The connection was refused.
     Refused,
-    /// Something else answered (the first bytes it sent).
-    NotJdwp(Vec<u8>),
-    /// No answer within the per-probe budget (ms).
+    /// It accepted the connection but is not JDWP (what it did instead).
+    NotJdwp(String),
+    /// The connection was not accepted within the per-probe budget (ms).
     Silent(u64),
     /// The total probe budget ran out before this one.
     OutOfBudget,
