@@ -3,7 +3,10 @@
 //! sessions whether the endpoint may be dialled at all; only `Plan::Dial`
 //! leads to a handshake. A JVM waiting for its debugger (`suspend=y`) is
 //! never dialled: a handshake followed by a close releases it, and its
-//! `main` would start with no debugger attached.
+//! `main` would start with no debugger attached. Nor is an ephemeral port
+//! (`address=…:0`): after the close the agent listens again on a new port
+//! (measured here), so the port its owner read in its log would go stale.
+//! Only a fixed port of a running JVM is handshaked.
 
 use super::JdwpAgent;
 
@@ -44,6 +47,10 @@ pub enum Detail {
     Waiting,
     /// The 14 bytes came back.
     Handshook,
+    /// An ephemeral port (`address=…:0`) this JVM's agent listens on:
+    /// not dialled, since after a handshake and close the agent listens
+    /// again on a new ephemeral port, and the port it printed goes stale.
+    EphemeralListener,
     /// The argv port has no listening socket, and a connection is
     /// established on it: another debugger holds it.
     HeldByAnother,
@@ -142,16 +149,13 @@ pub fn plan(
         match listening {
             [one] => *one,
             _ => {
-                if listening.is_empty() || agent.suspend {
-                    return settled(
-                        None,
-                        JdwpState::NotProbed,
-                        Detail::PortUnknown {
-                            candidates: listening.to_vec(),
-                        },
-                    );
-                }
-                return Plan::Dial(listening.to_vec());
+                return settled(
+                    None,
+                    JdwpState::NotProbed,
+                    Detail::PortUnknown {
+                        candidates: listening.to_vec(),
+                    },
+                );
             }
         }
     };
@@ -168,6 +172,9 @@ pub fn plan(
     }
     if agent.suspend {
         return settled(Some(port), JdwpState::WaitingForDebugger, Detail::Waiting);
+    }
+    if argv_port == 0 {
+        return settled(Some(port), JdwpState::Listening, Detail::EphemeralListener);
     }
     Plan::Dial(vec![port])
 }
@@ -212,14 +219,23 @@ mod tests {
 
     #[test]
     fn only_running_loopback_listeners_are_dialled() {
+        let a = agent("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:5005");
+        assert_eq!(
+            plan(Ok(Some(&a)), &[5005], &[], none),
+            Plan::Dial(vec![5005])
+        );
+        // An ephemeral port moves after a handshake: read, not dialled.
         let a = agent("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0");
         assert_eq!(
             plan(Ok(Some(&a)), &[40001], &[], none),
-            Plan::Dial(vec![40001])
+            Plan::Settled {
+                port: Some(40001),
+                verdict: Verdict::new(JdwpState::Listening, Detail::EphemeralListener)
+            }
         );
         assert_eq!(
-            plan(Ok(Some(&a)), &[7, 8], &[], none),
-            Plan::Dial(vec![7, 8])
+            state(&plan(Ok(Some(&a)), &[7, 8], &[], none)),
+            Some(JdwpState::NotProbed)
         );
         let remote = agent("transport=dt_socket,server=y,suspend=n,address=192.0.2.1:5005");
         assert_eq!(

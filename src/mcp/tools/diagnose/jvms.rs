@@ -27,6 +27,9 @@ pub fn remedy(v: &Verdict, port: Option<u16>) -> String {
     match &v.detail {
         Detail::Ours(id) => format!("session {id} is attached to it: pass session_id {id:?}"),
         Detail::Handshook => format!("answers the handshake, no debugger holds it: debug_attach {{port: {p}}}"),
+        Detail::EphemeralListener => format!(
+            "its agent listens on ephemeral port {p} (not dialled: a probe would move it): debug_attach {{port: {p}}}"
+        ),
         Detail::Waiting => format!(
             "suspend=y: its main has not run, it waits for a debugger (not dialled: a probe would release it). debug_attach {{port: {p}}} takes it; it stays held until you resume"
         ),
