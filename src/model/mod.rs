@@ -4,6 +4,7 @@
 pub mod classes;
 pub mod jvms;
 pub mod session;
+pub mod shown;
 pub mod stop_point;
 pub mod threads;
 
