@@ -57,7 +57,7 @@ pub struct PointView {
     /// Conditions that were true.
     pub condition_passed: u64,
     /// The condition's operands as last read on a false evaluation.
-    pub last_operands: Vec<(String, String)>,
+    pub last_operands: routes::Operands,
     pub counted: u64,
     /// Suspension-free hits counted but not recorded (EventDispatch lagged).
     pub shed: u64,

@@ -45,7 +45,7 @@ pub enum Cause {
         evaluated: u64,
         passed: u64,
         /// Operands as last read on a false evaluation.
-        operands: Vec<(String, String)>,
+        operands: crate::actors::stop_points::routes::Operands,
     },
     /// The condition fails to evaluate (and disabled the stop point after
     /// too many failures in a row, when `stopped`).

@@ -241,7 +241,7 @@ pub struct Stats {
     last_error: Mutex<Option<String>>,
     /// The condition's operands as last read on a false evaluation, and
     /// when (read at most every [`OPERANDS_EVERY`]).
-    last_operands: Mutex<Option<(Instant, Vec<(String, String)>)>>,
+    last_operands: Mutex<Option<(Instant, Operands)>>,
     /// Condition errors in a row, since the last evaluation that worked.
     consecutive_errors: AtomicU64,
     /// Set once the stop point was disabled for failing its condition
@@ -253,6 +253,9 @@ pub struct Stats {
 /// condition that cannot be evaluated costs every hit a hold and answers
 /// nothing.
 pub const CONDITION_ERROR_LIMIT: u64 = 20;
+
+/// A condition's operands and their values, as source text and rendering.
+pub type Operands = Vec<(String, crate::model::shown::Detail)>;
 
 /// How often a false condition's operands are read back for diagnosis:
 /// each read costs the hit a few round trips.
@@ -406,14 +409,14 @@ impl Stats {
     }
 
     /// Records the operands of a false evaluation.
-    pub fn note_operands(&self, at: Instant, values: Vec<(String, String)>) {
+    pub fn note_operands(&self, at: Instant, values: Operands) {
         if let Ok(mut l) = self.last_operands.lock() {
             *l = Some((at, values));
         }
     }
 
     /// The operands of the last false evaluation read back.
-    pub fn last_operands(&self) -> Vec<(String, String)> {
+    pub fn last_operands(&self) -> Operands {
         self.last_operands
             .lock()
             .ok()

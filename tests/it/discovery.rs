@@ -34,8 +34,17 @@ fn by_pid(listing: &Value, pid: u32) -> Value {
         .unwrap_or_else(|| panic!("pid {pid} not listed: {listing}"))
 }
 
-#[test]
-fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
+/// One JVM of each kind discovery tells apart.
+struct Five {
+    listening: Jvm,
+    waiting: Jvm,
+    plain: Jvm,
+    remote: Jvm,
+    fixed: Jvm,
+    ours: Jvm,
+}
+
+fn five_jvms() -> Five {
     let listening = Jvm::start(
         "Ticker",
         JvmOpts {
@@ -82,6 +91,26 @@ fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
         },
     );
     let ours = Jvm::start("Ticker", JvmOpts::default());
+    Five {
+        listening,
+        waiting,
+        plain,
+        remote,
+        fixed,
+        ours,
+    }
+}
+
+#[test]
+fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
+    let Five {
+        listening,
+        waiting,
+        plain,
+        remote,
+        fixed,
+        ours,
+    } = five_jvms();
     let server = server();
     server
         .call("debug_attach", json!({"port": ours.port()}))

@@ -51,7 +51,7 @@ pub async fn sessions_block(ctx: &Ctx) -> String {
         return out;
     }
     let current = ctx.engine.current();
-    let blocks = join_all(sessions.iter().map(|s| session_block(s))).await;
+    let blocks = join_all(sessions.iter().map(session_block)).await;
     for (s, b) in sessions.iter().zip(blocks) {
         let mark = if current.as_ref() == Some(s.id()) {
             " (current)"
@@ -168,7 +168,12 @@ pub fn stop_point_text(d: &StopPointDiagnosis) -> String {
         out.push_str(&cause_text(c));
     }
     if !p.notes.is_empty() {
-        let _ = write!(out, "\nnotes: {}", p.notes.join("; "));
+        let notes: Vec<String> = p
+            .notes
+            .iter()
+            .map(super::super::stop_points::arm_note)
+            .collect();
+        let _ = write!(out, "\nnotes: {}", notes.join("; "));
     }
     out
 }
@@ -221,7 +226,10 @@ fn cause_text(c: &Cause) -> String {
         Cause::ConditionNeverTrue { condition, evaluated, passed, operands } => {
             let mut s = format!("condition `{condition}` evaluated {evaluated} times, true {passed}");
             if !operands.is_empty() {
-                let vals: Vec<String> = operands.iter().map(|(o, v)| format!("{o} = {v}")).collect();
+                let vals: Vec<String> = operands
+                    .iter()
+                    .map(|(o, v)| format!("{o} = {}", crate::mcp::render::value::detail(v)))
+                    .collect();
                 let _ = write!(s, "; last values: {}", vals.join(", "));
             }
             s + ". Loosen the condition (debug_update_stop_point)"
