@@ -16,7 +16,7 @@ use crate::model::stop_point::{StopState, similar_names};
 use super::SessionHandle;
 
 /// One reason a stop point stays silent, with what shows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Cause {
     /// Deferred: no class loader has loaded the class yet; a class-load
     /// watch arms every copy any loader loads. `similar`: loaded names
@@ -37,7 +37,7 @@ pub enum Cause {
     /// The loaded class refused the definition for another reason.
     NotArmable {
         class: String,
-        reason: String,
+        reason: ArmError,
     },
     /// The condition was evaluated and never held.
     ConditionNeverTrue {
@@ -216,10 +216,7 @@ impl SessionHandle {
                     }];
                 }
                 Err(e) => {
-                    return vec![Cause::NotArmable {
-                        class,
-                        reason: e.to_string(),
-                    }];
+                    return vec![Cause::NotArmable { class, reason: e }];
                 }
             }
         }

@@ -222,7 +222,10 @@ fn cause_text(c: &Cause) -> String {
                 if near.is_empty() { "none".into() } else { near.join(", ") }
             )
         }
-        Cause::NotArmable { class, reason } => format!("{class} is loaded but refused it: {reason}"),
+        Cause::NotArmable { class, reason } => format!(
+            "{class} is loaded but refused it: {}",
+            crate::mcp::error::ToolError::from(reason.clone()).message
+        ),
         Cause::ConditionNeverTrue { condition, evaluated, passed, operands } => {
             let mut s = format!("condition `{condition}` evaluated {evaluated} times, true {passed}");
             if !operands.is_empty() {
