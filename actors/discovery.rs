@@ -10,7 +10,6 @@
 
 mod procfs;
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use crate::actors::Engine;
@@ -182,9 +181,7 @@ fn classify(raw: &procfs::RawJvm, tcp: &[TcpSocket], ours: &[Ours]) -> (LocalJvm
         .map(|a| a.port);
     // An ephemeral port is found among the JVM's own sockets; a fixed one
     // by the port alone.
-    let own: Option<HashSet<u64>> = (cmd.agent.is_some() && argv_port.unwrap_or(0) == 0)
-        .then(|| procfs::socket_inodes(raw.pid));
-    let mine = |s: &&TcpSocket| match (&own, argv_port) {
+    let mine = |s: &&TcpSocket| match (&raw.sockets, argv_port) {
         (Some(inodes), _) => inodes.contains(&s.inode),
         (None, Some(p)) => s.local_port == p,
         (None, None) => false,

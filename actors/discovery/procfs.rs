@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::model::jvms::{TcpSocket, looks_like_java};
+use crate::model::jvms::{JavaCommand, TcpSocket, looks_like_java};
 
 /// Longest command line read (bytes): the rest is cut.
 const MAX_CMDLINE: usize = 64 * 1024;
@@ -29,6 +29,9 @@ pub struct RawJvm {
     pub uptime: Option<Duration>,
     pub in_proc: bool,
     pub in_perfdata: bool,
+    /// Its socket inodes, read when its JDWP port is ephemeral (the port
+    /// must then be found among its own sockets).
+    pub sockets: Option<HashSet<u64>>,
 }
 
 /// What one scan found.
@@ -80,8 +83,12 @@ pub fn scan(deadline: Instant) -> Scan {
             continue;
         }
         seen.insert(pid);
+        let ephemeral = JavaCommand::parse(&argv)
+            .agent
+            .is_some_and(|a| a.address.as_ref().is_none_or(|ad| ad.port == 0));
         out.jvms.push(RawJvm {
             pid,
+            sockets: ephemeral.then(|| socket_inodes(pid)),
             exe: read_exe(&dir),
             uptime: boot_uptime.and_then(|up| uptime_of(&dir, up)),
             in_proc: !argv.is_empty(),
@@ -100,6 +107,7 @@ pub fn scan(deadline: Instant) -> Scan {
                 uptime: None,
                 in_proc: false,
                 in_perfdata: true,
+                sockets: None,
             });
         }
     }
@@ -175,7 +183,7 @@ fn uptime_of(dir: &Path, boot_uptime: f64) -> Option<Duration> {
 
 /// The socket inodes a process holds (read only when its port must be
 /// found).
-pub fn socket_inodes(pid: u32) -> HashSet<u64> {
+fn socket_inodes(pid: u32) -> HashSet<u64> {
     let mut out = HashSet::new();
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return out;

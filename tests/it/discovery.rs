@@ -35,7 +35,7 @@ fn by_pid(listing: &Value, pid: u32) -> Value {
 }
 
 /// One JVM of each kind discovery tells apart.
-struct Five {
+struct Kinds {
     listening: Jvm,
     waiting: Jvm,
     plain: Jvm,
@@ -44,7 +44,7 @@ struct Five {
     ours: Jvm,
 }
 
-fn five_jvms() -> Five {
+fn one_jvm_of_each_kind() -> Kinds {
     let listening = Jvm::start(
         "Ticker",
         JvmOpts {
@@ -91,7 +91,7 @@ fn five_jvms() -> Five {
         },
     );
     let ours = Jvm::start("Ticker", JvmOpts::default());
-    Five {
+    Kinds {
         listening,
         waiting,
         plain,
@@ -103,14 +103,14 @@ fn five_jvms() -> Five {
 
 #[test]
 fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
-    let Five {
+    let Kinds {
         listening,
         waiting,
         plain,
         remote,
         fixed,
         ours,
-    } = five_jvms();
+    } = one_jvm_of_each_kind();
     let server = server();
     server
         .call("debug_attach", json!({"port": ours.port()}))
