@@ -64,12 +64,17 @@ use ractor::{Actor, ActorRef};
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use discovery::{DiscoveryBudget, JvmListing, LocalJvm, ProbeReport, Seen};
+pub use error::CodeError;
 pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
     ThreadUse,
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use session::code::{
+    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
+    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
+};
 pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};

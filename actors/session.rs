@@ -5,6 +5,7 @@
 //! so they overlap; only state changes pass through this mailbox.
 
 pub mod classes;
+pub mod code;
 pub mod control;
 pub mod diagnose;
 pub mod eval;

@@ -11,7 +11,9 @@ use crate::actors::stop_points::arm::plan_copy;
 use crate::jdwp::virtual_machine::CapabilitiesNew;
 use crate::jdwp::{TaggedTypeId, ThreadId};
 use crate::model::SessionState;
-use crate::model::stop_point::{StopState, similar_names};
+use crate::model::stop_point::{StopState, Target, similar_names};
+
+use super::code::StopStaleness;
 
 use super::SessionHandle;
 
@@ -81,11 +83,9 @@ pub enum Cause {
         held: usize,
         total: usize,
     },
-    /// The class files on disk are newer than the loaded bytecode (the
-    /// check is the stale-bytecode helper's; `None` until it is merged).
-    StaleBytecode {
-        detail: String,
-    },
+    /// The loaded class differs from its build under the class roots
+    /// (`check_stale`): the line may now be another statement.
+    StaleBytecode(StopStaleness),
 }
 
 /// The answer to "why did this stop point not fire?".
@@ -148,7 +148,7 @@ impl SessionHandle {
         if point.locations == 0 {
             causes.extend(self.unarmed_class(&point).await);
         }
-        causes.extend(self.stale_bytecode(&point));
+        causes.extend(self.stale_bytecode(&point).await);
         causes.extend(condition_causes(&point));
         if let Some(thread) = point.spec.filters.thread {
             let threads = self.threads().await.unwrap_or_default();
@@ -223,12 +223,26 @@ impl SessionHandle {
         Vec::new()
     }
 
-    /// The stale-bytecode check belongs to the stale-and-reload work
-    /// (`check_stale`, not merged yet): once it is, compare the loaded
-    /// class of a line stop against its class root here.
-    fn stale_bytecode(&self, point: &PointView) -> Option<Cause> {
-        let _ = (point, self.roots());
-        None
+    /// A line stop on a loaded class whose line tables or structure
+    /// differ from its build under the session's class roots.
+    async fn stale_bytecode(&self, point: &PointView) -> Option<Cause> {
+        let Target::Line(line) = &point.spec.target else {
+            return None;
+        };
+        if point.locations == 0 || line.class.contains('*') {
+            return None;
+        }
+        match self.line_stop_staleness(&line.class).await {
+            s @ StopStaleness::Checked { .. } if !is_clean(&s) => Some(Cause::StaleBytecode(s)),
+            _ => None,
+        }
+    }
+}
+
+fn is_clean(s: &StopStaleness) -> bool {
+    match s {
+        StopStaleness::Checked { comparison, .. } => comparison.clean(),
+        _ => true,
     }
 }
 

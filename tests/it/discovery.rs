@@ -476,3 +476,20 @@ fn a_jvm_killed_during_a_long_call_is_vm_gone_within_two_seconds() {
     );
     assert!(reply.text.contains("debug_diagnose"), "{}", reply.text);
 }
+
+#[test]
+fn a_stop_point_on_stale_bytecode_says_so() {
+    use crate::code::{Scratch, attached, build, dir, moved_line, started_swap, swap_source};
+    let scratch = Scratch::new("diagnose");
+    let moved = build(&scratch, "moved", &moved_line(&swap_source()), &["-g"]);
+    let jvm = started_swap(JvmOpts::default());
+    let server = attached(&jvm, json!({"class_roots": [dir(&moved)]}));
+    let line = line_of("Swap.java", "swap-compute");
+    let id = set(
+        &server,
+        json!({"class_pattern": "Swap", "line": line, "trace": true}),
+    );
+    let (c, text) = causes(&server, &id);
+    assert!(c.contains(&"STALE_BYTECODE".to_string()), "{text}");
+    assert!(text.contains("line tables differ"), "{text}");
+}

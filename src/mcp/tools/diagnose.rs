@@ -64,7 +64,7 @@ pub fn routes() -> Vec<Route> {
             "Without stop_point: three blocks, this server (pid, version, tools, config, log), each session \
              (connected, capabilities, suspension, stop points, recent events, last error) and the local JVMs. \
              With stop_point: why it has not fired, each cause checked (class not loaded, line without code, \
-             condition never true with its last operand values, thread or instance filter, hit_count pending, \
+             stale bytecode, condition never true with its last operand values, thread or instance filter, hit_count pending, \
              disabled or spent, VM held). Reads only.",
             Effect::Read,
             |ctx, p: Result<DiagnoseParams, ToolError>| {

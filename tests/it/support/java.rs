@@ -235,6 +235,8 @@ pub struct JvmOpts {
     /// No JDWP agent of ours: the JVM is ready at its first stdout line and
     /// [`Jvm::port`] is 0 (an agent may still come with `jvm_args`).
     pub no_jdwp: bool,
+    /// The class path; [`fixtures()`] when `None`.
+    pub classpath: Option<PathBuf>,
 }
 
 /// Lines read from one child stream by a background thread.
@@ -296,7 +298,7 @@ pub struct Jvm {
 }
 
 impl Jvm {
-    /// Launches `main_class` from [`fixtures()`] with the JDWP agent on an ephemeral port and waits
+    /// Launches `main_class` from [`fixtures()`] (or `opts.classpath`) with the JDWP agent on an ephemeral port and waits
     /// (at most [`PORT_TIMEOUT`]) until the agent prints its port. Panics with all output so far on failure.
     pub fn start(main_class: &str, opts: JvmOpts) -> Jvm {
         let java = java(opts.java_home.as_deref());
@@ -310,7 +312,7 @@ impl Jvm {
         command
             .args(&opts.jvm_args)
             .arg("-cp")
-            .arg(fixtures())
+            .arg(opts.classpath.as_deref().unwrap_or(fixtures()))
             .arg(main_class)
             .args(&opts.args)
             .stdin(Stdio::null())

@@ -193,7 +193,7 @@ pub fn cause_code(c: &Cause) -> &'static str {
         Cause::DisabledByWatchdog => "DISABLED_BY_WATCHDOG",
         Cause::Spent(_) => "SPENT",
         Cause::VmHeld { .. } => "VM_HELD",
-        Cause::StaleBytecode { .. } => "STALE_BYTECODE",
+        Cause::StaleBytecode(_) => "STALE_BYTECODE",
     }
 }
 
@@ -261,7 +261,8 @@ fn cause_text(c: &Cause) -> String {
         Cause::VmHeld { held, total } => format!(
             "{held} of {total} threads are suspended: no thread can run to it. debug_continue lets them go"
         ),
-        Cause::StaleBytecode { detail } => format!("the loaded bytecode is stale: {detail}"),
+        Cause::StaleBytecode(s) => super::super::code::line_stop_note(s)
+            .unwrap_or_else(|| "the loaded bytecode differs from the build".into()),
     };
     format!("[{code}] {words}")
 }
