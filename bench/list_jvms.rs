@@ -72,6 +72,7 @@ fn start(cp: &std::path::Path, agent: Option<String>) -> Result<Child> {
         .spawn()?)
 }
 
+#[allow(clippy::print_stdout)]
 async fn rounds(engine: &Engine, n: usize, label: &str) {
     let mut times = Vec::with_capacity(n);
     let mut last = None;
