@@ -103,27 +103,20 @@ fn one_jvm_of_each_kind() -> Kinds {
 
 #[test]
 fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
-    let Kinds {
-        listening,
-        waiting,
-        plain,
-        remote,
-        fixed,
-        ours,
-    } = one_jvm_of_each_kind();
+    let k = one_jvm_of_each_kind();
     let server = server();
     server
-        .call("debug_attach", json!({"port": ours.port()}))
+        .call("debug_attach", json!({"port": k.ours.port()}))
         .expect_ok();
 
     let reply = server.call("debug_list_jvms", json!({})).expect_ok();
     let listing = reply.json();
     let state = |jvm: &Jvm| by_pid(&listing, jvm.pid())["state"].clone();
-    assert_eq!(state(&listening), "LISTENING", "{}", reply.text);
-    assert_eq!(state(&waiting), "WAITING_FOR_DEBUGGER", "{}", reply.text);
-    assert_eq!(state(&plain), "NOT_PROBED", "{}", reply.text);
-    assert_eq!(state(&ours), "CONNECTED_TO_US", "{}", reply.text);
-    let handshook = by_pid(&listing, fixed.pid());
+    assert_eq!(state(&k.listening), "LISTENING", "{}", reply.text);
+    assert_eq!(state(&k.waiting), "WAITING_FOR_DEBUGGER", "{}", reply.text);
+    assert_eq!(state(&k.plain), "NOT_PROBED", "{}", reply.text);
+    assert_eq!(state(&k.ours), "CONNECTED_TO_US", "{}", reply.text);
+    let handshook = by_pid(&listing, k.fixed.pid());
     assert_eq!(handshook["state"], "LISTENING", "{}", reply.text);
     assert!(
         handshook["remedy"]
@@ -132,7 +125,7 @@ fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
             .contains("answers the handshake"),
         "{handshook}"
     );
-    let far = by_pid(&listing, remote.pid());
+    let far = by_pid(&listing, k.remote.pid());
     assert_eq!(far["state"], "NOT_PROBED", "{far}");
     assert!(
         far["remedy"]
@@ -142,14 +135,14 @@ fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
         "{far}"
     );
     assert_eq!(
-        by_pid(&listing, listening.pid())["jdwp"]["port"],
-        listening.port(),
+        by_pid(&listing, k.listening.pid())["jdwp"]["port"],
+        k.listening.port(),
         "{}",
         reply.text
     );
-    assert!(by_pid(&listing, plain.pid())["jdwp"].is_null());
-    assert_eq!(by_pid(&listing, plain.pid())["main"], "Ticker");
-    let home = by_pid(&listing, plain.pid())["java_home"].clone();
+    assert!(by_pid(&listing, k.plain.pid())["jdwp"].is_null());
+    assert_eq!(by_pid(&listing, k.plain.pid())["main"], "Ticker");
+    let home = by_pid(&listing, k.plain.pid())["java_home"].clone();
     assert!(home.as_str().is_some_and(|h| !h.is_empty()), "{home}");
 
     // Secrets never leave the server, in text or data.
@@ -161,7 +154,7 @@ fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
     let probe = server
         .call(
             "debug_list_jvms",
-            json!({"probe": format!("127.0.0.1:{}", waiting.port())}),
+            json!({"probe": format!("127.0.0.1:{}", k.waiting.port())}),
         )
         .expect_ok();
     assert_eq!(
@@ -186,16 +179,24 @@ fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
     assert!(!report.text.contains("s3cret"));
 
     // Still waiting: its main has not run, and it takes a debugger.
-    assert!(waiting.is_alive());
+    assert!(k.waiting.is_alive());
     assert!(
-        !waiting.lines().iter().any(|l| l.contains("ticker started")),
+        !k.waiting
+            .lines()
+            .iter()
+            .any(|l| l.contains("ticker started")),
         "discovery released the waiting JVM: {:?}",
-        waiting.lines()
+        k.waiting.lines()
     );
     server
-        .call("debug_attach", json!({"port": waiting.port()}))
+        .call("debug_attach", json!({"port": k.waiting.port()}))
         .expect_ok();
-    assert!(!waiting.lines().iter().any(|l| l.contains("ticker started")));
+    assert!(
+        !k.waiting
+            .lines()
+            .iter()
+            .any(|l| l.contains("ticker started"))
+    );
 }
 
 /// A tiny HTTP server: answers 400 to whatever it is sent.
