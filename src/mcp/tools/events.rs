@@ -13,6 +13,8 @@ use crate::actors::SessionHandle;
 use crate::actors::{Found, HitEvent, SuspendPolicy, TraceRecord};
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
+
+mod group;
 use crate::model::SessionState;
 
 const WAIT_DEFAULT_MS: u64 = 30_000;
@@ -62,6 +64,12 @@ pub struct TracesParams {
     pub limit: Option<usize>,
     /// Remove the matching snapshots after reading.
     pub clear: Option<bool>,
+    /// Group every matching snapshot by these keys (locals, trace_expr sources or expr[i], thread, location): counts, first/last seq, one example each.
+    pub group_by: Option<Vec<String>>,
+    /// Groups shown; default 20.
+    pub max_groups: Option<usize>,
+    /// Leave out details that repeat from the stop point's previous snapshot.
+    pub compact: Option<bool>,
 }
 
 pub fn routes() -> Vec<Route> {
@@ -99,7 +107,9 @@ pub fn routes() -> Vec<Route> {
              change, returned value, monitor duration). Objects carry @0x… \
              handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
              location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
-             keeps 500 and counts evictions; clear:true removes what matched. Reads only.",
+             keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
+             match per value (first/last seq, one example; max_groups, default 20); compact:true drops \
+             details repeated from the previous snapshot. Reads only.",
             Effect::Read,
             |ctx, p: Result<TracesParams, ToolError>| {
                 Box::pin(async move { traces(&ctx, p).await })
@@ -190,6 +200,11 @@ pub fn event_json(e: &HitEvent) -> Value {
 }
 
 fn trace_text(t: &TraceRecord, now: Instant) -> String {
+    trace_text_after(t, now, None)
+}
+
+/// A snapshot; with `previous`, only the details that changed since it.
+fn trace_text_after(t: &TraceRecord, now: Instant, previous: Option<&TraceRecord>) -> String {
     let mut s = format!(
         "#{} {} thread=@{:#x} {:?} {}",
         t.seq, t.stop, t.thread.0, t.thread_name, t.location
@@ -212,7 +227,7 @@ fn trace_text(t: &TraceRecord, now: Instant) -> String {
     if let Some(n) = t.locals_note.as_ref().map(value::locals_gap) {
         s.push_str(&format!("\n  locals: {n}"));
     }
-    for (k, v) in &t.details {
+    for (k, v) in group::changed_details(t, previous) {
         s.push_str(&format!("\n  {k}: {}", value::detail(v)));
     }
     s
@@ -388,6 +403,80 @@ async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
     }
 }
 
+/// The grouped view of `all` (every matching snapshot, oldest first).
+fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, Value) {
+    let g = group::group(all, keys, max);
+    let key = keys.join(", ");
+    let mut text = format!(
+        "\nGrouped by {key}: {} group{} over {} snapshots",
+        g.distinct,
+        if g.distinct == 1 { "" } else { "s" },
+        all.len() - g.without_keys
+    );
+    let mut groups = Vec::new();
+    for gr in &g.groups {
+        let example = all.iter().find(|t| t.seq == gr.first_seq);
+        let shown: Vec<String> = keys
+            .iter()
+            .zip(&gr.values)
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        text.push_str(&format!(
+            "\n  {}: {} (#{}..#{})",
+            shown.join(" "),
+            crate::mcp::render::plural(gr.count, "snapshot"),
+            gr.first_seq,
+            gr.last_seq
+        ));
+        if let Some(e) = example {
+            let locals: Vec<String> = e
+                .locals
+                .iter()
+                .map(|(k, v)| format!("{k}={}", value::line(v)))
+                .collect();
+            text.push_str(&format!(
+                "\n    e.g. #{} {:?} {}",
+                e.seq,
+                e.thread_name,
+                locals.join(", ")
+            ));
+        }
+        groups.push(json!({
+            "values": keys.iter().zip(&gr.values).map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
+            "count": gr.count, "first_seq": gr.first_seq, "last_seq": gr.last_seq,
+            "example": example.map(trace_json),
+        }));
+    }
+    if g.left_out > 0 {
+        text.push_str(&format!(
+            "\n  … {} more snapshots in {} smaller group{} (raise max_groups){}",
+            g.left_out,
+            g.distinct.saturating_sub(g.groups.len()),
+            if g.distinct.saturating_sub(g.groups.len()) == 1 {
+                ""
+            } else {
+                "s"
+            },
+            if g.saturated {
+                "; counting stopped making groups at 1000 distinct values"
+            } else {
+                ""
+            }
+        ));
+    }
+    if g.without_keys > 0 {
+        text.push_str(&format!(
+            "\n  {} snapshots carry none of these keys (not a local, trace_expr, thread or location of theirs)",
+            g.without_keys
+        ));
+    }
+    let data = json!({
+        "group_by": keys, "groups": groups, "distinct": g.distinct,
+        "left_out": g.left_out, "without_keys": g.without_keys, "matching": all.len(),
+    });
+    (text, data)
+}
+
 async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
     let p = p?;
     let handle = live(ctx, p.session_id.as_deref())?;
@@ -440,9 +529,18 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
             "\nNothing captured yet: a traced stop point (trace:true) snapshots its hits here.",
         );
     }
-    for t in &shown {
+    if let Some(keys) = p.group_by.as_ref().filter(|k| !k.is_empty()) {
+        let (all, _) = log.traces(pred, usize::MAX);
+        let max = p.max_groups.unwrap_or(group::DEFAULT_GROUPS).max(1);
+        let (lines, data) = grouped(&all, keys, max);
+        text.push_str(&lines);
+        return Ok(text_and_data(text, data));
+    }
+    let compact = p.compact == Some(true);
+    for (i, t) in shown.iter().enumerate() {
+        let previous = shown[..i].iter().rev().find(|q| q.stop == t.stop);
         text.push('\n');
-        text.push_str(&trace_text(t, now));
+        text.push_str(&trace_text_after(t, now, previous.filter(|_| compact)));
     }
     let last_seq = shown.iter().map(|t| t.seq).max();
     if let Some(s) = last_seq {

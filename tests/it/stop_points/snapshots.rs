@@ -366,3 +366,96 @@ fn an_armed_stop_point_keeps_its_class_copy_loaded() {
     ok(&server, "debug_disconnect", json!({}));
     jvm.wait_for_line("plugin 2 unloaded", WAIT);
 }
+
+/// Grouping a traced line by a local gives the true count of each value:
+/// the fixture prints its own counts of the calls it made.
+#[test]
+fn traces_grouped_by_a_local_count_what_the_program_counted() {
+    let jvm = Jvm::start("Burst", JvmOpts::default());
+    jvm.wait_for_line("burst ready", WAIT);
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Burst", "line": line_of("Burst.java", "priced"),
+               "trace": true, "trace_frames": 0, "trace_locals": "qty,sku",
+               "trace_expr": ["qty * 7"]}),
+    );
+    let id = first_id(&armed);
+    ok(
+        &server,
+        "debug_set_value",
+        json!({"target": "Burst.go", "value": "true"}),
+    );
+    let done = jvm.wait_for_line("burst done", WAIT);
+    let printed: Vec<(String, usize)> = done
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("qty"))
+        .filter_map(|w| w.split_once('='))
+        .map(|(q, n)| (q.to_string(), n.parse().unwrap_or(usize::MAX)))
+        .collect();
+    assert_eq!(printed.len(), 3, "{done}");
+    traces_of(&server, &id, 60);
+    let grouped = ok(
+        &server,
+        "debug_get_traces",
+        json!({"bp_id": id, "group_by": ["qty"], "limit": 1}),
+    );
+    let groups = grouped.json()["groups"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (qty, n) in &printed {
+        let g = groups
+            .iter()
+            .find(|g| g["values"]["qty"] == qty.as_str())
+            .unwrap_or_else(|| panic!("no group for qty={qty}: {}", grouped.text));
+        assert_eq!(g["count"].as_u64(), Some(*n as u64), "{}", grouped.text);
+    }
+    assert!(
+        grouped.text.contains("3 groups over 60 snapshots"),
+        "{}",
+        grouped.text
+    );
+    // Two keys, one of them a trace expression named by its source.
+    let both = ok(
+        &server,
+        "debug_get_traces",
+        json!({"bp_id": id, "group_by": ["sku", "qty * 7"], "max_groups": 2}),
+    );
+    let groups = both.json()["groups"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(groups.len(), 2, "{}", both.text);
+    assert_eq!(both.json()["distinct"], 3, "{}", both.text);
+    let smallest = printed.iter().map(|(_, n)| *n).min().unwrap_or(0);
+    assert!(
+        both.text
+            .contains(&format!("{smallest} more snapshots in 1 smaller group")),
+        "{}",
+        both.text
+    );
+    let sku = groups[0]["values"]["sku"].as_str().unwrap_or("");
+    let seven = groups[0]["values"]["qty * 7"].as_str().unwrap_or("");
+    let q: i64 = sku
+        .trim_matches('"')
+        .trim_start_matches("sku-")
+        .parse()
+        .unwrap_or(-1);
+    assert_eq!(seven, (q * 7).to_string(), "{}", both.text);
+    // Compact: a detail equal to the previous snapshot's is left out.
+    let lines = |compact: bool| {
+        let r = ok(
+            &server,
+            "debug_get_traces",
+            json!({"bp_id": id, "limit": 60, "compact": compact}),
+        );
+        r.text.matches("expr[0] qty * 7:").count()
+    };
+    let (full, compact) = (lines(false), lines(true));
+    assert_eq!(full, 60);
+    assert!(compact > 0 && compact < full, "{compact} of {full}");
+    assert_all_running(&server);
+}

@@ -1,0 +1,181 @@
+//! Traces at a glance: snapshots grouped by the values of one or more
+//! keys (a local, a trace expression, `thread`, `location`), each group
+//! with its count, first and last sequence numbers and one example; and
+//! the compact view that leaves out what repeats from one snapshot to the
+//! next.
+
+use std::collections::HashMap;
+
+use crate::actors::TraceRecord;
+use crate::mcp::render::value;
+use crate::model::shown::Detail;
+
+/// Distinct groups shown by default.
+pub const DEFAULT_GROUPS: usize = 20;
+/// Most groups kept while counting; past it, snapshots are counted as cut.
+const MAX_DISTINCT: usize = 1_000;
+
+/// The value a snapshot has for `key`, as the agent reads it; `None` when
+/// the snapshot carries no such key.
+pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
+    match key {
+        "thread" => return Some(t.thread_name.to_string()),
+        "location" => return Some(t.location.to_string()),
+        "stop" => return Some(t.stop.to_string()),
+        _ => {}
+    }
+    if let Some((_, v)) = t.locals.iter().find(|(n, _)| n == key) {
+        return Some(value::line(v));
+    }
+    // A trace expression reads as `expr[i] <source>`: either part names it.
+    t.details
+        .iter()
+        .find(|(k, _)| {
+            k == key
+                || k.strip_prefix("expr[")
+                    .and_then(|r| r.split_once("] "))
+                    .is_some_and(|(i, src)| src == key || format!("expr[{i}]") == key)
+        })
+        .map(|(_, d)| value::detail(d))
+}
+
+/// One group of snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// The key values, in the order the keys were given.
+    pub values: Vec<String>,
+    pub count: usize,
+    pub first_seq: u64,
+    pub last_seq: u64,
+}
+
+/// Snapshots grouped by keys, biggest groups first (ties: the earliest).
+pub struct Grouping {
+    pub groups: Vec<Group>,
+    pub distinct: usize,
+    /// Snapshots in groups past the shown ones (or past the counting cap).
+    pub left_out: usize,
+    /// Snapshots with none of the keys.
+    pub without_keys: usize,
+    /// Counting stopped making new groups at the cap.
+    pub saturated: bool,
+}
+
+/// Groups `traces` (oldest first) by `keys`, keeping the `max` biggest.
+pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
+    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+    let mut groups: Vec<Group> = Vec::new();
+    let (mut without_keys, mut other, mut saturated) = (0, 0, false);
+    for t in traces {
+        let values: Vec<Option<String>> = keys.iter().map(|k| key_value(t, k)).collect();
+        if values.iter().all(Option::is_none) {
+            without_keys += 1;
+            continue;
+        }
+        let values: Vec<String> = values
+            .into_iter()
+            .map(|v| v.unwrap_or_else(|| "(absent)".into()))
+            .collect();
+        match index.get(&values) {
+            Some(&i) => {
+                groups[i].count += 1;
+                groups[i].last_seq = t.seq;
+            }
+            None if groups.len() >= MAX_DISTINCT => {
+                saturated = true;
+                other += 1;
+            }
+            None => {
+                index.insert(values.clone(), groups.len());
+                groups.push(Group {
+                    values,
+                    count: 1,
+                    first_seq: t.seq,
+                    last_seq: t.seq,
+                });
+            }
+        }
+    }
+    groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.first_seq.cmp(&b.first_seq)));
+    let distinct = groups.len();
+    let left_out = groups.iter().skip(max).map(|g| g.count).sum::<usize>() + other;
+    groups.truncate(max);
+    Grouping {
+        groups,
+        distinct,
+        left_out,
+        without_keys,
+        saturated,
+    }
+}
+
+/// The details of `t` that differ from those of the snapshot before it of
+/// the same stop point: what a compact listing shows.
+pub fn changed_details<'a>(
+    t: &'a TraceRecord,
+    previous: Option<&TraceRecord>,
+) -> Vec<&'a (String, Detail)> {
+    t.details
+        .iter()
+        .filter(|d| previous.is_none_or(|p| p.stop != t.stop || !p.details.contains(d)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    use super::*;
+    use crate::actors::ThreadId;
+    use crate::model::shown::{Scalar, Shown};
+
+    fn snap(seq: u64, qty: i32, total: i64) -> TraceRecord {
+        TraceRecord {
+            seq,
+            at: Instant::now(),
+            stop: Arc::from("bp_1"),
+            thread: ThreadId(1),
+            thread_name: Arc::from("main"),
+            location: Arc::from("Shop.price:12"),
+            callers: Vec::new(),
+            locals: vec![("qty".into(), Shown::Scalar(Scalar::Int(qty)))],
+            locals_note: None,
+            details: vec![(
+                "expr[0] qty * 3".into(),
+                Detail::Value(Shown::Scalar(Scalar::Long(total))),
+            )],
+            overridden: false,
+        }
+    }
+
+    #[test]
+    fn groups_count_every_snapshot_and_keep_the_biggest() {
+        let t: Vec<TraceRecord> = (1..=10).map(|i| snap(i, (i % 3) as i32, 0)).collect();
+        let g = group(&t, &["qty".to_string()], 2);
+        assert_eq!(g.distinct, 3);
+        assert_eq!(g.groups[0].values, vec!["1".to_string()]);
+        assert_eq!((g.groups[0].count, g.groups[0].first_seq), (4, 1));
+        assert_eq!(g.groups[0].last_seq, 10);
+        let shown: usize = g.groups.iter().map(|g| g.count).sum();
+        assert_eq!(shown + g.left_out, 10);
+    }
+
+    #[test]
+    fn an_expression_is_named_by_its_source_or_its_index() {
+        let t = snap(1, 2, 6);
+        assert_eq!(key_value(&t, "qty * 3").as_deref(), Some("6L"));
+        assert_eq!(key_value(&t, "expr[0]").as_deref(), Some("6L"));
+        assert_eq!(key_value(&t, "nosuch"), None);
+        let g = group(&[t], &["nosuch".to_string()], 5);
+        assert_eq!((g.groups.len(), g.without_keys), (0, 1));
+    }
+
+    #[test]
+    fn compact_leaves_out_details_that_repeat() {
+        let a = snap(1, 1, 3);
+        let b = snap(2, 2, 3);
+        assert!(changed_details(&b, Some(&a)).is_empty());
+        assert_eq!(changed_details(&b, None).len(), 1);
+    }
+}
