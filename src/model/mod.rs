@@ -3,6 +3,7 @@
 
 pub mod classes;
 pub mod classfile;
+pub mod jvms;
 pub mod session;
 pub mod shown;
 pub mod stale;

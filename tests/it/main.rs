@@ -2,6 +2,7 @@
 
 mod classes;
 mod code;
+mod discovery;
 mod evaluate;
 mod execution;
 mod fake_jdwp;
