@@ -286,6 +286,18 @@ pub enum ArmError {
     NotSupported { kind: EventKind, source: JdwpError },
     #[error("the JVM refused every request for {class}: {}", reasons.join("; "))]
     AllRefused { class: String, reasons: Vec<String> },
+    #[error("{}", unknown_name(name, expression, *column, scope, locals, *has_table))]
+    UnknownName {
+        name: String,
+        expression: String,
+        column: usize,
+        /// `Class.method:line`.
+        scope: String,
+        /// The locals in scope there.
+        locals: Vec<String>,
+        /// The class has a local variable table (compiled with `-g`).
+        has_table: bool,
+    },
     /// An entry of a list that could not even be turned into a definition.
     #[error("{message}")]
     BadEntry { message: String },
@@ -300,6 +312,27 @@ impl ArmError {
             _ => false,
         }
     }
+}
+
+fn unknown_name(
+    name: &str,
+    source: &str,
+    column: usize,
+    scope: &str,
+    locals: &[String],
+    has_table: bool,
+) -> String {
+    let scope_names = if !has_table {
+        "its class was compiled without -g, so no local can be read by name; only fields can"
+            .to_string()
+    } else if locals.is_empty() {
+        "no local is in scope there".to_string()
+    } else {
+        format!("locals in scope there: {}", locals.join(", "))
+    };
+    format!(
+        "`{name}` (column {column} of {source:?}) is no local in scope at {scope} and no field of its class; {scope_names}"
+    )
 }
 
 fn method_hint(similar: &[String], methods: &[String]) -> String {

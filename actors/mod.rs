@@ -45,6 +45,7 @@
 //! with its deadline); event composites are never dropped.
 
 mod connection;
+mod discovery;
 mod error;
 mod events;
 mod session;
@@ -62,6 +63,7 @@ use ractor::{Actor, ActorRef};
 /// JDWP vocabulary the handles speak in.
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
+pub use discovery::{DiscoveryBudget, JvmListing, LocalJvm, ProbeReport, Seen};
 pub use error::CodeError;
 pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
@@ -73,6 +75,7 @@ pub use session::code::{
     CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
     SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
 };
+pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};

@@ -7,6 +7,7 @@
 pub mod classes;
 pub mod code;
 pub mod control;
+pub mod diagnose;
 pub mod dump;
 pub mod eval;
 mod handle;

@@ -10,6 +10,7 @@
 //! table shared with EventDispatch.
 
 pub mod arm;
+pub mod names;
 pub mod ops;
 pub mod registry;
 pub mod routes;
@@ -54,6 +55,10 @@ pub struct PointView {
     pub overridden_hits: u64,
     pub condition_errors: u64,
     pub condition_false: u64,
+    /// Conditions that were true.
+    pub condition_passed: u64,
+    /// The condition's operands as last read on a false evaluation.
+    pub last_operands: routes::Operands,
     pub counted: u64,
     /// Suspension-free hits counted but not recorded (EventDispatch lagged).
     pub shed: u64,

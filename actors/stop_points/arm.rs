@@ -153,6 +153,7 @@ pub async fn plan_copy(
         Target::Line(l) => {
             let (found, any_static) =
                 resolve_line(classes, class, &name, l.method.as_deref(), l.line).await?;
+            super::names::check(classes, class.id, &name, &found, l.line, spec).await?;
             Ok(CopyPlan {
                 class: class.id,
                 requests: found

@@ -228,6 +228,8 @@ pub struct Stats {
     pub condition_errors: AtomicU64,
     /// Conditions that were false.
     pub condition_false: AtomicU64,
+    /// Conditions that were true (the hit went on).
+    pub condition_passed: AtomicU64,
     /// Suspension-free hits counted but not recorded because EventDispatch
     /// lagged behind the event stream (nothing was held for them).
     pub shed: AtomicU64,
@@ -237,6 +239,9 @@ pub struct Stats {
     holds: [AtomicU64; HOLD_BUCKETS],
     window: Mutex<Window>,
     last_error: Mutex<Option<String>>,
+    /// The condition's operands as last read on a false evaluation, and
+    /// when (read at most every [`OPERANDS_EVERY`]).
+    last_operands: Mutex<Option<(Instant, Operands)>>,
     /// Condition errors in a row, since the last evaluation that worked.
     consecutive_errors: AtomicU64,
     /// Set once the stop point was disabled for failing its condition
@@ -248,6 +253,13 @@ pub struct Stats {
 /// condition that cannot be evaluated costs every hit a hold and answers
 /// nothing.
 pub const CONDITION_ERROR_LIMIT: u64 = 20;
+
+/// A condition's operands and their values, as source text and rendering.
+pub type Operands = Vec<(String, crate::model::shown::Detail)>;
+
+/// How often a false condition's operands are read back for diagnosis:
+/// each read costs the hit a few round trips.
+pub const OPERANDS_EVERY: Duration = Duration::from_millis(500);
 
 #[derive(Debug, Default, Clone, Copy)]
 struct Window {
@@ -386,6 +398,30 @@ impl Stats {
         }
         self.consecutive_errors.store(0, Ordering::Relaxed);
         self.stopped_by_errors.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether a false evaluation at `now` should read the operands.
+    pub fn operands_due(&self, now: Instant) -> bool {
+        self.last_operands.lock().is_ok_and(|l| {
+            l.as_ref()
+                .is_none_or(|(at, _)| now.saturating_duration_since(*at) >= OPERANDS_EVERY)
+        })
+    }
+
+    /// Records the operands of a false evaluation.
+    pub fn note_operands(&self, at: Instant, values: Operands) {
+        if let Ok(mut l) = self.last_operands.lock() {
+            *l = Some((at, values));
+        }
+    }
+
+    /// The operands of the last false evaluation read back.
+    pub fn last_operands(&self) -> Operands {
+        self.last_operands
+            .lock()
+            .ok()
+            .and_then(|l| l.as_ref().map(|(_, v)| v.clone()))
+            .unwrap_or_default()
     }
 
     pub fn last_error(&self) -> Option<String> {

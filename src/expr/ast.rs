@@ -396,6 +396,36 @@ impl Expr {
         self.kind.for_each_child(|c| out.push(c));
         out
     }
+
+    /// The bare names the expression needs from where it runs: each
+    /// one-segment path used as a value (`total`; not `o.total` nor the
+    /// receiver of `Math.abs(x)`, which may be a class or a package),
+    /// outside filter predicates (where a bare name means the element's
+    /// member first). Each name once, in source order.
+    pub fn bare_names(&self) -> Vec<&Ident> {
+        fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Ident>) {
+            match &e.kind {
+                ExprKind::Path(p) if p.len() == 1 => {
+                    if !out.iter().any(|i| i.name == p[0].name) {
+                        out.push(&p[0]);
+                    }
+                }
+                ExprKind::Filter { target, .. } => walk(target, out),
+                // `Name.m()`: the receiver may be a class.
+                ExprKind::Call {
+                    target: Some(t),
+                    args,
+                    ..
+                } if matches!(&t.kind, ExprKind::Path(_)) => {
+                    args.iter().for_each(|a| walk(a, out));
+                }
+                other => other.for_each_child(|c| walk(c, out)),
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
 }
 
 mod display;

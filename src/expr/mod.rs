@@ -18,6 +18,7 @@ pub mod ast;
 pub mod check;
 pub mod eval;
 mod lexer;
+pub mod operands;
 pub mod parser;
 
 pub use ast::{BinaryOp, Charset, Expr, ExprKind, Ident, Literal, NodeId, Parsed, Span, UnaryOp};

@@ -35,6 +35,26 @@ impl ToolError {
         Self::new("BAD_ARGUMENT", format!("{tool}: {detail}"))
     }
 
+    /// The transport-loss envelope, `[VM_GONE] <tool>: …`: the reason is
+    /// the deepest one known (the socket's, the JVM's exit), the next step
+    /// is a diagnosis or a re-attach.
+    pub fn vm_gone(reason: impl std::fmt::Display) -> Self {
+        ToolError::new(
+            "VM_GONE",
+            format!("the JVM is no longer reachable ({reason})"),
+        )
+        .next(REATTACH)
+    }
+
+    /// Names the tool in a `[VM_GONE]` envelope (every tool's error goes
+    /// through here, so the family is one).
+    pub fn in_tool(mut self, tool: &str) -> Self {
+        if self.label == "VM_GONE" && !self.message.starts_with(tool) {
+            self.message = format!("{tool}: {}", self.message);
+        }
+        self
+    }
+
     /// The text of the reply.
     pub fn text(&self) -> String {
         match &self.next {
@@ -52,7 +72,7 @@ impl ToolError {
 pub const READ_ONLY_NEXT: &str =
     "attach a new session without read_only (JDWP_READONLY set on the server cannot be relaxed)";
 
-const REATTACH: &str = "debug_attach {host, port} to a JVM listening again, or debug_launch to start one; debug_list_sessions shows what is live";
+const REATTACH: &str = "debug_diagnose shows what is left; debug_attach {host, port} re-attaches to a JVM listening again (debug_list_jvms finds it), or debug_launch starts one";
 
 impl From<SessionError> for ToolError {
     fn from(e: SessionError) -> Self {
@@ -64,8 +84,13 @@ impl From<SessionError> for ToolError {
                 ToolError::new("UNKNOWN_SESSION", format!("there is no session {id:?}"))
                     .next("debug_list_sessions shows the session ids")
             }
-            SessionError::Gone { exit, output, .. } => {
-                let mut message = text;
+            SessionError::Gone {
+                id,
+                reason,
+                exit,
+                output,
+            } => {
+                let mut message = ToolError::vm_gone(format!("session {id}: {reason}")).message;
                 if let Some(exit) = exit {
                     message.push_str(&format!("\nThe launched JVM exited: {exit}"));
                 }
@@ -126,7 +151,7 @@ impl From<SessionError> for ToolError {
             }
             SessionError::EvalFailed { .. } => ToolError::new("EVAL_FAILED", text),
             SessionError::StepTimeout { .. } => ToolError::new("STEP_TIMEOUT", text),
-            SessionError::StepInterrupted => ToolError::new("VM_GONE", text).next(REATTACH),
+            SessionError::StepInterrupted => ToolError::vm_gone(text),
             SessionError::ClassNotLoaded { .. } => ToolError::new("NOT_LOADED", text)
                 .next("debug_list_classes shows what is loaded (filter by a part of the name)"),
             SessionError::NoSuchCopy { .. } => ToolError::new("NO_SUCH_COPY", text)
@@ -142,7 +167,7 @@ impl From<ArmError> for ToolError {
         let text = e.to_string();
         match e {
             ArmError::Jdwp(j) => j.into(),
-            ArmError::RegistryGone => ToolError::new("VM_GONE", text).next(REATTACH),
+            ArmError::RegistryGone => ToolError::vm_gone(text),
             ArmError::Internal(_) => ToolError::new("INTERNAL", text),
             ArmError::UnknownStopPoint { .. } => ToolError::new("UNKNOWN_STOP_POINT", text)
                 .next("debug_list_stop_points shows the ids"),
@@ -152,6 +177,9 @@ impl From<ArmError> for ToolError {
             }
             ArmError::NoCode { .. } => ToolError::new("NO_CODE", text)
                 .next("stop in an implementation: a concrete class, or a wildcard family of them"),
+            ArmError::UnknownName { .. } => ToolError::new("UNKNOWN_NAME", text).next(
+                "use one of the names above (debug_get_stack on a hit lists the locals), or read a field through this.",
+            ),
             ArmError::NoCodeAtLine { .. } => ToolError::new("NO_CODE_AT_LINE", text)
                 .next("pick a line with code (a blank line, comment or declaration has none)"),
             ArmError::NoSuchField { .. } => ToolError::new("NO_SUCH_FIELD", text)
@@ -181,15 +209,15 @@ impl From<ArmError> for ToolError {
 impl From<JdwpError> for ToolError {
     fn from(e: JdwpError) -> Self {
         match &e {
-            JdwpError::Disconnected { .. } => {
-                ToolError::new("VM_GONE", e.to_string()).next(REATTACH)
+            JdwpError::Disconnected { command, reason } => {
+                ToolError::vm_gone(format!("{reason}; during {command}"))
             }
             JdwpError::Timeout { .. } => ToolError::new("TIMEOUT", e.to_string())
                 .next("the JVM may be busy or wedged; debug_list_sessions shows its state"),
             JdwpError::ReadOnly { .. } => {
                 ToolError::new("READ_ONLY", e.to_string()).next(READ_ONLY_NEXT)
             }
-            _ if e.is_gone() => ToolError::new("VM_GONE", e.to_string()).next(REATTACH),
+            _ if e.is_gone() => ToolError::vm_gone(&e),
             _ => ToolError::new("JDWP_ERROR", e.to_string()),
         }
     }

@@ -4,6 +4,7 @@
 
 pub mod error;
 pub mod render;
+pub mod resources;
 pub mod server;
 pub mod tools;
 

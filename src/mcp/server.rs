@@ -7,34 +7,47 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
+    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tracing::Instrument;
 
+use super::resources::{self, Subscriptions};
 use super::tools::{self, Ctx};
 use crate::actors::Engine;
 
-/// Guidance sent once at initialize.
-const INSTRUCTIONS: &str = "jvmscope debugs live JVMs over JDWP. Start with debug_attach (a JVM \
-started with -agentlib:jdwp) or debug_launch. Every tool takes an optional session_id (default: \
-the current session). Errors start with a stable [LABEL] and name the next step. The JVM may be \
-someone's production: disconnect with debug_disconnect, which releases every thread.";
+/// Guidance sent once at initialize: how to start, and what not to do to
+/// a JVM that is not yours.
+const INSTRUCTIONS: &str = "jvmscope debugs live JVMs over JDWP.
+Start: debug_list_jvms shows the local JVMs and which can be attached; debug_attach {port} \
+(read_only for a shared JVM) or debug_launch your own program.
+Observe first: stop points with trace:true record values without stopping anything \
+(debug_get_traces). Suspend (suspending stop points, debug_pause) only a JVM that is yours.
+A stop point that stays silent: debug_diagnose {stop_point}. Something else wrong: debug_diagnose.
+Every tool takes an optional session_id (default: the current session). Errors start with a \
+stable [LABEL] and name the next step. debug_disconnect releases every thread.
+The prompt `investigate` walks through an investigation of a shared JVM.";
 
 /// The MCP server: the engine plus the tool catalogue.
 #[derive(Clone)]
 pub struct JvmScope {
     ctx: Ctx,
     tools: Arc<Vec<Tool>>,
+    subscriptions: Arc<Subscriptions>,
 }
 
 impl JvmScope {
     pub fn new(engine: Engine) -> Self {
+        // The server's uptime counts from here.
+        let _ = tools::diagnose::started();
         Self {
             ctx: Ctx { engine },
             tools: Arc::new(tools::catalogue()),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -76,8 +89,13 @@ impl JvmScope {
 
 impl ServerHandler for JvmScope {
     fn get_info(&self) -> ServerConfig {
-        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_instructions(INSTRUCTIONS);
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .build();
+        let mut info = ServerConfig::new(capabilities).with_instructions(INSTRUCTIONS);
         info.protocol_version = ProtocolVersion::LATEST;
         info.server_info.name = "jvmscope".into();
         info.server_info.version = env!("CARGO_PKG_VERSION").into();
@@ -131,5 +149,62 @@ impl ServerHandler for JvmScope {
             }
         };
         Ok(result.into())
+    }
+
+    // Resources and prompts (src/mcp/resources.rs).
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(resources::list()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        Ok(resources::read(&self.ctx, &request.uri).await?.into())
+    }
+
+    #[allow(
+        deprecated,
+        reason = "stdio clients of protocol 2025-06-18 subscribe this way"
+    )]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions
+            .subscribe(&request.uri, &self.ctx, context.peer.clone())
+    }
+
+    #[allow(deprecated, reason = "the pair of subscribe")]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(resources::prompts()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        Ok(resources::get_prompt(&request.name, request.arguments.as_ref())?.into())
     }
 }

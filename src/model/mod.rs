@@ -4,6 +4,7 @@
 pub mod classes;
 pub mod classfile;
 pub mod dump;
+pub mod jvms;
 pub mod session;
 pub mod shown;
 pub mod signature;

@@ -2,6 +2,7 @@
 
 mod classes;
 mod code;
+mod discovery;
 mod dump;
 mod evaluate;
 mod execution;

@@ -170,11 +170,13 @@ async fn condition_holds(
     match evaluate(ctx, m, thread, can_evaluate, cond).await {
         Ok(true) => {
             stats.condition_evaluated();
+            stats.condition_passed.fetch_add(1, Ordering::Relaxed);
             true
         }
         Ok(false) => {
             stats.condition_evaluated();
             stats.condition_false.fetch_add(1, Ordering::Relaxed);
+            read_operands(ctx, m, thread, cond).await;
             false
         }
         Err(e) => {
@@ -192,6 +194,37 @@ async fn condition_holds(
         }
     }
 }
+
+/// Reads back the operands of a false condition (no method calls, at most
+/// every `OPERANDS_EVERY`), so a diagnosis can show why it never holds.
+async fn read_operands(ctx: &Ctx, m: &Member, thread: ThreadId, cond: &str) {
+    let stats = &m.target.stats;
+    let now = Instant::now();
+    if !stats.operands_due(now) {
+        return;
+    }
+    let operands = crate::expr::operands::operands(cond);
+    if operands.is_empty() {
+        return;
+    }
+    let Ok(ectx) = condition::hit_context(ctx, thread, None).await else {
+        return;
+    };
+    let ectx = crate::actors::session::eval::EvalContext {
+        invocable: false,
+        ..ectx
+    };
+    let values = condition::expressions(ctx, &ectx, &m.event, &operands, OPERAND_LEN).await;
+    let named = operands
+        .into_iter()
+        .zip(values)
+        .map(|(o, (_, v))| (o, v))
+        .collect();
+    stats.note_operands(now, named);
+}
+
+/// Longest operand value kept for a diagnosis.
+const OPERAND_LEN: usize = 80;
 
 /// Evaluates the condition on the hit thread, in a `jvm.condition` span;
 /// a thread this event did not suspend cannot evaluate anything.

@@ -110,6 +110,8 @@ impl Book {
             overridden_hits: Stats::get(&p.stats.overridden),
             condition_errors: Stats::get(&p.stats.condition_errors),
             condition_false: Stats::get(&p.stats.condition_false),
+            condition_passed: Stats::get(&p.stats.condition_passed),
+            last_operands: p.stats.last_operands(),
             counted: Stats::get(&p.stats.counted),
             shed: Stats::get(&p.stats.shed),
             last_error: p.stats.last_error(),

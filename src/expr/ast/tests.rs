@@ -311,3 +311,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn bare_names_are_the_one_segment_paths_outside_filters() {
+    let p = parse("total > limit && Math.abs(total) < o.max && xs[?qty > 3].size() > n")
+        .expect("parses");
+    let names: Vec<&str> = p
+        .expr
+        .bare_names()
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["total", "limit", "xs", "n"]);
+    let p = parse("this.x + f(y)").expect("parses");
+    let names: Vec<&str> = p
+        .expr
+        .bare_names()
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["y"]);
+}

@@ -5,6 +5,7 @@
 
 pub mod classes;
 pub mod code;
+pub mod diagnose;
 pub mod dump;
 pub mod events;
 pub mod execution;
@@ -197,6 +198,7 @@ fn routes() -> &'static Catalogue {
     static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
     CATALOGUE.get_or_init(|| {
         let mut routes = session::routes();
+        routes.extend(diagnose::routes());
         routes.extend(execution::routes());
         routes.extend(stop_points::routes());
         routes.extend(events::routes());
@@ -230,7 +232,7 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolRe
                 .next("tools/list names every tool"),
         ),
     };
-    reply.unwrap_or_else(ToolError::into_result)
+    reply.unwrap_or_else(|e| e.in_tool(name).into_result())
 }
 
 /// Parses a call's arguments; unknown or misspelt names are refused with

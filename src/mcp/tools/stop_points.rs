@@ -14,7 +14,7 @@ use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
 use crate::model::stop_point::Filters;
 
-pub use render::{describe_point, point_json};
+pub use render::{arm_note, describe_point, point_json};
 
 /// Every stop-point tool, the setters first, in the order `tools/list`
 /// shows them.

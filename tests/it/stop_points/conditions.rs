@@ -57,11 +57,37 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     );
     ok(&server, "debug_clear_stop_point", json!({"id": id}));
     ok(&server, "debug_continue", json!({}));
+    // A name no armed location can resolve is refused when arming, with
+    // the locals in scope and the column.
+    let refused = server.call(
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "qty > 0 && nosuch > 1"}),
+    );
+    assert!(refused.is_error, "{}", refused.text);
+    assert!(
+        refused.text.starts_with("[UNKNOWN_NAME]"),
+        "{}",
+        refused.text
+    );
+    for expected in [
+        "`nosuch`",
+        "column 12",
+        "Orders.loop:",
+        "locals in scope there:",
+        "qty",
+        "i",
+    ] {
+        assert!(
+            refused.text.contains(expected),
+            "{expected}: {}",
+            refused.text
+        );
+    }
     // A condition that cannot be evaluated is reported, not guessed.
     let bad = ok(
         &server,
         "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "nosuch > 1"}),
+        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "o.nosuch > 1"}),
     );
     let bad_id = first_id(&bad);
     let err = ok(
@@ -86,7 +112,7 @@ fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
         &server,
         "debug_set_line_stop",
         json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 4,
-               "trace_locals": "none", "trace_expr": ["o.name", "qty > 0", "nosuch"]}),
+               "trace_locals": "none", "trace_expr": ["o.name", "qty > 0", "o.nosuch"]}),
     );
     let t = traces_of(&server, &first_id(&armed), 4);
     for s in &t {
@@ -97,7 +123,7 @@ fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
             "{s}"
         );
         assert!(
-            detail(s, "expr[2] nosuch").is_some_and(|e| e.starts_with("error:")),
+            detail(s, "expr[2] o.nosuch").is_some_and(|e| e.starts_with("error:")),
             "{s}"
         );
     }
@@ -130,7 +156,7 @@ fn a_condition_that_keeps_failing_disables_its_stop_point() {
         &server,
         "debug_set_line_stop",
         json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true,
-               "trace_max_hits": 1, "condition": "nosuchvar > 1"}),
+               "trace_max_hits": 1, "condition": "o.nosuchvar > 1"}),
     );
     let id = first_id(&armed);
     let p = poll_until_msg(WAIT, "the stop point to disable itself", || {

@@ -279,7 +279,7 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     let updated = ok(
         &server,
         "debug_update_stop_point",
-        json!({"id": bp, "trace_expr": ["qty", "qty > 1", "a", "b", "c"]}),
+        json!({"id": bp, "trace_expr": ["qty", "qty > 1", "before", "this.name", "c"]}),
     );
     assert!(
         updated

@@ -234,6 +234,9 @@ pub struct JvmOpts {
     pub jvm_args: Vec<String>,
     /// Extra JDWP agent options appended to `-agentlib:jdwp=…` (e.g. `,includevirtualthreads=y`).
     pub agent_options: String,
+    /// No JDWP agent of ours: the JVM is ready at its first stdout line and
+    /// [`Jvm::port`] is 0 (an agent may still come with `jvm_args`).
+    pub no_jdwp: bool,
     /// The class path; [`fixtures()`] when `None`.
     pub classpath: Option<PathBuf>,
 }
@@ -303,11 +306,13 @@ impl Jvm {
         let java = java(opts.java_home.as_deref());
         let suspend = if opts.suspend { "y" } else { "n" };
         let mut command = Command::new(&java);
-        command
-            .arg(format!(
+        if !opts.no_jdwp {
+            command.arg(format!(
                 "-agentlib:jdwp=transport=dt_socket,server=y,suspend={suspend},address=127.0.0.1:0{}",
                 opts.agent_options
-            ))
+            ));
+        }
+        command
             .args(&opts.jvm_args)
             .arg("-cp")
             .arg(opts.classpath.as_deref().unwrap_or(fixtures()))
@@ -330,7 +335,11 @@ impl Jvm {
             stderr,
             main_class: main_class.to_owned(),
         };
-        jvm.port = jvm.await_port(&command);
+        if opts.no_jdwp {
+            jvm.wait_for_line_matching(|_| true, PORT_TIMEOUT);
+        } else {
+            jvm.port = jvm.await_port(&command);
+        }
         jvm
     }
 

@@ -1,0 +1,324 @@
+//! Discovery of the local JVMs this user runs, and the handshake probe.
+//! `/proc/<pid>/cmdline` (every `-agentlib:jdwp` / `-Xrunjdwp` option) is
+//! merged with `hsperfdata_<user>` (what `jps` lists, JVMs without JDWP
+//! included); the JVM's own listening socket is read from `/proc/net/tcp`.
+//! Only loopback endpoints of JVMs that are running are dialled, with the
+//! 14-byte handshake under a per-probe and a total budget, concurrently. A
+//! JVM waiting for its debugger is never dialled (`model::jvms::plan`);
+//! our own sessions are recognised, not dialled again. Secrets in argv are
+//! masked here, before anything leaves this layer.
+
+mod procfs;
+
+use std::time::{Duration, Instant};
+
+use crate::actors::Engine;
+use crate::actors::connection::dial::dial;
+use crate::actors::error::AttachError;
+use crate::model::jvms::{
+    Detail, JavaCommand, JdwpAgent, JdwpState, Launch, Plan, TcpSocket, TcpState, Verdict,
+    is_loopback_host, is_secret_key, mask_argv, plan,
+};
+
+/// Budgets of one listing.
+#[derive(Debug, Clone, Copy)]
+pub struct DiscoveryBudget {
+    /// Reading `/proc`.
+    pub scan: Duration,
+    /// One handshake (connect + 14 bytes each way).
+    pub per_probe: Duration,
+    /// Every handshake together.
+    pub total: Duration,
+}
+
+impl Default for DiscoveryBudget {
+    fn default() -> Self {
+        Self {
+            scan: Duration::from_millis(150),
+            per_probe: Duration::from_millis(200),
+            total: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Where a JVM was seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    Proc,
+    PerfData,
+    Both,
+}
+
+/// One local JVM, secrets masked.
+#[derive(Debug, Clone)]
+pub struct LocalJvm {
+    pub pid: u32,
+    /// The command line, masked.
+    pub argv: Vec<String>,
+    pub launch: Launch,
+    /// The JDK it runs on, from `/proc/<pid>/exe`.
+    pub java_home: Option<String>,
+    pub uptime: Option<Duration>,
+    /// Its JDWP agent (option values that name secrets masked).
+    pub agent: Option<JdwpAgent>,
+    /// The TCP port of its JDWP endpoint, when known.
+    pub port: Option<u16>,
+    pub verdict: Verdict,
+    pub seen: Seen,
+    /// The session of ours that launched it, if one did.
+    pub launched_by: Option<String>,
+}
+
+/// The answer to an explicit probe of a loopback endpoint.
+#[derive(Debug, Clone)]
+pub struct ProbeReport {
+    pub host: String,
+    pub port: u16,
+    pub verdict: Verdict,
+    /// The local JVM that listens there, when discovery knows it.
+    pub pid: Option<u32>,
+    pub took: Duration,
+}
+
+/// What one listing found.
+#[derive(Debug, Clone)]
+pub struct JvmListing {
+    pub jvms: Vec<LocalJvm>,
+    pub probe: Option<ProbeReport>,
+    /// Processes looked at.
+    pub scanned: usize,
+    /// The scan budget ran out (some processes were not looked at).
+    pub cut: bool,
+    pub took: Duration,
+}
+
+/// One of our live sessions, as discovery matches it.
+struct Ours {
+    id: String,
+    port: u16,
+    local: bool,
+    pid: Option<u32>,
+}
+
+impl Engine {
+    /// The local JVMs and the state of their JDWP endpoints; with `probe`,
+    /// also that loopback endpoint's state.
+    pub async fn list_jvms(
+        &self,
+        probe: Option<(String, u16)>,
+        budget: DiscoveryBudget,
+    ) -> JvmListing {
+        let started = Instant::now();
+        let ours: Vec<Ours> = self
+            .sessions()
+            .into_iter()
+            .filter(|s| s.check_alive().is_ok())
+            .map(|s| Ours {
+                id: s.id().to_string(),
+                port: s.port(),
+                local: is_loopback_host(s.host()),
+                pid: s.launched_pid(),
+            })
+            .collect();
+        let deadline = started + budget.scan;
+        let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
+            .await
+            .unwrap_or_default();
+        let mut planned = Vec::with_capacity(scan.jvms.len());
+        for raw in &scan.jvms {
+            planned.push(classify(raw, &scan.tcp, &ours));
+        }
+        let probe_deadline = tokio::time::Instant::now() + budget.total;
+        let dials = planned.iter().map(|(_, p)| async move {
+            match p {
+                Plan::Dial(ports) => {
+                    Some(dial_first(ports, budget.per_probe, probe_deadline).await)
+                }
+                Plan::Settled { .. } => None,
+            }
+        });
+        let dialled = futures::future::join_all(dials).await;
+        let jvms: Vec<LocalJvm> = planned
+            .into_iter()
+            .zip(dialled)
+            .map(|((mut jvm, plan), dial)| {
+                (jvm.port, jvm.verdict) = match (plan, dial) {
+                    (Plan::Settled { port, verdict }, _) => (port, verdict),
+                    (Plan::Dial(_), Some(done)) => done,
+                    (Plan::Dial(ports), None) => (
+                        ports.first().copied(),
+                        Verdict::new(JdwpState::NotProbed, Detail::OutOfBudget),
+                    ),
+                };
+                jvm
+            })
+            .collect();
+        let probe = match probe {
+            Some((host, port)) => Some(probe_endpoint(host, port, &jvms, &ours, budget).await),
+            None => None,
+        };
+        JvmListing {
+            jvms,
+            probe,
+            scanned: scan.scanned,
+            cut: scan.cut,
+            took: started.elapsed(),
+        }
+    }
+}
+
+/// Reads one JVM's command line and decides how to learn its endpoint.
+fn classify(raw: &procfs::RawJvm, tcp: &[TcpSocket], ours: &[Ours]) -> (LocalJvm, Plan) {
+    let cmd = JavaCommand::parse(&raw.argv);
+    let launched_by = ours
+        .iter()
+        .find(|o| raw.pid != 0 && o.pid == Some(raw.pid))
+        .map(|o| o.id.clone());
+    let argv_port = cmd
+        .agent
+        .as_ref()
+        .and_then(|a| a.address.as_ref())
+        .map(|a| a.port);
+    // An ephemeral port is found among the JVM's own sockets; a fixed one
+    // by the port alone.
+    let mine = |s: &&TcpSocket| match (&raw.sockets, argv_port) {
+        (Some(inodes), _) => inodes.contains(&s.inode),
+        (None, Some(p)) => s.local_port == p,
+        (None, None) => false,
+    };
+    let ports = |state: TcpState| -> Vec<u16> {
+        let mut v: Vec<u16> = tcp
+            .iter()
+            .filter(|s| s.state == state && s.local.reachable_on_loopback())
+            .filter(mine)
+            .map(|s| s.local_port)
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let listening = ports(TcpState::Listen);
+    let established = ports(TcpState::Established);
+    let agent_result = match (&cmd.agent, &cmd.agent_error) {
+        (_, Some(e)) => Err(e.as_str()),
+        (a, None) => Ok(a.as_ref()),
+    };
+    let mut plan = plan(agent_result, &listening, &established, |p| {
+        ours.iter()
+            .find(|o| o.local && o.port == p)
+            .map(|o| o.id.clone())
+    });
+    if let Some(id) = &launched_by {
+        let port = ours.iter().find(|o| &o.id == id).map(|o| o.port);
+        plan = Plan::Settled {
+            port,
+            verdict: Verdict::new(JdwpState::ConnectedToUs, Detail::Ours(id.clone())),
+        };
+    }
+    let jvm = LocalJvm {
+        pid: raw.pid,
+        argv: mask_argv(&raw.argv),
+        launch: cmd.launch.clone(),
+        java_home: raw.exe.as_deref().and_then(procfs::java_home),
+        uptime: raw.uptime,
+        agent: cmd.agent.map(mask_agent),
+        port: None,
+        verdict: Verdict::new(JdwpState::NotProbed, Detail::NoAgent),
+        seen: match (raw.in_proc, raw.in_perfdata) {
+            (true, true) => Seen::Both,
+            (false, true) => Seen::PerfData,
+            _ => Seen::Proc,
+        },
+        launched_by,
+    };
+    (jvm, plan)
+}
+
+fn mask_agent(mut a: JdwpAgent) -> JdwpAgent {
+    for (k, v) in &mut a.options {
+        if is_secret_key(k) {
+            *v = crate::model::jvms::MASK.to_string();
+        }
+    }
+    a
+}
+
+/// Handshakes each port in turn until one answers, inside both budgets.
+async fn dial_first(
+    ports: &[u16],
+    per_probe: Duration,
+    deadline: tokio::time::Instant,
+) -> (Option<u16>, Verdict) {
+    let mut last = (
+        ports.first().copied(),
+        Verdict::new(JdwpState::NotProbed, Detail::OutOfBudget),
+    );
+    for &port in ports {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        let verdict = handshake(port, per_probe.min(left)).await;
+        let ok = verdict.state == JdwpState::Listening;
+        last = (Some(port), verdict);
+        if ok {
+            break;
+        }
+    }
+    last
+}
+
+/// One handshake on a loopback port; the connection is closed at once.
+async fn handshake(port: u16, limit: Duration) -> Verdict {
+    match dial("127.0.0.1", port, limit).await {
+        Ok(stream) => {
+            drop(stream);
+            Verdict::new(JdwpState::Listening, Detail::Handshook)
+        }
+        Err(AttachError::Refused { .. }) => Verdict::unreachable(Detail::Refused),
+        Err(AttachError::NotJdwp { detail, .. }) => Verdict::unreachable(Detail::NotJdwp(detail)),
+        Err(AttachError::Connect { detail, .. }) if detail.starts_with("no answer") => {
+            Verdict::unreachable(Detail::Silent(limit.as_millis() as u64))
+        }
+        Err(e) => Verdict::unreachable(Detail::Failed(e.to_string())),
+    }
+}
+
+/// An explicit probe: loopback only; a port of ours or of a JVM waiting
+/// for its debugger is answered without dialling.
+async fn probe_endpoint(
+    host: String,
+    port: u16,
+    jvms: &[LocalJvm],
+    ours: &[Ours],
+    budget: DiscoveryBudget,
+) -> ProbeReport {
+    let started = Instant::now();
+    let known = jvms.iter().find(|j| {
+        j.port == Some(port)
+            || matches!(&j.verdict.detail, Detail::PortUnknown { candidates } if candidates.contains(&port))
+    });
+    let verdict = if !is_loopback_host(&host) {
+        Verdict::new(
+            JdwpState::NotProbed,
+            Detail::NotLoopback(format!("{host}:{port}")),
+        )
+    } else if let Some(o) = ours.iter().find(|o| o.local && o.port == port) {
+        Verdict::new(JdwpState::ConnectedToUs, Detail::Ours(o.id.clone()))
+    } else if let Some(j) = known.filter(|j| {
+        j.agent.as_ref().is_some_and(|a| a.suspend) || j.verdict.state == JdwpState::ConnectedToUs
+    }) {
+        // Never dial what may be a JVM waiting for its debugger: what
+        // discovery read from its argv and sockets is the answer.
+        j.verdict.clone()
+    } else {
+        handshake(port, budget.per_probe.max(Duration::from_millis(300))).await
+    };
+    ProbeReport {
+        host,
+        port,
+        verdict,
+        pid: known.map(|j| j.pid),
+        took: started.elapsed(),
+    }
+}

@@ -1,0 +1,193 @@
+//! MCP resources and prompts: `jdwp://jvms` (the local JVMs),
+//! `jdwp://diagnose` (the three-block report), both the texts the tools
+//! answer with; the `investigate` prompt; and the subscriptions that turn
+//! a change in the sessions into `notifications/resources/updated`.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
+    ResourceContents, ResourceUpdatedNotificationParam, Role,
+};
+use rmcp::{ErrorData, Peer, RoleServer};
+
+use super::tools::{Ctx, diagnose};
+
+pub const JVMS: &str = "jdwp://jvms";
+pub const DIAGNOSE: &str = "jdwp://diagnose";
+
+/// How often subscribed resources are checked for a change.
+const WATCH_EVERY: Duration = Duration::from_millis(500);
+
+/// The resources this server offers (a fixed list).
+pub fn list() -> Vec<Resource> {
+    vec![
+        Resource::new(JVMS, "jvms")
+            .with_title("Local JVMs")
+            .with_description("The JVMs this user runs here and the state of their JDWP endpoints (as debug_list_jvms)")
+            .with_mime_type("text/plain"),
+        Resource::new(DIAGNOSE, "diagnose")
+            .with_title("Diagnosis")
+            .with_description("This server, every session and the local JVMs (as debug_diagnose)")
+            .with_mime_type("text/plain"),
+    ]
+}
+
+/// Reads one resource.
+pub async fn read(ctx: &Ctx, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let text = match uri {
+        JVMS => diagnose::jvms_text(ctx).await,
+        DIAGNOSE => diagnose::report_text(ctx).await,
+        _ => {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {uri:?}; resources/list names {JVMS} and {DIAGNOSE}"),
+                None,
+            ));
+        }
+    };
+    Ok(ReadResourceResult::new(vec![
+        ResourceContents::text(text, uri).with_mime_type("text/plain"),
+    ]))
+}
+
+/// The prompts this server offers.
+pub fn prompts() -> Vec<Prompt> {
+    vec![Prompt::new(
+        "investigate",
+        Some("Investigate a problem on a JVM someone else may be using, without stopping it"),
+        Some(vec![
+            PromptArgument::new("problem")
+                .with_description("What is wrong, in a sentence (e.g. orders stay PENDING)")
+                .with_required(false),
+            PromptArgument::new("port")
+                .with_description("The JDWP port, if known")
+                .with_required(false),
+        ]),
+    )]
+}
+
+/// Builds a prompt's messages.
+pub fn get_prompt(
+    name: &str,
+    args: Option<&serde_json::Map<String, serde_json::Value>>,
+) -> Result<GetPromptResult, ErrorData> {
+    if name != "investigate" {
+        return Err(ErrorData::invalid_params(
+            format!("no prompt {name:?}; prompts/list names investigate"),
+            None,
+        ));
+    }
+    let arg = |k: &str| {
+        args.and_then(|a| a.get(k)).map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    };
+    let problem = arg("problem").unwrap_or_else(|| "the problem the user reported".into());
+    let attach = match arg("port") {
+        Some(p) => format!("debug_attach {{port: {p}, read_only: true}}"),
+        None => "debug_attach {port, read_only: true} on the LISTENING endpoint".into(),
+    };
+    let text = format!(
+        "Investigate {problem} on a JVM that others may depend on. Keep it running.\n\
+         1. debug_list_jvms: find the JVM and its endpoint state. WAITING_FOR_DEBUGGER means its main has not run: attach only if it is yours.\n\
+         2. {attach}. read_only refuses every change at the wire.\n\
+         3. Observe without suspending: debug_set_line_stop with trace:true, trace_expr for the values that matter and trace_max_hits; read them with debug_get_traces. Exception stops with trace:true show where errors start.\n\
+         4. Narrow with a condition. If a stop point stays silent, debug_diagnose {{stop_point}} says why.\n\
+         5. Do not suspend a shared JVM (no debug_pause, no suspending stop points): every request thread waits while you read. If you must, keep it short; the watchdog resumes a JVM held too long.\n\
+         6. debug_disconnect when done: it clears every stop point and releases every thread.\n\
+         Report what you saw (values, threads, stacks), not guesses."
+    );
+    let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
+    result.description = Some("A non-intrusive investigation of a shared JVM".into());
+    Ok(result)
+}
+
+/// Resource subscriptions of the one client on stdio, and the task that
+/// notifies it when the sessions change.
+#[derive(Default)]
+pub struct Subscriptions {
+    inner: Mutex<SubState>,
+}
+
+#[derive(Default)]
+struct SubState {
+    uris: BTreeSet<String>,
+    watching: bool,
+}
+
+impl Subscriptions {
+    /// Subscribes `uri`; the first subscription starts the watch.
+    pub fn subscribe(
+        self: &Arc<Self>,
+        uri: &str,
+        ctx: &Ctx,
+        peer: Peer<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if uri != JVMS && uri != DIAGNOSE {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {uri:?}"),
+                None,
+            ));
+        }
+        let start = {
+            let mut s = self
+                .inner
+                .lock()
+                .map_err(|_| ErrorData::internal_error("subscriptions poisoned", None))?;
+            s.uris.insert(uri.to_string());
+            !std::mem::replace(&mut s.watching, true)
+        };
+        if start {
+            tokio::spawn(watch(self.clone(), ctx.clone(), peer));
+        }
+        Ok(())
+    }
+
+    pub fn unsubscribe(&self, uri: &str) {
+        if let Ok(mut s) = self.inner.lock() {
+            s.uris.remove(uri);
+        }
+    }
+
+    fn uris(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|s| s.uris.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What a change in the sessions looks like: each id and whether it lives.
+fn fingerprint(ctx: &Ctx) -> Vec<(String, bool)> {
+    ctx.engine
+        .sessions()
+        .iter()
+        .map(|s| (s.id().to_string(), s.check_alive().is_ok()))
+        .collect()
+}
+
+/// Notifies every subscribed resource when a session opens, ends or dies;
+/// stops when the client is gone.
+async fn watch(subs: Arc<Subscriptions>, ctx: Ctx, peer: Peer<RoleServer>) {
+    let mut last = fingerprint(&ctx);
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        let now = fingerprint(&ctx);
+        if now == last {
+            continue;
+        }
+        last = now;
+        for uri in subs.uris() {
+            if peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+}

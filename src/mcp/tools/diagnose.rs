@@ -1,0 +1,153 @@
+//! Discovery and diagnosis tools: what can be attached to (debug_list_jvms)
+//! and why something does not work (debug_diagnose: this server, each
+//! session, the local JVMs; or why one stop point has not fired). The same
+//! texts serve the `jdwp://jvms` and `jdwp://diagnose` resources.
+
+mod jvms;
+mod report;
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Ctx, Effect, Reply, Route, text_and_data};
+use crate::actors::{DiscoveryBudget, JvmListing};
+use crate::mcp::error::ToolError;
+
+pub use jvms::state_label;
+
+/// When this server started (first asked), for its uptime.
+pub fn started() -> Instant {
+    static STARTED: OnceLock<Instant> = OnceLock::new();
+    *STARTED.get_or_init(Instant::now)
+}
+
+/// Arguments of debug_list_jvms.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListJvmsParams {
+    /// Also handshake this loopback endpoint (`127.0.0.1:5005` or a port) to learn whether it is JDWP.
+    pub probe: Option<String>,
+}
+
+/// Arguments of debug_diagnose.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiagnoseParams {
+    /// Session id; default: the current session (only with stop_point).
+    pub session_id: Option<String>,
+    /// A stop point id: explain why it has not fired.
+    pub stop_point: Option<String>,
+}
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::new(
+            "debug_list_jvms",
+            "List the local JVMs",
+            "The JVMs this user runs here (/proc and hsperfdata, so JVMs without JDWP too): pid, main class or jar, \
+             JDK, uptime, command line with secrets masked, and the JDWP endpoint's state: CONNECTED_TO_US, \
+             LISTENING, WAITING_FOR_DEBUGGER (suspend=y; read from argv and sockets, never dialled, since a probe \
+             would release it), UNREACHABLE or NOT_PROBED, each with a remedy. Only loopback endpoints are \
+             handshaked. Changes nothing in any JVM.",
+            Effect::Read,
+            |ctx, p: Result<ListJvmsParams, ToolError>| {
+                Box::pin(async move { list_jvms(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_diagnose",
+            "Diagnose the server, sessions and JVMs",
+            "Without stop_point: three blocks, this server (pid, version, tools, config, log), each session \
+             (connected, capabilities, suspension, stop points, recent events, last error) and the local JVMs. \
+             With stop_point: why it has not fired, each cause checked (class not loaded, line without code, \
+             stale bytecode, condition never true with its last operand values, thread or instance filter, hit_count pending, \
+             disabled or spent, VM held). Reads only.",
+            Effect::Read,
+            |ctx, p: Result<DiagnoseParams, ToolError>| {
+                Box::pin(async move { diagnose(&ctx, p).await })
+            },
+        ),
+    ]
+}
+
+/// Reads `host:port` or a bare port.
+fn parse_probe(raw: &str) -> Result<(String, u16), ToolError> {
+    let raw = raw.trim();
+    let (host, port) = match raw.rsplit_once(':') {
+        Some((h, p)) => (
+            h.trim_start_matches('[').trim_end_matches(']').to_string(),
+            p,
+        ),
+        None => ("127.0.0.1".to_string(), raw),
+    };
+    let port = port.parse::<u16>().map_err(|_| {
+        ToolError::bad_argument(
+            "debug_list_jvms",
+            format!("probe {raw:?} is not host:port or a port"),
+        )
+    })?;
+    Ok((host, port))
+}
+
+/// Every local JVM, and the probe when asked.
+pub async fn listing(ctx: &Ctx, probe: Option<(String, u16)>) -> JvmListing {
+    ctx.engine
+        .list_jvms(probe, DiscoveryBudget::default())
+        .await
+}
+
+async fn list_jvms(ctx: &Ctx, p: Result<ListJvmsParams, ToolError>) -> Reply {
+    let p = p?;
+    let probe = p.probe.as_deref().map(parse_probe).transpose()?;
+    let l = listing(ctx, probe).await;
+    Ok(text_and_data(
+        jvms::listing_text(&l),
+        jvms::listing_json(&l),
+    ))
+}
+
+/// The local-JVM block alone (the `jdwp://jvms` resource).
+pub async fn jvms_text(ctx: &Ctx) -> String {
+    jvms::listing_text(&listing(ctx, None).await)
+}
+
+/// The three-block report (the tool without stop_point, and `jdwp://diagnose`).
+pub async fn report_text(ctx: &Ctx) -> String {
+    let (sessions, l) = futures::join!(report::sessions_block(ctx), listing(ctx, None));
+    format!(
+        "{}\n\n{}\n\n== local JVMs\n{}",
+        report::server_block(ctx, started()),
+        sessions,
+        jvms::listing_text(&l)
+    )
+}
+
+async fn diagnose(ctx: &Ctx, p: Result<DiagnoseParams, ToolError>) -> Reply {
+    let p = p?;
+    let Some(id) = p.stop_point else {
+        if p.session_id.is_some() {
+            return Err(ToolError::bad_argument(
+                "debug_diagnose",
+                "session_id goes with stop_point; without it every session is reported",
+            ));
+        }
+        return Ok(super::text(report_text(ctx).await));
+    };
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    let d = handle.diagnose_stop_point(&id).await?;
+    let causes: Vec<&str> = d.causes.iter().map(report::cause_code).collect();
+    Ok(text_and_data(
+        report::stop_point_text(&d),
+        json!({
+            "stop_point": d.point.id,
+            "state": d.point.state.label(),
+            "hits": d.point.hits,
+            "causes": causes,
+            "clear": report::is_clear(&d),
+        }),
+    ))
+}
