@@ -50,6 +50,32 @@ impl Evaluation<'_> {
     }
 }
 
+impl Evaluation<'_> {
+    /// `new class(args)`: the arguments are evaluated together, then the
+    /// construction is asked of the caller like an invocation.
+    pub(super) fn new_instance(&mut self, e: &Expr, class: &[Ident], args: &[Expr], scope: u64) -> R {
+        let mut vals = Vec::with_capacity(args.len());
+        let mut stop = None;
+        for a in args {
+            match self.eval(a, scope) {
+                Ok(v) => vals.push(v),
+                Err(s) => {
+                    stop.get_or_insert(s);
+                }
+            }
+        }
+        if let Some(s) = stop {
+            return Err(s);
+        }
+        let name = class.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
+        self.value(
+            NeedKey::of(e, scope, 0),
+            Need::New { class: name, args: vals },
+            e.span,
+        )
+    }
+}
+
 fn null_check(t: &Val, span: Span, method: &str) -> Result<(), Stop> {
     match t {
         Val::Null | Val::Object { id: 0, .. } => {
