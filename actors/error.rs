@@ -211,6 +211,8 @@ pub enum SessionError {
     StepInterrupted,
     #[error("{0}")]
     Arm(#[from] ArmError),
+    #[error(transparent)]
+    Call(#[from] crate::actors::session::call::CallError),
 }
 
 /// Why a stop point (or one entry of a list) could not be armed, cleared

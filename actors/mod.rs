@@ -79,6 +79,11 @@ pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
     ThreadChange,
 };
+pub use session::call::spring::{SpringQuery, is_secret};
+pub use session::call::{
+    Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
+    Param, QueryRows, SpringReport, Venue,
+};
 pub use stop_points::routes::CONDITION_ERROR_LIMIT;
 pub use stop_points::{
     ArmReport, ClearReport, CountMode, FamilyView, Listing, PointView, StopPointsHandle,

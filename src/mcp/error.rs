@@ -5,7 +5,9 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::actors::{ArmError, AttachError, JdwpError, LaunchError, SessionError, ThreadUse};
+use crate::actors::{
+    ArmError, AttachError, CallError, JdwpError, LaunchError, SessionError, ThreadUse,
+};
 
 /// A failure to report to the agent.
 #[derive(Debug, Clone)]
@@ -77,6 +79,7 @@ impl From<SessionError> for ToolError {
             }
             SessionError::Jdwp(e) => e.into(),
             SessionError::Arm(e) => e.into(),
+            SessionError::Call(e) => e.into(),
             SessionError::Unresponsive(_) | SessionError::RegistryPoisoned => {
                 ToolError::new("INTERNAL", text)
             }
@@ -125,6 +128,39 @@ impl From<SessionError> for ToolError {
             SessionError::EvalFailed { .. } => ToolError::new("EVAL_FAILED", text),
             SessionError::StepTimeout { .. } => ToolError::new("STEP_TIMEOUT", text),
             SessionError::StepInterrupted => ToolError::new("VM_GONE", text).next(REATTACH),
+        }
+    }
+}
+
+impl From<CallError> for ToolError {
+    fn from(e: CallError) -> Self {
+        let text = e.to_string();
+        match e {
+            CallError::NoSuchMethod { .. } => ToolError::new("NO_SUCH_METHOD", text)
+                .next("debug_invoke with template:true lists the overloads and what each takes"),
+            CallError::Ambiguous { .. } => ToolError::new("AMBIGUOUS_OVERLOAD", text)
+                .next("pass param_types with the declared types of the one to call"),
+            CallError::Argument { .. } => ToolError::new("BAD_ARGUMENT", text)
+                .next("debug_invoke with template:true shows what each parameter takes"),
+            CallError::NeedsInstance { .. } => ToolError::new("BAD_ARGUMENT", text)
+                .next("pass object (an @0x… handle) or bean instead of class"),
+            CallError::NotLoaded { .. } => ToolError::new("NOT_LOADED", text)
+                .next("trigger the code that uses it, or check the name with debug_list_classes"),
+            CallError::CannotPark { .. } | CallError::AgentHeld { .. } => {
+                ToolError::new("NO_THREAD", text).next(
+                    "arm a suspending stop point where the code passes and call again while it holds the thread, or pass thread_id",
+                )
+            }
+            CallError::Threw { .. } => ToolError::new("INVOKE_THREW", text),
+            CallError::Timeout { .. } => ToolError::new("INVOKE_TIMEOUT", text)
+                .next("raise timeout_ms, or set all_threads:true if the method waits on another thread"),
+            CallError::NoSpringContext => ToolError::new("NO_SPRING", text)
+                .next("wait until the application has created its context, then call again"),
+            CallError::NoBean { .. } => ToolError::new("NO_BEAN", text)
+                .next("debug_spring with beans:\"\" lists the beans by name and type"),
+            CallError::NoEntityManager { .. } | CallError::WrongKind { .. } => {
+                ToolError::new("NO_TARGET", text)
+            }
         }
     }
 }

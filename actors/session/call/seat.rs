@@ -1,0 +1,166 @@
+//! The thread a call runs on. JDWP runs methods only on a thread an event
+//! suspended. When the agent names none and no event holds one, a thread
+//! is parked for the call: the chosen thread (`main` first, else the first
+//! application thread) is suspended and single-stepped over to its next
+//! line of application code, where the step event suspends it — a safe
+//! point, since the JVM stops there between two lines. After the call it is
+//! resumed, as it was running before.
+
+use std::time::Duration;
+
+use super::CallError;
+use crate::actors::error::SessionError;
+use crate::actors::session::SessionHandle;
+use crate::actors::session::eval::{self, EvalContext};
+use crate::actors::session::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
+use crate::jdwp::ThreadId;
+use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
+
+/// How long a thread may take to reach a line where it can be parked.
+const PARK_WITHIN: Duration = Duration::from_secs(3);
+
+/// Threads of the JVM itself, never parked.
+const SYSTEM_THREADS: &[&str] = &[
+    "Reference Handler",
+    "Finalizer",
+    "Signal Dispatcher",
+    "Common-Cleaner",
+    "Attach Listener",
+    "Notification Thread",
+    "DestroyJavaVM",
+];
+
+/// How the call's thread was had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Venue {
+    /// An event (a stop point, a step) had suspended it.
+    EventThread,
+    /// Parked for the call by a single step, and resumed after it.
+    Parked,
+}
+
+/// The thread a call runs on, and what to undo after.
+pub(in crate::actors) struct Seat {
+    pub thread: ThreadId,
+    pub name: String,
+    pub venue: Venue,
+    pub ctx: EvalContext,
+}
+
+/// Seats a call on `want` (or a thread of this module's choosing).
+pub(in crate::actors) async fn take(
+    session: &SessionHandle,
+    want: Option<ThreadId>,
+) -> Result<Seat, SessionError> {
+    let event = session.event_threads().await;
+    let chosen = match want {
+        Some(t) => t,
+        None => match event.first() {
+            Some(&t) => t,
+            None => choose(session).await?,
+        },
+    };
+    let name = session
+        .thread_names(&[chosen])
+        .await
+        .pop()
+        .flatten()
+        .unwrap_or_default();
+    if event.contains(&chosen) {
+        let ctx = eval::context(session, Some(chosen), 0).await?;
+        return Ok(Seat {
+            thread: chosen,
+            name,
+            venue: Venue::EventThread,
+            ctx,
+        });
+    }
+    park(session, chosen, &name).await?;
+    let ctx = match eval::context(session, Some(chosen), 0).await {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            release(session, chosen).await;
+            return Err(e);
+        }
+    };
+    Ok(Seat {
+        thread: chosen,
+        name,
+        venue: Venue::Parked,
+        // The step event suspended it, so it may invoke.
+        ctx: EvalContext {
+            invocable: true,
+            ..ctx
+        },
+    })
+}
+
+impl Seat {
+    /// Gives a parked thread back: resumed, unless the call timed out (the
+    /// late-return watch resumes it when the method finally returns).
+    pub async fn give_back(&self, session: &SessionHandle, timed_out: bool) {
+        if self.venue == Venue::Parked {
+            if timed_out {
+                session.ledger().forget_event_threads(Some(self.thread));
+            } else {
+                release(session, self.thread).await;
+            }
+        }
+    }
+}
+
+async fn release(session: &SessionHandle, thread: ThreadId) {
+    session.ledger().forget_event_threads(Some(thread));
+    let _ = session.connection().send(&Resume { thread }).await;
+}
+
+/// `main` when it is alive, else the first thread that is not the JVM's own.
+async fn choose(session: &SessionHandle) -> Result<ThreadId, SessionError> {
+    let threads = session.threads().await?;
+    let candidates: Vec<_> = threads
+        .iter()
+        .filter(|t| !SYSTEM_THREADS.contains(&t.name.as_str()))
+        .filter(|t| !t.status.eq_ignore_ascii_case("zombie"))
+        .collect();
+    candidates
+        .iter()
+        .find(|t| t.name == "main")
+        .or_else(|| candidates.first())
+        .map(|t| t.id)
+        .ok_or_else(|| {
+            CallError::CannotPark {
+                reason: "the JVM has no application thread".into(),
+            }
+            .into()
+        })
+}
+
+/// Suspends `thread` and steps it over to its next line of application code.
+async fn park(session: &SessionHandle, thread: ThreadId, name: &str) -> Result<(), SessionError> {
+    let conn = session.connection();
+    let count = conn
+        .send(&SuspendCount { thread })
+        .await
+        .map_err(|e| session.map_err(e))?;
+    if count > 0 {
+        return Err(CallError::AgentHeld {
+            thread,
+            name: name.into(),
+        }
+        .into());
+    }
+    conn.send(&Suspend { thread })
+        .await
+        .map_err(|e| session.map_err(e))?;
+    let filter = StepFilter::Exclude(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect());
+    match step::step(session, thread, StepKind::Over, &filter, PARK_WITHIN).await {
+        Ok(_) => Ok(()),
+        Err(SessionError::StepTimeout { ms, .. }) => Err(CallError::CannotPark {
+            reason: format!(
+                "thread {name:?} reached no line of application code within {ms} ms (blocked or waiting); it runs on as before — arm a stop point where it passes, or name another thread"
+            ),
+        }
+        .into()),
+        Err(e) => Err(e),
+    }
+}
