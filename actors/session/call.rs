@@ -143,6 +143,8 @@ pub(in crate::actors) struct Caller<'a> {
     pub budget: Duration,
     pub options: InvokeOptions,
     pinned: Mutex<Vec<ObjectId>>,
+    /// The class whose loader loads a class not loaded yet.
+    home: Mutex<Option<ReferenceTypeId>>,
 }
 
 impl<'a> Caller<'a> {
@@ -158,6 +160,7 @@ impl<'a> Caller<'a> {
             budget,
             options,
             pinned: Mutex::new(Vec::new()),
+            home: Mutex::new(None),
         }
     }
 
@@ -229,13 +232,61 @@ impl<'a> Caller<'a> {
         }
     }
 
-    /// The loaded class `name` (the first copy).
+    /// Classes not loaded yet are loaded by `home`'s class loader.
+    pub fn set_home(&self, class: ReferenceTypeId) {
+        if let Ok(mut h) = self.home.lock() {
+            *h = Some(class);
+        }
+    }
+
+    /// The loaded class `name` (the first copy); one not loaded yet is
+    /// loaded (`Class.forName`) by the class loader of the call's target.
     pub async fn class(&self, name: &str) -> Result<ReferenceTypeId, SessionError> {
         let copies = self.classes().by_name(name).await?;
-        copies
+        if let Some(c) = copies.first() {
+            return Ok(c.id);
+        }
+        let home = self.home.lock().ok().and_then(|h| *h);
+        match home {
+            Some(home) if !name.ends_with("[]") => self.load(name, home).await,
+            _ => Err(CallError::NotLoaded { class: name.into() }.into()),
+        }
+    }
+
+    async fn load(&self, name: &str, home: ReferenceTypeId) -> Result<ReferenceTypeId, SessionError> {
+        let loader = self.classes().loader(home).await?;
+        let class = self
+            .classes()
+            .by_name("java.lang.Class")
+            .await?
             .first()
             .map(|c| c.id)
-            .ok_or_else(|| CallError::NotLoaded { class: name.into() }.into())
+            .ok_or_else(|| CallError::NotLoaded { class: "java.lang.Class".into() })?;
+        let (decl, for_name) = self
+            .find(
+                class,
+                "forName",
+                "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;",
+            )
+            .await?;
+        let n = self.string(name).await?;
+        let loader = Value::Object {
+            tag: Tag::ClassLoader,
+            id: loader,
+        };
+        let found = self
+            .call(None, decl, &for_name, vec![n, Value::Boolean(true), loader])
+            .await
+            .map_err(|_| CallError::NotLoaded { class: name.into() })?;
+        let object = Self::object(&found).ok_or(CallError::NotLoaded { class: name.into() })?;
+        let t = self
+            .session
+            .connection()
+            .send(&crate::jdwp::class_object_reference::ReflectedType {
+                class_object: object,
+            })
+            .await?;
+        Ok(t.id)
     }
 
     /// Runs `method` (declared by `decl`) on `object`, or statically.
@@ -484,6 +535,7 @@ impl SessionHandle {
     ) -> Result<(MethodShape, Val, Option<String>, String, Vec<String>), SessionError> {
         let mut notes = Vec::new();
         let (object, class) = self.call_target(caller, &spec.target, &mut notes).await?;
+        caller.set_home(class);
         let (decl, method, shape) = resolve::choose(
             caller,
             class,

@@ -94,7 +94,7 @@ async fn is_manager(caller: &Caller<'_>, ty: ReferenceTypeId) -> Result<bool, Se
 /// The first EntityManager among `values`.
 async fn first_manager(
     caller: &Caller<'_>,
-    values: impl IntoIterator<Item = (String, Value)>,
+    values: Vec<(String, Value)>,
 ) -> Result<Option<(ObjectId, String)>, SessionError> {
     for (label, v) in values {
         if let Some(o) = Caller::object(&v) {
@@ -120,11 +120,11 @@ async fn find_manager(
         .into());
     };
     if let Locals::Known(locals) = inspect::locals(classes, caller.thread, frame, None).await? {
-        let found = first_manager(
-            caller,
-            locals.into_iter().map(|l| (format!("local {}", l.name), l.value)),
-        )
-        .await?;
+        let labelled: Vec<(String, Value)> = locals
+            .into_iter()
+            .map(|l| (format!("local {}", l.name), l.value))
+            .collect();
+        let found = first_manager(caller, labelled).await?;
         if let Some(m) = found {
             return Ok(m);
         }
@@ -147,7 +147,11 @@ async fn find_manager(
                     fields: fields.iter().map(|f| f.id).collect(),
                 })
                 .await?;
-            let labelled = fields.iter().map(|f| format!("this.{}", f.name)).zip(values);
+            let labelled: Vec<(String, Value)> = fields
+                .iter()
+                .map(|f| format!("this.{}", f.name))
+                .zip(values)
+                .collect();
             if let Some(m) = first_manager(caller, labelled).await? {
                 return Ok(m);
             }
@@ -168,10 +172,11 @@ async fn find_manager(
             fields: statics.iter().map(|f| f.id).collect(),
         })
         .await?;
-    let labelled = statics
+    let labelled: Vec<(String, Value)> = statics
         .iter()
         .map(|f| format!("{}.{}", frame.class.name, f.name))
-        .zip(values);
+        .zip(values)
+        .collect();
     if let Some(m) = first_manager(caller, labelled).await? {
         return Ok(m);
     }

@@ -13,8 +13,12 @@ use crate::model::signature::JType;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Fit {
     No,
-    /// Possible (a string for an enum or an unknown class, a number widened).
+    /// Possible (a string for an enum or an unknown class, a narrowing).
     Loose,
+    /// Through a box, as Java's second phase.
+    Boxed,
+    /// A primitive widened, as Java's first phase.
+    Widened,
     Exact,
 }
 
@@ -251,14 +255,26 @@ fn fit(arg: &Arg, ty: &JType) -> Fit {
             _ => Fit::Loose,
         },
         Arg::Bool(_) => match prim {
+            Some('Z') if matches!(ty, JType::Class { .. }) => Fit::Boxed,
             Some('Z') => Fit::Exact,
             _ if any => Fit::Loose,
             _ => Fit::No,
         },
+        Arg::Int(_) if matches!(ty, JType::Class { .. }) && prim.is_some() => match prim {
+            Some('I') => Fit::Boxed,
+            Some('Z' | 'C') => Fit::No,
+            _ => Fit::Loose,
+        },
         Arg::Int(_) => match prim {
             Some('I') => Fit::Exact,
-            Some('J' | 'S' | 'B' | 'F' | 'D') => Fit::Loose,
+            Some('J' | 'F' | 'D') => Fit::Widened,
+            Some('S' | 'B') => Fit::Loose,
             _ if any || class == "java.lang.Number" => Fit::Loose,
+            _ => Fit::No,
+        },
+        Arg::Float(_) if matches!(ty, JType::Class { .. }) && prim.is_some() => match prim {
+            Some('D') => Fit::Boxed,
+            Some('F') => Fit::Loose,
             _ => Fit::No,
         },
         Arg::Float(_) => match prim {

@@ -1,9 +1,12 @@
 //! The thread a call runs on. JDWP runs methods only on a thread an event
 //! suspended. When the agent names none and no event holds one, a thread
 //! is parked for the call: the chosen thread (`main` first, else the first
-//! application thread) is suspended and single-stepped over to its next
+//! application thread) is suspended and single-stepped into its next
 //! line of application code, where the step event suspends it — a safe
-//! point, since the JVM stops there between two lines. After the call it is
+//! point, since the JVM stops there between two lines. Into, not over:
+//! HotSpot never completes a step over that starts in a native frame
+//! (`Thread.sleep`, a socket read), while a step into also ends at the
+//! entry of the next application method called. After the call it is
 //! resumed, as it was running before.
 
 use std::time::Duration;
@@ -135,7 +138,7 @@ async fn choose(session: &SessionHandle) -> Result<ThreadId, SessionError> {
         })
 }
 
-/// Suspends `thread` and steps it over to its next line of application code.
+/// Suspends `thread` and steps it into its next line of application code.
 async fn park(session: &SessionHandle, thread: ThreadId, name: &str) -> Result<(), SessionError> {
     let conn = session.connection();
     let count = conn
@@ -153,7 +156,7 @@ async fn park(session: &SessionHandle, thread: ThreadId, name: &str) -> Result<(
         .await
         .map_err(|e| session.map_err(e))?;
     let filter = StepFilter::Exclude(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect());
-    match step::step(session, thread, StepKind::Over, &filter, PARK_WITHIN).await {
+    match step::step(session, thread, StepKind::Into, &filter, PARK_WITHIN).await {
         Ok(_) => Ok(()),
         Err(SessionError::StepTimeout { ms, .. }) => Err(CallError::CannotPark {
             reason: format!(

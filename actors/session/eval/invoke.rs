@@ -103,7 +103,10 @@ impl Driver<'_> {
         let id = match self.class(class, None).await? {
             Answer::Value(Val::Class { id, .. }) => ReferenceTypeId(id),
             Answer::Value(_) => return Ok(Answer::Missing(format!("{class} is not a class"))),
-            other => return Ok(other),
+            other => match self.load_class(class).await? {
+                Some(id) => id,
+                None => return Ok(other),
+            },
         };
         let info = self.classes.info(id).await?;
         if info.tag != TypeTag::Class {
@@ -150,6 +153,40 @@ impl Driver<'_> {
             exception: r.exception,
         });
         self.result(reply, &info.name, "<init>", budget).await
+    }
+
+    /// Loads `class` (not loaded yet: a class loads on first use) through
+    /// the class loader of the frame's class, by `Class.forName`.
+    async fn load_class(&self, class: &str) -> Result<Option<ReferenceTypeId>, JdwpError> {
+        let Some(frame) = &self.ctx.frame else {
+            return Ok(None);
+        };
+        let loader = self.classes.loader(frame.class.id).await?;
+        let Answer::Value(holder @ Val::Class { .. }) = self.class("java.lang.Class", None).await?
+        else {
+            return Ok(None);
+        };
+        let args = [
+            Val::Text(class.to_string()),
+            Val::Bool(true),
+            Val::Object {
+                id: loader.0,
+                tag: Tag::ClassLoader,
+            },
+        ];
+        let Answer::Value(Val::Object { id, .. }) =
+            Box::pin(self.invoke(Some(&holder), "forName", &args)).await?
+        else {
+            return Ok(None);
+        };
+        let t = self
+            .classes
+            .connection()
+            .send(&crate::jdwp::class_object_reference::ReflectedType {
+                class_object: ObjectId(id),
+            })
+            .await?;
+        Ok(Some(t.id))
     }
 
     /// The thread to invoke on, or the refusal when no event suspended

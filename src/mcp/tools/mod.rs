@@ -7,6 +7,7 @@ pub mod classes;
 pub mod events;
 pub mod execution;
 pub mod inspect;
+pub mod invoke;
 pub mod mutation;
 pub mod session;
 pub mod stop_points;
@@ -169,6 +170,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(inspect::routes());
         routes.extend(classes::routes());
         routes.extend(mutation::routes());
+        routes.extend(invoke::routes());
         let by_name = routes
             .iter()
             .enumerate()

@@ -27,7 +27,15 @@ public class PricingService {
     }
 
     public int quote(String sku, Integer quantity) {
-        return quantity;
+        return quantity + 1000;
+    }
+
+    public String describe(String sku) {
+        return "sku " + sku;
+    }
+
+    public String describe(Integer id) {
+        return "id " + id;
     }
 
     public String tiers(Tier tier, List<Integer> amounts, int[] extra, Integer boxed, double rate) {
