@@ -4,6 +4,7 @@ mod classes;
 mod evaluate;
 mod execution;
 mod fake_jdwp;
+mod investigation;
 mod invoke;
 mod fake_jdwp_selftest;
 mod faults;

@@ -188,7 +188,7 @@ pub fn event_json(e: &HitEvent) -> Value {
     })
 }
 
-fn trace_text(t: &TraceRecord, now: Instant) -> String {
+pub fn trace_text(t: &TraceRecord, now: Instant) -> String {
     let mut s = format!(
         "#{} {} thread=@{:#x} {:?} {}",
         t.seq, t.stop, t.thread.0, t.thread_name, t.location

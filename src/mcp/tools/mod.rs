@@ -7,6 +7,7 @@ pub mod classes;
 pub mod events;
 pub mod execution;
 pub mod inspect;
+pub mod investigation;
 pub mod invoke;
 pub mod mutation;
 pub mod session;
@@ -171,6 +172,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(classes::routes());
         routes.extend(mutation::routes());
         routes.extend(invoke::routes());
+        routes.extend(investigation::routes());
         let by_name = routes
             .iter()
             .enumerate()
