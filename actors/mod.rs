@@ -68,6 +68,11 @@ pub use error::{
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use session::call::spring::{SpringQuery, is_secret};
+pub use session::call::{
+    Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
+    Param, QueryRows, SpringReport, Venue,
+};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
 pub use session::mutate::Written;
@@ -78,11 +83,6 @@ pub use session::wildcards::{Expanded, WildcardError};
 pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
     ThreadChange,
-};
-pub use session::call::spring::{SpringQuery, is_secret};
-pub use session::call::{
-    Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
-    Param, QueryRows, SpringReport, Venue,
 };
 pub use stop_points::routes::CONDITION_ERROR_LIMIT;
 pub use stop_points::{

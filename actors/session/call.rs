@@ -253,7 +253,11 @@ impl<'a> Caller<'a> {
         }
     }
 
-    async fn load(&self, name: &str, home: ReferenceTypeId) -> Result<ReferenceTypeId, SessionError> {
+    async fn load(
+        &self,
+        name: &str,
+        home: ReferenceTypeId,
+    ) -> Result<ReferenceTypeId, SessionError> {
         let loader = self.classes().loader(home).await?;
         let class = self
             .classes()
@@ -261,7 +265,9 @@ impl<'a> Caller<'a> {
             .await?
             .first()
             .map(|c| c.id)
-            .ok_or_else(|| CallError::NotLoaded { class: "java.lang.Class".into() })?;
+            .ok_or_else(|| CallError::NotLoaded {
+                class: "java.lang.Class".into(),
+            })?;
         let (decl, for_name) = self
             .find(
                 class,
@@ -297,11 +303,7 @@ impl<'a> Caller<'a> {
         method: &MethodInfo,
         args: Vec<Value>,
     ) -> Result<Value, SessionError> {
-        let label = format!(
-            "{}.{}",
-            self.classes().info(decl).await?.name,
-            method.name
-        );
+        let label = format!("{}.{}", self.classes().info(decl).await?.name, method.name);
         let (thread, options) = (self.thread, self.options);
         let reply = match object {
             Some(object) if !method.is_static() => {
@@ -495,10 +497,7 @@ impl SessionHandle {
         let started = Instant::now();
         let result = self.invoke_on(&caller, &seat.ctx, spec).await;
         caller.release().await;
-        let timed_out = matches!(
-            &result,
-            Err(SessionError::Call(CallError::Timeout { .. }))
-        );
+        let timed_out = matches!(&result, Err(SessionError::Call(CallError::Timeout { .. })));
         seat.give_back(self, timed_out).await;
         let (method, value, to_string, tree, notes) = result?;
         let value_type = match &value {
@@ -612,10 +611,14 @@ impl SessionHandle {
                 copies
                     .first()
                     .map(|c| c.id)
-                    .ok_or_else(|| CallError::NotLoaded { class: name.clone() })?
+                    .ok_or_else(|| CallError::NotLoaded {
+                        class: name.clone(),
+                    })?
             }
             CallTarget::Object(id) => self.classes().type_of(ObjectId(*id)).await?.id,
-            CallTarget::Bean { type_name: Some(t), .. } => {
+            CallTarget::Bean {
+                type_name: Some(t), ..
+            } => {
                 let copies = self.classes().by_name(t).await?;
                 copies
                     .first()
@@ -662,7 +665,11 @@ pub(in crate::actors) fn types_of(m: &MethodInfo) -> (Vec<JType>, JType) {
 pub(in crate::actors) fn declaration(name: &str, params: &[JType]) -> String {
     format!(
         "{name}({})",
-        params.iter().map(JType::java).collect::<Vec<_>>().join(", ")
+        params
+            .iter()
+            .map(JType::java)
+            .collect::<Vec<_>>()
+            .join(", ")
     )
 }
 

@@ -148,7 +148,7 @@ impl From<CallError> for ToolError {
                 .next("trigger the code that uses it, or check the name with debug_list_classes"),
             CallError::CannotPark { .. } | CallError::AgentHeld { .. } => {
                 ToolError::new("NO_THREAD", text).next(
-                    "arm a suspending stop point where the code passes and call again while it holds the thread, or pass thread_id",
+                    "arm a suspending stop point where the code passes and call again while it holds the thread, or pass thread_id of another thread",
                 )
             }
             CallError::Threw { .. } => ToolError::new("INVOKE_THREW", text),
@@ -158,9 +158,9 @@ impl From<CallError> for ToolError {
                 .next("wait until the application has created its context, then call again"),
             CallError::NoBean { .. } => ToolError::new("NO_BEAN", text)
                 .next("debug_spring with beans:\"\" lists the beans by name and type"),
-            CallError::NoEntityManager { .. } | CallError::WrongKind { .. } => {
-                ToolError::new("NO_TARGET", text)
-            }
+            CallError::NoEntityManager { .. } => ToolError::new("NO_TARGET", text)
+                .next("pass entity_manager: an expression (Repo.em, this.em) or an @0x… handle"),
+            CallError::WrongKind { .. } => ToolError::new("NO_TARGET", text),
         }
     }
 }

@@ -251,7 +251,16 @@ mod tests {
 
     #[test]
     fn malformed_signatures_are_refused_not_panicked_on() {
-        for bad in ["", "(", "(L", "(Ljava/lang/String", "(Q)V", "<T:", "(I)", "(Lx<>"] {
+        for bad in [
+            "",
+            "(",
+            "(L",
+            "(Ljava/lang/String",
+            "(Q)V",
+            "<T:",
+            "(I)",
+            "(Lx<>",
+        ] {
             assert_eq!(method_types(bad), None, "{bad:?}");
         }
         assert_eq!(method_types("()V"), Some((Vec::new(), JType::Prim('V'))));

@@ -72,8 +72,14 @@ fn an_exported_set_re_armed_on_a_new_session_fires_again_and_the_report_says_it_
     assert!(first_para.contains("NOT redacted"), "{md}");
     assert!(md.contains("## Stop points") && md.contains(&bp), "{md}");
     assert!(md.contains("Hits:"), "{md}");
-    assert!(md.contains("## Trace snapshots") && md.contains("qty"), "{md}");
-    assert!(md.contains("```json") && md.contains("debug_set_line_stop"), "{md}");
+    assert!(
+        md.contains("## Trace snapshots") && md.contains("qty"),
+        "{md}"
+    );
+    assert!(
+        md.contains("```json") && md.contains("debug_set_line_stop"),
+        "{md}"
+    );
 
     let exported = server
         .call("debug_list_stop_points", json!({"export": true}))
@@ -90,7 +96,11 @@ fn an_exported_set_re_armed_on_a_new_session_fires_again_and_the_report_says_it_
             .filter(|l| l.starts_with("Listening for transport dt_socket at address:"))
             .collect();
         (listening.len() >= 2)
-            .then(|| listening.last().and_then(|l| l.rsplit(':').next()?.trim().parse().ok()))
+            .then(|| {
+                listening
+                    .last()
+                    .and_then(|l| l.rsplit(':').next()?.trim().parse().ok())
+            })
             .flatten()
     });
     server
@@ -100,7 +110,9 @@ fn an_exported_set_re_armed_on_a_new_session_fires_again_and_the_report_says_it_
         .call("debug_arm_stop_points", json!({"set": exported.text}))
         .expect_ok();
     assert!(
-        rearmed.text.starts_with("1 armed, 0 deferred, 0 refused, 0 skipped"),
+        rearmed
+            .text
+            .starts_with("1 armed, 0 deferred, 0 refused, 0 skipped"),
         "{}",
         rearmed.text
     );
@@ -128,12 +140,21 @@ fn read_only_refuses_every_call_into_the_application_and_every_mutation() {
     server.initialize();
     attach(&server, &jvm, true);
     let calls = [
-        ("debug_invoke", json!({"class": "Orders", "method": "label", "args": [1]})),
-        ("debug_invoke", json!({"class": "Orders", "method": "label", "template": true})),
+        (
+            "debug_invoke",
+            json!({"class": "Orders", "method": "label", "args": [1]}),
+        ),
+        (
+            "debug_invoke",
+            json!({"class": "Orders", "method": "label", "template": true}),
+        ),
         ("debug_spring", json!({"keys": ["a"]})),
         ("debug_run_named_query", json!({"name": "X.y"})),
         ("debug_arm_stop_points", json!({"set": []})),
-        ("debug_set_value", json!({"target": "Orders.total", "value": "new Object()"})),
+        (
+            "debug_set_value",
+            json!({"target": "Orders.total", "value": "new Object()"}),
+        ),
     ];
     for (tool, args) in calls {
         let r = server.call(tool, args).expect_tool_error();

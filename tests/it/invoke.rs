@@ -30,42 +30,7 @@ fn shop() -> (Jvm, Server) {
 fn a_spring_bean_is_invoked_with_json_arguments_and_the_context_is_read() {
     let (_jvm, server) = shop();
 
-    // The template names the three declared types, generics included.
-    let t = server
-        .call(
-            "debug_invoke",
-            json!({"bean": "pricingService", "method": "quote", "template": true}),
-        )
-        .expect_ok();
-    let overloads = t.json()["overloads"].as_array().cloned().expect("overloads");
-    let three = overloads
-        .iter()
-        .find(|o| o["params"].as_array().is_some_and(|p| p.len() == 3))
-        .unwrap_or_else(|| panic!("no 3-parameter overload: {}", t.text));
-    let types: Vec<&str> = three["params"]
-        .as_array()
-        .expect("params")
-        .iter()
-        .map(|p| p["type"].as_str().expect("type"))
-        .collect();
-    assert_eq!(
-        types,
-        [
-            "java.lang.String",
-            "int",
-            "java.util.Map<java.lang.String, java.lang.Object>"
-        ],
-        "{}",
-        t.text
-    );
-    let names: Vec<&str> = three["params"]
-        .as_array()
-        .expect("params")
-        .iter()
-        .map(|p| p["name"].as_str().expect("name"))
-        .collect();
-    assert_eq!(names, ["sku", "quantity", "options"], "{}", t.text);
-    assert_eq!(three["args"], json!(["", 0, {"": null}]), "{}", t.text);
+    the_template_names_the_declared_types(&server);
 
     // No event holds a thread, so one is parked for the call: 30 × 2 less
     // 10 % plus the context's 20 % VAT from shop.properties.
@@ -82,7 +47,12 @@ fn a_spring_bean_is_invoked_with_json_arguments_and_the_context_is_read() {
         "{}",
         r.text
     );
-    assert_eq!(r.json()["json"], json!("P1 x2 = 64.80 (gift)"), "{}", r.text);
+    assert_eq!(
+        r.json()["json"],
+        json!("P1 x2 = 64.80 (gift)"),
+        "{}",
+        r.text
+    );
     assert_eq!(r.json()["parked"], json!(true), "{}", r.text);
     assert!(r.text.contains("parked for the call"), "{}", r.text);
     assert!(r.text.contains("single-threaded"), "{}", r.text);
@@ -126,7 +96,12 @@ fn a_spring_bean_is_invoked_with_json_arguments_and_the_context_is_read() {
                    "args": ["GOLD", [1, 2, 3], [10, 20], 5, 0.5]}),
         )
         .expect_ok();
-    assert_eq!(mixed.json()["json"], json!("GOLD:36:5:0.5"), "{}", mixed.text);
+    assert_eq!(
+        mixed.json()["json"],
+        json!("GOLD:36:5:0.5"),
+        "{}",
+        mixed.text
+    );
     let stat = server
         .call(
             "debug_invoke",
@@ -135,6 +110,67 @@ fn a_spring_bean_is_invoked_with_json_arguments_and_the_context_is_read() {
         .expect_ok();
     assert_eq!(stat.json()["json"], json!("pricing-1"), "{}", stat.text);
 
+    the_context_is_ready_and_resolves_keys(&server);
+
+    // A missing bean names the ones there are.
+    let missing = server
+        .call(
+            "debug_invoke",
+            json!({"bean": "nope", "method": "quote", "args": []}),
+        )
+        .expect_tool_error();
+    assert!(
+        missing.text.contains("[NO_BEAN]") && missing.text.contains("pricingService"),
+        "{}",
+        missing.text
+    );
+}
+
+/// The argument template of `quote`: names, declared types, placeholders.
+fn the_template_names_the_declared_types(server: &Server) {
+    // The template names the three declared types, generics included.
+    let t = server
+        .call(
+            "debug_invoke",
+            json!({"bean": "pricingService", "method": "quote", "template": true}),
+        )
+        .expect_ok();
+    let overloads = t.json()["overloads"]
+        .as_array()
+        .cloned()
+        .expect("overloads");
+    let three = overloads
+        .iter()
+        .find(|o| o["params"].as_array().is_some_and(|p| p.len() == 3))
+        .unwrap_or_else(|| panic!("no 3-parameter overload: {}", t.text));
+    let types: Vec<&str> = three["params"]
+        .as_array()
+        .expect("params")
+        .iter()
+        .map(|p| p["type"].as_str().expect("type"))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "java.lang.String",
+            "int",
+            "java.util.Map<java.lang.String, java.lang.Object>"
+        ],
+        "{}",
+        t.text
+    );
+    let names: Vec<&str> = three["params"]
+        .as_array()
+        .expect("params")
+        .iter()
+        .map(|p| p["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["sku", "quantity", "options"], "{}", t.text);
+    assert_eq!(three["args"], json!(["", 0, {"": null}]), "{}", t.text);
+}
+
+/// debug_spring: ready, beans by type, keys with their source, secrets masked.
+fn the_context_is_ready_and_resolves_keys(server: &Server) {
     // The context: ready, beans by type, keys with their source, secrets masked.
     let s = server
         .call(
@@ -162,19 +198,6 @@ fn a_spring_bean_is_invoked_with_json_arguments_and_the_context_is_read() {
     assert!(!s.text.contains("hunter2"), "{}", s.text);
     assert_eq!(d["keys"][2]["value"], json!(null), "{}", s.text);
     assert!(s.text.contains("READY"), "{}", s.text);
-
-    // A missing bean names the ones there are.
-    let missing = server
-        .call(
-            "debug_invoke",
-            json!({"bean": "nope", "method": "quote", "args": []}),
-        )
-        .expect_tool_error();
-    assert!(
-        missing.text.contains("[NO_BEAN]") && missing.text.contains("pricingService"),
-        "{}",
-        missing.text
-    );
 }
 
 #[test]
@@ -196,9 +219,17 @@ fn a_named_query_returns_the_known_rows_and_new_repairs_the_program() {
         .map(|r| r.as_str().expect("row").to_string())
         .collect();
     for (row, sku) in rows.iter().zip(["P1", "P2", "P4"]) {
-        assert!(row.contains(&format!("\"{sku}\"")), "{sku} not in {row}\n{}", q.text);
+        assert!(
+            row.contains(&format!("\"{sku}\"")),
+            "{sku} not in {row}\n{}",
+            q.text
+        );
     }
-    assert!(q.text.contains(":category bound as java.lang.String"), "{}", q.text);
+    assert!(
+        q.text.contains(":category bound as java.lang.String"),
+        "{}",
+        q.text
+    );
     assert!(q.text.contains("COMMIT"), "{}", q.text);
 
     // `new` at a stop point: checkout() then takes the coupon path.
@@ -210,7 +241,10 @@ fn a_named_query_returns_the_known_rows_and_new_repairs_the_program() {
             json!({"class_pattern": "Shop", "line": line}),
         )
         .expect_ok();
-    let id = bp.json()["outcomes"][0]["id"].as_str().map(str::to_string).unwrap_or_else(|| panic!("{}", bp.text));
+    let id = bp.json()["outcomes"][0]["id"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| panic!("{}", bp.text));
     server
         .call("debug_wait_for_event", json!({"timeout_ms": 10000}))
         .expect_ok();

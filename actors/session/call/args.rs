@@ -145,7 +145,14 @@ async fn inferred(caller: &Caller<'_>, index: usize, arg: &Arg) -> Result<Value,
         Arg::Float(x) => boxed(caller, "java.lang.Double", 'D', Value::Double(*x)).await,
         Arg::Text(s) => Ok(caller.string(s).await?),
         Arg::List(items) => {
-            collection(caller, index, "java.util.ArrayList", &JType::object(), items).await
+            collection(
+                caller,
+                index,
+                "java.util.ArrayList",
+                &JType::object(),
+                items,
+            )
+            .await
         }
         Arg::Map(entries) => {
             let string = JType::Class {

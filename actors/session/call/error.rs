@@ -6,7 +6,10 @@ use crate::jdwp::ThreadId;
 /// A failed call into the application (invoke, Spring, JPA).
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CallError {
-    #[error("{class} has no method {method}{}", listed(" (its overloads: ", overloads))]
+    #[error(
+        "{class} has no method {method}{}",
+        listed(" (its overloads: ", overloads)
+    )]
     NoSuchMethod {
         class: String,
         method: String,
@@ -40,16 +43,26 @@ pub enum CallError {
         message: Option<String>,
         handle: u64,
     },
-    #[error("{method} did not return within {ms} ms; JDWP cannot cancel it, so it runs on and its late return is undone when it comes")]
+    #[error(
+        "{method} did not return within {ms} ms; JDWP cannot cancel it, so it runs on and its late return is undone when it comes"
+    )]
     Timeout { method: String, ms: u128 },
-    #[error("no Spring ApplicationContext is alive in the JVM (searched the heap for instances of every loaded AbstractApplicationContext subclass)")]
+    #[error(
+        "no Spring ApplicationContext is alive in the JVM (searched the heap for instances of every loaded AbstractApplicationContext subclass)"
+    )]
     NoSpringContext,
-    #[error("the Spring context has no bean {wanted}{}", listed(" (beans: ", known))]
+    #[error(
+        "the Spring context has no bean {wanted}{}",
+        listed(" (beans: ", known)
+    )]
     NoBean { wanted: String, known: Vec<String> },
     #[error("no EntityManager found: {searched}")]
     NoEntityManager { searched: String },
     #[error("{what} is not a {expected}")]
-    WrongKind { what: String, expected: &'static str },
+    WrongKind {
+        what: String,
+        expected: &'static str,
+    },
 }
 
 fn listed(prefix: &str, items: &[String]) -> String {

@@ -115,7 +115,7 @@ async fn find_manager(
     let classes = caller.classes();
     let Some(frame) = &ctx.frame else {
         return Err(CallError::NoEntityManager {
-            searched: "no frame to search; pass entity_manager".into(),
+            searched: "the thread has no frame to search".into(),
         }
         .into());
     };
@@ -182,7 +182,7 @@ async fn find_manager(
     }
     Err(CallError::NoEntityManager {
         searched: format!(
-            "none among the locals of {}, the fields of this, or the statics of {}; pass entity_manager (an expression or an @0x… handle)",
+            "none among the locals of {}, the fields of this, or the statics of {}",
             frame.label(),
             frame.class.name
         ),
@@ -264,51 +264,9 @@ impl SessionHandle {
         caller.pin(query).await?;
         let flush = if q.allow_flush { "AUTO" } else { "COMMIT" };
         if !q.allow_flush {
-            let mode_class = caller.class(&format!("{}.FlushModeType", pkg.replace('/', "."))).await?;
-            let fields = self.classes().fields(mode_class).await?;
-            let commit = fields
-                .iter()
-                .find(|f| f.name == "COMMIT")
-                .ok_or(CallError::NotLoaded {
-                    class: "FlushModeType.COMMIT".into(),
-                })?;
-            let mode = self
-                .connection()
-                .send(&StaticValues {
-                    ref_type: mode_class,
-                    fields: vec![commit.id],
-                })
-                .await?;
-            caller
-                .call_named(
-                    query,
-                    "setFlushMode",
-                    &format!("(L{pkg}/FlushModeType;)L{pkg}/Query;"),
-                    mode,
-                )
-                .await?;
+            self.flush_on_commit(caller, query, pkg).await?;
         }
-        let mut bound = Vec::new();
-        for (i, (pname, arg)) in q.parameters.iter().enumerate() {
-            let v = build(caller, i, arg, &JType::object()).await?;
-            let java = match Caller::object(&v) {
-                Some(o) => {
-                    let t = self.classes().type_of(o).await?.id;
-                    self.classes().info(t).await?.name.clone()
-                }
-                None => "null".into(),
-            };
-            let n = caller.string(pname).await?;
-            caller
-                .call_named(
-                    query,
-                    "setParameter",
-                    &format!("(Ljava/lang/String;Ljava/lang/Object;)L{pkg}/Query;"),
-                    vec![n, v],
-                )
-                .await?;
-            bound.push((pname.clone(), java));
-        }
+        let bound = self.bind(caller, query, pkg, &q.parameters).await?;
         let max = i32::try_from(q.max_rows.max(1)).unwrap_or(i32::MAX);
         caller
             .call_named(
@@ -352,6 +310,73 @@ impl SessionHandle {
             thread_name: String::new(),
             venue: Venue::EventThread,
         })
+    }
+
+    /// `query.setFlushMode(FlushModeType.COMMIT)`.
+    async fn flush_on_commit(
+        &self,
+        caller: &Caller<'_>,
+        query: ObjectId,
+        pkg: &str,
+    ) -> Result<(), SessionError> {
+        let mode_class = caller
+            .class(&format!("{}.FlushModeType", pkg.replace('/', ".")))
+            .await?;
+        let fields = self.classes().fields(mode_class).await?;
+        let commit = fields
+            .iter()
+            .find(|f| f.name == "COMMIT")
+            .ok_or(CallError::NotLoaded {
+                class: "FlushModeType.COMMIT".into(),
+            })?;
+        let mode = self
+            .connection()
+            .send(&StaticValues {
+                ref_type: mode_class,
+                fields: vec![commit.id],
+            })
+            .await?;
+        caller
+            .call_named(
+                query,
+                "setFlushMode",
+                &format!("(L{pkg}/FlushModeType;)L{pkg}/Query;"),
+                mode,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Binds each parameter by name; answers the Java type each was bound as.
+    async fn bind(
+        &self,
+        caller: &Caller<'_>,
+        query: ObjectId,
+        pkg: &str,
+        parameters: &[(String, Arg)],
+    ) -> Result<Vec<(String, String)>, SessionError> {
+        let mut bound = Vec::new();
+        for (i, (pname, arg)) in parameters.iter().enumerate() {
+            let v = build(caller, i, arg, &JType::object()).await?;
+            let java = match Caller::object(&v) {
+                Some(o) => {
+                    let t = self.classes().type_of(o).await?.id;
+                    self.classes().info(t).await?.name.clone()
+                }
+                None => "null".into(),
+            };
+            let n = caller.string(pname).await?;
+            caller
+                .call_named(
+                    query,
+                    "setParameter",
+                    &format!("(Ljava/lang/String;Ljava/lang/Object;)L{pkg}/Query;"),
+                    vec![n, v],
+                )
+                .await?;
+            bound.push((pname.clone(), java));
+        }
+        Ok(bound)
     }
 
     /// Whether the JVM has the jakarta persistence API and not the javax one.

@@ -50,7 +50,7 @@ async fn shape(
         Variables::Known { vars, arg_count } => {
             let mut args: Vec<_> = vars
                 .iter()
-                .filter(|v| v.slot < *arg_count && !(v.slot == 0 && !m.is_static()))
+                .filter(|v| v.slot < *arg_count && (v.slot != 0 || m.is_static()))
                 .collect();
             args.sort_by_key(|v| v.slot);
             args.iter().map(|v| v.name.clone()).collect::<Vec<_>>()
@@ -154,7 +154,8 @@ pub(super) async fn choose(
             continue;
         }
         if let Some(want) = param_types
-            && (want.len() != types.len() || !want.iter().zip(&types).all(|(w, t)| names_type(w, t)))
+            && (want.len() != types.len()
+                || !want.iter().zip(&types).all(|(w, t)| names_type(w, t)))
         {
             continue;
         }
@@ -227,7 +228,11 @@ pub(super) const LISTS: &[&str] = &[
     "java.util.AbstractList",
 ];
 /// … and a JSON array for a set.
-pub(super) const SETS: &[&str] = &["java.util.Set", "java.util.HashSet", "java.util.LinkedHashSet"];
+pub(super) const SETS: &[&str] = &[
+    "java.util.Set",
+    "java.util.HashSet",
+    "java.util.LinkedHashSet",
+];
 /// Interfaces and classes a JSON object becomes.
 pub(super) const MAPS: &[&str] = &[
     "java.util.Map",

@@ -160,7 +160,7 @@ async fn park(session: &SessionHandle, thread: ThreadId, name: &str) -> Result<(
         Ok(_) => Ok(()),
         Err(SessionError::StepTimeout { ms, .. }) => Err(CallError::CannotPark {
             reason: format!(
-                "thread {name:?} reached no line of application code within {ms} ms (blocked or waiting); it runs on as before — arm a stop point where it passes, or name another thread"
+                "thread {name:?} reached no line of application code within {ms} ms (blocked or waiting); it runs on as before"
             ),
         }
         .into()),

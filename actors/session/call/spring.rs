@@ -229,17 +229,12 @@ pub(super) async fn bean(
         .or_else(|| type_name.map(|t| format!("of type {t}")))
         .unwrap_or_else(|| "(no name or type given)".into());
     match result {
-        Ok(Some(bean)) => Ok((
-            bean,
-            format!("bean {wanted} from {ctx_name} @{:#x}", ctx.0),
-        )),
-        Ok(None) | Err(SessionError::Call(CallError::Threw { .. })) => {
-            Err(CallError::NoBean {
-                wanted,
-                known: bean_names(caller, ctx).await.unwrap_or_default(),
-            }
-            .into())
+        Ok(Some(bean)) => Ok((bean, format!("bean {wanted} from {ctx_name} @{:#x}", ctx.0))),
+        Ok(None) | Err(SessionError::Call(CallError::Threw { .. })) => Err(CallError::NoBean {
+            wanted,
+            known: bean_names(caller, ctx).await.unwrap_or_default(),
         }
+        .into()),
         Err(e) => Err(e),
     }
 }
@@ -257,7 +252,7 @@ async fn resolve_key(
             env,
             "getProperty",
             "(Ljava/lang/String;)Ljava/lang/String;",
-            vec![k.clone()],
+            vec![k],
         )
         .await?;
     let value = caller.text(&v).await?;
@@ -265,7 +260,7 @@ async fn resolve_key(
     if value.is_some() {
         for (name, ps) in sources {
             let has = caller
-                .call_named(*ps, "containsProperty", "(Ljava/lang/String;)Z", vec![k.clone()])
+                .call_named(*ps, "containsProperty", "(Ljava/lang/String;)Z", vec![k])
                 .await?;
             if has == Value::Boolean(true) {
                 source = Some(name.clone());
@@ -298,8 +293,14 @@ async fn property_sources(
     else {
         return Ok(Vec::new());
     };
-    let Some(it) = call_object(caller, sources, "iterator", "()Ljava/util/Iterator;", Vec::new())
-        .await?
+    let Some(it) = call_object(
+        caller,
+        sources,
+        "iterator",
+        "()Ljava/util/Iterator;",
+        Vec::new(),
+    )
+    .await?
     else {
         return Ok(Vec::new());
     };
@@ -344,10 +345,14 @@ impl SessionHandle {
         let ctx_name = self.classes().info(ty.id).await?.name.clone();
         let active = boolean(caller, ctx, "isActive").await?;
         let (refreshed, not_refreshed) = match boolean(caller, ctx, "isRunning").await {
-            Ok(r) => (r, (!r).then(|| "its lifecycle processor is not running".to_string())),
-            Err(SessionError::Call(CallError::Threw { message, .. })) => {
-                (false, Some(message.unwrap_or_else(|| "refresh has not finished".into())))
-            }
+            Ok(r) => (
+                r,
+                (!r).then(|| "its lifecycle processor is not running".to_string()),
+            ),
+            Err(SessionError::Call(CallError::Threw { message, .. })) => (
+                false,
+                Some(message.unwrap_or_else(|| "refresh has not finished".into())),
+            ),
             Err(e) => return Err(e),
         };
         let mut beans = Vec::new();
@@ -368,7 +373,10 @@ impl SessionHandle {
                 .await?;
                 let type_name = match class {
                     Some(c) => {
-                        let t = self.connection().send(&ReflectedType { class_object: c }).await?;
+                        let t = self
+                            .connection()
+                            .send(&ReflectedType { class_object: c })
+                            .await?;
                         self.classes().info(t.id).await?.name.clone()
                     }
                     None => "?".into(),

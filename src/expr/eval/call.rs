@@ -53,7 +53,13 @@ impl Evaluation<'_> {
 impl Evaluation<'_> {
     /// `new class(args)`: the arguments are evaluated together, then the
     /// construction is asked of the caller like an invocation.
-    pub(super) fn new_instance(&mut self, e: &Expr, class: &[Ident], args: &[Expr], scope: u64) -> R {
+    pub(super) fn new_instance(
+        &mut self,
+        e: &Expr,
+        class: &[Ident],
+        args: &[Expr],
+        scope: u64,
+    ) -> R {
         let mut vals = Vec::with_capacity(args.len());
         let mut stop = None;
         for a in args {
@@ -67,10 +73,17 @@ impl Evaluation<'_> {
         if let Some(s) = stop {
             return Err(s);
         }
-        let name = class.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join(".");
+        let name = class
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
         self.value(
             NeedKey::of(e, scope, 0),
-            Need::New { class: name, args: vals },
+            Need::New {
+                class: name,
+                args: vals,
+            },
             e.span,
         )
     }

@@ -159,5 +159,11 @@ fn chain_links_are_recorded() {
 
 #[test]
 fn new_asks_for_a_construction_with_its_arguments() {
-    assert_eq!(eval("new a.Box(3 + 4)"), Ok(Val::Object { id: 30, tag: Tag::Object }));
+    assert_eq!(
+        eval("new a.Box(3 + 4)"),
+        Ok(Val::Object {
+            id: 30,
+            tag: Tag::Object
+        })
+    );
 }

@@ -703,11 +703,17 @@ fn new_builds_a_constructor_call() {
     let ExprKind::New { class, args } = &target.kind else {
         panic!("not a new: {target:?}");
     };
-    assert_eq!(class.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), ["com", "acme", "Tax"]);
+    assert_eq!(
+        class.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+        ["com", "acme", "Tax"]
+    );
     assert_eq!(args.len(), 2);
     assert_eq!(target.span.text(src), "new com.acme.Tax(\"EU\", 1 + 2)");
     assert_eq!(target.to_string(), "new com.acme.Tax(\"EU\", 1 + 2)");
     // `new` alone is still a name; `new Foo` without arguments is refused.
-    assert!(matches!(parse("new").map(|p| p.expr.kind), Ok(ExprKind::Path(_))));
+    assert!(matches!(
+        parse("new").map(|p| p.expr.kind),
+        Ok(ExprKind::Path(_))
+    ));
     check_err("new Foo", 8, "`(` after the class name", "end of input");
 }

@@ -56,7 +56,9 @@ pub fn routes() -> Vec<Route> {
              redacted: snapshots hold whatever the program held (payloads, tokens, credentials). Clears \
              nothing.",
             Effect::Read,
-            |ctx, p: Result<ExportParams, ToolError>| Box::pin(async move { export(&ctx, p).await }),
+            |ctx, p: Result<ExportParams, ToolError>| {
+                Box::pin(async move { export(&ctx, p).await })
+            },
         ),
         Route::new(
             "debug_arm_stop_points",
@@ -154,11 +156,14 @@ async fn export(ctx: &Ctx, p: Result<ExportParams, ToolError>) -> Reply {
         md.push_str("None: every thread runs.\n");
     }
     md.push_str("\n## Notes\n\n");
-    md.push_str("Classes reloaded: none recorded (this session keeps no record of redefinitions).\n");
+    md.push_str(
+        "Classes reloaded: none recorded (this session keeps no record of redefinitions).\n",
+    );
     for n in handle.recent_events() {
         md.push_str(&format!("- {n}\n"));
     }
-    let data = json!({"markdown": md, "snapshots": shown.len(), "stop_points": listing.points.len()});
+    let data =
+        json!({"markdown": md, "snapshots": shown.len(), "stop_points": listing.points.len()});
     Ok(text_and_data(md, data))
 }
 
@@ -182,9 +187,14 @@ fn entries(set: &Value) -> Result<Vec<Value>, ToolError> {
                 }
                 None => s.as_str(),
             };
-            serde_json::from_str::<Value>(body.trim()).map_err(|e| bad(format!("set is not JSON: {e}")))?
+            serde_json::from_str::<Value>(body.trim())
+                .map_err(|e| bad(format!("set is not JSON: {e}")))?
         }
-        _ => return Err(bad("set must be the exported array or the text holding it".into())),
+        _ => {
+            return Err(bad(
+                "set must be the exported array or the text holding it".into()
+            ));
+        }
     };
     match parsed {
         Value::Array(a) => Ok(a),
@@ -234,7 +244,10 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
             refused += 1;
             "refused"
         } else {
-            let first = &r.structured_content.as_ref().map(|d| d["outcomes"][0].clone());
+            let first = &r
+                .structured_content
+                .as_ref()
+                .map(|d| d["outcomes"][0].clone());
             match first.as_ref().and_then(|o| o["state"].as_str()) {
                 Some("deferred") => {
                     deferred += 1;
@@ -250,15 +263,15 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
             .structured_content
             .as_ref()
             .and_then(|d| d["outcomes"][0]["id"].as_str().map(str::to_string));
-        lines.push(format!(
-            "{entry} {tool}: {}",
-            text.replace('\n', "\n  ")
-        ));
+        lines.push(format!("{entry} {tool}: {}", text.replace('\n', "\n  ")));
         outcomes.push(json!({"entry": i, "from": from, "state": state, "id": id}));
     }
-    let mut text = format!("{armed} armed, {deferred} deferred, {refused} refused, {skipped} skipped");
+    let mut text =
+        format!("{armed} armed, {deferred} deferred, {refused} refused, {skipped} skipped");
     if armed + deferred > 0 {
-        text.push_str("\nLines were not checked against this build: a redeployed class may have moved them.");
+        text.push_str(
+            "\nLines were not checked against this build: a redeployed class may have moved them.",
+        );
     }
     for l in lines {
         text.push_str(&format!("\n{l}"));

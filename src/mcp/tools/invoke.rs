@@ -105,7 +105,9 @@ pub fn routes() -> Vec<Route> {
              says which. Single-threaded by default: a method waiting on a lock held by a suspended thread \
              times out. Views: toString, JSON, field tree. template:true returns what each overload takes.",
             Effect::Changes,
-            |ctx, p: Result<InvokeParams, ToolError>| Box::pin(async move { invoke(&ctx, p).await }),
+            |ctx, p: Result<InvokeParams, ToolError>| {
+                Box::pin(async move { invoke(&ctx, p).await })
+            },
         ),
         Route::new(
             "debug_spring",
@@ -115,7 +117,9 @@ pub fn routes() -> Vec<Route> {
              source it came from. Values of keys naming a password, secret, token or key are masked. Runs \
              calls like debug_invoke.",
             Effect::Changes,
-            |ctx, p: Result<SpringParams, ToolError>| Box::pin(async move { spring(&ctx, p).await }),
+            |ctx, p: Result<SpringParams, ToolError>| {
+                Box::pin(async move { spring(&ctx, p).await })
+            },
         ),
         Route::new(
             "debug_run_named_query",
@@ -165,7 +169,9 @@ fn handle(tool: &str, raw: &str) -> Result<u64, ToolError> {
         .trim_start_matches('@')
         .strip_prefix("0x")
         .and_then(|h| u64::from_str_radix(h, 16).ok())
-        .ok_or_else(|| ToolError::bad_argument(tool, format!("object {raw:?} is not an @0x… handle")))
+        .ok_or_else(|| {
+            ToolError::bad_argument(tool, format!("object {raw:?} is not an @0x… handle"))
+        })
 }
 
 fn target(p: &InvokeParams) -> Result<CallTarget, ToolError> {
@@ -231,7 +237,9 @@ fn invoke_reply(out: &CallOutcome, all_threads: bool) -> rmcp::model::CallToolRe
             .as_deref()
             .map(|t| format!("a {t}: "))
             .unwrap_or_default(),
-        out.to_string.as_deref().map_or_else(|| shown.to_string(), |s| format!("{s:?}"))
+        out.to_string
+            .as_deref()
+            .map_or_else(|| shown.to_string(), |s| format!("{s:?}"))
     );
     text.push_str(&format!(
         "\n{} in {} ms",
@@ -309,7 +317,9 @@ fn placeholder(ty: &JType, constants: &[String]) -> Json {
             "java.lang.Double" | "java.lang.Float" => json!(0.0),
             "java.lang.Integer" | "java.lang.Long" | "java.lang.Short" | "java.lang.Byte"
             | "java.lang.Number" => json!(0),
-            c if c.starts_with("java.util.") && (c.ends_with("List") || c.ends_with("Set") || c.ends_with("Collection")) => {
+            c if c.starts_with("java.util.")
+                && (c.ends_with("List") || c.ends_with("Set") || c.ends_with("Collection")) =>
+            {
                 json!([placeholder(&ty.arg(0), &[])])
             }
             c if c.starts_with("java.util.") && c.ends_with("Map") => {
@@ -323,7 +333,10 @@ fn placeholder(ty: &JType, constants: &[String]) -> Json {
 }
 
 fn template_reply(shapes: &[MethodShape]) -> rmcp::model::CallToolResult {
-    let mut text = format!("{} overload(s); fill in args and pass param_types when several", shapes.len());
+    let mut text = format!(
+        "{} overload(s); fill in args and pass param_types when several",
+        shapes.len()
+    );
     let mut data = Vec::new();
     for s in shapes {
         let args: Vec<Json> = s
@@ -335,7 +348,10 @@ fn template_reply(shapes: &[MethodShape]) -> rmcp::model::CallToolResult {
         let erased: Vec<String> = s
             .params
             .iter()
-            .map(|p| p.ty.class_name().map_or_else(|| p.ty.java(), str::to_string))
+            .map(|p| {
+                p.ty.class_name()
+                    .map_or_else(|| p.ty.java(), str::to_string)
+            })
             .collect();
         let params: Vec<String> = s
             .params
@@ -355,7 +371,11 @@ fn template_reply(shapes: &[MethodShape]) -> rmcp::model::CallToolResult {
             s.class,
             s.declaration,
             s.returns.java(),
-            if params.is_empty() { "none".into() } else { params.join(", ") },
+            if params.is_empty() {
+                "none".into()
+            } else {
+                params.join(", ")
+            },
             Json::Array(args.clone()),
             json!(erased)
         ));
@@ -375,7 +395,11 @@ fn template_reply(shapes: &[MethodShape]) -> rmcp::model::CallToolResult {
 
 async fn spring(ctx: &Ctx, p: Result<SpringParams, ToolError>) -> Reply {
     let p = p?;
-    let session = writable(ctx, p.session_id.as_deref(), "invoke Spring's ApplicationContext")?;
+    let session = writable(
+        ctx,
+        p.session_id.as_deref(),
+        "invoke Spring's ApplicationContext",
+    )?;
     let q = SpringQuery {
         beans: p.beans.clone(),
         keys: p.keys.clone().unwrap_or_default(),
@@ -390,15 +414,25 @@ async fn spring(ctx: &Ctx, p: Result<SpringParams, ToolError>) -> Reply {
             "NOT READY (active: {}, refreshed: {}{})",
             r.active,
             r.refreshed,
-            r.not_refreshed.as_deref().map(|w| format!(": {w}")).unwrap_or_default()
+            r.not_refreshed
+                .as_deref()
+                .map(|w| format!(": {w}"))
+                .unwrap_or_default()
         )
     };
     let mut text = format!("Spring context {}: {state}", r.context);
     if r.contexts > 1 {
-        text.push_str(&format!(" ({} contexts alive; the first active one is read)", r.contexts));
+        text.push_str(&format!(
+            " ({} contexts alive; the first active one is read)",
+            r.contexts
+        ));
     }
     if p.beans.is_some() {
-        text.push_str(&format!("\n{} of {} beans match:", r.beans.len(), r.bean_count));
+        text.push_str(&format!(
+            "\n{} of {} beans match:",
+            r.beans.len(),
+            r.bean_count
+        ));
         for b in &r.beans {
             text.push_str(&format!("\n  {}: {}", b.name, b.type_name));
         }
@@ -408,11 +442,22 @@ async fn spring(ctx: &Ctx, p: Result<SpringParams, ToolError>) -> Reply {
             (Some(v), src) => format!(
                 "\n{} = {}{} (from {})",
                 k.key,
-                if k.masked { v.clone() } else { format!("{v:?}") },
-                if k.masked { " masked: the key names a secret" } else { "" },
+                if k.masked {
+                    v.clone()
+                } else {
+                    format!("{v:?}")
+                },
+                if k.masked {
+                    " masked: the key names a secret"
+                } else {
+                    ""
+                },
                 src.as_deref().unwrap_or("an unnamed source")
             ),
-            (None, _) => format!("\n{}: not resolved by the Environment (no property source has it)", k.key),
+            (None, _) => format!(
+                "\n{}: not resolved by the Environment (no property source has it)",
+                k.key
+            ),
         });
     }
     text.push_str(&format!("\n{}", venue(r.venue, &r.thread_name)));
@@ -441,7 +486,10 @@ async fn named_query(ctx: &Ctx, p: Result<NamedQueryParams, ToolError>) -> Reply
                 .map_err(|e| {
                     ToolError::new(
                         "BAD_EXPRESSION",
-                        format!("debug_run_named_query entity_manager: {e}\n{}", e.caret(src)),
+                        format!(
+                            "debug_run_named_query entity_manager: {e}\n{}",
+                            e.caret(src)
+                        ),
                     )
                 })?
                 .expr,

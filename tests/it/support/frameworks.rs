@@ -36,7 +36,9 @@ pub fn jars() -> Vec<PathBuf> {
         "framework jars missing — the framework tests never skip; .ci/run installs them:\n{}",
         missing.join("\n")
     );
-    JARS.iter().map(|(jar, _)| Path::new(SHARE).join(jar)).collect()
+    JARS.iter()
+        .map(|(jar, _)| Path::new(SHARE).join(jar))
+        .collect()
 }
 
 /// `tests/data/java-frameworks` compiled against [`jars()`], with its

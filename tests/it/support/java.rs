@@ -183,7 +183,9 @@ pub fn compile_tree(dir: &Path, classpath: &[PathBuf], cache: &str) -> PathBuf {
     javac_cmd.args(["-g", "--release", "17", "-encoding", "UTF-8", "-d"]);
     javac_cmd.arg(staging.path());
     if !classpath.is_empty() {
-        javac_cmd.arg("-cp").arg(std::env::join_paths(classpath).expect("class path"));
+        javac_cmd
+            .arg("-cp")
+            .arg(std::env::join_paths(classpath).expect("class path"));
     }
     for r in &resources {
         let to = staging.path().join(r.strip_prefix(dir).expect("under dir"));
@@ -350,8 +352,13 @@ impl Jvm {
             .args(&opts.jvm_args)
             .arg("-cp")
             .arg(
-                std::env::join_paths(opts.classpath.iter().map(PathBuf::as_path).chain([fixtures()]))
-                    .expect("class path"),
+                std::env::join_paths(
+                    opts.classpath
+                        .iter()
+                        .map(PathBuf::as_path)
+                        .chain([fixtures()]),
+                )
+                .expect("class path"),
             )
             .arg(main_class)
             .args(&opts.args)
