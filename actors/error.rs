@@ -272,8 +272,8 @@ pub enum ArmError {
     MonitorClassNotLoaded { class: String },
     #[error("this JVM does not offer {kind:?} events ({source})")]
     NotSupported { kind: EventKind, source: JdwpError },
-    #[error("the JVM refused every request for {class}: {}", notes.join("; "))]
-    AllRefused { class: String, notes: Vec<String> },
+    #[error("the JVM refused every request for {class}: {}", reasons.join("; "))]
+    AllRefused { class: String, reasons: Vec<String> },
     /// An entry of a list that could not even be turned into a definition.
     #[error("{message}")]
     BadEntry { message: String },

@@ -76,7 +76,7 @@ pub use session::call::{
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
 pub use session::mutate::Written;
-pub use session::render::{Budget, Renderer};
+pub use session::show::{Budget, ValueReader};
 pub use session::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
 pub use session::threads::{Census, ThreadInfo};
 pub use session::wildcards::{Expanded, WildcardError};

@@ -15,7 +15,7 @@ pub mod launch;
 pub mod ledger;
 pub mod link;
 pub mod mutate;
-pub mod render;
+pub mod show;
 pub mod step;
 pub mod threads;
 pub mod wildcards;

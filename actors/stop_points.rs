@@ -22,7 +22,7 @@ use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::classes::ClassCache;
 use crate::jdwp::thread_reference::Resume;
 use crate::jdwp::{SuspendPolicy, TaggedTypeId, ThreadId};
-use crate::model::stop_point::{StopKind, StopPointId, StopPointSpec, StopState};
+use crate::model::stop_point::{ArmNote, StopKind, StopPointId, StopPointSpec, StopState};
 
 pub use arm::ArmError;
 use ops::{Book, Io};
@@ -73,7 +73,7 @@ pub struct PointView {
     pub family: Option<String>,
     /// Armed suspending stop points at the same location.
     pub overridden_by: Vec<String>,
-    pub notes: Vec<String>,
+    pub notes: Vec<ArmNote>,
 }
 
 /// A wildcard family as replies show it.
@@ -104,7 +104,7 @@ pub struct ArmReport {
     pub point: Option<PointView>,
     pub family: Option<FamilyView>,
     /// Deferral, suggestions, refused copies, overrides.
-    pub notes: Vec<String>,
+    pub notes: Vec<ArmNote>,
 }
 
 /// What clearing did.
@@ -115,7 +115,7 @@ pub struct ClearReport {
     pub requests_cleared: usize,
     /// Family members cleared with it.
     pub members: usize,
-    pub note: Option<String>,
+    pub note: Option<ArmNote>,
 }
 
 /// What a toggle did.
@@ -123,7 +123,7 @@ pub struct ClearReport {
 pub struct ToggleReport {
     pub id: String,
     pub enabled: bool,
-    pub notes: Vec<String>,
+    pub notes: Vec<ArmNote>,
     pub point: Option<PointView>,
 }
 

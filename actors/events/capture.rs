@@ -31,6 +31,7 @@ use crate::jdwp::{
     ErrorCode, Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId,
     ThreadId, Value,
 };
+use crate::model::shown::{Detail, MessageGap, Shown};
 use crate::model::stop_point::{LocalsChoice, StopPointId};
 
 /// Captures in flight at once (each holds one suspended thread).
@@ -73,7 +74,7 @@ pub struct Ctx {
     invoked: Mutex<std::collections::HashSet<ThreadId>>,
     /// Helpful NPE texts computed while their thread was held, for the
     /// reports that show them (`Err`: why there is none).
-    npe_messages: Mutex<HashMap<ObjectId, Result<String, String>>>,
+    npe_messages: Mutex<HashMap<ObjectId, Result<Shown, MessageGap>>>,
 }
 
 /// The last exception a stop point reported on a thread.
@@ -104,13 +105,11 @@ enum Record {
 }
 
 impl Fold {
-    fn text(&self) -> String {
-        let more = self.count.saturating_sub(self.sites.len() as u64);
-        let mut t = format!("{}×: {}", self.count, self.sites.join("; "));
-        if more > 0 {
-            t.push_str(&format!("; and {more} more"));
+    fn detail(&self) -> Detail {
+        Detail::Rethrown {
+            count: self.count,
+            sites: self.sites.clone(),
         }
-        t
     }
 }
 
@@ -294,21 +293,21 @@ impl Ctx {
         Some(live)
     }
 
-    /// Renders values after the thread runs again (reads in one burst).
-    pub async fn render_all(&self, values: &[Value], max_len: usize) -> Vec<String> {
-        join_all(values.iter().map(|v| self.render(v, max_len))).await
+    /// Reads values after the thread runs again (reads in one burst).
+    pub async fn show_all(&self, values: &[Value], max_len: usize) -> Vec<Shown> {
+        join_all(values.iter().map(|v| self.show(v, max_len))).await
     }
 
-    /// One value on one line, invoking nothing: primitives and strings
-    /// inline, objects as `Type @0x…`.
-    pub async fn render(&self, value: &Value, max_len: usize) -> String {
-        inspect::render(&self.classes, value, max_len).await
+    /// One value for one line, invoking nothing: primitives and strings
+    /// inline, objects with their type.
+    pub async fn show(&self, value: &Value, max_len: usize) -> Shown {
+        inspect::show(&self.classes, value, max_len).await
     }
 
     /// An exception's type and stored message (`detailMessage`, read as a
     /// field: nothing is invoked), or the helpful NPE text `held_exception`
     /// computed while the thread was held.
-    pub async fn exception(&self, exc: TaggedObjectId, max_len: usize) -> (String, Option<String>) {
+    pub async fn exception(&self, exc: TaggedObjectId, max_len: usize) -> (Detail, Option<Detail>) {
         let helpful = lock(&self.npe_messages).get(&exc.id).cloned();
         let ty = match self
             .conn
@@ -319,22 +318,25 @@ impl Ctx {
                 Ok(i) => i.name.clone(),
                 Err(_) => "?".into(),
             },
-            Err(_) => return ("Vanished (collected)".into(), None),
+            Err(_) => return (Detail::Value(Shown::Vanished { id: exc.id.0 }), None),
         };
         let message = match self.stored_message(exc.id).await {
-            Some(v) => Some(self.render(&v, max_len).await),
+            Some(v) => Some(Detail::Value(self.show(&v, max_len).await)),
             None => None,
         };
         let message = match (message, helpful) {
             (Some(m), _) => Some(m),
-            (None, Some(Ok(text))) => Some(format!(
-                "{} (helpful NPE text, from getMessage())",
-                inspect::truncate(&text, max_len)
-            )),
-            (None, Some(Err(why))) => Some(why),
+            (None, Some(Ok(text))) => Some(Detail::HelpfulMessage(text)),
+            (None, Some(Err(why))) => Some(Detail::NoMessage(why)),
             (None, None) => None,
         };
-        (ty, message)
+        (
+            Detail::Exception {
+                type_name: ty,
+                id: exc.id.0,
+            },
+            message,
+        )
     }
 
     /// Notes that code ran on a held thread (a condition, an expression, a
@@ -402,23 +404,15 @@ impl Ctx {
             return;
         }
         let helpful = if self.conn.shared().read_only {
-            Err(
-                "not stored; HotSpot's helpful NPE text needs an invocation of getMessage(), \
-                 which read-only mode refuses"
-                    .to_string(),
-            )
+            Err(MessageGap::ReadOnly)
         } else if !can_invoke {
-            Err(
-                "not stored; HotSpot's helpful NPE text needs getMessage() on a held thread, and \
-                 this trace holds none (give it trace_frames or trace_locals)"
-                    .to_string(),
-            )
+            Err(MessageGap::NoHeldThread)
         } else {
             match condition::helpful_message(self, thread, exception.id, max_len).await {
                 Ok(Some(text)) => Ok(text),
                 // An NPE the program built itself has no helpful text.
                 Ok(None) => return,
-                Err(e) => Err(format!("not stored; getMessage() failed: {e}")),
+                Err(e) => Err(MessageGap::Failed(e)),
             }
         };
         let mut g = lock(&self.npe_messages);
@@ -489,8 +483,8 @@ impl Ctx {
             f.sites.push(site);
         }
         match f.record {
-            Some(Record::Trace(seq)) => self.log.amend_trace(seq, "rethrown", f.text()),
-            Some(Record::Event(seq)) => self.log.amend_event(seq, "rethrown", f.text()),
+            Some(Record::Trace(seq)) => self.log.amend_trace(seq, "rethrown", f.detail()),
+            Some(Record::Event(seq)) => self.log.amend_event(seq, "rethrown", f.detail()),
             None => {}
         }
         true
@@ -513,7 +507,7 @@ impl Ctx {
         };
         let mut f = lock(&fold);
         if f.count > 0 {
-            rec.details.push(("rethrown".into(), f.text()));
+            rec.details.push(("rethrown".into(), f.detail()));
         }
         let seq = self.log.push_trace(rec);
         f.record = Some(Record::Trace(seq));
@@ -527,7 +521,7 @@ impl Ctx {
         };
         let mut f = lock(&fold);
         if f.count > 0 {
-            hit.details.push(("rethrown".into(), f.text()));
+            hit.details.push(("rethrown".into(), f.detail()));
         }
         let seq = self.log.push_event(hit);
         f.record = Some(Record::Event(seq));
@@ -656,9 +650,10 @@ mod tests {
                 f.sites.push(format!("at A.m:{i} (uncaught)"));
             }
         }
-        assert_eq!(
-            f.text(),
-            "6×: at A.m:0 (uncaught); at A.m:1 (uncaught); at A.m:2 (uncaught); at A.m:3 (uncaught); and 2 more"
-        );
+        let Detail::Rethrown { count, sites } = f.detail() else {
+            panic!("a fold is a rethrow detail");
+        };
+        assert_eq!((count, sites.len()), (6, FOLD_SITES));
+        assert_eq!(sites[3], "at A.m:3 (uncaught)");
     }
 }

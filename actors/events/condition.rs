@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use crate::actors::session::eval::{self, EvalContext};
 use crate::actors::session::inspect::{self, FrameView};
-use crate::actors::session::render::{Budget, Renderer};
+use crate::actors::session::show::{Budget, ValueReader};
 use crate::expr::eval::Val;
 use crate::jdwp::{Event, FrameInfo, ObjectId, ThreadId, Value};
+use crate::model::shown::{Detail, Shown};
 
 use super::capture::Ctx;
 
@@ -210,7 +211,7 @@ pub async fn evaluate(
     }
 }
 
-/// Evaluates trace expressions on a held hit; each result rendered on one
+/// Evaluates trace expressions on a held hit; each result read for one
 /// line, or the error (one failing leaves the others intact).
 pub async fn expressions(
     ctx: &Ctx,
@@ -218,7 +219,7 @@ pub async fn expressions(
     event: &Event,
     exprs: &[String],
     max_len: usize,
-) -> Vec<(String, String)> {
+) -> Vec<(String, Detail)> {
     let names = bindings(event);
     let blocked;
     let ectx = if matches!(event, Event::MonitorContendedEnter { .. }) {
@@ -248,7 +249,7 @@ pub async fn expressions(
         let shown = match value(ctx, current, &src).await {
             Ok((v, charset)) => {
                 let before = current.thread.map(|t| ctx.classes.invocations_on(t));
-                let line = Renderer {
+                let line = ValueReader {
                     classes: &ctx.classes,
                     ctx: current,
                     budget: Budget {
@@ -261,9 +262,9 @@ pub async fn expressions(
                 .await;
                 // Rendering may call toString().
                 note_invocations(ctx, current, before);
-                line
+                Detail::Value(line)
             }
-            Err(err) => format!("error: {err}"),
+            Err(err) => Detail::Failed(err),
         };
         out.push((format!("expr[{i}] {e}"), shown));
     }
@@ -279,7 +280,7 @@ pub async fn helpful_message(
     thread: ThreadId,
     exception: ObjectId,
     max_len: usize,
-) -> Result<Option<String>, String> {
+) -> Result<Option<Shown>, String> {
     let ectx = EvalContext {
         thread: Some(thread),
         invocable: true,
@@ -290,7 +291,7 @@ pub async fn helpful_message(
     if matches!(v, Val::Null) {
         return Ok(None);
     }
-    let text = Renderer {
+    let text = ValueReader {
         classes: &ctx.classes,
         ctx: &ectx,
         budget: Budget {

@@ -46,10 +46,11 @@ use crate::actors::stop_points::routes::{
     Lookup, RequestKey, Route, Routes, Target as RouteTarget, key_of,
 };
 use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
+use crate::model::shown::Detail;
 use crate::model::stop_point::{LocalsChoice, Target, TraceSpec};
 
-/// Rendered key/value details of a hit.
-type Details = Vec<(String, String)>;
+/// Key/value details of a hit, as read.
+type Details = Vec<(String, Detail)>;
 
 /// A hit to snapshot, with its trace settings and details so far.
 type Traced = (Member, TraceSpec, Details);
@@ -65,9 +66,9 @@ enum Decision {
     /// Counted, nothing more (filtered, over budget, condition false).
     Skip,
     /// Snapshot it.
-    Trace(TraceSpec, Vec<(String, String)>),
+    Trace(TraceSpec, Details),
     /// Report it to the agent (a suspending stop point).
-    Report(Vec<(String, String)>),
+    Report(Details),
 }
 
 /// Handles one composite.

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::jdwp::{SuspendPolicy, ThreadId};
+use crate::model::shown::{Detail, HitNote, LocalsGap, Shown};
 
 /// Reportable events kept for `get_last_event`.
 pub const EVENT_CAPACITY: usize = 1000;
@@ -31,10 +32,10 @@ pub struct HitEvent {
     pub location: String,
     /// Ordered key/value details (exception type and message, catch
     /// location, old → new, return value, duration).
-    pub details: Vec<(String, String)>,
+    pub details: Vec<(String, Detail)>,
     /// What the JVM holds for this event.
     pub suspended: SuspendPolicy,
-    pub note: Option<String>,
+    pub note: Option<HitNote>,
 }
 
 /// One trace snapshot.
@@ -48,11 +49,11 @@ pub struct TraceRecord {
     pub location: Arc<str>,
     /// Callers, nearest first.
     pub callers: Vec<Arc<str>>,
-    /// Locals as rendered.
-    pub locals: Vec<(String, String)>,
+    /// Locals as read.
+    pub locals: Vec<(String, Shown)>,
     /// Why locals are missing, when they are.
-    pub locals_note: Option<String>,
-    pub details: Vec<(String, String)>,
+    pub locals_note: Option<LocalsGap>,
+    pub details: Vec<(String, Detail)>,
     /// The hit arrived in a composite that suspended every thread.
     pub overridden: bool,
 }
@@ -93,7 +94,7 @@ impl Default for EventLog {
     }
 }
 
-fn set_detail(details: &mut Vec<(String, String)>, key: &str, value: String) {
+fn set_detail(details: &mut Vec<(String, Detail)>, key: &str, value: Detail) {
     match details.iter_mut().find(|(k, _)| k == key) {
         Some(d) => d.1 = value,
         None => details.push((key.to_string(), value)),
@@ -159,7 +160,7 @@ impl EventLog {
 
     /// Sets detail `key` of trace record `seq` (still in the ring) to
     /// `value`: a later fact about a hit already recorded.
-    pub fn amend_trace(&self, seq: u64, key: &str, value: String) {
+    pub fn amend_trace(&self, seq: u64, key: &str, value: Detail) {
         let mut g = lock(&self.inner);
         if let Ok(i) = g.traces.binary_search_by_key(&seq, |t| t.seq) {
             set_detail(&mut g.traces[i].details, key, value);
@@ -167,7 +168,7 @@ impl EventLog {
     }
 
     /// Sets detail `key` of buffered event `seq` to `value`.
-    pub fn amend_event(&self, seq: u64, key: &str, value: String) {
+    pub fn amend_event(&self, seq: u64, key: &str, value: Detail) {
         let mut g = lock(&self.inner);
         if let Ok(i) = g.events.binary_search_by_key(&seq, |e| e.seq) {
             set_detail(&mut g.events[i].details, key, value);
@@ -373,19 +374,19 @@ mod tests {
         let log = EventLog::new(2);
         let first = log.push_trace(trace("exc_1"));
         let second = log.push_trace(trace("exc_1"));
-        log.amend_trace(second, "rethrown", "1×".into());
-        log.amend_trace(second, "rethrown", "2×".into());
+        log.amend_trace(second, "rethrown", Detail::Text("1×".into()));
+        log.amend_trace(second, "rethrown", Detail::Text("2×".into()));
         // Evicted: amending it changes nothing.
         log.push_trace(trace("exc_1"));
-        log.amend_trace(first, "rethrown", "lost".into());
+        log.amend_trace(first, "rethrown", Detail::Text("lost".into()));
         let (kept, _) = log.traces(|_| true, 10);
         assert_eq!(
             kept[0].details,
-            vec![("rethrown".to_string(), "2×".to_string())]
+            vec![("rethrown".to_string(), Detail::Text("2×".into()))]
         );
         assert!(kept[1].details.is_empty());
         let e = log.push_event(event("exception"));
-        log.amend_event(e, "rethrown", "1×".into());
+        log.amend_event(e, "rethrown", Detail::Text("1×".into()));
         assert_eq!(log.oldest(1)[0].details.len(), 1);
     }
 

@@ -26,11 +26,12 @@ use crate::actors::session::SessionHandle;
 use crate::actors::session::classes::{ClassCache, MethodInfo, java_name};
 use crate::actors::session::eval::{EvalContext, to_val};
 use crate::actors::session::invoke::bounded;
-use crate::actors::session::render::Budget;
+use crate::actors::session::show::Budget;
 use crate::expr::eval::Val;
 use crate::jdwp::class_type::InvokeMethodReply;
 use crate::jdwp::object_reference::{DisableCollection, EnableCollection};
 use crate::jdwp::{InvokeOptions, ObjectId, ReferenceTypeId, Tag, ThreadId, TypeTag, Value};
+use crate::model::shown::{Shown, Tree};
 use crate::model::signature::{JType, method_types};
 
 /// A typed argument, as the agent wrote it (JSON maps onto it one to one).
@@ -128,11 +129,13 @@ pub struct CallOutcome {
     pub value_type: Option<String>,
     /// `toString()` of an object result (invoked while the thread was still ours).
     pub to_string: Option<String>,
+    /// The result in one line (nothing invoked).
+    pub shown: Shown,
     /// The field tree (fields read, nothing invoked).
-    pub tree: String,
+    pub tree: Tree,
     pub took: Duration,
-    /// Where the target came from (a Spring bean lookup, …).
-    pub notes: Vec<String>,
+    /// The Spring context a bean came from: its type and id.
+    pub bean_context: Option<(String, u64)>,
 }
 
 /// Runs methods on one thread for one request: bounded calls, strings and
@@ -484,6 +487,15 @@ impl<'a> Caller<'a> {
     }
 }
 
+/// A call's shape, value, `toString()`, views and the bean's context.
+type Viewed = (
+    MethodShape,
+    Val,
+    Option<String>,
+    (Shown, Tree),
+    Option<(String, u64)>,
+);
+
 impl SessionHandle {
     /// Calls a method of the application (see the module doc): resolves
     /// the target and the overload, builds the arguments, runs the call on
@@ -499,7 +511,7 @@ impl SessionHandle {
         caller.release().await;
         let timed_out = matches!(&result, Err(SessionError::Call(CallError::Timeout { .. })));
         seat.give_back(self, timed_out).await;
-        let (method, value, to_string, tree, notes) = result?;
+        let (method, value, to_string, (shown, tree), bean_context) = result?;
         let value_type = match &value {
             Val::Object { id, .. } if *id != 0 => {
                 let t = self.classes().type_of(ObjectId(*id)).await.ok();
@@ -518,9 +530,10 @@ impl SessionHandle {
             value,
             value_type,
             to_string,
+            shown,
             tree,
             took: started.elapsed(),
-            notes,
+            bean_context,
         })
     }
 
@@ -531,9 +544,11 @@ impl SessionHandle {
         caller: &Caller<'_>,
         ctx: &EvalContext,
         spec: &CallSpec,
-    ) -> Result<(MethodShape, Val, Option<String>, String, Vec<String>), SessionError> {
-        let mut notes = Vec::new();
-        let (object, class) = self.call_target(caller, &spec.target, &mut notes).await?;
+    ) -> Result<Viewed, SessionError> {
+        let mut bean_context = None;
+        let (object, class) = self
+            .call_target(caller, &spec.target, &mut bean_context)
+            .await?;
         caller.set_home(class);
         let (decl, method, shape) = resolve::choose(
             caller,
@@ -569,8 +584,9 @@ impl SessionHandle {
             invocable: false,
             ..ctx.clone()
         };
-        let tree = self.renderer(&quiet, spec.views, None).tree(&value).await;
-        Ok((shape, value, to_string, tree, notes))
+        let reader = self.value_reader(&quiet, spec.views, None);
+        let views = (reader.line(&value).await, reader.tree(&value).await);
+        Ok((shape, value, to_string, views, bean_context))
     }
 
     /// The object (if any) and class a call is made on.
@@ -578,7 +594,7 @@ impl SessionHandle {
         &self,
         caller: &Caller<'_>,
         target: &CallTarget,
-        notes: &mut Vec<String>,
+        bean_context: &mut Option<(String, u64)>,
     ) -> Result<(Option<ObjectId>, ReferenceTypeId), SessionError> {
         Ok(match target {
             CallTarget::Class(name) => (None, caller.class(name).await?),
@@ -587,9 +603,9 @@ impl SessionHandle {
                 (Some(ObjectId(*id)), t.id)
             }
             CallTarget::Bean { name, type_name } => {
-                let (bean, note) =
+                let (bean, context) =
                     spring::bean(caller, name.as_deref(), type_name.as_deref()).await?;
-                notes.push(note);
+                *bean_context = Some(context);
                 let t = self.classes().type_of(bean).await?;
                 (Some(bean), t.id)
             }

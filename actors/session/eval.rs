@@ -26,6 +26,7 @@ use crate::jdwp::object_reference::GetValues as ObjectValues;
 use crate::jdwp::reference_type::GetValues as StaticValues;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ErrorCode, ObjectId, ReferenceTypeId, Tag, ThreadId, Value};
+use crate::model::shown::EvalNote;
 
 /// Default bound on one invocation.
 pub const INVOKE_BUDGET: Duration = Duration::from_secs(2);
@@ -55,7 +56,7 @@ pub struct Outcome {
     pub value: Val,
     pub links: Vec<Link>,
     /// How collection links were read, class copies chosen, and so on.
-    pub notes: Vec<String>,
+    pub notes: Vec<EvalNote>,
     /// Needs answered (each one JDWP read or call, or a small batch).
     pub reads: usize,
     /// Steps (round trips of batched reads).
@@ -69,7 +70,7 @@ pub struct Outcome {
 pub struct Failure {
     pub error: EvalError,
     pub links: Vec<Link>,
-    pub notes: Vec<String>,
+    pub notes: Vec<EvalNote>,
     /// A method call was refused because no event suspended the thread.
     pub needs_event_thread: bool,
     /// A method call was refused because the session is read-only.
@@ -79,7 +80,7 @@ pub struct Failure {
 struct Driver<'a> {
     classes: &'a ClassCache,
     ctx: &'a EvalContext,
-    notes: Mutex<Vec<String>>,
+    notes: Mutex<Vec<EvalNote>>,
     invocations: Mutex<usize>,
     refused_invoke: std::sync::atomic::AtomicBool,
     refused_read_only: std::sync::atomic::AtomicBool,
@@ -187,7 +188,7 @@ fn structural(type_name: &str) -> Option<Structural> {
 }
 
 impl Driver<'_> {
-    fn note(&self, n: String) {
+    fn note(&self, n: EvalNote) {
         if let Ok(mut notes) = self.notes.lock()
             && !notes.contains(&n)
         {
@@ -195,7 +196,7 @@ impl Driver<'_> {
         }
     }
 
-    fn take_notes(&self) -> Vec<String> {
+    fn take_notes(&self) -> Vec<EvalNote> {
         self.notes
             .lock()
             .map(|mut n| std::mem::take(&mut *n))
@@ -338,11 +339,11 @@ impl Driver<'_> {
                 copies = keep;
             } else if copies.len() > 1 {
                 let first_loader = self.classes.loader(copies[0].id).await?;
-                self.note(format!(
-                    "{candidate} is loaded by {} class loaders; answered from the copy of loader @{:#x} (pin another with {candidate}@0x<loader>)",
-                    copies.len(),
-                    first_loader.0
-                ));
+                self.note(EvalNote::SeveralLoaders {
+                    class: candidate.to_string(),
+                    copies: copies.len(),
+                    loader: first_loader.0,
+                });
             }
             let c = &copies[0];
             return Ok(Answer::Value(Val::Class {
@@ -412,12 +413,13 @@ impl Driver<'_> {
                                 && f.is_static()
                             {
                                 let loader = self.classes.loader(copy.id).await?;
-                                self.note(format!(
-                                    "{class_name}.{name} is missing from the first copy; answered from copy {} of {} (loader @{:#x})",
-                                    i + 1,
-                                    copies.len(),
-                                    loader.0
-                                ));
+                                self.note(EvalNote::FromOtherCopy {
+                                    class: class_name.to_string(),
+                                    member: name.to_string(),
+                                    copy: i + 1,
+                                    copies: copies.len(),
+                                    loader: loader.0,
+                                });
                                 return self.read_field(None, decl, f.id, true).await;
                             }
                         }
@@ -491,7 +493,9 @@ impl Driver<'_> {
                 let Some(i) = index_of(key) else {
                     return Ok(Answer::Missing("a List index must be an int".into()));
                 };
-                self.note(format!("{ty} read by walking its fields (no invoke)"));
+                self.note(EvalNote::WalkedList {
+                    class: ty.to_string(),
+                });
                 let vals = self.array_list(*id, i, Some(i + 1)).await?;
                 Ok(match vals.into_iter().next() {
                     Some(v) => Answer::Value(v),
@@ -499,9 +503,9 @@ impl Driver<'_> {
                 })
             }
             Some(kind) => {
-                self.note(format!(
-                    "{ty} read by walking its fields (no invoke, no lock taken: a sample, not a transaction)"
-                ));
+                self.note(EvalNote::WalkedMap {
+                    class: ty.to_string(),
+                });
                 let entries = self.map_entries(*id, kind).await?;
                 let keys = join_all(entries.iter().map(|(k, _)| self.key_matches(key, k))).await;
                 for ((_, v), hit) in entries.iter().zip(keys) {
@@ -512,7 +516,9 @@ impl Driver<'_> {
                 Ok(Answer::Value(Val::Null))
             }
             None => {
-                self.note(format!("{ty} is not read structurally; called get()"));
+                self.note(EvalNote::CalledGet {
+                    class: ty.to_string(),
+                });
                 self.invoke(Some(target), "get", std::slice::from_ref(key))
                     .await
             }
@@ -536,15 +542,17 @@ impl Driver<'_> {
         }
         match structural(&ty) {
             Some(Structural::ArrayList) => {
-                self.note(format!("{ty} read by walking its fields (no invoke)"));
+                self.note(EvalNote::WalkedList {
+                    class: ty.to_string(),
+                });
                 Ok(Answer::Value(Val::Many(
                     self.array_list(*id, from.unwrap_or(0), to).await?,
                 )))
             }
             Some(kind) => {
-                self.note(format!(
-                    "{ty} read by walking its fields (no invoke, no lock taken: a sample, not a transaction)"
-                ));
+                self.note(EvalNote::WalkedMap {
+                    class: ty.to_string(),
+                });
                 let all = self.map_entries(*id, kind).await?;
                 let end = to
                     .map(|t| t.max(0) as usize)
@@ -554,7 +562,9 @@ impl Driver<'_> {
                 Ok(Answer::Value(Val::Entries(all[start..end].to_vec())))
             }
             None => {
-                self.note(format!("{ty} is not read structurally; called toArray()"));
+                self.note(EvalNote::CalledToArray {
+                    class: ty.to_string(),
+                });
                 match self.invoke(Some(target), "toArray", &[]).await? {
                     Answer::Value(Val::Object { id: arr, .. }) => Ok(Answer::Value(Val::Many(
                         self.array(arr, from.unwrap_or(0), to).await?,

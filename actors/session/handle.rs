@@ -18,7 +18,7 @@ use crate::actors::session::control::{self, Direction, PauseOutcome, ResumeRepor
 use crate::actors::session::eval::{self, EvalContext, Failure, Outcome};
 use crate::actors::session::inspect::{self, FrameView, Locals};
 use crate::actors::session::mutate::{self, Written};
-use crate::actors::session::render::{Budget, Renderer};
+use crate::actors::session::show::{Budget, ValueReader};
 use crate::actors::session::step::{self, Landing, StepFilter, StepKind};
 use crate::actors::session::threads::{self, ThreadInfo};
 use crate::actors::session::wildcards::{self, Expanded, WildcardError};
@@ -31,6 +31,7 @@ use crate::expr::{Charset, Expr};
 use crate::jdwp::virtual_machine::{IdSizesCmd, Version};
 use crate::jdwp::{Composite, SuspendPolicy, ThreadId};
 use crate::model::classes::LoadedClass;
+use crate::model::shown::Detail;
 use crate::model::{Roots, SessionId, SessionState, VmInfo};
 
 /// A typed handle on a Session.
@@ -431,7 +432,7 @@ impl SessionHandle {
                 .as_ref()
                 .map(|f| f.label())
                 .unwrap_or_else(|| "an unknown location".into()),
-            details: vec![("step".into(), kind.word().into())],
+            details: vec![("step".into(), Detail::Text(kind.word().into()))],
             suspended: SuspendPolicy::EventThread,
             note: None,
         });
@@ -457,15 +458,15 @@ impl SessionHandle {
         eval::evaluate(&self.classes, ctx, expr).await
     }
 
-    /// A renderer of values read in `ctx` (it may call `toString()` only
-    /// where `ctx` allows invoking).
-    pub fn renderer<'a>(
+    /// A reader of values for display in `ctx` (it may call `toString()`
+    /// only where `ctx` allows invoking).
+    pub fn value_reader<'a>(
         &'a self,
         ctx: &'a EvalContext,
         budget: Budget,
         charset: Option<Charset>,
-    ) -> Renderer<'a> {
-        Renderer {
+    ) -> ValueReader<'a> {
+        ValueReader {
             classes: &self.classes,
             ctx,
             budget,

@@ -10,9 +10,11 @@ use futures::future::join_all;
 
 use crate::actors::error::JdwpError;
 use crate::actors::session::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
+use crate::actors::session::show::{unreadable, wire_scalar};
 use crate::jdwp::stack_frame::{GetValues, SlotRequest, ThisObject};
 use crate::jdwp::thread_reference::{FrameCount, Frames};
 use crate::jdwp::{ErrorCode, FrameId, Location, ObjectId, Tag, ThreadId, Value};
+use crate::model::shown::{Cut, Elements, Shown};
 
 /// One frame of a suspended thread.
 #[derive(Debug, Clone)]
@@ -183,63 +185,14 @@ pub async fn this_object(
     }
 }
 
-/// Cuts `s` to at most `max` characters, marking the cut.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let cut: String = s.chars().take(max).collect();
-    format!("{cut}…(+{} chars)", s.chars().count() - max)
-}
-
-/// Quotes a string the way Java source would.
-pub fn quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// A primitive value as Java source prints it; `None` for references.
-pub fn primitive(value: &Value) -> Option<String> {
-    Some(match value {
-        Value::Byte(v) => v.to_string(),
-        Value::Char(v) => match char::from_u32(u32::from(*v)) {
-            Some(c) => format!("'{c}'"),
-            None => format!("'\\u{v:04x}'"),
-        },
-        Value::Float(v) => format!("{v}f"),
-        Value::Double(v) => v.to_string(),
-        Value::Int(v) => v.to_string(),
-        Value::Long(v) => format!("{v}L"),
-        Value::Short(v) => v.to_string(),
-        Value::Boolean(v) => v.to_string(),
-        Value::Void => "void".to_string(),
-        Value::Object { id, .. } if id.0 == 0 => "null".to_string(),
-        Value::Object { .. } => return None,
-    })
-}
-
-/// Renders a value on one line without invoking anything: primitives and
-/// strings inline, arrays with their length, other objects as
-/// `Type @0x…`. A collected object reads `Vanished @0x…`.
-pub async fn render(classes: &ClassCache, value: &Value, max_len: usize) -> String {
-    if let Some(p) = primitive(value) {
-        return p;
+/// Reads a value for one line without invoking anything: primitives and
+/// strings inline, arrays with their length, other objects with their type.
+pub async fn show(classes: &ClassCache, value: &Value, max_len: usize) -> Shown {
+    if let Some(p) = wire_scalar(value) {
+        return Shown::Scalar(p);
     }
     let Value::Object { tag, id } = *value else {
-        return "?".into();
+        return Shown::Unknown;
     };
     let conn = classes.connection();
     if tag == Tag::String {
@@ -247,33 +200,36 @@ pub async fn render(classes: &ClassCache, value: &Value, max_len: usize) -> Stri
             .send(&crate::jdwp::string_reference::Value { string_object: id })
             .await
         {
-            Ok(s) => truncate(&quote(&s), max_len),
-            Err(e) => vanished_or(e, id),
+            Ok(s) => Shown::Text(Cut::new(&s, max_len)),
+            Err(e) => unreadable(&e, id.0, None),
         };
     }
-    let ty = match classes.type_of(id).await {
+    let type_name = match classes.type_of(id).await {
         Ok(t) => match classes.info(t.id).await {
             Ok(info) => info.name.clone(),
             Err(_) => "?".into(),
         },
-        Err(e) => return vanished_or(e, id),
+        Err(e) => return unreadable(&e, id.0, None),
     };
     if tag == Tag::Array
         && let Ok(len) = conn
             .send(&crate::jdwp::array_reference::Length { array: id })
             .await
     {
-        let elem = ty.strip_suffix("[]").unwrap_or(&ty);
-        return format!("{elem}[{len}] @{:#x}", id.0);
+        return Shown::Array {
+            elem: type_name
+                .strip_suffix("[]")
+                .unwrap_or(&type_name)
+                .to_string(),
+            id: id.0,
+            len,
+            elements: Elements::NotRead,
+        };
     }
-    format!("{ty} @{:#x}", id.0)
-}
-
-fn vanished_or(e: JdwpError, id: ObjectId) -> String {
-    if e.code() == Some(ErrorCode::INVALID_OBJECT) {
-        format!("Vanished @{:#x} (collected by the JVM)", id.0)
-    } else {
-        format!("@{:#x} (unreadable: {e})", id.0)
+    Shown::Object {
+        type_name,
+        id: id.0,
+        to_string: None,
     }
 }
 
@@ -376,17 +332,5 @@ mod tests {
             render_generic("[Ljava/util/List<*>;"),
             "java.util.List<?>[]"
         );
-    }
-
-    #[test]
-    fn truncation_is_marked() {
-        assert_eq!(truncate("abcdef", 3), "abc…(+3 chars)");
-        assert_eq!(truncate("abc", 3), "abc");
-    }
-
-    #[test]
-    fn primitives_print_as_java() {
-        assert_eq!(primitive(&Value::Long(3)).as_deref(), Some("3L"));
-        assert_eq!(primitive(&Value::Char(65)).as_deref(), Some("'A'"));
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::classes::ClassCache;
 use crate::jdwp::{ErrorCode, EventKind, Modifier, SuspendPolicy, TaggedTypeId};
-use crate::model::stop_point::{FamilyId, MonitorKind, StopPointSpec, StopState, Target};
+use crate::model::stop_point::{ArmNote, FamilyId, MonitorKind, StopPointSpec, StopState, Target};
 
 use super::arm::{
     ArmError, CopyPlan, Planned, check_instance, check_thread, clear_all, filter_modifiers,
@@ -102,7 +102,7 @@ impl Book {
 
     /// Arms a registered stop point from its definition (a new one, or a
     /// re-arm after toggle or update); returns notes for the reply.
-    async fn arm_point(&mut self, id: &str) -> Result<Vec<String>, ArmError> {
+    async fn arm_point(&mut self, id: &str) -> Result<Vec<ArmNote>, ArmError> {
         let Some(p) = self.reg.point(id) else {
             return Err(unknown(id));
         };
@@ -125,7 +125,7 @@ impl Book {
         id: &str,
         spec: Arc<StopPointSpec>,
         watch: bool,
-    ) -> Result<Vec<String>, ArmError> {
+    ) -> Result<Vec<ArmNote>, ArmError> {
         let name = spec.target.class_name().unwrap_or_default().to_string();
         let window = self.io.table.arming();
         let mut notes = Vec::new();
@@ -155,19 +155,13 @@ impl Book {
             self.publish();
             drop(window);
             let similar = similar_loaded(&self.io.conn, &name).await;
-            notes.push(format!(
-                "DEFERRED: {name} is not loaded yet; it arms itself when the class loads."
-            ));
+            notes.push(ArmNote::Deferred {
+                class: name.clone(),
+            });
             if similar.is_empty() {
-                notes.push(
-                    "No loaded class has a similar name; check the spelling (nested classes are Outer$Inner)."
-                        .to_string(),
-                );
+                notes.push(ArmNote::NoSimilarClass);
             } else {
-                notes.push(format!(
-                    "Loaded classes with a similar name: {} (a misspelt name would wait forever).",
-                    similar.join(", ")
-                ));
+                notes.push(ArmNote::SimilarLoaded { names: similar });
             }
             return Ok(notes);
         }
@@ -195,7 +189,10 @@ impl Book {
             return Err(e);
         }
         for r in &refusals {
-            notes.push(format!("one copy of {name} refused: {}", r));
+            notes.push(ArmNote::CopyRefused {
+                class: name.clone(),
+                why: r.to_string(),
+            });
         }
         let total: usize = plans.iter().map(|p| p.requests.len()).sum();
         self.decide_count(id, &spec, total);
@@ -204,12 +201,24 @@ impl Book {
             match self.install(id, plan, false).await {
                 Ok(()) => set_any = true,
                 Err(e) if e.is_gone() => return Err(e),
-                Err(e) => notes.push(format!("a copy could not be armed: {e}")),
+                Err(e) => notes.push(ArmNote::CopyNotArmed { why: e.to_string() }),
             }
         }
         if !set_any {
             self.disarm(id).await;
-            return Err(ArmError::AllRefused { class: name, notes });
+            let reasons = notes
+                .iter()
+                .filter_map(|n| match n {
+                    ArmNote::CopyRefused { why, .. } | ArmNote::CopyNotArmed { why } => {
+                        Some(why.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
+            return Err(ArmError::AllRefused {
+                class: name,
+                reasons,
+            });
         }
         if let Some(p) = self.reg.point_mut(id) {
             p.state = StopState::Armed;
@@ -283,7 +292,7 @@ impl Book {
         &mut self,
         id: &str,
         spec: Arc<StopPointSpec>,
-    ) -> Result<Vec<String>, ArmError> {
+    ) -> Result<Vec<ArmNote>, ArmError> {
         let mut notes = Vec::new();
         let monitor_class = match &spec.target {
             Target::Monitor(m) => match &m.monitor_class {
@@ -345,7 +354,7 @@ impl Book {
                 )
             {
                 self.return_values = false;
-                notes.push("this JVM cannot report return values (JDWP < 1.6): exits only".into());
+                notes.push(ArmNote::NoReturnValues);
                 let plain = Planned {
                     kind: EventKind::MethodExit,
                     ..plan.clone()
@@ -404,9 +413,7 @@ impl Book {
         self.publish();
         clear_all(&self.io.conn, &keys).await;
         let mut note = match &point.state {
-            StopState::Spent(_) if keys.is_empty() => Some(
-                "it was spent: the JVM had already deleted its request, so nothing was sent".into(),
-            ),
+            StopState::Spent(_) if keys.is_empty() => Some(ArmNote::WasSpent),
             _ => None,
         };
         if let Some(fid) = &point.family
@@ -420,9 +427,9 @@ impl Book {
             self.family_watch(fid, &mut notes).await;
             self.publish();
             drop(window);
-            note = Some(format!(
-                "a slot of {fid} freed: it watches for new matching classes again"
-            ));
+            note = Some(ArmNote::SlotFreed {
+                family: fid.0.clone(),
+            });
         }
         Ok(ClearReport {
             id: id.to_string(),
@@ -449,14 +456,17 @@ impl Book {
                         p.state = StopState::Deferred;
                     }
                     if let Err(e) = self.arm_point(&m.0).await {
-                        notes.push(format!("{m}: {e}"));
+                        notes.push(ArmNote::MemberNotArmed {
+                            member: m.0.clone(),
+                            why: e.to_string(),
+                        });
                     }
                 }
                 if self.reg.family(id).is_some_and(Family::is_full) {
                     if let Some(f) = self.reg.family_mut(id) {
                         f.watch_state = WatchState::Parked;
                     }
-                    notes.push("the family is full, so its class-load watch stays parked".into());
+                    notes.push(ArmNote::FamilyFull);
                 } else {
                     let window = self.io.table.arming();
                     let fid = FamilyId(id.to_string());
@@ -512,9 +522,9 @@ impl Book {
                 p.state = StopState::Disabled;
             }
         } else if want {
-            notes.push("it was already armed".into());
+            notes.push(ArmNote::AlreadyArmed);
         } else {
-            notes.push("it was already disabled".into());
+            notes.push(ArmNote::AlreadyDisabled);
         }
         Ok(ToggleReport {
             id: id.to_string(),
@@ -550,7 +560,7 @@ impl Book {
             };
         }
         let notes = if disabled {
-            vec!["it is disabled; the new definition applies when it is re-armed".into()]
+            vec![ArmNote::AppliesWhenReArmed]
         } else {
             match self.arm_point(id).await {
                 Ok(n) => n,

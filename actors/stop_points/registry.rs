@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::jdwp::{Location, ObjectId, ReferenceTypeId};
-use crate::model::stop_point::{FamilyId, StopKind, StopPointId, StopPointSpec, StopState};
+use crate::model::stop_point::{
+    ArmNote, FamilyId, StopKind, StopPointId, StopPointSpec, StopState,
+};
 
 use super::routes::{RequestKey, Route, Routes, Stats, Target};
 
@@ -59,7 +61,7 @@ pub struct Point {
     /// How the hit count is enforced, decided at the first arm.
     pub count_mode: Option<CountMode>,
     /// Warnings and refusals seen while arming, newest last (bounded).
-    pub notes: Vec<String>,
+    pub notes: Vec<ArmNote>,
     target: Arc<Target>,
 }
 
@@ -102,7 +104,7 @@ impl Point {
         });
     }
 
-    pub fn note(&mut self, note: String) {
+    pub fn note(&mut self, note: ArmNote) {
         if self.notes.len() >= 8 {
             self.notes.remove(0);
         }

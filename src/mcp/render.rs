@@ -2,6 +2,8 @@
 //! function here turns one kind of report into the compact, stable wording
 //! the tools reply with; nothing here talks to a JVM.
 
+pub mod value;
+
 use crate::actors::Rescue;
 
 /// Pluralises `word` for `n`.

@@ -3,6 +3,7 @@
 
 pub mod classes;
 pub mod session;
+pub mod shown;
 pub mod signature;
 pub mod stop_point;
 pub mod threads;

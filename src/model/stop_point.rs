@@ -543,6 +543,78 @@ pub fn jdwp_class_pattern(glob: &str) -> String {
     }
 }
 
+/// Something arming, re-arming or clearing a stop point wants its owner
+/// to know; the MCP layer words it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArmNote {
+    /// The class is not loaded yet: the stop point arms when it loads.
+    Deferred {
+        class: String,
+    },
+    /// No loaded class has a name like the one waited for.
+    NoSimilarClass,
+    /// Loaded classes with a name like the one waited for.
+    SimilarLoaded {
+        names: Vec<String>,
+    },
+    /// One classloader copy of the class refused the stop point.
+    CopyRefused {
+        class: String,
+        why: String,
+    },
+    /// The JVM refused the requests of one copy.
+    CopyNotArmed {
+        why: String,
+    },
+    /// A copy that loaded later could not be armed.
+    LateCopyNotArmed {
+        why: String,
+    },
+    /// A copy that loaded later refused the stop point.
+    LateCopyRefused {
+        why: String,
+    },
+    /// The JVM cannot report return values (JDWP < 1.6): exits only.
+    NoReturnValues,
+    /// One member of a family could not be re-armed.
+    MemberNotArmed {
+        member: String,
+        why: String,
+    },
+    /// The family is full, so its class-load watch stays parked.
+    FamilyFull,
+    AlreadyArmed,
+    AlreadyDisabled,
+    /// No loaded class matches a family yet; it watches for later ones.
+    NoMatchYet {
+        glob: String,
+        method: String,
+    },
+    /// The JVM refused a family's class-load watch.
+    WatchRefused {
+        why: String,
+    },
+    /// A family slot freed: its watch for new classes is back.
+    SlotFreed {
+        family: String,
+    },
+    /// It was spent: the JVM had already deleted its request.
+    WasSpent,
+    /// It is disabled: a new definition applies when it is re-armed.
+    AppliesWhenReArmed,
+    /// This suspending stop point shares locations with a trace, whose
+    /// hits now suspend the whole VM too (one policy per composite).
+    SuspendsTrace {
+        trace: String,
+        suspender: String,
+    },
+    /// A suspending stop point at the same location makes this trace's
+    /// hits suspend the VM too.
+    SuspendedBy {
+        suspender: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

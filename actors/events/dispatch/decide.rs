@@ -15,6 +15,7 @@ use super::super::log::HitEvent;
 use super::{Decision, Details, Member, RouteTarget, detail_len, finish};
 use crate::actors::stop_points::arm::monitor_kind;
 use crate::jdwp::{SuspendPolicy, ThreadId};
+use crate::model::shown::{Detail, HitNote, Unmeasured};
 use crate::model::stop_point::{Mode, MonitorKind, MonitorSpec, Target};
 
 /// Filters one hit: method name, monitor pairing, count, condition,
@@ -126,16 +127,13 @@ fn passes_monitor(
 
 /// The `duration` detail of a closing monitor event: how long the pair
 /// took, or why that is not known (`pairs`: both halves are armed).
-fn duration_detail(took: Option<Duration>, pairs: bool) -> (String, String) {
-    let text = match took {
-        Some(d) => format!(
-            "{} ms (measured here, between the two events)",
-            d.as_millis()
-        ),
-        None if pairs => "not measurable (the opening event was not seen)".into(),
-        None => "not measurable (only this half of the pair is armed)".into(),
+fn duration_detail(took: Option<Duration>, pairs: bool) -> (String, Detail) {
+    let d = match took {
+        Some(d) => Ok(d.as_millis()),
+        None if pairs => Err(Unmeasured::OpeningNotSeen),
+        None => Err(Unmeasured::HalfArmed),
     };
-    ("duration".into(), text)
+    ("duration".into(), Detail::Duration(d))
 }
 
 /// Whether a pair that took `took` falls short of a minimum duration in
@@ -249,9 +247,12 @@ async fn condition_error(
         thread,
         thread_name: ctx.thread_name(thread).await.to_string(),
         location: loc,
-        details: vec![("condition".into(), cond.to_string()), ("error".into(), e)],
+        details: vec![
+            ("condition".into(), Detail::Text(cond.to_string())),
+            ("error".into(), Detail::Text(e)),
+        ],
         suspended: SuspendPolicy::None,
-        note: Some("the hit was not treated as true or false: nothing was suspended".into()),
+        note: Some(HitNote::Undecided),
     });
 }
 
@@ -284,15 +285,17 @@ mod tests {
 
     #[test]
     fn durations_say_why_they_are_missing() {
-        let (key, text) = duration_detail(Some(Duration::from_millis(42)), true);
+        let (key, d) = duration_detail(Some(Duration::from_millis(42)), true);
         assert_eq!(key, "duration");
-        assert_eq!(text, "42 ms (measured here, between the two events)");
-        assert!(
-            duration_detail(None, true)
-                .1
-                .contains("opening event was not seen")
+        assert_eq!(d, Detail::Duration(Ok(42)));
+        assert_eq!(
+            duration_detail(None, true).1,
+            Detail::Duration(Err(Unmeasured::OpeningNotSeen))
         );
-        assert!(duration_detail(None, false).1.contains("only this half"));
+        assert_eq!(
+            duration_detail(None, false).1,
+            Detail::Duration(Err(Unmeasured::HalfArmed))
+        );
     }
 
     #[test]

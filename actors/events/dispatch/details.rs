@@ -1,9 +1,10 @@
 //! How a hit's event is reported: the word for its kind, and what the
-//! event itself carries rendered (exception type, message, throw and catch
+//! event itself carries, read (exception type, message, throw and catch
 //! sites; field old → new; returned value; monitor object).
 
 use super::super::capture::Ctx;
 use crate::jdwp::{Event, Value};
+use crate::model::shown::Detail;
 
 /// The word an event's kind is reported as.
 pub fn kind_label(e: &Event) -> &'static str {
@@ -30,7 +31,7 @@ pub(super) async fn event_details(
     e: &Event,
     old: Option<Value>,
     len: usize,
-) -> Vec<(String, String)> {
+) -> Vec<(String, Detail)> {
     let mut out = Vec::new();
     match e {
         Event::Exception {
@@ -39,16 +40,16 @@ pub(super) async fn event_details(
             ..
         } => {
             let (ty, message) = ctx.exception(*exception, len).await;
-            out.push(("exception".into(), format!("{ty} @{:#x}", exception.id.0)));
+            out.push(("exception".into(), ty));
             if let Some(m) = message {
                 out.push(("message".into(), m));
             }
             out.push((
                 "catch".into(),
-                match catch_location {
+                Detail::Text(match catch_location {
                     Some(c) => ctx.label(c).await.to_string(),
                     None => "uncaught".into(),
-                },
+                }),
             ));
         }
         Event::FieldModification {
@@ -58,16 +59,22 @@ pub(super) async fn event_details(
             value_to_be,
             ..
         } => {
-            out.push(("field".into(), ctx.field_name(ref_type.id, *field).await));
+            out.push((
+                "field".into(),
+                Detail::Text(ctx.field_name(ref_type.id, *field).await),
+            ));
             if object.id.0 != 0 {
-                out.push(("object".into(), format!("@{:#x}", object.id.0)));
+                out.push((
+                    "object".into(),
+                    Detail::Text(format!("@{:#x}", object.id.0)),
+                ));
             }
-            let new = ctx.render(value_to_be, len).await;
+            let new = ctx.show(value_to_be, len).await;
             let old = match old {
-                Some(v) => ctx.render(&v, len).await,
-                None => "?".into(),
+                Some(v) => Some(ctx.show(&v, len).await),
+                None => None,
             };
-            out.push(("change".into(), format!("{old} → {new}")));
+            out.push(("change".into(), Detail::Change { old, new }));
         }
         Event::FieldAccess {
             ref_type,
@@ -75,16 +82,22 @@ pub(super) async fn event_details(
             object,
             ..
         } => {
-            out.push(("field".into(), ctx.field_name(ref_type.id, *field).await));
+            out.push((
+                "field".into(),
+                Detail::Text(ctx.field_name(ref_type.id, *field).await),
+            ));
             if object.id.0 != 0 {
-                out.push(("object".into(), format!("@{:#x}", object.id.0)));
+                out.push((
+                    "object".into(),
+                    Detail::Text(format!("@{:#x}", object.id.0)),
+                ));
             }
             if let Some(v) = old {
-                out.push(("value".into(), ctx.render(&v, len).await));
+                out.push(("value".into(), Detail::Value(ctx.show(&v, len).await)));
             }
         }
         Event::MethodExitWithReturnValue { value, .. } => {
-            out.push(("returned".into(), ctx.render(value, len).await));
+            out.push(("returned".into(), Detail::Value(ctx.show(value, len).await)));
         }
         Event::MonitorContendedEnter { object, .. }
         | Event::MonitorContendedEntered { object, .. } => {
@@ -94,30 +107,29 @@ pub(super) async fn event_details(
             object, timeout, ..
         } => {
             out.push(("monitor".into(), monitor(ctx, object, len).await));
-            out.push((
-                "timeout".into(),
-                format!("{timeout} ms (as passed to wait)"),
-            ));
+            out.push(("timeout".into(), Detail::WaitTimeout(*timeout)));
         }
         Event::MonitorWaited {
             object, timed_out, ..
         } => {
             out.push(("monitor".into(), monitor(ctx, object, len).await));
-            out.push(("timed out".into(), timed_out.to_string()));
+            out.push(("timed out".into(), Detail::Flag(*timed_out)));
         }
         _ => {}
     }
     out
 }
 
-/// The monitor object of a monitor event, rendered.
-async fn monitor(ctx: &Ctx, object: &crate::jdwp::TaggedObjectId, len: usize) -> String {
-    ctx.render(
-        &Value::Object {
-            tag: object.tag,
-            id: object.id,
-        },
-        len,
-    )
-    .await
+/// The monitor object of a monitor event, as read.
+async fn monitor(ctx: &Ctx, object: &crate::jdwp::TaggedObjectId, len: usize) -> Detail {
+    let shown = ctx
+        .show(
+            &Value::Object {
+                tag: object.tag,
+                id: object.id,
+            },
+            len,
+        )
+        .await;
+    Detail::Value(shown)
 }

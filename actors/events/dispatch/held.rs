@@ -14,6 +14,7 @@ use super::plan::{Hold, Reads};
 use super::{Decision, Details, Member, Traced, decide, detail_len};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, Event, FieldId, FrameInfo, ObjectId, SuspendPolicy, ThreadId, Value};
+use crate::model::shown::{Detail, LocalsGap};
 use crate::model::stop_point::LocalsChoice;
 
 /// One held composite's context, shared by every step of its capture.
@@ -34,7 +35,7 @@ pub(super) struct Captured {
     pub slots: Vec<Slot>,
     /// The values of `slots`, in their order.
     pub values: Vec<Value>,
-    pub locals_note: Option<String>,
+    pub locals_note: Option<LocalsGap>,
     /// The locals an anonymous or local class captured (`val$x` fields).
     pub captured: Vec<(String, FieldId)>,
     /// The held frame's `this`, when captured fields are to be read of it.
@@ -160,7 +161,7 @@ impl Hit<'_> {
         let values: Vec<Value> = match values {
             Some(Ok(v)) => v,
             Some(Err(e)) => {
-                locals_note = Some(format!("locals unreadable: {e}"));
+                locals_note = Some(LocalsGap::Unreadable(e.to_string()));
                 Vec::new()
             }
             None => Vec::new(),
@@ -218,16 +219,13 @@ impl Hit<'_> {
         &self,
         frames: &[FrameInfo],
         wanted: &LocalsChoice,
-    ) -> (Vec<Slot>, Option<String>) {
+    ) -> (Vec<Slot>, Option<LocalsGap>) {
         if *wanted != LocalsChoice::None
             && let Some(top) = frames.first()
         {
             match self.ctx.slots(&top.location, wanted).await {
                 Some(s) => return (s, None),
-                None => {
-                    let note = "no local variable table (compiled without -g?)".to_string();
-                    return (Vec::new(), Some(note));
-                }
+                None => return (Vec::new(), Some(LocalsGap::NoVariableTable)),
             }
         }
         (Vec::new(), None)
@@ -251,7 +249,7 @@ impl Hit<'_> {
                     .exprs
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| (format!("expr[{i}] {x}"), format!("error: {err}")))
+                    .map(|(i, x)| (format!("expr[{i}] {x}"), Detail::Failed(err.clone())))
                     .collect(),
             });
         }

@@ -3,6 +3,7 @@
 //! keeps, and what a report says stayed suspended.
 
 use crate::jdwp::SuspendPolicy;
+use crate::model::shown::HitNote;
 use crate::model::stop_point::{LocalsChoice, TraceSpec};
 
 /// What one capture reads while the thread is held, for all its traces.
@@ -123,18 +124,13 @@ pub(super) fn report_suspension(
     policy: SuspendPolicy,
     hold: Hold,
     release_error: Option<&str>,
-) -> (SuspendPolicy, Option<String>) {
+) -> (SuspendPolicy, Option<HitNote>) {
     match (release_error, hold.escalates()) {
         (Some(e), true) => (
             SuspendPolicy::None,
-            Some(format!(
-                "the stop point matched, but suspending the VM failed ({e}); the application may still be running"
-            )),
+            Some(HitNote::EscalationFailed(e.to_string())),
         ),
-        (None, true) => (
-            SuspendPolicy::All,
-            Some("matched on the hit thread, then the VM was suspended: other threads ran for one round trip".into()),
-        ),
+        (None, true) => (SuspendPolicy::All, Some(HitNote::Escalated)),
         _ => (policy, None),
     }
 }
@@ -224,7 +220,7 @@ mod tests {
         use SuspendPolicy::{All, EventThread};
         let (s, note) = report_suspension(EventThread, Hold::Escalate, Some("gone"));
         assert_eq!(s, SuspendPolicy::None);
-        assert!(note.is_some_and(|n| n.contains("(gone)")));
+        assert_eq!(note, Some(HitNote::EscalationFailed("gone".into())));
         let (s, note) = report_suspension(EventThread, Hold::Escalate, None);
         assert_eq!(s, All);
         assert!(note.is_some());

@@ -12,6 +12,7 @@ use super::held::{Captured, Hit, Reported};
 use super::plan::{Hold, keeps_captured, keeps_local, report_suspension};
 use super::{Details, Traced, detail_len, event_details, kind_label};
 use crate::jdwp::{SuspendPolicy, Value};
+use crate::model::shown::Shown;
 use crate::model::stop_point::{LocalsChoice, TraceSpec};
 
 /// What every record of one capture shares, read once after the release.
@@ -109,7 +110,12 @@ impl Hit<'_> {
 
     /// The locals one trace shows, rendered: those of the held frame, then
     /// those an anonymous or local class captured.
-    async fn locals(&self, cap: &Captured, common: &Common, ts: &TraceSpec) -> Details {
+    async fn locals(
+        &self,
+        cap: &Captured,
+        common: &Common,
+        ts: &TraceSpec,
+    ) -> Vec<(String, Shown)> {
         let ctx = self.ctx;
         let keep: Vec<(&Slot, &Value)> = cap
             .slots
@@ -118,12 +124,12 @@ impl Hit<'_> {
             .filter(|(s, _)| keeps_local(&ts.locals, &s.name))
             .collect();
         let rendered = ctx
-            .render_all(
+            .show_all(
                 &keep.iter().map(|(_, v)| **v).collect::<Vec<_>>(),
                 ts.max_length,
             )
             .await;
-        let mut locals: Details = keep
+        let mut locals: Vec<(String, Shown)> = keep
             .iter()
             .zip(rendered)
             .map(|((s, _), r)| (s.name.clone(), r))
@@ -136,7 +142,7 @@ impl Hit<'_> {
             .filter(|(n, _)| keeps_captured(&ts.locals, n))
             .collect();
         let shown = ctx
-            .render_all(
+            .show_all(
                 &outer.iter().map(|(_, v)| *v).collect::<Vec<_>>(),
                 ts.max_length,
             )

@@ -21,11 +21,12 @@ use crate::actors::error::SessionError;
 use crate::actors::session::SessionHandle;
 use crate::actors::session::eval::{self, EvalContext};
 use crate::actors::session::inspect::{self, Locals};
-use crate::actors::session::render::Budget;
+use crate::actors::session::show::Budget;
 use crate::expr::Expr;
 use crate::expr::eval::Val;
 use crate::jdwp::reference_type::{GetValues as StaticValues, Interfaces};
 use crate::jdwp::{ObjectId, ReferenceTypeId, ThreadId, Value};
+use crate::model::shown::Tree;
 use crate::model::signature::JType;
 
 const MANAGERS: &[&str] = &[
@@ -59,7 +60,7 @@ pub struct QueryRows {
     pub count: usize,
     pub max_rows: usize,
     /// Each row as a field tree (fields read, nothing invoked).
-    pub rows: Vec<String>,
+    pub rows: Vec<Tree>,
     /// Each parameter with the Java type it was bound as.
     pub bound: Vec<(String, String)>,
     /// The flush mode the query ran with (`COMMIT`, or `AUTO` when allowed).
@@ -295,7 +296,7 @@ impl SessionHandle {
             invocable: false,
             ..ctx.clone()
         };
-        let renderer = self.renderer(&quiet, q.views, None);
+        let renderer = self.value_reader(&quiet, q.views, None);
         let mut rows = Vec::with_capacity(elements.len());
         for v in &elements {
             rows.push(renderer.tree(&eval::to_val(v)).await);

@@ -181,12 +181,12 @@ async fn bean_names(caller: &Caller<'_>, ctx: ObjectId) -> Result<Vec<String>, S
     Ok(names)
 }
 
-/// A bean by name or by type, with a note saying how it was found.
+/// A bean by name or by type, with the type and id of its context.
 pub(super) async fn bean(
     caller: &Caller<'_>,
     name: Option<&str>,
     type_name: Option<&str>,
-) -> Result<(ObjectId, String), SessionError> {
+) -> Result<(ObjectId, (String, u64)), SessionError> {
     let (ctx, _) = context(caller).await?;
     let ty = caller.classes().type_of(ctx).await?;
     let ctx_name = caller.classes().info(ty.id).await?.name.clone();
@@ -229,7 +229,7 @@ pub(super) async fn bean(
         .or_else(|| type_name.map(|t| format!("of type {t}")))
         .unwrap_or_else(|| "(no name or type given)".into());
     match result {
-        Ok(Some(bean)) => Ok((bean, format!("bean {wanted} from {ctx_name} @{:#x}", ctx.0))),
+        Ok(Some(bean)) => Ok((bean, (ctx_name, ctx.0))),
         Ok(None) | Err(SessionError::Call(CallError::Threw { .. })) => Err(CallError::NoBean {
             wanted,
             known: bean_names(caller, ctx).await.unwrap_or_default(),

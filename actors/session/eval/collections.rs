@@ -11,6 +11,7 @@ use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::object_reference::GetValues as ObjectValues;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ObjectId, Tag, Value};
+use crate::model::shown::EvalNote;
 
 impl Driver<'_> {
     /// Reads named instance fields of one object in one request.
@@ -167,10 +168,7 @@ impl Driver<'_> {
                     return Ok::<_, JdwpError>((None, f.first().copied().flatten()));
                 }
                 if ty.ends_with("$ForwardingNode") {
-                    self.note(
-                        "the map was being resized; entries moved to the new table were not read"
-                            .into(),
-                    );
+                    self.note(EvalNote::MapResizing);
                     return Ok((None, None));
                 }
                 let f = self.fields_of(node, &["key", value_field, "next"]).await?;

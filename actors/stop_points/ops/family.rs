@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::actors::session::classes::java_name;
 use crate::jdwp::{SuspendPolicy, TaggedTypeId};
 use crate::model::stop_point::{
-    FamilyId, LineSpec, StopKind, StopPointSpec, StopState, Target, glob_matches,
+    ArmNote, FamilyId, LineSpec, StopKind, StopPointSpec, StopState, Target, glob_matches,
     jdwp_class_pattern,
 };
 
@@ -81,10 +81,10 @@ impl Book {
         drop(window);
         let family = self.family_view(&fid.0);
         if family.as_ref().is_some_and(|f| f.members.is_empty()) {
-            notes.push(format!(
-                "No loaded class matching {glob} has a method {:?} yet; the family watches for classes that load later.",
-                l.method.as_deref().unwrap_or("?")
-            ));
+            notes.push(ArmNote::NoMatchYet {
+                glob: glob.to_string(),
+                method: l.method.clone().unwrap_or_else(|| "?".into()),
+            });
         }
         Ok(ArmReport {
             point: None,
@@ -94,7 +94,7 @@ impl Book {
     }
 
     /// (Re-)sets a family's class-load watch.
-    pub(super) async fn family_watch(&mut self, fid: &FamilyId, notes: &mut Vec<String>) {
+    pub(super) async fn family_watch(&mut self, fid: &FamilyId, notes: &mut Vec<ArmNote>) {
         let Some(f) = self.reg.family(&fid.0) else {
             return;
         };
@@ -112,7 +112,7 @@ impl Book {
                     .set_family_watch(&fid.0, Some(key), WatchState::Watching);
             }
             Err(e) => {
-                notes.push(format!("the class-load watch was refused: {e}"));
+                notes.push(ArmNote::WatchRefused { why: e.to_string() });
                 self.reg
                     .set_family_watch(&fid.0, None, WatchState::Failed(e.to_string()));
             }
@@ -221,14 +221,14 @@ impl Book {
             Ok(plan) => plan,
             Err(e) => {
                 if let Some(p) = self.reg.point_mut(id) {
-                    p.note(format!("a copy loaded later was not armed: {e}"));
+                    p.note(ArmNote::LateCopyNotArmed { why: e.to_string() });
                 }
                 return;
             }
         };
         if let Some(e) = instance_refusal(&spec, std::slice::from_ref(&plan)) {
             if let Some(p) = self.reg.point_mut(id) {
-                p.note(e.to_string());
+                p.note(ArmNote::LateCopyRefused { why: e.to_string() });
             }
             return;
         }
@@ -241,7 +241,7 @@ impl Book {
         if let Err(e) = self.install(id, plan, true).await
             && let Some(p) = self.reg.point_mut(id)
         {
-            p.note(format!("a copy loaded later was not armed: {e}"));
+            p.note(ArmNote::LateCopyNotArmed { why: e.to_string() });
         }
     }
 

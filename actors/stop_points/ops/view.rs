@@ -8,7 +8,7 @@ use futures::future::join_all;
 
 use crate::jdwp::object_reference::IsCollected;
 use crate::jdwp::{ErrorCode, ObjectId, SuspendPolicy};
-use crate::model::stop_point::{Mode, StopPointSpec, StopState, Target};
+use crate::model::stop_point::{ArmNote, Mode, StopPointSpec, StopState, Target};
 
 use super::super::registry::Point;
 use super::super::routes::Stats;
@@ -18,7 +18,7 @@ use super::Book;
 impl Book {
     /// Notes about suspend policies that override traces at the same
     /// locations as `id`.
-    pub(super) fn overrides(&self, id: &str) -> Vec<String> {
+    pub(super) fn overrides(&self, id: &str) -> Vec<ArmNote> {
         let Some(me) = self.reg.point(id) else {
             return Vec::new();
         };
@@ -37,17 +37,14 @@ impl Book {
                 continue;
             }
             if mine_suspends && other.spec.trace().is_some() {
-                out.push(format!(
-                    "OVERRIDE: {} traces this location; a composite carries one suspend policy, so \
-                     its hits now suspend the whole VM too (until {} is cleared).",
-                    other.id, me.id
-                ));
+                out.push(ArmNote::SuspendsTrace {
+                    trace: other.id.0.clone(),
+                    suspender: me.id.0.clone(),
+                });
             } else if me.spec.trace().is_some() && suspends_all(other) {
-                out.push(format!(
-                    "OVERRIDE: {} suspends the VM at this location, so hits of this trace will \
-                     suspend the VM too, not just snapshot.",
-                    other.id
-                ));
+                out.push(ArmNote::SuspendedBy {
+                    suspender: other.id.0.clone(),
+                });
             }
         }
         out

@@ -12,6 +12,7 @@ use super::{Ctx, Effect, PROGRESS, Reply, Route, text_and_data};
 use crate::actors::SessionHandle;
 use crate::actors::{Found, HitEvent, SuspendPolicy, TraceRecord};
 use crate::mcp::error::ToolError;
+use crate::mcp::render::value;
 use crate::model::SessionState;
 
 const WAIT_DEFAULT_MS: u64 = 30_000;
@@ -166,9 +167,9 @@ pub fn event_text(e: &HitEvent, now: Instant) -> String {
         ago(e.at, now)
     );
     for (k, v) in &e.details {
-        s.push_str(&format!("\n  {k}: {v}"));
+        s.push_str(&format!("\n  {k}: {}", value::detail(v)));
     }
-    if let Some(n) = &e.note {
+    if let Some(n) = e.note.as_ref().map(value::hit_note) {
         s.push_str(&format!("\n  note: {n}"));
     }
     s
@@ -183,8 +184,8 @@ pub fn event_json(e: &HitEvent) -> Value {
         "thread_name": e.thread_name,
         "location": e.location,
         "suspended": policy_word(e.suspended),
-        "details": e.details.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
-        "note": e.note,
+        "details": e.details.iter().map(|(k, v)| json!({"key": k, "value": value::detail(v)})).collect::<Vec<_>>(),
+        "note": e.note.as_ref().map(value::hit_note),
     })
 }
 
@@ -201,14 +202,18 @@ pub fn trace_text(t: &TraceRecord, now: Instant) -> String {
         s.push_str(" [VM was suspended: policy overridden]");
     }
     if !t.locals.is_empty() {
-        let locals: Vec<String> = t.locals.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let locals: Vec<String> = t
+            .locals
+            .iter()
+            .map(|(k, v)| format!("{k}={}", value::line(v)))
+            .collect();
         s.push_str(&format!("\n  locals: {}", locals.join(", ")));
     }
-    if let Some(n) = &t.locals_note {
+    if let Some(n) = t.locals_note.as_ref().map(value::locals_gap) {
         s.push_str(&format!("\n  locals: {n}"));
     }
     for (k, v) in &t.details {
-        s.push_str(&format!("\n  {k}: {v}"));
+        s.push_str(&format!("\n  {k}: {}", value::detail(v)));
     }
     s
 }
@@ -221,9 +226,9 @@ fn trace_json(t: &TraceRecord) -> Value {
         "thread_name": t.thread_name,
         "location": t.location,
         "callers": t.callers,
-        "locals": t.locals.iter().map(|(k, v)| json!({"name": k, "value": v})).collect::<Vec<_>>(),
-        "locals_note": t.locals_note,
-        "details": t.details.iter().map(|(k, v)| json!({"key": k, "value": v})).collect::<Vec<_>>(),
+        "locals": t.locals.iter().map(|(k, v)| json!({"name": k, "value": value::line(v)})).collect::<Vec<_>>(),
+        "locals_note": t.locals_note.as_ref().map(value::locals_gap),
+        "details": t.details.iter().map(|(k, v)| json!({"key": k, "value": value::detail(v)})).collect::<Vec<_>>(),
         "overridden": t.overridden,
     })
 }

@@ -7,11 +7,12 @@ use serde_json::json;
 
 use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{
-    Budget, EvalContext, Failure, Locals, Outcome, Renderer, SessionError, SessionHandle, ThreadId,
-    ThreadUse, declared_type, explain, to_val,
+    Budget, EvalContext, Failure, Locals, Outcome, SessionError, SessionHandle, ThreadId,
+    ThreadUse, ValueReader, declared_type, explain, to_val,
 };
 use crate::expr::eval::Val;
 use crate::mcp::error::ToolError;
+use crate::mcp::render::value;
 
 /// Arguments of debug_get_stack.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -155,7 +156,7 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
     }))
     .await;
     let plain = EvalContext::default();
-    let renderer = session.renderer(&plain, budget, None);
+    let renderer = session.value_reader(&plain, budget, None);
     let mut out = format!(
         "Thread @{:#x}, {} of {} frames",
         thread.0,
@@ -170,9 +171,9 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
                 futures::future::join_all(ls.iter().map(|l| async {
                     let val = to_val(&l.value);
                     if expand {
-                        renderer.tree(&val).await.replace('\n', "\n    ")
+                        value::tree(&renderer.tree(&val).await).replace('\n', "\n    ")
                     } else {
-                        renderer.line(&val).await
+                        value::line(&renderer.line(&val).await)
                     }
                 }))
                 .await
@@ -263,7 +264,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
     } else {
         &ectx
     };
-    let renderer = session.renderer(render_ctx, budget, parsed.charset);
+    let renderer = session.value_reader(render_ctx, budget, parsed.charset);
     let src = &p.expression;
     let result = session.evaluate(&ectx, &parsed.expr).await;
     if chain {
@@ -272,13 +273,13 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
     match result {
         Ok(o) => {
             let rendered = if p.expand_objects.unwrap_or(false) {
-                renderer.tree(&o.value).await
+                value::tree(&renderer.tree(&o.value).await)
             } else {
-                renderer.line(&o.value).await
+                value::line(&renderer.line(&o.value).await)
             };
             let mut out = format!("{} = {}", src.trim(), rendered);
             for n in &o.notes {
-                out.push_str(&format!("\nNote: {n}"));
+                out.push_str(&format!("\nNote: {}", value::eval_note(n)));
             }
             out.push_str(&format!(
                 "\nCost: {} reads in {} round{}, {} invocation{}",
@@ -300,7 +301,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
                 caret(src, f.error.span.start)
             );
             for n in &f.notes {
-                msg.push_str(&format!("\nNote: {n}"));
+                msg.push_str(&format!("\nNote: {}", value::eval_note(n)));
             }
             Err(if f.read_only {
                 ToolError::new("READ_ONLY", msg).next(crate::mcp::error::READ_ONLY_NEXT)
@@ -318,7 +319,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
 /// The chain view: every link with its value, then the first null and
 /// why evaluation stopped, so an agent sees where a chain broke.
 async fn render_chain(
-    renderer: &Renderer<'_>,
+    renderer: &ValueReader<'_>,
     src: &str,
     result: &Result<Outcome, Failure>,
 ) -> Reply {
@@ -331,7 +332,7 @@ async fn render_chain(
     let mut data = Vec::new();
     for (i, link) in links.iter().enumerate() {
         let text = link.span.text(src);
-        let rendered = renderer.line(&link.value).await;
+        let rendered = value::line(&renderer.line(&link.value).await);
         out.push_str(&format!("{}. {} = {}\n", i + 1, text, rendered));
         if first_null.is_none() && matches!(link.value, Val::Null) {
             first_null = Some(text.to_string());
@@ -356,7 +357,7 @@ async fn render_chain(
         Err(f) => f.notes.clone(),
     };
     for n in notes {
-        out.push_str(&format!("\nNote: {n}"));
+        out.push_str(&format!("\nNote: {}", value::eval_note(&n)));
     }
     Ok(text_and_data(
         out,

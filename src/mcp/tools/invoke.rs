@@ -16,6 +16,8 @@ use crate::actors::{
     SpringQuery, Venue,
 };
 use crate::mcp::error::ToolError;
+use crate::mcp::render::value;
+use crate::model::shown::{Edge, Scalar, Shown, Tree};
 use crate::model::signature::JType;
 
 /// Default bound on one call.
@@ -228,7 +230,7 @@ async fn invoke(ctx: &Ctx, p: Result<InvokeParams, ToolError>) -> Reply {
 
 fn invoke_reply(out: &CallOutcome, all_threads: bool) -> rmcp::model::CallToolResult {
     let m = &out.method;
-    let shown = value_json(out);
+    let shown = tree_json(&out.tree);
     let mut text = format!(
         "{}.{} returned {}{}",
         m.class,
@@ -251,10 +253,10 @@ fn invoke_reply(out: &CallOutcome, all_threads: bool) -> rmcp::model::CallToolRe
     } else {
         "\nsingle-threaded: the other threads stayed as they were, so a method waiting on a lock one of them holds times out"
     });
-    for n in &out.notes {
-        text.push_str(&format!("\n{n}"));
+    if let Some((context, id)) = &out.bean_context {
+        text.push_str(&format!("\nthe bean came from {context} @{id:#x}"));
     }
-    text.push_str(&format!("\nfield tree:\n{}", out.tree));
+    text.push_str(&format!("\nfield tree:\n{}", value::tree(&out.tree)));
     text_and_data(
         text,
         json!({
@@ -263,7 +265,7 @@ fn invoke_reply(out: &CallOutcome, all_threads: bool) -> rmcp::model::CallToolRe
             "type": out.value_type,
             "to_string": out.to_string,
             "json": shown,
-            "tree": out.tree,
+            "tree": value::tree(&out.tree),
             "thread_id": format!("@{:#x}", out.thread.0),
             "thread": out.thread_name,
             "parked": out.venue == Venue::Parked,
@@ -272,31 +274,86 @@ fn invoke_reply(out: &CallOutcome, all_threads: bool) -> rmcp::model::CallToolRe
     )
 }
 
-/// The result as JSON: scalars as themselves, a String as its text,
-/// another object as its type, handle and toString.
-fn value_json(out: &CallOutcome) -> Json {
-    use crate::expr::eval::Val;
-    match &out.value {
-        Val::Bool(b) => json!(b),
-        Val::Byte(x) => json!(x),
-        Val::Short(x) => json!(x),
-        Val::Int(x) => json!(x),
-        Val::Long(x) => json!(x),
-        Val::Float(x) => json!(x),
-        Val::Double(x) => json!(x),
-        Val::Char(c) => json!(char::from_u32(u32::from(*c)).map(String::from)),
-        Val::Null => Json::Null,
-        Val::Text(s) => json!(s),
-        Val::Object { id, .. } if out.value_type.as_deref() == Some("java.lang.String") => {
-            json!(out.to_string.clone().unwrap_or_else(|| format!("@{id:#x}")))
+/// A value read from the JVM as JSON: scalars and strings as themselves,
+/// an object as its type and handle, collections as arrays and objects.
+pub fn shown_json(v: &Shown) -> Json {
+    match v {
+        Shown::Scalar(s) | Shown::Boxed { value: s, .. } => scalar_json(s),
+        Shown::Text(c) | Shown::Decoded { text: c, .. } => json!(c.text),
+        Shown::Class { name, .. } => json!({ "@class": name }),
+        Shown::Object { type_name, id, .. }
+        | Shown::Unreadable {
+            id,
+            type_name: Some(type_name),
+            ..
+        } => {
+            json!({ "@type": type_name, "@id": format!("@{id:#x}") })
         }
-        Val::Object { id, .. } => json!({
-            "type": out.value_type,
-            "handle": format!("@{id:#x}"),
-            "toString": out.to_string,
-        }),
-        other => json!(other.kind()),
+        Shown::Array { elem, id, len, .. } => {
+            json!({ "@type": format!("{elem}[{len}]"), "@id": format!("@{id:#x}") })
+        }
+        Shown::Many { items, .. } => Json::Array(items.iter().map(shown_json).collect()),
+        Shown::Entries { entries, .. } => Json::Object(
+            entries
+                .iter()
+                .map(|(k, v)| (key_text(k), shown_json(v)))
+                .collect(),
+        ),
+        Shown::Vanished { .. } | Shown::Unreadable { .. } | Shown::Unknown => Json::Null,
     }
+}
+
+fn scalar_json(s: &Scalar) -> Json {
+    match *s {
+        Scalar::Bool(b) => json!(b),
+        Scalar::Byte(x) => json!(x),
+        Scalar::Short(x) => json!(x),
+        Scalar::Int(x) => json!(x),
+        Scalar::Long(x) => json!(x),
+        Scalar::Float(x) => json!(x),
+        Scalar::Double(x) => json!(x),
+        Scalar::Char(c) => json!(char::from_u32(u32::from(c)).map(String::from)),
+        Scalar::Null | Scalar::Void => Json::Null,
+    }
+}
+
+fn key_text(k: &Shown) -> String {
+    match shown_json(k) {
+        Json::String(s) => s,
+        other => other.to_string(),
+    }
+}
+
+/// A field tree as JSON: fields as members (with the object's `@type`),
+/// elements as an array, map entries by key; what the budgets cut is
+/// counted in `@more`, an object shown above is `@cycle`.
+pub fn tree_json(t: &Tree) -> Json {
+    if t.cycle {
+        return json!({ "@cycle": shown_json(&t.head) });
+    }
+    if t.children.is_empty() {
+        return shown_json(&t.head);
+    }
+    if t.children.iter().all(|(e, _)| matches!(e, Edge::Index(_))) {
+        return Json::Array(t.children.iter().map(|(_, c)| tree_json(c)).collect());
+    }
+    let mut m = serde_json::Map::new();
+    if let Json::Object(head) = shown_json(&t.head) {
+        m.extend(head);
+    }
+    for (edge, child) in &t.children {
+        let key = match edge {
+            Edge::Field(name) => name.clone(),
+            Edge::Index(i) => i.to_string(),
+            Edge::Key(k) => key_text(k),
+            Edge::Held => "value".into(),
+        };
+        m.insert(key, tree_json(child));
+    }
+    if t.more_fields > 0 {
+        m.insert("@more".into(), json!(t.more_fields));
+    }
+    Json::Object(m)
 }
 
 /// A value to fill in for a parameter of type `ty`.
@@ -535,14 +592,14 @@ async fn named_query(ctx: &Ctx, p: Result<NamedQueryParams, ToolError>) -> Reply
         "\nflush allowed: pending changes of the persistence context were written first".to_string()
     });
     for (i, row) in r.rows.iter().enumerate() {
-        text.push_str(&format!("\n[{i}] {row}"));
+        text.push_str(&format!("\n[{i}] {}", value::tree(row)));
     }
     text.push_str(&format!("\n{}", venue(r.venue, &r.thread_name)));
     Ok(text_and_data(
         text,
         json!({
             "count": r.count,
-            "rows": r.rows,
+            "rows": r.rows.iter().map(tree_json).collect::<Vec<_>>(),
             "bound": r.bound.iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
             "flush": r.flush,
             "entity_manager": r.entity_manager,

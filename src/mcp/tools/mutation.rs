@@ -9,6 +9,7 @@ use super::inspect::thread_id;
 use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{Budget, EvalContext, SessionError, SessionHandle, ThreadUse};
 use crate::mcp::error::ToolError;
+use crate::mcp::render::value;
 
 /// Arguments of debug_set_value.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -148,9 +149,9 @@ async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
         invocable: false,
         ..ectx.clone()
     };
-    let r = handle.renderer(&quiet, Budget::default(), None);
-    let old = r.line(&written.old).await;
-    let new = r.line(&written.new).await;
+    let r = handle.value_reader(&quiet, Budget::default(), None);
+    let old = value::line(&r.line(&written.old).await);
+    let new = value::line(&r.line(&written.new).await);
     Ok(text_and_data(
         format!(
             "Set {} ({}): {} → {}",
@@ -179,8 +180,8 @@ async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Rep
         .force_return(&ectx, value.as_ref().map(|v| &v.expr))
         .await?;
     let quiet = EvalContext::default();
-    let r = handle.renderer(&quiet, Budget::default(), None);
-    let shown = r.line(&val).await;
+    let r = handle.value_reader(&quiet, Budget::default(), None);
+    let shown = value::line(&r.line(&val).await);
     Ok(text_and_data(
         format!(
             "{frame} will return {shown} as soon as the thread resumes; the rest of the method does not run."

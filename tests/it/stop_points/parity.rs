@@ -554,7 +554,7 @@ fn captured_values_are_cut_at_capture_time_and_the_ceiling_is_reported() {
     for t in traces_of(&server, &first_id(&armed), 2) {
         // A local keeps trace_max_length characters and says how many it cut.
         assert!(
-            local(&t, "s").is_some_and(|s| s.starts_with("\"ord…(+") && s.ends_with(" chars)")),
+            local(&t, "s").is_some_and(|s| s.starts_with("\"orde…(+") && s.ends_with(" chars)")),
             "{t}"
         );
         // The returned value keeps at least 200.

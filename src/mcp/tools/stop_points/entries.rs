@@ -17,6 +17,7 @@ use crate::model::stop_point::StopPointSpec;
 pub(super) fn outcome(
     entry: &str,
     r: &Result<ArmReport, ToolError>,
+    extra: &[String],
 ) -> (String, serde_json::Value, bool) {
     match r {
         Ok(report) => {
@@ -32,10 +33,12 @@ pub(super) fn outcome(
                 data = render::family_json(f);
                 data["entry"] = json!(entry);
             }
-            for n in &report.notes {
+            let mut notes = render::arm_notes(&report.notes);
+            notes.extend(extra.iter().cloned());
+            for n in &notes {
                 text.push_str(&format!("\n  {n}"));
             }
-            data["notes"] = json!(report.notes);
+            data["notes"] = json!(notes);
             (text, data, true)
         }
         Err(t) => (
@@ -52,18 +55,15 @@ pub(super) async fn arm_one(
     handle: &SessionHandle,
     spec: StopPointSpec,
     max_classes: usize,
-    mut notes: Vec<String>,
+    notes: Vec<String>,
 ) -> Reply {
     let label = spec.target.describe();
     let r = handle.stop_points().arm(spec, max_classes).await;
-    let r = r.map_err(ToolError::from).map(|mut rep| {
-        rep.notes.append(&mut notes);
-        rep
-    });
+    let r = r.map_err(ToolError::from);
     match &r {
         Err(e) => Err(e.clone()),
         Ok(_) => {
-            let (text, data, _) = outcome(&label, &r);
+            let (text, data, _) = outcome(&label, &r, &notes);
             Ok(text_and_data(text, json!({"outcomes": [data]})))
         }
     }
@@ -106,7 +106,7 @@ pub(super) async fn arm_entries(
             Ok(_) => armed += 1,
             Err(_) => refused += 1,
         }
-        let (text, d, _) = outcome(&entry, &r);
+        let (text, d, _) = outcome(&entry, &r, &[]);
         lines.push(text);
         data.push(d);
     }

@@ -108,12 +108,13 @@ async fn clear(ctx: &Ctx, p: Result<IdParams, ToolError>) -> Reply {
     } else {
         format!("Cleared {} ({} JDWP requests).", r.id, r.requests_cleared)
     };
-    if let Some(n) = &r.note {
+    let note = r.note.as_ref().map(render::arm_note);
+    if let Some(n) = &note {
         text.push_str(&format!("\nNote: {n}"));
     }
     Ok(text_and_data(
         text,
-        json!({"id": r.id, "requests_cleared": r.requests_cleared, "members": r.members, "note": r.note}),
+        json!({"id": r.id, "requests_cleared": r.requests_cleared, "members": r.members, "note": note}),
     ))
 }
 
@@ -133,12 +134,13 @@ async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
     if let Some(pv) = &r.point {
         text.push_str(&format!("\n{}", describe_point(pv, false)));
     }
-    for n in &r.notes {
+    let notes = render::arm_notes(&r.notes);
+    for n in &notes {
         text.push_str(&format!("\nNote: {n}"));
     }
     Ok(text_and_data(
         text,
-        json!({"id": r.id, "enabled": r.enabled, "notes": r.notes, "stop_point": r.point.as_ref().map(point_json)}),
+        json!({"id": r.id, "enabled": r.enabled, "notes": notes, "stop_point": r.point.as_ref().map(point_json)}),
     ))
 }
 
@@ -167,12 +169,13 @@ async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
     if let Some(pv) = &r.point {
         text.push_str(&format!("\n{}", describe_point(pv, false)));
     }
-    for n in notes.iter().chain(r.notes.iter()) {
+    let theirs = render::arm_notes(&r.notes);
+    for n in notes.iter().chain(theirs.iter()) {
         text.push_str(&format!("\n  {n}"));
     }
     Ok(text_and_data(
         text,
-        json!({"stop_point": r.point.as_ref().map(point_json), "notes": r.notes}),
+        json!({"stop_point": r.point.as_ref().map(point_json), "notes": theirs}),
     ))
 }
 

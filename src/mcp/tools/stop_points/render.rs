@@ -7,10 +7,66 @@ use serde_json::{Value, json};
 use crate::actors::{
     CountMode, FamilyView, Listing, PointView, RingStats, SuspendPolicy, WatchState,
 };
-use crate::model::stop_point::{LocalsChoice, Mode, StopState};
+use crate::model::stop_point::{ArmNote, LocalsChoice, Mode, StopState};
 
 fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// What arming (or clearing, or a toggle) wants the agent to know.
+pub fn arm_note(n: &ArmNote) -> String {
+    match n {
+        ArmNote::Deferred { class } => {
+            format!("DEFERRED: {class} is not loaded yet; it arms itself when the class loads.")
+        }
+        ArmNote::NoSimilarClass => "No loaded class has a similar name; check the spelling \
+             (nested classes are Outer$Inner)."
+            .into(),
+        ArmNote::SimilarLoaded { names } => format!(
+            "Loaded classes with a similar name: {} (a misspelt name would wait forever).",
+            names.join(", ")
+        ),
+        ArmNote::CopyRefused { class, why } => format!("one copy of {class} refused: {why}"),
+        ArmNote::CopyNotArmed { why } => format!("a copy could not be armed: {why}"),
+        ArmNote::LateCopyNotArmed { why } => {
+            format!("a copy loaded later was not armed: {why}")
+        }
+        ArmNote::LateCopyRefused { why } => why.clone(),
+        ArmNote::NoReturnValues => {
+            "this JVM cannot report return values (JDWP < 1.6): exits only".into()
+        }
+        ArmNote::MemberNotArmed { member, why } => format!("{member}: {why}"),
+        ArmNote::FamilyFull => "the family is full, so its class-load watch stays parked".into(),
+        ArmNote::AlreadyArmed => "it was already armed".into(),
+        ArmNote::AlreadyDisabled => "it was already disabled".into(),
+        ArmNote::NoMatchYet { glob, method } => format!(
+            "No loaded class matching {glob} has a method {method:?} yet; the family watches \
+             for classes that load later."
+        ),
+        ArmNote::WatchRefused { why } => format!("the class-load watch was refused: {why}"),
+        ArmNote::SlotFreed { family } => {
+            format!("a slot of {family} freed: it watches for new matching classes again")
+        }
+        ArmNote::AppliesWhenReArmed => {
+            "it is disabled; the new definition applies when it is re-armed".into()
+        }
+        ArmNote::WasSpent => {
+            "it was spent: the JVM had already deleted its request, so nothing was sent".into()
+        }
+        ArmNote::SuspendsTrace { trace, suspender } => format!(
+            "OVERRIDE: {trace} traces this location; a composite carries one suspend policy, so \
+             its hits now suspend the whole VM too (until {suspender} is cleared)."
+        ),
+        ArmNote::SuspendedBy { suspender } => format!(
+            "OVERRIDE: {suspender} suspends the VM at this location, so hits of this trace will \
+             suspend the VM too, not just snapshot."
+        ),
+    }
+}
+
+/// Notes as the agent reads them.
+pub fn arm_notes(notes: &[ArmNote]) -> Vec<String> {
+    notes.iter().map(arm_note).collect()
 }
 
 fn state_text(p: &PointView) -> String {
@@ -208,7 +264,7 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
     if let Some(e) = &p.last_error {
         s.push_str(&format!("\n  last error: {e}"));
     }
-    for n in &p.notes {
+    for n in arm_notes(&p.notes) {
         s.push_str(&format!("\n  note: {n}"));
     }
     s
@@ -246,7 +302,7 @@ pub fn point_json(p: &PointView) -> Value {
         "capture_share": p.cost.busy_share,
         "last_error": p.last_error,
         "stopped_by_errors": p.stopped_by_errors,
-        "notes": p.notes,
+        "notes": arm_notes(&p.notes),
     })
 }
 

@@ -1,8 +1,9 @@
-//! Rendering values for an agent: one line by default (primitives and
-//! strings inline, objects as `Type @0x…`, optionally with a bounded
-//! `toString()`), or a field tree with depth and breadth budgets that reads
-//! fields only and invokes nothing (cycles detected, boxes unboxed,
-//! List/Set/Map/Optional contents shown).
+//! Reading values for someone to look at: one line by default (primitives
+//! and strings inline, objects with their type and id, optionally with a
+//! bounded `toString()`), or a field tree with depth and breadth budgets
+//! that reads fields only and invokes nothing (cycles detected, boxes
+//! unboxed, List/Set/Map/Optional contents shown). The result is plain
+//! data ([`Shown`], [`Tree`]); the MCP layer words it.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -11,22 +12,22 @@ use futures::future::join_all;
 
 use crate::actors::session::classes::{ClassCache, FieldInfo};
 use crate::actors::session::eval::{BOXES, EvalContext, to_val};
-use crate::actors::session::inspect::{quote, truncate};
 use crate::expr::Charset;
 use crate::expr::eval::Val;
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod};
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ErrorCode, InvokeOptions, ObjectId, Tag, Value};
+use crate::model::shown::{Cut, Edge, Elements, Scalar, Shown, ToStringFailure, Tree};
 
-/// Budgets of a rendering.
+/// Budgets of a reading.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
-    /// Longest string or toString() shown, in characters.
+    /// Longest string or toString() kept, in characters.
     pub max_len: usize,
     /// Levels of a field tree below the root.
     pub max_depth: usize,
-    /// Fields or elements shown per object.
+    /// Fields or elements kept per object.
     pub max_children: usize,
 }
 
@@ -40,133 +41,143 @@ impl Default for Budget {
     }
 }
 
-/// Renders evaluator values.
-pub struct Renderer<'a> {
+/// Reads evaluator values for display.
+pub struct ValueReader<'a> {
     pub classes: &'a ClassCache,
     pub ctx: &'a EvalContext,
     pub budget: Budget,
     pub charset: Option<Charset>,
 }
 
-fn prim(v: &Val) -> Option<String> {
+/// A primitive (or null) evaluator value; `None` for references.
+pub fn scalar(v: &Val) -> Option<Scalar> {
     Some(match v {
-        Val::Bool(b) => b.to_string(),
-        Val::Byte(x) => x.to_string(),
-        Val::Short(x) => x.to_string(),
-        Val::Int(x) => x.to_string(),
-        Val::Long(x) => format!("{x}L"),
-        Val::Float(x) => format!("{x}f"),
-        Val::Double(x) => x.to_string(),
-        Val::Char(c) => match char::from_u32(u32::from(*c)) {
-            Some(c) => format!("'{c}'"),
-            None => format!("'\\u{c:04x}'"),
-        },
-        Val::Null => "null".into(),
-        Val::Object { id: 0, .. } => "null".into(),
+        Val::Bool(b) => Scalar::Bool(*b),
+        Val::Byte(x) => Scalar::Byte(*x),
+        Val::Short(x) => Scalar::Short(*x),
+        Val::Int(x) => Scalar::Int(*x),
+        Val::Long(x) => Scalar::Long(*x),
+        Val::Float(x) => Scalar::Float(*x),
+        Val::Double(x) => Scalar::Double(*x),
+        Val::Char(c) => Scalar::Char(*c),
+        Val::Null | Val::Object { id: 0, .. } => Scalar::Null,
         _ => return None,
     })
 }
 
-impl Renderer<'_> {
-    async fn type_name(&self, id: u64) -> Result<String, String> {
+/// A primitive (or null) JDWP value; `None` for references.
+pub fn wire_scalar(value: &Value) -> Option<Scalar> {
+    Some(match value {
+        Value::Byte(v) => Scalar::Byte(*v),
+        Value::Char(v) => Scalar::Char(*v),
+        Value::Float(v) => Scalar::Float(*v),
+        Value::Double(v) => Scalar::Double(*v),
+        Value::Int(v) => Scalar::Int(*v),
+        Value::Long(v) => Scalar::Long(*v),
+        Value::Short(v) => Scalar::Short(*v),
+        Value::Boolean(v) => Scalar::Bool(*v),
+        Value::Void => Scalar::Void,
+        Value::Object { id, .. } if id.0 == 0 => Scalar::Null,
+        Value::Object { .. } => return None,
+    })
+}
+
+/// What a failed read of object `id` shows.
+pub fn unreadable(e: &crate::actors::JdwpError, id: u64, type_name: Option<String>) -> Shown {
+    if e.code() == Some(ErrorCode::INVALID_OBJECT) {
+        Shown::Vanished { id }
+    } else {
+        Shown::Unreadable {
+            id,
+            type_name,
+            why: e.to_string(),
+        }
+    }
+}
+
+impl ValueReader<'_> {
+    fn cut(&self, s: &str) -> Cut {
+        Cut::new(s, self.budget.max_len)
+    }
+
+    async fn type_name(&self, id: u64) -> Result<String, Shown> {
         match self.classes.type_of(ObjectId(id)).await {
             Ok(t) => self
                 .classes
                 .info(t.id)
                 .await
                 .map(|i| i.name.clone())
-                .map_err(|e| e.to_string()),
-            Err(e) if e.code() == Some(ErrorCode::INVALID_OBJECT) => Err(format!(
-                "Vanished @{id:#x} (collected by the JVM; handles are weak references)"
-            )),
-            Err(e) => Err(format!("@{id:#x} (unreadable: {e})")),
+                .map_err(|e| unreadable(&e, id, None)),
+            Err(e) => Err(unreadable(&e, id, None)),
         }
     }
 
-    /// One line, the default rendering.
-    pub async fn line(&self, v: &Val) -> String {
-        if let Some(p) = prim(v) {
-            return p;
+    /// One line, the default reading.
+    pub async fn line(&self, v: &Val) -> Shown {
+        if let Some(p) = scalar(v) {
+            return Shown::Scalar(p);
         }
         match v {
-            Val::Text(s) => truncate(&quote(s), self.budget.max_len),
-            Val::Class { id, name } => {
-                let loader = self
+            Val::Text(s) => Shown::Text(self.cut(s)),
+            Val::Class { id, name } => Shown::Class {
+                name: name.clone(),
+                loader: self
                     .classes
                     .loader(crate::jdwp::ReferenceTypeId(*id))
                     .await
-                    .map(|l| format!(" (loader @{:#x})", l.0))
-                    .unwrap_or_default();
-                format!("class {name}{loader}")
-            }
-            Val::Many(items) => {
-                let shown: Vec<String> = join_all(
+                    .ok()
+                    .map(|l| l.0),
+            },
+            Val::Many(items) => Shown::Many {
+                total: items.len(),
+                items: join_all(
                     items
                         .iter()
                         .take(self.budget.max_children)
                         .map(|i| self.short(i)),
                 )
-                .await;
-                let more = items.len().saturating_sub(shown.len());
-                format!(
-                    "[{} element{}] [{}{}]",
-                    items.len(),
-                    if items.len() == 1 { "" } else { "s" },
-                    shown.join(", "),
-                    if more > 0 {
-                        format!(", … {more} more")
-                    } else {
-                        String::new()
-                    }
+                .await,
+            },
+            Val::Entries(entries) => Shown::Entries {
+                total: entries.len(),
+                entries: join_all(
+                    entries
+                        .iter()
+                        .take(self.budget.max_children)
+                        .map(|(k, v)| async move { (self.short(k).await, self.short(v).await) }),
                 )
-            }
-            Val::Entries(entries) => {
-                let shown: Vec<String> =
-                    join_all(entries.iter().take(self.budget.max_children).map(
-                        |(k, v)| async move {
-                            format!("{} → {}", self.short(k).await, self.short(v).await)
-                        },
-                    ))
-                    .await;
-                let more = entries.len().saturating_sub(shown.len());
-                format!(
-                    "{{{} entr{}}} {{{}{}}}",
-                    entries.len(),
-                    if entries.len() == 1 { "y" } else { "ies" },
-                    shown.join(", "),
-                    if more > 0 {
-                        format!(", … {more} more")
-                    } else {
-                        String::new()
-                    }
-                )
-            }
+                .await,
+            },
             Val::Object { id, tag } => self.object_line(*id, *tag).await,
-            _ => "?".into(),
+            _ => Shown::Unknown,
         }
     }
 
-    /// A short rendering with no toString(): for elements and entries.
-    async fn short(&self, v: &Val) -> String {
-        if let Some(p) = prim(v) {
-            return p;
+    /// A short reading with no toString(): for elements and entries.
+    pub async fn short(&self, v: &Val) -> Shown {
+        if let Some(p) = scalar(v) {
+            return Shown::Scalar(p);
         }
         match v {
-            Val::Text(s) => truncate(&quote(s), self.budget.max_len),
+            Val::Text(s) => Shown::Text(self.cut(s)),
             Val::Object {
                 id,
                 tag: Tag::String,
             } => self.string(*id).await,
             Val::Object { id, .. } => match self.type_name(*id).await {
-                Ok(t) if BOXES.contains(&t.as_str()) => self.unboxed(*id, &t).await,
-                Ok(t) => format!("{t} @{id:#x}"),
+                Ok(t) if BOXES.contains(&t.as_str()) => self.unboxed(*id, t).await,
+                Ok(type_name) => Shown::Object {
+                    type_name,
+                    id: *id,
+                    to_string: None,
+                },
                 Err(e) => e,
             },
             other => Box::pin(self.line(other)).await,
         }
     }
 
-    async fn string(&self, id: u64) -> String {
+    async fn string(&self, id: u64) -> Shown {
         match self
             .classes
             .connection()
@@ -175,27 +186,29 @@ impl Renderer<'_> {
             })
             .await
         {
-            Ok(s) => truncate(&quote(&s), self.budget.max_len),
-            Err(e) if e.code() == Some(ErrorCode::INVALID_OBJECT) => {
-                format!("Vanished @{id:#x} (collected by the JVM)")
-            }
-            Err(e) => format!("@{id:#x} (unreadable: {e})"),
+            Ok(s) => Shown::Text(self.cut(&s)),
+            Err(e) => unreadable(&e, id, Some("java.lang.String".into())),
         }
     }
 
-    async fn unboxed(&self, id: u64, type_name: &str) -> String {
+    async fn unboxed(&self, id: u64, type_name: String) -> Shown {
         match self
             .fields(id, &["value"])
             .await
             .ok()
             .and_then(|f| f.into_iter().next().flatten())
+            .and_then(|v| wire_scalar(&v))
         {
-            Some(v) => format!(
-                "{} ({} @{id:#x})",
-                prim(&to_val(&v)).unwrap_or_default(),
-                type_name.rsplit('.').next().unwrap_or(type_name)
-            ),
-            None => format!("{type_name} @{id:#x}"),
+            Some(value) => Shown::Boxed {
+                value,
+                type_name,
+                id,
+            },
+            None => Shown::Object {
+                type_name,
+                id,
+                to_string: None,
+            },
         }
     }
 
@@ -238,33 +251,31 @@ impl Renderer<'_> {
             .collect())
     }
 
-    async fn object_line(&self, id: u64, tag: Tag) -> String {
+    async fn object_line(&self, id: u64, tag: Tag) -> Shown {
         if tag == Tag::String {
             return self.string(id).await;
         }
-        let ty = match self.type_name(id).await {
+        let type_name = match self.type_name(id).await {
             Ok(t) => t,
             Err(e) => return e,
         };
-        if ty.ends_with("[]") {
-            return self.array_line(id, &ty).await;
+        if type_name.ends_with("[]") {
+            return self.array(id, &type_name, true).await;
         }
-        if BOXES.contains(&ty.as_str()) {
-            return self.unboxed(id, &ty).await;
+        if BOXES.contains(&type_name.as_str()) {
+            return self.unboxed(id, type_name).await;
         }
-        match self.to_string(id).await {
-            Some(Ok(s)) => format!(
-                "{ty} @{id:#x} {}",
-                truncate(&quote(&s), self.budget.max_len)
-            ),
-            Some(Err(why)) => format!("{ty} @{id:#x} (toString() {why})"),
-            None => format!("{ty} @{id:#x}"),
+        let to_string = self.to_string(id).await;
+        Shown::Object {
+            type_name,
+            id,
+            to_string,
         }
     }
 
     /// `toString()` on the event-suspended thread, bounded; `None` when no
-    /// such thread is available (the rendering then invokes nothing).
-    async fn to_string(&self, id: u64) -> Option<Result<String, String>> {
+    /// such thread is available (the reading then invokes nothing).
+    async fn to_string(&self, id: u64) -> Option<Result<Cut, ToStringFailure>> {
         let thread = self.ctx.thread.filter(|_| self.ctx.invocable)?;
         let conn = self.classes.connection();
         let t = self.classes.type_of(ObjectId(id)).await.ok()?;
@@ -299,24 +310,28 @@ impl Renderer<'_> {
         )
         .await;
         Some(match reply {
-            Ok(r) if r.exception.id.0 != 0 => Err("threw".into()),
+            Ok(r) if r.exception.id.0 != 0 => Err(ToStringFailure::Threw),
             Ok(r) => match r.return_value {
                 Value::Object { id, .. } if id.0 != 0 => conn
                     .send(&StringValue { string_object: id })
                     .await
-                    .map_err(|e| e.to_string()),
-                _ => Ok("null".into()),
+                    .map(|s| self.cut(&s))
+                    .map_err(|e| ToStringFailure::Failed(e.to_string())),
+                _ => Ok(Cut::new("null", 4)),
             },
-            Err(crate::actors::JdwpError::Timeout { .. }) => {
-                Err(format!("did not return within {} ms", budget.as_millis()))
-            }
+            Err(crate::actors::JdwpError::Timeout { .. }) => Err(ToStringFailure::Late {
+                ms: budget.as_millis(),
+            }),
             Err(crate::actors::JdwpError::ReadOnly { .. }) => return None,
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(ToStringFailure::Failed(e.to_string())),
         })
     }
 
-    async fn array_line(&self, id: u64, ty: &str) -> String {
+    /// An array: its length, and its first elements when `elements` (a
+    /// `byte[]`/`char[]` decoded as text unless the charset says raw).
+    async fn array(&self, id: u64, ty: &str, elements: bool) -> Shown {
         let conn = self.classes.connection();
+        let elem = ty.strip_suffix("[]").unwrap_or(ty).to_string();
         let len = match conn
             .send(&Length {
                 array: ObjectId(id),
@@ -324,10 +339,17 @@ impl Renderer<'_> {
             .await
         {
             Ok(n) => n,
-            Err(e) => return format!("{ty} @{id:#x} (unreadable: {e})"),
+            Err(e) => return unreadable(&e, id, Some(ty.to_string())),
         };
-        let elem = ty.strip_suffix("[]").unwrap_or(ty);
-        let text_like = matches!(elem, "byte" | "char");
+        if !elements {
+            return Shown::Array {
+                elem,
+                id,
+                len,
+                elements: Elements::NotRead,
+            };
+        }
+        let text_like = matches!(elem.as_str(), "byte" | "char");
         if text_like && self.charset != Some(Charset::Raw) && len > 0 {
             let n = len.min(self.budget.max_len.max(1) as i32 * 4);
             if let Ok(region) = conn
@@ -338,15 +360,18 @@ impl Renderer<'_> {
                 })
                 .await
             {
-                let (text, enc) = decode(&region.values, elem, self.charset);
-                return format!(
-                    "{elem}[{len}] {enc} {} @{id:#x}",
-                    truncate(&quote(&text), self.budget.max_len)
-                );
+                let (text, encoding) = decode(&region.values, &elem, self.charset);
+                return Shown::Decoded {
+                    elem,
+                    id,
+                    len,
+                    encoding,
+                    text: self.cut(&text),
+                };
             }
         }
         let n = len.min(self.budget.max_children as i32);
-        let shown = if n > 0 {
+        let elements = if n > 0 {
             match conn
                 .send(&ArrayValues {
                     array: ObjectId(id),
@@ -355,129 +380,138 @@ impl Renderer<'_> {
                 })
                 .await
             {
-                Ok(r) => join_all(
-                    r.values
-                        .iter()
-                        .map(|v| async move { self.short(&to_val(v)).await }),
-                )
-                .await
-                .join(", "),
-                Err(e) => format!("unreadable: {e}"),
+                Ok(r) => Elements::Read(
+                    join_all(
+                        r.values
+                            .iter()
+                            .map(|v| async move { self.short(&to_val(v)).await }),
+                    )
+                    .await,
+                ),
+                Err(e) => Elements::Unreadable(e.to_string()),
             }
         } else {
-            String::new()
+            Elements::Read(Vec::new())
         };
-        let more = if len > n {
-            format!(", … {} more", len - n)
-        } else {
-            String::new()
-        };
-        format!("{elem}[{len}] [{shown}{more}] @{id:#x}")
+        Shown::Array {
+            elem,
+            id,
+            len,
+            elements,
+        }
     }
 
     /// A field tree: reads fields only, invokes nothing.
-    pub async fn tree(&self, v: &Val) -> String {
-        let mut out = String::new();
+    pub async fn tree(&self, v: &Val) -> Tree {
         let mut seen = HashSet::new();
-        let head = self.short(v).await;
-        out.push_str(&head);
-        if let Val::Object { id, .. } = v
-            && *id != 0
-        {
-            Box::pin(self.children(*id, 1, &mut seen, &mut out)).await;
-        } else if let Val::Many(items) = v {
-            for (i, item) in items.iter().take(self.budget.max_children).enumerate() {
-                out.push_str(&format!("\n  [{i}] {}", self.short(item).await));
-                if let Val::Object { id, .. } = item {
-                    Box::pin(self.children(*id, 2, &mut seen, &mut out)).await;
+        let mut root = Tree::leaf(self.short(v).await);
+        match v {
+            Val::Object { id, .. } if *id != 0 => {
+                Box::pin(self.children(*id, 1, &mut seen, &mut root)).await;
+            }
+            Val::Many(items) => {
+                for (i, item) in items.iter().take(self.budget.max_children).enumerate() {
+                    let mut node = Tree::leaf(self.short(item).await);
+                    if let Val::Object { id, .. } = item {
+                        Box::pin(self.children(*id, 2, &mut seen, &mut node)).await;
+                    }
+                    root.children.push((Edge::Index(i), node));
                 }
             }
-        } else if let Val::Entries(entries) = v {
-            for (k, val) in entries.iter().take(self.budget.max_children) {
-                out.push_str(&format!(
-                    "\n  {} → {}",
-                    self.short(k).await,
-                    self.short(val).await
-                ));
+            Val::Entries(entries) => {
+                for (k, val) in entries.iter().take(self.budget.max_children) {
+                    let key = self.short(k).await;
+                    root.children
+                        .push((Edge::Key(key), Tree::leaf(self.short(val).await)));
+                }
             }
+            _ => {}
         }
-        out
+        root
     }
 
-    async fn children(&self, id: u64, depth: usize, seen: &mut HashSet<u64>, out: &mut String) {
+    /// One child of `node`, expanded further when it is an object.
+    async fn child(
+        &self,
+        edge: Edge,
+        v: &Val,
+        depth: usize,
+        seen: &mut HashSet<u64>,
+        node: &mut Tree,
+    ) {
+        let mut child = Tree::leaf(self.short(v).await);
+        if let Val::Object { id, tag } = v
+            && *id != 0
+            && *tag != Tag::String
+        {
+            Box::pin(self.children(*id, depth + 1, seen, &mut child)).await;
+        }
+        node.children.push((edge, child));
+    }
+
+    async fn children(&self, id: u64, depth: usize, seen: &mut HashSet<u64>, node: &mut Tree) {
         if depth > self.budget.max_depth {
             return;
         }
         if !seen.insert(id) {
-            out.push_str(" (cycle: shown above)");
+            node.cycle = true;
             return;
         }
-        let indent = "  ".repeat(depth);
-        let ty = match self.type_name(id).await {
-            Ok(t) => t,
-            Err(_) => return,
+        let Ok(ty) = self.type_name(id).await else {
+            return;
         };
         if ty == "java.lang.String" || BOXES.contains(&ty.as_str()) {
             return;
         }
         // Contents of the collections people mean when they expand one.
-        let contents: Option<Val> = if ty.ends_with("[]") {
-            let conn = self.classes.connection();
-            match conn
-                .send(&Length {
-                    array: ObjectId(id),
-                })
-                .await
-            {
-                Ok(len) if len > 0 => conn
-                    .send(&ArrayValues {
-                        array: ObjectId(id),
-                        first_index: 0,
-                        length: len.min(self.budget.max_children as i32),
-                    })
-                    .await
-                    .ok()
-                    .map(|r| Val::Many(r.values.iter().map(to_val).collect())),
-                _ => Some(Val::Many(vec![])),
-            }
+        let contents = if ty.ends_with("[]") {
+            self.array_contents(id).await
         } else {
             self.contents(id, &ty).await
         };
-        if let Some(contents) = contents {
-            match contents {
-                Val::Many(items) => {
-                    for (i, item) in items.iter().take(self.budget.max_children).enumerate() {
-                        out.push_str(&format!("\n{indent}[{i}] {}", self.short(item).await));
-                        if let Val::Object { id, tag } = item
-                            && *id != 0
-                            && *tag != Tag::String
-                        {
-                            Box::pin(self.children(*id, depth + 1, seen, out)).await;
-                        }
-                    }
-                }
-                Val::Entries(entries) => {
-                    for (k, v) in entries.iter().take(self.budget.max_children) {
-                        out.push_str(&format!(
-                            "\n{indent}{} → {}",
-                            self.short(k).await,
-                            self.short(v).await
-                        ));
-                        if let Val::Object { id, tag } = v
-                            && *id != 0
-                            && *tag != Tag::String
-                        {
-                            Box::pin(self.children(*id, depth + 1, seen, out)).await;
-                        }
-                    }
-                }
-                other => {
-                    out.push_str(&format!("\n{indent}value: {}", self.short(&other).await));
+        match contents {
+            Some(Val::Many(items)) => {
+                for (i, item) in items.iter().take(self.budget.max_children).enumerate() {
+                    self.child(Edge::Index(i), item, depth, seen, node).await;
                 }
             }
-            return;
+            Some(Val::Entries(entries)) => {
+                for (k, v) in entries.iter().take(self.budget.max_children) {
+                    let key = self.short(k).await;
+                    self.child(Edge::Key(key), v, depth, seen, node).await;
+                }
+            }
+            Some(other) => {
+                let held = Tree::leaf(self.short(&other).await);
+                node.children.push((Edge::Held, held));
+            }
+            None => self.plain_fields(id, depth, seen, node).await,
         }
-        // Plain object: every instance field, inherited ones too.
+    }
+
+    async fn array_contents(&self, id: u64) -> Option<Val> {
+        let conn = self.classes.connection();
+        match conn
+            .send(&Length {
+                array: ObjectId(id),
+            })
+            .await
+        {
+            Ok(len) if len > 0 => conn
+                .send(&ArrayValues {
+                    array: ObjectId(id),
+                    first_index: 0,
+                    length: len.min(self.budget.max_children as i32),
+                })
+                .await
+                .ok()
+                .map(|r| Val::Many(r.values.iter().map(to_val).collect())),
+            _ => Some(Val::Many(vec![])),
+        }
+    }
+
+    /// A plain object: every instance field, inherited ones too.
+    async fn plain_fields(&self, id: u64, depth: usize, seen: &mut HashSet<u64>, node: &mut Tree) {
         let conn = self.classes.connection();
         let Ok(t) = self.classes.type_of(ObjectId(id)).await else {
             return;
@@ -504,25 +538,10 @@ impl Renderer<'_> {
             .unwrap_or_default()
         };
         for (f, v) in fields.iter().zip(values) {
-            let val = to_val(&v);
-            out.push_str(&format!(
-                "\n{indent}{} = {}",
-                f.name,
-                self.short(&val).await
-            ));
-            if let Val::Object { id, tag } = val
-                && id != 0
-                && tag != Tag::String
-            {
-                Box::pin(self.children(id, depth + 1, seen, out)).await;
-            }
+            self.child(Edge::Field(f.name.clone()), &to_val(&v), depth, seen, node)
+                .await;
         }
-        if total > self.budget.max_children {
-            out.push_str(&format!(
-                "\n{indent}… {} more fields (raise max_children)",
-                total - self.budget.max_children
-            ));
-        }
+        node.more_fields = total.saturating_sub(self.budget.max_children);
     }
 
     /// The elements or entries of well-known containers, read from fields.
@@ -567,7 +586,7 @@ impl Renderer<'_> {
 }
 
 /// Elements (or entries) of a structural collection via the evaluator's
-/// own field walk, so rendering and subscripts read collections one way.
+/// own field walk, so reading and subscripts walk collections one way.
 async fn structural_elements(classes: &ClassCache, ctx: &EvalContext, id: u64) -> Option<Val> {
     let parsed = crate::expr::parse(&format!("@{id:#x}[0..]")).ok()?;
     crate::actors::session::eval::evaluate(classes, ctx, &parsed.expr)
