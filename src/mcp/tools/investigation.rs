@@ -282,3 +282,26 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
     }
     Ok(reply)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_is_read_from_its_array_its_data_or_the_reply_text() {
+        let calls =
+            json!([{"tool": "debug_set_line_stop", "args": {"class_pattern": "A", "line": 3}}]);
+        assert_eq!(entries(&calls).ok(), calls.as_array().cloned());
+        assert_eq!(
+            entries(&json!({"export": calls})).ok(),
+            calls.as_array().cloned()
+        );
+        let text =
+            format!("Stop-point set: 1 call.\n```json\n{calls:#}\n```\nLines are as armed here.");
+        assert_eq!(entries(&json!(text)).ok(), calls.as_array().cloned());
+        for bad in [json!("not json"), json!(7), json!("{\"a\": 1}")] {
+            let e = entries(&bad).err().map(|e| e.text()).unwrap_or_default();
+            assert!(e.contains("debug_arm_stop_points"), "{bad}: {e}");
+        }
+    }
+}

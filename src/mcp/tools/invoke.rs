@@ -606,3 +606,86 @@ async fn named_query(ctx: &Ctx, p: Result<NamedQueryParams, ToolError>) -> Reply
         }),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::shown::Cut;
+
+    #[test]
+    fn json_arguments_map_onto_typed_ones() {
+        assert_eq!(
+            arg(&json!([1, 2.5, "x", "@0x1f", null, true, {"k": [false]}])),
+            Arg::List(vec![
+                Arg::Int(1),
+                Arg::Float(2.5),
+                Arg::Text("x".into()),
+                Arg::Handle(0x1f),
+                Arg::Null,
+                Arg::Bool(true),
+                Arg::Map(vec![("k".into(), Arg::List(vec![Arg::Bool(false)]))]),
+            ])
+        );
+        // Not a handle: the text stays text.
+        assert_eq!(arg(&json!("@0xzz")), Arg::Text("@0xzz".into()));
+    }
+
+    #[test]
+    fn placeholders_follow_the_declared_types() {
+        let (params, _) = crate::model::signature::method_types(
+            "(Ljava/lang/String;I[JLjava/util/List<Ljava/lang/Integer;>;Ljava/util/Map<Ljava/lang/String;Ljava/lang/Boolean;>;La/Tier;)V",
+        )
+        .expect("parses");
+        let got: Vec<Json> = params.iter().map(|p| placeholder(p, &[])).collect();
+        assert_eq!(
+            got,
+            [
+                json!(""),
+                json!(0),
+                json!([0]),
+                json!([0]),
+                json!({"": false}),
+                Json::Null
+            ]
+        );
+        assert_eq!(placeholder(&params[5], &["GOLD".into()]), json!("GOLD"));
+    }
+
+    #[test]
+    fn a_field_tree_becomes_json() {
+        let text = |s: &str| Shown::Text(Cut::new(s, 100));
+        let leaf = Tree::leaf;
+        let tree = Tree {
+            head: Shown::Object {
+                type_name: "Product".into(),
+                id: 0x2a,
+                to_string: None,
+            },
+            cycle: false,
+            children: vec![
+                (Edge::Field("sku".into()), leaf(text("P1"))),
+                (
+                    Edge::Field("price".into()),
+                    leaf(Shown::Scalar(Scalar::Int(30))),
+                ),
+                (
+                    Edge::Field("tags".into()),
+                    Tree {
+                        head: Shown::Many {
+                            total: 1,
+                            items: Vec::new(),
+                        },
+                        cycle: false,
+                        children: vec![(Edge::Index(0), leaf(text("new")))],
+                        more_fields: 0,
+                    },
+                ),
+            ],
+            more_fields: 2,
+        };
+        assert_eq!(
+            tree_json(&tree),
+            json!({"@type": "Product", "@id": "@0x2a", "sku": "P1", "price": 30, "tags": ["new"], "@more": 2})
+        );
+    }
+}
