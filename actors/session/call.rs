@@ -508,9 +508,7 @@ impl SessionHandle {
         let caller = Caller::new(self, seat.thread, spec.budget, spec.all_threads);
         let started = Instant::now();
         let result = self.invoke_on(&caller, &seat.ctx, spec).await;
-        caller.release().await;
-        let timed_out = matches!(&result, Err(SessionError::Call(CallError::Timeout { .. })));
-        seat.give_back(self, timed_out).await;
+        seat.end(self, &caller, &result).await;
         let (method, value, to_string, (shown, tree), bean_context) = result?;
         let value_type = match &value {
             Val::Object { id, .. } if *id != 0 => {
@@ -650,8 +648,7 @@ impl SessionHandle {
                     Ok((bean, _)) => self.classes().type_of(*bean).await.map(|t| t.id),
                     Err(_) => Ok(ReferenceTypeId(0)),
                 };
-                caller.release().await;
-                seat.give_back(self, false).await;
+                seat.end(self, &caller, &found).await;
                 found?;
                 ty?
             }

@@ -199,9 +199,7 @@ impl SessionHandle {
         let seat = seat::take(self, q.thread).await?;
         let caller = Caller::new(self, seat.thread, q.budget, false);
         let result = self.query_on(&caller, &seat.ctx, q).await;
-        caller.release().await;
-        let timed_out = matches!(&result, Err(SessionError::Call(CallError::Timeout { .. })));
-        seat.give_back(self, timed_out).await;
+        seat.end(self, &caller, &result).await;
         let mut rows = result?;
         rows.thread_name = seat.name.clone();
         rows.venue = seat.venue;

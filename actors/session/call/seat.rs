@@ -99,6 +99,19 @@ pub(in crate::actors) async fn take(
 }
 
 impl Seat {
+    /// Ends a call made from this seat: lets the caller's objects be
+    /// collected and gives the thread back as [`Seat::give_back`] does.
+    pub async fn end<T>(
+        &self,
+        session: &SessionHandle,
+        caller: &super::Caller<'_>,
+        result: &Result<T, SessionError>,
+    ) {
+        caller.release().await;
+        let timed_out = matches!(result, Err(SessionError::Call(CallError::Timeout { .. })));
+        self.give_back(session, timed_out).await;
+    }
+
     /// Gives a parked thread back: resumed, unless the call timed out (the
     /// late-return watch resumes it when the method finally returns).
     pub async fn give_back(&self, session: &SessionHandle, timed_out: bool) {

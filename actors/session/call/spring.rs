@@ -326,9 +326,7 @@ impl SessionHandle {
         let seat = seat::take(self, q.thread).await?;
         let caller = Caller::new(self, seat.thread, q.budget, false);
         let result = self.spring_on(&caller, q).await;
-        caller.release().await;
-        let timed_out = matches!(&result, Err(SessionError::Call(CallError::Timeout { .. })));
-        seat.give_back(self, timed_out).await;
+        seat.end(self, &caller, &result).await;
         let mut report = result?;
         report.thread_name = seat.name.clone();
         report.venue = seat.venue;
