@@ -12,6 +12,7 @@ use serde_json::json;
 use crate::support::frameworks;
 use crate::support::java::{Jvm, line_of};
 use crate::support::mcp::Server;
+use crate::support::poll_until;
 
 const READY: Duration = Duration::from_secs(60);
 
@@ -111,6 +112,23 @@ fn a_spring_bean_is_invoked_with_json_arguments_and_the_context_is_read() {
     assert_eq!(stat.json()["json"], json!("pricing-1"), "{}", stat.text);
 
     the_context_is_ready_and_resolves_keys(&server);
+
+    // Past its budget the call is given up; the late return is undone and
+    // the thread can be parked again once it comes.
+    let late = server
+        .call(
+            "debug_invoke",
+            json!({"class": "PricingService", "method": "slow", "args": [1500], "timeout_ms": 200}),
+        )
+        .expect_tool_error();
+    assert!(late.text.contains("[INVOKE_TIMEOUT]"), "{}", late.text);
+    poll_until(READY, || {
+        let again = server.call(
+            "debug_invoke",
+            json!({"class": "PricingService", "method": "version"}),
+        );
+        (!again.is_error).then_some(())
+    });
 
     // A missing bean names the ones there are.
     let missing = server

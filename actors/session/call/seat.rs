@@ -22,6 +22,11 @@ use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
 /// How long a thread may take to reach a line where it can be parked.
 const PARK_WITHIN: Duration = Duration::from_secs(3);
 
+/// How long a parked thread whose call timed out is watched for its return.
+const LATE_WATCH: Duration = Duration::from_secs(600);
+/// How often it is looked at meanwhile.
+const LATE_POLL: Duration = Duration::from_millis(50);
+
 /// Threads of the JVM itself, never parked.
 const SYSTEM_THREADS: &[&str] = &[
     "Reference Handler",
@@ -112,16 +117,33 @@ impl Seat {
         self.give_back(session, timed_out).await;
     }
 
-    /// Gives a parked thread back: resumed, unless the call timed out (the
-    /// late-return watch resumes it when the method finally returns).
+    /// Gives a parked thread back: resumed now, or, when the call timed
+    /// out and still runs, once it returns (the JVM suspends the thread
+    /// again then, and nobody else holds it).
     pub async fn give_back(&self, session: &SessionHandle, timed_out: bool) {
-        if self.venue == Venue::Parked {
-            if timed_out {
-                session.ledger().forget_event_threads(Some(self.thread));
-            } else {
-                release(session, self.thread).await;
-            }
+        if self.venue != Venue::Parked {
+            return;
         }
+        if !timed_out {
+            release(session, self.thread).await;
+            return;
+        }
+        session.ledger().forget_event_threads(Some(self.thread));
+        let (session, thread) = (session.clone(), self.thread);
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            while started.elapsed() < LATE_WATCH && session.check_alive().is_ok() {
+                tokio::time::sleep(LATE_POLL).await;
+                match session.connection().send(&SuspendCount { thread }).await {
+                    Ok(0) => continue,
+                    Ok(_) => {
+                        release(&session, thread).await;
+                        return;
+                    }
+                    Err(_) => return,
+                }
+            }
+        });
     }
 }
 

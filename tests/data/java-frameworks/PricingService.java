@@ -45,6 +45,12 @@ public class PricingService {
         return tier + ":" + sum + ":" + boxed + ":" + rate;
     }
 
+    /** Takes `ms` to answer, for the call budget. */
+    public static String slow(int ms) throws InterruptedException {
+        Thread.sleep(ms);
+        return "slept " + ms;
+    }
+
     public static String version() {
         return "pricing-1";
     }
