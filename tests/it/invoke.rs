@@ -263,6 +263,20 @@ fn a_named_query_returns_the_known_rows_and_new_repairs_the_program() {
     server
         .call("debug_wait_for_event", json!({"timeout_ms": 10000}))
         .expect_ok();
+    // With a thread held by the stop point, calls run there; none is parked.
+    let held = server
+        .call(
+            "debug_invoke",
+            json!({"bean": "greeter", "method": "greet", "args": ["ann"]}),
+        )
+        .expect_ok();
+    assert_eq!(held.json()["json"], json!("hello ann"), "{}", held.text);
+    assert_eq!(held.json()["parked"], json!(false), "{}", held.text);
+    assert!(
+        held.text.contains("which an event had suspended"),
+        "{}",
+        held.text
+    );
     let set = server
         .call(
             "debug_set_value",

@@ -15,6 +15,7 @@ use super::CallError;
 use crate::actors::error::SessionError;
 use crate::actors::session::SessionHandle;
 use crate::actors::session::eval::{self, EvalContext};
+use crate::actors::session::invoke::late_returns;
 use crate::actors::session::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
@@ -37,6 +38,26 @@ const SYSTEM_THREADS: &[&str] = &[
     "Notification Thread",
     "DestroyJavaVM",
 ];
+
+/// Parked threads whose call ran past its budget and has not returned:
+/// (session id, thread). Not parked again until it has, since the return
+/// suspends the thread again and only its watcher may resume it.
+static LATE: std::sync::Mutex<Vec<(String, ThreadId)>> = std::sync::Mutex::new(Vec::new());
+
+fn late(session: &SessionHandle, thread: ThreadId) -> bool {
+    let key = (session.id().0.clone(), thread);
+    LATE.lock().map(|l| l.contains(&key)).unwrap_or(false)
+}
+
+fn set_late(session: &SessionHandle, thread: ThreadId, on: bool) {
+    let key = (session.id().0.clone(), thread);
+    if let Ok(mut l) = LATE.lock() {
+        l.retain(|k| *k != key);
+        if on {
+            l.push(key);
+        }
+    }
+}
 
 /// How the call's thread was had.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +103,14 @@ pub(in crate::actors) async fn take(
             venue: Venue::EventThread,
             ctx,
         });
+    }
+    if late(session, chosen) {
+        return Err(CallError::CannotPark {
+            reason: format!(
+                "thread {name:?} is still running a call that ran past its budget; it is resumed when that call returns"
+            ),
+        }
+        .into());
     }
     park(session, chosen, &name).await?;
     let ctx = match eval::context(session, Some(chosen), 0).await {
@@ -129,20 +158,25 @@ impl Seat {
             return;
         }
         session.ledger().forget_event_threads(Some(self.thread));
+        set_late(session, self.thread, true);
         let (session, thread) = (session.clone(), self.thread);
+        let before = late_returns(&session.id().0, thread);
         tokio::spawn(async move {
             let started = std::time::Instant::now();
             while started.elapsed() < LATE_WATCH && session.check_alive().is_ok() {
                 tokio::time::sleep(LATE_POLL).await;
-                match session.connection().send(&SuspendCount { thread }).await {
-                    Ok(0) => continue,
-                    Ok(_) => {
-                        release(&session, thread).await;
-                        return;
-                    }
-                    Err(_) => return,
+                if late_returns(&session.id().0, thread) == before {
+                    continue;
                 }
+                // Returned: resumed already, unless it was left to a resume.
+                if let Ok(n) = session.connection().send(&SuspendCount { thread }).await
+                    && n > 0
+                {
+                    release(&session, thread).await;
+                }
+                break;
             }
+            set_late(&session, thread, false);
         });
     }
 }
