@@ -213,6 +213,8 @@ pub enum SessionError {
     Arm(#[from] ArmError),
     #[error(transparent)]
     Call(#[from] crate::actors::session::call::CallError),
+    #[error(transparent)]
+    Code(#[from] CodeError),
 }
 
 /// Why a stop point (or one entry of a list) could not be armed, cleared
@@ -325,4 +327,66 @@ fn field_hint(class: &str, field: &str, similar: &[String], declared: &[String])
         msg.push_str(&format!(" (declared: {})", declared.join(", ")));
     }
     msg
+}
+
+/// Why a class could not be checked against its build or swapped.
+#[derive(Debug, Clone, Error)]
+pub enum CodeError {
+    #[error("{selector:?} is not a class name, or Name@0x<loader id>")]
+    BadSelector { selector: String },
+    #[error("{class} is not loaded (a class loads on first use)")]
+    NotLoaded { class: String },
+    #[error("no copy of {class} was loaded by class loader @{loader:#x}; its copies are loaded by {}", loaders.iter().map(|l| format!("@{l:#x}")).collect::<Vec<_>>().join(", "))]
+    NoCopyForLoader {
+        class: String,
+        loader: u64,
+        loaders: Vec<u64>,
+    },
+    #[error("no class root is configured, so there is no .class of {class} to read")]
+    NoClassRoot { class: String },
+    #[error("no {} under the class roots (looked at {})", crate::actors::session::code::files::class_file_rel(class).display(), searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    ClassFileMissing {
+        class: String,
+        searched: Vec<std::path::PathBuf>,
+    },
+    #[error("cannot read {}: {error}", path.display())]
+    Unreadable {
+        path: std::path::PathBuf,
+        error: String,
+    },
+    #[error("{} is not a readable class file: {error}", path.display())]
+    BadClassFile {
+        path: std::path::PathBuf,
+        error: String,
+    },
+    #[error("{} holds {found}, not {expected}", path.display())]
+    WrongClass {
+        path: std::path::PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error("this JVM cannot redefine classes (canRedefineClasses is false)")]
+    CannotRedefine,
+    #[error("the JVM refused to redefine {class}: {name} ({code}); nothing changed")]
+    Refused {
+        class: String,
+        code: u16,
+        name: &'static str,
+        /// The restriction the refusal names, if it is one of the six.
+        restriction: Option<crate::model::stale::Restriction>,
+        /// What the comparison finds that trips it (empty: not foreseeable
+        /// from the class files alone).
+        changes: Vec<crate::model::stale::Change>,
+    },
+    #[error("nothing to compile: give the .java files")]
+    NothingToCompile,
+    #[error("cannot compile: {detail}")]
+    CompilerFailed { detail: String },
+    #[error("javac failed; nothing was reloaded:\n{diagnostics}")]
+    CompileFailed {
+        command: String,
+        diagnostics: String,
+    },
+    #[error("the class root {} is not a directory javac can write to", root.display())]
+    NoWritableRoot { root: std::path::PathBuf },
 }

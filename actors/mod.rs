@@ -62,6 +62,7 @@ use ractor::{Actor, ActorRef};
 /// JDWP vocabulary the handles speak in.
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
+pub use error::CodeError;
 pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
     ThreadUse,
@@ -72,6 +73,10 @@ pub use session::call::spring::{SpringQuery, is_secret};
 pub use session::call::{
     Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
     Param, QueryRows, SpringReport, Venue,
+};
+pub use session::code::{
+    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
+    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
 };
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};

@@ -6,6 +6,7 @@
 
 pub mod call;
 pub mod classes;
+pub mod code;
 pub mod control;
 pub mod eval;
 mod handle;

@@ -75,6 +75,9 @@ pub struct Ctx {
     /// Helpful NPE texts computed while their thread was held, for the
     /// reports that show them (`Err`: why there is none).
     npe_messages: Mutex<HashMap<ObjectId, Result<Shown, MessageGap>>>,
+    /// Taken while deciding whether a hit kept for the agent finds the VM
+    /// held already (`dispatch/stack.rs`).
+    pub agent_stops: tokio::sync::Mutex<()>,
 }
 
 /// The last exception a stop point reported on a thread.
@@ -162,6 +165,7 @@ impl Ctx {
             unwritten: Mutex::new(HashMap::new()),
             invoked: Mutex::new(std::collections::HashSet::new()),
             npe_messages: Mutex::new(HashMap::new()),
+            agent_stops: tokio::sync::Mutex::new(()),
         }
     }
 

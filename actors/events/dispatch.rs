@@ -33,6 +33,7 @@ mod details;
 mod held;
 mod plan;
 mod record;
+mod stack;
 
 use decide::decide;
 use details::event_details;

@@ -175,6 +175,23 @@ impl EventLog {
         }
     }
 
+    /// A resume released every thread: buffered events up to `upto` that
+    /// the agent has not read, and that said something was suspended, no
+    /// longer hold anything. Returns how many were marked.
+    pub fn release_unread(&self, upto: u64) -> usize {
+        let mut g = lock(&self.inner);
+        let reported = g.reported;
+        let mut n = 0;
+        for e in g.events.iter_mut() {
+            if e.seq > reported && e.seq <= upto && e.suspended != SuspendPolicy::None {
+                e.suspended = SuspendPolicy::None;
+                e.note = Some(HitNote::ReleasedUnread);
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// The newest event and how many are buffered (the newest included).
     pub fn last(&self) -> (Option<HitEvent>, usize, u64) {
         let g = lock(&self.inner);

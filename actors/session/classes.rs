@@ -459,6 +459,12 @@ impl ClassCache {
         if let Some(l) = lock(&self.inner).lines.get(&(class, method)) {
             return Ok(l.clone());
         }
+        // Method id 0 is an obsolete method (a frame still running code a
+        // redefinition replaced): asking the JDWP agent about it makes the
+        // agent exit and take the JVM with it.
+        if method.0 == 0 {
+            return Ok(Arc::new(Lines::default()));
+        }
         let lines = match self
             .conn
             .send(&LineTable {
@@ -505,6 +511,9 @@ impl ClassCache {
     ) -> Result<Arc<Variables>, JdwpError> {
         if let Some(v) = lock(&self.inner).vars.get(&(class, method)) {
             return Ok(v.clone());
+        }
+        if method.0 == 0 {
+            return Ok(Arc::new(Variables::Absent));
         }
         let vars = match self
             .conn

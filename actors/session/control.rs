@@ -68,6 +68,7 @@ pub async fn resume_verified(
 ) -> Result<ResumeReport, JdwpError> {
     use crate::jdwp::thread_reference::{Resume as ThreadResume, SuspendCount};
     let mut report = ResumeReport::default();
+    bus.resume_started();
     let before = bus.suspending_events();
     let held: std::collections::HashMap<ThreadId, u32> = ledger
         .view()

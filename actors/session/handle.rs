@@ -86,6 +86,11 @@ impl SessionHandle {
         &self.link
     }
 
+    /// The session's description.
+    pub(in crate::actors) fn info(&self) -> &Arc<SessionInfo> {
+        &self.info
+    }
+
     /// The suspension ledger, reached by message.
     pub(in crate::actors) fn ledger(&self) -> &SessionRef {
         &self.link.session
@@ -387,8 +392,14 @@ impl SessionHandle {
     }
 
     /// Resumes the whole suspend depth and verifies every thread runs.
+    /// Events buffered before it and not read yet no longer hold their
+    /// threads, and say so.
     pub async fn resume_all(&self) -> Result<ResumeReport, SessionError> {
-        self.resume_all_raw().await.map_err(|e| self.map_err(e))
+        self.link.bus.resume_started();
+        let upto = self.events().latest_seq();
+        let report = self.resume_all_raw().await.map_err(|e| self.map_err(e))?;
+        self.events().release_unread(upto);
+        Ok(report)
     }
 
     /// `resume_all` with the bare JDWP failure, for the actors' own use.

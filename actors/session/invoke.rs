@@ -42,6 +42,10 @@ where
     let conn = classes.connection();
     let session = classes.session();
     classes.note_invocation(thread);
+    // JDWP resumes an invoking thread once: held twice over (two events,
+    // or an event and the agent), it would never run the method. Bring its
+    // count to one for the call and give the holds back afterwards.
+    let extra = lift_extra_holds(conn, thread).await?;
     let watches = classes.late_watches().clone();
     let may_watch = watches.load(Ordering::Relaxed) < MAX_LATE_WATCHES;
     let wait = if may_watch {
@@ -52,7 +56,10 @@ where
     let mut reply = Box::pin(conn.send_within(cmd, wait));
     let started = Instant::now();
     match tokio::time::timeout(budget, &mut reply).await {
-        Ok(answer) => answer,
+        Ok(answer) => {
+            restore_holds(conn, thread, extra).await;
+            answer
+        }
         Err(_) => {
             if may_watch {
                 watches.fetch_add(1, Ordering::Relaxed);
@@ -63,6 +70,7 @@ where
                     let answer = reply.await;
                     watches.fetch_sub(1, Ordering::Relaxed);
                     if let Ok(_) | Err(JdwpError::Jvm { .. } | JdwpError::Decode { .. }) = answer {
+                        restore_holds(&conn, thread, extra).await;
                         after_late_return(&conn, session, thread, started.elapsed()).await;
                     }
                 });
@@ -111,6 +119,30 @@ fn count_late_return(session: Option<&SessionLink>, thread: ThreadId) {
                 l.clear();
             }
             l.push((s.id.0.clone(), thread, 1));
+        }
+    }
+}
+
+/// Resumes `thread` down to a suspend count of one; how many holds were
+/// lifted.
+async fn lift_extra_holds(conn: &ConnectionHandle, thread: ThreadId) -> Result<u32, JdwpError> {
+    use crate::jdwp::thread_reference::{Resume, SuspendCount};
+    let count = conn.send(&SuspendCount { thread }).await?;
+    let extra = u32::try_from(count.saturating_sub(1)).unwrap_or(0);
+    let resumes = (0..extra).map(|_| conn.send(&Resume { thread }));
+    for r in futures::future::join_all(resumes).await {
+        r?;
+    }
+    Ok(extra)
+}
+
+/// Gives back the holds [`lift_extra_holds`] lifted.
+async fn restore_holds(conn: &ConnectionHandle, thread: ThreadId, extra: u32) {
+    use crate::jdwp::thread_reference::Suspend;
+    let suspends = (0..extra).map(|_| conn.send(&Suspend { thread }));
+    for r in futures::future::join_all(suspends).await {
+        if let Err(e) = r {
+            tracing::warn!(thread = thread.0, error = %e, "a hold lifted for an invocation could not be restored");
         }
     }
 }

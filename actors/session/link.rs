@@ -32,6 +32,8 @@ pub struct SessionInfo {
     pub launched: Option<Arc<LaunchedJvm>>,
     pub roots: Roots,
     vm: OnceLock<VmInfo>,
+    /// Classes this session installed with RedefineClasses.
+    installed: std::sync::Mutex<Vec<crate::actors::session::code::Installed>>,
 }
 
 impl SessionInfo {
@@ -52,6 +54,34 @@ impl SessionInfo {
             launched,
             roots,
             vm: OnceLock::new(),
+            installed: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Every class this session installed, oldest first.
+    pub fn installed(&self) -> Vec<crate::actors::session::code::Installed> {
+        self.installed.lock().map(|g| g.clone()).unwrap_or_default()
+    }
+
+    /// Records a class this session installed (again).
+    pub fn record_installed(&self, name: &str, loader: u64, from: &std::path::Path) {
+        let Ok(mut g) = self.installed.lock() else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        match g.iter_mut().find(|i| i.name == name && i.loader == loader) {
+            Some(i) => {
+                i.times += 1;
+                i.at = now;
+                i.from = from.to_path_buf();
+            }
+            None => g.push(crate::actors::session::code::Installed {
+                name: name.to_string(),
+                loader,
+                from: from.to_path_buf(),
+                at: now,
+                times: 1,
+            }),
         }
     }
 
@@ -114,6 +144,8 @@ pub struct EventBus {
     events_seen: AtomicU64,
     suspending_events: AtomicU64,
     recent: Mutex<VecDeque<String>>,
+    /// When the latest resume of the whole VM began.
+    last_resume: Mutex<Option<std::time::Instant>>,
 }
 
 impl Default for EventBus {
@@ -123,6 +155,7 @@ impl Default for EventBus {
             events_seen: AtomicU64::new(0),
             suspending_events: AtomicU64::new(0),
             recent: Mutex::new(VecDeque::new()),
+            last_resume: Mutex::new(None),
         }
     }
 }
@@ -132,6 +165,23 @@ impl EventBus {
     /// oldest ones and is told how many).
     pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Arc<Composite>> {
         self.events.subscribe()
+    }
+
+    /// A resume of the whole VM begins: a hit received before now that
+    /// is reported later may have been released by it.
+    pub fn resume_started(&self) {
+        *self
+            .last_resume
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
+    }
+
+    /// Whether a resume of the whole VM began at or after `at`.
+    pub fn resumed_since(&self, at: std::time::Instant) -> bool {
+        self.last_resume
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_some_and(|r| r >= at)
     }
 
     pub fn events_seen(&self) -> u64 {

@@ -157,3 +157,26 @@ mod tests {
         VariableTableWithGeneric,
     );
 }
+
+/// Method.Bytecodes, as debug_check_stale compares them.
+#[cfg(test)]
+mod bytecode_tests {
+    use super::*;
+    use crate::jdwp::command::{decode_reply, encode_request};
+    use crate::jdwp::testing::FOUR;
+
+    #[test]
+    fn bytecodes_request_and_reply() {
+        let cmd = Bytecodes {
+            ref_type: ReferenceTypeId(7),
+            method: MethodId(9),
+        };
+        assert_eq!(encode_request(&cmd, FOUR), [0, 0, 0, 7, 0, 0, 0, 9]);
+        let reply = [0, 0, 0, 4, 0x1a, 0x05, 0x68, 0xac];
+        assert_eq!(
+            decode_reply::<Bytecodes>(&reply, FOUR).expect("decodes"),
+            [0x1a, 0x05, 0x68, 0xac]
+        );
+        assert!(decode_reply::<Bytecodes>(&reply[..7], FOUR).is_err());
+    }
+}

@@ -291,3 +291,42 @@ mod tests {
         Module,
     );
 }
+
+/// The source-file replies the code tools read.
+#[cfg(test)]
+mod source_tests {
+    use super::*;
+    use crate::jdwp::command::decode_reply;
+    use crate::jdwp::testing::FOUR;
+
+    #[test]
+    fn source_file_and_debug_extension_are_strings() {
+        let bytes = [
+            0, 0, 0, 10, b'O', b'r', b'd', b'e', b'r', b'.', b'j', b'a', b'v',
+        ];
+        assert!(
+            decode_reply::<SourceFile>(&bytes, FOUR).is_err(),
+            "truncated"
+        );
+        let mut bytes = bytes.to_vec();
+        bytes.push(b'a');
+        assert_eq!(
+            decode_reply::<SourceFile>(&bytes, FOUR).expect("decodes"),
+            "Order.java"
+        );
+        let smap = b"SMAP\nx.jsp\nJSP\n";
+        let mut w = crate::jdwp::wire::Writer::new(FOUR);
+        w.string(std::str::from_utf8(smap).expect("utf8"));
+        assert_eq!(
+            decode_reply::<SourceDebugExtension>(&w.into_bytes(), FOUR).expect("decodes"),
+            "SMAP\nx.jsp\nJSP\n"
+        );
+    }
+
+    #[test]
+    fn class_file_version_is_two_ints() {
+        let bytes = [0, 0, 0, 61, 0, 0, 0, 0];
+        let v = decode_reply::<ClassFileVersion>(&bytes, FOUR).expect("decodes");
+        assert_eq!((v.major_version, v.minor_version), (61, 0));
+    }
+}

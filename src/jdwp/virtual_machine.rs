@@ -393,3 +393,41 @@ mod tests {
         AllModules,
     );
 }
+
+/// The layouts the code tools rely on: RedefineClasses carries each class
+/// file as a length-prefixed byte run after its type id, and the three
+/// redefinition capabilities sit at positions 7..=10 of CapabilitiesNew.
+#[cfg(test)]
+mod redefine_tests {
+    use super::*;
+    use crate::jdwp::command::{decode_reply, encode_request};
+    use crate::jdwp::testing::FOUR;
+
+    #[test]
+    fn redefine_classes_request_layout() {
+        let cmd = RedefineClasses {
+            classes: vec![ClassDef {
+                ref_type: ReferenceTypeId(0x0102_0304),
+                classfile: vec![0xCA, 0xFE, 0xBA, 0xBE],
+            }],
+        };
+        let bytes = encode_request(&cmd, FOUR);
+        assert_eq!(
+            bytes,
+            [0, 0, 0, 1, 1, 2, 3, 4, 0, 0, 0, 4, 0xCA, 0xFE, 0xBA, 0xBE]
+        );
+        let wide = encode_request(&cmd, IdSizes::HOTSPOT);
+        assert_eq!(wide.len(), 4 + 8 + 4 + 4);
+    }
+
+    #[test]
+    fn capabilities_new_names_the_redefinition_flags() {
+        let mut bytes = [0u8; 32];
+        bytes[7] = 1; // canRedefineClasses
+        bytes[10] = 1; // canPopFrames
+        let reply = decode_reply::<CapabilitiesNew>(&bytes, FOUR).expect("decodes");
+        assert!(reply.can_redefine_classes && reply.can_pop_frames);
+        assert!(!reply.can_add_method && !reply.can_unrestrictedly_redefine_classes);
+        assert!(decode_reply::<CapabilitiesNew>(&bytes[..31], FOUR).is_err());
+    }
+}

@@ -6,7 +6,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::actors::{
-    ArmError, AttachError, CallError, JdwpError, LaunchError, SessionError, ThreadUse,
+    ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError, ThreadUse,
 };
 
 /// A failure to report to the agent.
@@ -128,6 +128,7 @@ impl From<SessionError> for ToolError {
             SessionError::EvalFailed { .. } => ToolError::new("EVAL_FAILED", text),
             SessionError::StepTimeout { .. } => ToolError::new("STEP_TIMEOUT", text),
             SessionError::StepInterrupted => ToolError::new("VM_GONE", text).next(REATTACH),
+            SessionError::Code(e) => e.into(),
         }
     }
 }
@@ -248,6 +249,66 @@ impl From<LaunchError> for ToolError {
         match e {
             LaunchError::Attach(a) => a.into(),
             other => ToolError::new("LAUNCH_FAILED", other.to_string()),
+        }
+    }
+}
+
+/// Where class roots come from, for the next steps below.
+const CLASS_ROOTS_NEXT: &str = "pass class_roots:[\"<dir where javac writes>\"] or class_file, or set them on debug_attach / JDWP_CLASS_ROOTS";
+
+impl From<CodeError> for ToolError {
+    fn from(e: CodeError) -> Self {
+        let text = e.to_string();
+        match e {
+            CodeError::BadSelector { .. } => ToolError::new("BAD_ARGUMENT", text),
+            CodeError::NotLoaded { .. } => ToolError::new("NOT_LOADED", text)
+                .next("run the code path that uses it; debug_list_classes shows what is loaded"),
+            CodeError::NoCopyForLoader { .. } => ToolError::new("NO_SUCH_COPY", text)
+                .next("pin one of the loaders listed, as Name@0x<loader>"),
+            CodeError::NoClassRoot { .. } => ToolError::new("NO_CLASS_ROOT", text).next(CLASS_ROOTS_NEXT),
+            CodeError::ClassFileMissing { .. } => ToolError::new("NO_CLASS_FILE", text)
+                .next("a root is where the package tree starts (build/classes, target/classes); compile first or fix class_roots"),
+            CodeError::Unreadable { .. } | CodeError::BadClassFile { .. } => {
+                ToolError::new("BAD_CLASS_FILE", text)
+            }
+            CodeError::WrongClass { .. } => ToolError::new("BAD_CLASS_FILE", text)
+                .next("give the .class compiled from this class's source"),
+            CodeError::CannotRedefine => ToolError::new("NOT_SUPPORTED", text)
+                .next("redeploy or restart the JVM with the new build"),
+            CodeError::Refused {
+                restriction,
+                ref changes,
+                ..
+            } => {
+                let mut message = text.clone();
+                match restriction {
+                    Some(_) if !changes.is_empty() => {
+                        message.push_str("\nForeseeable: debug_check_stale predicts it from the class files:");
+                        for c in changes {
+                            message.push_str(&format!("\n  {}", crate::mcp::tools::code::change_line(c)));
+                        }
+                    }
+                    Some(_) => message.push_str(
+                        "\nNot foreseen by the class-file comparison (another member or a JVM without that support)",
+                    ),
+                    None => message.push_str(
+                        "\nNot one of the structural restrictions debug_check_stale forecasts (verifier, version or state of the JVM)",
+                    ),
+                }
+                let next = if restriction.is_some() {
+                    "HotSpot swaps method bodies only: undo the structural change, or redeploy/restart"
+                } else {
+                    "check the build (javac version, class file version) and try again"
+                };
+                ToolError::new("REDEFINE_REFUSED", message).next(next)
+            }
+            CodeError::NothingToCompile => ToolError::new("BAD_ARGUMENT", text)
+                .next("pass sources:[\"path/to/Foo.java\"] with compile:true"),
+            CodeError::CompilerFailed { .. } => ToolError::new("COMPILE_FAILED", text)
+                .next("set JAVA_HOME to a JDK, or put javac on the server's PATH"),
+            CodeError::CompileFailed { .. } => ToolError::new("COMPILE_FAILED", text)
+                .next("fix the errors above and call again with compile:true"),
+            CodeError::NoWritableRoot { .. } => ToolError::new("NO_CLASS_ROOT", text).next(CLASS_ROOTS_NEXT),
         }
     }
 }

@@ -2,9 +2,11 @@
 //! serde, no I/O.
 
 pub mod classes;
+pub mod classfile;
 pub mod session;
 pub mod shown;
 pub mod signature;
+pub mod stale;
 pub mod stop_point;
 pub mod threads;
 

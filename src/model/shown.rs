@@ -227,6 +227,11 @@ pub enum HitNote {
     Escalated,
     /// The condition gave neither true nor false: nothing was suspended.
     Undecided,
+    /// A resume released its thread before the agent read the event.
+    ReleasedUnread,
+    /// The VM was already held for the agent by another hit: this hit's
+    /// own suspension was undone, so one continue releases both.
+    Stacked,
 }
 
 /// Why a snapshot has no locals.

@@ -1,6 +1,7 @@
 //! Integration tests: the single test binary; each module below is one area of tests.
 
 mod classes;
+mod code;
 mod evaluate;
 mod execution;
 mod fake_jdwp;

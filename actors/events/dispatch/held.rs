@@ -11,6 +11,7 @@ use futures::future::join_all;
 use super::super::capture::{Ctx, FramesReply, Slot};
 use super::super::condition;
 use super::plan::{Hold, Reads};
+use super::stack::{self, Ended};
 use super::{Decision, Details, Member, Traced, decide, detail_len};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, Event, FieldId, FrameInfo, ObjectId, SuspendPolicy, ThreadId, Value};
@@ -46,6 +47,9 @@ pub(super) struct Captured {
     /// expressions.
     pub exprs: Vec<Details>,
     pub release_error: Option<String>,
+    /// The VM was held for the agent already: this hit's own suspension
+    /// was undone.
+    pub stacked: bool,
     pub held_for: Duration,
 }
 
@@ -150,7 +154,7 @@ impl Hit<'_> {
         // What they invoked concerns no later hit.
         ctx.take_invoked(thread);
         let this = async { maybe(this).await.and_then(|t| t.ok()).map(|o| o.id) };
-        let (values, field_values, this, release_error) = futures::join!(
+        let (values, field_values, this, ended) = futures::join!(
             maybe(values),
             join_all(field_reads.into_iter().map(maybe)),
             this,
@@ -175,7 +179,8 @@ impl Hit<'_> {
             this,
             field_values,
             exprs,
-            release_error,
+            release_error: ended.error,
+            stacked: ended.stacked,
             held_for,
         }
     }
@@ -256,32 +261,35 @@ impl Hit<'_> {
         results
     }
 
-    /// Ends the hold as decided: what failed doing so, if anything.
-    async fn end(&self, hold: Hold) -> Option<String> {
-        let (conn, thread) = (&self.ctx.conn, self.thread);
+    /// Ends the hold as decided: what failed doing so, if anything, and
+    /// whether the VM was held for the agent already.
+    async fn end(&self, hold: Hold) -> Ended {
         match hold {
-            Hold::Escalate => {
-                let suspend = conn.send(&crate::jdwp::virtual_machine::Suspend);
-                let resume = conn.send(&crate::jdwp::thread_reference::Resume { thread });
-                let (s, r) = futures::join!(suspend, resume);
-                s.map_err(|e| e.to_string())
-                    .and(r.map_err(|e| e.to_string()))
-                    .err()
-            }
-            Hold::Keep => None,
-            Hold::Release => match self.policy {
-                SuspendPolicy::EventThread => conn
-                    .send(&crate::jdwp::thread_reference::Resume { thread })
-                    .await
-                    .err()
-                    .map(|e| e.to_string()),
-                SuspendPolicy::All => conn
-                    .send(&crate::jdwp::virtual_machine::Resume)
-                    .await
-                    .err()
-                    .map(|e| e.to_string()),
-                SuspendPolicy::None => None,
+            Hold::Escalate => stack::escalate(self.ctx, self.thread).await,
+            Hold::Keep if self.policy == SuspendPolicy::All => stack::keep_all(self.ctx).await,
+            Hold::Keep => Ended::default(),
+            Hold::Release => Ended {
+                error: self.release().await,
+                stacked: false,
             },
+        }
+    }
+
+    /// Releases what this composite suspended.
+    async fn release(&self) -> Option<String> {
+        let (conn, thread) = (&self.ctx.conn, self.thread);
+        match self.policy {
+            SuspendPolicy::EventThread => conn
+                .send(&crate::jdwp::thread_reference::Resume { thread })
+                .await
+                .err()
+                .map(|e| e.to_string()),
+            SuspendPolicy::All => conn
+                .send(&crate::jdwp::virtual_machine::Resume)
+                .await
+                .err()
+                .map(|e| e.to_string()),
+            SuspendPolicy::None => None,
         }
     }
 

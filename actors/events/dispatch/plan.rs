@@ -119,12 +119,17 @@ pub(super) fn keeps_captured(choice: &LocalsChoice, name: &str) -> bool {
 }
 
 /// What a report says stayed suspended, and why, given how its hold ended
-/// (`release_error`: what failed while ending it).
+/// (`release_error`: what failed while ending it; `stacked`: the VM was
+/// held for the agent already).
 pub(super) fn report_suspension(
     policy: SuspendPolicy,
     hold: Hold,
     release_error: Option<&str>,
+    stacked: bool,
 ) -> (SuspendPolicy, Option<HitNote>) {
+    if stacked && release_error.is_none() {
+        return (SuspendPolicy::All, Some(HitNote::Stacked));
+    }
     match (release_error, hold.escalates()) {
         (Some(e), true) => (
             SuspendPolicy::None,
@@ -218,14 +223,24 @@ mod tests {
     #[test]
     fn reports_say_what_stayed_suspended() {
         use SuspendPolicy::{All, EventThread};
-        let (s, note) = report_suspension(EventThread, Hold::Escalate, Some("gone"));
+        let (s, note) = report_suspension(EventThread, Hold::Escalate, Some("gone"), false);
         assert_eq!(s, SuspendPolicy::None);
         assert_eq!(note, Some(HitNote::EscalationFailed("gone".into())));
-        let (s, note) = report_suspension(EventThread, Hold::Escalate, None);
+        let (s, note) = report_suspension(EventThread, Hold::Escalate, None, false);
         assert_eq!(s, All);
         assert!(note.is_some());
-        assert_eq!(report_suspension(All, Hold::Keep, None), (All, None));
-        assert_eq!(report_suspension(All, Hold::Keep, Some("x")), (All, None));
-        assert_eq!(report_suspension(All, Hold::Release, None), (All, None));
+        assert_eq!(report_suspension(All, Hold::Keep, None, false), (All, None));
+        assert_eq!(
+            report_suspension(All, Hold::Keep, Some("x"), false),
+            (All, None)
+        );
+        assert_eq!(
+            report_suspension(All, Hold::Release, None, false),
+            (All, None)
+        );
+        assert_eq!(
+            report_suspension(EventThread, Hold::Escalate, None, true),
+            (All, Some(HitNote::Stacked))
+        );
     }
 }

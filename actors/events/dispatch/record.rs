@@ -12,7 +12,7 @@ use super::held::{Captured, Hit, Reported};
 use super::plan::{Hold, keeps_captured, keeps_local, report_suspension};
 use super::{Details, Traced, detail_len, event_details, kind_label};
 use crate::jdwp::{SuspendPolicy, Value};
-use crate::model::shown::Shown;
+use crate::model::shown::{HitNote, Shown};
 use crate::model::stop_point::{LocalsChoice, TraceSpec};
 
 /// What every record of one capture shares, read once after the release.
@@ -166,7 +166,16 @@ impl Hit<'_> {
             Some(l) => ctx.label(&l).await.to_string(),
             None => "?".into(),
         };
-        let (suspended, note) = report_suspension(self.policy, hold, cap.release_error.as_deref());
+        let (mut suspended, mut note) =
+            report_suspension(self.policy, hold, cap.release_error.as_deref(), cap.stacked);
+        // A resume that began after the hit arrived (the agent continued
+        // while this report was being written) released it: its thread
+        // may be held again by a later hit, even at the same line, but no
+        // longer by this event, so nothing may be invoked on it for this.
+        if suspended != SuspendPolicy::None && ctx.session.bus.resumed_since(self.received) {
+            suspended = SuspendPolicy::None;
+            note = Some(HitNote::ReleasedUnread);
+        }
         ctx.push_event(
             &m.target.id,
             &m.event,

@@ -212,6 +212,12 @@ pub fn hit_note(n: &HitNote) -> String {
         HitNote::Escalated => "matched on the hit thread, then the VM was suspended: other \
              threads ran for one round trip"
             .into(),
+        HitNote::Stacked => "the VM was already held for another hit, so this hit's own \
+             suspension was undone: its thread waits here, and one debug_continue releases both"
+            .into(),
+        HitNote::ReleasedUnread => "released by a resume before this event was read: its \
+             thread has run on"
+            .into(),
         HitNote::Undecided => {
             "the hit was not treated as true or false: nothing was suspended".into()
         }

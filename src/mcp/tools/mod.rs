@@ -4,6 +4,7 @@
 //! short, exact, and honest about what a tool costs the JVM.
 
 pub mod classes;
+pub mod code;
 pub mod events;
 pub mod execution;
 pub mod inspect;
@@ -170,6 +171,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(events::routes());
         routes.extend(inspect::routes());
         routes.extend(classes::routes());
+        routes.extend(code::routes());
         routes.extend(mutation::routes());
         routes.extend(invoke::routes());
         routes.extend(investigation::routes());

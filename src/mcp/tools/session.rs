@@ -28,9 +28,9 @@ pub struct AttachParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation (invoke, set values, force return, pop frames, redefine) at the wire.
     pub read_only: Option<bool>,
-    /// Directories holding the application's .java sources.
+    /// Directories where the .java package tree starts.
     pub source_roots: Option<Vec<String>>,
-    /// Directories or jars holding the application's .class files.
+    /// Directories where the .class package tree starts.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -60,9 +60,9 @@ pub struct LaunchParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation at the wire.
     pub read_only: Option<bool>,
-    /// Directories holding the application's .java sources.
+    /// Directories where the .java package tree starts.
     pub source_roots: Option<Vec<String>>,
-    /// Directories or jars holding the application's .class files.
+    /// Directories where the .class package tree starts.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -332,6 +332,9 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
         if let Some(exit) = &exit {
             lines.push(format!("    the launched JVM exited: {exit}"));
         }
+        if let Some(note) = super::code::installed_note(s) {
+            lines.push(format!("    {note}"));
+        }
         for line in &output {
             lines.push(format!("    | {line}"));
         }
@@ -350,6 +353,7 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             "held_threads": held,
             "exit": exit,
             "last_output": output,
+            "installed_classes": s.installed_classes().iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
         }));
     }
     Ok(text_and_data(lines.join("\n"), json!({ "sessions": data })))
@@ -380,6 +384,9 @@ async fn disconnect(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     );
     if let Some(process) = &report.process {
         out.push_str(&format!("\nProcess: {process}"));
+    }
+    if let Some(note) = super::code::installed_note(&handle) {
+        out.push_str(&format!("\n{note}"));
     }
     Ok(text_and_data(
         out,

@@ -7,6 +7,7 @@ use serde_json::json;
 use super::{
     WAIT, assert_all_running, attached_orders, detail, first_id, line, ok, point, traces_of,
 };
+use crate::support::java::{Jvm, JvmOpts, line_of};
 use crate::support::poll_until_msg;
 
 #[test]
@@ -164,5 +165,56 @@ fn a_condition_that_keeps_failing_disables_its_stop_point() {
         p["last_error"].is_null() && p["stopped_by_errors"] == false,
         "{p}"
     );
+    assert_all_running(&server);
+}
+
+/// Two threads pass a suspend-all conditional line at the same moment,
+/// round after round: the VM stays suspended once per agent stop (a
+/// second escalation is undone), so a getter invoked on the reported
+/// thread runs every time.
+#[test]
+fn a_second_suspend_all_hit_does_not_stack_and_invokes_still_run() {
+    let jvm = Jvm::start("Stacked", JvmOpts::default());
+    jvm.wait_for_line("lanes ready", WAIT);
+    let server = super::server();
+    super::attach(&server, &jvm);
+    let args = json!({"class_pattern": "Stacked", "line": line_of("Stacked.java", "together"),
+                      "condition": "o.id % 2 == 0"});
+    let id = first_id(&ok(&server, "debug_set_line_stop", args));
+    for round in 0..20 {
+        // A hit the last continue released before it was read says so;
+        // the next one holds its thread.
+        let hit = poll_until_msg(WAIT, "a hit that holds its thread", || {
+            let hit = ok(
+                &server,
+                "debug_wait_for_event",
+                json!({"timeout_ms": 15000, "bp_id": id}),
+            );
+            if hit.json()["event"]["suspended"] == "all" {
+                return Some(hit);
+            }
+            assert!(hit.text.contains("released by a resume"), "{}", hit.text);
+            None
+        });
+        // Whatever passed with it, the VM is held once.
+        poll_until_msg(WAIT, "every suspend count back to one", || {
+            let t = ok(&server, "debug_list_threads", json!({})).text;
+            (!t.contains("suspended x2") && !t.contains("suspended x3")).then_some(())
+        });
+        let thread = hit.json()["event"]["thread"].clone();
+        let got = server.call(
+            "debug_evaluate",
+            json!({"expression": "o.getCustomer()", "thread_id": thread}),
+        );
+        assert!(
+            !got.is_error && got.text.contains("\"customer-"),
+            "round {round}: {}\n{}",
+            got.text,
+            hit.text
+        );
+        ok(&server, "debug_continue", json!({}));
+    }
+    ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    ok(&server, "debug_continue", json!({}));
     assert_all_running(&server);
 }

@@ -53,12 +53,13 @@ pub fn fixtures() -> &'static Path {
 
 /// Starts `main_class` of the framework fixtures with the jars on its class path.
 pub fn start(main_class: &str) -> Jvm {
-    let mut classpath = vec![fixtures().to_path_buf()];
-    classpath.extend(jars());
+    let mut entries = vec![fixtures().to_path_buf()];
+    entries.extend(jars());
+    let classpath = std::env::join_paths(entries).expect("a class path");
     Jvm::start(
         main_class,
         JvmOpts {
-            classpath,
+            classpath: Some(PathBuf::from(classpath)),
             ..JvmOpts::default()
         },
     )

@@ -276,8 +276,8 @@ pub struct JvmOpts {
     pub args: Vec<String>,
     /// Extra JVM options placed before `-cp` (e.g. `-Xmx64m`).
     pub jvm_args: Vec<String>,
-    /// Class-path entries placed before [`fixtures()`] (framework fixtures and their jars).
-    pub classpath: Vec<PathBuf>,
+    /// The class path; [`fixtures()`] when `None`.
+    pub classpath: Option<PathBuf>,
 }
 
 /// Lines read from one child stream by a background thread.
@@ -339,7 +339,7 @@ pub struct Jvm {
 }
 
 impl Jvm {
-    /// Launches `main_class` from [`fixtures()`] with the JDWP agent on an ephemeral port and waits
+    /// Launches `main_class` from [`fixtures()`] (or `opts.classpath`) with the JDWP agent on an ephemeral port and waits
     /// (at most [`PORT_TIMEOUT`]) until the agent prints its port. Panics with all output so far on failure.
     pub fn start(main_class: &str, opts: JvmOpts) -> Jvm {
         let java = java(opts.java_home.as_deref());
@@ -351,15 +351,7 @@ impl Jvm {
             ))
             .args(&opts.jvm_args)
             .arg("-cp")
-            .arg(
-                std::env::join_paths(
-                    opts.classpath
-                        .iter()
-                        .map(PathBuf::as_path)
-                        .chain([fixtures()]),
-                )
-                .expect("class path"),
-            )
+            .arg(opts.classpath.as_deref().unwrap_or(fixtures()))
             .arg(main_class)
             .args(&opts.args)
             .stdin(Stdio::null())

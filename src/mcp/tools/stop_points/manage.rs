@@ -351,6 +351,9 @@ async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             report.still_held, report.total, report.resumes
         ));
     }
+    if let Some(note) = crate::mcp::tools::code::installed_note(&handle) {
+        text.push_str(&format!("\n{note}"));
+    }
     Ok(text_and_data(
         text,
         json!({

@@ -165,11 +165,20 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
         mode: mode.clone(),
         filters: filters.clone(),
     };
+    let exact: Vec<String> = specs
+        .iter()
+        .filter(|(_, s)| s.is_ok())
+        .filter_map(|(_, s)| s.as_ref().ok().filter(|c| !c.contains('*')).cloned())
+        .collect();
     let specs = specs
         .into_iter()
         .map(|(entry, class)| (entry, class.map(build)))
         .collect();
-    arm_entries(&handle, specs, max_classes, notes).await
+    let mut reply = arm_entries(&handle, specs, max_classes, notes).await?;
+    if p.line.is_some() {
+        crate::mcp::tools::code::note_line_stop_staleness(&handle, &exact, &mut reply).await;
+    }
+    Ok(reply)
 }
 
 async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> Reply {

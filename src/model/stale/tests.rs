@@ -1,0 +1,146 @@
+//! The comparison on a real class file against loaded shapes built from
+//! it: identical, a moved line, a body edit, and each structural change
+//! naming its restriction.
+
+use super::*;
+use crate::model::classfile::parse;
+
+const SHAPES: &[u8] = include_bytes!("../../../tests/data/classfile/g/Shapes.class");
+
+/// The loaded shape a JVM would report for `built`.
+fn loaded_from(built: &ClassShape, with_code: bool) -> LoadedShape {
+    LoadedShape {
+        name: built.name.clone(),
+        modifiers: i32::from(built.reported_modifiers()),
+        super_name: built.super_name.clone(),
+        interfaces: built.interfaces.clone(),
+        fields: built
+            .fields
+            .iter()
+            .map(|f| LoadedField {
+                name: f.name.clone(),
+                signature: f.descriptor.clone(),
+                modifiers: i32::from(f.access),
+            })
+            .collect(),
+        methods: built
+            .methods
+            .iter()
+            .map(|m| LoadedMethod {
+                name: m.name.clone(),
+                signature: m.descriptor.clone(),
+                modifiers: i32::from(m.access),
+                lines: m.line_numbers(),
+                code: if with_code { m.code.clone() } else { None },
+            })
+            .collect(),
+    }
+}
+
+fn shapes() -> ClassShape {
+    parse(SHAPES).expect("parses")
+}
+
+#[test]
+fn the_same_build_is_clean() {
+    let built = shapes();
+    let c = compare(&loaded_from(&built, true), &built);
+    assert!(c.clean(), "{c:?}");
+    assert!(c.bytecode);
+    assert!(c.forecast().is_empty());
+    assert!(!compare(&loaded_from(&built, false), &built).bytecode);
+}
+
+#[test]
+fn a_moved_line_shows_in_the_line_table_only() {
+    let built = shapes();
+    let mut loaded = loaded_from(&built, false);
+    let run = loaded
+        .methods
+        .iter_mut()
+        .find(|m| m.name == "run")
+        .expect("run");
+    run.lines = Some(vec![11, 12, 13, 15]);
+    let c = compare(&loaded, &built);
+    let moved: Vec<&str> = c.moved().map(|m| m.name.as_str()).collect();
+    assert_eq!(moved, ["run"]);
+    assert!(c.forecast().is_empty(), "a moved line is a body change");
+}
+
+#[test]
+fn a_body_edit_shows_only_in_the_code() {
+    let built = shapes();
+    let mut loaded = loaded_from(&built, true);
+    let twice = loaded
+        .methods
+        .iter_mut()
+        .find(|m| m.name == "twice")
+        .expect("twice");
+    twice.code = Some(vec![0x1a, 0x06, 0x68, 0xac]);
+    let c = compare(&loaded, &built);
+    assert_eq!(c.moved().count(), 0);
+    let differs: Vec<&str> = c.code_differs().map(|m| m.name.as_str()).collect();
+    assert_eq!(differs, ["twice"]);
+    assert!(!c.clean());
+}
+
+#[test]
+fn each_structural_change_names_its_restriction() {
+    let built = shapes();
+    let mut loaded = loaded_from(&built, false);
+    // The running class lacks `twice` (the build added it), has a method
+    // the build dropped, a field the build dropped, and other modifiers.
+    loaded.methods.retain(|m| m.name != "twice");
+    loaded.methods.push(LoadedMethod {
+        name: "gone".into(),
+        signature: "()V".into(),
+        modifiers: 1,
+        lines: None,
+        code: None,
+    });
+    loaded.fields.push(LoadedField {
+        name: "extra".into(),
+        signature: "I".into(),
+        modifiers: 0,
+    });
+    loaded
+        .methods
+        .iter_mut()
+        .find(|m| m.name == "run")
+        .expect("run")
+        .modifiers |= 0x0010;
+    loaded.modifiers |= 0x0010;
+    loaded.interfaces.reverse();
+    let c = compare(&loaded, &built);
+    assert_eq!(
+        c.forecast(),
+        [
+            Restriction::AddMethod,
+            Restriction::SchemaChange,
+            Restriction::Hierarchy,
+            Restriction::DeleteMethod,
+            Restriction::ClassModifiers,
+            Restriction::MethodModifiers
+        ]
+    );
+    assert!(c.changes.contains(&Change::MethodAdded {
+        name: "twice".into(),
+        signature: "(I)I".into()
+    }));
+    assert_eq!(Restriction::from_code(63), Some(Restriction::AddMethod));
+    assert_eq!(Restriction::from_code(62), None);
+    assert_eq!(modifier_words(0x0009), "public static");
+    assert_eq!(modifier_words(0), "package-private");
+}
+
+#[test]
+fn no_line_tables_is_unknown_not_equal() {
+    let built = shapes();
+    let mut loaded = loaded_from(&built, false);
+    for m in &mut loaded.methods {
+        m.lines = None;
+    }
+    let c = compare(&loaded, &built);
+    assert!(c.no_lines());
+    assert_eq!(c.moved().count(), 0);
+}
