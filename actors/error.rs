@@ -212,6 +212,8 @@ pub enum SessionError {
     #[error("{0}")]
     Arm(#[from] ArmError),
     #[error(transparent)]
+    Call(#[from] crate::actors::session::call::CallError),
+    #[error(transparent)]
     Code(#[from] CodeError),
 }
 

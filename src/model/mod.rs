@@ -6,6 +6,7 @@ pub mod classfile;
 pub mod jvms;
 pub mod session;
 pub mod shown;
+pub mod signature;
 pub mod stale;
 pub mod stop_point;
 pub mod threads;

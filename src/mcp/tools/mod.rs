@@ -9,6 +9,8 @@ pub mod diagnose;
 pub mod events;
 pub mod execution;
 pub mod inspect;
+pub mod investigation;
+pub mod invoke;
 pub mod mutation;
 pub mod session;
 pub mod stop_points;
@@ -173,6 +175,8 @@ fn routes() -> &'static Catalogue {
         routes.extend(classes::routes());
         routes.extend(code::routes());
         routes.extend(mutation::routes());
+        routes.extend(invoke::routes());
+        routes.extend(investigation::routes());
         let by_name = routes
             .iter()
             .enumerate()
