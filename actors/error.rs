@@ -224,6 +224,8 @@ pub enum SessionError {
     #[error("this JVM does not offer {capability}")]
     Unsupported { capability: &'static str },
     #[error(transparent)]
+    Call(#[from] crate::actors::session::call::CallError),
+    #[error(transparent)]
     Code(#[from] CodeError),
 }
 

@@ -71,6 +71,11 @@ pub use error::{
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use session::call::spring::{SpringQuery, is_secret};
+pub use session::call::{
+    Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
+    Param, QueryRows, SpringReport, Venue,
+};
 pub use session::code::{
     CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
     SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,

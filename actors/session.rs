@@ -4,6 +4,7 @@
 //! JVM goes away. Reads go straight to the Connection through the handle,
 //! so they overlap; only state changes pass through this mailbox.
 
+pub mod call;
 pub mod classes;
 pub mod code;
 pub mod control;

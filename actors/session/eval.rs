@@ -226,6 +226,7 @@ impl Driver<'_> {
             Need::Index { target, key } => self.index(target, key).await,
             Need::Elements { target, from, to } => self.elements(target, *from, *to).await,
             Need::Invoke { target, name, args } => self.invoke(target.as_ref(), name, args).await,
+            Need::New { class, args } => self.construct(class, args).await,
         };
         result.unwrap_or_else(|e| {
             if matches!(e, JdwpError::ReadOnly { .. }) {

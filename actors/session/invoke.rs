@@ -88,6 +88,41 @@ where
     }
 }
 
+/// Late returns handled so far, per (session, thread).
+static LATE_RETURNS: std::sync::Mutex<Vec<(String, ThreadId, u64)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// How many invocations on `thread` of session `session` returned past
+/// their budget and were dealt with (resumed, or left to the agent's hold
+/// or the next resume): a caller that gave one up waits for this to move.
+pub fn late_returns(session: &str, thread: ThreadId) -> u64 {
+    let l = LATE_RETURNS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    l.iter()
+        .find(|(s, t, _)| s == session && *t == thread)
+        .map_or(0, |(_, _, n)| *n)
+}
+
+fn count_late_return(session: Option<&SessionLink>, thread: ThreadId) {
+    let Some(s) = session else { return };
+    let mut l = LATE_RETURNS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    match l
+        .iter_mut()
+        .find(|(id, t, _)| *id == s.id.0 && *t == thread)
+    {
+        Some((_, _, n)) => *n += 1,
+        None => {
+            if l.len() >= 4096 {
+                l.clear();
+            }
+            l.push((s.id.0.clone(), thread, 1));
+        }
+    }
+}
+
 /// Resumes `thread` down to a suspend count of one; how many holds were
 /// lifted.
 async fn lift_extra_holds(conn: &ConnectionHandle, thread: ThreadId) -> Result<u32, JdwpError> {
@@ -120,12 +155,22 @@ async fn after_late_return(
     thread: ThreadId,
     after: Duration,
 ) {
+    handle_late_return(conn, session.as_ref(), thread, after).await;
+    count_late_return(session.as_ref(), thread);
+}
+
+async fn handle_late_return(
+    conn: &ConnectionHandle,
+    session: Option<&SessionLink>,
+    thread: ThreadId,
+    after: Duration,
+) {
     let took = format!(
         "a method invoked on thread @{:#x} returned after its budget ({} ms after it started)",
         thread.0,
         after.as_millis()
     );
-    if let Some(s) = &session {
+    if let Some(s) = session {
         let view = s.session.view().await;
         let event_threads = view.event_threads;
         let agent_holds =
@@ -163,7 +208,7 @@ async fn after_late_return(
         Err(e) => format!("{took}; its state could not be read: {e}"),
     };
     tracing::info!(%line, "late invocation");
-    if let Some(s) = &session {
+    if let Some(s) = session {
         s.note_event(line);
     }
 }

@@ -103,6 +103,13 @@ pub enum ExprKind {
         /// The arguments, in order.
         args: Vec<Expr>,
     },
+    /// `new a.b.C(args)` — runs a constructor of the named class.
+    New {
+        /// The class name as written, one identifier per segment.
+        class: Vec<Ident>,
+        /// The constructor arguments, in order.
+        args: Vec<Expr>,
+    },
     /// `target[index]` — arrays, Lists, Maps (`m["k"]`).
     Index {
         /// The array, List or Map.
@@ -363,6 +370,7 @@ impl ExprKind {
                 }
                 args.iter().for_each(f);
             }
+            ExprKind::New { args, .. } => args.iter().for_each(f),
             ExprKind::Index { target, index } => {
                 f(target);
                 f(index);

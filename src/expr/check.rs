@@ -119,6 +119,7 @@ impl Findings<'_> {
             | ExprKind::This
             | ExprKind::Handle(_)
             | ExprKind::PinnedClass { .. }
+            | ExprKind::New { .. }
             | ExprKind::Call { target: None, .. } => {}
         }
     }

@@ -118,6 +118,8 @@ pub enum Need {
         name: String,
         args: Vec<Val>,
     },
+    /// `new class(args)`: a constructor run on the invoking thread.
+    New { class: String, args: Vec<Val> },
     /// `target[key]` on an array, List or Map.
     Index { target: Val, key: Val },
     /// Elements `[from, to)` of an array or List, or all entries of a Map.
@@ -136,7 +138,7 @@ pub enum Need {
 impl Need {
     /// True for a need that runs code in the JVM.
     pub fn invokes(&self) -> bool {
-        matches!(self, Need::Invoke { .. })
+        matches!(self, Need::Invoke { .. } | Need::New { .. })
     }
 }
 
@@ -350,6 +352,7 @@ impl<'e> Evaluation<'e> {
             ExprKind::Call { target, name, args } => {
                 self.call(e, target.as_deref(), name, args, scope)?
             }
+            ExprKind::New { class, args } => self.new_instance(e, class, args, scope)?,
             ExprKind::Index { target, index } => self.index(e, target, index, scope)?,
             ExprKind::Slice { target, from, to } => {
                 self.slice(e, target, from.as_deref(), to.as_deref(), scope)?

@@ -545,6 +545,9 @@ impl Parser<'_> {
 
     fn primary(&mut self) -> PResult<Node> {
         match self.peek(0).kind {
+            Tok::Ident(ref w) if w == "new" && matches!(self.peek(1).kind, Tok::Ident(_)) => {
+                self.new_instance()
+            }
             Tok::Ident(_) => match self.path()? {
                 Head::Done(e) => Ok(e),
                 Head::Call(target, name) => self.call(target, name),
@@ -552,6 +555,27 @@ impl Parser<'_> {
             Tok::LParen => self.parenthesized(),
             _ => self.atom(),
         }
+    }
+
+    /// `new a.b.C(args)`: `new` is a Java keyword, so no local or field
+    /// can be named `new` and the word is read as the operator.
+    #[inline(never)]
+    fn new_instance(&mut self) -> PResult<Node> {
+        let start = self.bump().span;
+        let mut class = vec![self.name("a class name after `new`")?];
+        while self.at(&Tok::Dot) {
+            self.bump();
+            class.push(self.name("a name after `.`")?);
+        }
+        if !self.at(&Tok::LParen) {
+            return Err(self.unexpected("`(` after the class name"));
+        }
+        self.enter()?;
+        let open = self.bump().span;
+        let args = self.args()?;
+        let close = self.expect(&Tok::RParen, "`,` or `)`")?;
+        self.leave();
+        self.node(start.to(close), ExprKind::New { class, args }, open)
     }
 
     /// `( expr )`; the parentheses make no node but widen the span.

@@ -6,7 +6,7 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::actors::{
-    ArmError, AttachError, CodeError, JdwpError, LaunchError, SessionError, ThreadUse,
+    ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError, ThreadUse,
 };
 
 /// A failure to report to the agent.
@@ -104,6 +104,7 @@ impl From<SessionError> for ToolError {
             }
             SessionError::Jdwp(e) => e.into(),
             SessionError::Arm(e) => e.into(),
+            SessionError::Call(e) => e.into(),
             SessionError::Unresponsive(_) | SessionError::RegistryPoisoned => {
                 ToolError::new("INTERNAL", text)
             }
@@ -158,6 +159,39 @@ impl From<SessionError> for ToolError {
                 .next("pin one of the copies named above, or drop the @loader suffix"),
             SessionError::Unsupported { .. } => ToolError::new("NOT_SUPPORTED", text),
             SessionError::Code(e) => e.into(),
+        }
+    }
+}
+
+impl From<CallError> for ToolError {
+    fn from(e: CallError) -> Self {
+        let text = e.to_string();
+        match e {
+            CallError::NoSuchMethod { .. } => ToolError::new("NO_SUCH_METHOD", text)
+                .next("debug_invoke with template:true lists the overloads and what each takes"),
+            CallError::Ambiguous { .. } => ToolError::new("AMBIGUOUS_OVERLOAD", text)
+                .next("pass param_types with the declared types of the one to call"),
+            CallError::Argument { .. } => ToolError::new("BAD_ARGUMENT", text)
+                .next("debug_invoke with template:true shows what each parameter takes"),
+            CallError::NeedsInstance { .. } => ToolError::new("BAD_ARGUMENT", text)
+                .next("pass object (an @0x… handle) or bean instead of class"),
+            CallError::NotLoaded { .. } => ToolError::new("NOT_LOADED", text)
+                .next("trigger the code that uses it, or check the name with debug_list_classes"),
+            CallError::CannotPark { .. } | CallError::AgentHeld { .. } => {
+                ToolError::new("NO_THREAD", text).next(
+                    "arm a suspending stop point where the code passes and call again while it holds the thread, or pass thread_id of another thread",
+                )
+            }
+            CallError::Threw { .. } => ToolError::new("INVOKE_THREW", text),
+            CallError::Timeout { .. } => ToolError::new("INVOKE_TIMEOUT", text)
+                .next("raise timeout_ms, or set all_threads:true if the method waits on another thread"),
+            CallError::NoSpringContext => ToolError::new("NO_SPRING", text)
+                .next("wait until the application has created its context, then call again"),
+            CallError::NoBean { .. } => ToolError::new("NO_BEAN", text)
+                .next("debug_spring with beans:\"\" lists the beans by name and type"),
+            CallError::NoEntityManager { .. } => ToolError::new("NO_TARGET", text)
+                .next("pass entity_manager: an expression (Repo.em, this.em) or an @0x… handle"),
+            CallError::WrongKind { .. } => ToolError::new("NO_TARGET", text),
         }
     }
 }

@@ -4,6 +4,7 @@
 pub mod classes;
 pub mod classfile;
 pub mod dump;
+pub mod java_source;
 pub mod jvms;
 pub mod session;
 pub mod shown;

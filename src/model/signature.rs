@@ -1,378 +1,207 @@
-//! Type signatures read as Java source: JNI descriptors (`(ILjava/lang/String;)V`)
-//! and the optional generic signatures class files carry
-//! (`<T:Ljava/lang/Object;>(Ljava/util/List<TT;>;)TT;`), parsed by the
-//! JVMS 4.7.9.1 grammar, plus the modifier words of a member. A signature
-//! that does not parse falls back to its erased form, never to a blank.
-//! Pure.
+//! Java type signatures as the class file writes them: the erased JNI form
+//! (`(Ljava/lang/String;I)V`) and the generic form
+//! (`(Ljava/util/Map<Ljava/lang/String;Ljava/lang/Object;>;)V`), read into
+//! a small type tree that names parameter types the way Java source does.
 
-/// A method's signature as source: `<T>`, parameter types, return, throws.
+/// A Java type read from a signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MethodSig {
-    /// `<T extends java.lang.Comparable<? super T>>`, or empty.
-    pub type_params: String,
-    pub params: Vec<String>,
-    pub returns: String,
-    pub throws: Vec<String>,
+pub enum JType {
+    /// A primitive or `void`, by its JNI letter (`I`, `Z`, `V`, …).
+    Prim(char),
+    /// A class or interface with its type arguments (empty when raw).
+    Class { name: String, args: Vec<JType> },
+    /// An array of the element type.
+    Array(Box<JType>),
+    /// A type variable (`T`), erased to its bound when used.
+    Var(String),
 }
 
-/// What a modifier set belongs to (the same bit means different words).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemberKind {
-    Class,
-    Field,
-    Method,
-}
-
-/// JDWP's marker bit for a synthetic member.
-pub const SYNTHETIC_JDWP: i32 = 0xf000_0000_u32 as i32;
-
-/// The modifier words, in the order Java source writes them.
-pub fn modifiers(bits: i32, kind: MemberKind) -> Vec<&'static str> {
-    let mut words = Vec::new();
-    let has = |b: i32| bits & b != 0;
-    for (bit, word) in [(0x1, "public"), (0x2, "private"), (0x4, "protected")] {
-        if has(bit) {
-            words.push(word);
+impl JType {
+    /// `java.lang.Object`, the type of an unbounded wildcard or variable.
+    pub fn object() -> JType {
+        JType::Class {
+            name: "java.lang.Object".into(),
+            args: Vec::new(),
         }
     }
-    let interface = kind == MemberKind::Class && has(0x200);
-    if has(0x400) && !interface {
-        words.push("abstract");
-    }
-    if has(0x8) {
-        words.push("static");
-    }
-    if has(0x10) {
-        words.push("final");
-    }
-    match kind {
-        MemberKind::Field => {
-            if has(0x40) {
-                words.push("volatile");
-            }
-            if has(0x80) {
-                words.push("transient");
-            }
+
+    /// The Java source form: `java.util.Map<java.lang.String, java.lang.Object>`, `int[]`.
+    pub fn java(&self) -> String {
+        match self {
+            JType::Prim(c) => prim_name(*c).to_string(),
+            JType::Class { name, args } if args.is_empty() => name.clone(),
+            JType::Class { name, args } => format!(
+                "{name}<{}>",
+                args.iter().map(JType::java).collect::<Vec<_>>().join(", ")
+            ),
+            JType::Array(e) => format!("{}[]", e.java()),
+            JType::Var(v) => v.clone(),
         }
-        MemberKind::Method => {
-            if has(0x20) {
-                words.push("synchronized");
-            }
-            if has(0x100) {
-                words.push("native");
-            }
+    }
+
+    /// The erased JNI signature (`Ljava/util/Map;`, `[I`); a type variable
+    /// erases to `Ljava/lang/Object;`.
+    pub fn jni(&self) -> String {
+        match self {
+            JType::Prim(c) => c.to_string(),
+            JType::Class { name, .. } => format!("L{};", name.replace('.', "/")),
+            JType::Array(e) => format!("[{}", e.jni()),
+            JType::Var(_) => "Ljava/lang/Object;".into(),
         }
-        MemberKind::Class => {}
     }
-    words
-}
 
-/// Whether a member is compiler-made (bridge, accessor, `this$0`).
-pub fn is_synthetic(bits: i32) -> bool {
-    bits & 0x1000 != 0 || bits & SYNTHETIC_JDWP == SYNTHETIC_JDWP
-}
-
-/// A field or value type as source: the generic form when there is one
-/// and it parses, else the erased JNI one.
-pub fn type_name(jni: &str, generic: &str) -> String {
-    if !generic.is_empty()
-        && let Some(t) = Parser::new(generic).whole(Parser::type_sig)
-    {
-        return t;
-    }
-    Parser::new(jni)
-        .whole(Parser::type_sig)
-        .unwrap_or_else(|| jni.to_string())
-}
-
-/// A method's signature as source. The generic form is used when present
-/// and parsable; an inner class's constructor may leave the outer instance
-/// out of it, so missing leading parameters come from the JNI descriptor.
-pub fn method_sig(jni: &str, generic: &str) -> MethodSig {
-    let erased = Parser::new(jni).whole(Parser::method).unwrap_or(MethodSig {
-        type_params: String::new(),
-        params: Vec::new(),
-        returns: jni.to_string(),
-        throws: Vec::new(),
-    });
-    if generic.is_empty() {
-        return erased;
-    }
-    match Parser::new(generic).whole(Parser::method) {
-        Some(mut g) if g.params.len() <= erased.params.len() => {
-            let missing = erased.params.len() - g.params.len();
-            let mut params = erased.params[..missing].to_vec();
-            params.append(&mut g.params);
-            g.params = params;
-            g
+    /// The `i`th type argument, `java.lang.Object` when there is none.
+    pub fn arg(&self, i: usize) -> JType {
+        match self {
+            JType::Class { args, .. } => args.get(i).cloned().unwrap_or_else(JType::object),
+            _ => JType::object(),
         }
-        _ => erased,
+    }
+
+    /// The erased class name (`java.util.Map`), `None` for primitives and arrays.
+    pub fn class_name(&self) -> Option<&str> {
+        match self {
+            JType::Class { name, .. } => Some(name),
+            JType::Var(_) => Some("java.lang.Object"),
+            _ => None,
+        }
     }
 }
 
-/// A class's own generic header: `<K, V extends java.lang.Number>`, or
-/// empty when it has none.
-pub fn class_type_params(generic: &str) -> String {
-    if !generic.starts_with('<') {
-        return String::new();
+fn prim_name(c: char) -> &'static str {
+    match c {
+        'Z' => "boolean",
+        'B' => "byte",
+        'C' => "char",
+        'S' => "short",
+        'I' => "int",
+        'J' => "long",
+        'F' => "float",
+        'D' => "double",
+        _ => "void",
     }
-    let mut p = Parser::new(generic);
-    p.type_params().unwrap_or_default()
 }
 
-/// `static <T> java.util.List<T> firstOf(java.util.List<T> xs, int n) throws java.io.IOException`.
-/// `names` are the parameter names when the class has a variable table.
-pub fn method_line(
-    name: &str,
-    class_simple: &str,
-    modifier_bits: i32,
-    sig: &MethodSig,
-    names: Option<&[String]>,
-) -> String {
-    let mut out = words(modifier_bits, MemberKind::Method);
-    if !sig.type_params.is_empty() {
-        out.push_str(&sig.type_params);
-        out.push(' ');
+/// The parameter types and the return type of a method signature, erased
+/// or generic; `None` when the text is not a method signature.
+pub fn method_types(sig: &str) -> Option<(Vec<JType>, JType)> {
+    let mut p = Parser {
+        s: sig.as_bytes(),
+        i: 0,
+    };
+    if p.peek() == Some(b'<') {
+        p.skip_type_parameters()?;
     }
-    let varargs = modifier_bits & 0x80 != 0;
-    if name == "<init>" {
-        out.push_str(class_simple);
-    } else {
-        out.push_str(&sig.returns);
-        out.push(' ');
-        out.push_str(name);
+    p.eat(b'(')?;
+    let mut params = Vec::new();
+    while p.peek()? != b')' {
+        params.push(p.ty()?);
     }
-    let names = names.filter(|n| n.len() == sig.params.len());
-    let params: Vec<String> = sig
-        .params
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let t = match (varargs && i + 1 == sig.params.len(), t.strip_suffix("[]")) {
-                (true, Some(elem)) => format!("{elem}..."),
-                _ => t.clone(),
-            };
-            match names {
-                Some(n) => format!("{t} {}", n[i]),
-                None => t,
-            }
-        })
-        .collect();
-    out.push('(');
-    out.push_str(&params.join(", "));
-    out.push(')');
-    if !sig.throws.is_empty() {
-        out.push_str(" throws ");
-        out.push_str(&sig.throws.join(", "));
-    }
-    out
+    p.eat(b')')?;
+    let ret = p.ty()?;
+    Some((params, ret))
 }
 
-/// `private static final java.util.Map<java.lang.String, java.lang.Integer> COUNTS`.
-pub fn field_line(name: &str, modifier_bits: i32, jni: &str, generic: &str) -> String {
-    let mut out = words(modifier_bits, MemberKind::Field);
-    out.push_str(&type_name(jni, generic));
-    out.push(' ');
-    out.push_str(name);
-    out
-}
-
-fn words(bits: i32, kind: MemberKind) -> String {
-    modifiers(bits, kind)
-        .into_iter()
-        .map(|w| format!("{w} "))
-        .collect()
-}
-
-/// A recursive-descent reader of one signature.
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
-    /// Nesting depth, bounded so a hostile signature cannot overflow the stack.
-    depth: usize,
 }
 
-const MAX_DEPTH: usize = 64;
-
-impl<'a> Parser<'a> {
-    fn new(s: &'a str) -> Self {
-        Parser {
-            s: s.as_bytes(),
-            i: 0,
-            depth: 0,
-        }
-    }
-
-    /// Runs `f` and requires it to consume everything.
-    fn whole<T>(mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
-        let v = f(&mut self)?;
-        (self.i == self.s.len()).then_some(v)
-    }
-
+impl Parser<'_> {
     fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
 
-    fn eat(&mut self, c: u8) -> Option<()> {
-        (self.peek()? == c).then(|| self.i += 1)
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.peek()? == b).then(|| self.i += 1)
+    }
+
+    fn bump(&mut self) -> Option<u8> {
+        let b = self.peek()?;
+        self.i += 1;
+        Some(b)
+    }
+
+    /// `<T:Ljava/lang/Object;U::Ljava/lang/Comparable<TU;>;>`, skipped
+    /// with its nesting.
+    fn skip_type_parameters(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            match self.bump()? {
+                b'<' => depth += 1,
+                b'>' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                _ => {}
+            }
+        }
     }
 
     fn ident(&mut self, stops: &[u8]) -> Option<String> {
         let start = self.i;
-        while let Some(c) = self.peek() {
-            if stops.contains(&c) {
-                break;
-            }
+        while !stops.contains(&self.peek()?) {
             self.i += 1;
         }
-        if self.i == start {
-            return None;
-        }
-        std::str::from_utf8(&self.s[start..self.i])
+        std::str::from_utf8(self.s.get(start..self.i)?)
             .ok()
             .map(str::to_string)
     }
 
-    /// Any type, `V` included (a return type).
-    fn type_sig(&mut self) -> Option<String> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return None;
-        }
-        let c = self.peek()?;
-        let out = match c {
-            b'L' => self.class_type(),
+    fn ty(&mut self) -> Option<JType> {
+        match self.bump()? {
+            c @ (b'Z' | b'B' | b'C' | b'S' | b'I' | b'J' | b'F' | b'D' | b'V') => {
+                Some(JType::Prim(c as char))
+            }
+            b'[' => Some(JType::Array(Box::new(self.ty()?))),
             b'T' => {
-                self.i += 1;
-                let name = self.ident(b";")?;
+                let v = self.ident(b";")?;
                 self.eat(b';')?;
-                Some(name)
+                Some(JType::Var(v))
             }
-            b'[' => {
-                self.i += 1;
-                self.type_sig().map(|t| format!("{t}[]"))
-            }
-            _ => {
-                self.i += 1;
-                Some(
-                    match c {
-                        b'B' => "byte",
-                        b'C' => "char",
-                        b'D' => "double",
-                        b'F' => "float",
-                        b'I' => "int",
-                        b'J' => "long",
-                        b'S' => "short",
-                        b'Z' => "boolean",
-                        b'V' => "void",
-                        _ => return None,
-                    }
-                    .to_string(),
-                )
-            }
-        };
-        self.depth -= 1;
-        out
+            b'L' => self.class(),
+            _ => None,
+        }
     }
 
-    /// `Ljava/util/Map<TK;TV;>.Entry<…>;`
-    fn class_type(&mut self) -> Option<String> {
-        self.eat(b'L')?;
-        let mut out = String::new();
+    /// After `L`: `a/b/C<args>.Inner<args>;`.
+    fn class(&mut self) -> Option<JType> {
+        let mut name = self.ident(b"<;.")?.replace('/', ".");
+        let mut args = Vec::new();
         loop {
-            let part = self.ident(b"<;.")?;
-            out.push_str(&part.replace('/', "."));
-            if self.peek() == Some(b'<') {
-                out.push_str(&self.type_args()?);
-            }
-            match self.peek()? {
-                b'.' => {
-                    self.i += 1;
-                    out.push('.');
+            match self.bump()? {
+                b';' => return Some(JType::Class { name, args }),
+                b'<' => {
+                    args.clear();
+                    while self.peek()? != b'>' {
+                        args.push(self.type_argument()?);
+                    }
+                    self.eat(b'>')?;
                 }
-                b';' => {
-                    self.i += 1;
-                    return Some(out);
+                b'.' => {
+                    name.push('$');
+                    name.push_str(&self.ident(b"<;.")?);
                 }
                 _ => return None,
             }
         }
     }
 
-    fn type_args(&mut self) -> Option<String> {
-        self.eat(b'<')?;
-        let mut args = Vec::new();
-        while self.peek()? != b'>' {
-            args.push(match self.peek()? {
-                b'*' => {
-                    self.i += 1;
-                    "?".to_string()
-                }
-                b'+' => {
-                    self.i += 1;
-                    format!("? extends {}", self.type_sig()?)
-                }
-                b'-' => {
-                    self.i += 1;
-                    format!("? super {}", self.type_sig()?)
-                }
-                _ => self.type_sig()?,
-            });
-        }
-        self.i += 1;
-        Some(format!("<{}>", args.join(", ")))
-    }
-
-    /// `<T:Ljava/lang/Object;U::Ljava/lang/Comparable<TU;>;>`
-    fn type_params(&mut self) -> Option<String> {
-        self.eat(b'<')?;
-        let mut params = Vec::new();
-        while self.peek()? != b'>' {
-            let name = self.ident(b":")?;
-            let mut bounds = Vec::new();
-            while self.peek() == Some(b':') {
+    /// `*`, `+T` (upper bound), `-T` (lower bound, read as `T`) or `T`.
+    fn type_argument(&mut self) -> Option<JType> {
+        match self.peek()? {
+            b'*' => {
                 self.i += 1;
-                // An empty class bound (`T::Ljava/lang/Runnable;`).
-                if self.peek()? == b':' {
-                    continue;
-                }
-                bounds.push(self.type_sig()?);
+                Some(JType::object())
             }
-            bounds.retain(|b| b != "java.lang.Object");
-            params.push(if bounds.is_empty() {
-                name
-            } else {
-                format!("{name} extends {}", bounds.join(" & "))
-            });
+            b'+' | b'-' => {
+                self.i += 1;
+                self.ty()
+            }
+            _ => self.ty(),
         }
-        self.i += 1;
-        Some(format!("<{}>", params.join(", ")))
-    }
-
-    fn method(&mut self) -> Option<MethodSig> {
-        let type_params = if self.peek()? == b'<' {
-            self.type_params()?
-        } else {
-            String::new()
-        };
-        self.eat(b'(')?;
-        let mut params = Vec::new();
-        while self.peek()? != b')' {
-            params.push(self.type_sig()?);
-        }
-        self.i += 1;
-        let returns = self.type_sig()?;
-        let mut throws = Vec::new();
-        while self.peek() == Some(b'^') {
-            self.i += 1;
-            throws.push(self.type_sig()?);
-        }
-        Some(MethodSig {
-            type_params,
-            params,
-            returns,
-            throws,
-        })
     }
 }
 
@@ -381,100 +210,59 @@ mod tests {
     use super::*;
 
     #[test]
-    fn erased_and_generic_types_read_as_source() {
-        assert_eq!(type_name("I", ""), "int");
+    fn generic_parameters_read_as_java_names() {
+        let (params, ret) = method_types(
+            "(Ljava/lang/String;ILjava/util/Map<Ljava/lang/String;Ljava/lang/Object;>;)Ljava/math/BigDecimal;",
+        )
+        .expect("parses");
+        let names: Vec<String> = params.iter().map(JType::java).collect();
         assert_eq!(
-            type_name("[[Ljava/lang/String;", ""),
-            "java.lang.String[][]"
+            names,
+            [
+                "java.lang.String",
+                "int",
+                "java.util.Map<java.lang.String, java.lang.Object>"
+            ]
         );
-        assert_eq!(
-            type_name(
-                "Ljava/util/Map;",
-                "Ljava/util/Map<Ljava/lang/String;Ljava/util/List<+Ljava/lang/Number;>;>;"
-            ),
-            "java.util.Map<java.lang.String, java.util.List<? extends java.lang.Number>>"
-        );
-        assert_eq!(type_name("Ljava/lang/Object;", "TT;"), "T");
-        assert_eq!(
-            type_name("LOuter$Inner;", "LOuter<TT;>.Inner<Ljava/lang/String;>;"),
-            "Outer<T>.Inner<java.lang.String>"
-        );
-        assert_eq!(
-            type_name("Ljava/util/List;", "Ljava/util/List<*>;"),
-            "java.util.List<?>"
-        );
-        // A broken generic signature falls back to the erased type.
-        assert_eq!(
-            type_name("Ljava/util/List;", "Ljava/util/List<"),
-            "java.util.List"
-        );
-        assert_eq!(type_name("Q", ""), "Q");
+        assert_eq!(params[2].jni(), "Ljava/util/Map;");
+        assert_eq!(params[2].arg(1).java(), "java.lang.Object");
+        assert_eq!(ret.java(), "java.math.BigDecimal");
     }
 
     #[test]
-    fn methods_read_as_source_lines() {
-        let sig = method_sig(
-            "(Ljava/util/List;I)Ljava/lang/Object;",
-            "<T::Ljava/lang/Comparable<-TT;>;>(Ljava/util/List<TT;>;I)TT;^Ljava/io/IOException;",
-        );
+    fn type_parameters_wildcards_arrays_and_inner_classes() {
+        let (params, ret) = method_types(
+            "<T:Ljava/lang/Object;>(Ljava/util/List<+TT;>;[[JLa/Outer<TT;>.Inner<*>;Ljava/util/Set<-Ljava/lang/Integer;>;)TT;",
+        )
+        .expect("parses");
+        let names: Vec<String> = params.iter().map(JType::java).collect();
         assert_eq!(
-            sig.type_params,
-            "<T extends java.lang.Comparable<? super T>>"
+            names,
+            [
+                "java.util.List<T>",
+                "long[][]",
+                "a.Outer$Inner<java.lang.Object>",
+                "java.util.Set<java.lang.Integer>"
+            ]
         );
-        let names = vec!["items".to_string(), "n".to_string()];
-        assert_eq!(
-            method_line("pick", "Box", 0x9, &sig, Some(&names)),
-            "public static <T extends java.lang.Comparable<? super T>> T pick(java.util.List<T> items, int n) throws java.io.IOException"
-        );
-        // Names that do not fit the parameters are left out.
-        assert_eq!(
-            method_line("pick", "Box", 0x9, &sig, Some(&names[..1])),
-            "public static <T extends java.lang.Comparable<? super T>> T pick(java.util.List<T>, int) throws java.io.IOException"
-        );
-        let ctor = method_sig("(LOuter;Ljava/lang/String;)V", "(Ljava/lang/String;)V");
-        assert_eq!(ctor.params, ["Outer", "java.lang.String"]);
-        assert_eq!(
-            method_line("<init>", "Outer$Inner", 0, &ctor, None),
-            "Outer$Inner(Outer, java.lang.String)"
-        );
-        let varargs = method_sig("([Ljava/lang/Object;)V", "");
-        assert_eq!(
-            method_line("log", "L", 0x81 | 0x20, &varargs, None),
-            "public synchronized void log(java.lang.Object...)"
-        );
-        assert_eq!(
-            class_type_params("<K:Ljava/lang/Object;V:Ljava/lang/Number;>Ljava/lang/Object;"),
-            "<K, V extends java.lang.Number>"
-        );
-        assert_eq!(class_type_params("Ljava/lang/Object;"), "");
+        assert_eq!(ret.jni(), "Ljava/lang/Object;");
+        assert_eq!(params[1].jni(), "[[J");
     }
 
     #[test]
-    fn fields_and_modifiers() {
-        assert_eq!(
-            field_line(
-                "COUNTS",
-                0x1a,
-                "Ljava/util/Map;",
-                "Ljava/util/Map<Ljava/lang/String;Ljava/lang/Integer;>;"
-            ),
-            "private static final java.util.Map<java.lang.String, java.lang.Integer> COUNTS"
-        );
-        assert_eq!(
-            field_line("flag", 0x40 | 0x80, "Z", ""),
-            "volatile transient boolean flag"
-        );
-        assert_eq!(modifiers(0x601, MemberKind::Class), ["public"]);
-        assert!(is_synthetic(0x1000));
-        assert!(is_synthetic(SYNTHETIC_JDWP));
-        assert!(!is_synthetic(0x1));
-    }
-
-    #[test]
-    fn hostile_signatures_do_not_overflow() {
-        let deep = "[".repeat(10_000) + "I";
-        assert_eq!(type_name(&deep, ""), deep);
-        let nested = "Ljava/util/List<".repeat(5_000);
-        assert_eq!(type_name("Ljava/util/List;", &nested), "java.util.List");
+    fn malformed_signatures_are_refused_not_panicked_on() {
+        for bad in [
+            "",
+            "(",
+            "(L",
+            "(Ljava/lang/String",
+            "(Q)V",
+            "<T:",
+            "(I)",
+            "(Lx<>",
+        ] {
+            assert_eq!(method_types(bad), None, "{bad:?}");
+        }
+        assert_eq!(method_types("()V"), Some((Vec::new(), JType::Prim('V'))));
     }
 }

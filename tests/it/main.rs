@@ -9,6 +9,8 @@ mod execution;
 mod fake_jdwp;
 mod fake_jdwp_selftest;
 mod faults;
+mod investigation;
+mod invoke;
 mod mcp_surface;
 mod members;
 mod sessions;

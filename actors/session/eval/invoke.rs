@@ -92,6 +92,103 @@ impl Driver<'_> {
         self.result(reply, &class_name, name, budget).await
     }
 
+    /// `new class(args)`: the constructor of `class` whose parameters fit
+    /// best, run by `ClassType.NewInstance` on the invoking thread within
+    /// the same budget as a call.
+    pub(super) async fn construct(&self, class: &str, args: &[Val]) -> Result<Answer, JdwpError> {
+        let thread = match self.invoke_thread(&format!("new {class}")) {
+            Ok(thread) => thread,
+            Err(refusal) => return Ok(refusal),
+        };
+        let id = match self.class(class, None).await? {
+            Answer::Value(Val::Class { id, .. }) => ReferenceTypeId(id),
+            Answer::Value(_) => return Ok(Answer::Missing(format!("{class} is not a class"))),
+            other => match self.load_class(class).await? {
+                Some(id) => id,
+                None => return Ok(other),
+            },
+        };
+        let info = self.classes.info(id).await?;
+        if info.tag != TypeTag::Class {
+            return Ok(Answer::Missing(format!("{} is not a class", info.name)));
+        }
+        let mut best: Option<(u32, MethodInfo)> = None;
+        let mut seen = 0;
+        for m in self.classes.methods(id).await?.iter() {
+            if m.name != "<init>" {
+                continue;
+            }
+            seen += 1;
+            let params = param_signatures(&m.signature);
+            if params.len() != args.len() {
+                continue;
+            }
+            if let Some(score) = self.score(&params, args).await
+                && best.as_ref().is_none_or(|(s, _)| score > *s)
+            {
+                best = Some((score, m.clone()));
+            }
+        }
+        let Some((_, ctor)) = best else {
+            return Ok(no_overload(&info.name, "<init>", args, seen));
+        };
+        let arguments = self.arguments(args).await?;
+        let budget = self.ctx.invoke_budget.unwrap_or(INVOKE_BUDGET);
+        if let Ok(mut n) = self.invocations.lock() {
+            *n += 1;
+        }
+        let cmd = crate::jdwp::class_type::NewInstance {
+            class: id,
+            thread,
+            method: ctor.id,
+            arguments,
+            options: InvokeOptions::INVOKE_SINGLE_THREADED,
+        };
+        let reply = bounded(self.classes, &cmd, thread, budget).await;
+        let reply = reply.map(|r| InvokeMethodReply {
+            return_value: Value::Object {
+                tag: r.new_object.tag,
+                id: r.new_object.id,
+            },
+            exception: r.exception,
+        });
+        self.result(reply, &info.name, "<init>", budget).await
+    }
+
+    /// Loads `class` (not loaded yet: a class loads on first use) through
+    /// the class loader of the frame's class, by `Class.forName`.
+    async fn load_class(&self, class: &str) -> Result<Option<ReferenceTypeId>, JdwpError> {
+        let Some(frame) = &self.ctx.frame else {
+            return Ok(None);
+        };
+        let loader = self.classes.loader(frame.class.id).await?;
+        let Answer::Value(holder @ Val::Class { .. }) = self.class("java.lang.Class", None).await?
+        else {
+            return Ok(None);
+        };
+        let args = [
+            Val::Text(class.to_string()),
+            Val::Bool(true),
+            Val::Object {
+                id: loader.0,
+                tag: Tag::ClassLoader,
+            },
+        ];
+        let Answer::Value(Val::Object { id, .. }) =
+            Box::pin(self.invoke(Some(&holder), "forName", &args)).await?
+        else {
+            return Ok(None);
+        };
+        let t = self
+            .classes
+            .connection()
+            .send(&crate::jdwp::class_object_reference::ReflectedType {
+                class_object: ObjectId(id),
+            })
+            .await?;
+        Ok(Some(t.id))
+    }
+
     /// The thread to invoke on, or the refusal when no event suspended
     /// one: JDWP runs methods only on such a thread.
     fn invoke_thread(&self, name: &str) -> Resolved<ThreadId> {

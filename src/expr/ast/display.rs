@@ -176,6 +176,18 @@ impl fmt::Display for Expr {
                 }
                 f.write_char(')')
             }
+            ExprKind::New { class, args } => {
+                f.write_str("new ")?;
+                fmt_path(f, class)?;
+                f.write_char('(')?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_char(')')
+            }
             ExprKind::Index { target, index } => {
                 target.fmt_target(f, false)?;
                 write!(f, "[{index}]")

@@ -30,6 +30,10 @@ fn strip(e: &Expr) -> Expr {
             name: ident(name),
             args: args.iter().map(strip).collect(),
         },
+        ExprKind::New { class, args } => ExprKind::New {
+            class: class.iter().map(ident).collect(),
+            args: args.iter().map(strip).collect(),
+        },
         ExprKind::Index { target, index } => ExprKind::Index {
             target: bx(target),
             index: bx(index),

@@ -17,16 +17,7 @@ impl Evaluation<'_> {
         // The receiver and every argument are walked before any failure is
         // reported, so their reads are collected in the same step.
         let t = target.map(|t| self.eval(t, scope));
-        let mut vals = Vec::with_capacity(args.len());
-        let mut stop = None;
-        for a in args {
-            match self.eval(a, scope) {
-                Ok(v) => vals.push(v),
-                Err(s) => {
-                    stop.get_or_insert(s);
-                }
-            }
-        }
+        let (vals, stop) = self.eval_all(args, scope);
         let t = t.transpose()?;
         if let Some(s) = stop {
             return Err(s);
@@ -46,6 +37,52 @@ impl Evaluation<'_> {
                 args: vals,
             },
             name.span,
+        )
+    }
+}
+
+impl Evaluation<'_> {
+    /// Evaluates every argument, so their reads are collected in the same
+    /// step, and answers the values and the first stop.
+    fn eval_all(&mut self, args: &[Expr], scope: u64) -> (Vec<Val>, Option<Stop>) {
+        let mut vals = Vec::with_capacity(args.len());
+        let mut stop = None;
+        for a in args {
+            match self.eval(a, scope) {
+                Ok(v) => vals.push(v),
+                Err(s) => {
+                    stop.get_or_insert(s);
+                }
+            }
+        }
+        (vals, stop)
+    }
+
+    /// `new class(args)`: the arguments are evaluated together, then the
+    /// construction is asked of the caller like an invocation.
+    pub(super) fn new_instance(
+        &mut self,
+        e: &Expr,
+        class: &[Ident],
+        args: &[Expr],
+        scope: u64,
+    ) -> R {
+        let (vals, stop) = self.eval_all(args, scope);
+        if let Some(s) = stop {
+            return Err(s);
+        }
+        let name = class
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect::<Vec<_>>()
+            .join(".");
+        self.value(
+            NeedKey::of(e, scope, 0),
+            Need::New {
+                class: name,
+                args: vals,
+            },
+            e.span,
         )
     }
 }

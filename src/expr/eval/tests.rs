@@ -70,6 +70,9 @@ fn world(n: &Need) -> Answer {
             ..
         } if name == "getB" => Answer::Value(obj(2)),
         Need::Unbox { .. } => Answer::Missing("not a box".into()),
+        Need::New { class, args } if class == "a.Box" && args == &[Val::Int(7)] => {
+            Answer::Value(obj(30))
+        }
         other => Answer::Failed(format!("unexpected {other:?}")),
     }
 }
@@ -152,4 +155,15 @@ fn chain_links_are_recorded() {
     assert_eq!(r, Ok(Val::Null));
     assert_eq!(links.len(), 3, "{links:?}");
     assert_eq!(links[2].value, Val::Null);
+}
+
+#[test]
+fn new_asks_for_a_construction_with_its_arguments() {
+    assert_eq!(
+        eval("new a.Box(3 + 4)"),
+        Ok(Val::Object {
+            id: 30,
+            tag: Tag::Object
+        })
+    );
 }

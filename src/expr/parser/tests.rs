@@ -30,6 +30,10 @@ fn sexp(e: &Expr) -> String {
         ExprKind::Handle(h) => format!("@{h:x}"),
         ExprKind::PinnedClass { path: p, loader } => format!("pinned({}@{loader:x})", path(p)),
         ExprKind::Field { target, name } => format!("field({} {})", sexp(target), name.name),
+        ExprKind::New { class, args } => {
+            let args: Vec<String> = args.iter().map(sexp).collect();
+            format!("new({} {})", path(class), args.join(" "))
+        }
         ExprKind::Call { target, name, args } => {
             let mut s = format!(
                 "call({} {}",
@@ -687,4 +691,29 @@ fn charset_enum_round_trips_its_names() {
     for c in [Charset::Utf8, Charset::Latin1, Charset::Raw] {
         assert_eq!(Charset::from_name(c.name()), Some(c));
     }
+}
+
+#[test]
+fn new_builds_a_constructor_call() {
+    let src = "new com.acme.Tax(\"EU\", 1 + 2).rate";
+    let p = parse(src).unwrap_or_else(|e| panic!("{e}"));
+    let ExprKind::Field { target, .. } = &p.expr.kind else {
+        panic!("not a field: {:?}", p.expr);
+    };
+    let ExprKind::New { class, args } = &target.kind else {
+        panic!("not a new: {target:?}");
+    };
+    assert_eq!(
+        class.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+        ["com", "acme", "Tax"]
+    );
+    assert_eq!(args.len(), 2);
+    assert_eq!(target.span.text(src), "new com.acme.Tax(\"EU\", 1 + 2)");
+    assert_eq!(target.to_string(), "new com.acme.Tax(\"EU\", 1 + 2)");
+    // `new` alone is still a name; `new Foo` without arguments is refused.
+    assert!(matches!(
+        parse("new").map(|p| p.expr.kind),
+        Ok(ExprKind::Path(_))
+    ));
+    check_err("new Foo", 8, "`(` after the class name", "end of input");
 }

@@ -199,7 +199,7 @@ pub fn event_json(e: &HitEvent) -> Value {
     })
 }
 
-fn trace_text(t: &TraceRecord, now: Instant) -> String {
+pub fn trace_text(t: &TraceRecord, now: Instant) -> String {
     trace_text_after(t, now, None)
 }
 

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{Ctx, Effect, Reply, Route, text_and_data};
 use crate::actors::{InstanceReport, Member, MemberSet, Members, TypeMembers};
 use crate::mcp::error::ToolError;
-use crate::model::signature::{
+use crate::model::java_source::{
     MemberKind, class_type_params, field_line, is_synthetic, method_line, method_sig, modifiers,
 };
 

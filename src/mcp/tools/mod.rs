@@ -10,6 +10,8 @@ pub mod dump;
 pub mod events;
 pub mod execution;
 pub mod inspect;
+pub mod investigation;
+pub mod invoke;
 pub mod members;
 pub mod mutation;
 pub mod session;
@@ -208,6 +210,8 @@ fn routes() -> &'static Catalogue {
         routes.extend(members::routes());
         routes.extend(code::routes());
         routes.extend(mutation::routes());
+        routes.extend(invoke::routes());
+        routes.extend(investigation::routes());
         let by_name = routes
             .iter()
             .enumerate()

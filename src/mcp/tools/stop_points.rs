@@ -16,6 +16,16 @@ use crate::model::stop_point::Filters;
 
 pub use render::{arm_note, describe_point, point_json};
 
+/// The listing as debug_list_stop_points writes it (for the report).
+pub fn listing_text(l: &crate::actors::Listing, ring: &crate::actors::RingStats) -> String {
+    render::listing(l, ring).0
+}
+
+/// The set as debug_list_stop_points export:true writes it.
+pub fn export_set(l: &crate::actors::Listing) -> String {
+    export::export(l).0
+}
+
 /// Every stop-point tool, the setters first, in the order `tools/list`
 /// shows them.
 pub fn routes() -> Vec<Route> {

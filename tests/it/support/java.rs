@@ -135,25 +135,39 @@ pub fn fixtures() -> &'static Path {
 }
 
 fn compile_fixtures() -> PathBuf {
+    compile_tree(&data_dir(), &[], "jvmscope-java-fixtures")
+}
+
+/// Compiles every `*.java` under `dir` against `classpath` into a cached
+/// class-path directory under cargo's target tmp dir (`cache` names it),
+/// the way [`fixtures()`] does; other files under `dir` (resources such as
+/// `META-INF/persistence.xml`) are copied beside the classes.
+pub fn compile_tree(dir: &Path, classpath: &[PathBuf], cache: &str) -> PathBuf {
     let javac = javac();
     let mut sources = Vec::new();
-    java_sources(&data_dir(), &mut sources);
+    java_sources(dir, &mut sources);
     sources.sort();
     assert!(
         !sources.is_empty(),
         "no Java fixtures under {}",
-        data_dir().display()
+        dir.display()
     );
 
     let mut hasher = DefaultHasher::new();
     javac.hash(&mut hasher);
+    classpath.hash(&mut hasher);
+    let resources = resources(dir);
+    for r in &resources {
+        r.hash(&mut hasher);
+        std::fs::read(r).unwrap_or_default().hash(&mut hasher);
+    }
     for source in &sources {
         source.hash(&mut hasher);
         std::fs::read(source)
             .unwrap_or_else(|e| panic!("cannot read {}: {e}", source.display()))
             .hash(&mut hasher);
     }
-    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("jvmscope-java-fixtures");
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join(cache);
     let out = root.join(format!("{:016x}", hasher.finish()));
     if out.is_dir() {
         return out;
@@ -165,9 +179,21 @@ fn compile_fixtures() -> PathBuf {
         .tempdir_in(&root)
         .unwrap_or_else(|e| panic!("cannot create a staging dir in {}: {e}", root.display()));
 
-    let output = Command::new(&javac)
-        .args(["-g", "--release", "17", "-encoding", "UTF-8", "-d"])
-        .arg(staging.path())
+    let mut javac_cmd = Command::new(&javac);
+    javac_cmd.args(["-g", "--release", "17", "-encoding", "UTF-8", "-d"]);
+    javac_cmd.arg(staging.path());
+    if !classpath.is_empty() {
+        javac_cmd
+            .arg("-cp")
+            .arg(std::env::join_paths(classpath).expect("class path"));
+    }
+    for r in &resources {
+        let to = staging.path().join(r.strip_prefix(dir).expect("under dir"));
+        std::fs::create_dir_all(to.parent().expect("a parent"))
+            .and_then(|()| std::fs::copy(r, &to).map(drop))
+            .unwrap_or_else(|e| panic!("cannot copy {}: {e}", r.display()));
+    }
+    let output = javac_cmd
         .args(&sources)
         .output()
         .unwrap_or_else(|e| panic!("{NO_JDK} (cannot run {}: {e})", javac.display()));
@@ -189,6 +215,24 @@ fn compile_fixtures() -> PathBuf {
             out.display()
         );
     }
+    out
+}
+
+/// The files under `dir` that are not Java sources, sorted.
+fn resources(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_none_or(|ext| ext != "java") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, &mut out);
+    out.sort();
     out
 }
 

@@ -1,6 +1,7 @@
 //! Shared integration-test support: JDK/JVM launching (`java`), the MCP stdio client (`mcp`), and small polling/port helpers.
 #![allow(dead_code)] // Not every test module uses every helper.
 
+pub mod frameworks;
 pub mod golden;
 pub mod java;
 pub mod mcp;

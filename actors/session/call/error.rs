@@ -1,0 +1,80 @@
+//! Why a call into the application could not be made or did not return:
+//! typed, carrying data; `src/mcp/error.rs` chooses the labels.
+
+use crate::jdwp::ThreadId;
+
+/// A failed call into the application (invoke, Spring, JPA).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CallError {
+    #[error(
+        "{class} has no method {method}{}",
+        listed(" (its overloads: ", overloads)
+    )]
+    NoSuchMethod {
+        class: String,
+        method: String,
+        overloads: Vec<String>,
+    },
+    #[error("{class}.{method} is ambiguous for these arguments: {}", candidates.join(" | "))]
+    Ambiguous {
+        class: String,
+        method: String,
+        candidates: Vec<String>,
+    },
+    #[error("argument {index} ({declared}) cannot be built from {given}{}", hint.as_deref().map(|h| format!(": {h}")).unwrap_or_default())]
+    Argument {
+        index: usize,
+        declared: String,
+        given: &'static str,
+        hint: Option<String>,
+    },
+    #[error("{class} is not loaded in the JVM (a class loads on first use)")]
+    NotLoaded { class: String },
+    #[error("{method} is an instance method; the target is a class")]
+    NeedsInstance { method: String },
+    #[error("no thread could be parked for the call: {reason}")]
+    CannotPark { reason: String },
+    #[error("thread @{:#x} {name:?} is suspended by the agent, not by an event; JDWP invokes only on event-suspended threads", thread.0)]
+    AgentHeld { thread: ThreadId, name: String },
+    #[error("{method} threw {exception} @{handle:#x}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Threw {
+        method: String,
+        exception: String,
+        message: Option<String>,
+        handle: u64,
+    },
+    #[error(
+        "{method} did not return within {ms} ms; JDWP cannot cancel it, so it runs on and its late return is undone when it comes"
+    )]
+    Timeout { method: String, ms: u128 },
+    #[error(
+        "no Spring ApplicationContext is alive in the JVM (searched the heap for instances of every loaded AbstractApplicationContext subclass)"
+    )]
+    NoSpringContext,
+    #[error(
+        "the Spring context has no bean {wanted}{}",
+        listed(" (beans: ", known)
+    )]
+    NoBean { wanted: String, known: Vec<String> },
+    #[error("no EntityManager found: {searched}")]
+    NoEntityManager { searched: String },
+    #[error("{what} is not a {expected}")]
+    WrongKind {
+        what: String,
+        expected: &'static str,
+    },
+}
+
+fn listed(prefix: &str, items: &[String]) -> String {
+    if items.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<&str> = items.iter().take(12).map(String::as_str).collect();
+    let more = items.len().saturating_sub(shown.len());
+    let more = if more > 0 {
+        format!(", … {more} more")
+    } else {
+        String::new()
+    };
+    format!("{prefix}{}{more})", shown.join(", "))
+}

@@ -1,0 +1,307 @@
+//! Keeping an investigation: debug_export_investigation writes one
+//! Markdown report of a session (not redacted, and it says so first);
+//! debug_arm_stop_points replays an exported stop-point set on any
+//! session, each entry through its own debug_set_* tool, so every refusal,
+//! clamp and deferral of those tools applies, and reports each outcome.
+
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::events::{event_text, trace_text};
+use super::stop_points::{export_set, listing_text};
+use super::{Ctx, Effect, Reply, Route, text_and_data};
+use crate::mcp::error::ToolError;
+
+/// The tools an exported set may name.
+const ARMING_TOOLS: &[&str] = &[
+    "debug_set_line_stop",
+    "debug_set_exception_stop",
+    "debug_set_field_stop",
+    "debug_set_method_exit_stop",
+    "debug_set_monitor_stop",
+];
+/// Snapshots a report carries by default.
+const DEFAULT_SNAPSHOTS: usize = 200;
+
+/// Arguments of debug_export_investigation.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// Newest trace snapshots included; default 200.
+    pub max_snapshots: Option<usize>,
+}
+
+/// Arguments of debug_arm_stop_points.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArmSetParams {
+    /// Session id; default: the current session.
+    pub session_id: Option<String>,
+    /// The set from debug_list_stop_points export:true: its JSON array, or the reply text with its ```json block.
+    pub set: Value,
+}
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        Route::new(
+            "debug_export_investigation",
+            "Export the investigation as Markdown",
+            "One Markdown report of a session: the JVM, stop points with hits and capture cost, the \
+             re-armable stop-point set, trace snapshots, pending events, threads held, notes. Not \
+             redacted: snapshots hold whatever the program held (payloads, tokens, credentials). Clears \
+             nothing.",
+            Effect::Read,
+            |ctx, p: Result<ExportParams, ToolError>| {
+                Box::pin(async move { export(&ctx, p).await })
+            },
+        ),
+        Route::new(
+            "debug_arm_stop_points",
+            "Re-arm an exported stop-point set",
+            "Arms a set from debug_list_stop_points export:true on this session: each entry through its \
+             own debug_set_* tool (only those five), so their refusals and deferrals apply. Disabled or \
+             spent entries are skipped. Leads with N armed, N deferred, N refused, N skipped, then each \
+             entry's outcome. Lines are not checked against this build.",
+            Effect::Changes,
+            |ctx, p: Result<ArmSetParams, ToolError>| Box::pin(async move { arm(&ctx, p).await }),
+        ),
+    ]
+}
+
+async fn export(ctx: &Ctx, p: Result<ExportParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    let now = Instant::now();
+    let mut md = format!("# Investigation of session {}\n\n", handle.id().0);
+    md.push_str(
+        "**This report is NOT redacted.** Trace snapshots and events hold whatever the program's \
+         variables held: request and response payloads, bearer tokens, passwords in strings or byte[], \
+         customer records. Review it before attaching it anywhere.\n\n",
+    );
+    md.push_str("## JVM\n\n");
+    md.push_str(&format!("- address: {}\n", handle.address()));
+    if let Some(vm) = handle.vm() {
+        md.push_str(&format!("- VM: {vm:?}\n"));
+    }
+    md.push_str(&format!("- state: {:?}\n", handle.state().await));
+    md.push_str(&format!("- read-only: {}\n", handle.read_only()));
+    if let Some(cmd) = handle.launched_command_line() {
+        md.push_str(&format!("- launched: `{cmd}`\n"));
+    }
+    md.push_str(&format!(
+        "- session age: {} s, {} JDWP packets sent\n",
+        handle.created().elapsed().as_secs(),
+        handle.packets_sent()
+    ));
+    let listing = handle.stop_points().list().await;
+    let ring = handle.events().ring();
+    md.push_str("\n## Stop points\n\n");
+    md.push_str(&fenced("text", &listing_text(&listing, &ring)));
+    md.push_str("\nTo arm them again (debug_arm_stop_points takes this block):\n\n");
+    md.push_str(&export_set(&listing));
+    md.push_str("\n\n## Trace snapshots\n\n");
+    let limit = p.max_snapshots.unwrap_or(DEFAULT_SNAPSHOTS).max(1);
+    let (shown, total) = handle.events().traces(|_| true, limit);
+    md.push_str(&format!(
+        "{} of {total} held (ring {}/{}; {} evicted before this report and not recoverable).\n\n",
+        shown.len(),
+        ring.held,
+        ring.capacity,
+        ring.evicted
+    ));
+    let snapshots: Vec<String> = shown.iter().map(|t| trace_text(t, now)).collect();
+    if !snapshots.is_empty() {
+        md.push_str(&fenced("text", &snapshots.join("\n")));
+    }
+    md.push_str("\n## Events\n\n");
+    let (last, pending, _) = handle.events().last();
+    let events: Vec<String> = handle
+        .events()
+        .oldest(50)
+        .iter()
+        .map(|e| event_text(e, now))
+        .collect();
+    md.push_str(&format!("{pending} not yet read by the agent.\n\n"));
+    if let Some(e) = last {
+        md.push_str(&format!("Last: {}\n\n", event_text(&e, now)));
+    }
+    if !events.is_empty() {
+        md.push_str(&fenced("text", &events.join("\n")));
+    }
+    md.push_str("\n## Threads held\n\n");
+    let held = handle.held_threads().await;
+    let event_threads = handle.event_threads().await;
+    let names = handle
+        .thread_names(&event_threads)
+        .await
+        .into_iter()
+        .map(Option::unwrap_or_default);
+    for (t, name) in event_threads.iter().zip(names) {
+        md.push_str(&format!("- @{:#x} {name:?}: suspended by an event\n", t.0));
+    }
+    for h in &held {
+        md.push_str(&format!(
+            "- @{:#x}: held by the agent ({} suspend(s), {} s)\n",
+            h.thread.0,
+            h.count,
+            h.since.elapsed().as_secs()
+        ));
+    }
+    if held.is_empty() && event_threads.is_empty() {
+        md.push_str("None: every thread runs.\n");
+    }
+    md.push_str("\n## Notes\n\n");
+    md.push_str(
+        "Classes reloaded: none recorded (this session keeps no record of redefinitions).\n",
+    );
+    for n in handle.recent_events() {
+        md.push_str(&format!("- {n}\n"));
+    }
+    let data =
+        json!({"markdown": md, "snapshots": shown.len(), "stop_points": listing.points.len()});
+    Ok(text_and_data(md, data))
+}
+
+fn fenced(lang: &str, body: &str) -> String {
+    format!("```{lang}\n{body}\n```\n")
+}
+
+/// The entries of a set: a JSON array, or text holding one in a ```json block.
+fn entries(set: &Value) -> Result<Vec<Value>, ToolError> {
+    let bad = |why: String| ToolError::bad_argument("debug_arm_stop_points", why);
+    let parsed = match set {
+        Value::Array(a) => return Ok(a.clone()),
+        Value::Object(o) if o.get("export").is_some_and(Value::is_array) => {
+            return Ok(o["export"].as_array().cloned().unwrap_or_default());
+        }
+        Value::String(s) => {
+            let body = match s.find("```json") {
+                Some(at) => {
+                    let rest = &s[at + "```json".len()..];
+                    rest.split("```").next().unwrap_or(rest)
+                }
+                None => s.as_str(),
+            };
+            serde_json::from_str::<Value>(body.trim())
+                .map_err(|e| bad(format!("set is not JSON: {e}")))?
+        }
+        _ => {
+            return Err(bad(
+                "set must be the exported array or the text holding it".into()
+            ));
+        }
+    };
+    match parsed {
+        Value::Array(a) => Ok(a),
+        _ => Err(bad("set must be a JSON array of {tool, args}".into())),
+    }
+}
+
+async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
+    let p = p?;
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    handle.ensure_writable("arm a stop-point set")?;
+    let list = entries(&p.set)?;
+    let (mut armed, mut deferred, mut refused, mut skipped) = (0, 0, 0, 0);
+    let mut lines = Vec::new();
+    let mut outcomes = Vec::new();
+    for (i, e) in list.iter().enumerate() {
+        let from = e["from"].as_str().unwrap_or("?").to_string();
+        let entry = format!("#{i} ({from})");
+        let tool = e["tool"].as_str().unwrap_or("");
+        if !ARMING_TOOLS.contains(&tool) {
+            refused += 1;
+            lines.push(format!(
+                "{entry}: REFUSED: {tool:?} is not an arming tool (a set names only {})",
+                ARMING_TOOLS.join(", ")
+            ));
+            outcomes.push(json!({"entry": i, "from": from, "state": "refused"}));
+            continue;
+        }
+        if let Some(state) = e["state"].as_str() {
+            skipped += 1;
+            lines.push(format!(
+                "{entry}: SKIPPED: it was {state} when exported; arm it by hand from its args if wanted"
+            ));
+            outcomes.push(json!({"entry": i, "from": from, "state": "skipped"}));
+            continue;
+        }
+        let mut args = e["args"].as_object().cloned().unwrap_or_default();
+        args.insert("session_id".into(), json!(handle.id().0));
+        let r = super::call(ctx, tool, Some(args)).await;
+        let text = r
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let state = if r.is_error == Some(true) {
+            refused += 1;
+            "refused"
+        } else {
+            let first = &r
+                .structured_content
+                .as_ref()
+                .map(|d| d["outcomes"][0].clone());
+            match first.as_ref().and_then(|o| o["state"].as_str()) {
+                Some("deferred") => {
+                    deferred += 1;
+                    "deferred"
+                }
+                _ => {
+                    armed += 1;
+                    "armed"
+                }
+            }
+        };
+        let id = r
+            .structured_content
+            .as_ref()
+            .and_then(|d| d["outcomes"][0]["id"].as_str().map(str::to_string));
+        lines.push(format!("{entry} {tool}: {}", text.replace('\n', "\n  ")));
+        outcomes.push(json!({"entry": i, "from": from, "state": state, "id": id}));
+    }
+    let mut text =
+        format!("{armed} armed, {deferred} deferred, {refused} refused, {skipped} skipped");
+    if armed + deferred > 0 {
+        text.push_str(
+            "\nLines were not checked against this build: a redeployed class may have moved them.",
+        );
+    }
+    for l in lines {
+        text.push_str(&format!("\n{l}"));
+    }
+    let mut reply = text_and_data(text, json!({"outcomes": outcomes}));
+    if armed + deferred == 0 && !list.is_empty() && skipped < list.len() {
+        reply.is_error = Some(true);
+    }
+    Ok(reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_set_is_read_from_its_array_its_data_or_the_reply_text() {
+        let calls =
+            json!([{"tool": "debug_set_line_stop", "args": {"class_pattern": "A", "line": 3}}]);
+        assert_eq!(entries(&calls).ok(), calls.as_array().cloned());
+        assert_eq!(
+            entries(&json!({"export": calls})).ok(),
+            calls.as_array().cloned()
+        );
+        let text =
+            format!("Stop-point set: 1 call.\n```json\n{calls:#}\n```\nLines are as armed here.");
+        assert_eq!(entries(&json!(text)).ok(), calls.as_array().cloned());
+        for bad in [json!("not json"), json!(7), json!("{\"a\": 1}")] {
+            let e = entries(&bad).err().map(|e| e.text()).unwrap_or_default();
+            assert!(e.contains("debug_arm_stop_points"), "{bad}: {e}");
+        }
+    }
+}
