@@ -50,6 +50,8 @@ pub(super) struct Captured {
     /// The VM was held for the agent already: this hit's own suspension
     /// was undone.
     pub stacked: bool,
+    /// A resume after the hit arrived released it.
+    pub released: bool,
     pub held_for: Duration,
 }
 
@@ -73,7 +75,7 @@ pub(super) async fn held(
     let (traces, reports) = hit.sort(members).await;
     let hold = Hold::after(policy, ours_only, !reports.is_empty());
     let captured = hit.capture(&traces, &reports, hold, early).await;
-    hit.tell_session(&reports, hold, captured.release_error.as_ref());
+    hit.tell_session(&reports, hold, &captured);
     hit.record(traces, reports, hold, captured).await;
 }
 
@@ -181,6 +183,7 @@ impl Hit<'_> {
             exprs,
             release_error: ended.error,
             stacked: ended.stacked,
+            released: ended.released,
             held_for,
         }
     }
@@ -265,12 +268,14 @@ impl Hit<'_> {
     /// whether the VM was held for the agent already.
     async fn end(&self, hold: Hold) -> Ended {
         match hold {
-            Hold::Escalate => stack::escalate(self.ctx, self.thread).await,
-            Hold::Keep if self.policy == SuspendPolicy::All => stack::keep_all(self.ctx).await,
+            Hold::Escalate => stack::escalate(self.ctx, self.thread, self.received).await,
+            Hold::Keep if self.policy == SuspendPolicy::All => {
+                stack::keep_all(self.ctx, self.thread, self.received).await
+            }
             Hold::Keep => Ended::default(),
             Hold::Release => Ended {
                 error: self.release().await,
-                stacked: false,
+                ..Ended::default()
             },
         }
     }
@@ -295,9 +300,9 @@ impl Hit<'_> {
 
     /// Tells the session how the hold ended: a VM now suspended for the
     /// agent, or a thread no event holds any more.
-    fn tell_session(&self, reports: &[Reported], hold: Hold, release_error: Option<&String>) {
+    fn tell_session(&self, reports: &[Reported], hold: Hold, captured: &Captured) {
         let (ctx, thread) = (self.ctx, self.thread);
-        if hold.escalates() && release_error.is_none() {
+        if hold.escalates() && captured.release_error.is_none() && !captured.released {
             // Now the VM is suspended for the agent: the session (and its
             // Watchdog) learn of it as of an event that suspended everything.
             ctx.session.record_composite(&Composite {
@@ -305,7 +310,7 @@ impl Hit<'_> {
                 events: reports.iter().map(|(m, _)| m.event.clone()).collect(),
             });
         }
-        if hold == Hold::Release {
+        if hold == Hold::Release || captured.released {
             // No longer a thread an event holds: nothing may be evaluated on it.
             ctx.session.forget_event_threads(Some(thread));
         }

@@ -172,7 +172,11 @@ impl Hit<'_> {
         // while this report was being written) released it: its thread
         // may be held again by a later hit, even at the same line, but no
         // longer by this event, so nothing may be invoked on it for this.
-        if suspended != SuspendPolicy::None && ctx.session.bus.resumed_since(self.received) {
+        let released = cap.released
+            || (hold == Hold::Keep
+                && self.policy == SuspendPolicy::EventThread
+                && ctx.session.bus.resumed_since(self.received));
+        if suspended != SuspendPolicy::None && released {
             suspended = SuspendPolicy::None;
             note = Some(HitNote::ReleasedUnread);
         }

@@ -7,6 +7,8 @@
 //! once, and its hit is reported as stacked on the first. Decisions are
 //! taken one at a time, with the counts read under the same lock.
 
+use std::time::Instant;
+
 use futures::future::join_all;
 
 use super::super::capture::Ctx;
@@ -20,13 +22,16 @@ use crate::jdwp::virtual_machine::{AllThreads, Resume, Suspend};
 pub(super) struct Ended {
     pub error: Option<String>,
     pub stacked: bool,
+    /// A resume of the whole VM began after the hit arrived, and the hit
+    /// holds nothing any more.
+    pub released: bool,
 }
 
 impl Ended {
     fn failed(e: impl ToString) -> Self {
         Self {
             error: Some(e.to_string()),
-            stacked: false,
+            ..Self::default()
         }
     }
 }
@@ -53,8 +58,19 @@ async fn counts(ctx: &Ctx) -> Option<Vec<(ThreadId, i32)>> {
 /// suspend the VM for the agent and hand the thread's hold over to it.
 /// When every other thread is already held and the session knows of a
 /// suspension for the agent, the VM is not suspended again.
-pub(super) async fn escalate(ctx: &Ctx, thread: ThreadId) -> Ended {
+pub(super) async fn escalate(ctx: &Ctx, thread: ThreadId, received: Instant) -> Ended {
     let _one_at_a_time = ctx.agent_stops.lock().await;
+    // The agent resumed the VM while this hit was being checked: it asked
+    // for the program to run, so the late hit must not stop it again.
+    if ctx.session.bus.resumed_since(received) {
+        return match ctx.conn.send(&ThreadResume { thread }).await {
+            Ok(()) => Ended {
+                released: true,
+                ..Ended::default()
+            },
+            Err(e) => Ended::failed(e),
+        };
+    }
     let others_held = counts(ctx).await.is_some_and(|c| {
         let others: Vec<i32> = c
             .into_iter()
@@ -68,8 +84,8 @@ pub(super) async fn escalate(ctx: &Ctx, thread: ThreadId) -> Ended {
     if already {
         return match conn.send(&ThreadResume { thread }).await {
             Ok(()) => Ended {
-                error: None,
                 stacked: true,
+                ..Ended::default()
             },
             Err(e) => Ended::failed(e),
         };
@@ -84,14 +100,24 @@ pub(super) async fn escalate(ctx: &Ctx, thread: ThreadId) -> Ended {
 /// A composite that suspended the whole VM is kept for the agent. When
 /// every thread is held twice over, an earlier composite already holds the
 /// VM: this one's suspension is undone.
-pub(super) async fn keep_all(ctx: &Ctx) -> Ended {
+pub(super) async fn keep_all(ctx: &Ctx, thread: ThreadId, received: Instant) -> Ended {
     let _one_at_a_time = ctx.agent_stops.lock().await;
-    match counts(ctx).await {
+    let counts = counts(ctx).await;
+    if ctx.session.bus.resumed_since(received) {
+        // Resumed after the hit arrived: released unless the JVM applied
+        // this composite's suspension after that resume.
+        let held = counts.iter().flatten().any(|(t, n)| *t == thread && *n > 0);
+        return Ended {
+            released: !held,
+            ..Ended::default()
+        };
+    }
+    match counts {
         Some(c) if !c.is_empty() && c.iter().all(|(_, n)| *n >= 2) => {
             match ctx.conn.send(&Resume).await {
                 Ok(()) => Ended {
-                    error: None,
                     stacked: true,
+                    ..Ended::default()
                 },
                 Err(e) => Ended::failed(e),
             }

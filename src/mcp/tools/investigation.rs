@@ -155,10 +155,21 @@ async fn export(ctx: &Ctx, p: Result<ExportParams, ToolError>) -> Reply {
     if held.is_empty() && event_threads.is_empty() {
         md.push_str("None: every thread runs.\n");
     }
+    md.push_str("\n## Classes reloaded\n\n");
+    let installed = handle.installed_classes();
+    if installed.is_empty() {
+        md.push_str("None: this session installed no class.\n");
+    }
+    for i in &installed {
+        md.push_str(&format!(
+            "- {}@{:#x} from {} ({}), still in the JVM until it is redeployed\n",
+            i.name,
+            i.loader,
+            i.from.display(),
+            crate::mcp::render::plural(i.times as usize, "swap")
+        ));
+    }
     md.push_str("\n## Notes\n\n");
-    md.push_str(
-        "Classes reloaded: none recorded (this session keeps no record of redefinitions).\n",
-    );
     for n in handle.recent_events() {
         md.push_str(&format!("- {n}\n"));
     }
