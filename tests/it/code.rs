@@ -257,6 +257,19 @@ fn installed_classes_are_named(server: &Server) {
     );
     assert!(sessions.text.contains("Swap@0x"), "{}", sessions.text);
     assert!(sessions.text.contains("x2"), "{}", sessions.text);
+    let report = server
+        .call("debug_export_investigation", json!({}))
+        .expect_ok();
+    let reloaded = report
+        .text
+        .split("## Classes reloaded")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no reloaded section: {}", report.text));
+    assert!(
+        reloaded.contains("Swap@0x") && reloaded.contains("2 swaps"),
+        "{}",
+        report.text
+    );
     let panic = server.call("debug_panic", json!({})).expect_ok();
     assert!(panic.text.contains("Swap@0x"), "{}", panic.text);
     let gone = server.call("debug_disconnect", json!({})).expect_ok();
