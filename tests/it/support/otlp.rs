@@ -532,7 +532,10 @@ impl Rotel {
     /// Every span the sink wrote so far.
     pub fn spans(&self) -> Vec<CollectedSpan> {
         let text = std::fs::read_to_string(self.dir.path().join("spans.jsonl")).unwrap_or_default();
-        text.lines()
+        // The sink may be writing a line as we read: only whole lines count.
+        let whole = text.rfind('\n').map_or("", |end| &text[..=end]);
+        whole
+            .lines()
             .filter(|line| !line.trim().is_empty())
             .map(|line| {
                 let v: Value = serde_json::from_str(line)
