@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::golden;
 use crate::support::mcp::Server;
@@ -63,7 +63,13 @@ fn tools_list_matches_the_golden_file_and_the_budget() {
     let server = Server::spawn();
     server.initialize();
     let tools = server.tools();
-    let listing = serde_json::to_string_pretty(&Value::Array(tools.clone())).expect("json");
+    // One tool per line, each as compact as on the wire: a diff shows which
+    // tools changed, and the file's size is what an agent reads.
+    let lines: Vec<String> = tools
+        .iter()
+        .map(|t| serde_json::to_string(t).expect("json"))
+        .collect();
+    let listing = format!("[\n{}\n]\n", lines.join(",\n"));
     golden::check("tools_list.json", &listing);
     let wire = serde_json::to_string(&tools).expect("json");
     assert!(
