@@ -11,8 +11,7 @@ mod support;
 
 use std::time::Duration;
 
-use jvmscope::actors::{DEFAULT_PIPELINE, DumpSpec, Engine, EngineConfig};
-use jvmscope::model::AttachSpec;
+use jvmscope::actors::{DEFAULT_PIPELINE, DumpSpec};
 use jvmscope::model::dump::Stack;
 
 const RUNS: usize = 9;
@@ -30,23 +29,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 async fn measure(port: u16, pipelines: &[usize]) -> Vec<(usize, Figures)> {
-    let engine = Engine::start(EngineConfig {
-        suspend_limit: None,
-        ..EngineConfig::default()
-    })
-    .await
-    .expect("engine");
-    let session = engine
-        .attach(&AttachSpec {
-            host: "127.0.0.1".into(),
-            port,
-            timeout: Duration::from_secs(5),
-            read_only: false,
-            source_roots: vec![],
-            class_roots: vec![],
-        })
-        .await
-        .expect("attach");
+    let (engine, session) = support::attached(port, None).await;
     let spec = |pipeline: usize| DumpSpec {
         suspend: true,
         max_suspend: Duration::from_secs(30),

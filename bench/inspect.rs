@@ -9,9 +9,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use jvmscope::actors::{Engine, EngineConfig};
 use jvmscope::mcp::JvmScope;
-use jvmscope::model::AttachSpec;
 use serde_json::json;
 
 const CALLS: usize = 60;
@@ -25,24 +23,7 @@ fn text(r: &rmcp::model::CallToolResult) -> String {
 }
 
 async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
-    let engine = Engine::start(EngineConfig {
-        window,
-        suspend_limit: None,
-        ..EngineConfig::default()
-    })
-    .await
-    .expect("engine");
-    let session = engine
-        .attach(&AttachSpec {
-            host: "127.0.0.1".into(),
-            port,
-            timeout: Duration::from_secs(5),
-            read_only: false,
-            source_roots: vec![],
-            class_roots: vec![],
-        })
-        .await
-        .expect("attach");
+    let (engine, session) = support::attached(port, Some(window)).await;
     let server = JvmScope::new(engine.clone());
     let threads = text(
         &server

@@ -96,3 +96,32 @@ pub fn marked_line(class: &str, marker: &str) -> u32 {
         .map(|i| i as u32 + 1)
         .unwrap_or_else(|| panic!("no {marker:?} in {}", path.display()))
 }
+
+/// An engine (in-flight `window`, or the default; no suspension limit)
+/// attached to a JVM listening on 127.0.0.1:`port`.
+pub async fn attached(
+    port: u16,
+    window: Option<usize>,
+) -> (jvmscope::actors::Engine, jvmscope::actors::SessionHandle) {
+    use jvmscope::actors::{Engine, EngineConfig};
+    let defaults = EngineConfig::default();
+    let engine = Engine::start(EngineConfig {
+        window: window.unwrap_or(defaults.window),
+        suspend_limit: None,
+        ..defaults
+    })
+    .await
+    .expect("engine");
+    let session = engine
+        .attach(&jvmscope::model::AttachSpec {
+            host: "127.0.0.1".into(),
+            port,
+            timeout: std::time::Duration::from_secs(5),
+            read_only: false,
+            source_roots: vec![],
+            class_roots: vec![],
+        })
+        .await
+        .expect("attach");
+    (engine, session)
+}
