@@ -96,7 +96,7 @@ pub use session::{
 };
 pub use stop_points::routes::CONDITION_ERROR_LIMIT;
 pub use stop_points::{
-    ArmReport, ClearReport, CountMode, FamilyView, Listing, PointView, StopPointsHandle,
+    ArmReport, ClearReport, CountMode, FamilyView, Listing, Paused, PointView, StopPointsHandle,
     ToggleReport, WatchState,
 };
 
@@ -128,6 +128,9 @@ pub struct EngineConfig {
     pub request_timeout: Duration,
     /// `JDWP_WATCHDOG_SECS`: longest a suspension may last (`None` = off).
     pub suspend_limit: Option<Duration>,
+    /// `JVMSCOPE_OVERHEAD_PCT` and `JVMSCOPE_SESSION_OVERHEAD_PCT`: the
+    /// overhead guard's budgets (percent of one thread's time, 0 = off).
+    pub overhead: crate::model::overhead::Budgets,
 }
 
 impl Default for EngineConfig {
@@ -138,13 +141,16 @@ impl Default for EngineConfig {
             window: connection::DEFAULT_WINDOW,
             request_timeout: connection::DEFAULT_REQUEST_TIMEOUT,
             suspend_limit: Some(Duration::from_secs(120)),
+            overhead: crate::model::overhead::Budgets::default(),
         }
     }
 }
 
 impl EngineConfig {
     /// Reads `JDWP_READONLY`, `JDWP_WATCHDOG_SECS`,
-    /// `JVMSCOPE_REQUEST_TIMEOUT_MS` and `JVMSCOPE_LIVENESS_MS`.
+    /// `JVMSCOPE_REQUEST_TIMEOUT_MS`, `JVMSCOPE_LIVENESS_MS`,
+    /// `JVMSCOPE_OVERHEAD_PCT` and `JVMSCOPE_SESSION_OVERHEAD_PCT` (a value
+    /// that does not parse keeps the default).
     pub fn from_env() -> Self {
         let truthy =
             |v: String| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
@@ -161,8 +167,22 @@ impl EngineConfig {
                 .unwrap_or(defaults.request_timeout),
             watchdog_interval: millis("JVMSCOPE_LIVENESS_MS").unwrap_or(defaults.watchdog_interval),
             suspend_limit: watchdog::WatchdogArgs::limit_from_env(),
+            overhead: overhead_from_env(defaults.overhead),
             ..defaults
         }
+    }
+}
+
+fn overhead_from_env(d: crate::model::overhead::Budgets) -> crate::model::overhead::Budgets {
+    use crate::model::overhead::Budgets;
+    let pct = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| Budgets::parse_pct(&v))
+    };
+    Budgets {
+        stop_point_pct: pct("JVMSCOPE_OVERHEAD_PCT").unwrap_or(d.stop_point_pct),
+        session_pct: pct("JVMSCOPE_SESSION_OVERHEAD_PCT").unwrap_or(d.session_pct),
     }
 }
 
@@ -297,6 +317,7 @@ impl Engine {
             roots,
             watchdog_interval: self.config.watchdog_interval,
             suspend_limit: self.config.suspend_limit,
+            overhead: self.config.overhead,
         };
         let handle = ractor::call!(self.supervisor, SupervisorMsg::Spawn, Box::new(new))
             .map_err(|e| AttachError::Spawn(e.to_string()))?

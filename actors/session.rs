@@ -133,6 +133,7 @@ pub struct SessionArgs {
     pub info: Arc<SessionInfo>,
     pub watchdog_interval: Duration,
     pub suspend_limit: Option<Duration>,
+    pub overhead: crate::model::overhead::Budgets,
 }
 
 /// The Session actor (configuration only).
@@ -219,8 +220,13 @@ impl Actor for Session {
                 }
             });
         }
-        let stop_points =
-            StopPoints::spawn(connection.clone(), classes.clone(), myself.get_cell()).await?;
+        let stop_points = StopPoints::spawn(
+            connection.clone(),
+            classes.clone(),
+            args.overhead,
+            myself.get_cell(),
+        )
+        .await?;
         let log = Arc::new(EventLog::default());
         let events_args = EventsArgs {
             connection: connection.clone(),

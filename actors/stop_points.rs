@@ -10,6 +10,7 @@
 //! table shared with EventDispatch.
 
 pub mod arm;
+pub mod guard;
 pub mod names;
 pub mod ops;
 pub mod registry;
@@ -23,9 +24,11 @@ use crate::actors::connection::ConnectionHandle;
 use crate::actors::session::classes::ClassCache;
 use crate::jdwp::thread_reference::Resume;
 use crate::jdwp::{SuspendPolicy, TaggedTypeId, ThreadId};
+use crate::model::overhead::{Budgets, Overspent};
 use crate::model::stop_point::{ArmNote, StopKind, StopPointId, StopPointSpec, StopState};
 
 pub use arm::ArmError;
+pub use guard::{Guard, Paused};
 use ops::{Book, Io};
 pub use registry::{CountMode, WatchState};
 pub use routes::{Cost, RequestKey, RouteTable};
@@ -63,6 +66,11 @@ pub struct PointView {
     /// Suspension-free hits counted but not recorded (EventDispatch lagged).
     pub shed: u64,
     pub last_error: Option<String>,
+    /// Paused by the overhead guard (disarmed, definition and counters
+    /// kept) until re-armed.
+    pub paused: Option<Overspent>,
+    /// Its overhead budget, in percent of one thread's time (0 = none).
+    pub budget_pct: u32,
     /// Disabled by itself after `CONDITION_ERROR_LIMIT` condition errors in
     /// a row.
     pub stopped_by_errors: bool,
@@ -180,6 +188,7 @@ pub enum StopPointsMsg {
 pub struct StopPointsHandle {
     actor: ActorRef<StopPointsMsg>,
     table: Arc<RouteTable>,
+    guard: Arc<Guard>,
 }
 
 impl StopPointsHandle {
@@ -190,6 +199,11 @@ impl StopPointsHandle {
     /// The routing table EventDispatch reads.
     pub fn table(&self) -> &Arc<RouteTable> {
         &self.table
+    }
+
+    /// The session's overhead guard.
+    pub fn guard(&self) -> &Arc<Guard> {
+        &self.guard
     }
 
     fn gone() -> ArmError {
@@ -252,6 +266,7 @@ pub struct StopPointsArgs {
     pub connection: ConnectionHandle,
     pub classes: Arc<ClassCache>,
     pub table: Arc<RouteTable>,
+    pub guard: Arc<Guard>,
 }
 
 /// The StopPoints actor (configuration only).
@@ -262,16 +277,23 @@ impl StopPoints {
     pub async fn spawn(
         connection: ConnectionHandle,
         classes: Arc<ClassCache>,
+        budgets: Budgets,
         supervisor: ractor::ActorCell,
     ) -> Result<StopPointsHandle, ractor::SpawnErr> {
         let table = Arc::new(RouteTable::default());
+        let guard = Arc::new(Guard::new(budgets));
         let args = StopPointsArgs {
             connection,
             classes,
             table: table.clone(),
+            guard: guard.clone(),
         };
         let (actor, _) = Actor::spawn_linked(None, StopPoints, args, supervisor).await?;
-        Ok(StopPointsHandle { actor, table })
+        Ok(StopPointsHandle {
+            actor,
+            table,
+            guard,
+        })
     }
 }
 
@@ -289,6 +311,7 @@ impl Actor for StopPoints {
             conn: args.connection,
             classes: args.classes,
             table: args.table,
+            guard: args.guard,
         }))
     }
 

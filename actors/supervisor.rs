@@ -53,6 +53,7 @@ pub struct NewSession {
     pub roots: crate::model::Roots,
     pub watchdog_interval: Duration,
     pub suspend_limit: Option<Duration>,
+    pub overhead: crate::model::overhead::Budgets,
 }
 
 /// Messages of the Supervisor.
@@ -99,6 +100,7 @@ impl Actor for Supervisor {
                     roots,
                     watchdog_interval,
                     suspend_limit,
+                    overhead,
                 } = *new;
                 let info = Arc::new(SessionInfo::new(
                     id.clone(),
@@ -114,6 +116,7 @@ impl Actor for Supervisor {
                     info,
                     watchdog_interval,
                     suspend_limit,
+                    overhead,
                 };
                 let result = Session::spawn(args, myself.get_cell()).await;
                 if let (Ok(handle), Ok(mut r)) = (&result, registry.write()) {

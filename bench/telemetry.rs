@@ -395,7 +395,11 @@ fn capture_spec(line: u32) -> StopPointSpec {
             max_hits: 0,
             ..TraceSpec::default()
         }),
-        filters: Filters::default(),
+        // Full rate: the overhead guard would pause a stop point this costly.
+        filters: Filters {
+            overhead_pct: Some(0),
+            ..Filters::default()
+        },
     }
 }
 

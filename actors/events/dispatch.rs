@@ -30,6 +30,7 @@ use tracing::field::Empty;
 
 mod decide;
 mod details;
+mod guard;
 mod held;
 mod plan;
 mod record;

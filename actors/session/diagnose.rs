@@ -75,6 +75,9 @@ pub enum Cause {
         counted: Option<u64>,
     },
     Disabled,
+    /// Paused by the overhead guard: its holds took more of the
+    /// application's thread time than its budget allows.
+    PausedByBudget(crate::model::overhead::Overspent),
     /// Disabled by the watchdog because its hits froze the JVM.
     DisabledByWatchdog,
     Spent(String),
@@ -140,6 +143,9 @@ impl SessionHandle {
                     .any(|r| r.disabled.iter().any(|d| d == id)) =>
             {
                 causes.push(Cause::DisabledByWatchdog)
+            }
+            StopState::Disabled if point.paused.is_some() => {
+                causes.extend(point.paused.map(Cause::PausedByBudget))
             }
             StopState::Disabled if !point.stopped_by_errors => causes.push(Cause::Disabled),
             StopState::Spent(reason) => causes.push(Cause::Spent(reason.clone())),

@@ -201,6 +201,18 @@ impl SessionHandle {
         self.link.rescues.take_unreported()
     }
 
+    /// Stop points the overhead guard paused since the last call, emptied.
+    pub fn take_untold_pauses(&self) -> Vec<crate::actors::Paused> {
+        self.stop_points.guard().take_untold()
+    }
+
+    /// The overhead guard's budgets, and the session's share of one
+    /// thread's time over the guard's window (once it has watched a while).
+    pub fn overhead(&self) -> (crate::model::overhead::Budgets, Option<f64>) {
+        let g = self.stop_points.guard();
+        (g.budgets(), g.session_share(Instant::now()))
+    }
+
     /// Refuses `action` (a mutation) up front when the session is
     /// read-only, before any other check or any packet.
     pub fn ensure_writable(&self, action: &'static str) -> Result<(), SessionError> {

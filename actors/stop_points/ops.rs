@@ -27,6 +27,7 @@ pub struct Io {
     pub conn: ConnectionHandle,
     pub classes: Arc<ClassCache>,
     pub table: Arc<RouteTable>,
+    pub guard: Arc<super::Guard>,
 }
 
 /// The registry and its I/O: the StopPoints actor's state.
@@ -109,6 +110,7 @@ impl Book {
         let spec = p.spec.clone();
         let watch = p.family.is_none();
         p.stats.reset_budget();
+        p.stats.restart_guard();
         match &spec.target {
             Target::Line(_) | Target::Field(_) => self.arm_by_class(id, spec, watch).await,
             Target::Exception(e) if e.class.is_some() => self.arm_by_class(id, spec, watch).await,
@@ -544,7 +546,10 @@ impl Book {
         if p.spec.target.kind() != spec.target.kind() {
             return Err(ArmError::UpdateChangesTarget);
         }
-        let disabled = p.state == StopState::Disabled;
+        // A stop point the overhead guard paused is re-armed by an update
+        // (a raised budget, a cheaper condition); one the agent disabled
+        // stays disabled.
+        let disabled = p.state == StopState::Disabled && p.stats.paused().is_none();
         self.disarm(id).await;
         self.reg.retarget(id, Arc::new(spec), None);
         // The old definition's condition errors do not speak for the new one.

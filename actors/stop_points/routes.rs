@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::jdwp::{EventKind, RequestId};
+use crate::model::overhead::{Meter, Overspent, Scope};
 use crate::model::stop_point::{FamilyId, StopPointId, StopPointSpec};
 
 /// How many cleared request ids are remembered as ours.
@@ -235,7 +236,15 @@ pub struct Stats {
     pub shed: AtomicU64,
     capture_nanos: AtomicU64,
     capture_count: AtomicU64,
-    /// Hold times, bucketed (see [`hold_bucket`]).
+    /// Holds of hits that went no further (a false condition, a hit count
+    /// not reached, a budget used up): the thread was held all the same.
+    check_nanos: AtomicU64,
+    check_count: AtomicU64,
+    /// Every hold over the overhead guard's window.
+    meter: Mutex<Meter>,
+    /// Set when the overhead guard paused it, until it is re-armed.
+    paused: Mutex<Option<Overspent>>,
+    /// Hold times of snapshots and checks, bucketed (see [`hold_bucket`]).
     holds: [AtomicU64; HOLD_BUCKETS],
     window: Mutex<Window>,
     last_error: Mutex<Option<String>>,
@@ -247,6 +256,12 @@ pub struct Stats {
     /// Set once the stop point was disabled for failing its condition
     /// [`CONDITION_ERROR_LIMIT`] times in a row.
     stopped_by_errors: std::sync::atomic::AtomicBool,
+}
+
+/// `at` as the overhead meters count time: from one origin per process.
+pub fn since_origin(at: Instant) -> Duration {
+    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    at.saturating_duration_since(*ORIGIN.get_or_init(Instant::now))
 }
 
 /// Condition errors in a row after which a stop point disables itself: a
@@ -292,11 +307,20 @@ fn bucket_bound(i: usize) -> Duration {
 pub struct Cost {
     /// Mean time a thread was held per capture.
     pub mean_capture: Option<Duration>,
+    /// Holds for hits that went no further (condition checks and the like),
+    /// and their mean.
+    pub checks: u64,
+    pub mean_check: Option<Duration>,
+    /// Mean hold over every held hit, snapshots and checks alike.
+    pub mean_hold: Option<Duration>,
     /// Hits per second between the first and the last hit.
     pub rate: Option<f64>,
-    /// Capture time over wall time since the first hit (summed over
-    /// concurrent captures, so it can pass 100%).
+    /// Hold time (snapshots and checks) over wall time since the first
+    /// hit, as a share of one thread's time (summed over concurrent holds,
+    /// so it can pass 100%).
     pub busy_share: Option<f64>,
+    /// The same share over the overhead guard's window only.
+    pub recent_share: Option<f64>,
     /// Median and 99th percentile hold time (bucket upper bounds, ±25%).
     pub p50: Option<Duration>,
     pub p99: Option<Duration>,
@@ -337,7 +361,68 @@ impl Stats {
         self.capture_nanos
             .fetch_add(held.as_nanos() as u64, Ordering::Relaxed);
         self.capture_count.fetch_add(1, Ordering::Relaxed);
+        self.held(held);
+    }
+
+    /// Records how long a thread was held for a hit that went no further:
+    /// its condition was false or failed, its count was not reached, its
+    /// budget was used up.
+    pub fn checked_in(&self, held: Duration) {
+        self.check_nanos
+            .fetch_add(held.as_nanos() as u64, Ordering::Relaxed);
+        self.check_count.fetch_add(1, Ordering::Relaxed);
+        self.held(held);
+    }
+
+    fn held(&self, held: Duration) {
         self.holds[hold_bucket(held)].fetch_add(1, Ordering::Relaxed);
+        if !held.is_zero()
+            && let Ok(mut m) = self.meter.lock()
+        {
+            m.charge(since_origin(Instant::now()), held);
+        }
+    }
+
+    /// `Some`, once, when the holds over the guard's window are past
+    /// `budget_pct`: the caller pauses the stop point.
+    pub fn over_budget(&self, now: Instant, budget_pct: u32) -> Option<Overspent> {
+        let over = self
+            .meter
+            .lock()
+            .ok()?
+            .over(since_origin(now), budget_pct, Scope::StopPoint)?;
+        self.pause(over)
+    }
+
+    /// The share of one thread's time held over the guard's window.
+    pub fn recent_share(&self, now: Instant) -> Option<f64> {
+        self.meter.lock().ok()?.share(since_origin(now))
+    }
+
+    /// Marks it paused by the guard; `None` when it already was (so a
+    /// pause is acted on once).
+    pub fn pause(&self, over: Overspent) -> Option<Overspent> {
+        let mut p = self.paused.lock().ok()?;
+        if p.is_some() {
+            return None;
+        }
+        *p = Some(over);
+        Some(over)
+    }
+
+    /// The guard's pause, while it lasts.
+    pub fn paused(&self) -> Option<Overspent> {
+        self.paused.lock().ok().and_then(|p| *p)
+    }
+
+    /// Re-armed: a new window, and no pause.
+    pub fn restart_guard(&self) {
+        if let Ok(mut m) = self.meter.lock() {
+            m.reset();
+        }
+        if let Ok(mut p) = self.paused.lock() {
+            *p = None;
+        }
     }
 
     /// The hold time below which a share `q` of captures fell.
@@ -434,9 +519,15 @@ impl Stats {
 
     /// The cost readings, as of `now`.
     pub fn cost(&self, now: Instant) -> Cost {
-        let n = self.capture_count.load(Ordering::Relaxed);
-        let nanos = self.capture_nanos.load(Ordering::Relaxed);
-        let mean_capture = (n > 0).then(|| Duration::from_nanos(nanos / n));
+        let captures = self.capture_count.load(Ordering::Relaxed);
+        let capture_nanos = self.capture_nanos.load(Ordering::Relaxed);
+        let mean_capture = (captures > 0).then(|| Duration::from_nanos(capture_nanos / captures));
+        let checks = self.check_count.load(Ordering::Relaxed);
+        let check_nanos = self.check_nanos.load(Ordering::Relaxed);
+        let mean_check = (checks > 0).then(|| Duration::from_nanos(check_nanos / checks));
+        let n = captures + checks;
+        let nanos = capture_nanos + check_nanos;
+        let mean_hold = (n > 0).then(|| Duration::from_nanos(nanos / n));
         let w = self.window.lock().map(|w| *w).unwrap_or_default();
         let hits = self.hits.load(Ordering::Relaxed);
         let rate = match (w.first, w.last) {
@@ -451,8 +542,12 @@ impl Stats {
         });
         Cost {
             mean_capture,
+            checks,
+            mean_check,
+            mean_hold,
             rate,
             busy_share,
+            recent_share: self.recent_share(now),
             p50: self.hold_quantile(0.5),
             p99: self.hold_quantile(0.99),
         }

@@ -82,6 +82,15 @@ impl JvmScope {
                     super::render::rescue(&rescue)
                 )));
             }
+            // So is a stop point the overhead guard paused.
+            for p in session.take_untold_pauses() {
+                result.content.push(rmcp::model::ContentBlock::text(format!(
+                    "[OVERHEAD] session {}: stop point {} {}",
+                    session.id(),
+                    p.id.0,
+                    super::tools::stop_points::render::paused_text(&p.over)
+                )));
+            }
         }
         result
     }

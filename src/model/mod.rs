@@ -6,6 +6,7 @@ pub mod classfile;
 pub mod dump;
 pub mod java_source;
 pub mod jvms;
+pub mod overhead;
 pub mod session;
 pub mod shown;
 pub mod signature;

@@ -344,6 +344,9 @@ pub struct Filters {
     pub thread: Option<u64>,
     /// Only hits whose `this` is this object (a JDWP object id).
     pub instance: Option<u64>,
+    /// Its overhead budget in percent of one thread's time (0 = no guard;
+    /// `None` = the session's default).
+    pub overhead_pct: Option<u32>,
 }
 
 /// A whole stop point definition: kept for its life, re-armed from on

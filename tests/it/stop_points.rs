@@ -12,6 +12,7 @@ mod conditions;
 mod families;
 mod filters;
 mod kinds;
+mod overhead;
 mod parity;
 mod snapshots;
 
@@ -232,7 +233,7 @@ fn a_finally_line_is_armed_on_both_paths_and_traced_without_freezing() {
     assert_eq!(p["captured"], 40, "{p}");
     assert!(p["mean_capture_ms"].as_f64().is_some(), "{p}");
     let listing = ok(&server, "debug_list_stop_points", json!({}));
-    assert!(listing.text.contains("mean hold"), "{}", listing.text);
+    assert!(listing.text.contains("ms per hit"), "{}", listing.text);
     assert!(
         listing.text.contains("trace budget of 40"),
         "{}",

@@ -3,6 +3,7 @@
 //! thread is held (the reads queued in order, the release right behind
 //! them), and the hold is then released, escalated or kept.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -12,7 +13,7 @@ use super::super::capture::{Ctx, FramesReply, Slot};
 use super::super::condition;
 use super::plan::{Hold, Reads};
 use super::stack::{self, Ended};
-use super::{Decision, Details, Member, Traced, decide, detail_len};
+use super::{Decision, Details, Member, RouteTarget, Traced, decide, detail_len, guard};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, Event, FieldId, FrameInfo, ObjectId, SuspendPolicy, ThreadId, Value};
 use crate::model::shown::{Detail, LocalsGap};
@@ -28,6 +29,10 @@ pub(super) struct Hit<'a> {
 
 /// A hit reported to the agent, with its details so far.
 pub(super) type Reported = (Member, Details);
+
+/// The stop points whose hits went no further (filtered after the thread
+/// was held): their holds are charged as checks.
+type Checked = Vec<Arc<RouteTarget>>;
 
 /// What a capture read while the thread was held, and how ending the hold
 /// went.
@@ -72,23 +77,33 @@ pub(super) async fn held(
         policy,
         received,
     };
-    let (traces, reports) = hit.sort(members).await;
+    let (traces, reports, checked) = hit.sort(members).await;
     let hold = Hold::after(policy, ours_only, !reports.is_empty());
     let captured = hit.capture(&traces, &reports, hold, early).await;
     hit.tell_session(&reports, hold, &captured);
+    let held_for = captured.held_for;
+    let mut charged: Vec<Arc<RouteTarget>> =
+        traces.iter().map(|(m, _, _)| m.target.clone()).collect();
     hit.record(traces, reports, hold, captured).await;
+    // The hits that went no further held their thread all the same.
+    for t in &checked {
+        t.stats.checked_in(held_for);
+    }
+    charged.extend(checked);
+    guard::judge(ctx, &charged, held_for);
 }
 
 impl Hit<'_> {
     /// Filters the members into traces and reports, noting the counts on
     /// the capture span; under ALL every trace is overridden by the VM
     /// suspension.
-    async fn sort(&self, members: Vec<Member>) -> (Vec<Traced>, Vec<Reported>) {
+    async fn sort(&self, members: Vec<Member>) -> (Vec<Traced>, Vec<Reported>, Checked) {
         let mut traces: Vec<Traced> = Vec::new();
         let mut reports: Vec<Reported> = Vec::new();
+        let mut checked: Checked = Vec::new();
         for m in members {
             match decide(self.ctx, &m, self.thread, self.received, true).await {
-                Decision::Skip => {}
+                Decision::Skip => checked.push(m.target),
                 Decision::Trace(ts, extra) => traces.push((m, ts, extra)),
                 Decision::Report(extra) => reports.push((m, extra)),
             }
@@ -101,7 +116,7 @@ impl Hit<'_> {
                 m.target.stats.overridden.fetch_add(1, Ordering::Relaxed);
             }
         }
-        (traces, reports)
+        (traces, reports, checked)
     }
 
     /// Reads what the hits need while the thread is held, then ends the

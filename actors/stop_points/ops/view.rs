@@ -116,6 +116,8 @@ impl Book {
             shed: Stats::get(&p.stats.shed),
             last_error: p.stats.last_error(),
             stopped_by_errors: p.stats.stopped_by_errors(),
+            paused: p.stats.paused(),
+            budget_pct: self.io.guard.stop_point_pct(p.spec.filters.overhead_pct),
             cost: p.stats.cost(now),
             locations: p.locations(),
             copies: p.copies.len(),

@@ -6,7 +6,7 @@ mod args;
 mod entries;
 mod export;
 mod manage;
-mod render;
+pub(crate) mod render;
 mod set;
 
 use super::{Ctx, Route};

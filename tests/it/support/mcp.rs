@@ -125,9 +125,24 @@ pub struct Server {
 }
 
 impl Server {
-    /// Spawns the `jvmscope` binary (no arguments), inheriting the environment.
+    /// Spawns the `jvmscope` binary (no arguments), inheriting the environment, with
+    /// the overhead guard off: whether a traced line passes its budget depends on the
+    /// machine's speed, and only `stop_points::overhead` tests the guard (through
+    /// [`Server::spawn_guarded`]).
     pub fn spawn() -> Server {
-        Server::spawn_with_env(&[])
+        Server::spawn_with_env(&[
+            ("JVMSCOPE_OVERHEAD_PCT", "off"),
+            ("JVMSCOPE_SESSION_OVERHEAD_PCT", "off"),
+        ])
+    }
+
+    /// Spawns the `jvmscope` binary with the overhead guard's default budgets.
+    pub fn spawn_guarded() -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_jvmscope"));
+        command
+            .env_remove("JVMSCOPE_OVERHEAD_PCT")
+            .env_remove("JVMSCOPE_SESSION_OVERHEAD_PCT");
+        Server::spawn_command(command)
     }
 
     /// Spawns the `jvmscope` binary with extra environment variables on top of the inherited ones.

@@ -190,6 +190,7 @@ pub fn cause_code(c: &Cause) -> &'static str {
         Cause::InstanceFilter { .. } => "INSTANCE_FILTER",
         Cause::HitCountPending { .. } => "HIT_COUNT_PENDING",
         Cause::Disabled => "DISABLED",
+        Cause::PausedByBudget(_) => "PAUSED_BY_OVERHEAD_BUDGET",
         Cause::DisabledByWatchdog => "DISABLED_BY_WATCHDOG",
         Cause::Spent(_) => "SPENT",
         Cause::VmHeld { .. } => "VM_HELD",
@@ -256,6 +257,7 @@ fn cause_text(c: &Cause) -> String {
             None => format!("hit_count {target}: the JVM counts and reports only hit {target}"),
         },
         Cause::Disabled => "it is disabled: debug_toggle_stop_point re-arms it".into(),
+        Cause::PausedByBudget(o) => crate::mcp::tools::stop_points::render::paused_text(o),
         Cause::DisabledByWatchdog => "the watchdog disabled it because its hits kept the JVM suspended: fix the cause, then debug_toggle_stop_point".into(),
         Cause::Spent(reason) => format!("it is spent ({reason}): debug_toggle_stop_point re-arms it"),
         Cause::VmHeld { held, total } => format!(

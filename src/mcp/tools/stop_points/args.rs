@@ -60,6 +60,8 @@ macro_rules! stop_params {
             pub trace_max_hits: Option<u32>,
             /// Chars kept per value; default 100, max 4000.
             pub trace_max_length: Option<u32>,
+            /// Overhead budget: % of one thread's time its holds may take (2 s window); default 20, 0 = none; past it, paused.
+            pub max_overhead: Option<u32>,
         }
 
         impl $name {
@@ -72,6 +74,7 @@ macro_rules! stop_params {
                     trace_locals: self.trace_locals.clone(),
                     trace_max_hits: self.trace_max_hits,
                     trace_max_length: self.trace_max_length,
+                    max_overhead: self.max_overhead,
                 }
             }
         }
@@ -241,6 +244,8 @@ pub struct UpdateParams {
     /// Expressions recorded per snapshot (up to 4; they replace the old ones).
     #[schemars(with = "Option<Vec<String>>")]
     pub trace_expr: Option<OneOrMany<String>>,
+    /// Overhead budget, % of one thread's time; 0 = none. Re-arms a paused one.
+    pub max_overhead: Option<u32>,
 }
 
 /// The filters and trace settings every set tool shares.
@@ -252,6 +257,7 @@ pub(super) struct Common {
     pub(super) trace_locals: Option<LocalsParam>,
     pub(super) trace_max_hits: Option<u32>,
     pub(super) trace_max_length: Option<u32>,
+    pub(super) max_overhead: Option<u32>,
 }
 
 /// `@0x1f`, `0x1f` or `31` → 31.
@@ -338,6 +344,20 @@ pub(super) fn with_exprs(
     Ok(())
 }
 
+/// `max_overhead`, checked: a percentage of one thread's time, 0 = none.
+pub(super) fn overhead_arg(tool: &str, pct: Option<u32>) -> Result<Option<u32>, ToolError> {
+    match pct {
+        Some(p) if p > crate::model::overhead::MAX_PCT => Err(ToolError::bad_argument(
+            tool,
+            format!(
+                "max_overhead {p} is past {}% (a hundred threads held all the time); 0 turns the guard off",
+                crate::model::overhead::MAX_PCT
+            ),
+        )),
+        p => Ok(p),
+    }
+}
+
 /// The mode (suspend or trace) and filters from the shared arguments.
 pub(super) fn mode_and_filters(
     tool: &str,
@@ -406,6 +426,7 @@ pub(super) fn mode_and_filters(
         hit_count: c.hit_count,
         thread: id_arg(tool, "thread_id", &c.thread_id)?,
         instance: None,
+        overhead_pct: overhead_arg(tool, c.max_overhead)?,
     };
     Ok((mode, filters))
 }
@@ -432,6 +453,7 @@ mod tests {
             trace_locals: None,
             trace_max_hits: None,
             trace_max_length: None,
+            max_overhead: None,
         };
         let mut notes = Vec::new();
         assert!(mode_and_filters("t", &c, false, &mut notes).is_err());

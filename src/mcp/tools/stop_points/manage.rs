@@ -23,8 +23,9 @@ pub(super) fn manage_routes() -> Vec<Route> {
             "List stop points",
             "Every stop point and family: id, target, state (armed, deferred, disabled, spent and why; \
              watching for later classes or not), suspend policy, locations, classloaders, and Hits: N always \
-             (0 included). Traced ones add snapshots against the budget, hits over budget and the measured \
-             cost (mean and p99 hold per snapshot, hits/s, share of time capturing); one sharing a location \
+             (0 included). Traced ones add snapshots against the budget and hits over it; each held hit's \
+             cost (hold per hit for snapshots and condition checks, p99, hits/s, share of one thread's time \
+             against the overhead budget; PAUSED once past it); one sharing a location \
              with a suspending stop point is marked SUSPEND POLICY OVERRIDDEN (it freezes the VM too). Method \
              exits show exits discarded; families their members, max_classes and watch state. export:true \
              returns the set as the debug_set_* calls that re-arm it (thread and instance filters dropped, \
@@ -238,6 +239,7 @@ fn update_trace_settings(
         trace_locals: p.trace_locals.clone(),
         trace_max_hits: p.trace_max_hits,
         trace_max_length: p.trace_max_length,
+        max_overhead: None,
     };
     let (Mode::Trace(fresh), _) = mode_and_filters(tool, &common, true, notes)? else {
         return Err(ToolError::new("INTERNAL", "trace settings"));
@@ -298,6 +300,9 @@ fn update_filters(tool: &str, p: &UpdateParams, spec: &mut StopPointSpec) -> Res
         Some("") => spec.filters.instance = None,
         Some(_) => spec.filters.instance = id_arg(tool, "instance_id", &p.instance_id)?,
         None => {}
+    }
+    if p.max_overhead.is_some() {
+        spec.filters.overhead_pct = super::args::overhead_arg(tool, p.max_overhead)?;
     }
     match p.condition.as_deref() {
         Some("") => spec.filters.condition = None,

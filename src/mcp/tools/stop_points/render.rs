@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use crate::actors::{
     CountMode, FamilyView, Listing, PointView, RingStats, SuspendPolicy, WatchState,
 };
+use crate::model::overhead::{Overspent, Scope};
 use crate::model::stop_point::{ArmNote, LocalsChoice, Mode, StopState};
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -72,6 +73,7 @@ pub fn arm_notes(notes: &[ArmNote]) -> Vec<String> {
 fn state_text(p: &PointView) -> String {
     let mut s = match &p.state {
         StopState::Spent(why) => format!("SPENT: {why}"),
+        StopState::Disabled if p.paused.is_some() => "PAUSED (overhead budget)".to_string(),
         other => other.label().to_uppercase(),
     };
     if p.copies > 0 {
@@ -235,24 +237,12 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
                 p.overridden_hits
             ));
         }
-        match p.cost.mean_capture {
-            Some(mean) => {
-                s.push_str(&format!(
-                    "\n  cost: mean hold {:.2} ms per snapshot",
-                    mean.as_secs_f64() * 1e3
-                ));
-                if let Some(r) = p.cost.rate {
-                    s.push_str(&format!(" · {r:.0} hits/s"));
-                }
-                if let Some(b) = p.cost.busy_share {
-                    s.push_str(&format!(" · capturing {:.0}% of the time", b * 100.0));
-                }
-                if let Some(p99) = p.cost.p99 {
-                    s.push_str(&format!(" · p99 hold ≤{:.2} ms", p99.as_secs_f64() * 1e3));
-                }
-            }
-            None => s.push_str("\n  cost: nothing captured yet"),
-        }
+    }
+    if p.spec.trace().is_some() && (listing || p.hits > 0) || p.cost.checks > 0 {
+        s.push_str(&cost_line(p));
+    }
+    if let Some(o) = &p.paused {
+        s.push_str(&format!("\n  {}", paused_text(o)));
     }
     if p.stopped_by_errors {
         s.push_str(&format!(
@@ -268,6 +258,83 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
         s.push_str(&format!("\n  note: {n}"));
     }
     s
+}
+
+/// What a stop point's holds cost the application's threads.
+fn cost_line(p: &PointView) -> String {
+    let c = &p.cost;
+    let Some(mean) = c.mean_hold else {
+        return "\n  cost: nothing held yet".into();
+    };
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let mut s = format!("\n  cost: held {:.2} ms per hit", ms(mean));
+    match (c.mean_capture, c.mean_check) {
+        (Some(a), Some(b)) => s.push_str(&format!(
+            " ({:.2} ms per snapshot, {:.2} ms per check × {})",
+            ms(a),
+            ms(b),
+            c.checks
+        )),
+        (None, Some(_)) => s.push_str(&format!(" ({} checks, no snapshot)", c.checks)),
+        _ => {}
+    }
+    if let Some(p99) = c.p99 {
+        s.push_str(&format!(" · p99 ≤{:.2} ms", ms(p99)));
+    }
+    if let Some(r) = c.rate {
+        s.push_str(&format!(" · {r:.0} hits/s"));
+    }
+    if let Some(b) = c.busy_share {
+        s.push_str(&format!(" · {} of one thread's time", pct(b)));
+    }
+    if let Some(r) = c.recent_share {
+        s.push_str(&format!(
+            " (last {} s: {})",
+            crate::model::overhead::WINDOW.as_secs(),
+            pct(r)
+        ));
+    }
+    if p.budget_pct == 0 {
+        s.push_str(" · no overhead budget");
+    } else {
+        s.push_str(&format!(" · budget {}%", p.budget_pct));
+    }
+    s
+}
+
+/// A share of one thread's time as a percentage, finer when small.
+pub fn pct(share: f64) -> String {
+    let v = share * 100.0;
+    if v < 1.0 && v > 0.0 {
+        format!("{v:.2}%")
+    } else {
+        format!("{v:.0}%")
+    }
+}
+
+/// Why the overhead guard paused a stop point, and what the agent can do.
+pub fn paused_text(o: &Overspent) -> String {
+    let window = o.window.as_secs();
+    let measured = match o.scope {
+        Scope::StopPoint => format!(
+            "its holds took {} of one thread's time over the last {window} s ({} holds; budget {}%)",
+            pct(o.share),
+            o.holds,
+            o.budget_pct
+        ),
+        Scope::Session => format!(
+            "the session's stop points held {} of one thread's time over the last {window} s \
+             (session budget {}%, JVMSCOPE_SESSION_OVERHEAD_PCT), this one the most: {}",
+            pct(o.share),
+            o.budget_pct,
+            pct(o.own_share)
+        ),
+    };
+    format!(
+        "PAUSED by the overhead guard: {measured}. Nothing holds a thread for it now; its definition \
+         and counters are kept. debug_toggle_stop_point re-arms it as it is; debug_update_stop_point \
+         with a larger max_overhead (0 = no budget) or a cheaper condition re-arms it changed"
+    )
 }
 
 pub fn point_json(p: &PointView) -> Value {
@@ -298,8 +365,21 @@ pub fn point_json(p: &PointView) -> Value {
         "watching": p.watching,
         "family": p.family,
         "mean_capture_ms": p.cost.mean_capture.map(|d| d.as_secs_f64() * 1e3),
+        "mean_check_ms": p.cost.mean_check.map(|d| d.as_secs_f64() * 1e3),
+        "checks": p.cost.checks,
+        "mean_hold_ms": p.cost.mean_hold.map(|d| d.as_secs_f64() * 1e3),
+        "p99_hold_ms": p.cost.p99.map(|d| d.as_secs_f64() * 1e3),
         "hits_per_second": p.cost.rate,
-        "capture_share": p.cost.busy_share,
+        "hold_share": p.cost.busy_share,
+        "recent_hold_share": p.cost.recent_share,
+        "overhead_budget_pct": p.budget_pct,
+        "paused": p.paused.map(|o| json!({
+            "share": o.share,
+            "own_share": o.own_share,
+            "budget_pct": o.budget_pct,
+            "scope": match o.scope { Scope::StopPoint => "stop_point", Scope::Session => "session" },
+            "window_s": o.window.as_secs_f64(),
+        })),
         "last_error": p.last_error,
         "stopped_by_errors": p.stopped_by_errors,
         "notes": arm_notes(&p.notes),

@@ -1,0 +1,79 @@
+//! The overhead guard of one session: the budgets it applies, the meter of
+//! all its stop points' holds together, and the pauses not yet told to the
+//! agent. EventDispatch charges it after every hold it ends; the registry
+//! pauses (disarms) a stop point it finds over budget; every tool reply
+//! takes the untold pauses.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::model::overhead::{Budgets, Meter, Overspent, Scope};
+use crate::model::stop_point::StopPointId;
+
+/// A stop point paused by the guard, as the next reply tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paused {
+    pub id: StopPointId,
+    pub over: Overspent,
+}
+
+#[derive(Debug, Default)]
+pub struct Guard {
+    budgets: Budgets,
+    session: Mutex<Meter>,
+    untold: Mutex<Vec<Paused>>,
+}
+
+impl Guard {
+    pub fn new(budgets: Budgets) -> Self {
+        Self {
+            budgets,
+            ..Self::default()
+        }
+    }
+
+    pub fn budgets(&self) -> Budgets {
+        self.budgets
+    }
+
+    /// The budget of a stop point that sets `own` (None: the default).
+    pub fn stop_point_pct(&self, own: Option<u32>) -> u32 {
+        own.unwrap_or(self.budgets.stop_point_pct)
+    }
+
+    /// Charges one hold to the session's meter; `Some` when the session is
+    /// now over its budget.
+    pub fn charge(&self, at: Instant, held: Duration) -> Option<Overspent> {
+        let at = super::routes::since_origin(at);
+        let mut m = self.session.lock().ok()?;
+        m.charge(at, held);
+        m.over(at, self.budgets.session_pct, Scope::Session)
+    }
+
+    /// The session's share over the window, if it has watched long enough.
+    pub fn session_share(&self, now: Instant) -> Option<f64> {
+        self.session
+            .lock()
+            .ok()?
+            .share(super::routes::since_origin(now))
+    }
+
+    /// A pause to tell the agent in the next reply. After it the session's
+    /// meter restarts: what the paused stop point cost is behind us.
+    pub fn paused(&self, p: Paused) {
+        if let Ok(mut m) = self.session.lock() {
+            m.reset();
+        }
+        if let Ok(mut u) = self.untold.lock() {
+            u.push(p);
+        }
+    }
+
+    /// The pauses not yet told, emptied.
+    pub fn take_untold(&self) -> Vec<Paused> {
+        self.untold
+            .lock()
+            .map(|mut u| std::mem::take(&mut *u))
+            .unwrap_or_default()
+    }
+}
