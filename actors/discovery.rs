@@ -109,17 +109,7 @@ impl Engine {
         budget: DiscoveryBudget,
     ) -> JvmListing {
         let started = Instant::now();
-        let ours: Vec<Ours> = self
-            .sessions()
-            .into_iter()
-            .filter(|s| s.check_alive().is_ok())
-            .map(|s| Ours {
-                id: s.id().to_string(),
-                port: s.port(),
-                local: is_loopback_host(s.host()),
-                pid: s.launched_pid(),
-            })
-            .collect();
+        let ours = self.ours();
         let deadline = started + budget.scan;
         let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
             .await
@@ -164,6 +154,70 @@ impl Engine {
             cut: scan.cut,
             took: started.elapsed(),
         }
+    }
+}
+
+/// What the watch behind `notifications/resources/updated` compares from
+/// one scan to the next: each local JVM's pid with the state of its JDWP
+/// endpoint as far as `/proc` tells it (its listening ports, or the state
+/// settled from its argv and sockets). Read without dialling anything, so
+/// watching never touches a JVM.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JvmsSnapshot(Vec<(u32, Vec<u16>, Option<JdwpState>)>);
+
+impl JvmsSnapshot {
+    /// How many JVMs it saw.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Engine {
+    /// The live sessions, as discovery matches them.
+    fn ours(&self) -> Vec<Ours> {
+        self.sessions()
+            .into_iter()
+            .filter(|s| s.check_alive().is_ok())
+            .map(|s| Ours {
+                id: s.id().to_string(),
+                port: s.port(),
+                local: is_loopback_host(s.host()),
+                pid: s.launched_pid(),
+            })
+            .collect()
+    }
+
+    /// A cheap reading of the local JVMs for change detection: one `/proc`
+    /// and hsperfdata scan within `scan`, no handshake. `None` when the
+    /// budget cut the scan short (a partial set would read as a change).
+    pub async fn jvms_snapshot(&self, scan: Duration) -> Option<JvmsSnapshot> {
+        let ours = self.ours();
+        let deadline = Instant::now() + scan;
+        let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
+            .await
+            .ok()?;
+        if scan.cut {
+            return None;
+        }
+        let mut seen: Vec<(u32, Vec<u16>, Option<JdwpState>)> = scan
+            .jvms
+            .iter()
+            .map(|raw| {
+                let (jvm, plan) = classify(raw, &scan.tcp, &ours);
+                match plan {
+                    Plan::Dial(ports) => (jvm.pid, ports, None),
+                    Plan::Settled { port, verdict } => {
+                        (jvm.pid, port.into_iter().collect(), Some(verdict.state))
+                    }
+                }
+            })
+            .collect();
+        seen.sort_unstable_by_key(|e| e.0);
+        Some(JvmsSnapshot(seen))
     }
 }
 

@@ -74,7 +74,13 @@ pub enum LaunchError {
     #[error("cannot start {program}: {detail}")]
     Spawn { program: String, detail: String },
     #[error("the JVM exited during startup ({status}); last output:\n{output}")]
-    DiedDuringStartup { status: String, output: String },
+    DiedDuringStartup {
+        status: String,
+        output: String,
+        /// The session opened for it, now DEAD (none when the JVM died
+        /// before its JDWP port opened).
+        session: Option<String>,
+    },
     #[error("the JVM did not open its JDWP port within {after:?}; last output:\n{output}")]
     NoPort { after: Duration, output: String },
     #[error(transparent)]

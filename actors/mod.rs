@@ -63,7 +63,7 @@ use ractor::{Actor, ActorRef};
 /// JDWP vocabulary the handles speak in.
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
-pub use discovery::{DiscoveryBudget, JvmListing, LocalJvm, ProbeReport, Seen};
+pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
 pub use error::CodeError;
 pub use error::{
     ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
@@ -84,6 +84,10 @@ pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
 pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
+pub use session::launch::{
+    LINE_BYTES as OUTPUT_LINE_BYTES, OUTPUT_LINES, OutputLine, OutputQuery, OutputSlice,
+    OutputStream, Startup,
+};
 pub use session::members::{InstanceReport, InstanceRow, Member, MemberSet, Members, TypeMembers};
 pub use session::mutate::Written;
 pub use session::show::{Budget, ValueReader};
@@ -233,19 +237,22 @@ impl Engine {
     }
 
     /// Starts a JVM under the debugger and attaches to it. The JVM always
-    /// starts held; when the agent asked for a running JVM it is released
-    /// here and watched until its main class is prepared, so a JVM that
-    /// dies during startup (a missing main class, a bad option) is reported
-    /// with its last output instead of as a session that dies a moment
-    /// later.
+    /// starts held at VM_START, before the launcher has even looked for
+    /// its main class; it is then let run until that class is prepared
+    /// (`session::launch::run_to_main`), held there when the agent asked
+    /// for a held JVM. A JVM that dies on the way (a missing main class, a
+    /// bad option) is reported with its exit and last output, its session
+    /// left DEAD and the previous current session restored, instead of a
+    /// session that reads SUSPENDED and dies at the agent's next call.
     pub async fn launch(
         &self,
         spec: &crate::model::LaunchSpec,
-    ) -> Result<SessionHandle, LaunchError> {
+    ) -> Result<(SessionHandle, Startup), LaunchError> {
         let held = crate::model::LaunchSpec {
             suspend: true,
             ..spec.clone()
         };
+        let previous = self.current();
         let (jvm, port) = session::launch::start(&held).await?;
         let roots = crate::model::Roots {
             source: spec.source_roots.clone(),
@@ -268,20 +275,29 @@ impl Engine {
                 return Err(e.into());
             }
         };
-        if !spec.suspend
-            && let Err(e) = release_after_startup(&handle, spec).await
+        let failure = match session::launch::run_to_main(&handle, spec).await {
+            Ok(startup) => return Ok((handle, startup)),
+            Err(failure) => failure,
+        };
+        let (status, output) = jvm.exit_and_output(Duration::from_secs(5)).await;
+        jvm.terminate().await;
+        handle
+            .link()
+            .request_end("the launched JVM exited during startup".into());
+        if let Some(previous) = previous
+            && let Ok(mut r) = self.registry.write()
         {
-            let (status, output) = jvm.exit_and_output(std::time::Duration::from_secs(5)).await;
-            jvm.terminate().await;
-            return Err(match e {
-                Some(reason) => LaunchError::DiedDuringStartup {
-                    status: format!("{status}; {reason}"),
-                    output,
-                },
-                None => LaunchError::DiedDuringStartup { status, output },
-            });
+            r.set_current(previous);
         }
-        Ok(handle)
+        let status = match failure {
+            session::launch::StartupFailure::Died => status,
+            session::launch::StartupFailure::Failed(reason) => format!("{status}; {reason}"),
+        };
+        Err(LaunchError::DiedDuringStartup {
+            status,
+            output,
+            session: Some(handle.id().to_string()),
+        })
     }
 
     async fn open(
@@ -387,75 +403,4 @@ impl Engine {
 fn same_host(a: &str, b: &str) -> bool {
     let loopback = |h: &str| matches!(h, "127.0.0.1" | "localhost" | "::1" | "[::1]");
     a.eq_ignore_ascii_case(b) || (loopback(a) && loopback(b))
-}
-
-/// Resumes a freshly launched JVM and waits until its main class is
-/// prepared (or, for a jar, just resumes it). `Err(None)` means the JVM died
-/// meanwhile; `Err(Some(reason))` that releasing it failed.
-async fn release_after_startup(
-    handle: &SessionHandle,
-    spec: &crate::model::LaunchSpec,
-) -> Result<(), Option<String>> {
-    use crate::jdwp::event_request::{Clear, Set};
-    use crate::jdwp::{Event, EventKind, Modifier, SuspendPolicy};
-
-    let mut events = handle.subscribe();
-    let conn = handle.connection();
-    let watch = match &spec.target {
-        crate::model::LaunchTarget::MainClass { main_class, .. } => Some(
-            conn.send(&Set {
-                event_kind: EventKind::ClassPrepare,
-                suspend_policy: SuspendPolicy::None,
-                modifiers: vec![Modifier::ClassMatch {
-                    class_pattern: main_class.clone(),
-                }],
-            })
-            .await
-            .map_err(|e| Some(e.to_string()))?,
-        ),
-        crate::model::LaunchTarget::Jar { .. } => None,
-    };
-    handle.resume_all_raw().await.map_err(|e| {
-        if e.is_gone() {
-            None
-        } else {
-            Some(e.to_string())
-        }
-    })?;
-    let Some(request_id) = watch else {
-        return Ok(());
-    };
-    let prepared = async {
-        loop {
-            match events.recv().await {
-                Ok(composite) => {
-                    let hit = composite.events.iter().any(|e| {
-                        matches!(e, Event::ClassPrepare { request_id: id, .. } if *id == request_id)
-                    });
-                    if hit {
-                        return;
-                    }
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
-                    std::future::pending::<()>().await
-                }
-            }
-        }
-    };
-    tokio::select! {
-        _ = prepared => {
-            let _ = conn
-                .send(&Clear {
-                    event_kind: EventKind::ClassPrepare,
-                    request_id,
-                })
-                .await;
-            Ok(())
-        }
-        _ = handle.died() => Err(None),
-        // A main class that takes longer than the launch timeout to load is
-        // not a failure: the JVM runs.
-        _ = tokio::time::sleep(spec.timeout) => Ok(()),
-    }
 }

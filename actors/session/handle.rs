@@ -146,6 +146,16 @@ impl SessionHandle {
             .unwrap_or_default()
     }
 
+    /// Reads a launched JVM's kept output (`None` when the session
+    /// attached: its output goes wherever the JVM's own streams go). Works
+    /// after the JVM ended, too.
+    pub fn read_output(
+        &self,
+        query: &super::launch::OutputQuery,
+    ) -> Option<super::launch::OutputSlice> {
+        self.info.launched.as_ref().map(|l| l.read_output(query))
+    }
+
     /// The command line of a JVM this session launched.
     pub fn launched_command_line(&self) -> Option<String> {
         self.info.launched.as_ref().map(|l| l.command_line.clone())

@@ -1,5 +1,7 @@
 //! Starting a JVM under the debugger: the command line, the JDWP port it
-//! picked, its captured output, and terminating it when the session ends.
+//! picked, its captured output (a bounded ring of numbered lines, each
+//! tagged with its stream), letting it run to its main class, and
+//! terminating it when the session ends.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -13,10 +15,103 @@ use tokio::process::{Child, Command};
 use crate::actors::error::LaunchError;
 use crate::model::{LaunchSpec, LaunchTarget};
 
-/// Lines of output kept per launched JVM.
-const OUTPUT_LINES: usize = 2000;
+/// Lines of output kept per launched JVM (both streams together).
+pub const OUTPUT_LINES: usize = 2000;
+/// Bytes kept of one line; the rest of a longer line is counted, not kept.
+/// With `OUTPUT_LINES` this bounds the ring at 8 MB per JVM.
+pub const LINE_BYTES: usize = 4096;
 /// The line the JDWP agent prints once it listens.
 const LISTENING: &str = "Listening for transport dt_socket at address:";
+
+/// Which of a launched JVM's streams a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputStream {
+    Stdout,
+    Stderr,
+}
+
+/// One line a launched JVM wrote.
+#[derive(Debug, Clone)]
+pub struct OutputLine {
+    /// 1 for the first line the JVM wrote, counting both streams.
+    pub number: u64,
+    pub stream: OutputStream,
+    pub text: String,
+    /// Bytes of the line beyond `LINE_BYTES`, not kept.
+    pub cut: usize,
+}
+
+/// Which lines to read.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OutputQuery {
+    /// Only lines numbered above this.
+    pub since: Option<u64>,
+    /// At most this many, the newest.
+    pub tail: usize,
+    /// One stream, or both.
+    pub stream: Option<OutputStream>,
+}
+
+/// What a read of the ring found.
+#[derive(Debug, Clone)]
+pub struct OutputSlice {
+    /// The lines, oldest first.
+    pub lines: Vec<OutputLine>,
+    /// Lines written so far (the number of the newest).
+    pub written: u64,
+    /// The number of the oldest line still kept (`written + 1` when none).
+    pub first_kept: u64,
+    /// Lines that matched but were left out by `tail`.
+    pub not_shown: usize,
+    /// Lines after `since` (or from the start) that the ring dropped
+    /// before they were read.
+    pub dropped: u64,
+    /// Whether both streams reached their end.
+    pub ended: bool,
+}
+
+/// The ring of kept lines.
+#[derive(Default)]
+struct Ring {
+    lines: VecDeque<OutputLine>,
+    written: u64,
+}
+
+impl Ring {
+    fn push(&mut self, stream: OutputStream, text: String, cut: usize) {
+        self.written += 1;
+        if self.lines.len() == OUTPUT_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(OutputLine {
+            number: self.written,
+            stream,
+            text,
+            cut,
+        });
+    }
+
+    fn first_kept(&self) -> u64 {
+        self.lines
+            .front()
+            .map(|l| l.number)
+            .unwrap_or(self.written + 1)
+    }
+
+    fn read(&self, q: &OutputQuery) -> (Vec<OutputLine>, usize, u64) {
+        let since = q.since.unwrap_or(0);
+        let matching: Vec<&OutputLine> = self
+            .lines
+            .iter()
+            .filter(|l| l.number > since && q.stream.is_none_or(|s| s == l.stream))
+            .collect();
+        let shown = matching.len().min(q.tail);
+        let not_shown = matching.len() - shown;
+        let lines = matching[not_shown..].iter().map(|l| (*l).clone()).collect();
+        let dropped = self.first_kept().saturating_sub(since + 1);
+        (lines, not_shown, dropped)
+    }
+}
 
 /// A JVM this server started.
 pub struct LaunchedJvm {
@@ -27,7 +122,7 @@ pub struct LaunchedJvm {
     exit: Mutex<Option<String>>,
     /// What terminating it did, for a second caller.
     terminated: Mutex<Option<String>>,
-    output: Arc<Mutex<VecDeque<String>>>,
+    output: Arc<Mutex<Ring>>,
     /// How many of stdout and stderr reached their end.
     streams_closed: Arc<tokio::sync::watch::Sender<u8>>,
 }
@@ -38,8 +133,42 @@ impl LaunchedJvm {
     pub fn last_lines(&self, n: usize) -> Vec<String> {
         self.output
             .lock()
-            .map(|o| o.iter().rev().take(n).rev().cloned().collect())
+            .map(|o| {
+                o.lines
+                    .iter()
+                    .rev()
+                    .take(n)
+                    .rev()
+                    .map(|l| l.text.clone())
+                    .collect()
+            })
             .unwrap_or_default()
+    }
+
+    /// The kept lines `q` asks for.
+    pub fn read_output(&self, q: &OutputQuery) -> OutputSlice {
+        let ended = *self.streams_closed.borrow() >= 2;
+        match self.output.lock() {
+            Ok(ring) => {
+                let (lines, not_shown, dropped) = ring.read(q);
+                OutputSlice {
+                    lines,
+                    written: ring.written,
+                    first_kept: ring.first_kept(),
+                    not_shown,
+                    dropped,
+                    ended,
+                }
+            }
+            Err(_) => OutputSlice {
+                lines: Vec::new(),
+                written: 0,
+                first_kept: 1,
+                not_shown: 0,
+                dropped: 0,
+                ended,
+            },
+        }
     }
 
     /// How the process ended, once it has.
@@ -176,21 +305,26 @@ pub async fn start(spec: &LaunchSpec) -> Result<(Arc<LaunchedJvm>, u16), LaunchE
         detail: e.to_string(),
     })?;
     let pid = child.id().unwrap_or(0);
-    let output = Arc::new(Mutex::new(VecDeque::new()));
+    let output = Arc::new(Mutex::new(Ring::default()));
     let (port_tx, mut port_rx) = tokio::sync::mpsc::unbounded_channel::<u16>();
     let streams_closed = Arc::new(tokio::sync::watch::channel(0u8).0);
     if let Some(stdout) = child.stdout.take() {
         let closed = streams_closed.clone();
-        tokio::spawn(collect(
-            stdout,
-            output.clone(),
-            Some(port_tx.clone()),
-            closed,
-        ));
+        let sink = Sink {
+            stream: OutputStream::Stdout,
+            ring: output.clone(),
+            port_tx: Some(port_tx.clone()),
+        };
+        tokio::spawn(collect(stdout, sink, closed));
     }
     if let Some(stderr) = child.stderr.take() {
         let closed = streams_closed.clone();
-        tokio::spawn(collect(stderr, output.clone(), Some(port_tx), closed));
+        let sink = Sink {
+            stream: OutputStream::Stderr,
+            ring: output.clone(),
+            port_tx: Some(port_tx),
+        };
+        tokio::spawn(collect(stderr, sink, closed));
     }
     let jvm = Arc::new(LaunchedJvm {
         pid,
@@ -212,6 +346,7 @@ pub async fn start(spec: &LaunchSpec) -> Result<(Arc<LaunchedJvm>, u16), LaunchE
                 Err(LaunchError::DiedDuringStartup {
                     status,
                     output: jvm.last_lines(30).join("\n"),
+                    session: None,
                 })
             }
         },
@@ -234,28 +369,192 @@ async fn wait_exit(jvm: &LaunchedJvm) -> String {
     }
 }
 
-async fn collect<R: tokio::io::AsyncRead + Unpin>(
-    stream: R,
-    output: Arc<Mutex<VecDeque<String>>>,
+/// Where one stream's lines go.
+struct Sink {
+    stream: OutputStream,
+    ring: Arc<Mutex<Ring>>,
+    /// Until the agent has said where it listens.
     port_tx: Option<tokio::sync::mpsc::UnboundedSender<u16>>,
-    closed: Arc<tokio::sync::watch::Sender<u8>>,
-) {
-    let mut lines = BufReader::new(stream).lines();
-    let mut port_tx = port_tx;
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Some(tx) = &port_tx
-            && let Some(rest) = line.split(LISTENING).nth(1)
+}
+
+impl Sink {
+    fn line(&mut self, bytes: &mut Vec<u8>, cut: &mut usize) {
+        if bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        bytes.clear();
+        if let Some(tx) = &self.port_tx
+            && let Some(rest) = text.split(LISTENING).nth(1)
             && let Some(port) = rest.trim().rsplit(':').next().and_then(|p| p.parse().ok())
         {
             let _ = tx.send(port);
-            port_tx = None;
+            self.port_tx = None;
         }
-        if let Ok(mut o) = output.lock() {
-            if o.len() == OUTPUT_LINES {
-                o.pop_front();
-            }
-            o.push_back(line);
+        if let Ok(mut ring) = self.ring.lock() {
+            ring.push(self.stream, text, std::mem::take(cut));
         }
     }
+}
+
+/// Reads one stream line by line into the ring. A line longer than
+/// `LINE_BYTES` keeps its start; the rest is counted and skipped, so a
+/// program that never writes a newline cannot grow this without bound.
+async fn collect<R: tokio::io::AsyncRead + Unpin>(
+    stream: R,
+    mut sink: Sink,
+    closed: Arc<tokio::sync::watch::Sender<u8>>,
+) {
+    let mut reader = BufReader::new(stream);
+    let mut line = Vec::new();
+    let mut cut = 0usize;
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok(buf) if !buf.is_empty() => buf,
+            _ => break,
+        };
+        let (taken, ends) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let chunk = &buf[..taken - usize::from(ends)];
+        let room = LINE_BYTES.saturating_sub(line.len()).min(chunk.len());
+        line.extend_from_slice(&chunk[..room]);
+        cut += chunk.len() - room;
+        reader.consume(taken);
+        if ends {
+            sink.line(&mut line, &mut cut);
+        }
+    }
+    if !line.is_empty() || cut > 0 {
+        sink.line(&mut line, &mut cut);
+    }
     closed.send_modify(|n| *n += 1);
+}
+
+/// Packages of the JDK's own classes: for a jar, the first class prepared
+/// outside them is the application's main class (or a `-javaagent`'s).
+const JDK_PACKAGES: &[&str] = &[
+    "java.*",
+    "javax.*",
+    "jdk.*",
+    "sun.*",
+    "com.sun.*",
+    "org.w3c.*",
+    "org.xml.*",
+    "org.ietf.*",
+];
+
+/// How a launched JVM's start-up ended.
+#[derive(Debug)]
+pub enum Startup {
+    /// Its main class is prepared: held there (nothing of it has run, not
+    /// even its static initializer) when the launch asked for a held JVM,
+    /// running otherwise.
+    MainLoaded,
+    /// The main class was not prepared within the launch timeout, but the
+    /// JVM lives: held (VirtualMachine.Suspend) when the launch asked for a
+    /// held JVM, running otherwise.
+    Slow,
+}
+
+/// Why start-up did not reach the main class.
+#[derive(Debug)]
+pub enum StartupFailure {
+    /// The JVM died (a missing main class, a bad option, `System.exit` in
+    /// an agent).
+    Died,
+    /// Talking to it failed.
+    Failed(String),
+}
+
+/// Lets a JVM launched held at VM_START run until its main class is
+/// prepared. "Attached" is no proof of life: the launcher looks the main
+/// class up only after VM_START, and a missing one ends the JVM a moment
+/// later. So a ClassPrepare request for the main class (for a jar, the
+/// first class outside the JDK) is armed with a count of one, the JVM is
+/// resumed, and the launch waits for that event or the JVM's death. When
+/// the launch asked for a held JVM the event suspends every thread, so the
+/// agent gets the JVM back held, now with its main class loaded; when it
+/// did not, the event suspends nothing.
+pub async fn run_to_main(
+    handle: &crate::actors::SessionHandle,
+    spec: &LaunchSpec,
+) -> Result<Startup, StartupFailure> {
+    use crate::jdwp::event_request::{Clear, Set};
+    use crate::jdwp::{Event, EventKind, Modifier, SuspendPolicy};
+
+    let mut modifiers: Vec<Modifier> = match &spec.target {
+        LaunchTarget::MainClass { main_class, .. } => vec![Modifier::ClassMatch {
+            class_pattern: main_class.replace('/', "."),
+        }],
+        LaunchTarget::Jar { .. } => JDK_PACKAGES
+            .iter()
+            .map(|p| Modifier::ClassExclude {
+                class_pattern: (*p).to_string(),
+            })
+            .collect(),
+    };
+    modifiers.push(Modifier::Count { count: 1 });
+    let failed = |e: crate::actors::JdwpError| {
+        if e.is_gone() {
+            StartupFailure::Died
+        } else {
+            StartupFailure::Failed(e.to_string())
+        }
+    };
+    let mut events = handle.subscribe();
+    let conn = handle.connection();
+    let request_id = conn
+        .send(&Set {
+            event_kind: EventKind::ClassPrepare,
+            suspend_policy: if spec.suspend {
+                SuspendPolicy::All
+            } else {
+                SuspendPolicy::None
+            },
+            modifiers,
+        })
+        .await
+        .map_err(failed)?;
+    handle.resume_all_raw().await.map_err(failed)?;
+    let prepared = async {
+        loop {
+            match events.recv().await {
+                Ok(composite) => {
+                    let hit = composite.events.iter().any(|e| {
+                        matches!(e, Event::ClassPrepare { request_id: id, .. } if *id == request_id)
+                    });
+                    if hit {
+                        return;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                    std::future::pending::<()>().await
+                }
+            }
+        }
+    };
+    let outcome = tokio::select! {
+        _ = prepared => Startup::MainLoaded,
+        _ = handle.died() => return Err(StartupFailure::Died),
+        _ = tokio::time::sleep(spec.timeout) => Startup::Slow,
+    };
+    // The count expired the request once it fired; clearing it covers the
+    // slow case, where it would fire later.
+    let _ = conn
+        .send(&Clear {
+            event_kind: EventKind::ClassPrepare,
+            request_id,
+        })
+        .await;
+    if matches!(outcome, Startup::Slow) && spec.suspend {
+        // Asked for a held JVM: hold it where it is rather than let it run.
+        handle
+            .pause()
+            .await
+            .map_err(|e| StartupFailure::Failed(e.to_string()))?;
+    }
+    Ok(outcome)
 }

@@ -281,7 +281,14 @@ impl From<LaunchError> for ToolError {
     fn from(e: LaunchError) -> Self {
         match e {
             LaunchError::Attach(a) => a.into(),
-            other => ToolError::new("LAUNCH_FAILED", other.to_string()),
+            LaunchError::DiedDuringStartup {
+                session: Some(ref id),
+                ..
+            } => ToolError::new("LAUNCH_FAILED", e.to_string()).next(format!(
+                "session {id} is DEAD and holds nothing; check main_class, classpath and jvm_args against the output above, then debug_launch again"
+            )),
+            other => ToolError::new("LAUNCH_FAILED", other.to_string())
+                .next("check the command against the output above, then debug_launch again"),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! MCP resources and prompts: `jdwp://jvms` (the local JVMs),
 //! `jdwp://diagnose` (the three-block report), both the texts the tools
 //! answer with; the `investigate` prompt; and the subscriptions that turn
-//! a change in the sessions into `notifications/resources/updated`.
+//! a change in the sessions or the local JVMs into
+//! `notifications/resources/updated`.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -18,8 +19,10 @@ use super::tools::{Ctx, diagnose};
 pub const JVMS: &str = "jdwp://jvms";
 pub const DIAGNOSE: &str = "jdwp://diagnose";
 
-/// How often subscribed resources are checked for a change.
+/// How often subscribed resources are checked for a change in the sessions.
 const WATCH_EVERY: Duration = Duration::from_millis(500);
+/// How often the local JVMs are scanned for a change while subscribed.
+const SCAN_EVERY: Duration = Duration::from_secs(1);
 
 /// The resources this server offers (a fixed list).
 pub fn list() -> Vec<Resource> {
@@ -152,6 +155,26 @@ impl Subscriptions {
         }
     }
 
+    /// Ends the watch when nothing is subscribed any more (under the lock
+    /// a new subscription takes, so it then starts a fresh watch).
+    fn stop_if_unwatched(&self) -> bool {
+        match self.inner.lock() {
+            Ok(mut s) if s.uris.is_empty() => {
+                s.watching = false;
+                true
+            }
+            Ok(_) => false,
+            Err(_) => true,
+        }
+    }
+
+    /// Ends the watch (the client is gone).
+    fn stop(&self) {
+        if let Ok(mut s) = self.inner.lock() {
+            s.watching = false;
+        }
+    }
+
     fn uris(&self) -> Vec<String> {
         self.inner
             .lock()
@@ -169,23 +192,43 @@ fn fingerprint(ctx: &Ctx) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// Notifies every subscribed resource when a session opens, ends or dies;
-/// stops when the client is gone.
+/// Notifies every subscribed resource when a session opens, ends or dies,
+/// and when a local JVM outside our sessions starts, stops or changes the
+/// state of its JDWP endpoint (a `/proc` scan every `SCAN_EVERY`, nothing
+/// dialled). Runs only while something is subscribed; stops when the last
+/// subscription goes or the client is gone.
 async fn watch(subs: Arc<Subscriptions>, ctx: Ctx, peer: Peer<RoleServer>) {
+    let scan_budget = crate::actors::DiscoveryBudget::default().scan;
     let mut last = fingerprint(&ctx);
+    let mut jvms = ctx.engine.jvms_snapshot(scan_budget).await;
+    let mut since_scan = Duration::ZERO;
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
+        if subs.stop_if_unwatched() {
+            return;
+        }
         let now = fingerprint(&ctx);
-        if now == last {
+        let mut changed = now != last;
+        last = now;
+        since_scan += WATCH_EVERY;
+        if since_scan >= SCAN_EVERY {
+            since_scan = Duration::ZERO;
+            // A scan cut short by its budget proves nothing either way.
+            if let Some(seen) = ctx.engine.jvms_snapshot(scan_budget).await {
+                changed |= jvms.as_ref().is_some_and(|j| *j != seen);
+                jvms = Some(seen);
+            }
+        }
+        if !changed {
             continue;
         }
-        last = now;
         for uri in subs.uris() {
             if peer
                 .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
                 .await
                 .is_err()
             {
+                subs.stop();
                 return;
             }
         }

@@ -494,3 +494,53 @@ fn a_stop_point_on_stale_bytecode_says_so() {
     assert!(c.contains(&"STALE_BYTECODE".to_string()), "{text}");
     assert!(text.contains("line tables differ"), "{text}");
 }
+
+/// `notifications/resources/updated` for `jdwp://jvms` when a JVM outside
+/// our sessions starts and when it stops (before, only our own sessions'
+/// changes were noticed).
+#[test]
+fn a_subscriber_hears_when_a_jvm_outside_our_sessions_starts_and_stops() {
+    let server = server();
+    server
+        .request("resources/subscribe", json!({"uri": "jdwp://jvms"}))
+        .expect("subscribe");
+    let updates = || {
+        server
+            .notifications()
+            .iter()
+            .filter(|n| {
+                n["method"] == "notifications/resources/updated"
+                    && n["params"]["uri"] == "jdwp://jvms"
+            })
+            .count()
+    };
+    let listed = |pid: u32| {
+        let r = server
+            .request("resources/read", json!({"uri": "jdwp://jvms"}))
+            .expect("read jdwp://jvms");
+        r["contents"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .lines()
+            .any(|l| l.starts_with(&format!("pid {pid} ")))
+    };
+    let before = updates();
+    let plain = Jvm::start(
+        "Ticker",
+        JvmOpts {
+            no_jdwp: true,
+            ..JvmOpts::default()
+        },
+    );
+    let pid = plain.pid();
+    // Other tests start JVMs too: the update must come, and what it
+    // announces must include this JVM.
+    poll_until_msg(WAIT, "an update listing the new JVM", || {
+        (updates() > before && listed(pid)).then_some(())
+    });
+    let before = updates();
+    plain.kill();
+    poll_until_msg(WAIT, "an update once the JVM is gone", || {
+        (updates() > before && !listed(pid)).then_some(())
+    });
+}

@@ -11,6 +11,7 @@ mod fake_jdwp_selftest;
 mod faults;
 mod investigation;
 mod invoke;
+mod launch;
 mod mcp_surface;
 mod members;
 mod sessions;

@@ -14,6 +14,7 @@ pub mod investigation;
 pub mod invoke;
 pub mod members;
 pub mod mutation;
+pub mod output;
 pub mod session;
 pub mod stop_points;
 
@@ -200,6 +201,7 @@ fn routes() -> &'static Catalogue {
     static CATALOGUE: OnceLock<Catalogue> = OnceLock::new();
     CATALOGUE.get_or_init(|| {
         let mut routes = session::routes();
+        routes.extend(output::routes());
         routes.extend(diagnose::routes());
         routes.extend(execution::routes());
         routes.extend(stop_points::routes());

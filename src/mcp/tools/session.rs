@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Ctx, Effect, Reply, Route, text_and_data};
-use crate::actors::SessionHandle;
+use crate::actors::{SessionHandle, Startup};
 use crate::mcp::error::ToolError;
 use crate::model::{AttachSpec, LaunchSpec, LaunchTarget, SessionState};
 
@@ -105,9 +105,10 @@ pub fn routes() -> Vec<Route> {
             "debug_launch",
             "Launch a JVM under the debugger",
             "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
-             suspend (default true) holds it before main runs; call debug_continue to start it. Output is \
-             captured; if it dies during startup the reply carries its last lines. It is terminated when the \
-             session ends unless detach_on_disconnect.",
+             suspend (default true) holds it once its main class is loaded, before any of it runs; \
+             debug_continue starts it. A JVM that exits during startup is an error with its exit and last \
+             lines. debug_read_output reads its output. It is terminated when the session ends unless \
+             detach_on_disconnect.",
             Effect::Changes,
             |ctx, p: Result<LaunchParams, ToolError>| {
                 Box::pin(async move { launch(&ctx, p).await })
@@ -172,7 +173,7 @@ async fn attach(ctx: &Ctx, p: Result<AttachParams, ToolError>) -> Reply {
         class_roots: roots(p.class_roots, "JDWP_CLASS_ROOTS"),
     };
     let handle = ctx.engine.attach(&spec).await?;
-    Ok(opened(&handle, "Attached", None).await)
+    Ok(opened(&handle, "Attached", None, None).await)
 }
 
 async fn launch(ctx: &Ctx, p: Result<LaunchParams, ToolError>) -> Reply {
@@ -205,9 +206,32 @@ async fn launch(ctx: &Ctx, p: Result<LaunchParams, ToolError>) -> Reply {
         source_roots: roots(p.source_roots, "JDWP_SOURCE_ROOTS"),
         class_roots: roots(p.class_roots, "JDWP_CLASS_ROOTS"),
     };
-    let handle = ctx.engine.launch(&spec).await?;
+    let (handle, startup) = ctx.engine.launch(&spec).await?;
     let pid = handle.launched_pid();
-    Ok(opened(&handle, "Launched", pid).await)
+    let (main, held) = match &spec.target {
+        LaunchTarget::MainClass { main_class, .. } => (main_class.as_str(), spec.suspend),
+        LaunchTarget::Jar { .. } => ("of the jar (its first class outside the JDK)", spec.suspend),
+    };
+    let note = match (startup, held) {
+        (Startup::MainLoaded, true) => format!(
+            "Held: the main class {main} is loaded and none of it has run, not even its static initializer. \
+             Next: set stop points now (they arm at once), then debug_continue runs main; \
+             debug_read_output shows what it prints"
+        ),
+        (Startup::MainLoaded, false) => {
+            format!(
+                "Running: the main class {main} is loaded. debug_read_output shows what it prints"
+            )
+        }
+        (Startup::Slow, true) => format!(
+            "Held: the main class {main} was not loaded within timeout_ms; the JVM is paused where it was. \
+             debug_list_threads shows where; debug_continue runs it"
+        ),
+        (Startup::Slow, false) => {
+            format!("Running: the main class {main} was not loaded within timeout_ms yet")
+        }
+    };
+    Ok(opened(&handle, "Launched", pid, Some(note)).await)
 }
 
 /// The reply to attach and launch.
@@ -215,6 +239,7 @@ async fn opened(
     handle: &SessionHandle,
     verb: &str,
     pid: Option<u32>,
+    startup: Option<String>,
 ) -> rmcp::model::CallToolResult {
     let vm = handle.vm().unwrap_or_default();
     let state = handle.state().await;
@@ -234,7 +259,10 @@ async fn opened(
     if handle.read_only() {
         out.push_str("\nRead-only: every mutation is refused at the wire");
     }
-    if matches!(state, SessionState::Suspended { .. }) {
+    if let Some(startup) = startup {
+        out.push('\n');
+        out.push_str(&startup);
+    } else if matches!(state, SessionState::Suspended { .. }) {
         out.push_str("\nNext: debug_continue runs it; debug_list_threads shows who is held");
     }
     let data = json!({
