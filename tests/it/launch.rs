@@ -252,8 +252,10 @@ fn read_output_of_an_attached_session_says_it_was_not_launched() {
         "{}",
         reply.text
     );
-    let bad = server.call("debug_read_output", json!({"tail": 0}));
-    assert!(bad.text.starts_with("[BAD_ARGUMENT]"), "{}", bad.text);
+    for bad in [json!({"tail": 0}), json!({"stream": "stdin"})] {
+        let reply = server.call("debug_read_output", bad);
+        assert!(reply.text.starts_with("[BAD_ARGUMENT]"), "{}", reply.text);
+    }
 }
 
 /// A jar whose manifest names `main` (built with the JDK's `jar` tool

@@ -14,36 +14,27 @@ const MAX_TAIL: usize = 500;
 /// counted as not shown.
 const REPLY_BYTES: usize = 32 * 1024;
 
-/// Which stream(s) to read.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Streams {
-    Stdout,
-    Stderr,
-    Both,
-}
-
 /// Arguments of debug_read_output.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadOutputParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Only lines numbered above this (the previous reply's next).
+    /// Only lines numbered above this.
     pub since: Option<u64>,
-    /// At most this many of the newest lines; default 50, max 500.
+    /// Newest lines to show; default 50, max 500.
     pub tail: Option<usize>,
-    /// Default both.
-    pub stream: Option<Streams>,
+    /// stdout, stderr or both (default).
+    pub stream: Option<String>,
 }
 
 pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_read_output",
         "Read a launched JVM's output",
-        "Lines a JVM started by debug_launch wrote to stdout/stderr, numbered and tagged out/err: the newest \
-         `tail`, only those above `since` (pass the reply's next to follow output). Reads a kept buffer; the \
-         JVM is not touched. Works after it exited.",
+        "Lines a launched JVM wrote to stdout/stderr, numbered and tagged out/err: the newest `tail`, only \
+         those above `since` (the reply's next, to follow output). Reads a kept buffer, even after the JVM \
+         exited; the JVM is untouched.",
         Effect::Read,
         |ctx, p: Result<ReadOutputParams, ToolError>| Box::pin(async move { read(&ctx, p) }),
     )]
@@ -59,10 +50,16 @@ fn read(ctx: &Ctx, p: Result<ReadOutputParams, ToolError>) -> Reply {
             format!("tail must be 1..={MAX_TAIL}, got {tail}"),
         ));
     }
-    let stream = match p.stream.unwrap_or(Streams::Both) {
-        Streams::Stdout => Some(OutputStream::Stdout),
-        Streams::Stderr => Some(OutputStream::Stderr),
-        Streams::Both => None,
+    let stream = match p.stream.as_deref().unwrap_or("both") {
+        "stdout" | "out" => Some(OutputStream::Stdout),
+        "stderr" | "err" => Some(OutputStream::Stderr),
+        "both" => None,
+        other => {
+            return Err(ToolError::bad_argument(
+                "debug_read_output",
+                format!("stream is stdout, stderr or both, not {other:?}"),
+            ));
+        }
     };
     let query = OutputQuery {
         since: p.since,

@@ -52,7 +52,7 @@ pub struct LaunchParams {
     pub working_dir: Option<String>,
     /// JDK to use; default JAVA_HOME, then java on PATH.
     pub java_home: Option<String>,
-    /// Hold the JVM before its first instruction until debug_continue; default true.
+    /// Hold it at its loaded main class until debug_continue; default true.
     pub suspend: Option<bool>,
     /// Leave the JVM running when the session ends; default false (it is terminated).
     pub detach_on_disconnect: Option<bool>,
@@ -106,9 +106,8 @@ pub fn routes() -> Vec<Route> {
             "Launch a JVM under the debugger",
             "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
              suspend (default true) holds it once its main class is loaded, before any of it runs; \
-             debug_continue starts it. A JVM that exits during startup is an error with its exit and last \
-             lines. debug_read_output reads its output. It is terminated when the session ends unless \
-             detach_on_disconnect.",
+             debug_continue starts it. Dying during startup is an error with its exit and last lines; \
+             debug_read_output reads its output. Terminated when the session ends unless detach_on_disconnect.",
             Effect::Changes,
             |ctx, p: Result<LaunchParams, ToolError>| {
                 Box::pin(async move { launch(&ctx, p).await })
