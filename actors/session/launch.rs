@@ -558,3 +558,111 @@ pub async fn run_to_main(
     }
     Ok(outcome)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ring_of(n: u64) -> Ring {
+        let mut ring = Ring::default();
+        for i in 1..=n {
+            let stream = if i % 3 == 0 {
+                OutputStream::Stderr
+            } else {
+                OutputStream::Stdout
+            };
+            ring.push(stream, format!("line {i}"), 0);
+        }
+        ring
+    }
+
+    fn numbers(lines: &[OutputLine]) -> Vec<u64> {
+        lines.iter().map(|l| l.number).collect()
+    }
+
+    #[test]
+    fn a_read_takes_the_newest_lines_after_the_cursor_of_the_streams_asked() {
+        let ring = ring_of(10);
+        let q = |since, tail, stream| OutputQuery {
+            since,
+            tail,
+            stream,
+        };
+        let (lines, not_shown, dropped) = ring.read(&q(None, 3, None));
+        assert_eq!(
+            (numbers(&lines), not_shown, dropped),
+            (vec![8, 9, 10], 7, 0)
+        );
+        let (lines, not_shown, _) = ring.read(&q(Some(7), 50, None));
+        assert_eq!((numbers(&lines), not_shown), (vec![8, 9, 10], 0));
+        let (lines, _, _) = ring.read(&q(None, 50, Some(OutputStream::Stderr)));
+        assert_eq!(numbers(&lines), vec![3, 6, 9]);
+        let (lines, not_shown, _) = ring.read(&q(Some(10), 50, None));
+        assert!(lines.is_empty() && not_shown == 0);
+    }
+
+    #[test]
+    fn the_ring_keeps_the_last_lines_and_counts_what_it_dropped() {
+        let ring = ring_of(OUTPUT_LINES as u64 + 25);
+        assert_eq!(ring.lines.len(), OUTPUT_LINES);
+        assert_eq!(ring.first_kept(), 26);
+        let all = OutputQuery {
+            since: None,
+            tail: 1,
+            stream: None,
+        };
+        assert_eq!(ring.read(&all).2, 25);
+        let late = OutputQuery {
+            since: Some(5),
+            ..all
+        };
+        assert_eq!(ring.read(&late).2, 20);
+        let current = OutputQuery {
+            since: Some(30),
+            ..all
+        };
+        assert_eq!(ring.read(&current).2, 0);
+    }
+
+    #[tokio::test]
+    async fn a_long_line_keeps_its_start_and_a_last_line_without_newline_is_kept() {
+        let mut input = vec![b'x'; LINE_BYTES + 100];
+        input.extend_from_slice(b"\r\nshort\nno end");
+        let ring = Arc::new(Mutex::new(Ring::default()));
+        let closed = Arc::new(tokio::sync::watch::channel(0u8).0);
+        let sink = Sink {
+            stream: OutputStream::Stderr,
+            ring: ring.clone(),
+            port_tx: None,
+        };
+        collect(&input[..], sink, closed.clone()).await;
+        let ring = ring.lock().expect("ring");
+        let lines: Vec<(usize, usize, &str)> = ring
+            .lines
+            .iter()
+            .map(|l| (l.text.len(), l.cut, &l.text[..l.text.len().min(5)]))
+            .collect();
+        // The cut counts the bytes of the line beyond the limit, the \r
+        // included (it was never seen at the end of what was kept).
+        assert_eq!(
+            lines,
+            vec![(LINE_BYTES, 101, "xxxxx"), (5, 0, "short"), (6, 0, "no en")]
+        );
+        assert_eq!(*closed.borrow(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_agent_banner_gives_the_port() {
+        let ring = Arc::new(Mutex::new(Ring::default()));
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let sink = Sink {
+            stream: OutputStream::Stdout,
+            ring,
+            port_tx: Some(tx),
+        };
+        let closed = Arc::new(tokio::sync::watch::channel(0u8).0);
+        let text = b"Listening for transport dt_socket at address: 40123\nhello\n";
+        collect(&text[..], sink, closed).await;
+        assert_eq!(rx.recv().await, Some(40123));
+    }
+}

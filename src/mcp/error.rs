@@ -92,7 +92,9 @@ impl From<SessionError> for ToolError {
             } => {
                 let mut message = ToolError::vm_gone(format!("session {id}: {reason}")).message;
                 if let Some(exit) = exit {
-                    message.push_str(&format!("\nThe launched JVM exited: {exit}"));
+                    message.push_str(&format!(
+                        "\nThe launched JVM exited: {exit} (debug_read_output {{session_id: \"{id}\"}} reads all it kept of its output)"
+                    ));
                 }
                 if !output.is_empty() {
                     message.push_str("\nIts last output:");

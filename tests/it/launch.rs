@@ -143,6 +143,7 @@ fn a_launched_jvm_that_exits_is_reported_with_its_exit_and_last_output() {
         gone.text
     );
     assert!(gone.text.contains("chatter done"), "{}", gone.text);
+    assert!(gone.text.contains("debug_read_output"), "{}", gone.text);
     let text = server
         .call("debug_list_sessions", json!({}))
         .expect_ok()

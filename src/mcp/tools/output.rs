@@ -131,6 +131,10 @@ fn render(session: &str, whose: &str, q: &OutputQuery, mut slice: OutputSlice) -
         if slice.written == 1 { "" } else { "s" }
     );
     match (body.is_empty(), q.since) {
+        (true, Some(since)) if since > slice.written => out.push_str(&format!(
+            "; since={since} is past the last line, {}",
+            slice.written
+        )),
         (true, Some(since)) => out.push_str(&format!("; nothing new after line {since}")),
         (true, None) => out.push_str("; none to show"),
         (false, _) => {
