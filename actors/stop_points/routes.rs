@@ -609,6 +609,35 @@ mod tests {
     }
 
     #[test]
+    fn checks_count_in_the_cost_and_a_pause_is_acted_on_once() {
+        let s = Stats::default();
+        let t0 = Instant::now();
+        s.hit(t0);
+        s.captured_in(Duration::from_millis(3));
+        s.checked_in(Duration::from_millis(1));
+        s.checked_in(Duration::from_millis(2));
+        let c = s.cost(t0 + Duration::from_secs(1));
+        assert_eq!(c.checks, 2);
+        assert_eq!(c.mean_check, Some(Duration::from_micros(1500)));
+        assert_eq!(c.mean_hold, Some(Duration::from_millis(2)));
+        assert_eq!(c.mean_capture, Some(Duration::from_millis(3)));
+        let over = Overspent {
+            scope: Scope::StopPoint,
+            share: 0.5,
+            own_share: 0.5,
+            budget_pct: 20,
+            window: Duration::from_secs(2),
+            holds: 3,
+        };
+        assert_eq!(s.pause(over), Some(over));
+        assert_eq!(s.pause(over), None);
+        assert_eq!(s.paused(), Some(over));
+        s.restart_guard();
+        assert_eq!(s.paused(), None);
+        assert_eq!(s.recent_share(Instant::now()), None);
+    }
+
+    #[test]
     fn hold_buckets_cover_microseconds_to_seconds() {
         assert_eq!(hold_bucket(Duration::from_micros(5)), 0);
         assert_eq!(hold_bucket(Duration::from_micros(12)), 1);
