@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
+mod ctx;
 mod decide;
 mod details;
 mod guard;
@@ -41,7 +42,6 @@ use details::event_details;
 pub use details::kind_label;
 use held::held;
 
-use super::capture::Ctx;
 use super::log::TraceRecord;
 use crate::actors::stop_points::StopPointsMsg;
 use crate::actors::stop_points::routes::{
@@ -50,6 +50,7 @@ use crate::actors::stop_points::routes::{
 use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
 use crate::model::shown::Detail;
 use crate::model::stop_point::{LocalsChoice, Target, TraceSpec};
+pub use ctx::Ctx;
 
 /// Key/value details of a hit, as read.
 type Details = Vec<(String, Detail)>;
