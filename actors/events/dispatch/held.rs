@@ -12,7 +12,7 @@ use futures::future::join_all;
 use super::super::capture::{FramesReply, Slot};
 use super::super::condition;
 use super::Ctx;
-use super::plan::{CapturePlan, Hold, Read, Reads, Snapshot};
+use super::plan::{CapturePlan, Hold, Read, Reads, Sharing, Snapshot};
 use super::stack::{self, Ended};
 use super::{Decision, Details, Member, RouteTarget, Traced, decide, detail_len, guard};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
@@ -26,6 +26,8 @@ pub(super) struct Hit<'a> {
     pub thread: ThreadId,
     pub policy: SuspendPolicy,
     pub received: Instant,
+    /// The ledger was told of the composite.
+    pub recorded: bool,
 }
 
 /// A hit reported to the agent, with its details so far.
@@ -42,7 +44,7 @@ pub(super) async fn held(
     thread: ThreadId,
     policy: SuspendPolicy,
     members: Vec<Member>,
-    ours_only: bool,
+    sharing: Sharing,
     received: Instant,
     early: Option<(usize, FramesReply)>,
 ) {
@@ -51,12 +53,13 @@ pub(super) async fn held(
         thread,
         policy,
         received,
+        recorded: sharing.recorded,
     };
     let (traces, reports, checked) = hit.sort(members).await;
     let plan = {
         let t: Vec<_> = traces.iter().map(|(m, t, _)| (t, &m.event)).collect();
         let r: Vec<_> = reports.iter().map(|(m, _)| &m.event).collect();
-        CapturePlan::new(&t, &r, policy, ours_only)
+        CapturePlan::new(&t, &r, policy, sharing.ours_only)
     };
     let snapshot = hit.capture(&plan, &traces, early).await;
     hit.tell_session(&reports, plan.hold, &snapshot);
@@ -294,7 +297,9 @@ impl Hit<'_> {
                 events: reports.iter().map(|(m, _)| m.event.clone()).collect(),
             });
         }
-        if hold == Hold::Release || captured.released {
+        // Only a composite the ledger was told of (or escalated) is
+        // forgotten: a trace's hit of our own concerns no one else.
+        if (hold == Hold::Release || captured.released) && (self.recorded || hold.escalates()) {
             // No longer a thread an event holds: nothing may be evaluated on it.
             ctx.session.forget_event_threads(Some(thread));
         }

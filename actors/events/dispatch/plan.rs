@@ -17,6 +17,17 @@ use crate::jdwp::{
 use crate::model::shown::{HitNote, LocalsGap};
 use crate::model::stop_point::{LocalsChoice, TraceSpec};
 
+/// Who else a held composite concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Sharing {
+    /// No foreign request shares the composite.
+    pub ours_only: bool,
+    /// The session's ledger was told the composite suspended its thread
+    /// (else nobody but this capture knows it, and its release concerns
+    /// nobody).
+    pub recorded: bool,
+}
+
 /// A watched field's value read while the thread is held: the old value
 /// at a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
