@@ -99,7 +99,7 @@ pub async fn check(
                 }
             }
             for ident in own_frame(p) {
-                if !live.iter().any(|l| *l == ident.name) {
+                if !live.contains(&ident.name) {
                     let name = format!("frame[0].{}", ident.name);
                     return Err(unknown(
                         &name,
