@@ -77,7 +77,8 @@ impl Stats {
 async fn held_calls(port: u16, samples: usize) -> Vec<Stats> {
     let (engine, _session) = support::attached(port, None).await;
     let server = JvmScope::new(engine.clone());
-    let line = support::marked_line("Ticker", "LINE: tick");
+    // `LINE: tick` is also the start of `LINE: ticker-started`.
+    let line = support::marked_line("Ticker", "\"tick \" + ticks");
     let r = server
         .call(
             "debug_set_line_stop",
