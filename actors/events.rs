@@ -53,7 +53,7 @@ pub struct EventsArgs {
 
 impl Actor for EventDispatch {
     type Msg = EventsMsg;
-    type State = Arc<capture::Ctx>;
+    type State = Arc<dispatch::Ctx>;
     type Arguments = EventsArgs;
 
     async fn pre_start(
@@ -61,7 +61,7 @@ impl Actor for EventDispatch {
         _: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(Arc::new(capture::Ctx::new(
+        Ok(Arc::new(dispatch::Ctx::new(
             args.connection,
             args.classes,
             args.session,
@@ -104,7 +104,7 @@ impl Actor for EventDispatch {
 /// `jvm.event <kinds>`, with the JDWP round trips of its captures,
 /// conditions and releases below it. Its attributes are only built when
 /// the span is recorded (this runs for every composite).
-fn event_span(ctx: &capture::Ctx, composite: &Composite) -> tracing::Span {
+fn event_span(ctx: &dispatch::Ctx, composite: &Composite) -> tracing::Span {
     let span = tracing::info_span!(
         parent: None,
         "jvm.event",

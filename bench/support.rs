@@ -31,20 +31,40 @@ pub fn start_fixture(class: &str, ready: &str, args: &[&str]) -> (Child, u16) {
 /// the agent listens again on the same address after each debugger lets
 /// go, so a bench can attach anew, process after process.
 pub fn start_fixture_on(class: &str, ready: &str, args: &[&str], port: u16) -> (Child, u16) {
-    let dir = std::env::temp_dir().join(format!("jvmscope-bench-{class}-{}", std::process::id()));
+    start_fixture_in(None, class, ready, args, port)
+}
+
+/// The directory [`start_fixture`] compiles `class` into.
+pub fn classes_dir(class: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("jvmscope-bench-{class}-{}", std::process::id()))
+}
+
+/// As [`start_fixture_on`], with the JDK at `home` (else [`jdk`]'s).
+pub fn start_fixture_in(
+    home: Option<&std::path::Path>,
+    class: &str,
+    ready: &str,
+    args: &[&str],
+    port: u16,
+) -> (Child, u16) {
+    let tool = |t: &str| match home {
+        Some(h) => h.join("bin").join(t),
+        None => jdk(t),
+    };
+    let dir = classes_dir(class);
     std::fs::create_dir_all(&dir).expect("temp dir");
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data/java")
         .join(format!("{class}.java"));
-    let ok = Command::new(jdk("javac"))
-        .args(["-g", "-d"])
+    let ok = Command::new(tool("javac"))
+        .args(["-g", "--release", "17", "-d"])
         .arg(&dir)
         .arg(&src)
         .status()
         .expect("javac (a JDK is required)")
         .success();
     assert!(ok, "javac failed");
-    let mut child = Command::new(jdk("java"))
+    let mut child = Command::new(tool("java"))
         .arg(format!(
             "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{port}"
         ))

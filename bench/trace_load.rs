@@ -1,46 +1,38 @@
 //! Load bench: trace capture on a hot, contended line of the TraceLoad
-//! fixture (4 busy threads by default), jvmscope against a minimal raw-JDWP
-//! client doing the same reads, in one run on one JVM:
+//! fixture, jvmscope against the best raw-JDWP client we can write
+//! (bench/trace_load_raw.rs), in alternating rounds on one JVM per thread
+//! count:
 //!
 //! 1. the fixture alone (its own ops/s);
-//! 2. raw client, capturing: a breakpoint at EVENT_THREAD; per hit
-//!    `Frames(0, 4)`, `GetValues` of the four locals, `Resume`, one after
-//!    the other, hits overlapping; then the string local's contents;
-//! 3. jvmscope, capturing: a traced line stop, `trace_frames:3`, all
-//!    locals, no budget;
-//! 4. raw client, suspension-free: the breakpoint at policy NONE, events
-//!    counted;
-//! 5. jvmscope, suspension-free: `trace_frames:0`, `trace_locals:none`.
+//! 2. per workload, the raw client waiting for each reply, the raw client
+//!    writing `Resume` right behind `GetValues` (eager), and jvmscope's
+//!    traced line stop reading the same;
+//! 3. suspension-free: the raw client's breakpoint at policy NONE, events
+//!    counted, against jvmscope's `trace_frames:0`, `trace_locals:none`.
 //!
-//! Prints a table: rates, each against the raw client, the traced
-//! thread's hold per hit (median, p99) and the fixture's throughput.
-//! Run: `cargo bench --bench trace_load` (`-- --threads 8 --seconds 10`).
+//! Workloads: **full** (`Frames(0, 4)`, the four locals, the string
+//! local's contents) and **light** (3 frames, the line's three primitive
+//! locals, no string). Prints a table per thread count: rates, jvmscope
+//! against the faster raw variant (median of per-round ratios), the hold
+//! per hit on the application thread (p50, p99), debugger CPU µs per hit
+//! and out-of-order replies the raw client saw.
+//!
+//! Run: `cargo bench --bench trace_load -- --threads 4,8 --jdk 25`
+//! (`--java PATH`: a JDK home or its `bin/java`; `--seconds N`,
+//! `--rounds N`, `--phases full,light,free`).
 
-use std::collections::HashMap;
+#[path = "trace_load_raw.rs"]
+mod raw;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::{mpsc, oneshot};
 
 use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
-use jvmscope::jdwp::command::{Command as JdwpCommand, decode_reply, encode_request};
-use jvmscope::jdwp::event_request::{Clear, Set};
-use jvmscope::jdwp::method::{LineTable, VariableTable};
-use jvmscope::jdwp::packet::{CommandPacket, FrameDecoder, Packet};
-use jvmscope::jdwp::reference_type::Methods;
-use jvmscope::jdwp::stack_frame::{GetValues, SlotRequest};
-use jvmscope::jdwp::thread_reference::{Frames, Resume};
-use jvmscope::jdwp::virtual_machine::{ClassesBySignature, Dispose, IdSizesCmd};
-use jvmscope::jdwp::{
-    Composite, Event, EventKind, IdSizes, Location, Modifier, RequestId, SuspendPolicy, Tag,
-    ThreadId, TypeTag, Value,
-};
 use jvmscope::model::AttachSpec;
 use jvmscope::model::stop_point::{
     Filters, LineSpec, LocalsChoice, Mode, StopPointSpec, Target, TraceSpec,
@@ -48,43 +40,117 @@ use jvmscope::model::stop_point::{
 
 const FIXTURE: &str = "TraceLoad";
 
+/// The hot line's primitive locals, which the light workload reads.
+const LIGHT_LOCALS: [&str; 3] = ["id", "i", "mixed"];
+
+/// What a capture reads per hit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// 4 frames, every local, the string's contents.
+    Full,
+    /// 3 frames, the primitive locals.
+    Light,
+}
+
+impl Workload {
+    fn name(self) -> &'static str {
+        match self {
+            Workload::Full => "full (4 frames, 4 locals, a string)",
+            Workload::Light => "light (3 frames, 3 int/long locals)",
+        }
+    }
+
+    /// Frames read, the hit frame included.
+    fn frames(self) -> i32 {
+        match self {
+            Workload::Full => 4,
+            Workload::Light => 3,
+        }
+    }
+
+    fn reads_local(self, name: &str) -> bool {
+        self == Workload::Full || LIGHT_LOCALS.contains(&name)
+    }
+
+    fn reads_strings(self) -> bool {
+        self == Workload::Full
+    }
+
+    fn locals(self) -> LocalsChoice {
+        match self {
+            Workload::Full => LocalsChoice::All,
+            Workload::Light => LocalsChoice::Only(LIGHT_LOCALS.map(String::from).to_vec()),
+        }
+    }
+}
+
 #[allow(clippy::print_stdout)]
 fn main() -> Result<()> {
-    let mut threads = 4;
-    let mut seconds = 5u64;
-    let mut phases = "raw-capture,ours-capture,raw-free,ours-free".to_string();
+    let mut threads = vec![4usize];
+    let mut seconds = 4u64;
+    let mut phases = "full,light,free".to_string();
     let mut rounds = 3usize;
+    let mut java: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
-            "--threads" => threads = args.next().context("--threads N")?.parse()?,
+            "--threads" => {
+                threads = args
+                    .next()
+                    .context("--threads N[,M]")?
+                    .split(',')
+                    .map(|t| t.trim().parse())
+                    .collect::<Result<_, _>>()?
+            }
             "--seconds" => seconds = args.next().context("--seconds N")?.parse()?,
             "--phases" => phases = args.next().context("--phases a,b")?,
             "--rounds" => rounds = args.next().context("--rounds N")?.parse()?,
+            "--java" => java = Some(java_home(Path::new(&args.next().context("--java PATH")?))),
+            "--jdk" => {
+                let v = args.next().context("--jdk N")?;
+                java = Some(PathBuf::from(format!("/usr/lib/jvm/temurin-{v}-jdk-amd64")))
+            }
             _ => {} // cargo bench passes --bench
         }
     }
+    let java = java.or_else(|| std::env::var_os("JAVA_HOME").map(PathBuf::from));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let report = rt.block_on(run(
-        threads,
-        Duration::from_secs(seconds),
-        &phases,
-        rounds.max(1),
-    ))?;
-    println!("{report}");
+    for t in threads {
+        let report = rt.block_on(run(
+            t,
+            Duration::from_secs(seconds),
+            &phases,
+            rounds.max(1),
+            java.as_deref(),
+        ))?;
+        println!("{report}");
+    }
     Ok(())
 }
 
+/// A JDK home from a home or its `bin/java`.
+fn java_home(p: &Path) -> PathBuf {
+    if p.is_file() {
+        p.parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| p.to_path_buf())
+    } else {
+        p.to_path_buf()
+    }
+}
+
 /// The fixture, compiled and running with a JDWP agent.
-struct Fixture {
+pub struct Fixture {
     child: Child,
     /// Every port the agent announced: it listens again, on a new ephemeral
     /// port, after each debugger detaches.
     ports: Arc<Mutex<Vec<u16>>>,
     used: AtomicU32,
     ops: Arc<Mutex<Vec<(Instant, u64)>>>,
+    version: String,
     _classes: tempfile::TempDir,
 }
 
@@ -96,11 +162,10 @@ impl Drop for Fixture {
 }
 
 impl Fixture {
-    fn start(threads: usize) -> Result<Fixture> {
+    fn start(threads: usize, home: Option<&Path>) -> Result<Fixture> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let source = root.join("tests/data/java").join(format!("{FIXTURE}.java"));
-        let home = std::env::var_os("JAVA_HOME").map(PathBuf::from);
-        let tool = |name: &str| match &home {
+        let tool = |name: &str| match home {
             Some(h) if h.join("bin").join(name).is_file() => h.join("bin").join(name),
             _ => PathBuf::from(name),
         };
@@ -114,6 +179,17 @@ impl Fixture {
         if !status.success() {
             bail!("javac failed on {}", source.display());
         }
+        let version = Command::new(tool("java"))
+            .arg("-version")
+            .output()
+            .ok()
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .next()
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
         let mut child = Command::new(tool("java"))
             .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
             .arg("-cp")
@@ -152,12 +228,13 @@ impl Fixture {
             ports,
             used: AtomicU32::new(0),
             ops,
+            version,
             _classes: classes,
         })
     }
 
     /// The port of the next attach (waits for the agent to listen again).
-    async fn port(&self) -> Result<u16> {
+    pub async fn port(&self) -> Result<u16> {
         let want = self.used.fetch_add(1, Ordering::Relaxed) as usize + 1;
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
@@ -177,7 +254,7 @@ impl Fixture {
     }
 
     /// Mean ops/s reported between two instants.
-    fn ops_between(&self, from: Instant, to: Instant) -> Option<f64> {
+    pub fn ops_between(&self, from: Instant, to: Instant) -> Option<f64> {
         let v = self.ops.lock().ok()?;
         let inside: Vec<u64> = v
             .iter()
@@ -198,8 +275,9 @@ impl Fixture {
     }
 }
 
-/// CPU time this process has used (user + system), from /proc.
-fn cpu_time() -> Duration {
+/// CPU time this process has used (user + system), from /proc (clock
+/// ticks of 10 ms: phases last seconds).
+pub fn cpu_time() -> Duration {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name (which is in parentheses).
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
@@ -214,141 +292,229 @@ fn cpu_time() -> Duration {
 
 /// One phase's figures.
 #[derive(Default, Clone)]
-struct Phase {
-    name: &'static str,
+pub struct Phase {
     /// Debugger CPU per hit (this process), µs.
-    cpu_per_hit: Option<f64>,
-    rate: f64,
-    p50: Option<Duration>,
-    p99: Option<Duration>,
-    app_ops: Option<f64>,
+    pub cpu_per_hit: Option<f64>,
+    pub rate: f64,
+    pub p50: Option<Duration>,
+    pub p99: Option<Duration>,
+    pub app_ops: Option<f64>,
+    /// Replies the raw client saw arrive after a later request's.
+    pub out_of_order: Option<u64>,
 }
 
-/// The median run of a phase, with the spread of its rates.
-fn median(mut runs: Vec<Phase>) -> (Phase, f64, f64) {
-    runs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
-    let lo = runs.first().map(|p| p.rate).unwrap_or(0.0);
-    let hi = runs.last().map(|p| p.rate).unwrap_or(0.0);
-    let mid = runs.get(runs.len() / 2).cloned().unwrap_or_default();
-    (mid, lo, hi)
+/// The rows of one table: a name and its phase in every round.
+struct Row {
+    name: String,
+    runs: Vec<Phase>,
 }
 
-async fn run(threads: usize, d: Duration, phases: &str, rounds: usize) -> Result<String> {
-    let fixture = Fixture::start(threads)?;
+impl Row {
+    fn new(name: impl Into<String>) -> Self {
+        Row {
+            name: name.into(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// The median run (by rate), with the spread of the rates.
+    fn median(&self) -> (Phase, f64, f64) {
+        let mut runs = self.runs.clone();
+        runs.sort_by(|a, b| a.rate.total_cmp(&b.rate));
+        let lo = runs.first().map(|p| p.rate).unwrap_or(0.0);
+        let hi = runs.last().map(|p| p.rate).unwrap_or(0.0);
+        let mut mid = runs.get(runs.len() / 2).cloned().unwrap_or_default();
+        // CPU and holds: medians of their own.
+        mid.cpu_per_hit = median_of(self.runs.iter().filter_map(|p| p.cpu_per_hit));
+        mid.out_of_order = self
+            .runs
+            .iter()
+            .filter_map(|p| p.out_of_order)
+            .reduce(|a, b| a + b);
+        (mid, lo, hi)
+    }
+}
+
+fn median_of(it: impl Iterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = it.collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+/// Median over rounds of `ours / max(bases)` in that round.
+fn round_ratio(ours: &Row, bases: &[&Row]) -> Option<f64> {
+    median_of(ours.runs.iter().enumerate().filter_map(|(i, p)| {
+        let best = bases
+            .iter()
+            .filter_map(|b| b.runs.get(i).map(|r| r.rate))
+            .fold(0.0, f64::max);
+        (best > 0.0).then(|| p.rate / best)
+    }))
+}
+
+async fn run(
+    threads: usize,
+    d: Duration,
+    phases: &str,
+    rounds: usize,
+    java: Option<&Path>,
+) -> Result<String> {
+    let fixture = Fixture::start(threads, java)?;
     let line = Fixture::hot_line()?;
     // Warm up, then the fixture alone.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let t0 = Instant::now();
     tokio::time::sleep(d).await;
-    let alone = Phase {
-        name: "fixture alone",
-        app_ops: fixture.ops_between(t0, Instant::now()),
-        ..Phase::default()
-    };
+    let alone = fixture.ops_between(t0, Instant::now());
     let on = |p: &str| phases.split(',').any(|x| x.trim() == p);
+    let workloads: Vec<Workload> = [Workload::Full, Workload::Light]
+        .into_iter()
+        .filter(|w| {
+            on(if *w == Workload::Full {
+                "full"
+            } else {
+                "light"
+            })
+        })
+        .collect();
+    // Per workload: raw waiting, raw eager, jvmscope.
+    let mut capture: Vec<[Row; 3]> = workloads
+        .iter()
+        .map(|_| {
+            [
+                Row::new("raw client, waiting"),
+                Row::new("raw client, eager resume"),
+                Row::new("jvmscope"),
+            ]
+        })
+        .collect();
+    let mut free = [
+        Row::new("raw client, NONE policy"),
+        Row::new("jvmscope, suspension-free"),
+    ];
     // Rounds interleave the clients, so a machine that gets busier (other
-    // builds share these two cores) weighs on both alike.
-    let mut results: [Vec<Phase>; 4] = Default::default();
-    for _ in 0..rounds {
-        if on("raw-capture") {
-            results[0].push(raw_phase(&fixture, line, SuspendPolicy::EventThread, d).await?);
+    // builds share these two cores) weighs on all alike.
+    let mut l0 = String::new();
+    for round in 0..rounds {
+        if round == 0 {
+            l0 = load();
         }
-        if on("ours-capture") {
-            results[1].push(jvmscope_phase(&fixture, line, false, d).await?);
+        for (w, rows) in workloads.iter().zip(capture.iter_mut()) {
+            for (i, eager) in [(0, false), (1, true)] {
+                let mode = raw::Mode {
+                    workload: Some(*w),
+                    eager,
+                };
+                rows[i]
+                    .runs
+                    .push(raw::phase(&fixture, line, mode, d).await?);
+            }
+            rows[2]
+                .runs
+                .push(jvmscope_phase(&fixture, line, Some(*w), d).await?);
         }
-        if on("raw-free") {
-            results[2].push(raw_phase(&fixture, line, SuspendPolicy::None, d).await?);
-        }
-        if on("ours-free") {
-            results[3].push(jvmscope_phase(&fixture, line, true, d).await?);
+        if on("free") {
+            let mode = raw::Mode {
+                workload: None,
+                eager: false,
+            };
+            free[0]
+                .runs
+                .push(raw::phase(&fixture, line, mode, d).await?);
+            free[1]
+                .runs
+                .push(jvmscope_phase(&fixture, line, None, d).await?);
         }
     }
-    let [raw_capture, ours_capture, raw_free, ours_free] = results.map(median_or_skipped);
+    let mut out = format!(
+        "trace_load: {threads} busy threads on {FIXTURE}:{line}, {}, {}s per phase, {rounds} \
+         alternating rounds, load average {l0} at start, {} at the end; fixture alone: {} ops/s\n",
+        fixture.version,
+        d.as_secs(),
+        load(),
+        alone
+            .map(|o| format!("{o:.0}"))
+            .unwrap_or_else(|| "-".into()),
+    );
+    for (w, rows) in workloads.iter().zip(&capture) {
+        out.push_str(&format!("\nworkload {}\n\n", w.name()));
+        out.push_str(&table(rows, Some((&rows[2], &[&rows[0], &rows[1]]))));
+    }
+    if on("free") {
+        out.push_str("\nsuspension-free\n\n");
+        out.push_str(&table(&free, Some((&free[1], &[&free[0]]))));
+    }
+    out.push_str(
+        "\nhits/s: snapshots recorded (capture) or events counted (NONE) per second, median \
+         round (range). vs best raw: median over rounds of jvmscope / the faster raw variant \
+         of that round. hold: from the event's arrival at the debugger to the resume's reply \
+         (jvmscope: histogram bucket bounds, ±25%). CPU: this process's user+system time per \
+         hit. out-of-order: replies that arrived after a reply to a later request (all \
+         rounds).\n",
+    );
+    Ok(out)
+}
 
+/// The load average, as `uptime` shows it.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn table(rows: &[Row], ratio: Option<(&Row, &[&Row])>) -> String {
     let ms = |d: Option<Duration>| match d {
         Some(d) => format!("{:.3}", d.as_secs_f64() * 1e3),
         None => "-".into(),
     };
-    let mut out = format!(
-        "trace_load: {threads} busy threads on {FIXTURE}:{line}, {}s per phase, median of {rounds} \
-         interleaved rounds\n\n\
-         | phase | hits/s (median) | range | vs raw | hold p50 ms | hold p99 ms | debugger CPU µs/hit | fixture ops/s |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|\n",
-        d.as_secs()
+    let mut out = String::from(
+        "| client | hits/s | range | vs best raw | hold p50 ms | hold p99 ms | CPU µs/hit | \
+         out-of-order | fixture ops/s |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
-    let row = |(p, lo, hi): &(Phase, f64, f64), base: Option<&(Phase, f64, f64)>| {
-        format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
-            p.name,
-            if p.rate > 0.0 {
-                format!("{:.0}", p.rate)
-            } else {
-                "-".into()
-            },
-            if *hi > 0.0 {
-                format!("{lo:.0}–{hi:.0}")
-            } else {
-                "-".into()
-            },
-            match base {
-                Some((b, _, _)) if b.rate > 0.0 && p.rate > 0.0 => {
-                    format!("{:.0}%", 100.0 * p.rate / b.rate)
-                }
-                _ => "-".into(),
-            },
+    for row in rows {
+        let (p, lo, hi) = row.median();
+        let vs = match ratio {
+            Some((ours, bases)) if std::ptr::eq(ours, row) => round_ratio(ours, bases)
+                .map(|r| format!("**{:.0}%**", r * 100.0))
+                .unwrap_or_else(|| "-".into()),
+            _ => "-".into(),
+        };
+        out.push_str(&format!(
+            "| {} | {:.0} | {lo:.0}–{hi:.0} | {vs} | {} | {} | {} | {} | {} |\n",
+            row.name,
+            p.rate,
             ms(p.p50),
             ms(p.p99),
             p.cpu_per_hit
                 .map(|c| format!("{c:.1}"))
                 .unwrap_or_else(|| "-".into()),
+            p.out_of_order
+                .map(|o| o.to_string())
+                .unwrap_or_else(|| "-".into()),
             p.app_ops
                 .map(|o| format!("{o:.0}"))
                 .unwrap_or_else(|| "-".into()),
-        )
-    };
-    out.push_str(&row(&(alone, 0.0, 0.0), None));
-    out.push_str(&row(&raw_capture, None));
-    out.push_str(&row(&ours_capture, Some(&raw_capture)));
-    out.push_str(&row(&raw_free, None));
-    out.push_str(&row(&ours_free, Some(&raw_free)));
-    out.push_str(
-        "\nhits/s: snapshots recorded (capture) or events counted (NONE) per second. hold: from \
-         the event's arrival at the debugger to the resume's reply (jvmscope: histogram bucket \
-         bounds, ±25%).\n",
-    );
-    Ok(out)
-}
-
-fn median_or_skipped(runs: Vec<Phase>) -> (Phase, f64, f64) {
-    if runs.is_empty() {
-        (
-            Phase {
-                name: "(skipped)",
-                ..Phase::default()
-            },
-            0.0,
-            0.0,
-        )
-    } else {
-        median(runs)
+        ));
     }
+    out
 }
 
-fn hot_spec(line: u32, free: bool) -> StopPointSpec {
-    let trace = if free {
-        TraceSpec {
+fn hot_spec(line: u32, workload: Option<Workload>) -> StopPointSpec {
+    let trace = match workload {
+        None => TraceSpec {
             frames: 0,
             locals: LocalsChoice::None,
             max_hits: 0,
             ..TraceSpec::default()
-        }
-    } else {
-        TraceSpec {
-            frames: 3,
-            locals: LocalsChoice::All,
+        },
+        // `frames` counts callers; the hit frame comes on top.
+        Some(w) => TraceSpec {
+            frames: w.frames() as u32 - 1,
+            locals: w.locals(),
             max_hits: 0,
             ..TraceSpec::default()
-        }
+        },
     };
     StopPointSpec {
         target: Target::Line(LineSpec {
@@ -366,7 +532,12 @@ fn hot_spec(line: u32, free: bool) -> StopPointSpec {
     }
 }
 
-async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -> Result<Phase> {
+async fn jvmscope_phase(
+    fixture: &Fixture,
+    line: u32,
+    workload: Option<Workload>,
+    d: Duration,
+) -> Result<Phase> {
     let engine = Engine::start(EngineConfig::default())
         .await
         .map_err(|e| anyhow!(e))?;
@@ -381,7 +552,7 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
     let handle: SessionHandle = engine.attach(&spec).await?;
     let report = handle
         .stop_points()
-        .arm(hot_spec(line, free), 1)
+        .arm(hot_spec(line, workload), 1)
         .await
         .map_err(|e| anyhow!("{e}"))?;
     let id = report.point.context("a stop point")?.id;
@@ -411,316 +582,14 @@ async fn jvmscope_phase(fixture: &Fixture, line: u32, free: bool, d: Duration) -
     let _ = handle.stop_points().clear(&id).await;
     let _ = handle.disconnect().await;
     engine.shutdown().await;
+    let held = workload.is_some();
     Ok(Phase {
-        name: if free {
-            "jvmscope, suspension-free"
-        } else {
-            "jvmscope, capture"
-        },
         rate: (after - before) as f64 / t1.duration_since(t0).as_secs_f64(),
         cpu_per_hit: (after > before)
             .then(|| (c1 - c0).as_secs_f64() * 1e6 / (after - before) as f64),
-        p50: if free { None } else { cost.p50 },
-        p99: if free { None } else { cost.p99 },
+        p50: if held { cost.p50 } else { None },
+        p99: if held { cost.p99 } else { None },
         app_ops: fixture.ops_between(t0, t1),
+        out_of_order: None,
     })
-}
-
-/// Requests waiting for their reply, by packet id.
-type Pending = Arc<Mutex<HashMap<u32, oneshot::Sender<(u16, Vec<u8>)>>>>;
-
-/// A minimal JDWP client: one reader, one writer, replies matched by id.
-struct Raw {
-    sizes: IdSizes,
-    next: AtomicU32,
-    pending: Pending,
-    out: mpsc::UnboundedSender<Vec<u8>>,
-}
-
-impl Raw {
-    async fn connect(port: u16) -> Result<(Arc<Raw>, mpsc::UnboundedReceiver<Vec<u8>>)> {
-        let mut stream = TcpStream::connect(("127.0.0.1", port)).await?;
-        stream.set_nodelay(true)?;
-        stream.write_all(b"JDWP-Handshake").await?;
-        let mut hs = [0u8; 14];
-        stream.read_exact(&mut hs).await?;
-        if &hs != b"JDWP-Handshake" {
-            bail!("no JDWP handshake");
-        }
-        let (mut rd, mut wr) = stream.into_split();
-        let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        tokio::spawn(async move {
-            while let Some(b) = out_rx.recv().await {
-                if wr.write_all(&b).await.is_err() {
-                    return;
-                }
-            }
-        });
-        let pending: Pending = Arc::new(Mutex::new(HashMap::new()));
-        let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-        let p2 = pending.clone();
-        tokio::spawn(async move {
-            let mut dec = FrameDecoder::new(64 * 1024 * 1024);
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                let n = match rd.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => n,
-                };
-                dec.push(&buf[..n]);
-                while let Ok(Some(packet)) = dec.next_packet() {
-                    match packet {
-                        Packet::Reply(r) => {
-                            let tx = p2.lock().ok().and_then(|mut m| m.remove(&r.id));
-                            if let Some(tx) = tx {
-                                let _ = tx.send((r.error_code, r.data));
-                            }
-                        }
-                        Packet::Command(c) => {
-                            let _ = ev_tx.send(c.data);
-                        }
-                    }
-                }
-            }
-        });
-        let mut raw = Raw {
-            sizes: IdSizes::HOTSPOT,
-            next: AtomicU32::new(1),
-            pending,
-            out,
-        };
-        raw.sizes = raw.send(&IdSizesCmd).await?;
-        Ok((Arc::new(raw), ev_rx))
-    }
-
-    fn send<C: JdwpCommand>(&self, cmd: &C) -> impl Future<Output = Result<C::Reply>> + use<C> {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut m) = self.pending.lock() {
-            m.insert(id, tx);
-        }
-        let packet = CommandPacket {
-            id,
-            command_set: C::SET,
-            command: C::ID,
-            data: encode_request(cmd, self.sizes),
-        }
-        .encode();
-        let sent = self.out.send(packet);
-        let sizes = self.sizes;
-        async move {
-            sent.map_err(|_| anyhow!("connection closed"))?;
-            let (code, data) = rx.await?;
-            if code != 0 {
-                bail!("{} failed: error {code}", C::NAME);
-            }
-            decode_reply::<C>(&data, sizes).map_err(|e| anyhow!("{}: {e:?}", C::NAME))
-        }
-    }
-}
-
-/// The hot location and the slots of its locals.
-async fn resolve(raw: &Raw, line: u32) -> Result<(Location, Vec<SlotRequest>)> {
-    let class = raw
-        .send(&ClassesBySignature {
-            signature: format!("L{FIXTURE};"),
-        })
-        .await?
-        .into_iter()
-        .next()
-        .context("the fixture class is not loaded")?
-        .ref_type
-        .id;
-    for m in raw.send(&Methods { ref_type: class }).await? {
-        let Ok(table) = raw
-            .send(&LineTable {
-                ref_type: class,
-                method: m.method_id,
-            })
-            .await
-        else {
-            continue;
-        };
-        let Some(entry) = table.lines.iter().find(|e| e.line_number == line as i32) else {
-            continue;
-        };
-        let index = entry.line_code_index;
-        let vars = raw
-            .send(&VariableTable {
-                ref_type: class,
-                method: m.method_id,
-            })
-            .await?;
-        let slots = vars
-            .slots
-            .iter()
-            .filter(|v| index >= v.code_index && index < v.code_index + i64::from(v.length))
-            .map(|v| SlotRequest {
-                slot: v.slot,
-                sig_byte: Tag::from_signature(&v.signature),
-            })
-            .collect();
-        return Ok((
-            Location {
-                type_tag: TypeTag::Class,
-                class,
-                method: m.method_id,
-                index: index as u64,
-            },
-            slots,
-        ));
-    }
-    bail!("no code at line {line}")
-}
-
-async fn raw_phase(
-    fixture: &Fixture,
-    line: u32,
-    policy: SuspendPolicy,
-    d: Duration,
-) -> Result<Phase> {
-    let (raw, events) = Raw::connect(fixture.port().await?).await?;
-    let (location, slots) = resolve(&raw, line).await?;
-    let request: RequestId = raw
-        .send(&Set {
-            event_kind: EventKind::Breakpoint,
-            suspend_policy: policy,
-            modifiers: vec![Modifier::LocationOnly { location }],
-        })
-        .await?;
-    let tally = Arc::new(Tally::default());
-    let handler = tokio::spawn(handle_events(
-        raw.clone(),
-        events,
-        Arc::new(slots),
-        tally.clone(),
-    ));
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    tally.measuring.store(true, Ordering::Relaxed);
-    let t0 = Instant::now();
-    let c0 = cpu_time();
-    tokio::time::sleep(d).await;
-    tally.measuring.store(false, Ordering::Relaxed);
-    let t1 = Instant::now();
-    let c1 = cpu_time();
-    let n = tally.done.load(Ordering::Relaxed);
-    let _ = raw
-        .send(&Clear {
-            event_kind: EventKind::Breakpoint,
-            request_id: request,
-        })
-        .await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let _ = raw.send(&Dispose).await;
-    handler.abort();
-    let mut h = tally.holds.lock().map(|h| h.clone()).unwrap_or_default();
-    h.sort();
-    let q = |f: f64| (!h.is_empty()).then(|| h[((h.len() as f64 * f) as usize).min(h.len() - 1)]);
-    Ok(Phase {
-        name: if policy == SuspendPolicy::None {
-            "raw client, NONE policy"
-        } else {
-            "raw client, capture"
-        },
-        rate: n as f64 / t1.duration_since(t0).as_secs_f64(),
-        cpu_per_hit: (n > 0).then(|| (c1 - c0).as_secs_f64() * 1e6 / n as f64),
-        p50: q(0.5),
-        p99: q(0.99),
-        app_ops: fixture.ops_between(t0, t1),
-    })
-}
-
-/// What the raw client's hits add up to while a phase measures.
-#[derive(Default)]
-struct Tally {
-    /// Hits handled (captured, or counted under policy NONE).
-    done: AtomicU64,
-    /// How long each captured hit held its thread.
-    holds: Mutex<Vec<Duration>>,
-    /// Set for the measured window only, so warm-up hits are not counted.
-    measuring: AtomicBool,
-}
-
-/// The raw client's event loop: a hit under policy NONE is only counted;
-/// a suspending hit is captured in its own task.
-async fn handle_events(
-    raw: Arc<Raw>,
-    mut events: mpsc::UnboundedReceiver<Vec<u8>>,
-    slots: Arc<Vec<SlotRequest>>,
-    tally: Arc<Tally>,
-) {
-    let sizes = raw.sizes;
-    while let Some(data) = events.recv().await {
-        let received = Instant::now();
-        let Ok(composite) = Composite::decode_data(&data, sizes) else {
-            continue;
-        };
-        for e in composite.events {
-            let Event::Breakpoint { thread, .. } = e else {
-                continue;
-            };
-            if composite.suspend_policy == SuspendPolicy::None {
-                if tally.measuring.load(Ordering::Relaxed) {
-                    tally.done.fetch_add(1, Ordering::Relaxed);
-                }
-                continue;
-            }
-            // Hits overlap; each capture's reads go one after another.
-            tokio::spawn(capture(
-                raw.clone(),
-                thread,
-                slots.clone(),
-                received,
-                tally.clone(),
-            ));
-        }
-    }
-}
-
-/// One suspending hit, as a minimal debugger would take it: the top
-/// frames, the locals, resume, then the string local's contents.
-async fn capture(
-    raw: Arc<Raw>,
-    thread: ThreadId,
-    slots: Arc<Vec<SlotRequest>>,
-    received: Instant,
-    tally: Arc<Tally>,
-) {
-    let frames = raw
-        .send(&Frames {
-            thread,
-            start_frame: 0,
-            length: 4,
-        })
-        .await;
-    let values = match frames.as_ref().ok().and_then(|f| f.first()) {
-        Some(top) => raw
-            .send(&GetValues {
-                thread,
-                frame: top.frame_id,
-                slots: slots.to_vec(),
-            })
-            .await
-            .ok(),
-        None => None,
-    };
-    let _ = raw.send(&Resume { thread }).await;
-    let held = received.elapsed();
-    for v in values.unwrap_or_default() {
-        if let Value::Object {
-            tag: Tag::String,
-            id,
-        } = v
-        {
-            let _ = raw
-                .send(&jvmscope::jdwp::string_reference::Value { string_object: id })
-                .await;
-        }
-    }
-    if tally.measuring.load(Ordering::Relaxed) {
-        tally.done.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut h) = tally.holds.lock() {
-            h.push(held);
-        }
-    }
 }

@@ -1,4 +1,5 @@
-//! The reads a hit needs, written for the hot path: labels of locations
+//! The reads a hit needs (methods of the dispatcher's `Ctx`), written for
+//! the hot path: labels of locations
 //! and thread names cached (a capture of a hot line costs no lookup after
 //! the first), frames read in one request without asking for the depth
 //! first, locals in one `GetValues`, and everything that does not need the
@@ -11,20 +12,16 @@
 //! folded into the first report instead of reported again, and HotSpot's
 //! helpful NullPointerException text, computed while the thread is held.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::future::join_all;
-use tokio::sync::{OnceCell, Semaphore};
 
-use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
 use crate::actors::events::condition;
-use crate::actors::events::log::{EventLog, HitEvent, TraceRecord};
-use crate::actors::session::SessionLink;
-use crate::actors::session::classes::{ClassCache, Variables};
+use crate::actors::events::dispatch::Ctx;
+use crate::actors::events::log::{HitEvent, TraceRecord};
+use crate::actors::session::classes::Variables;
 use crate::actors::session::inspect;
-use crate::actors::stop_points::StopPointsHandle;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::thread_reference::Frames;
 use crate::jdwp::{
@@ -34,8 +31,6 @@ use crate::jdwp::{
 use crate::model::shown::{Detail, MessageGap, Shown};
 use crate::model::stop_point::{LocalsChoice, StopPointId};
 
-/// Captures in flight at once (each holds one suspended thread).
-pub const CAPTURE_WINDOW: usize = 12;
 /// Cached location labels before the cache is reset.
 const LABEL_CACHE: usize = 65_536;
 /// Cached thread names (and open monitor pairs) before a reset: threads
@@ -48,40 +43,8 @@ const FOLD_SITES: usize = 4;
 /// (JEP 358): thrown by the JVM, its `detailMessage` stays null.
 const NPE: &str = "java.lang.NullPointerException";
 
-/// Everything a capture needs, shared by EventDispatch and its capture
-/// tasks.
-pub struct Ctx {
-    pub conn: ConnectionHandle,
-    pub classes: Arc<ClassCache>,
-    pub session: SessionLink,
-    pub stops: StopPointsHandle,
-    pub log: Arc<EventLog>,
-    /// Bounds the captures in flight.
-    pub window: Arc<Semaphore>,
-    names: Mutex<HashMap<ThreadId, Arc<str>>>,
-    labels: Mutex<HashMap<Location, Arc<str>>>,
-    throwable: OnceCell<Option<(ReferenceTypeId, FieldId)>>,
-    /// Opening monitor events, by stop point and thread.
-    monitors: Mutex<HashMap<(StopPointId, ThreadId), std::time::Instant>>,
-    /// The last exception each exception stop reported, by thread.
-    thrown: Mutex<HashMap<(StopPointId, ThreadId), Thrown>>,
-    /// Folds of exceptions whose report is not written yet, by stop point
-    /// and exception: the thread may throw the next one before the report
-    /// of this one is written.
-    unwritten: Mutex<HashMap<(StopPointId, ObjectId), SharedFold>>,
-    /// Held threads on which something was invoked since the last look:
-    /// their frame ids read before the invocation are stale.
-    invoked: Mutex<std::collections::HashSet<ThreadId>>,
-    /// Helpful NPE texts computed while their thread was held, for the
-    /// reports that show them (`Err`: why there is none).
-    npe_messages: Mutex<HashMap<ObjectId, Result<Shown, MessageGap>>>,
-    /// Taken while deciding whether a hit kept for the agent finds the VM
-    /// held already (`dispatch/stack.rs`).
-    pub agent_stops: tokio::sync::Mutex<()>,
-}
-
 /// The last exception a stop point reported on a thread.
-struct Thrown {
+pub(in crate::actors::events) struct Thrown {
     exception: ObjectId,
     /// Where the JVM said it would be caught: a rethrow of the instance
     /// comes from that handler.
@@ -90,11 +53,11 @@ struct Thrown {
 }
 
 /// A fold, shared by the remembered throw and its report.
-type SharedFold = Arc<Mutex<Fold>>;
+pub(in crate::actors::events) type SharedFold = Arc<Mutex<Fold>>;
 
 /// Rethrows folded into one exception's report.
 #[derive(Debug, Default)]
-struct Fold {
+pub(in crate::actors::events) struct Fold {
     /// The report, once written; later rethrows amend it.
     record: Option<Record>,
     sites: Vec<String>,
@@ -143,32 +106,6 @@ pub struct Slot {
 }
 
 impl Ctx {
-    pub fn new(
-        conn: ConnectionHandle,
-        classes: Arc<ClassCache>,
-        session: SessionLink,
-        stops: StopPointsHandle,
-        log: Arc<EventLog>,
-    ) -> Self {
-        Self {
-            conn,
-            classes,
-            session,
-            stops,
-            log,
-            window: Arc::new(Semaphore::new(CAPTURE_WINDOW)),
-            names: Mutex::new(HashMap::new()),
-            labels: Mutex::new(HashMap::new()),
-            throwable: OnceCell::new(),
-            monitors: Mutex::new(HashMap::new()),
-            thrown: Mutex::new(HashMap::new()),
-            unwritten: Mutex::new(HashMap::new()),
-            invoked: Mutex::new(std::collections::HashSet::new()),
-            npe_messages: Mutex::new(HashMap::new()),
-            agent_stops: tokio::sync::Mutex::new(()),
-        }
-    }
-
     /// `Class.method:line` for a location (cached).
     pub async fn label(&self, loc: &Location) -> Arc<str> {
         if let Some(l) = lock(&self.labels).get(loc) {

@@ -16,7 +16,7 @@ use crate::expr::eval::Val;
 use crate::jdwp::{Event, FrameInfo, ObjectId, ThreadId, Value};
 use crate::model::shown::{Detail, Shown};
 
-use super::capture::Ctx;
+use super::dispatch::Ctx;
 
 /// Whether conditions and trace expressions can be evaluated.
 pub const AVAILABLE: bool = true;

@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
+mod ctx;
 mod decide;
 mod details;
 mod guard;
@@ -40,8 +41,8 @@ use decide::decide;
 use details::event_details;
 pub use details::kind_label;
 use held::held;
+use plan::Sharing;
 
-use super::capture::Ctx;
 use super::log::TraceRecord;
 use crate::actors::stop_points::StopPointsMsg;
 use crate::actors::stop_points::routes::{
@@ -50,6 +51,7 @@ use crate::actors::stop_points::routes::{
 use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
 use crate::model::shown::Detail;
 use crate::model::stop_point::{LocalsChoice, Target, TraceSpec};
+pub use ctx::Ctx;
 
 /// Key/value details of a hit, as read.
 type Details = Vec<(String, Detail)>;
@@ -84,7 +86,8 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
     // may be frozen, sending it to count suspended threads on every tick.
     // A hit that escalates is recorded then, as the VM suspension it
     // becomes. Everything else is recorded before it is handled.
-    if !only_our_hits(&routes, &composite) {
+    let recorded = !only_our_hits(&routes, &composite);
+    if recorded {
         ctx.session.record_composite(&composite);
     }
     let thread = composite.events.iter().find_map(Event::thread);
@@ -92,7 +95,10 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
     let Some(thread) = thread else {
         return;
     };
-    let ours_only = routed.foreign == 0;
+    let sharing = Sharing {
+        ours_only: routed.foreign == 0,
+        recorded,
+    };
     if !routed.prepared.is_empty() {
         let held = routed.hands_over_hold(policy);
         let sent = ctx
@@ -120,7 +126,7 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
         free(ctx, routed.members, thread, received).await;
         return;
     }
-    spawn_capture(ctx, routed.members, thread, policy, ours_only, received).await;
+    spawn_capture(ctx, routed.members, thread, policy, sharing, received).await;
 }
 
 /// The route table as of this composite. Read the arming flag before the
@@ -223,9 +229,11 @@ async fn spawn_capture(
     members: Vec<Member>,
     thread: ThreadId,
     policy: SuspendPolicy,
-    ours_only: bool,
+    sharing: Sharing,
     received: Instant,
 ) {
+    // Counted until the thread is released: a verified resume awaits it.
+    let in_flight = ctx.session.bus.capture_started();
     let Ok(permit) = ctx.window.clone().acquire_owned().await else {
         release(ctx, policy, thread).await;
         return;
@@ -248,8 +256,9 @@ async fn spawn_capture(
     }
     tokio::spawn(
         async move {
-            held(&ctx, thread, policy, members, ours_only, received, early).await;
+            held(&ctx, thread, policy, members, sharing, received, early).await;
             drop(permit);
+            drop(in_flight);
         }
         .instrument(span),
     );

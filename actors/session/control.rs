@@ -57,6 +57,10 @@ pub struct ResumeReport {
     pub resuspended_by_event: bool,
 }
 
+/// How long a verified resume waits for trace captures in flight to
+/// release their threads.
+const CAPTURES_SETTLE: Duration = Duration::from_millis(500);
+
 /// Resumes the whole suspend depth: `VirtualMachine.Resume` until no
 /// thread's count is left (bounded), verified by reading the counts back.
 /// A count that reappears along with a newer suspending event is a new
@@ -76,6 +80,9 @@ pub async fn resume_verified(
         .into_iter()
         .map(|(t, n, _)| (t, n))
         .collect();
+    // Watched from before the counts are read back, so a capture that
+    // ends after they were read is seen.
+    let mut captures = bus.watch_captures();
     let mut census = threads::census(conn).await?;
     // From here no thread is suspended by its event any more; forget that
     // before resuming, so a new hit recorded meanwhile is kept.
@@ -117,13 +124,24 @@ pub async fn resume_verified(
         census = threads::census(conn).await?;
     }
     // A thread can be held for a moment by a trace capture in flight (it
-    // resumes itself when its snapshot is taken): give those a moment
-    // before calling anything a failure.
-    let mut settle = 0;
-    while census.held > held.len() && settle < 25 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+    // resumes itself when its snapshot is taken): while captures are in
+    // flight, each one's end is awaited and the counts read again, up to
+    // a bound, before anything is called a failure.
+    let deadline = tokio::time::Instant::now() + CAPTURES_SETTLE;
+    while census.held > held.len() && tokio::time::Instant::now() < deadline {
+        // A capture that ended since the counts were read: read them again.
+        let ended = captures.has_changed().unwrap_or(false);
+        let in_flight = *captures.borrow_and_update();
+        if !ended {
+            if in_flight == 0 {
+                break;
+            }
+            match tokio::time::timeout_at(deadline, captures.changed()).await {
+                Ok(Ok(())) => {}
+                _ => break,
+            }
+        }
         census = threads::census(conn).await?;
-        settle += 1;
     }
     let still_held_by_us = held.len();
     report.total = census.total;

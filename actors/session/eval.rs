@@ -221,6 +221,7 @@ impl Driver<'_> {
                 }),
             }),
             Need::Field { target, name } => self.field(target, name).await,
+            Need::FrameLocal { depth, name } => self.frame_local(*depth, name).await,
             Need::Text { target } => self.text(target).await,
             Need::Unbox { target } => self.unbox(target).await,
             Need::Index { target, key } => self.index(target, key).await,
@@ -272,6 +273,52 @@ impl Driver<'_> {
             "`{name}` is not a local, a field of this, or a static of {}",
             frame.class.name
         )))
+    }
+
+    /// The local `name` of the frame `depth` below the context's frame.
+    async fn frame_local(&self, depth: u32, name: &str) -> Result<Answer, JdwpError> {
+        let (Some(thread), Some(frame)) = (self.ctx.thread, self.ctx.frame.as_ref()) else {
+            return Ok(Answer::Missing(format!(
+                "`frame[{depth}].{name}` needs a frame: pass thread_id of a suspended thread"
+            )));
+        };
+        let index = frame.index + depth as usize;
+        let caller = if depth == 0 {
+            Some(frame.clone())
+        } else {
+            inspect::frames(self.classes, thread, index, Some(1))
+                .await?
+                .into_iter()
+                .next()
+        };
+        let Some(caller) = caller else {
+            return Ok(Answer::Missing(format!(
+                "the thread has no frame {index} (`frame[{depth}]`)"
+            )));
+        };
+        match inspect::locals(self.classes, thread, &caller, Some(&[name.to_string()])).await? {
+            Locals::Known(locals) => match locals.first() {
+                Some(l) => Ok(Answer::Value(to_val(&l.value))),
+                None => {
+                    let live = match inspect::locals(self.classes, thread, &caller, None).await? {
+                        Locals::Known(all) => all
+                            .iter()
+                            .map(|l| l.name.clone())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        _ => String::new(),
+                    };
+                    Ok(Answer::Missing(format!(
+                        "`{name}` is not a local of frame[{depth}] ({}; locals: {live})",
+                        caller.label()
+                    )))
+                }
+            },
+            _ => Ok(Answer::Missing(format!(
+                "frame[{depth}] ({}) has no variable table (compile with -g)",
+                caller.label()
+            ))),
+        }
     }
 
     async fn read_field(

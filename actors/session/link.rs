@@ -146,6 +146,9 @@ pub struct EventBus {
     recent: Mutex<VecDeque<String>>,
     /// When the latest resume of the whole VM began.
     last_resume: Mutex<Option<std::time::Instant>>,
+    /// Held captures in flight: composites event dispatch holds and will
+    /// release itself (their threads resume on their own).
+    captures: tokio::sync::watch::Sender<usize>,
 }
 
 impl Default for EventBus {
@@ -156,6 +159,7 @@ impl Default for EventBus {
             suspending_events: AtomicU64::new(0),
             recent: Mutex::new(VecDeque::new()),
             last_resume: Mutex::new(None),
+            captures: tokio::sync::watch::Sender::new(0),
         }
     }
 }
@@ -182,6 +186,19 @@ impl EventBus {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .is_some_and(|r| r >= at)
+    }
+
+    /// A held capture begins; it ends when the guard drops (after its
+    /// thread was released).
+    pub fn capture_started(self: &Arc<Self>) -> CaptureGuard {
+        self.captures.send_modify(|n| *n += 1);
+        CaptureGuard(self.clone())
+    }
+
+    /// The number of held captures in flight, watched: it changes each
+    /// time a capture begins or ends.
+    pub fn watch_captures(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.captures.subscribe()
     }
 
     pub fn events_seen(&self) -> u64 {
@@ -225,6 +242,15 @@ impl EventBus {
             ));
         }
         let _ = self.events.send(Arc::new(composite.clone()));
+    }
+}
+
+/// A held capture in flight, counted on the bus until dropped.
+pub struct CaptureGuard(Arc<EventBus>);
+
+impl Drop for CaptureGuard {
+    fn drop(&mut self) {
+        self.0.captures.send_modify(|n| *n = n.saturating_sub(1));
     }
 }
 

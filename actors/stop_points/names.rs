@@ -3,6 +3,10 @@
 //! location, or a field (instance, static or captured `val$` field) of the
 //! class or a superclass. A misspelt name is refused up front, with the
 //! locals in scope, instead of failing on every hit of a hot line.
+//! `frame[0].x` must be a local live there; a deeper `frame[N].x` names a
+//! caller, which varies from hit to hit and is unknown when arming, so it
+//! is left to each hit (a missing one fails that hit's expression, with
+//! the caller's locals).
 
 use std::collections::HashSet;
 
@@ -49,7 +53,18 @@ pub async fn check(
         .into_iter()
         .filter_map(|src| crate::expr::parse(src).ok())
         .collect();
-    if parsed.iter().all(|p| p.expr.bare_names().is_empty()) {
+    let own_frame = |p: &crate::expr::Parsed| -> Vec<crate::expr::Ident> {
+        p.expr
+            .frame_names()
+            .into_iter()
+            .filter(|(depth, _)| *depth == 0)
+            .map(|(_, i)| i.clone())
+            .collect()
+    };
+    if parsed
+        .iter()
+        .all(|p| p.expr.bare_names().is_empty() && own_frame(p).is_empty())
+    {
         return Ok(());
     }
     let fields = field_names(classes, class).await?;
@@ -71,20 +86,59 @@ pub async fn check(
                     || fields.contains(n)
                     || fields.contains(&format!("val${n}"));
                 if !known {
-                    return Err(ArmError::UnknownName {
-                        name: n.to_string(),
-                        expression: p.source.clone(),
-                        column: ident.span.column(&p.source),
-                        scope: match line {
-                            Some(l) => format!("{class_name}.{}:{l}", method.name),
-                            None => format!("{class_name}.{}", method.name),
-                        },
-                        locals: live.clone(),
-                        has_table: table,
-                    });
+                    return Err(unknown(
+                        n,
+                        &ident.span,
+                        p,
+                        class_name,
+                        method,
+                        line,
+                        &live,
+                        table,
+                    ));
+                }
+            }
+            for ident in own_frame(p) {
+                if !live.contains(&ident.name) {
+                    let name = format!("frame[0].{}", ident.name);
+                    return Err(unknown(
+                        &name,
+                        &ident.span,
+                        p,
+                        class_name,
+                        method,
+                        line,
+                        &live,
+                        table,
+                    ));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The refusal of `name`, unknown where `p` runs.
+#[allow(clippy::too_many_arguments)]
+fn unknown(
+    name: &str,
+    span: &crate::expr::Span,
+    p: &crate::expr::Parsed,
+    class_name: &str,
+    method: &MethodInfo,
+    line: Option<u32>,
+    live: &[String],
+    has_table: bool,
+) -> ArmError {
+    ArmError::UnknownName {
+        name: name.to_string(),
+        expression: p.source.clone(),
+        column: span.column(&p.source),
+        scope: match line {
+            Some(l) => format!("{class_name}.{}:{l}", method.name),
+            None => format!("{class_name}.{}", method.name),
+        },
+        locals: live.to_vec(),
+        has_table,
+    }
 }

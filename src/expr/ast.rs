@@ -78,6 +78,15 @@ pub enum ExprKind {
     Path(Vec<Ident>),
     /// The `this` keyword: the receiver of the current frame.
     This,
+    /// `frame[N].name` — the local `name` of the frame `N` levels below
+    /// the current one (`frame[1]`: its caller). Written with a literal
+    /// index; a local named `frame` is read as `(frame)[i]`.
+    FrameLocal {
+        /// How many frames down from the current one (0: the current).
+        depth: u32,
+        /// The local's name.
+        name: Ident,
+    },
     /// `@0x1f` — an object handle.
     Handle(u64),
     /// `a.b.C@0x7a` — a class pinned to the copy loaded by class loader 0x7a.
@@ -362,6 +371,7 @@ impl ExprKind {
             | ExprKind::Path(_)
             | ExprKind::This
             | ExprKind::Handle(_)
+            | ExprKind::FrameLocal { .. }
             | ExprKind::PinnedClass { .. } => {}
             ExprKind::Field { target, .. } => f(target),
             ExprKind::Call { target, args, .. } => {
@@ -411,11 +421,27 @@ impl Expr {
     /// outside filter predicates (where a bare name means the element's
     /// member first). Each name once, in source order.
     pub fn bare_names(&self) -> Vec<&Ident> {
-        fn walk<'a>(e: &'a Expr, out: &mut Vec<&'a Ident>) {
+        self.names().0
+    }
+
+    /// The caller-frame locals the expression reads (`frame[N].name`),
+    /// with their depth, each once, in source order.
+    pub fn frame_names(&self) -> Vec<(u32, &Ident)> {
+        self.names().1
+    }
+
+    fn names(&self) -> (Vec<&Ident>, Vec<(u32, &Ident)>) {
+        type Found<'a> = (Vec<&'a Ident>, Vec<(u32, &'a Ident)>);
+        fn walk<'a>(e: &'a Expr, out: &mut Found<'a>) {
             match &e.kind {
                 ExprKind::Path(p) if p.len() == 1 => {
-                    if !out.iter().any(|i| i.name == p[0].name) {
-                        out.push(&p[0]);
+                    if !out.0.iter().any(|i| i.name == p[0].name) {
+                        out.0.push(&p[0]);
+                    }
+                }
+                ExprKind::FrameLocal { depth, name } => {
+                    if !out.1.iter().any(|(d, i)| d == depth && i.name == name.name) {
+                        out.1.push((*depth, name));
                     }
                 }
                 ExprKind::Filter { target, .. } => walk(target, out),
@@ -430,7 +456,7 @@ impl Expr {
                 other => other.for_each_child(|c| walk(c, out)),
             }
         }
-        let mut out = Vec::new();
+        let mut out = (Vec::new(), Vec::new());
         walk(self, &mut out);
         out
     }

@@ -118,6 +118,7 @@ impl Findings<'_> {
             | ExprKind::Path(_)
             | ExprKind::This
             | ExprKind::Handle(_)
+            | ExprKind::FrameLocal { .. }
             | ExprKind::PinnedClass { .. }
             | ExprKind::New { .. }
             | ExprKind::Call { target: None, .. } => {}

@@ -108,6 +108,8 @@ pub enum Need {
     Class { name: String, loader: Option<u64> },
     /// `this` of the frame.
     This,
+    /// The local `name` of the frame `depth` levels below the current one.
+    FrameLocal { depth: u32, name: String },
     /// A field of an object, or a static field of a class; `length` of an
     /// array.
     Field { target: Val, name: String },
@@ -333,6 +335,14 @@ impl<'e> Evaluation<'e> {
                 return self.binary(e, *op, lhs, rhs, scope, Self::eval);
             }
             ExprKind::This => self.value(NeedKey::of(e, scope, 0), Need::This, e.span)?,
+            ExprKind::FrameLocal { depth, name } => self.value(
+                NeedKey::of(e, scope, 0),
+                Need::FrameLocal {
+                    depth: *depth,
+                    name: name.name.clone(),
+                },
+                e.span,
+            )?,
             ExprKind::Handle(id) => Val::Object {
                 id: *id,
                 tag: Tag::Object,

@@ -24,6 +24,9 @@ pub const MAX_NESTING: usize = 64;
 /// debug build.
 pub const MAX_TREE_HEIGHT: u16 = 128;
 
+/// The deepest caller frame `frame[N].x` may name.
+pub const MAX_FRAME_DEPTH: u32 = 4096;
+
 /// Why a source string is not an expression (also used by the checker).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ParseError {
@@ -548,6 +551,7 @@ impl Parser<'_> {
             Tok::Ident(ref w) if w == "new" && matches!(self.peek(1).kind, Tok::Ident(_)) => {
                 self.new_instance()
             }
+            Tok::Ident(ref w) if w == "frame" && self.frame_local_ahead() => self.frame_local(),
             Tok::Ident(_) => match self.path()? {
                 Head::Done(e) => Ok(e),
                 Head::Call(target, name) => self.call(target, name),
@@ -555,6 +559,49 @@ impl Parser<'_> {
             Tok::LParen => self.parenthesized(),
             _ => self.atom(),
         }
+    }
+
+    /// Whether `frame[N].name` (not a call) starts here.
+    fn frame_local_ahead(&self) -> bool {
+        matches!(self.peek(1).kind, Tok::LBracket)
+            && matches!(
+                self.peek(2).kind,
+                Tok::Int {
+                    long: false,
+                    hex: false,
+                    ..
+                }
+            )
+            && matches!(self.peek(3).kind, Tok::RBracket)
+            && matches!(self.peek(4).kind, Tok::Dot)
+            && matches!(self.peek(5).kind, Tok::Ident(_))
+            && !matches!(self.peek(6).kind, Tok::LParen)
+    }
+
+    /// `frame[N].name`, a caller frame's local.
+    #[inline(never)]
+    fn frame_local(&mut self) -> PResult<Node> {
+        let start = self.bump().span;
+        self.bump();
+        let index = self.bump();
+        let depth = match index.kind {
+            Tok::Int { magnitude, .. } if magnitude <= u64::from(MAX_FRAME_DEPTH) => {
+                magnitude as u32
+            }
+            _ => {
+                return Err(Box::new(ParseError::new(
+                    self.src,
+                    index.span,
+                    format!("a frame depth from 0 to {MAX_FRAME_DEPTH}"),
+                    quote(index.span.text(self.src)),
+                )));
+            }
+        };
+        self.bump();
+        self.bump();
+        let name = self.name("a local's name after `frame[N].`")?;
+        let span = start.to(name.span);
+        self.node(span, ExprKind::FrameLocal { depth, name }, start)
     }
 
     /// `new a.b.C(args)`: `new` is a Java keyword, so no local or field

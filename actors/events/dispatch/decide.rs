@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::super::capture::Ctx;
 use super::super::condition;
 use super::super::log::HitEvent;
+use super::Ctx;
 use super::{Decision, Details, Member, RouteTarget, detail_len, finish};
 use crate::actors::stop_points::arm::monitor_kind;
 use crate::jdwp::{SuspendPolicy, ThreadId};

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::super::capture::Ctx;
+use super::Ctx;
 use super::RouteTarget;
 use crate::actors::stop_points::Paused;
 use crate::model::overhead::Overspent;

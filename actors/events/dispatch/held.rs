@@ -5,17 +5,18 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::future::join_all;
 
-use super::super::capture::{Ctx, FramesReply, Slot};
+use super::super::capture::{FramesReply, Slot};
 use super::super::condition;
-use super::plan::{Hold, Reads};
+use super::Ctx;
+use super::plan::{CapturePlan, Hold, Read, Reads, Sharing, Snapshot};
 use super::stack::{self, Ended};
 use super::{Decision, Details, Member, RouteTarget, Traced, decide, detail_len, guard};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
-use crate::jdwp::{Composite, Event, FieldId, FrameInfo, ObjectId, SuspendPolicy, ThreadId, Value};
+use crate::jdwp::{Composite, FrameInfo, SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, LocalsGap};
 use crate::model::stop_point::LocalsChoice;
 
@@ -25,6 +26,8 @@ pub(super) struct Hit<'a> {
     pub thread: ThreadId,
     pub policy: SuspendPolicy,
     pub received: Instant,
+    /// The ledger was told of the composite.
+    pub recorded: bool,
 }
 
 /// A hit reported to the agent, with its details so far.
@@ -34,32 +37,6 @@ pub(super) type Reported = (Member, Details);
 /// was held): their holds are charged as checks.
 type Checked = Vec<Arc<RouteTarget>>;
 
-/// What a capture read while the thread was held, and how ending the hold
-/// went.
-pub(super) struct Captured {
-    pub frames: Vec<FrameInfo>,
-    pub slots: Vec<Slot>,
-    /// The values of `slots`, in their order.
-    pub values: Vec<Value>,
-    pub locals_note: Option<LocalsGap>,
-    /// The locals an anonymous or local class captured (`val$x` fields).
-    pub captured: Vec<(String, FieldId)>,
-    /// The held frame's `this`, when captured fields are to be read of it.
-    pub this: Option<ObjectId>,
-    /// Old field values: one per trace, then one per report.
-    pub field_values: Vec<Option<Value>>,
-    /// Trace expression results: one per trace, or none when no trace has
-    /// expressions.
-    pub exprs: Vec<Details>,
-    pub release_error: Option<String>,
-    /// The VM was held for the agent already: this hit's own suspension
-    /// was undone.
-    pub stacked: bool,
-    /// A resume after the hit arrived released it.
-    pub released: bool,
-    pub held_for: Duration,
-}
-
 /// The held path: one thread (EVENT_THREAD) or the VM (ALL) is
 /// suspended for this composite.
 pub(super) async fn held(
@@ -67,7 +44,7 @@ pub(super) async fn held(
     thread: ThreadId,
     policy: SuspendPolicy,
     members: Vec<Member>,
-    ours_only: bool,
+    sharing: Sharing,
     received: Instant,
     early: Option<(usize, FramesReply)>,
 ) {
@@ -76,15 +53,21 @@ pub(super) async fn held(
         thread,
         policy,
         received,
+        recorded: sharing.recorded,
     };
     let (traces, reports, checked) = hit.sort(members).await;
-    let hold = Hold::after(policy, ours_only, !reports.is_empty());
-    let captured = hit.capture(&traces, &reports, hold, early).await;
-    hit.tell_session(&reports, hold, &captured);
-    let held_for = captured.held_for;
+    let plan = {
+        let t: Vec<_> = traces.iter().map(|(m, t, _)| (t, &m.event)).collect();
+        let r: Vec<_> = reports.iter().map(|(m, _)| &m.event).collect();
+        CapturePlan::new(&t, &r, policy, sharing.ours_only)
+    };
+    let snapshot = hit.capture(&plan, &traces, early).await;
+    hit.tell_session(&reports, plan.hold, &snapshot);
+    // Per composite: what every member that was held costs its thread.
+    let held_for = snapshot.held_for;
     let mut charged: Vec<Arc<RouteTarget>> =
         traces.iter().map(|(m, _, _)| m.target.clone()).collect();
-    hit.record(traces, reports, hold, captured).await;
+    hit.record(traces, reports, plan.hold, snapshot).await;
     // The hits that went no further held their thread all the same.
     for t in &checked {
         t.stats.checked_in(held_for);
@@ -119,88 +102,77 @@ impl Hit<'_> {
         (traces, reports, checked)
     }
 
-    /// Reads what the hits need while the thread is held, then ends the
-    /// hold right behind those reads.
+    /// Drives the plan: reads what the hits need while the thread is
+    /// held, in the order the plan lists, and ends the hold right behind
+    /// those reads.
     async fn capture(
         &self,
+        plan: &CapturePlan,
         traces: &[Traced],
-        reports: &[Reported],
-        hold: Hold,
         early: Option<(usize, FramesReply)>,
-    ) -> Captured {
+    ) -> Snapshot {
         let (ctx, thread) = (self.ctx, self.thread);
-        let reads = Reads::of(traces.iter().map(|(_, t, _)| t));
-        let frames = self.frames(&reads, early, traces).await;
-        let (slots, mut locals_note) = self.top_slots(&frames, &reads.wanted).await;
+        let frames = self.frames(&plan.reads, early, traces).await;
+        let (slots, locals_note) = self.top_slots(&frames, &plan.reads.wanted).await;
         // An anonymous or local class keeps the locals it captured in `val$x`
         // fields of its `this`, which only the held frame names.
         let captured = match frames.first() {
-            Some(top) if reads.wanted != LocalsChoice::None => {
+            Some(top) if plan.wants_captured(Some(top)) => {
                 ctx.captured_fields(top.location.class).await
             }
             _ => Vec::new(),
         };
-        // The reads that need the thread held, queued in order; the release
-        // goes right behind them.
-        let values = (!slots.is_empty())
-            .then(|| frames.first())
-            .flatten()
-            .map(|top| {
-                ctx.conn.send(&GetValues {
-                    thread,
-                    frame: top.frame_id,
-                    slots: slots.iter().map(|s| s.request).collect(),
-                })
-            });
-        let field_reads: Vec<_> = traces
-            .iter()
-            .map(|(m, _, _)| &m.event)
-            .chain(reports.iter().map(|(m, _)| &m.event))
-            .map(|e| old_value(ctx, e))
-            .collect();
-        let this = (!captured.is_empty())
-            .then(|| frames.first())
-            .flatten()
-            .map(|top| {
-                ctx.conn.send(&ThisObject {
-                    thread,
-                    frame: top.frame_id,
-                })
-            });
-        let exprs = self.expressions(traces, frames.first()).await;
+        let mut values = None;
+        let mut olds = Vec::new();
+        let mut this = None;
+        let mut exprs = Vec::new();
+        let mut hold = plan.hold;
+        // Each read is queued as it is met; the end of the hold goes last.
+        for read in plan.burst(frames.first(), &slots, !captured.is_empty()) {
+            match read {
+                Read::Values { frame, slots } => {
+                    values = Some(ctx.conn.send(&GetValues {
+                        thread,
+                        frame,
+                        slots,
+                    }));
+                }
+                Read::OldValues(reads) => {
+                    olds = reads
+                        .into_iter()
+                        .map(|r| r.map(|r| ctx.field_value(r.object, r.declaring, r.field)))
+                        .collect();
+                }
+                Read::This { frame } => this = Some(ctx.conn.send(&ThisObject { thread, frame })),
+                Read::Exprs => exprs = self.expressions(traces, frames.first()).await,
+                Read::End(h) => hold = h,
+            }
+        }
         // What they invoked concerns no later hit.
         ctx.take_invoked(thread);
         let this = async { maybe(this).await.and_then(|t| t.ok()).map(|o| o.id) };
         let (values, field_values, this, ended) = futures::join!(
             maybe(values),
-            join_all(field_reads.into_iter().map(maybe)),
+            join_all(olds.into_iter().map(maybe)),
             this,
             self.end(hold)
         );
-        let field_values = field_values.into_iter().map(Option::flatten).collect();
-        let held_for = self.received.elapsed();
-        let values: Vec<Value> = match values {
-            Some(Ok(v)) => v,
-            Some(Err(e)) => {
-                locals_note = Some(LocalsGap::Unreadable(e.to_string()));
-                Vec::new()
-            }
-            None => Vec::new(),
-        };
-        Captured {
+        let mut snapshot = Snapshot {
             frames,
             slots,
-            values,
             locals_note,
             captured,
             this,
-            field_values,
+            field_values: field_values.into_iter().map(Option::flatten).collect(),
             exprs,
             release_error: ended.error,
             stacked: ended.stacked,
             released: ended.released,
-            held_for,
-        }
+            held_for: self.received.elapsed(),
+            ..Snapshot::default()
+        };
+        snapshot.values_read(values.map(|r| r.map_err(|e| e.to_string())));
+        snapshot
     }
 
     /// The frames the traces show: those asked for early while they still
@@ -315,7 +287,7 @@ impl Hit<'_> {
 
     /// Tells the session how the hold ended: a VM now suspended for the
     /// agent, or a thread no event holds any more.
-    fn tell_session(&self, reports: &[Reported], hold: Hold, captured: &Captured) {
+    fn tell_session(&self, reports: &[Reported], hold: Hold, captured: &Snapshot) {
         let (ctx, thread) = (self.ctx, self.thread);
         if hold.escalates() && captured.release_error.is_none() && !captured.released {
             // Now the VM is suspended for the agent: the session (and its
@@ -325,7 +297,9 @@ impl Hit<'_> {
                 events: reports.iter().map(|(m, _)| m.event.clone()).collect(),
             });
         }
-        if hold == Hold::Release || captured.released {
+        // Only a composite the ledger was told of (or escalated) is
+        // forgotten: a trace's hit of our own concerns no one else.
+        if (hold == Hold::Release || captured.released) && (self.recorded || hold.escalates()) {
             // No longer a thread an event holds: nothing may be evaluated on it.
             ctx.session.forget_event_threads(Some(thread));
         }
@@ -337,28 +311,5 @@ async fn maybe<F: Future>(read: Option<F>) -> Option<F::Output> {
     match read {
         Some(f) => Some(f.await),
         None => None,
-    }
-}
-
-/// The read of a watched field's current value (the old value at a
-/// write), queued now; `None` for an event that names no field.
-fn old_value(
-    ctx: &Ctx,
-    e: &Event,
-) -> Option<impl Future<Output = Option<Value>> + Send + 'static + use<>> {
-    match e {
-        Event::FieldModification {
-            ref_type,
-            field,
-            object,
-            ..
-        }
-        | Event::FieldAccess {
-            ref_type,
-            field,
-            object,
-            ..
-        } => Some(ctx.field_value(object.id, ref_type.id, *field)),
-        _ => None,
     }
 }

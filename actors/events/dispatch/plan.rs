@@ -1,10 +1,216 @@
-//! The held path's decisions, made from data alone: what a capture reads
-//! while the thread is held, how the hold ends, which locals each trace
-//! keeps, and what a report says stayed suspended.
+//! The held path's decisions, made from data alone (sans-IO, like
+//! `crate::expr::eval`): a [`CapturePlan`] says what a capture reads while
+//! the thread is held and in which order, as one pipelined burst with the
+//! end of the hold queued right behind the last read; a [`Snapshot`]
+//! records what those reads gave and hands each trace its part. The
+//! dispatcher (`held.rs`) only drives them: it sends what the plan lists
+//! and fills the snapshot with the replies.
 
-use crate::jdwp::SuspendPolicy;
-use crate::model::shown::HitNote;
+use std::time::Duration;
+
+use super::super::capture::Slot;
+use super::Details;
+use crate::jdwp::stack_frame::SlotRequest;
+use crate::jdwp::{
+    Event, FieldId, FrameId, FrameInfo, ObjectId, ReferenceTypeId, SuspendPolicy, Value,
+};
+use crate::model::shown::{HitNote, LocalsGap};
 use crate::model::stop_point::{LocalsChoice, TraceSpec};
+
+/// Who else a held composite concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Sharing {
+    /// No foreign request shares the composite.
+    pub ours_only: bool,
+    /// The session's ledger was told the composite suspended its thread
+    /// (else nobody but this capture knows it, and its release concerns
+    /// nobody).
+    pub recorded: bool,
+}
+
+/// A watched field's value read while the thread is held: the old value
+/// at a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FieldRead {
+    pub object: ObjectId,
+    pub declaring: ReferenceTypeId,
+    pub field: FieldId,
+}
+
+impl FieldRead {
+    /// The read an event needs, if it names a field.
+    pub fn of(e: &Event) -> Option<Self> {
+        match e {
+            Event::FieldModification {
+                ref_type,
+                field,
+                object,
+                ..
+            }
+            | Event::FieldAccess {
+                ref_type,
+                field,
+                object,
+                ..
+            } => Some(Self {
+                object: object.id,
+                declaring: ref_type.id,
+                field: *field,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// One step of the burst a capture sends while its thread is held, in
+/// the order they go out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Read {
+    /// The held frame's values of these slots (`StackFrame.GetValues`).
+    Values {
+        frame: FrameId,
+        slots: Vec<SlotRequest>,
+    },
+    /// Each member's watched field (`None`: its event names no field),
+    /// traces first, then reports.
+    OldValues(Vec<Option<FieldRead>>),
+    /// The held frame's `this`, to read captured `val$` fields of later.
+    This { frame: FrameId },
+    /// The trace expressions: evaluated on the held frame after its own
+    /// reads are queued (an invocation makes frame ids stale).
+    Exprs,
+    /// The end of the hold, queued right behind the last read: the JVM
+    /// answers one connection's commands in order, so every read above
+    /// completes before the thread runs.
+    End(Hold),
+}
+
+/// A held composite's capture, planned from its members' trace specs and
+/// events and the composite's suspend policy.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct CapturePlan {
+    pub reads: Reads,
+    pub hold: Hold,
+    olds: Vec<Option<FieldRead>>,
+    exprs: bool,
+}
+
+impl CapturePlan {
+    /// `traces`: the trace spec and event of each hit to snapshot;
+    /// `reports`: the event of each hit reported to the agent.
+    pub fn new(
+        traces: &[(&TraceSpec, &Event)],
+        reports: &[&Event],
+        policy: SuspendPolicy,
+        ours_only: bool,
+    ) -> Self {
+        let olds = traces
+            .iter()
+            .map(|(_, e)| *e)
+            .chain(reports.iter().copied())
+            .map(FieldRead::of)
+            .collect();
+        Self {
+            reads: Reads::of(traces.iter().map(|(t, _)| *t)),
+            hold: Hold::after(policy, ours_only, !reports.is_empty()),
+            olds,
+            exprs: traces.iter().any(|(t, _)| !t.exprs.is_empty()),
+        }
+    }
+
+    /// Whether the `val$` fields of the held frame's class are wanted.
+    pub fn wants_captured(&self, top: Option<&FrameInfo>) -> bool {
+        top.is_some() && self.reads.wanted != LocalsChoice::None
+    }
+
+    /// The burst, once the frames, the held frame's slots and whether it
+    /// captured outer locals (`captured`) are known. `End` comes last.
+    pub fn burst(&self, top: Option<&FrameInfo>, slots: &[Slot], captured: bool) -> Vec<Read> {
+        let mut out = Vec::with_capacity(5);
+        if let Some(top) = top
+            && !slots.is_empty()
+        {
+            out.push(Read::Values {
+                frame: top.frame_id,
+                slots: slots.iter().map(|s| s.request).collect(),
+            });
+        }
+        if self.olds.iter().any(Option::is_some) {
+            out.push(Read::OldValues(self.olds.clone()));
+        }
+        if let Some(top) = top
+            && captured
+        {
+            out.push(Read::This {
+                frame: top.frame_id,
+            });
+        }
+        if self.exprs {
+            out.push(Read::Exprs);
+        }
+        out.push(Read::End(self.hold));
+        out
+    }
+}
+
+/// What a capture read while the thread was held, and how ending the hold
+/// went: filled by the dispatcher from the replies to its plan's burst.
+#[derive(Debug, Default)]
+pub(super) struct Snapshot {
+    pub frames: Vec<FrameInfo>,
+    pub slots: Vec<Slot>,
+    /// The values of `slots`, in their order.
+    pub values: Vec<Value>,
+    pub locals_note: Option<LocalsGap>,
+    /// The locals an anonymous or local class captured (`val$x` fields).
+    pub captured: Vec<(String, FieldId)>,
+    /// The held frame's `this`, when captured fields are to be read of it.
+    pub this: Option<ObjectId>,
+    /// Old field values: one per trace, then one per report.
+    pub field_values: Vec<Option<Value>>,
+    /// Trace expression results: one per trace, or none when no trace has
+    /// expressions.
+    pub exprs: Vec<Details>,
+    pub release_error: Option<String>,
+    /// The VM was held for the agent already: this hit's own suspension
+    /// was undone.
+    pub stacked: bool,
+    /// A resume after the hit arrived released it.
+    pub released: bool,
+    /// From the composite's arrival to the end of its hold: what every
+    /// member that was held costs the application thread.
+    pub held_for: Duration,
+}
+
+impl Snapshot {
+    /// Records the reply to `Read::Values` (`None`: nothing was read).
+    pub fn values_read(&mut self, reply: Option<Result<Vec<Value>, String>>) {
+        match reply {
+            Some(Ok(v)) => self.values = v,
+            Some(Err(e)) => {
+                self.values.clear();
+                self.locals_note = Some(LocalsGap::Unreadable(e));
+            }
+            None => self.values.clear(),
+        }
+    }
+
+    /// The held frame's locals a trace showing `choice` keeps, with their
+    /// values, in slot order.
+    pub fn kept_locals(&self, choice: &LocalsChoice) -> Vec<(&Slot, Value)> {
+        self.slots
+            .iter()
+            .zip(self.values.iter().copied())
+            .filter(|(s, _)| keeps_local(choice, &s.name))
+            .collect()
+    }
+
+    /// The caller frames a trace showing `frames` callers lists, nearest
+    /// first.
+    pub fn callers(&self, frames: u32) -> impl Iterator<Item = &FrameInfo> {
+        self.frames.iter().skip(1).take(frames as usize)
+    }
+}
 
 /// What one capture reads while the thread is held, for all its traces.
 #[derive(Debug, PartialEq, Eq)]
@@ -242,5 +448,140 @@ mod tests {
             report_suspension(EventThread, Hold::Escalate, None, true),
             (All, Some(HitNote::Stacked))
         );
+    }
+
+    fn frame(id: u64) -> FrameInfo {
+        FrameInfo {
+            frame_id: FrameId(id),
+            location: crate::jdwp::Location {
+                type_tag: crate::jdwp::TypeTag::Class,
+                class: ReferenceTypeId(1),
+                method: crate::jdwp::MethodId(2),
+                index: 3,
+            },
+        }
+    }
+
+    fn slot(name: &str, n: i32) -> Slot {
+        Slot {
+            name: name.into(),
+            request: SlotRequest {
+                slot: n,
+                sig_byte: crate::jdwp::Tag::Int,
+            },
+        }
+    }
+
+    fn breakpoint() -> Event {
+        Event::Breakpoint {
+            request_id: crate::jdwp::RequestId(1),
+            thread: crate::jdwp::ThreadId(9),
+            location: frame(0).location,
+        }
+    }
+
+    #[test]
+    fn a_plan_queues_the_reads_in_order_with_the_end_of_the_hold_last() {
+        let with_exprs = TraceSpec {
+            exprs: vec!["x + 1".into()],
+            ..spec(2, LocalsChoice::All)
+        };
+        let hit = breakpoint();
+        let plan = CapturePlan::new(
+            &[(&with_exprs, &hit)],
+            &[],
+            SuspendPolicy::EventThread,
+            true,
+        );
+        assert_eq!(plan.hold, Hold::Release);
+        assert_eq!(plan.reads.callers, 2);
+        let top = frame(7);
+        assert!(plan.wants_captured(Some(&top)));
+        let burst = plan.burst(Some(&top), &[slot("x", 1), slot("y", 2)], true);
+        assert_eq!(
+            burst,
+            vec![
+                Read::Values {
+                    frame: FrameId(7),
+                    slots: vec![slot("x", 1).request, slot("y", 2).request],
+                },
+                Read::This { frame: FrameId(7) },
+                Read::Exprs,
+                Read::End(Hold::Release),
+            ]
+        );
+        // No frame read (or no slot live): the expressions (they read the
+        // frame themselves), then the end of the hold.
+        assert_eq!(
+            plan.burst(None, &[], false),
+            vec![Read::Exprs, Read::End(Hold::Release)]
+        );
+    }
+
+    #[test]
+    fn a_plan_reads_each_watched_field_and_escalates_a_report() {
+        let write = Event::FieldModification {
+            request_id: crate::jdwp::RequestId(2),
+            thread: crate::jdwp::ThreadId(9),
+            location: frame(0).location,
+            ref_type: crate::jdwp::TaggedTypeId {
+                tag: crate::jdwp::TypeTag::Class,
+                id: ReferenceTypeId(5),
+            },
+            field: FieldId(6),
+            object: crate::jdwp::TaggedObjectId {
+                tag: crate::jdwp::Tag::Object,
+                id: ObjectId(8),
+            },
+            value_to_be: Value::Int(1),
+        };
+        let hit = breakpoint();
+        let bare = spec(0, LocalsChoice::None);
+        let plan = CapturePlan::new(
+            &[(&bare, &hit)],
+            &[&write],
+            SuspendPolicy::EventThread,
+            true,
+        );
+        assert_eq!(plan.hold, Hold::Escalate);
+        assert!(!plan.reads.need_frames);
+        assert!(!plan.wants_captured(None));
+        let old = FieldRead {
+            object: ObjectId(8),
+            declaring: ReferenceTypeId(5),
+            field: FieldId(6),
+        };
+        assert_eq!(
+            plan.burst(None, &[], false),
+            vec![
+                Read::OldValues(vec![None, Some(old)]),
+                Read::End(Hold::Escalate)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_snapshot_hands_each_trace_its_locals_and_callers() {
+        let mut snap = Snapshot {
+            frames: vec![frame(1), frame(2), frame(3)],
+            slots: vec![slot("a", 0), slot("b", 1)],
+            ..Snapshot::default()
+        };
+        snap.values_read(Some(Ok(vec![Value::Int(4), Value::Int(5)])));
+        let only_b = LocalsChoice::Only(vec!["b".into()]);
+        let kept: Vec<(&str, Value)> = snap
+            .kept_locals(&only_b)
+            .into_iter()
+            .map(|(s, v)| (s.name.as_str(), v))
+            .collect();
+        assert_eq!(kept, vec![("b", Value::Int(5))]);
+        assert_eq!(snap.kept_locals(&LocalsChoice::All).len(), 2);
+        assert!(snap.kept_locals(&LocalsChoice::None).is_empty());
+        let callers: Vec<FrameId> = snap.callers(1).map(|f| f.frame_id).collect();
+        assert_eq!(callers, vec![FrameId(2)]);
+        assert_eq!(snap.callers(9).count(), 2);
+        snap.values_read(Some(Err("gone".into())));
+        assert!(snap.values.is_empty());
+        assert_eq!(snap.locals_note, Some(LocalsGap::Unreadable("gone".into())));
     }
 }

@@ -8,8 +8,8 @@ use futures::future::join_all;
 
 use super::super::capture::Slot;
 use super::super::log::{HitEvent, TraceRecord};
-use super::held::{Captured, Hit, Reported};
-use super::plan::{Hold, keeps_captured, keeps_local, report_suspension};
+use super::held::{Hit, Reported};
+use super::plan::{Hold, Snapshot, keeps_captured, report_suspension};
 use super::{Details, Traced, detail_len, event_details, kind_label};
 use crate::jdwp::{SuspendPolicy, Value};
 use crate::model::shown::{HitNote, Shown};
@@ -31,7 +31,7 @@ impl Hit<'_> {
         traces: Vec<Traced>,
         reports: Vec<Reported>,
         hold: Hold,
-        mut cap: Captured,
+        mut cap: Snapshot,
     ) {
         let ctx = self.ctx;
         let captured_values = match cap.this {
@@ -39,7 +39,8 @@ impl Hit<'_> {
             None => Vec::new(),
         };
         let thread_name = ctx.thread_name(self.thread).await;
-        let callers = join_all(cap.frames.iter().skip(1).map(|f| ctx.label(&f.location))).await;
+        let deepest = traces.iter().map(|(_, t, _)| t.frames).max().unwrap_or(0);
+        let callers = join_all(cap.callers(deepest).map(|f| ctx.label(&f.location))).await;
         let common = Common {
             thread_name,
             callers,
@@ -61,7 +62,7 @@ impl Hit<'_> {
     /// Records one trace.
     async fn trace(
         &self,
-        cap: &Captured,
+        cap: &Snapshot,
         common: &Common,
         (m, ts, mut extra): Traced,
         old: Option<Value>,
@@ -112,20 +113,15 @@ impl Hit<'_> {
     /// those an anonymous or local class captured.
     async fn locals(
         &self,
-        cap: &Captured,
+        cap: &Snapshot,
         common: &Common,
         ts: &TraceSpec,
     ) -> Vec<(String, Shown)> {
         let ctx = self.ctx;
-        let keep: Vec<(&Slot, &Value)> = cap
-            .slots
-            .iter()
-            .zip(cap.values.iter())
-            .filter(|(s, _)| keeps_local(&ts.locals, &s.name))
-            .collect();
+        let keep: Vec<(&Slot, Value)> = cap.kept_locals(&ts.locals);
         let rendered = ctx
             .show_all(
-                &keep.iter().map(|(_, v)| **v).collect::<Vec<_>>(),
+                &keep.iter().map(|(_, v)| *v).collect::<Vec<_>>(),
                 ts.max_length,
             )
             .await;
@@ -154,7 +150,7 @@ impl Hit<'_> {
     /// Reports one hit to the agent, saying what stayed suspended.
     async fn report(
         &self,
-        cap: &Captured,
+        cap: &Snapshot,
         common: &Common,
         hold: Hold,
         (m, mut extra): Reported,

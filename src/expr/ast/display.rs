@@ -154,6 +154,7 @@ impl fmt::Display for Expr {
             ExprKind::Path(path) => fmt_path(f, path),
             ExprKind::This => f.write_str("this"),
             ExprKind::Handle(h) => write!(f, "@0x{h:x}"),
+            ExprKind::FrameLocal { depth, name } => write!(f, "frame[{depth}].{name}"),
             ExprKind::PinnedClass { path, loader } => {
                 fmt_path(f, path)?;
                 write!(f, "@0x{loader:x}")

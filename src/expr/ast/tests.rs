@@ -17,6 +17,10 @@ fn strip(e: &Expr) -> Expr {
         ExprKind::Path(p) => ExprKind::Path(p.iter().map(ident).collect()),
         ExprKind::This => ExprKind::This,
         ExprKind::Handle(h) => ExprKind::Handle(*h),
+        ExprKind::FrameLocal { depth, name } => ExprKind::FrameLocal {
+            depth: *depth,
+            name: ident(name),
+        },
         ExprKind::PinnedClass { path, loader } => ExprKind::PinnedClass {
             path: path.iter().map(ident).collect(),
             loader: *loader,
@@ -335,4 +339,32 @@ fn bare_names_are_the_one_segment_paths_outside_filters() {
         .map(|i| i.name.as_str())
         .collect();
     assert_eq!(names, vec!["y"]);
+}
+
+#[test]
+fn caller_frame_locals_parse_print_and_are_no_bare_names() {
+    let p = parse("frame[1].req.path == x && frame[12].n > 0").expect("parses");
+    let names: Vec<&str> = p
+        .expr
+        .bare_names()
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect();
+    assert_eq!(names, vec!["x"]);
+    let frames: Vec<(u32, &str)> = p
+        .expr
+        .frame_names()
+        .iter()
+        .map(|(d, i)| (*d, i.name.as_str()))
+        .collect();
+    assert_eq!(frames, vec![(1, "req"), (12, "n")]);
+    assert_eq!(
+        p.expr.to_string(),
+        "frame[1].req.path == x && frame[12].n > 0"
+    );
+    // A local named `frame` stays reachable, and a call is no frame local.
+    let p = parse("(frame)[1].x + frame[0].size()").expect("parses");
+    assert!(p.expr.frame_names().is_empty());
+    assert_eq!(p.expr.bare_names()[0].name, "frame");
+    assert!(parse("frame[99999].x").is_err());
 }

@@ -70,6 +70,10 @@ fn world(n: &Need) -> Answer {
             ..
         } if name == "getB" => Answer::Value(obj(2)),
         Need::Unbox { .. } => Answer::Missing("not a box".into()),
+        Need::FrameLocal { depth: 1, name } if name == "req" => Answer::Value(obj(1)),
+        Need::FrameLocal { depth, name } => {
+            Answer::Missing(format!("`{name}` is not a local of frame[{depth}]"))
+        }
         Need::New { class, args } if class == "a.Box" && args == &[Val::Int(7)] => {
             Answer::Value(obj(30))
         }
@@ -166,4 +170,11 @@ fn new_asks_for_a_construction_with_its_arguments() {
             tag: Tag::Object
         })
     );
+}
+
+#[test]
+fn caller_frame_locals_are_asked_by_depth_and_walked_like_names() {
+    assert_eq!(eval("frame[1].req.qty + 1"), Ok(Val::Int(4)));
+    let err = eval("frame[2].req").expect_err("missing");
+    assert!(err.contains("not a local of frame[2]"), "{err}");
 }

@@ -28,6 +28,7 @@ fn sexp(e: &Expr) -> String {
         ExprKind::Path(p) => format!("path({})", path(p)),
         ExprKind::This => "this".into(),
         ExprKind::Handle(h) => format!("@{h:x}"),
+        ExprKind::FrameLocal { depth, name } => format!("frame{depth}({})", name.name),
         ExprKind::PinnedClass { path: p, loader } => format!("pinned({}@{loader:x})", path(p)),
         ExprKind::Field { target, name } => format!("field({} {})", sexp(target), name.name),
         ExprKind::New { class, args } => {
@@ -716,4 +717,12 @@ fn new_builds_a_constructor_call() {
         Ok(ExprKind::Path(_))
     ));
     check_err("new Foo", 8, "`(` after the class name", "end of input");
+}
+
+#[test]
+fn caller_frame_locals() {
+    check("frame[1].req.path", "field(frame1(req) path)");
+    check("frame[0].x + 1", "(+ frame0(x) int:1)");
+    check("frame[1].m()", "call(index(path(frame) int:1) m)");
+    check("frame[i].x", "field(index(path(frame) path(i)) x)");
 }

@@ -244,3 +244,39 @@ fn a_second_suspend_all_hit_does_not_stack_and_invokes_still_run() {
     ok(&server, "debug_continue", json!({}));
     assert_all_running(&server);
 }
+
+/// `frame[1].x` reads a caller's local on every hit: label(n) is called
+/// by loop(o) as label(i), so `frame[1].i == n` holds on each snapshot.
+/// A caller's missing local fails that expression with the caller's
+/// locals; `frame[0].x` is checked like a bare name when arming.
+#[test]
+fn trace_expressions_read_a_caller_frames_locals() {
+    let (_jvm, server) = attached_orders();
+    let refused = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "Orders", "line": line("label"), "trace": true,
+                   "trace_expr": ["frame[0].nosuch"]}),
+        )
+        .expect_tool_error();
+    assert!(refused.text.contains("frame[0].nosuch"), "{}", refused.text);
+    let armed = ok(
+        &server,
+        "debug_set_line_stop",
+        json!({"class_pattern": "Orders", "line": line("label"), "trace": true, "trace_max_hits": 6,
+               "trace_locals": "none",
+               "trace_expr": ["frame[1].i == n", "frame[1].o.name", "frame[1].nosuch", "frame[0].n == n"]}),
+    );
+    for s in traces_of(&server, &first_id(&armed), 6) {
+        assert_eq!(detail(&s, "expr[0] frame[1].i == n"), Some("true"), "{s}");
+        let name = detail(&s, "expr[1] frame[1].o.name").unwrap_or("");
+        assert!(name == "\"a\"" || name == "\"b\"", "{s}");
+        let missing = detail(&s, "expr[2] frame[1].nosuch").unwrap_or("");
+        assert!(
+            missing.starts_with("error:") && missing.contains("qty"),
+            "names the caller's locals: {s}"
+        );
+        assert_eq!(detail(&s, "expr[3] frame[0].n == n"), Some("true"), "{s}");
+    }
+    assert_all_running(&server);
+}

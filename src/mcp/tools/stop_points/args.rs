@@ -92,7 +92,7 @@ stop_params! {
         pub method: Option<String>,
         /// Expression; stop only when true.
         pub condition: Option<String>,
-        /// Expressions recorded per snapshot (up to 4).
+        /// Expressions recorded per snapshot (up to 4; frame[1].x: the caller's x).
         #[schemars(with = "Option<Vec<String>>")]
         pub trace_expr: Option<OneOrMany<String>>,
         /// Only hits whose `this` is this object (@0x…); instance methods only.
