@@ -1,4 +1,4 @@
-//! The data tools (ADR 0011): exactly these declare an `outputSchema`, and
+//! The data tools (ADR 0012): exactly these declare an `outputSchema`, and
 //! on a real JVM every structured reply they give conforms to the schema
 //! they declare; every other tool replies text only.
 
@@ -14,7 +14,7 @@ use crate::support::schema::violations;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-/// The tools whose results a program reads (docs/adr/0011).
+/// The tools whose results a program reads (docs/adr/0012).
 const DATA_TOOLS: &[&str] = &[
     "debug_list_sessions",
     "debug_list_jvms",

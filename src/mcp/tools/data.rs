@@ -1,4 +1,4 @@
-//! The declared shapes of the data tools' `structuredContent` (ADR 0011).
+//! The declared shapes of the data tools' `structuredContent` (ADR 0012).
 //! Only the tools whose result a program reads carry structured content:
 //! the sessions, the local JVMs, the stop-point set and its arming
 //! outcomes, and the traces. Each reply is built from one of these types,

@@ -1,4 +1,4 @@
-//! Readers of the reply text of the tools that reply text only (ADR 0011):
+//! Readers of the reply text of the tools that reply text only (ADR 0012):
 //! the facts a test asserts on, read from the lines an agent reads.
 
 /// The number right after the first `prefix` in `text`.
