@@ -56,13 +56,74 @@ fn checked(
         .structured
         .clone()
         .unwrap_or_else(|| panic!("{tool} {args}: no structuredContent: {}", reply.text));
-    let broken = violations(schema, &data);
+    let mut broken = violations(schema, &data);
+    broken.extend(missing(schema, schema, &data, "$"));
     assert!(
         broken.is_empty(),
         "{tool} {args}: structuredContent breaks its outputSchema: {broken:#?}\n{data}"
     );
     assert!(!reply.text.is_empty(), "{tool}: the text is the reply");
     reply
+}
+
+/// Fields a data tool writes only when they apply (`skip_serializing_if`).
+const OPTIONAL: &[&str] = &[
+    "stop_points",
+    "families",
+    "ring",
+    "export",
+    "error",
+    "state",
+    "group_by",
+    "groups",
+    "distinct",
+    "left_out",
+    "without_keys",
+];
+
+/// Declared properties the data does not carry (the schema lists no
+/// `required`: every field is always written but these few).
+fn missing(root: &Value, schema: &Value, data: &Value, at: &str) -> Vec<String> {
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(r) => r
+            .strip_prefix("#/")
+            .and_then(|p| p.split('/').try_fold(root, |n, k| n.get(k)))
+            .unwrap_or(schema),
+        None => schema,
+    };
+    let mut out = Vec::new();
+    if let Some(any) = schema.get("anyOf").and_then(Value::as_array) {
+        for s in any.iter().filter(|s| s.get("$ref").is_some()) {
+            if !data.is_null() {
+                out.extend(missing(root, s, data, at));
+            }
+        }
+    }
+    match data {
+        Value::Object(obj) => {
+            for (k, p) in schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .into_iter()
+                .flatten()
+            {
+                match obj.get(k) {
+                    Some(v) => out.extend(missing(root, p, v, &format!("{at}.{k}"))),
+                    None if OPTIONAL.contains(&k.as_str()) => {}
+                    None => out.push(format!("{at}.{k} is declared but not written")),
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    out.extend(missing(root, item, v, &format!("{at}[{i}]")));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
 }
 
 #[test]

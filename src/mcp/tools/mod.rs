@@ -147,9 +147,10 @@ fn compact_schema(schema: &mut JsonObject) {
 }
 
 /// Trims a generated output schema the same way where that keeps it exact:
-/// no `$schema`, `title`, descriptions, integer `format`s or the bounds of
-/// Rust integer types (the tool's description and the field names say what
-/// the data is). Nullable types
+/// no `$schema`, `title`, descriptions, integer `format`s, the bounds of
+/// Rust integer types or `required` lists (the tool's description and the
+/// field names say what the data is; the data test checks every declared
+/// field is written). Nullable types
 /// stay `[X, "null"]`: the data does carry `null`s.
 fn compact_output_schema(schema: &mut JsonObject) {
     schema.remove("$schema");
@@ -160,6 +161,9 @@ fn compact_output_schema(schema: &mut JsonObject) {
 fn strip_output_node(node: &mut JsonObject) {
     node.remove("description");
     node.remove("title");
+    // Every field is always written (the serialised form); saying so for
+    // each of them costs 2 KB of tools/list.
+    node.remove("required");
     let integer = match node.get("type") {
         Some(serde_json::Value::String(t)) => t == "integer",
         Some(serde_json::Value::Array(t)) => t.iter().any(|t| t == "integer"),
