@@ -29,9 +29,10 @@ pub struct Stdio {
     pub flushed: JoinHandle<()>,
 }
 
-/// The process's stdin and stdout, guarded.
+/// rmcp's stdio pair, guarded.
 pub fn stdio() -> Stdio {
-    guard(tokio::io::stdin(), tokio::io::stdout())
+    let (input, output) = rmcp::transport::stdio();
+    guard(input, output)
 }
 
 /// Guards any reader/writer pair (the process's stdio, or pipes in tests).
@@ -122,7 +123,8 @@ where
             }
             Line::Malformed(frame) => {
                 tracing::debug!("answered a line that is not JSON");
-                if errors.send(frame).is_err() {
+                // A channel to the writer pump (not a JDWP send).
+                if mpsc::UnboundedSender::send(&errors, frame).is_err() {
                     break;
                 }
             }
