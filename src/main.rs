@@ -51,13 +51,17 @@ async fn serve() -> Result<()> {
         .await
         .map_err(anyhow::Error::msg)?;
     let server = JvmScope::new(engine.clone());
-    let running = server.serve(rmcp::transport::stdio()).await?;
+    // rmcp's transport behind a guard that answers lines that are not JSON.
+    let stdio = jvmscope::mcp::stdio::stdio();
+    let running = server.serve(stdio.transport).await?;
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     tokio::select! {
         result = running.waiting() => {
             if let Err(e) = result {
                 tracing::warn!(error = %e, "MCP service ended with an error");
             }
+            // The last replies reach stdout before the process exits.
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), stdio.flushed).await;
         }
         _ = term.recv() => tracing::info!("SIGTERM: releasing every JVM"),
         _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: releasing every JVM"),

@@ -6,6 +6,7 @@ pub mod error;
 pub mod render;
 pub mod resources;
 pub mod server;
+pub mod stdio;
 pub mod tools;
 
 pub use server::JvmScope;

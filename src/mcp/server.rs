@@ -7,10 +7,10 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, GetPromptRequestParams, GetPromptResponse,
-    ListPromptsResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams,
+    GetPromptResponse, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -209,6 +209,17 @@ impl ServerHandler for JvmScope {
         Ok(ListPromptsResult::with_all_items(resources::prompts()))
     }
 
+    /// rmcp hands over as "custom" a request whose params do not fit its
+    /// method (`arguments` as a string, say): that is invalid params
+    /// (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(&request))
+    }
+
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
@@ -216,4 +227,48 @@ impl ServerHandler for JvmScope {
     ) -> Result<GetPromptResponse, ErrorData> {
         Ok(resources::get_prompt(&request.name, request.arguments.as_ref())?.into())
     }
+}
+
+/// The MCP methods this server serves: a request for one of them that
+/// reaches `on_custom_request` had params rmcp could not read.
+const SERVED_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+];
+
+/// The JSON-RPC error for a request rmcp could not type.
+fn custom_request_error(request: &CustomRequest) -> ErrorData {
+    let method = request.method.as_str();
+    if !SERVED_METHODS.contains(&method) {
+        return ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+            None,
+        );
+    }
+    let why = match method {
+        "tools/call" => request
+            .params_as::<CallToolRequestParams>()
+            .err()
+            .map(|e| e.to_string()),
+        _ => None,
+    };
+    let why = why.unwrap_or_else(|| "they do not have the shape the method takes".into());
+    let hint = if method == "tools/call" {
+        " (`name` is a string, `arguments` an object)"
+    } else {
+        ""
+    };
+    ErrorData::invalid_params(format!("invalid params for {method}: {why}{hint}"), None)
 }

@@ -347,14 +347,13 @@ fn causes(server: &Server, id: &str) -> (Vec<String>, String) {
     let r = server
         .call("debug_diagnose", json!({"stop_point": id}))
         .expect_ok();
-    let causes = r.json()["causes"]
-        .as_array()
-        .map(|c| {
-            c.iter()
-                .filter_map(|x| x.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
+    // Each cause is a line "- [CODE] why".
+    let causes = r
+        .text
+        .lines()
+        .filter_map(|l| l.strip_prefix("- ["))
+        .filter_map(|l| l.split_once(']').map(|(code, _)| code.to_string()))
+        .collect();
     (causes, r.text)
 }
 
@@ -402,10 +401,10 @@ fn a_silent_stop_point_is_explained_by_its_cause() {
         json!({"class_pattern": "Silent", "line": step, "trace": true, "condition": "n < 0"}),
     );
     let threads = server.call("debug_list_threads", json!({})).expect_ok();
-    let main_id = threads.json()["threads"]
-        .as_array()
-        .and_then(|ts| ts.iter().find(|t| t["name"] == "main"))
-        .and_then(|t| t["id"].as_str().map(String::from))
+    let main_id = crate::support::text::threads(&threads.text)
+        .into_iter()
+        .find(|t| t.name == "main")
+        .map(|t| t.id)
         .unwrap_or_else(|| panic!("no main thread: {}", threads.text));
     let filtered = set(
         &server,

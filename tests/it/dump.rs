@@ -6,10 +6,19 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::java::{Jvm, JvmOpts, line_of, temurin25_required};
 use crate::support::mcp::Server;
+use crate::support::text::{dump_entries, dump_entry, number_after, threads};
+
+/// What a dump that suspended says once every count is back.
+const RESUMED: &str = "resumed, and every suspend count is back where it was";
+
+/// The "N threads shown" of a dump's first line.
+fn shown(text: &str) -> u64 {
+    number_after(text, "Thread dump: ").unwrap_or_else(|| panic!("no count: {text}"))
+}
 
 /// A server attached to `jvm`.
 pub fn attached(jvm: &Jvm) -> Server {
@@ -48,28 +57,20 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
     // Without a suspension nothing running is readable, and it says why.
     let plain = server.call("debug_thread_dump", json!({})).expect_ok();
     assert!(plain.text.contains("pass suspend:true"), "{}", plain.text);
-    assert_eq!(plain.json()["deadlocks"], json!([]), "{}", plain.text);
+    assert!(!plain.text.contains("DEADLOCK"), "{}", plain.text);
 
     let dump = server
         .call("debug_thread_dump", json!({"suspend": true}))
         .expect_ok();
-    let data = dump.json();
     let text = &dump.text;
+    let entries = dump_entries(text);
     // The cycle is named first, both ways round.
     let first_entry = text.find("\n\n").expect("entries");
     let cycle = text.find("DEADLOCK 1: 2 threads in a cycle").expect(text);
     assert!(cycle < first_entry, "{text}");
     assert!(text.contains("\"lock-a-taker\""), "{text}");
-    assert_eq!(
-        data["deadlocks"].as_array().map(Vec::len),
-        Some(1),
-        "{text}"
-    );
-    assert_eq!(
-        data["deadlocks"][0].as_array().map(Vec::len),
-        Some(2),
-        "{text}"
-    );
+    // One cycle, of two threads.
+    assert!(!text.contains("DEADLOCK 2:"), "{text}");
     // Each taker waits to lock what the other holds, named.
     let second = line_of("Wedged.java", "second lock");
     assert!(text.contains(&format!("at Wedged.take:{second}")), "{text}");
@@ -80,28 +81,41 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
     assert!(text.contains("← held by 0x"), "{text}");
     assert!(text.contains("- locked java.lang.Object@0x"), "{text}");
     for name in ["lock-a-taker", "lock-b-taker"] {
-        let e = entry(&data, name);
-        assert_eq!(e["waiting"]["kind"], "enter", "{e}");
-        let owner = e["waiting"]["owner"].as_str().expect("owner");
+        let e = dump_entry(&entries, name);
         let other = if name == "lock-a-taker" {
             "lock-b-taker"
         } else {
             "lock-a-taker"
         };
-        assert_eq!(entry(&data, other)["ids"][0], owner, "{text}");
+        let owner = dump_entry(&entries, other).first_id().expect("an id");
+        let owner = owner.trim_start_matches('@');
+        assert!(
+            e.block.contains("\n  waiting to lock ")
+                && e.block.contains(&format!("← held by {owner} {other:?}")),
+            "{name} waits to enter a monitor {other} holds: {}",
+            e.block
+        );
     }
     // The 50 parked workers are one entry, with every id.
-    let pool = entry(&data, "pool-worker-1");
-    assert_eq!(pool["count"], 50, "{text}");
-    assert_eq!(pool["ids"].as_array().map(Vec::len), Some(50));
-    assert!(text.contains("×50 \"pool-worker-#\" WAIT"), "{text}");
+    let pool = entries
+        .iter()
+        .find(|e| e.header.starts_with("×50 \"pool-worker-#\" WAIT"))
+        .unwrap_or_else(|| panic!("one entry for the pool: {text}"));
+    assert_eq!(pool.count, 50, "{text}");
+    assert!(
+        pool.header.contains("50 threads with an identical stack"),
+        "{}",
+        pool.header
+    );
     let park = line_of("Wedged.java", "park");
     assert!(text.contains(&format!("at Wedged.park:{park}")), "{text}");
     // The cost is stated, and the suspension undone and verified.
-    assert!(data["packets"].as_u64().unwrap_or(0) > 50, "{text}");
-    assert!(data["held_ms"].as_f64().is_some(), "{text}");
-    assert_eq!(data["resume_verified"], true, "{text}");
-    assert!(text.contains("the VM was held"), "{text}");
+    assert!(
+        number_after(text, "Cost: ").unwrap_or(0) > 50,
+        "packets: {text}"
+    );
+    assert!(number_after(text, "the VM was held ").is_some(), "{text}");
+    assert!(text.contains(RESUMED), "{text}");
     assert_running(&server, &jvm, "tick");
 
     // monitors_only: the lock graph without frames, the cycle still named.
@@ -111,10 +125,10 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
             json!({"suspend": true, "monitors_only": true, "name_filter": "lock-*"}),
         )
         .expect_ok();
-    assert_eq!(locks.json()["shown"], 2, "{}", locks.text);
-    assert_eq!(
-        locks.json()["deadlocks"].as_array().map(Vec::len),
-        Some(1),
+    assert_eq!(shown(&locks.text), 2, "{}", locks.text);
+    assert!(
+        locks.text.contains("DEADLOCK 1: 2 threads in a cycle")
+            && !locks.text.contains("DEADLOCK 2:"),
         "{}",
         locks.text
     );
@@ -126,10 +140,13 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
             json!({"suspend": true, "max_suspend_ms": 1, "limit": 1000}),
         )
         .expect_ok();
-    if cut.json()["cut"].as_u64().unwrap_or(0) > 0 {
+    if cut
+        .text
+        .contains("(NOT READ: the max_suspend_ms bound ran out first)")
+    {
         assert!(cut.text.contains("CUT SHORT"), "{}", cut.text);
     }
-    assert_eq!(cut.json()["resume_verified"], true, "{}", cut.text);
+    assert!(cut.text.contains(RESUMED), "{}", cut.text);
     // package_filter and limit narrow the dump.
     let limited = server
         .call(
@@ -137,7 +154,7 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
             json!({"suspend": true, "limit": 3, "max_frames": 2}),
         )
         .expect_ok();
-    assert_eq!(limited.json()["shown"], 3, "{}", limited.text);
+    assert_eq!(shown(&limited.text), 3, "{}", limited.text);
     assert!(
         limited.text.contains("Not read (limit)"),
         "{}",
@@ -149,26 +166,9 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
             json!({"suspend": true, "package_filter": "java.util.concurrent"}),
         )
         .expect_ok();
-    assert!(
-        pkg.json()["shown"].as_u64().unwrap_or(0) >= 50,
-        "{}",
-        pkg.text
-    );
+    assert!(shown(&pkg.text) >= 50, "{}", pkg.text);
     assert!(!pkg.text.contains("lock-a-taker"), "{}", pkg.text);
     assert_running(&server, &jvm, "tick");
-}
-
-fn entry<'a>(data: &'a Value, name: &str) -> &'a Value {
-    data["entries"]
-        .as_array()
-        .and_then(|es| {
-            es.iter().find(|e| {
-                e["names"]
-                    .as_array()
-                    .is_some_and(|ns| ns.iter().any(|n| n == name))
-            })
-        })
-        .unwrap_or_else(|| panic!("no entry for {name}: {data}"))
 }
 
 #[test]
@@ -182,23 +182,26 @@ fn a_full_dump_of_300_deep_threads_returns_them_all() {
             Duration::from_secs(60),
         )
         .expect_ok();
-    let data = dump.json();
-    assert_eq!(data["shown"], 300, "{}", dump.text);
-    let read: u64 = data["entries"]
-        .as_array()
-        .expect("entries")
+    assert_eq!(shown(&dump.text), 300, "{}", dump.text);
+    let entries = dump_entries(&dump.text);
+    let read: u64 = entries
         .iter()
-        .filter(|e| e["stack"] == "read")
-        .map(|e| e["count"].as_u64().unwrap_or(0))
+        .filter(|e| e.frames() > 0)
+        .map(|e| e.count)
         .sum();
     assert_eq!(read, 300, "{}", dump.text);
-    let deep = entry(&data, "deep-1");
-    assert!(deep["depth"].as_u64().unwrap_or(0) >= 20, "{deep}");
-    assert_eq!(
-        deep["frames"].as_array().map(Vec::len),
-        deep["depth"].as_u64().map(|d| d as usize)
+    // Every frame of a deep stack is there (none cut by max_frames).
+    let deep = entries
+        .iter()
+        .find(|e| e.header.contains("\"deep-"))
+        .unwrap_or_else(|| panic!("a deep entry: {}", dump.text));
+    assert!(deep.frames() >= 20, "{}", deep.block);
+    assert!(
+        !deep.block.contains("more frames (max_frames)"),
+        "{}",
+        deep.block
     );
-    assert_eq!(data["resume_verified"], true, "{}", dump.text);
+    assert!(dump.text.contains(RESUMED), "{}", dump.text);
 
     // A call that asks for progress hears how far the reads are.
     let result = server
@@ -240,34 +243,30 @@ fn virtual_threads_are_marked_and_a_stop_on_one_says_so() {
     );
     jvm.wait_for_line("virtual ready", Duration::from_secs(20));
     let server = attached(&jvm);
-    let threads = server.call("debug_list_threads", json!({})).expect_ok();
-    let virtuals = threads.json()["threads"]
-        .as_array()
-        .map(|ts| ts.iter().filter(|t| t["virtual"] == true).count())
-        .unwrap_or(0);
-    assert!(virtuals >= 3, "{}", threads.text);
-    assert!(threads.text.contains("(virtual)"), "{}", threads.text);
+    let threads_reply = server.call("debug_list_threads", json!({})).expect_ok();
+    let threads_text = &threads_reply.text;
+    let virtuals = threads(&threads_reply.text)
+        .iter()
+        .filter(|t| t.is_virtual)
+        .count();
+    assert!(virtuals >= 3, "{threads_text}");
+    assert!(threads_text.contains("(virtual)"), "{threads_text}");
     assert!(
-        threads.text.contains("includevirtualthreads=y"),
-        "{}",
-        threads.text
+        threads_text.contains("includevirtualthreads=y"),
+        "{threads_text}"
     );
 
     let dump = server
         .call("debug_thread_dump", json!({"suspend": true}))
         .expect_ok();
-    let marked = dump.json()["entries"]
-        .as_array()
-        .map(|es| {
-            es.iter()
-                .filter(|e| e["virtual"] == true)
-                .map(|e| e["count"].as_u64().unwrap_or(0))
-                .sum::<u64>()
-        })
-        .unwrap_or(0);
+    let marked: u64 = dump_entries(&dump.text)
+        .iter()
+        .filter(|e| e.is_virtual())
+        .map(|e| e.count)
+        .sum();
     assert!(marked >= 3, "{}", dump.text);
     assert!(dump.text.contains("(virtual)"), "{}", dump.text);
-    assert_eq!(dump.json()["resume_verified"], true, "{}", dump.text);
+    assert!(dump.text.contains(RESUMED), "{}", dump.text);
 
     let line = line_of("VirtualPark.java", "hit");
     server
@@ -298,17 +297,11 @@ fn virtual_threads_are_marked_and_a_stop_on_one_says_so() {
 
 /// No thread has a suspend count left.
 pub fn assert_none_suspended(server: &Server) {
-    let threads = server
+    let listed = server
         .call("debug_list_threads", json!({"limit": 1000}))
         .expect_ok();
-    let data = threads.json();
-    let held: Vec<&Value> = data["threads"]
-        .as_array()
-        .map(|ts| {
-            ts.iter()
-                .filter(|t| t["suspend_count"].as_i64() != Some(0))
-                .collect()
-        })
-        .unwrap_or_default();
+    let rows = threads(&listed.text);
+    assert!(!rows.is_empty(), "{}", listed.text);
+    let held: Vec<_> = rows.iter().filter(|t| t.suspend_count != 0).collect();
     assert!(held.is_empty(), "left suspended: {held:?}");
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::fake_jdwp::{Behaviour, FakeJdwp, FakeOpts, Step};
 use crate::support::free_port;
 use crate::support::mcp::{Server, ToolReply};
+use crate::support::text::session_id;
 
 /// Requests time out after a second here so stalls are quick to observe.
 fn server() -> Server {
@@ -156,17 +157,13 @@ fn a_stalled_jvm_never_delays_calls_on_another_session() {
     // A long request timeout, so the stalled call stays in flight.
     let server = Server::spawn_with_env(&[("JVMSCOPE_REQUEST_TIMEOUT_MS", "8000")]);
     server.initialize();
-    let slow = attach(&server, stalled.port(), 2000).expect_ok().json()["session_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let fast = server
-        .call("debug_attach", json!({"port": healthy.port()}))
-        .expect_ok()
-        .json()["session_id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let slow = session_id(&attach(&server, stalled.port(), 2000).expect_ok().text);
+    let fast = session_id(
+        &server
+            .call("debug_attach", json!({"port": healthy.port()}))
+            .expect_ok()
+            .text,
+    );
     std::thread::scope(|scope| {
         let stuck = scope.spawn(|| {
             server.call_with_timeout(

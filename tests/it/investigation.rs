@@ -27,10 +27,7 @@ fn attach(server: &Server, jvm: &Jvm, read_only: bool) -> String {
             json!({"port": jvm.port(), "read_only": read_only}),
         )
         .expect_ok();
-    r.json()["session_id"]
-        .as_str()
-        .map(str::to_string)
-        .unwrap_or_else(|| panic!("no session_id: {}", r.text))
+    crate::support::text::session_id(&r.text)
 }
 
 /// Polls until the stop point `bp` has at least `n` snapshots.

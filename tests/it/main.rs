@@ -2,6 +2,7 @@
 
 mod classes;
 mod code;
+mod data_tools;
 mod discovery;
 mod dump;
 mod evaluate;

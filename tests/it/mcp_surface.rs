@@ -1,10 +1,11 @@
 //! The MCP surface over real stdio pipes: initialize, ping, the golden
 //! tools/list and its size budget, a tool call, misspelt arguments, stdout
-//! hygiene and shutdown on stdin close.
+//! hygiene and shutdown on stdin close, JSON-RPC errors for lines that are
+//! not JSON (-32700) and for tools/call params of the wrong shape (-32602).
 
 use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::golden;
 use crate::support::mcp::Server;
@@ -177,4 +178,75 @@ fn closing_stdin_shuts_the_server_down() {
         .wait_exit(Duration::from_secs(10))
         .expect("exits after stdin closes");
     assert!(status.success(), "{status:?}\n{}", server.stderr_tail());
+}
+
+#[test]
+fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_the_server_goes_on() {
+    let server = Server::spawn();
+    server.initialize();
+    for bad in [
+        "{not json",
+        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"",
+        "ping",
+        "\u{feff}}{",
+    ] {
+        server.send_raw(bad).expect("write a malformed line");
+        let reply = server.wait_response(&Value::Null, Duration::from_secs(10), bad);
+        assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+        assert_eq!(reply["id"], Value::Null, "{reply}");
+        assert!(
+            reply.as_object().is_some_and(|r| r.contains_key("id")),
+            "id is present and null: {reply}"
+        );
+        assert_eq!(reply["error"]["code"], -32700, "{bad}: {reply}");
+        assert!(
+            reply["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Parse error")),
+            "{reply}"
+        );
+        // The next request on the same stream is answered.
+        let pong = server.request("ping", json!({})).expect("ping answered");
+        assert_eq!(pong, json!({}));
+    }
+    // A blank line is not a message: nothing answers it, nothing breaks.
+    server.send_raw("   ").expect("write");
+    let reply = server.call("debug_list_sessions", json!({})).expect_ok();
+    assert!(reply.text.starts_with("No sessions."), "{}", reply.text);
+    assert!(
+        server.stdout_garbage().is_empty(),
+        "stdout carries only JSON-RPC: {:?}",
+        server.stdout_garbage()
+    );
+}
+
+#[test]
+fn tools_call_with_arguments_that_are_not_an_object_is_invalid_params() {
+    let server = Server::spawn();
+    server.initialize();
+    for arguments in [json!("{\"port\": 5005}"), json!([1, 2]), json!(42)] {
+        let error = server
+            .request(
+                "tools/call",
+                json!({"name": "debug_attach", "arguments": arguments}),
+            )
+            .expect_err("refused at the protocol level");
+        assert_eq!(error["code"], -32602, "{arguments}: {error}");
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("tools/call") && message.contains("arguments"),
+            "{message}"
+        );
+    }
+    let error = server
+        .request("tools/call", json!({"arguments": {}}))
+        .expect_err("a call without a name");
+    assert_eq!(error["code"], -32602, "{error}");
+    // An unknown method is still method-not-found, and the server goes on.
+    let error = server
+        .request("tools/teleport", json!({}))
+        .expect_err("no such method");
+    assert_eq!(error["code"], -32601, "{error}");
+    let reply = server.call("debug_list_sessions", json!({})).expect_ok();
+    assert!(reply.text.starts_with("No sessions."), "{}", reply.text);
 }

@@ -6,20 +6,26 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::dump::attached;
 use crate::support::java::{Jvm, JvmOpts};
 use crate::support::mcp::Server;
+use crate::support::text::number_after;
 
-fn sources(reply: &Value, key: &str) -> Vec<String> {
-    reply[key]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m["source"].as_str().map(String::from))
-                .collect()
-        })
+/// The members a listing shows, one Java source line each (indented).
+fn sources(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .map(String::from)
+        .collect()
+}
+
+/// The class-loader copies a listing names (`Plugin@0x…`).
+fn copies(text: &str) -> Vec<String> {
+    text.split_once(" class-loader copies, each with its own statics: ")
+        .and_then(|(_, rest)| rest.split_once(". This is "))
+        .map(|(list, _)| list.split(", ").map(String::from).collect())
         .unwrap_or_default()
 }
 
@@ -32,7 +38,7 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
     let methods = server
         .call("debug_list_methods", json!({"class_name": "Box"}))
         .expect_ok();
-    let m = sources(&methods.json(), "methods");
+    let m = sources(&methods.text);
     let has = |want: &str| m.iter().any(|l| l == want);
     assert!(
         methods
@@ -83,18 +89,23 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         "{}",
         inherited.text
     );
-    let inherited_data = inherited.json();
-    let origins: Vec<&str> = inherited_data["methods"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|r| r["declared_by"].as_str()).collect())
-        .unwrap_or_default();
-    assert!(origins.contains(&"java.lang.Comparable"), "{origins:?}");
+    // Under that origin, its compareTo.
+    let origin = inherited
+        .text
+        .split_once("from interface java.lang.Comparable:\n")
+        .map(|(_, rest)| rest.lines().next().unwrap_or(""))
+        .unwrap_or("");
+    assert!(
+        origin.starts_with("  ") && origin.contains("compareTo("),
+        "{}",
+        inherited.text
+    );
 
     // Fields: statics first, generic types, modifiers.
     let fields = server
         .call("debug_list_fields", json!({"class_name": "Box"}))
         .expect_ok();
-    let f = sources(&fields.json(), "fields");
+    let f = sources(&fields.text);
     assert_eq!(
         f.first().map(String::as_str),
         Some("public static final java.lang.String KIND"),
@@ -153,37 +164,32 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
     let fields = server
         .call("debug_list_fields", json!({"class_name": "Plugin"}))
         .expect_ok();
-    let data = fields.json();
-    let copies: Vec<String> = data["copies"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|c| c.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default();
+    let copies = copies(&fields.text);
     assert_eq!(copies.len(), 2, "{}", fields.text);
+    assert!(
+        copies.iter().all(|c| c.starts_with("Plugin@0x")),
+        "{copies:?}"
+    );
     assert!(
         fields.text.contains("2 class-loader copies"),
         "{}",
         fields.text
     );
     assert_eq!(
-        sources(&data, "fields"),
+        sources(&fields.text),
         ["public static java.lang.String NAME"]
     );
     // Pin the second copy by its loader.
     let pinned = server
         .call("debug_list_methods", json!({"class_name": copies[1]}))
         .expect_ok();
-    assert_eq!(
-        pinned.json()["loader"],
-        copies[1].trim_start_matches("Plugin"),
+    assert!(
+        pinned.text.contains(&format!(". This is {};", copies[1])),
         "{}",
         pinned.text
     );
     assert!(
-        sources(&pinned.json(), "methods").contains(&"public Plugin()".to_string()),
+        sources(&pinned.text).contains(&"public Plugin()".to_string()),
         "{}",
         pinned.text
     );
@@ -199,10 +205,11 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
             json!({"class_names": ["Plugin", "TwoLoaders"]}),
         )
         .expect_ok();
-    let rows = instances.json()["classes"]
-        .as_array()
-        .map(Vec::len)
-        .unwrap_or(0);
+    let rows = instances
+        .text
+        .lines()
+        .filter(|l| l.starts_with("  Plugin") || l.starts_with("  TwoLoaders"))
+        .count();
     assert_eq!(rows, 3, "{}", instances.text);
     crate::dump::assert_none_suspended(&server);
 }
@@ -212,7 +219,7 @@ fn inner_class(server: &Server) {
     let lid = server
         .call("debug_list_methods", json!({"class_name": "Box$Lid"}))
         .expect_ok();
-    let l = sources(&lid.json(), "methods");
+    let l = sources(&lid.text);
     assert!(
         l.iter()
             .any(|s| s.starts_with("Box$Lid(Box") && s.ends_with("int size)")),
@@ -224,7 +231,7 @@ fn inner_class(server: &Server) {
         .call("debug_list_fields", json!({"class_name": "Box$Lid"}))
         .expect_ok();
     assert!(
-        sources(&lid_fields.json(), "fields").contains(&"final int size".to_string()),
+        sources(&lid_fields.text).contains(&"final int size".to_string()),
         "{}",
         lid_fields.text
     );
@@ -238,7 +245,7 @@ fn three_types_in_one_walk(server: &Server, counts: &str) {
             json!({"class_names": ["Box", "Box$Lid", "Widget"], "max_instances": 4}),
         )
         .expect_ok();
-    let data = instances.json();
+    let text = &instances.text;
     for (class, want) in [
         ("Box", "Box="),
         ("Box$Lid", "Box$Lid="),
@@ -249,15 +256,22 @@ fn three_types_in_one_walk(server: &Server, counts: &str) {
             .find_map(|w| w.strip_prefix(want))
             .and_then(|n| n.parse().ok())
             .expect("the fixture printed its count");
-        let row = data["classes"]
-            .as_array()
-            .and_then(|rs| rs.iter().find(|r| r["class"] == class))
-            .unwrap_or_else(|| panic!("{class}: {}", instances.text));
-        assert_eq!(row["count"].as_i64(), Some(printed), "{}", instances.text);
-        let handles = row["handles"].as_array().map(Vec::len).unwrap_or(0);
-        assert_eq!(handles as i64, printed.min(4), "{}", instances.text);
+        let row = text
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("  {class}: ")))
+            .unwrap_or_else(|| panic!("{class}: {text}"));
+        assert_eq!(
+            number_after(row, "").map(|n| n as i64),
+            Some(printed),
+            "{text}"
+        );
+        let handles = row
+            .split_whitespace()
+            .filter(|w| w.starts_with("@0x"))
+            .count();
+        assert_eq!(handles as i64, printed.min(4), "{text}");
     }
-    assert_eq!(data["heap_walks"], 4, "{}", instances.text);
+    assert!(text.contains("(4 heap walks in all"), "{text}");
     assert!(
         instances.text.contains("exact type only"),
         "{}",
@@ -268,5 +282,8 @@ fn three_types_in_one_walk(server: &Server, counts: &str) {
         "{}",
         instances.text
     );
-    assert!(data["count_ms"].as_f64().is_some());
+    assert!(
+        number_after(text, "paused its threads for ").is_some(),
+        "{text}"
+    );
 }

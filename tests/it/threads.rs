@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::support::java::{Jvm, JvmOpts};
 use crate::support::mcp::Server;
+use crate::support::text::threads;
 
 #[test]
 fn threads_sort_naturally_and_a_cut_list_covers_every_family_first() {
@@ -29,19 +30,14 @@ fn threads_sort_naturally_and_a_cut_list_covers_every_family_first() {
     let loads = server
         .call("debug_list_threads", json!({"name_contains": "load-"}))
         .expect_ok();
-    let names: Vec<String> = loads.json()["threads"]
-        .as_array()
-        .expect("threads")
-        .iter()
-        .map(|t| t["name"].as_str().unwrap_or("").to_string())
-        .collect();
+    let names: Vec<String> = threads(&loads.text).into_iter().map(|t| t.name).collect();
     let want: Vec<String> = (1..=12).map(|i| format!("load-{i}")).collect();
     assert_eq!(names, want, "2 before 10: {}", loads.text);
 
     let cut = server
         .call("debug_list_threads", json!({"limit": 3}))
         .expect_ok();
-    let shown = cut.json()["threads"].as_array().expect("threads").len();
+    let shown = threads(&cut.text).len();
     assert_eq!(shown, 3, "{}", cut.text);
     let loads_shown = cut.text.lines().filter(|l| l.contains("\"load-")).count();
     assert!(

@@ -3,9 +3,8 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::mcp::error::ToolError;
 use crate::model::classes::{ClassPage, NameFilter, TypeKind, page};
 
@@ -56,27 +55,7 @@ async fn list_classes(ctx: &Ctx, p: Result<ListClassesParams, ToolError>) -> Rep
         offset,
         limit,
     );
-    Ok(text_and_data(
-        render(&listed, p.filter.as_deref()),
-        json!({
-            "loaded": listed.loaded,
-            "matched": listed.matched,
-            "offset": listed.offset,
-            "classes": listed.shown.iter().map(|c| json!({
-                "name": c.name,
-                "kind": kind_word(c.kind),
-                "copies": c.copies,
-            })).collect::<Vec<_>>(),
-        }),
-    ))
-}
-
-fn kind_word(kind: TypeKind) -> &'static str {
-    match kind {
-        TypeKind::Class => "class",
-        TypeKind::Interface => "interface",
-        TypeKind::Array => "array",
-    }
+    Ok(super::text(render(&listed, p.filter.as_deref())))
 }
 
 /// The page as text: a count line, one class per line, and where the rest is.

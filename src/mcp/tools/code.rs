@@ -8,9 +8,8 @@ use std::path::PathBuf;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{
     Pinned, ReloadQuery, SourceCheck, SourceQuery, SourceText, SourceView, StaleView, StopStaleness,
 };
@@ -180,16 +179,7 @@ async fn source(ctx: &Ctx, p: Result<SourceParams, ToolError>) -> Reply {
         class_roots: paths(p.class_roots),
     };
     let view = handle.source(&q).await?;
-    Ok(text_and_data(
-        render_source(&view, &q),
-        json!({
-            "class": view.class_name,
-            "loaded": view.class.is_some(),
-            "source_file": view.source_file,
-            "jsr45": view.smap.is_some(),
-            "path": match &view.text { SourceText::Shown { path, .. } => Some(path.display().to_string()), _ => None },
-        }),
-    ))
+    Ok(super::text(render_source(&view, &q)))
 }
 
 fn render_source(v: &SourceView, q: &SourceQuery) -> String {
@@ -320,18 +310,7 @@ async fn check_stale(ctx: &Ctx, p: Result<CheckStaleParams, ToolError>) -> Reply
             bytecode,
         )
         .await?;
-    Ok(text_and_data(
-        render_stale(&v),
-        json!({
-            "class": v.class.name,
-            "class_file": v.class_path.display().to_string(),
-            "lines_moved": v.comparison.moved().map(|m| format!("{}{}", m.name, m.signature)).collect::<Vec<_>>(),
-            "code_differs": v.comparison.code_differs().map(|m| format!("{}{}", m.name, m.signature)).collect::<Vec<_>>(),
-            "forecast": v.comparison.forecast().iter().map(|r| json!({"name": r.name(), "code": r.code()})).collect::<Vec<_>>(),
-            "bytecode": bytecode,
-            "packets": v.packets,
-        }),
-    ))
+    Ok(super::text(render_stale(&v)))
 }
 
 /// One structural change, as a line.
@@ -530,17 +509,7 @@ async fn reload(ctx: &Ctx, p: Result<ReloadParams, ToolError>) -> Reply {
             ));
         }
     }
-    Ok(text_and_data(
-        out,
-        json!({
-            "class": v.class.name,
-            "loader": format!("{:#x}", v.class.loader),
-            "class_file": v.class_path.display().to_string(),
-            "bytes": v.bytes,
-            "dry_run": v.dry_run,
-            "threads_inside": v.inside.iter().map(|t| format!("{:#x}", t.thread.0)).collect::<Vec<_>>(),
-        }),
-    ))
+    Ok(super::text(out))
 }
 
 /// The staleness line a line stop adds to its arm reply (`None`: checked

@@ -11,9 +11,8 @@ use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{DiscoveryBudget, JvmListing};
 use crate::mcp::error::ToolError;
 
@@ -57,7 +56,8 @@ pub fn routes() -> Vec<Route> {
             |ctx, p: Result<ListJvmsParams, ToolError>| {
                 Box::pin(async move { list_jvms(&ctx, p).await })
             },
-        ),
+        )
+        .with_output::<super::data::Jvms>(),
         Route::new(
             "debug_diagnose",
             "Diagnose the server, sessions and JVMs",
@@ -104,10 +104,7 @@ async fn list_jvms(ctx: &Ctx, p: Result<ListJvmsParams, ToolError>) -> Reply {
     let p = p?;
     let probe = p.probe.as_deref().map(parse_probe).transpose()?;
     let l = listing(ctx, probe).await;
-    Ok(text_and_data(
-        jvms::listing_text(&l),
-        jvms::listing_json(&l),
-    ))
+    Ok(super::data(jvms::listing_text(&l), &jvms::listing_data(&l)))
 }
 
 /// The local-JVM block alone (the `jdwp://jvms` resource).
@@ -139,15 +136,5 @@ async fn diagnose(ctx: &Ctx, p: Result<DiagnoseParams, ToolError>) -> Reply {
     };
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let d = handle.diagnose_stop_point(&id).await?;
-    let causes: Vec<&str> = d.causes.iter().map(report::cause_code).collect();
-    Ok(text_and_data(
-        report::stop_point_text(&d),
-        json!({
-            "stop_point": d.point.id,
-            "state": d.point.state.label(),
-            "hits": d.point.hits,
-            "causes": causes,
-            "clear": report::is_clear(&d),
-        }),
-    ))
+    Ok(super::text(report::stop_point_text(&d)))
 }

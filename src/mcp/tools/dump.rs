@@ -7,9 +7,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{Dump, DumpSpec, VmHold};
 use crate::mcp::error::ToolError;
 use crate::model::classes::NameFilter;
@@ -94,7 +93,7 @@ async fn thread_dump(ctx: &Ctx, p: Result<ThreadDumpParams, ToolError>) -> Reply
         });
     }
     let text = render(&dump, &threads, suspend);
-    Ok(text_and_data(text, data(&dump, &threads)))
+    Ok(super::text(text))
 }
 
 /// `com.acme.*` or `com.acme` → `com.acme.`.
@@ -328,50 +327,4 @@ pub fn virtual_note(knows_virtual: bool, any_virtual: bool) -> Option<&'static s
              includevirtualthreads=y.",
         ),
     }
-}
-
-fn data(dump: &Dump, threads: &[DumpThread]) -> serde_json::Value {
-    let entries: Vec<_> = collapse(threads)
-        .iter()
-        .map(|g| {
-            let t = &threads[g[0]];
-            let (frames, depth, state) = match &t.stack {
-                Stack::Read { frames, depth } => (frames.clone(), *depth, "read"),
-                Stack::Skipped => (Vec::new(), 0, "skipped"),
-                Stack::Running => (Vec::new(), 0, "running"),
-                Stack::CutByBound => (Vec::new(), 0, "cut_by_bound"),
-                Stack::Failed(_) => (Vec::new(), 0, "failed"),
-            };
-            json!({
-                "count": g.len(),
-                "ids": g.iter().map(|&i| format!("@{:#x}", threads[i].id)).collect::<Vec<_>>(),
-                "names": g.iter().map(|&i| threads[i].name.clone()).collect::<Vec<_>>(),
-                "status": t.status,
-                "virtual": t.is_virtual,
-                "suspend_count": t.suspend_count,
-                "stack": state,
-                "depth": depth,
-                "frames": frames,
-                "held": t.held.iter().map(|h| format!("@{:#x}", h.monitor.object)).collect::<Vec<_>>(),
-                "waiting": t.waiting.as_ref().map(|w| json!({
-                    "monitor": format!("@{:#x}", w.monitor.object),
-                    "class": w.monitor.class,
-                    "kind": match w.kind { WaitKind::Enter => "enter", WaitKind::Wait => "wait" },
-                    "owner": w.owner.map(|o| format!("@{o:#x}")),
-                })),
-            })
-        })
-        .collect();
-    json!({
-        "live": dump.live,
-        "matched": dump.matched,
-        "shown": threads.len(),
-        "deadlocks": deadlocks(threads).iter().map(|c| c.iter().map(|id| format!("@{id:#x}")).collect::<Vec<_>>()).collect::<Vec<_>>(),
-        "entries": entries,
-        "packets": dump.packets,
-        "elapsed_ms": dump.elapsed.as_millis() as u64,
-        "held_ms": dump.hold.as_ref().map(|h| h.held.as_secs_f64() * 1e3),
-        "cut": dump.hold.as_ref().map(|h| h.cut).unwrap_or(0),
-        "resume_verified": dump.hold.as_ref().map(|h| h.verified),
-    })
 }

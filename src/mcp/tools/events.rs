@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Ctx, Effect, PROGRESS, Reply, Route, text_and_data};
+use super::{Ctx, Effect, PROGRESS, Reply, Route, data};
 use crate::actors::SessionHandle;
 use crate::actors::{Found, HitEvent, SuspendPolicy, TraceRecord};
 use crate::mcp::error::ToolError;
@@ -114,7 +114,8 @@ pub fn routes() -> Vec<Route> {
             |ctx, p: Result<TracesParams, ToolError>| {
                 Box::pin(async move { traces(&ctx, p).await })
             },
-        ),
+        )
+        .with_output::<super::data::Traces>(),
     ]
 }
 
@@ -233,19 +234,33 @@ fn trace_text_after(t: &TraceRecord, now: Instant, previous: Option<&TraceRecord
     s
 }
 
-fn trace_json(t: &TraceRecord) -> Value {
-    json!({
-        "seq": t.seq,
-        "stop": t.stop,
-        "thread": format!("@{:#x}", t.thread.0),
-        "thread_name": t.thread_name,
-        "location": t.location,
-        "callers": t.callers,
-        "locals": t.locals.iter().map(|(k, v)| json!({"name": k, "value": value::line(v)})).collect::<Vec<_>>(),
-        "locals_note": t.locals_note.as_ref().map(value::locals_gap),
-        "details": t.details.iter().map(|(k, v)| json!({"key": k, "value": value::detail(v)})).collect::<Vec<_>>(),
-        "overridden": t.overridden,
-    })
+fn trace_data(t: &TraceRecord) -> data::Trace {
+    data::Trace {
+        seq: t.seq,
+        stop: t.stop.to_string(),
+        thread: format!("@{:#x}", t.thread.0),
+        thread_name: t.thread_name.to_string(),
+        location: t.location.to_string(),
+        callers: t.callers.iter().map(|c| c.to_string()).collect(),
+        locals: t
+            .locals
+            .iter()
+            .map(|(k, v)| data::Local {
+                name: k.clone(),
+                value: value::line(v),
+            })
+            .collect(),
+        locals_note: t.locals_note.as_ref().map(value::locals_gap),
+        details: t
+            .details
+            .iter()
+            .map(|(k, v)| data::Detail {
+                key: k.clone(),
+                value: value::detail(v),
+            })
+            .collect(),
+        overridden: t.overridden,
+    }
 }
 
 /// The live `[suspended]` line.
@@ -321,7 +336,7 @@ async fn last_event(ctx: &Ctx, p: Result<LastEventParams, ToolError>) -> Reply {
     let (line, susp) = suspended_line(&handle).await;
     text.push_str(&format!("\n{line}"));
     data["state"] = susp;
-    Ok(text_and_data(text, data))
+    Ok(super::text(text))
 }
 
 async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
@@ -374,41 +389,32 @@ async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
     match found {
         Some(Found::Event(e)) => {
             log.mark_reported(e.seq);
-            let (line, susp) = suspended_line(&handle).await;
+            let (line, _) = suspended_line(&handle).await;
             let mut text = event_text(&e, now);
             if handle.thread_is_virtual(e.thread).await {
                 text.push_str("\n  thread: a virtual thread (stops and reads work on it as on a platform thread)");
             }
             let text = format!("{text}\n{line}");
-            Ok(text_and_data(
-                text,
-                json!({"found": "event", "event": event_json(&e), "state": susp}),
-            ))
+            Ok(super::text(text))
         }
-        Some(Found::Trace(t)) => Ok(text_and_data(
-            trace_text(&t, now),
-            json!({"found": "trace", "trace": trace_json(&t)}),
-        )),
+        Some(Found::Trace(t)) => Ok(super::text(trace_text(&t, now))),
         None => {
             handle.check_alive()?;
-            let (line, susp) = suspended_line(&handle).await;
-            Ok(text_and_data(
-                format!(
-                    "No event within {} ms{}.\n{line}",
-                    limit.as_millis(),
-                    p.bp_id
-                        .as_deref()
-                        .map(|b| format!(" for {b}"))
-                        .unwrap_or_default()
-                ),
-                json!({"found": null, "state": susp}),
-            ))
+            let (line, _) = suspended_line(&handle).await;
+            Ok(super::text(format!(
+                "No event within {} ms{}.\n{line}",
+                limit.as_millis(),
+                p.bp_id
+                    .as_deref()
+                    .map(|b| format!(" for {b}"))
+                    .unwrap_or_default()
+            )))
         }
     }
 }
 
 /// The grouped view of `all` (every matching snapshot, oldest first).
-fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, Value) {
+fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::Grouped) {
     let g = group::group(all, keys, max);
     let key = keys.join(", ");
     let mut text = format!(
@@ -445,11 +451,17 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, Value) 
                 locals.join(", ")
             ));
         }
-        groups.push(json!({
-            "values": keys.iter().zip(&gr.values).map(|(k, v)| (k.clone(), json!(v))).collect::<serde_json::Map<_, _>>(),
-            "count": gr.count, "first_seq": gr.first_seq, "last_seq": gr.last_seq,
-            "example": example.map(trace_json),
-        }));
+        groups.push(data::TraceGroup {
+            values: keys
+                .iter()
+                .zip(&gr.values)
+                .map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str())))
+                .collect(),
+            count: gr.count,
+            first_seq: gr.first_seq,
+            last_seq: gr.last_seq,
+            example: example.map(trace_data),
+        });
     }
     if g.left_out > 0 {
         text.push_str(&format!(
@@ -474,10 +486,13 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, Value) 
             g.without_keys
         ));
     }
-    let data = json!({
-        "group_by": keys, "groups": groups, "distinct": g.distinct,
-        "left_out": g.left_out, "without_keys": g.without_keys, "matching": all.len(),
-    });
+    let data = data::Grouped {
+        group_by: keys.to_vec(),
+        groups,
+        distinct: g.distinct,
+        left_out: g.left_out,
+        without_keys: g.without_keys,
+    };
     (text, data)
 }
 
@@ -536,9 +551,17 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
     if let Some(keys) = p.group_by.as_ref().filter(|k| !k.is_empty()) {
         let (all, _) = log.traces(pred, usize::MAX);
         let max = p.max_groups.unwrap_or(group::DEFAULT_GROUPS).max(1);
-        let (lines, data) = grouped(&all, keys, max);
+        let (lines, grouping) = grouped(&all, keys, max);
         text.push_str(&lines);
-        return Ok(text_and_data(text, data));
+        let data = data::Traces {
+            traces: Vec::new(),
+            matching: all.len(),
+            last_seq: None,
+            ring: data::Ring::of(&ring),
+            cleared: 0,
+            grouped: Some(grouping),
+        };
+        return Ok(super::data(text, &data));
     }
     let compact = p.compact == Some(true);
     for (i, t) in shown.iter().enumerate() {
@@ -567,14 +590,13 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
             }
         ));
     }
-    Ok(text_and_data(
-        text,
-        json!({
-            "traces": shown.iter().map(trace_json).collect::<Vec<_>>(),
-            "matching": total,
-            "last_seq": last_seq,
-            "ring": {"held": ring.held, "capacity": ring.capacity, "evicted": ring.evicted},
-            "cleared": cleared,
-        }),
-    ))
+    let data = data::Traces {
+        traces: shown.iter().map(trace_data).collect(),
+        matching: total,
+        last_seq,
+        ring: data::Ring::of(&ring),
+        cleared,
+        grouped: None,
+    };
+    Ok(super::data(text, &data))
 }

@@ -2,10 +2,9 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::session::SessionParams;
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{DEFAULT_EXCLUDES, PauseOutcome, StepFilter, StepKind};
 use crate::actors::{SessionError, ThreadUse};
 use crate::mcp::error::ToolError;
@@ -58,10 +57,9 @@ macro_rules! step_doc {
     ($head:literal) => {
         concat!(
             $head,
-            " Runs only the stepped thread (every suspension it has is taken off) and waits for it to \
-             land; the reply shows where, and debug_get_last_event reports the landing too. JDK and \
-             container packages (java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, org.jboss.*, \
-             io.undertow.*, org.wildfly.*, org.hibernate.*) are skipped unless exclude_classes replaces \
+            " Runs only the stepped thread (all its suspensions lifted) until it lands; the reply and \
+             debug_get_last_event show where. Skips java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, \
+             org.jboss.*, io.undertow.*, org.wildfly.*, org.hibernate.* unless exclude_classes replaces \
              the list ([] for none) or only_classes names where to stop."
         )
     };
@@ -215,19 +213,7 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
         out.push('\n');
         out.push_str(note);
     }
-    let data: Vec<_> = shown
-        .iter()
-        .map(|t| {
-            json!({
-                "id": format!("@{:#x}", t.id.0),
-                "name": t.name,
-                "status": t.status,
-                "suspend_count": t.suspend_count,
-                "virtual": t.is_virtual,
-            })
-        })
-        .collect();
-    Ok(text_and_data(out, json!({ "threads": data })))
+    Ok(super::text(out))
 }
 
 async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
@@ -237,19 +223,11 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     let report = handle.resume_all().await?;
     let held = handle.held_threads().await;
     if report.resumes == 0 && report.still_held == 0 && held.is_empty() {
-        return Ok(text_and_data(
-            format!(
-                "Nothing was suspended in session {}: all {} threads already run; nothing was sent.",
-                handle.id(),
-                report.total
-            ),
-            json!({
-                "resumes": 0,
-                "threads_total": report.total,
-                "still_suspended": 0,
-                "resuspended_by_event": false,
-            }),
-        ));
+        return Ok(super::text(format!(
+            "Nothing was suspended in session {}: all {} threads already run; nothing was sent.",
+            handle.id(),
+            report.total
+        )));
     }
     let mut out = format!(
         "Resumed session {} ({} resume{} sent).",
@@ -284,15 +262,7 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             report.still_held, report.total, report.resumes
         ));
     }
-    Ok(text_and_data(
-        out,
-        json!({
-            "resumes": report.resumes,
-            "threads_total": report.total,
-            "still_suspended": report.still_held,
-            "resuspended_by_event": report.resuspended_by_event,
-        }),
-    ))
+    Ok(super::text(out))
 }
 
 async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: bool) -> Reply {
@@ -326,10 +296,7 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
     if suspend {
         out.push_str("\nNext: debug_get_stack / debug_evaluate with this thread_id; debug_resume_thread releases it");
     }
-    Ok(text_and_data(
-        out,
-        json!({"thread_id": format!("@{:#x}", thread.0), "name": name, "suspend_count": count}),
-    ))
+    Ok(super::text(out))
 }
 
 async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
@@ -363,20 +330,14 @@ async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
             let since = since
                 .map(|d| format!(" for {:.1} s", d.as_secs_f64()))
                 .unwrap_or_default();
-            Ok(text_and_data(
-                format!(
-                    "Already suspended{since}: all {total} threads are held (deepest count {max_depth}) by {}; nothing changed.\n{watchdog}.\nNext: debug_continue resumes everything",
-                    holders.join(" and ")
-                ),
-                json!({"changed": false, "threads_held": total, "threads_total": total}),
-            ))
+            Ok(super::text(format!(
+                "Already suspended{since}: all {total} threads are held (deepest count {max_depth}) by {}; nothing changed.\n{watchdog}.\nNext: debug_continue resumes everything",
+                holders.join(" and ")
+            )))
         }
-        PauseOutcome::Paused { held, total } => Ok(text_and_data(
-            format!(
-                "Paused: {held} of {total} threads suspended; {watchdog}.\nNext: debug_continue resumes everything"
-            ),
-            json!({"changed": true, "threads_held": held, "threads_total": total}),
-        )),
+        PauseOutcome::Paused { held, total } => Ok(super::text(format!(
+            "Paused: {held} of {total} threads suspended; {watchdog}.\nNext: debug_continue resumes everything"
+        ))),
     }
 }
 
@@ -414,18 +375,9 @@ async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: Ste
         .as_ref()
         .map(|f| f.label())
         .unwrap_or_else(|| "an unknown location".into());
-    Ok(text_and_data(
-        format!(
-            "Stepped thread @{:#x} to {at} ({}).\nThe thread is suspended there; debug_get_stack reads it, debug_continue resumes.",
-            thread.0,
-            filter.describe()
-        ),
-        json!({
-            "thread_id": format!("@{:#x}", thread.0),
-            "location": at,
-            "class": landing.frame.as_ref().map(|f| f.class.name.clone()),
-            "line": landing.frame.as_ref().and_then(|f| f.line),
-            "filter": filter.describe(),
-        }),
-    ))
+    Ok(super::text(format!(
+        "Stepped thread @{:#x} to {at} ({}).\nThe thread is suspended there; debug_get_stack reads it, debug_continue resumes.",
+        thread.0,
+        filter.describe()
+    )))
 }

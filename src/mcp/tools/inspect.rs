@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{
     Budget, EvalContext, Failure, Locals, Outcome, SessionError, SessionHandle, ThreadId,
     ThreadUse, ValueReader, declared_type, explain, to_val,
@@ -227,10 +227,7 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
             depth as usize - frames.len()
         ));
     }
-    Ok(text_and_data(
-        out,
-        json!({"thread_id": format!("@{:#x}", thread.0), "depth": depth, "frames": data_frames}),
-    ))
+    Ok(super::text(out))
 }
 
 async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) -> Reply {
@@ -289,10 +286,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
                 o.invocations,
                 if o.invocations == 1 { "" } else { "s" }
             ));
-            Ok(text_and_data(
-                out,
-                json!({"value": rendered, "reads": o.reads, "invocations": o.invocations}),
-            ))
+            Ok(super::text(out))
         }
         Err(f) => {
             let mut msg = format!(
@@ -359,10 +353,7 @@ async fn render_chain(
     for n in notes {
         out.push_str(&format!("\nNote: {}", value::eval_note(&n)));
     }
-    Ok(text_and_data(
-        out,
-        json!({"links": data, "first_null": first_null}),
-    ))
+    Ok(super::text(out))
 }
 
 fn caret(src: &str, at: usize) -> String {

@@ -10,9 +10,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::data::{Armed, Outcome};
 use super::events::{event_text, trace_text};
 use super::stop_points::{export_set, listing_text};
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::mcp::error::ToolError;
 
 /// The tools an exported set may name.
@@ -69,7 +70,8 @@ pub fn routes() -> Vec<Route> {
              entry's outcome. Lines are not checked against this build.",
             Effect::Changes,
             |ctx, p: Result<ArmSetParams, ToolError>| Box::pin(async move { arm(&ctx, p).await }),
-        ),
+        )
+        .with_output::<super::data::Armed>(),
     ]
 }
 
@@ -173,9 +175,7 @@ async fn export(ctx: &Ctx, p: Result<ExportParams, ToolError>) -> Reply {
     for n in handle.recent_events() {
         md.push_str(&format!("- {n}\n"));
     }
-    let data =
-        json!({"markdown": md, "snapshots": shown.len(), "stop_points": listing.points.len()});
-    Ok(text_and_data(md, data))
+    Ok(super::text(md))
 }
 
 fn fenced(lang: &str, body: &str) -> String {
@@ -231,7 +231,12 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
                 "{entry}: REFUSED: {tool:?} is not an arming tool (a set names only {})",
                 ARMING_TOOLS.join(", ")
             ));
-            outcomes.push(json!({"entry": i, "from": from, "state": "refused"}));
+            outcomes.push(Outcome {
+                entry: entry.clone(),
+                state: "refused".into(),
+                error: Some(format!("{tool:?} is not an arming tool")),
+                ..Outcome::default()
+            });
             continue;
         }
         if let Some(state) = e["state"].as_str() {
@@ -239,7 +244,11 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
             lines.push(format!(
                 "{entry}: SKIPPED: it was {state} when exported; arm it by hand from its args if wanted"
             ));
-            outcomes.push(json!({"entry": i, "from": from, "state": "skipped"}));
+            outcomes.push(Outcome {
+                entry: entry.clone(),
+                state: "skipped".into(),
+                ..Outcome::default()
+            });
             continue;
         }
         let mut args = e["args"].as_object().cloned().unwrap_or_default();
@@ -251,31 +260,25 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
             .filter_map(|c| c.as_text().map(|t| t.text.clone()))
             .collect::<Vec<_>>()
             .join("\n");
-        let state = if r.is_error == Some(true) {
-            refused += 1;
-            "refused"
-        } else {
-            let first = &r
-                .structured_content
-                .as_ref()
-                .map(|d| d["outcomes"][0].clone());
-            match first.as_ref().and_then(|o| o["state"].as_str()) {
-                Some("deferred") => {
-                    deferred += 1;
-                    "deferred"
-                }
-                _ => {
-                    armed += 1;
-                    "armed"
-                }
-            }
-        };
-        let id = r
+        // The arming tool's own outcome, under this entry's name.
+        let mut outcome = r
             .structured_content
-            .as_ref()
-            .and_then(|d| d["outcomes"][0]["id"].as_str().map(str::to_string));
+            .clone()
+            .and_then(|d| serde_json::from_value::<Armed>(d).ok())
+            .and_then(|a| a.outcomes.into_iter().next())
+            .unwrap_or_default();
+        outcome.entry = entry.clone();
+        if r.is_error == Some(true) {
+            refused += 1;
+            outcome.state = "refused".into();
+            outcome.error = Some(text.clone());
+        } else if outcome.state == "deferred" {
+            deferred += 1;
+        } else {
+            armed += 1;
+        }
         lines.push(format!("{entry} {tool}: {}", text.replace('\n', "\n  ")));
-        outcomes.push(json!({"entry": i, "from": from, "state": state, "id": id}));
+        outcomes.push(outcome);
     }
     let mut text =
         format!("{armed} armed, {deferred} deferred, {refused} refused, {skipped} skipped");
@@ -287,7 +290,7 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
     for l in lines {
         text.push_str(&format!("\n{l}"));
     }
-    let mut reply = text_and_data(text, json!({"outcomes": outcomes}));
+    let mut reply = super::data(text, &Armed { outcomes });
     if armed + deferred == 0 && !list.is_empty() && skipped < list.len() {
         reply.is_error = Some(true);
     }

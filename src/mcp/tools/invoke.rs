@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
 use super::inspect::thread_id;
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{
     Arg, Budget, CallOutcome, CallSpec, CallTarget, MethodShape, NamedQuery, SessionHandle,
     SpringQuery, Venue,
@@ -257,21 +257,7 @@ fn invoke_reply(out: &CallOutcome, all_threads: bool) -> rmcp::model::CallToolRe
         text.push_str(&format!("\nthe bean came from {context} @{id:#x}"));
     }
     text.push_str(&format!("\nfield tree:\n{}", value::tree(&out.tree)));
-    text_and_data(
-        text,
-        json!({
-            "method": format!("{}.{}", m.class, m.declaration),
-            "returns": m.returns.java(),
-            "type": out.value_type,
-            "to_string": out.to_string,
-            "json": shown,
-            "tree": value::tree(&out.tree),
-            "thread_id": format!("@{:#x}", out.thread.0),
-            "thread": out.thread_name,
-            "parked": out.venue == Venue::Parked,
-            "took_ms": out.took.as_millis() as u64,
-        }),
-    )
+    super::text(text)
 }
 
 /// A value read from the JVM as JSON: scalars and strings as themselves,
@@ -447,7 +433,7 @@ fn template_reply(shapes: &[MethodShape]) -> rmcp::model::CallToolResult {
             "param_types": erased,
         }));
     }
-    text_and_data(text, json!({ "overloads": data }))
+    super::text(text)
 }
 
 async fn spring(ctx: &Ctx, p: Result<SpringParams, ToolError>) -> Reply {
@@ -518,20 +504,7 @@ async fn spring(ctx: &Ctx, p: Result<SpringParams, ToolError>) -> Reply {
         });
     }
     text.push_str(&format!("\n{}", venue(r.venue, &r.thread_name)));
-    Ok(text_and_data(
-        text,
-        json!({
-            "context": r.context,
-            "ready": r.ready(),
-            "active": r.active,
-            "refreshed": r.refreshed,
-            "beans": r.beans.iter().map(|b| json!({"name": b.name, "type": b.type_name})).collect::<Vec<_>>(),
-            "keys": r.keys.iter().map(|k| json!({
-                "key": k.key, "value": k.value, "source": k.source, "masked": k.masked,
-            })).collect::<Vec<_>>(),
-            "parked": r.venue == Venue::Parked,
-        }),
-    ))
+    Ok(super::text(text))
 }
 
 async fn named_query(ctx: &Ctx, p: Result<NamedQueryParams, ToolError>) -> Reply {
@@ -595,16 +568,7 @@ async fn named_query(ctx: &Ctx, p: Result<NamedQueryParams, ToolError>) -> Reply
         text.push_str(&format!("\n[{i}] {}", value::tree(row)));
     }
     text.push_str(&format!("\n{}", venue(r.venue, &r.thread_name)));
-    Ok(text_and_data(
-        text,
-        json!({
-            "count": r.count,
-            "rows": r.rows.iter().map(tree_json).collect::<Vec<_>>(),
-            "bound": r.bound.iter().map(|(n, t)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
-            "flush": r.flush,
-            "entity_manager": r.entity_manager,
-        }),
-    ))
+    Ok(super::text(text))
 }
 
 #[cfg(test)]

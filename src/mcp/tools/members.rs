@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{InstanceReport, Member, MemberSet, Members, TypeMembers};
 use crate::mcp::error::ToolError;
 use crate::model::java_source::{
@@ -131,20 +131,7 @@ async fn list(ctx: &Ctx, p: Result<MembersParams, ToolError>, set: MemberSet) ->
         out.push_str(&format!("\n({hidden} compiler-made member(s) left out)"));
     }
     copies_note(&mut out, &members);
-    let key = if set == MemberSet::Methods {
-        "methods"
-    } else {
-        "fields"
-    };
-    Ok(text_and_data(
-        out,
-        json!({
-            "class": members.class,
-            "loader": format!("@{:#x}", members.loader),
-            "copies": members.loaders.iter().map(|l| format!("{}@{l:#x}", members.class)).collect::<Vec<_>>(),
-            key: rows,
-        }),
-    ))
+    Ok(super::text(out))
 }
 
 /// (name, source line, compiler-made) for each member, fields statics
@@ -231,10 +218,7 @@ async fn list_instances(ctx: &Ctx, p: Result<InstancesParams, ToolError>) -> Rep
         r = handle.instances(&p.class_names, max) => r?,
         _ = super::cancelled() => return Err(ToolError::new("CANCELLED", "cancelled; a heap walk already sent runs to its end in the JVM")),
     };
-    Ok(text_and_data(
-        render_instances(&report),
-        instances_data(&report),
-    ))
+    Ok(super::text(render_instances(&report)))
 }
 
 fn render_instances(r: &InstanceReport) -> String {
@@ -277,19 +261,4 @@ fn render_instances(r: &InstanceReport) -> String {
     }
     out.push_str("); the cost grows with the live heap, not the answer.");
     out
-}
-
-fn instances_data(r: &InstanceReport) -> serde_json::Value {
-    json!({
-        "classes": r.rows.iter().map(|row| json!({
-            "class": row.class,
-            "loader": format!("@{:#x}", row.loader),
-            "count": row.count,
-            "handles": row.handles.iter().map(|h| format!("@{h:#x}")).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-        "not_loaded": r.not_loaded,
-        "count_ms": r.count_time.as_secs_f64() * 1e3,
-        "handles_ms": r.handle_time.as_secs_f64() * 1e3,
-        "heap_walks": r.walks,
-    })
 }

@@ -5,6 +5,7 @@
 
 pub mod classes;
 pub mod code;
+pub mod data;
 pub mod diagnose;
 pub mod dump;
 pub mod events;
@@ -25,6 +26,7 @@ use futures::future::BoxFuture;
 
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::actors::Engine;
@@ -104,11 +106,17 @@ fn tool<P: JsonSchema + 'static>(
     description: &'static str,
     effect: Effect,
 ) -> Tool {
-    let annotations = ToolAnnotations::with_title(title)
-        .read_only(matches!(effect, Effect::Read))
-        .destructive(matches!(effect, Effect::Destructive))
-        .idempotent(matches!(effect, Effect::Read | Effect::Idempotent))
-        .open_world(false);
+    // The title is the tool's own `title`, not repeated here; a read-only
+    // tool needs no destructive or idempotent hint (the spec reads them
+    // only when readOnlyHint is false).
+    let annotations = match effect {
+        Effect::Read => ToolAnnotations::new().read_only(true),
+        _ => ToolAnnotations::new()
+            .read_only(false)
+            .destructive(matches!(effect, Effect::Destructive))
+            .idempotent(matches!(effect, Effect::Idempotent)),
+    }
+    .open_world(false);
     let mut tool = Tool::new(name, description, Arc::new(JsonObject::new()))
         .with_input_schema::<P>()
         .with_title(title)
@@ -123,11 +131,71 @@ fn tool<P: JsonSchema + 'static>(
 /// byte of `tools/list` is read by the model before its first call (the
 /// 64 KB budget): no `$schema` URL, an optional argument is typed `X`
 /// rather than `[X, null]` (being absent from `required` already makes it
-/// optional; `null` is still accepted), and no Rust integer `format`
-/// (`minimum` says what matters).
+/// optional; `null` is still accepted), no Rust integer `format` and no
+/// `minimum: 0` (a negative count is refused by name when it comes), and
+/// no description of `session_id` (the instructions give it once).
 fn compact_schema(schema: &mut JsonObject) {
     schema.remove("$schema");
     compact_node(schema);
+    // The instructions say once what session_id is; 47 copies say nothing more.
+    if let Some(serde_json::Value::Object(session)) = schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("session_id"))
+    {
+        session.remove("description");
+    }
+}
+
+/// Trims a generated output schema the same way where that keeps it exact:
+/// no `$schema`, `title`, descriptions, integer `format`s, the bounds of
+/// Rust integer types or `required` lists (the tool's description and the
+/// field names say what the data is; the data test checks every declared
+/// field is written). Nullable types
+/// stay `[X, "null"]`: the data does carry `null`s.
+fn compact_output_schema(schema: &mut JsonObject) {
+    schema.remove("$schema");
+    schema.remove("title");
+    strip_output_node(schema);
+}
+
+fn strip_output_node(node: &mut JsonObject) {
+    node.remove("description");
+    node.remove("title");
+    // Every field is always written (the serialised form); saying so for
+    // each of them costs 2 KB of tools/list.
+    node.remove("required");
+    let integer = match node.get("type") {
+        Some(serde_json::Value::String(t)) => t == "integer",
+        Some(serde_json::Value::Array(t)) => t.iter().any(|t| t == "integer"),
+        _ => false,
+    };
+    if integer {
+        // Bounds of Rust integer types say nothing about the data.
+        node.remove("format");
+        node.remove("minimum");
+        node.remove("maximum");
+    }
+    for (key, value) in node.iter_mut() {
+        match value {
+            // Under these, the keys are names, each mapped to a schema.
+            serde_json::Value::Object(named) if key == "properties" || key == "$defs" => {
+                for schema in named.values_mut() {
+                    if let serde_json::Value::Object(schema) = schema {
+                        strip_output_node(schema);
+                    }
+                }
+            }
+            serde_json::Value::Object(child) => strip_output_node(child),
+            serde_json::Value::Array(items) => {
+                for item in items {
+                    if let serde_json::Value::Object(child) = item {
+                        strip_output_node(child);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
 fn compact_node(node: &mut JsonObject) {
@@ -143,6 +211,10 @@ fn compact_node(node: &mut JsonObject) {
     }
     if node.get("type").and_then(|t| t.as_str()) == Some("integer") {
         node.remove("format");
+        // Every count and id is unsigned; a negative one is refused by name.
+        if node.get("minimum") == Some(&serde_json::Value::from(0)) {
+            node.remove("minimum");
+        }
     }
     for value in node.values_mut() {
         match value {
@@ -188,6 +260,16 @@ impl Route {
             tool: tool::<P>(name, title, description, effect),
             call: Arc::new(move |ctx, args| handler(ctx, parse::<P>(name, args))),
         }
+    }
+
+    /// Declares that the tool's results are data of type `O`: its
+    /// `outputSchema` is generated from `O`, and its replies are built
+    /// with [`data`] from an `O`. Only such tools carry structured content.
+    pub fn with_output<O: JsonSchema + 'static>(mut self) -> Self {
+        let mut schema = (*rmcp::handler::server::common::schema_for_output::<O>()).clone();
+        compact_output_schema(&mut schema);
+        self.tool.output_schema = Some(Arc::new(schema));
+        self
     }
 }
 
@@ -238,7 +320,14 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolRe
                 .next("tools/list names every tool"),
         ),
     };
-    reply.unwrap_or_else(|e| e.in_tool(name).into_result())
+    let mut result = reply.unwrap_or_else(|e| e.in_tool(name).into_result());
+    if let Some(&i) = all.by_name.get(name)
+        && all.routes[i].tool.output_schema.is_none()
+    {
+        // Structured content only where a schema declares it.
+        result.structured_content = None;
+    }
+    result
 }
 
 /// Parses a call's arguments; unknown or misspelt names are refused with
@@ -253,10 +342,14 @@ pub fn text(s: impl Into<String>) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(s.into())])
 }
 
-/// A text reply that also carries structured content for scripts.
-pub fn text_and_data(s: impl Into<String>, data: serde_json::Value) -> CallToolResult {
+/// A data tool's reply: the text, complete on its own, and the same facts
+/// as structured content of the type its `outputSchema` declares.
+pub fn data<O: Serialize>(s: impl Into<String>, data: &O) -> CallToolResult {
     let mut r = text(s);
-    r.structured_content = Some(data);
+    match serde_json::to_value(data) {
+        Ok(v) => r.structured_content = Some(v),
+        Err(e) => tracing::warn!(error = %e, "structured content not serialisable"),
+    }
     r
 }
 

@@ -3,10 +3,9 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::inspect::thread_id;
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{Budget, EvalContext, SessionError, SessionHandle, ThreadUse};
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
@@ -152,13 +151,10 @@ async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
     let r = handle.value_reader(&quiet, Budget::default(), None);
     let old = value::line(&r.line(&written.old).await);
     let new = value::line(&r.line(&written.new).await);
-    Ok(text_and_data(
-        format!(
-            "Set {} ({}): {} → {}",
-            written.target, written.declared, old, new
-        ),
-        json!({"target": written.target, "declared_type": written.declared, "old": old, "new": new}),
-    ))
+    Ok(super::text(format!(
+        "Set {} ({}): {} → {}",
+        written.target, written.declared, old, new
+    )))
 }
 
 async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Reply {
@@ -182,12 +178,9 @@ async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Rep
     let quiet = EvalContext::default();
     let r = handle.value_reader(&quiet, Budget::default(), None);
     let shown = value::line(&r.line(&val).await);
-    Ok(text_and_data(
-        format!(
-            "{frame} will return {shown} as soon as the thread resumes; the rest of the method does not run."
-        ),
-        json!({"frame": frame, "value": shown}),
-    ))
+    Ok(super::text(format!(
+        "{frame} will return {shown} as soon as the thread resumes; the rest of the method does not run."
+    )))
 }
 
 async fn pop_frame(ctx: &Ctx, p: Result<PopFrameParams, ToolError>) -> Reply {
@@ -201,13 +194,10 @@ async fn pop_frame(ctx: &Ctx, p: Result<PopFrameParams, ToolError>) -> Reply {
         .into());
     };
     let popped = handle.pop_frame(thread, p.frame_index.unwrap_or(0)).await?;
-    Ok(text_and_data(
-        format!(
-            "Popped {} frame{}: {}.\nWhen the thread resumes, the caller calls again.",
-            popped.len(),
-            if popped.len() == 1 { "" } else { "s" },
-            popped.join(", ")
-        ),
-        json!({"popped": popped}),
-    ))
+    Ok(super::text(format!(
+        "Popped {} frame{}: {}.\nWhen the thread resumes, the caller calls again.",
+        popped.len(),
+        if popped.len() == 1 { "" } else { "s" },
+        popped.join(", ")
+    )))
 }

@@ -6,9 +6,8 @@ use std::time::Duration;
 use futures::future::join_all;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route, text_and_data};
+use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{SessionHandle, Startup};
 use crate::mcp::error::ToolError;
 use crate::model::{AttachSpec, LaunchSpec, LaunchTarget, SessionState};
@@ -128,7 +127,8 @@ pub fn routes() -> Vec<Route> {
                     }
                 })
             },
-        ),
+        )
+        .with_output::<super::data::Sessions>(),
         Route::new(
             "debug_set_current_session",
             "Choose the current session",
@@ -264,16 +264,7 @@ async fn opened(
     } else if matches!(state, SessionState::Suspended { .. }) {
         out.push_str("\nNext: debug_continue runs it; debug_list_threads shows who is held");
     }
-    let data = json!({
-        "session_id": handle.id().0,
-        "address": handle.address(),
-        "state": state.label(),
-        "vm_name": vm.vm_name,
-        "vm_version": vm.vm_version,
-        "pid": pid,
-        "read_only": handle.read_only(),
-    });
-    text_and_data(out, data)
+    super::text(out)
 }
 
 pub fn describe_state(state: &SessionState) -> String {
@@ -292,9 +283,11 @@ const LISTED_OUTPUT_LINES: usize = 5;
 async fn list_sessions(ctx: &Ctx) -> Reply {
     let sessions = ctx.engine.sessions();
     if sessions.is_empty() {
-        return Ok(text_and_data(
+        return Ok(super::data(
             "No sessions. debug_attach {host, port} or debug_launch {main_class, classpath} opens one.",
-            json!({ "sessions": [] }),
+            &super::data::Sessions {
+                sessions: Vec::new(),
+            },
         ));
     }
     let current = ctx.engine.current();
@@ -332,7 +325,7 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             })
             .collect();
         lines.push(format!(
-            "{} {} {} {} | {} {} | packets={} stop_points={}{}{}",
+            "{} {} {} {} | {} {} | packets={} stop_points={}{}{}{}",
             if is_current { "*" } else { " " },
             s.id(),
             s.address(),
@@ -341,6 +334,9 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
             vm.vm_version,
             packets,
             stop_points,
+            s.launched_pid()
+                .map(|pid| format!(" pid={pid}"))
+                .unwrap_or_default(),
             if s.read_only() { " read-only" } else { "" },
             if held.is_empty() {
                 String::new()
@@ -365,25 +361,32 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
         for line in &output {
             lines.push(format!("    | {line}"));
         }
-        data.push(json!({
-            "session_id": s.id().0,
-            "address": s.address(),
-            "current": is_current,
-            "state": state.label(),
-            "detail": describe_state(&state),
-            "vm_name": vm.vm_name,
-            "vm_version": vm.vm_version,
-            "packets_sent": packets,
-            "stop_points": stop_points,
-            "read_only": s.read_only(),
-            "pid": s.launched_pid(),
-            "held_threads": held,
-            "exit": exit,
-            "last_output": output,
-            "installed_classes": s.installed_classes().iter().map(|i| i.name.clone()).collect::<Vec<_>>(),
-        }));
+        data.push(super::data::SessionRow {
+            session_id: s.id().0.clone(),
+            address: s.address().to_string(),
+            current: is_current,
+            state: state.label().into(),
+            detail: describe_state(&state),
+            vm_name: vm.vm_name,
+            vm_version: vm.vm_version,
+            packets_sent: packets,
+            stop_points,
+            read_only: s.read_only(),
+            pid: s.launched_pid(),
+            held_threads: held,
+            exit,
+            last_output: output,
+            installed_classes: s
+                .installed_classes()
+                .iter()
+                .map(|i| i.name.clone())
+                .collect(),
+        });
     }
-    Ok(text_and_data(lines.join("\n"), json!({ "sessions": data })))
+    Ok(super::data(
+        lines.join("\n"),
+        &super::data::Sessions { sessions: data },
+    ))
 }
 
 fn set_current(ctx: &Ctx, p: Result<SetCurrentParams, ToolError>) -> Reply {
@@ -415,15 +418,5 @@ async fn disconnect(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     if let Some(note) = super::code::installed_note(&handle) {
         out.push_str(&format!("\n{note}"));
     }
-    Ok(text_and_data(
-        out,
-        json!({
-            "session_id": handle.id().0,
-            "threads_released": report.threads_held,
-            "threads_total": report.threads_total,
-            "stop_points_cleared": report.stop_points_cleared,
-            "verification": report.verification,
-            "process": report.process,
-        }),
-    ))
+    Ok(super::text(out))
 }

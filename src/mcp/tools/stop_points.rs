@@ -14,7 +14,7 @@ use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
 use crate::model::stop_point::Filters;
 
-pub use render::{arm_note, describe_point, point_json};
+pub use render::{arm_note, describe_point};
 
 /// The listing as debug_list_stop_points writes it (for the report).
 pub fn listing_text(l: &crate::actors::Listing, ring: &crate::actors::RingStats) -> String {

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::support::java::{Jvm, JvmOpts, line_of};
 use crate::support::poll_until_msg;
+use crate::support::text::event_field;
 
 #[test]
 fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
@@ -20,7 +21,7 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     );
     let id = first_id(&armed);
     assert_eq!(
-        armed.json()["outcomes"][0]["policy"],
+        point(&server, &id)["policy"],
         "EVENTTHREAD",
         "{}",
         armed.text
@@ -47,9 +48,9 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
         "debug_wait_for_event",
         json!({"timeout_ms": 15000}),
     );
-    let e = &hit.json()["event"];
-    assert_eq!(e["suspended"], "all", "{}", hit.text);
-    assert_eq!(e["thread_name"], "orders-b", "{}", hit.text);
+    let e = |key| event_field(&hit.text, key).unwrap_or_default();
+    assert_eq!(e("suspended"), "all", "{}", hit.text);
+    assert_eq!(e("thread_name"), "orders-b", "{}", hit.text);
     assert!(
         hit.text.contains("matched on the hit thread"),
         "{}",
@@ -96,8 +97,8 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
         json!({"timeout_ms": 15000, "bp_id": bad_id}),
     );
     assert_eq!(
-        err.json()["event"]["kind"],
-        "condition-error",
+        event_field(&err.text, "kind").as_deref(),
+        Some("condition-error"),
         "{}",
         err.text
     );
@@ -216,7 +217,7 @@ fn a_second_suspend_all_hit_does_not_stack_and_invokes_still_run() {
                 "debug_wait_for_event",
                 json!({"timeout_ms": 15000, "bp_id": id}),
             );
-            if hit.json()["event"]["suspended"] == "all" {
+            if event_field(&hit.text, "suspended").as_deref() == Some("all") {
                 return Some(hit);
             }
             assert!(hit.text.contains("released by a resume"), "{}", hit.text);
@@ -227,7 +228,7 @@ fn a_second_suspend_all_hit_does_not_stack_and_invokes_still_run() {
             let t = ok(&server, "debug_list_threads", json!({})).text;
             (!t.contains("suspended x2") && !t.contains("suspended x3")).then_some(())
         });
-        let thread = hit.json()["event"]["thread"].clone();
+        let thread = event_field(&hit.text, "thread").unwrap_or_default();
         let got = server.call(
             "debug_evaluate",
             json!({"expression": "o.getCustomer()", "thread_id": thread}),

@@ -2,10 +2,20 @@
 //! a family taking classes loaded later up to max_classes, and a cleared
 //! member freeing a slot.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{WAIT, assert_all_running, attach, attached_orders, ok, orders, server, traces_of};
+use crate::support::mcp::Server;
 use crate::support::poll_until_msg;
+
+/// Family `id` as debug_list_stop_points lists it.
+fn family(server: &Server, id: &str) -> Value {
+    let l = ok(server, "debug_list_stop_points", json!({}));
+    l.json()["families"]
+        .as_array()
+        .and_then(|fs| fs.iter().find(|f| f["id"] == id).cloned())
+        .unwrap_or_else(|| panic!("{id} not listed: {}", l.text))
+}
 
 #[test]
 fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
@@ -19,8 +29,11 @@ fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
         "debug_set_line_stop",
         json!({"class_pattern": "Orders*", "method": "run", "max_classes": 1, "trace": true, "trace_frames": 0, "trace_locals": "none"}),
     );
-    let family = &armed.json()["outcomes"][0];
-    let fid = family["id"].as_str().unwrap_or("").to_string();
+    let fid = armed.json()["outcomes"][0]["id"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let family = family(&server, &fid);
     assert_eq!(
         family["members"].as_array().map(Vec::len),
         Some(0),
@@ -70,12 +83,14 @@ fn wildcard_families_and_lists_report_each_entry() {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let family = outcomes
+    let fid = outcomes
         .iter()
-        .find(|o| o["kind"] == "family")
-        .expect("a family outcome");
-    let fid = family["id"].as_str().unwrap_or("").to_string();
-    assert!(fid.starts_with("bpset_"), "{family}");
+        .find(|o| o["entry"] == "Ord*")
+        .and_then(|o| o["id"].as_str())
+        .expect("a family outcome")
+        .to_string();
+    assert!(fid.starts_with("bpset_"), "{}", listed.text);
+    let family = family(&server, &fid);
     assert_eq!(family["members"][0]["class"], "Orders", "{family}");
     assert_eq!(family["watch"], "watching");
     let member = family["members"][0]["id"]
@@ -90,10 +105,20 @@ fn wildcard_families_and_lists_report_each_entry() {
         Some(true)
     );
     let toggled = ok(&server, "debug_toggle_stop_point", json!({"id": fid}));
-    assert_eq!(toggled.json()["enabled"], false);
+    assert!(
+        toggled.text.starts_with(&format!("{fid} disabled.")),
+        "{}",
+        toggled.text
+    );
     let listing = ok(&server, "debug_list_stop_points", json!({}));
     assert!(listing.text.contains("DISABLED"), "{}", listing.text);
     let cleared = ok(&server, "debug_clear_stop_point", json!({"id": fid}));
-    assert_eq!(cleared.json()["members"], 1, "{}", cleared.text);
+    assert!(
+        cleared
+            .text
+            .starts_with(&format!("Cleared {fid} and its 1 members")),
+        "{}",
+        cleared.text
+    );
     assert_all_running(&server);
 }

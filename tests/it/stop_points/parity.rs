@@ -157,7 +157,12 @@ fn event_tools_refuse_unknown_ids_and_read_a_family_by_its_id() {
         "debug_wait_for_event",
         json!({"bp_id": fid, "timeout_ms": 20000}),
     );
-    assert_eq!(next.json()["found"], "trace", "{}", next.text);
+    // A snapshot ("#seq stop …"), not an event line.
+    assert!(
+        next.text.starts_with('#') && next.text.contains(" bp_"),
+        "{}",
+        next.text
+    );
     let t = traces_of(&server, &fid, 5);
     assert!(
         t.iter().all(|s| s["location"]
@@ -250,8 +255,9 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
         "{}",
         panic.text
     );
+    // Verified: no thread is left suspended.
     assert!(panic.text.contains("Verified: all"), "{}", panic.text);
-    assert_eq!(panic.json()["still_suspended"], 0, "{}", panic.text);
+    assert!(!panic.text.contains("still suspended"), "{}", panic.text);
     let state = ok(&server, "debug_get_last_event", json!({}));
     assert!(state.text.contains("[suspended] no"), "{}", state.text);
     // orders-a runs again: its next size() exit is seen.

@@ -8,6 +8,8 @@ pub mod mcp;
 pub mod otlp;
 pub mod otlp_http;
 pub mod rig;
+pub mod schema;
+pub mod text;
 
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! what it runs, its JDK, uptime, the masked command line) and its JDWP
 //! endpoint's state with a one-line remedy; the same as JSON.
 
-use serde_json::{Value, json};
+use crate::mcp::tools::data;
 
 use crate::actors::{JvmListing, LocalJvm, ProbeReport, Seen};
 use crate::model::jvms::{Detail, JdwpState, Launch, Verdict};
@@ -175,45 +175,45 @@ pub fn listing_text(l: &JvmListing) -> String {
     out
 }
 
-fn verdict_json(v: &Verdict, port: Option<u16>) -> Value {
-    json!({ "state": state_label(v.state), "remedy": remedy(v, port) })
-}
-
-/// The listing as JSON.
-pub fn listing_json(l: &JvmListing) -> Value {
-    let jvms: Vec<Value> = l
+/// The listing as data.
+pub fn listing_data(l: &JvmListing) -> data::Jvms {
+    let jvms = l
         .jvms
         .iter()
-        .map(|j| {
-            let mut v = json!({
-                "pid": j.pid,
-                "main": launch(&j.launch),
-                "java_home": j.java_home,
-                "uptime_s": j.uptime.map(|d| d.as_secs()),
-                "argv": j.argv,
-                "jdwp": j.agent.as_ref().map(|a| json!({
-                    "options": a.options_text(),
-                    "server": a.server,
-                    "suspend": a.suspend,
-                    "port": j.port,
-                })),
-                "seen_in": match j.seen { Seen::Proc => "proc", Seen::PerfData => "hsperfdata", Seen::Both => "proc+hsperfdata" },
-                "launched_by": j.launched_by,
-            });
-            v["state"] = verdict_json(&j.verdict, j.port)["state"].clone();
-            v["remedy"] = verdict_json(&j.verdict, j.port)["remedy"].clone();
-            v
+        .map(|j| data::JvmRow {
+            pid: j.pid,
+            main: launch(&j.launch),
+            java_home: j.java_home.clone(),
+            uptime_s: j.uptime.map(|d| d.as_secs()),
+            argv: j.argv.clone(),
+            jdwp: j.agent.as_ref().map(|a| data::Agent {
+                options: a.options_text(),
+                server: a.server,
+                suspend: a.suspend,
+                port: j.port,
+            }),
+            seen_in: match j.seen {
+                Seen::Proc => "proc",
+                Seen::PerfData => "hsperfdata",
+                Seen::Both => "proc+hsperfdata",
+            }
+            .into(),
+            launched_by: j.launched_by.clone(),
+            state: state_label(j.verdict.state).into(),
+            remedy: remedy(&j.verdict, j.port),
         })
         .collect();
-    json!({
-        "jvms": jvms,
-        "probe": l.probe.as_ref().map(|p| json!({
-            "host": p.host, "port": p.port, "pid": p.pid,
-            "state": state_label(p.verdict.state),
-            "remedy": remedy(&p.verdict, Some(p.port)),
-            "took_ms": p.took.as_millis() as u64,
-        })),
-        "scanned": l.scanned,
-        "took_ms": l.took.as_millis() as u64,
-    })
+    data::Jvms {
+        jvms,
+        probe: l.probe.as_ref().map(|p| data::Probe {
+            host: p.host.clone(),
+            port: p.port,
+            pid: p.pid,
+            state: state_label(p.verdict.state).into(),
+            remedy: remedy(&p.verdict, Some(p.port)),
+            took_ms: p.took.as_millis() as u64,
+        }),
+        scanned: l.scanned,
+        took_ms: l.took.as_millis() as u64,
+    }
 }

@@ -12,7 +12,6 @@ use super::super::Ctx;
 use crate::actors::{Cause, SessionHandle, StopPointDiagnosis};
 use crate::mcp::tools::session::describe_state;
 use crate::model::SessionState;
-use crate::model::stop_point::StopState;
 
 /// Stop points and events listed per session.
 const LISTED: usize = 8;
@@ -267,9 +266,4 @@ fn cause_text(c: &Cause) -> String {
             .unwrap_or_else(|| "the loaded bytecode differs from the build".into()),
     };
     format!("[{code}] {words}")
-}
-
-/// Whether the diagnosis found nothing in the way.
-pub fn is_clear(d: &StopPointDiagnosis) -> bool {
-    d.causes.is_empty() && !matches!(d.point.state, StopState::Disabled | StopState::Spent(_))
 }

@@ -3,14 +3,13 @@
 //! arms each entry on its own and leads with "N armed, N deferred, N
 //! refused", then every entry's outcome.
 
-use serde_json::json;
-
+use super::describe_point;
 use super::render;
-use super::{describe_point, point_json};
 use crate::actors::ArmReport;
 use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
-use crate::mcp::tools::{Reply, text_and_data};
+use crate::mcp::tools::data::{Armed, Outcome};
+use crate::mcp::tools::{self, Reply};
 use crate::model::stop_point::StopPointSpec;
 
 /// One entry's outcome, as text and data.
@@ -18,32 +17,41 @@ pub(super) fn outcome(
     entry: &str,
     r: &Result<ArmReport, ToolError>,
     extra: &[String],
-) -> (String, serde_json::Value, bool) {
+) -> (String, Outcome, bool) {
     match r {
         Ok(report) => {
             let mut text = String::new();
-            let mut data = json!({"entry": entry});
+            let mut data = Outcome {
+                entry: entry.into(),
+                state: "armed".into(),
+                ..Outcome::default()
+            };
             if let Some(p) = &report.point {
                 text.push_str(&describe_point(p, false));
-                data = point_json(p);
-                data["entry"] = json!(entry);
+                data.id = Some(p.id.clone());
+                data.state = p.state.label().into();
             }
             if let Some(f) = &report.family {
                 text.push_str(&render::describe_family(f));
-                data = render::family_json(f);
-                data["entry"] = json!(entry);
+                data.id = Some(f.id.clone());
+                data.state = "armed".into();
             }
             let mut notes = render::arm_notes(&report.notes);
             notes.extend(extra.iter().cloned());
             for n in &notes {
                 text.push_str(&format!("\n  {n}"));
             }
-            data["notes"] = json!(notes);
+            data.notes = notes;
             (text, data, true)
         }
         Err(t) => (
             format!("{entry}: REFUSED {}", t.text().replace('\n', "\n  ")),
-            json!({"entry": entry, "state": "refused", "label": t.label, "error": t.message}),
+            Outcome {
+                entry: entry.into(),
+                state: "refused".into(),
+                error: Some(t.text()),
+                ..Outcome::default()
+            },
             false,
         ),
     }
@@ -64,7 +72,12 @@ pub(super) async fn arm_one(
         Err(e) => Err(e.clone()),
         Ok(_) => {
             let (text, data, _) = outcome(&label, &r, &notes);
-            Ok(text_and_data(text, json!({"outcomes": [data]})))
+            Ok(tools::data(
+                text,
+                &Armed {
+                    outcomes: vec![data],
+                },
+            ))
         }
     }
 }
@@ -117,7 +130,7 @@ pub(super) async fn arm_entries(
     for l in lines {
         text.push_str(&format!("\n{l}"));
     }
-    let mut r = text_and_data(text, json!({"outcomes": data}));
+    let mut r = tools::data(text, &Armed { outcomes: data });
     if armed + deferred == 0 {
         r.is_error = Some(true);
     }

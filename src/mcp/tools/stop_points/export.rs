@@ -8,6 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::actors::{FamilyView, Listing, PointView};
+use crate::mcp::tools::data::ExportCall;
 use crate::model::stop_point::{LocalsChoice, Mode, StopPointSpec, Target};
 
 /// One exported call, and what could not be carried.
@@ -20,7 +21,7 @@ struct Entry {
 }
 
 /// The set as text (a JSON block to keep) and as data.
-pub(super) fn export(listing: &Listing) -> (String, Value) {
+pub(super) fn export(listing: &Listing) -> (String, Vec<ExportCall>) {
     let mut entries: Vec<Entry> = Vec::new();
     for f in &listing.families {
         let first = listing
@@ -32,16 +33,15 @@ pub(super) fn export(listing: &Listing) -> (String, Value) {
     for p in listing.points.iter().filter(|p| p.family.is_none()) {
         entries.push(point_entry(p));
     }
-    let calls: Vec<Value> = entries
+    let calls: Vec<ExportCall> = entries
         .iter()
-        .map(|e| {
-            let mut v = json!({"tool": e.tool, "args": e.args, "from": e.from});
+        .map(|e| ExportCall {
+            tool: e.tool.into(),
+            args: e.args.clone(),
+            from: e.from.clone(),
             // Deferred is this JVM's state, not the definition's: such an
             // entry is replayed like an armed one.
-            if e.state != "armed" && e.state != "deferred" {
-                v["state"] = json!(e.state);
-            }
-            v
+            state: (e.state != "armed" && e.state != "deferred").then(|| e.state.into()),
         })
         .collect();
     let block = serde_json::to_string_pretty(&calls).unwrap_or_else(|_| "[]".into());
@@ -68,7 +68,7 @@ pub(super) fn export(listing: &Listing) -> (String, Value) {
     text.push_str(
         "\nLines are as armed here: against another build, check they still mean the same code.",
     );
-    (text, json!({"export": calls}))
+    (text, calls)
 }
 
 fn family_entry(f: &FamilyView, first: Option<&PointView>) -> Entry {

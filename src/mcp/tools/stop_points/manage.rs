@@ -1,18 +1,17 @@
 //! The tools that manage stop points once set: list, clear, toggle and
 //! update one, and panic (clear everything and resume).
 
-use serde_json::json;
-
 use super::args::{
     Common, IdParams, ListParams, ToggleParams, UpdateParams, expressions, id_arg,
     mode_and_filters, refuse, with_exprs,
 };
-use super::render::{self, describe_point, point_json};
+use super::render::{self, describe_point};
 use super::{count_with_condition, export, live};
 use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
+use crate::mcp::tools::data::StopPoints;
 use crate::mcp::tools::session::SessionParams;
-use crate::mcp::tools::{Ctx, Effect, Reply, Route, text_and_data};
+use crate::mcp::tools::{self, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{Mode, StopPointSpec, Target, TraceSpec};
 
 /// The declarations of the tools that manage stop points.
@@ -32,7 +31,8 @@ pub(super) fn manage_routes() -> Vec<Route> {
              named). Reads only.",
             Effect::Read,
             |ctx, p: Result<ListParams, ToolError>| Box::pin(async move { list(&ctx, p).await }),
-        ),
+        )
+        .with_output::<StopPoints>(),
         Route::new(
             "debug_clear_stop_point",
             "Clear a stop point",
@@ -85,12 +85,16 @@ async fn list(ctx: &Ctx, p: Result<ListParams, ToolError>) -> Reply {
     let handle = live(ctx, p.session_id.as_deref())?;
     let listing = handle.stop_points().list().await;
     if p.export == Some(true) {
-        let (text, data) = export::export(&listing);
-        return Ok(text_and_data(text, data));
+        let (text, calls) = export::export(&listing);
+        let data = StopPoints {
+            export: Some(calls),
+            ..StopPoints::default()
+        };
+        return Ok(tools::data(text, &data));
     }
     let ring = handle.events().ring();
     let (text, data) = render::listing(&listing, &ring);
-    Ok(text_and_data(text, data))
+    Ok(tools::data(text, &data))
 }
 
 async fn clear(ctx: &Ctx, p: Result<IdParams, ToolError>) -> Reply {
@@ -113,10 +117,7 @@ async fn clear(ctx: &Ctx, p: Result<IdParams, ToolError>) -> Reply {
     if let Some(n) = &note {
         text.push_str(&format!("\nNote: {n}"));
     }
-    Ok(text_and_data(
-        text,
-        json!({"id": r.id, "requests_cleared": r.requests_cleared, "members": r.members, "note": note}),
-    ))
+    Ok(tools::text(text))
 }
 
 async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
@@ -139,10 +140,7 @@ async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
     for n in &notes {
         text.push_str(&format!("\nNote: {n}"));
     }
-    Ok(text_and_data(
-        text,
-        json!({"id": r.id, "enabled": r.enabled, "notes": notes, "stop_point": r.point.as_ref().map(point_json)}),
-    ))
+    Ok(tools::text(text))
 }
 
 async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
@@ -174,10 +172,7 @@ async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
     for n in notes.iter().chain(theirs.iter()) {
         text.push_str(&format!("\n  {n}"));
     }
-    Ok(text_and_data(
-        text,
-        json!({"stop_point": r.point.as_ref().map(point_json), "notes": theirs}),
-    ))
+    Ok(tools::text(text))
 }
 
 /// The stop point's mode after the update: traced or suspending as
@@ -359,16 +354,7 @@ async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     if let Some(note) = crate::mcp::tools::code::installed_note(&handle) {
         text.push_str(&format!("\n{note}"));
     }
-    Ok(text_and_data(
-        text,
-        json!({
-            "stop_points_cleared": cleared,
-            "resumes": report.resumes,
-            "threads_total": report.total,
-            "still_suspended": report.still_held,
-            "released_held": held,
-        }),
-    ))
+    Ok(tools::text(text))
 }
 
 /// Releases the threads the agent holds with debug_suspend_thread and

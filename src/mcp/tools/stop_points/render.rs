@@ -1,8 +1,8 @@
 //! How stop points read in replies: one stable line per stop point (id,
 //! what, state, policy, `Hits: N` always), a cost line for traced ones,
-//! and the same facts as JSON for scripts.
+//! and the same facts as data for scripts (`tools::data`).
 
-use serde_json::{Value, json};
+use crate::mcp::tools::data;
 
 use crate::actors::{
     CountMode, FamilyView, Listing, PointView, RingStats, SuspendPolicy, WatchState,
@@ -337,53 +337,60 @@ pub fn paused_text(o: &Overspent) -> String {
     )
 }
 
-pub fn point_json(p: &PointView) -> Value {
-    json!({
-        "id": p.id,
-        "kind": p.kind.label(),
-        "target": p.target,
-        "state": p.state.label(),
-        "spent_reason": match &p.state { StopState::Spent(r) => Some(r.clone()), _ => None },
-        "trace": matches!(p.spec.mode, Mode::Trace(_)),
-        "policy": format!("{:?}", p.policy).to_uppercase(),
-        "hits": p.hits,
-        "captured": p.captured,
-        "budget_used": p.charged,
-        "over_budget": p.over_budget,
-        "not_recorded": p.shed,
-        "exits_discarded": p.discarded,
-        "below_threshold": p.below_threshold,
-        "rethrows_folded": p.rethrows,
-        "instance_collected": p.instance_collected,
-        "overridden_hits": p.overridden_hits,
-        "overridden_by": p.overridden_by,
-        "condition_errors": p.condition_errors,
-        "condition_false": p.condition_false,
-        "locations": p.locations,
-        "classloaders": p.loaders,
-        "copies_loaded_later": p.later,
-        "watching": p.watching,
-        "family": p.family,
-        "mean_capture_ms": p.cost.mean_capture.map(|d| d.as_secs_f64() * 1e3),
-        "mean_check_ms": p.cost.mean_check.map(|d| d.as_secs_f64() * 1e3),
-        "checks": p.cost.checks,
-        "mean_hold_ms": p.cost.mean_hold.map(|d| d.as_secs_f64() * 1e3),
-        "p99_hold_ms": p.cost.p99.map(|d| d.as_secs_f64() * 1e3),
-        "hits_per_second": p.cost.rate,
-        "hold_share": p.cost.busy_share,
-        "recent_hold_share": p.cost.recent_share,
-        "overhead_budget_pct": p.budget_pct,
-        "paused": p.paused.map(|o| json!({
-            "share": o.share,
-            "own_share": o.own_share,
-            "budget_pct": o.budget_pct,
-            "scope": match o.scope { Scope::StopPoint => "stop_point", Scope::Session => "session" },
-            "window_s": o.window.as_secs_f64(),
-        })),
-        "last_error": p.last_error,
-        "stopped_by_errors": p.stopped_by_errors,
-        "notes": arm_notes(&p.notes),
-    })
+pub fn point_data(p: &PointView) -> data::Point {
+    data::Point {
+        id: p.id.clone(),
+        kind: p.kind.label().into(),
+        target: p.target.clone(),
+        state: p.state.label().into(),
+        spent_reason: match &p.state {
+            StopState::Spent(r) => Some(r.clone()),
+            _ => None,
+        },
+        trace: matches!(p.spec.mode, Mode::Trace(_)),
+        policy: format!("{:?}", p.policy).to_uppercase(),
+        hits: p.hits,
+        captured: p.captured,
+        budget_used: p.charged,
+        over_budget: p.over_budget,
+        not_recorded: p.shed,
+        exits_discarded: p.discarded,
+        below_threshold: p.below_threshold,
+        rethrows_folded: p.rethrows,
+        instance_collected: p.instance_collected,
+        overridden_hits: p.overridden_hits,
+        overridden_by: p.overridden_by.clone(),
+        condition_errors: p.condition_errors,
+        condition_false: p.condition_false,
+        locations: p.locations,
+        classloaders: p.loaders,
+        copies_loaded_later: p.later,
+        watching: p.watching,
+        family: p.family.clone(),
+        mean_capture_ms: p.cost.mean_capture.map(|d| d.as_secs_f64() * 1e3),
+        mean_check_ms: p.cost.mean_check.map(|d| d.as_secs_f64() * 1e3),
+        checks: p.cost.checks,
+        mean_hold_ms: p.cost.mean_hold.map(|d| d.as_secs_f64() * 1e3),
+        p99_hold_ms: p.cost.p99.map(|d| d.as_secs_f64() * 1e3),
+        hits_per_second: p.cost.rate,
+        hold_share: p.cost.busy_share,
+        recent_hold_share: p.cost.recent_share,
+        overhead_budget_pct: p.budget_pct,
+        paused: p.paused.map(|o| data::Paused {
+            share: o.share,
+            own_share: o.own_share,
+            budget_pct: o.budget_pct,
+            scope: match o.scope {
+                Scope::StopPoint => "stop_point",
+                Scope::Session => "session",
+            }
+            .into(),
+            window_s: o.window.as_secs_f64(),
+        }),
+        last_error: p.last_error.clone(),
+        stopped_by_errors: p.stopped_by_errors,
+        notes: arm_notes(&p.notes),
+    }
 }
 
 fn watch_text(w: &WatchState) -> String {
@@ -428,35 +435,52 @@ pub fn describe_family(f: &FamilyView) -> String {
     s
 }
 
-pub fn family_json(f: &FamilyView) -> Value {
-    json!({
-        "id": f.id,
-        "kind": "family",
-        "pattern": f.pattern,
-        "method": f.method,
-        "members": f.members.iter().map(|(id, c)| json!({"id": id, "class": c})).collect::<Vec<_>>(),
-        "max_classes": f.max_classes,
-        "watch": match &f.watch {
-            WatchState::Watching => "watching",
-            WatchState::Parked => "parked",
-            WatchState::Disabled => "disabled",
-            WatchState::Failed(_) => "failed",
-        },
-        "left_out": f.left_out,
-        "without_method": f.without_method,
-        "joined_later": f.joined_later,
-        "state": "armed",
-    })
+pub fn family_data(f: &FamilyView) -> data::Family {
+    data::Family {
+        id: f.id.clone(),
+        pattern: f.pattern.clone(),
+        method: f.method.clone(),
+        members: members(f),
+        max_classes: f.max_classes,
+        watch: watch_word(&f.watch).into(),
+        left_out: f.left_out,
+        without_method: f.without_method,
+        joined_later: f.joined_later,
+    }
+}
+
+fn members(f: &FamilyView) -> Vec<data::Member> {
+    f.members
+        .iter()
+        .map(|(id, c)| data::Member {
+            id: id.clone(),
+            class: c.clone(),
+        })
+        .collect()
+}
+
+fn watch_word(w: &WatchState) -> &'static str {
+    match w {
+        WatchState::Watching => "watching",
+        WatchState::Parked => "parked",
+        WatchState::Disabled => "disabled",
+        WatchState::Failed(_) => "failed",
+    }
 }
 
 /// The whole listing.
-pub fn listing(l: &Listing, ring: &RingStats) -> (String, Value) {
+pub fn listing(l: &Listing, ring: &RingStats) -> (String, data::StopPoints) {
     if l.points.is_empty() && l.families.is_empty() {
         return (
             "No stop points. debug_set_line_stop, debug_set_exception_stop, debug_set_field_stop, \
              debug_set_method_exit_stop and debug_set_monitor_stop arm them."
                 .into(),
-            json!({"stop_points": [], "families": []}),
+            data::StopPoints {
+                stop_points: Some(Vec::new()),
+                families: Some(Vec::new()),
+                ring: None,
+                export: None,
+            },
         );
     }
     let mut out = format!("{} stop points", l.points.len());
@@ -475,10 +499,11 @@ pub fn listing(l: &Listing, ring: &RingStats) -> (String, Value) {
         out.push('\n');
         out.push_str(&describe_point(p, true));
     }
-    let data = json!({
-        "stop_points": l.points.iter().map(point_json).collect::<Vec<_>>(),
-        "families": l.families.iter().map(family_json).collect::<Vec<_>>(),
-        "ring": {"held": ring.held, "capacity": ring.capacity, "evicted": ring.evicted},
-    });
+    let data = data::StopPoints {
+        stop_points: Some(l.points.iter().map(point_data).collect()),
+        families: Some(l.families.iter().map(family_data).collect()),
+        ring: Some(data::Ring::of(ring)),
+        export: None,
+    };
     (out, data)
 }

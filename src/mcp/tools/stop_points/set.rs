@@ -24,87 +24,88 @@ pub(super) fn set_routes() -> Vec<Route> {
         Route::new(
             "debug_set_line_stop",
             "Stop at a line or method entry",
-            "Stop at a source line, or at a method's entry (method, no line). class_pattern: an exact class \
-             (Outer$Inner), a wildcard (com.acme.*, *Repo; needs method, refuses line: one bp_ per matching \
-             class in a bpset_ family that also takes matching classes loaded later, up to max_classes) or a \
-             list (each entry reported armed, deferred or refused). Every bytecode location of the line (a \
-             finally line has several) on every classloader copy, later copies included, is one id. An \
-             unloaded class is deferred (similar loaded names are listed); a line without code is refused \
-             with the nearest lines that have code. A hit suspends the VM (debug_wait_for_event, then \
-             debug_continue); trace:true snapshots and resumes, holding only the hit thread; with \
-             trace_frames:0 and trace_locals:\"none\" nothing is suspended. A condition is evaluated on the hit \
-             thread alone and suspends the VM only when true (others run on for one round trip); one that \
-             fails is reported. hit_count N fires once, on the Nth hit. instance_id: instance methods only. \
+            "Stop at a source line, or at a method's entry (method, no line). class_pattern: exact \
+             (Outer$Inner), a wildcard (com.acme.*, *Repo; needs method, refuses line: a bpset_ family of one \
+             bp_ per matching class, later-loaded ones included, up to max_classes) or a list (each entry \
+             armed, deferred or refused). One id covers every bytecode location of the line (a finally line \
+             has several) on every classloader copy, later ones included. An unloaded class is deferred \
+             (similar loaded names listed); a line without code is refused, naming the nearest lines with \
+             code. A hit suspends the VM (debug_wait_for_event, then debug_continue); trace:true snapshots \
+             and resumes, holding only the hit thread; trace_frames:0 with trace_locals:\"none\" suspends \
+             nothing. A condition runs on the hit thread alone and suspends the VM only when true (others \
+             run on for one round trip); a failing one is reported. hit_count N fires once, on the Nth hit. \
              A method with a breakpoint runs interpreted: clear what you no longer need.",
             Effect::Changes,
             |ctx, p: Result<LineStopParams, ToolError>| {
                 Box::pin(async move { set_line(&ctx, p).await })
             },
-        ),
+        )
+        .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
             "debug_set_exception_stop",
             "Stop when an exception is thrown",
-            "Stop when an exception is thrown: class_pattern is an exact type, its subclasses \
-             included (deferred until it loads), a wildcard (the exception classes loaded now, up to \
-             max_classes) or a list, one exc_ per class; omit it for every exception (noisy). caught and \
-             uncaught default true. \
-             Reports type, stored message (read as a field), throw and catch location; an NPE's helpful text \
-             is never stored, so a getMessage() bounded to 250 ms runs on the held thread (not read-only). A \
-             rethrow of the same instance on its thread (finally, catch-and-throw) is folded into the first \
-             report as rethrown, not a new hit. A hit suspends the VM; trace:true snapshots and resumes \
-             instead (debug_get_traces), right for a shared JVM. hit_count N fires once, on the Nth throw. \
-             instance_id keeps throws from one object's instance methods.",
+            "Stop when an exception is thrown. class_pattern: an exact type with its subclasses \
+             (deferred until it loads), a wildcard (exception classes loaded now, up to max_classes) or a \
+             list, one exc_ per class; omitted: every exception (noisy). Reports type, stored message (read \
+             as a field), throw and catch location; an NPE's helpful text is not stored, so getMessage() runs \
+             on the held thread, bounded to 250 ms (not in read-only). A rethrow of the same instance on its \
+             thread (finally, catch-and-throw) folds into the first report, not a new hit. A hit suspends the \
+             VM; trace:true snapshots and resumes (debug_get_traces), right for a shared JVM. hit_count N \
+             fires once, on the Nth throw.",
             Effect::Changes,
             |ctx, p: Result<ExceptionStopParams, ToolError>| {
                 Box::pin(async move { set_exception(&ctx, p).await })
             },
-        ),
+        )
+        .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
             "debug_set_field_stop",
             "Stop when a field is written or read",
-            "Stop when a field is written (modify, default true) or read (access, default false): class_name \
-             exact (deferred until it loads), a wildcard (loaded classes declaring the field, up to \
-             max_classes) or a list, one watch_ per class; field_name (an inherited one resolves to its \
-             declaring class). \
-             A write reports old → new (the event precedes the write; the old value is read while the thread \
-             is held). A watched field is not JIT-optimised: clear it when done. A hit suspends the VM; \
-             trace:true snapshots and resumes. instance_id watches one object's copy of an instance field \
-             (refused on a static one). hit_count N fires once, on the Nth access.",
+            "Stop when a field is written (modify) or read (access). class_name: exact (deferred \
+             until it loads), a wildcard (loaded classes declaring the field, up to max_classes) or a list, \
+             one watch_ per class; an inherited field_name resolves to its declaring class. A write reports \
+             old → new (the old value is read while the thread is held, before the write). A watched field \
+             is not JIT-optimised: clear it when done. A hit suspends the VM; trace:true snapshots and \
+             resumes. instance_id watches one object's copy (refused on a static field). hit_count N fires \
+             once, on the Nth access.",
             Effect::Changes,
             |ctx, p: Result<FieldStopParams, ToolError>| {
                 Box::pin(async move { set_field(&ctx, p).await })
             },
-        ),
+        )
+        .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
             "debug_set_method_exit_stop",
             "Report what methods return",
-            "Report what a method returned and from which return site. class_pattern is matched by the JVM \
-             (exact, or one * at the start or end; a list arms one mexit_ each), classes loaded later included. method is filtered here, \
-             after the JVM has paid for every exit of the class: debug_list_stop_points counts them as exits \
-             discarded; narrow the pattern or use exclude_classes. Traced by default; trace:false needs an \
-             exact class and a method. hit_count only without method. instance_id is refused: HotSpot ignores \
-             it on method exits.",
+            "Report what a method returned and from which return site. class_pattern is matched by \
+             the JVM (exact, or one * at the start or end; a list arms one mexit_ each), later-loaded classes \
+             included. method is filtered here, after the JVM paid for every exit of the class (listed as \
+             exits discarded): narrow the pattern or use exclude_classes. Traced by default; trace:false \
+             needs an exact class and a method. hit_count only without method. instance_id is refused \
+             (HotSpot ignores it on method exits).",
             Effect::Changes,
             |ctx, p: Result<MethodExitParams, ToolError>| {
                 Box::pin(async move { set_method_exit(&ctx, p).await })
             },
-        ),
+        )
+        .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
             "debug_set_monitor_stop",
             "Watch lock contention",
-            "Watch monitors without suspending: blocked (waiting for a lock another thread holds), acquired \
-             (got it), wait (entered Object.wait), waited (returned); default [\"blocked\",\"acquired\"], \
-             [\"all\"] for the four. Pair durations are measured here (no event carries one) and include our \
-             latency; min_duration_ms keeps longer pairs only (needs both halves; the opening event then \
-             holds nothing). Contention can be anywhere, the JDK included: trace_max_hits bounds it. \
-             thread_id is the one filter the JVM applies; monitor_class works with wait/waited only. \
-             trace:false needs thread_id. No condition or instance_id: a blocked thread must not run our \
-             code, and HotSpot ignores instance filters here.",
+            "Watch monitors without suspending: blocked (waits for a lock another thread holds), \
+             acquired (got it), wait (entered Object.wait), waited (returned); default \
+             [\"blocked\",\"acquired\"], [\"all\"] for the four. Pair durations are measured here (no event \
+             carries one; our latency included); min_duration_ms keeps longer pairs (needs both halves; the \
+             opening event then holds nothing). Contention can be anywhere, the JDK included: trace_max_hits \
+             bounds it. thread_id is the one filter the JVM applies; monitor_class works with wait/waited \
+             only; trace:false needs thread_id. No condition or instance_id: a blocked thread must not run \
+             our code, and HotSpot ignores instance filters here.",
             Effect::Changes,
             |ctx, p: Result<MonitorParams, ToolError>| {
                 Box::pin(async move { set_monitor(&ctx, p).await })
             },
-        ),
+        )
+        .with_output::<crate::mcp::tools::data::Armed>(),
     ]
 }
 
