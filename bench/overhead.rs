@@ -16,9 +16,7 @@
 #[path = "support.rs"]
 mod support;
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -181,48 +179,10 @@ async fn fresh(samples: &Samples) -> (Instant, u64) {
 
 /// Compiles and starts the fixture; its "hot rate" lines feed `Samples`.
 fn start() -> (Child, u16, Samples) {
-    let dir = std::env::temp_dir().join(format!("jvmscope-bench-hot-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/java")
-        .join(format!("{FIXTURE}.java"));
-    let ok = Command::new(support::jdk("javac"))
-        .args(["-g", "-d"])
-        .arg(&dir)
-        .arg(&src)
-        .status()
-        .expect("javac (a JDK is required)")
-        .success();
-    assert!(ok, "javac failed");
-    let mut child = Command::new(support::jdk("java"))
-        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
-        .arg("-cp")
-        .arg(&dir)
-        .arg(FIXTURE)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("java");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut port = 0;
-    for line in lines.by_ref() {
-        let line = line.expect("line");
-        if let Some(rest) = line.strip_prefix("Listening for transport dt_socket at address:") {
-            port = rest
-                .trim()
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .expect("port");
-        }
-        if line.contains("hot ready") {
-            break;
-        }
-    }
     let samples: Samples = Arc::default();
     let feed = samples.clone();
-    std::thread::spawn(move || {
-        for line in lines.map_while(Result::ok) {
+    let (child, port) =
+        support::start_fixture_feeding(None, FIXTURE, "hot ready", &[], 0, move |line| {
             let total = line
                 .strip_prefix("hot rate ")
                 .and_then(|r| r.rsplit(' ').next())
@@ -230,7 +190,6 @@ fn start() -> (Child, u16, Samples) {
             if let (Some(t), Ok(mut s)) = (total, feed.lock()) {
                 s.push((Instant::now(), t));
             }
-        }
-    });
+        });
     (child, port, samples)
 }

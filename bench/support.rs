@@ -47,6 +47,19 @@ pub fn start_fixture_in(
     args: &[&str],
     port: u16,
 ) -> (Child, u16) {
+    start_fixture_feeding(home, class, ready, args, port, |_| {})
+}
+
+/// As [`start_fixture_in`]; every line the fixture prints after `ready`
+/// goes to `feed` (on a thread of its own).
+pub fn start_fixture_feeding(
+    home: Option<&std::path::Path>,
+    class: &str,
+    ready: &str,
+    args: &[&str],
+    port: u16,
+    mut feed: impl FnMut(String) + Send + 'static,
+) -> (Child, u16) {
     let tool = |t: &str| match home {
         Some(h) => h.join("bin").join(t),
         None => jdk(t),
@@ -92,7 +105,11 @@ pub fn start_fixture_in(
             break;
         }
     }
-    std::thread::spawn(move || for _ in lines {});
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            feed(line);
+        }
+    });
     (child, port)
 }
 
