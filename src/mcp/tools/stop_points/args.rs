@@ -60,7 +60,7 @@ macro_rules! stop_params {
             pub trace_max_hits: Option<u32>,
             /// Chars kept per value; default 100, max 4000.
             pub trace_max_length: Option<u32>,
-            /// Overhead budget: % of one thread's time its holds may take (2 s window); default 20, 0 = none; past it, paused.
+            /// % of one thread's time its holds may take (2 s); default 20, 0 = off; past it, paused.
             pub max_overhead: Option<u32>,
         }
 
