@@ -657,8 +657,23 @@ async fn write_loop(
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     conn: ActorRef<ConnectionMsg>,
 ) {
-    while let Some(bytes) = rx.recv().await {
-        if let Err(e) = write.write_all(&bytes).await {
+    let mut batch: Vec<u8> = Vec::with_capacity(4096);
+    while let Some(first) = rx.recv().await {
+        // Whatever else is queued by now goes out in the same write: a
+        // capture's reads and the resume behind them take one syscall.
+        let written = if rx.is_empty() {
+            write.write_all(&first).await
+        } else {
+            batch.clear();
+            batch.extend_from_slice(&first);
+            while let Ok(more) = rx.try_recv() {
+                batch.extend_from_slice(&more);
+            }
+            let w = write.write_all(&batch).await;
+            batch.shrink_to(64 * 1024);
+            w
+        };
+        if let Err(e) = written {
             let _ = conn.send_message(ConnectionMsg::WriteFailed(format!(
                 "writing to the JVM failed: {e}"
             )));
