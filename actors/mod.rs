@@ -82,7 +82,9 @@ pub use session::code::{
 };
 pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
-pub use session::eval::{EvalContext, Failure, Outcome, explain, to_val};
+pub use session::eval::{
+    Depth, EvalContext, Failure, FrameWindow, HeldFrames, Outcome, explain, to_val,
+};
 pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
 pub use session::launch::{
     LINE_BYTES as OUTPUT_LINE_BYTES, OUTPUT_LINES, OutputLine, OutputQuery, OutputSlice,

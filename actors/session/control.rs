@@ -3,11 +3,13 @@
 //! idempotent pause. Each returns what it did as plain data; the words an
 //! agent reads are the MCP layer's.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::session::{EventBus, Ledger, SessionHandle, threads};
+use crate::actors::session::threads::{self, Census};
+use crate::actors::session::{EventBus, Ledger, SessionHandle};
 use crate::jdwp::ErrorCode;
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Name, Resume, Status, Suspend, SuspendCount};
@@ -61,20 +63,73 @@ pub struct ResumeReport {
 /// release their threads.
 const CAPTURES_SETTLE: Duration = Duration::from_millis(500);
 
-/// Resumes the whole suspend depth: `VirtualMachine.Resume` until no
-/// thread's count is left (bounded), verified by reading the counts back.
-/// A count that reappears along with a newer suspending event is a new
-/// hit, not a failure.
+/// What a verified resume sends, decided from the counts it read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResumePlan {
+    /// `VirtualMachine.Resume`s: the deepest count, when the agent holds
+    /// no thread.
+    pub vm_resumes: u32,
+    /// `ThreadReference.Resume`s, one per count above what the agent holds.
+    pub thread_resumes: Vec<ThreadId>,
+}
+
+impl ResumePlan {
+    /// The plan for threads at `counts`, the agent holding `held` of them
+    /// (thread → holds). Nothing held means nothing to send.
+    pub fn new(counts: &[(ThreadId, i32)], held: &HashMap<ThreadId, u32>) -> ResumePlan {
+        if held.is_empty() {
+            let depth = counts.iter().map(|&(_, n)| n).max().unwrap_or(0);
+            return ResumePlan {
+                vm_resumes: depth.clamp(0, MAX_RESUMES) as u32,
+                thread_resumes: Vec::new(),
+            };
+        }
+        // Thread by thread, leaving each agent-held thread at the count
+        // the agent gave it.
+        let mut thread_resumes = Vec::new();
+        for &(thread, n) in counts {
+            let keep = held.get(&thread).copied().unwrap_or(0) as i32;
+            for _ in keep..n.min(keep.saturating_add(MAX_RESUMES)) {
+                thread_resumes.push(thread);
+            }
+        }
+        ResumePlan {
+            vm_resumes: 0,
+            thread_resumes,
+        }
+    }
+
+    /// Nothing to send.
+    pub fn is_empty(&self) -> bool {
+        self.vm_resumes == 0 && self.thread_resumes.is_empty()
+    }
+
+    /// Resumes sent.
+    pub fn len(&self) -> usize {
+        self.vm_resumes as usize + self.thread_resumes.len()
+    }
+}
+
+/// The most resumes sent for one thread's depth (or the VM's).
+const MAX_RESUMES: i32 = 64;
+
+/// Resumes the whole suspend depth and verifies it by reading the counts
+/// back. Every resume goes out at once, the read-back of each thread's
+/// count queued right behind them on the same connection (the JVM answers
+/// in order): the counts, the resumes and their check cost three round
+/// trips. A count that reappears along with a newer suspending event is a
+/// new hit, not a failure.
 pub async fn resume_verified(
     conn: &ConnectionHandle,
     ledger: &mut Ledger,
     bus: &EventBus,
 ) -> Result<ResumeReport, JdwpError> {
-    use crate::jdwp::thread_reference::{Resume as ThreadResume, SuspendCount};
+    use crate::jdwp::thread_reference::Resume as ThreadResume;
+    use crate::jdwp::virtual_machine::{AllThreads, Resume as VmResume};
     let mut report = ResumeReport::default();
     bus.resume_started();
     let before = bus.suspending_events();
-    let held: std::collections::HashMap<ThreadId, u32> = ledger
+    let held: HashMap<ThreadId, u32> = ledger
         .view()
         .held
         .into_iter()
@@ -83,45 +138,46 @@ pub async fn resume_verified(
     // Watched from before the counts are read back, so a capture that
     // ends after they were read is seen.
     let mut captures = bus.watch_captures();
-    let mut census = threads::census(conn).await?;
+    let counts = threads::counts(conn).await?;
+    let mut census = Census::of(&counts);
     // From here no thread is suspended by its event any more; forget that
     // before resuming, so a new hit recorded meanwhile is kept.
     ledger.forget_event_threads(None);
-    if held.is_empty() {
-        // Nothing held means nothing to send: a resume of a running VM is
-        // a packet for nothing, and a report that misleads.
-        let rounds = census.max_depth.clamp(0, 64);
-        for _ in 0..rounds {
-            conn.send(&crate::jdwp::virtual_machine::Resume).await?;
-            report.resumes += 1;
-            census = threads::census(conn).await?;
-            if census.held == 0 {
-                break;
-            }
-        }
-    } else {
-        // Resume thread by thread, leaving each agent-held thread at the
-        // count the agent gave it.
-        let all = conn.send(&crate::jdwp::virtual_machine::AllThreads).await?;
-        let counts = futures::future::join_all(
-            all.iter()
-                .map(|&thread| conn.send(&SuspendCount { thread })),
-        )
-        .await;
-        let mut resumes = Vec::new();
-        for (thread, count) in all.iter().zip(counts) {
-            let keep = held.get(thread).copied().unwrap_or(0) as i32;
-            if let Ok(n) = count {
-                for _ in keep..n {
-                    resumes.push(conn.send(&ThreadResume { thread: *thread }));
-                }
-            }
-        }
-        report.resumes = resumes.len() as u32;
-        for r in futures::future::join_all(resumes).await {
+    let plan = ResumePlan::new(&counts, &held);
+    if !plan.is_empty() {
+        let vm: Vec<_> = (0..plan.vm_resumes).map(|_| conn.send(&VmResume)).collect();
+        let one: Vec<_> = plan
+            .thread_resumes
+            .iter()
+            .map(|&thread| conn.send(&ThreadResume { thread }))
+            .collect();
+        // The check, queued behind the resumes: the counts of the threads
+        // known, and the thread list, for threads started meanwhile.
+        let known: Vec<ThreadId> = counts.iter().map(|&(t, _)| t).collect();
+        let back: Vec<_> = known
+            .iter()
+            .map(|&thread| conn.send(&SuspendCount { thread }))
+            .collect();
+        let all = conn.send(&AllThreads);
+        report.resumes = plan.len() as u32;
+        for r in futures::future::join_all(vm).await {
             r?;
         }
-        census = threads::census(conn).await?;
+        for r in futures::future::join_all(one).await {
+            r?;
+        }
+        let mut after = threads::counts_from(&known, back).await?;
+        let all = all.await?;
+        after.retain(|(t, _)| all.contains(t));
+        let born: Vec<ThreadId> = all.iter().copied().filter(|t| !known.contains(t)).collect();
+        if !born.is_empty() {
+            let requests = born
+                .iter()
+                .map(|&thread| conn.send(&SuspendCount { thread }))
+                .collect();
+            after.extend(threads::counts_from(&born, requests).await?);
+        }
+        census = Census::of(&after);
     }
     // A thread can be held for a moment by a trace capture in flight (it
     // resumes itself when its snapshot is taken): while captures are in
@@ -230,4 +286,43 @@ pub async fn pause(session: &SessionHandle) -> Result<PauseOutcome, SessionError
         held: after.held,
         total: after.total,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(counts: &[(u64, i32)], held: &[(u64, u32)], vm: u32, threads: &[u64]) {
+        let counts: Vec<_> = counts.iter().map(|&(t, n)| (ThreadId(t), n)).collect();
+        let held: HashMap<_, _> = held.iter().map(|&(t, n)| (ThreadId(t), n)).collect();
+        let plan = ResumePlan::new(&counts, &held);
+        assert_eq!(
+            plan,
+            ResumePlan {
+                vm_resumes: vm,
+                thread_resumes: threads.iter().map(|&t| ThreadId(t)).collect(),
+            },
+            "counts {counts:?}, held {held:?}"
+        );
+    }
+
+    #[test]
+    fn resumes_are_planned_from_the_counts_read_once() {
+        // Nothing suspended: nothing sent.
+        check(&[(1, 0), (2, 0)], &[], 0, &[]);
+        check(&[], &[], 0, &[]);
+        // One stop: one VM resume. Two stacked composites: two, sent together.
+        check(&[(1, 1), (2, 1)], &[], 1, &[]);
+        check(&[(1, 2), (2, 2), (3, 0)], &[], 2, &[]);
+        // A runaway depth is bounded.
+        check(&[(1, 1000)], &[], 64, &[]);
+        // The agent holds thread 2 once: it keeps that count, the rest of
+        // every depth goes thread by thread.
+        check(&[(1, 2), (2, 2), (3, 0)], &[(2, 1)], 0, &[1, 1, 2]);
+        // Held, and nothing else suspended: nothing sent.
+        check(&[(1, 0), (2, 1)], &[(2, 1)], 0, &[]);
+        // An agent hold deeper than the count left (resumed behind our
+        // back) sends nothing for that thread.
+        check(&[(2, 1)], &[(2, 3)], 0, &[]);
+    }
 }

@@ -9,7 +9,7 @@ mod collections;
 mod context;
 mod invoke;
 
-pub use context::context;
+pub use context::{Depth, FrameWindow, HeldFrames, context, held_frames};
 
 use std::sync::Mutex;
 use std::time::Duration;

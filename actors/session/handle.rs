@@ -489,6 +489,17 @@ impl SessionHandle {
         eval::context(self, thread, frame).await
     }
 
+    /// The named thread (or the newest one an event suspended and still
+    /// held) with `window` of its frames, read in one burst; `None` when no
+    /// thread is named and none is held by an event.
+    pub async fn held_frames(
+        &self,
+        thread: Option<ThreadId>,
+        window: eval::FrameWindow,
+    ) -> Result<Option<eval::HeldFrames>, SessionError> {
+        eval::held_frames(self, thread, window).await
+    }
+
     /// Evaluates `expr` in `ctx`, answering the evaluator's reads with
     /// pipelined JDWP requests.
     pub async fn evaluate(&self, ctx: &EvalContext, expr: &Expr) -> Result<Outcome, Failure> {

@@ -8,12 +8,13 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 
+use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
 use crate::actors::session::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
 use crate::actors::session::show::{unreadable, wire_scalar};
 use crate::jdwp::stack_frame::{GetValues, SlotRequest, ThisObject};
 use crate::jdwp::thread_reference::{FrameCount, Frames};
-use crate::jdwp::{ErrorCode, FrameId, Location, ObjectId, Tag, ThreadId, Value};
+use crate::jdwp::{ErrorCode, FrameId, FrameInfo, Location, ObjectId, Tag, ThreadId, Value};
 use crate::model::shown::{Cut, Elements, Shown};
 
 /// One frame of a suspended thread.
@@ -40,8 +41,8 @@ impl FrameView {
     }
 }
 
-/// Reads up to `count` frames from `start` (all when `None`). Asks for the
-/// depth first when a count is given: JDWP refuses a length past the end.
+/// Reads up to `count` frames from `start` (all when `None`), in one
+/// round trip when the stack is deep enough.
 pub async fn frames(
     classes: &ClassCache,
     thread: ThreadId,
@@ -49,23 +50,80 @@ pub async fn frames(
     count: Option<usize>,
 ) -> Result<Vec<FrameView>, JdwpError> {
     let conn = classes.connection();
-    let length = match count {
-        None => Frames::ALL,
-        Some(n) => {
-            let depth = conn.send(&FrameCount { thread }).await?.max(0) as usize;
-            if start >= depth {
-                return Ok(Vec::new());
-            }
-            n.min(depth - start) as i32
-        }
+    let Some(count) = count else {
+        let raw = conn
+            .send(&Frames {
+                thread,
+                start_frame: start as i32,
+                length: Frames::ALL,
+            })
+            .await?;
+        return resolve(classes, start, &raw).await;
     };
-    let raw = conn
-        .send(&Frames {
-            thread,
-            start_frame: start as i32,
-            length,
-        })
-        .await?;
+    let reply = frames_request(conn, thread, start, count);
+    Ok(frames_from(classes, thread, start, count, reply, None)
+        .await?
+        .0)
+}
+
+/// A `Frames` request for `count` frames from `start`, queued on the wire
+/// when this is called, so other commands can be sent right behind it.
+pub fn frames_request(
+    conn: &ConnectionHandle,
+    thread: ThreadId,
+    start: usize,
+    count: usize,
+) -> impl Future<Output = Result<Vec<FrameInfo>, JdwpError>> + Send + 'static + use<> {
+    conn.send(&Frames {
+        thread,
+        start_frame: start.min(i32::MAX as usize) as i32,
+        length: count.min(i32::MAX as usize) as i32,
+    })
+}
+
+/// The frames of a request sent with [`frames_request`], resolved. JDWP
+/// refuses a window past the end of the stack (`INVALID_LENGTH`, or
+/// `INVALID_INDEX` for a start at or past it); the depth (`depth` when
+/// already read) then says what is there, and a shorter window is asked
+/// for. Returns the frames, and the depth when it was read.
+pub async fn frames_from(
+    classes: &ClassCache,
+    thread: ThreadId,
+    start: usize,
+    count: usize,
+    reply: impl Future<Output = Result<Vec<FrameInfo>, JdwpError>>,
+    depth: Option<i32>,
+) -> Result<(Vec<FrameView>, Option<i32>), JdwpError> {
+    match reply.await {
+        Ok(raw) => Ok((resolve(classes, start, &raw).await?, depth)),
+        Err(e)
+            if matches!(
+                e.code(),
+                Some(ErrorCode::INVALID_LENGTH) | Some(ErrorCode::INVALID_INDEX)
+            ) =>
+        {
+            let conn = classes.connection();
+            let depth = match depth {
+                Some(d) => d,
+                None => conn.send(&FrameCount { thread }).await?,
+            };
+            let there = (depth.max(0) as usize).saturating_sub(start);
+            if there == 0 {
+                return Ok((Vec::new(), Some(depth)));
+            }
+            let raw = frames_request(conn, thread, start, count.min(there)).await?;
+            Ok((resolve(classes, start, &raw).await?, Some(depth)))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Class, method and line of each raw frame, through the class cache.
+async fn resolve(
+    classes: &ClassCache,
+    start: usize,
+    raw: &[FrameInfo],
+) -> Result<Vec<FrameView>, JdwpError> {
     let resolved = join_all(raw.iter().map(|f| async move {
         let class = classes.info(f.location.class);
         let method = classes.method(f.location.class, f.location.method);

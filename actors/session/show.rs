@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 
+use crate::actors::error::JdwpError;
 use crate::actors::session::classes::{ClassCache, FieldInfo};
 use crate::actors::session::eval::{BOXES, EvalContext, to_val};
 use crate::expr::Charset;
@@ -255,12 +256,18 @@ impl ValueReader<'_> {
         if tag == Tag::String {
             return self.string(id).await;
         }
+        // An array's length is asked for along with its type.
+        let length = (tag == Tag::Array).then(|| {
+            self.classes.connection().send(&Length {
+                array: ObjectId(id),
+            })
+        });
         let type_name = match self.type_name(id).await {
             Ok(t) => t,
             Err(e) => return e,
         };
         if type_name.ends_with("[]") {
-            return self.array(id, &type_name, true).await;
+            return self.array(id, &type_name, true, length).await;
         }
         if BOXES.contains(&type_name.as_str()) {
             return self.unboxed(id, type_name).await;
@@ -328,16 +335,27 @@ impl ValueReader<'_> {
     }
 
     /// An array: its length, and its first elements when `elements` (a
-    /// `byte[]`/`char[]` decoded as text unless the charset says raw).
-    async fn array(&self, id: u64, ty: &str, elements: bool) -> Shown {
+    /// `byte[]`/`char[]` decoded as text unless the charset says raw). The
+    /// `Length` request may have been sent already, along with the type's.
+    async fn array(
+        &self,
+        id: u64,
+        ty: &str,
+        elements: bool,
+        length: Option<impl Future<Output = Result<i32, JdwpError>>>,
+    ) -> Shown {
         let conn = self.classes.connection();
         let elem = ty.strip_suffix("[]").unwrap_or(ty).to_string();
-        let len = match conn
-            .send(&Length {
-                array: ObjectId(id),
-            })
-            .await
-        {
+        let length = match length {
+            Some(l) => l.await,
+            None => {
+                conn.send(&Length {
+                    array: ObjectId(id),
+                })
+                .await
+            }
+        };
+        let len = match length {
             Ok(n) => n,
             Err(e) => return unreadable(&e, id, Some(ty.to_string())),
         };

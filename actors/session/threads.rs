@@ -22,28 +22,54 @@ pub struct Census {
 /// Counts suspended threads. Threads that died between the two reads are
 /// left out.
 pub async fn census(conn: &ConnectionHandle) -> Result<Census, JdwpError> {
+    Ok(Census::of(&counts(conn).await?))
+}
+
+/// Every live thread with its suspend count, the counts asked at once.
+/// Threads that died between the two reads are left out.
+pub async fn counts(conn: &ConnectionHandle) -> Result<Vec<(ThreadId, i32)>, JdwpError> {
     let threads = conn.send(&AllThreads).await?;
-    let counts = join_all(
-        threads
-            .iter()
-            .map(|&thread| conn.send(&SuspendCount { thread })),
-    )
-    .await;
-    let mut c = Census::default();
-    for count in counts {
+    let counts = threads
+        .iter()
+        .map(|&thread| conn.send(&SuspendCount { thread }))
+        .collect();
+    counts_from(&threads, counts).await
+}
+
+/// The counts of `threads` from their `SuspendCount` requests, already
+/// sent (in the same order): a thread that died is left out, a JVM gone
+/// is an error.
+pub async fn counts_from<F>(
+    threads: &[ThreadId],
+    requests: Vec<F>,
+) -> Result<Vec<(ThreadId, i32)>, JdwpError>
+where
+    F: Future<Output = Result<i32, JdwpError>>,
+{
+    let mut out = Vec::with_capacity(threads.len());
+    for (&thread, count) in threads.iter().zip(join_all(requests).await) {
         match count {
-            Ok(n) => {
-                c.total += 1;
-                if n > 0 {
-                    c.held += 1;
-                    c.max_depth = c.max_depth.max(n);
-                }
-            }
+            Ok(n) => out.push((thread, n)),
             Err(e) if e.is_gone() => return Err(e),
             Err(_) => {}
         }
     }
-    Ok(c)
+    Ok(out)
+}
+
+impl Census {
+    /// The census of threads' suspend counts.
+    pub fn of(counts: &[(ThreadId, i32)]) -> Census {
+        let mut c = Census::default();
+        for &(_, n) in counts {
+            c.total += 1;
+            if n > 0 {
+                c.held += 1;
+                c.max_depth = c.max_depth.max(n);
+            }
+        }
+        c
+    }
 }
 
 /// One thread as the thread list shows it.

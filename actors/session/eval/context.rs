@@ -1,56 +1,105 @@
 //! Where a tool's expression is evaluated: the named thread (or the newest
 //! one an event suspended), one of its frames, `this`, and whether methods
-//! may be invoked there.
+//! may be invoked there. The thread is picked and its frames read in one
+//! burst of requests: the suspend counts first, the frames right behind
+//! them on the same connection.
+
+use futures::future::join_all;
 
 use super::EvalContext;
-use crate::actors::error::JdwpError;
-use crate::actors::session::inspect;
+use crate::actors::error::{JdwpError, SessionError, ThreadUse};
+use crate::actors::session::SessionHandle;
+use crate::actors::session::inspect::{self, FrameView};
+use crate::jdwp::thread_reference::{FrameCount, SuspendCount};
 use crate::jdwp::{ErrorCode, ThreadId};
 
-/// Builds the context a tool evaluates in: the named thread (or the
-/// newest thread an event suspended), frame `frame_index` of it, `this`,
-/// and whether methods may be invoked there. Without any suspended thread
-/// the context has no frame: handles and statics still evaluate.
-pub async fn context(
-    session: &crate::actors::SessionHandle,
+/// Which frames of the held thread a tool reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameWindow {
+    /// Index of the first frame (0 is the top).
+    pub start: usize,
+    /// How many frames at most.
+    pub count: usize,
+    pub depth: Depth,
+}
+
+/// Whether the stack's depth is read along with the frames.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Depth {
+    /// Always: the caller shows it.
+    Read,
+    /// Only when the window reaches past the end of the stack.
+    WhenShort,
+}
+
+/// A suspended thread and the frames read from it.
+#[derive(Debug, Clone)]
+pub struct HeldFrames {
+    pub thread: ThreadId,
+    pub frames: Vec<FrameView>,
+    /// The stack's depth, when it was read.
+    pub depth: Option<i32>,
+    /// The threads an event suspended, newest last.
+    pub event_threads: Vec<ThreadId>,
+}
+
+/// Picks the named thread (or the newest thread an event suspended that is
+/// still suspended) and reads `window` of its frames. `None` when no thread
+/// is named and none an event suspended is held. The suspend counts and
+/// the first candidate's frames go out together, so a held thread costs
+/// one round trip (two when the stack is shorter than the window).
+pub async fn held_frames(
+    session: &SessionHandle,
     thread: Option<ThreadId>,
-    frame_index: usize,
-) -> Result<EvalContext, crate::actors::SessionError> {
-    use crate::actors::error::{SessionError, ThreadUse};
+    window: FrameWindow,
+) -> Result<Option<HeldFrames>, SessionError> {
     session.check_alive()?;
     let conn = session.connection();
     let event_threads = session.event_threads().await;
-    let thread = match thread {
-        Some(t) => {
-            match conn
-                .send(&crate::jdwp::thread_reference::SuspendCount { thread: t })
-                .await
-            {
-                Ok(n) if n > 0 => Some(t),
-                Ok(_) => {
-                    return Err(SessionError::ThreadRunning {
-                        thread: t,
-                        purpose: ThreadUse::Read,
-                    });
-                }
-                Err(e)
-                    if matches!(
-                        e.code(),
-                        Some(ErrorCode::INVALID_OBJECT) | Some(ErrorCode::INVALID_THREAD)
-                    ) =>
-                {
-                    return Err(SessionError::NoSuchThread { thread: t });
-                }
-                Err(e) => return Err(session.map_err(e)),
+    let candidates: Vec<ThreadId> = match thread {
+        Some(t) => vec![t],
+        None => event_threads.iter().rev().copied().collect(),
+    };
+    let Some(&first) = candidates.first() else {
+        return Ok(None);
+    };
+    let counts: Vec<_> = candidates
+        .iter()
+        .map(|&thread| conn.send(&SuspendCount { thread }))
+        .collect();
+    // Sent before any reply is read: the guess that the first candidate is
+    // the one held costs nothing when it is right and one wasted (failed)
+    // read when it is not.
+    let burst = |t: ThreadId| {
+        let frames = inspect::frames_request(conn, t, window.start, window.count);
+        let depth = (window.depth == Depth::Read).then(|| conn.send(&FrameCount { thread: t }));
+        (frames, depth)
+    };
+    let (mut frames, mut depth) = burst(first);
+    let counts = join_all(counts).await;
+    let chosen = match thread {
+        Some(t) => match counts.into_iter().next() {
+            Some(Ok(n)) if n > 0 => t,
+            Some(Ok(_)) | None => {
+                return Err(SessionError::ThreadRunning {
+                    thread: t,
+                    purpose: ThreadUse::Read,
+                });
             }
-        }
+            Some(Err(e))
+                if matches!(
+                    e.code(),
+                    Some(ErrorCode::INVALID_OBJECT) | Some(ErrorCode::INVALID_THREAD)
+                ) =>
+            {
+                return Err(SessionError::NoSuchThread { thread: t });
+            }
+            Some(Err(e)) => return Err(session.map_err(e)),
+        },
         None => {
             let mut found = None;
-            for t in event_threads.iter().rev() {
-                match conn
-                    .send(&crate::jdwp::thread_reference::SuspendCount { thread: *t })
-                    .await
-                {
+            for (t, count) in candidates.iter().zip(counts) {
+                match count {
                     Ok(n) if n > 0 => {
                         found = Some(*t);
                         break;
@@ -63,34 +112,77 @@ pub async fn context(
                     _ => {}
                 }
             }
+            let Some(found) = found else {
+                return Ok(None);
+            };
             found
         }
     };
-    let Some(thread) = thread else {
+    if chosen != first {
+        (frames, depth) = burst(chosen);
+    }
+    let depth = match depth {
+        Some(d) => d.await.ok(),
+        None => None,
+    };
+    let (frames, depth) = inspect::frames_from(
+        session.classes(),
+        chosen,
+        window.start,
+        window.count,
+        frames,
+        depth,
+    )
+    .await
+    .map_err(|e| session.map_err(e))?;
+    Ok(Some(HeldFrames {
+        thread: chosen,
+        frames,
+        depth,
+        event_threads,
+    }))
+}
+
+/// Builds the context a tool evaluates in: the named thread (or the
+/// newest thread an event suspended), frame `frame_index` of it, `this`,
+/// and whether methods may be invoked there. Without any suspended thread
+/// the context has no frame: handles and statics still evaluate.
+pub async fn context(
+    session: &SessionHandle,
+    thread: Option<ThreadId>,
+    frame_index: usize,
+) -> Result<EvalContext, SessionError> {
+    let window = FrameWindow {
+        start: frame_index,
+        count: 1,
+        depth: Depth::WhenShort,
+    };
+    let Some(held) = held_frames(session, thread, window).await? else {
         return Ok(EvalContext {
             not_invocable_because: "no thread is suspended by an event".into(),
             ..EvalContext::default()
         });
     };
-    let classes = session.classes();
-    let frames = inspect::frames(classes, thread, frame_index, Some(1))
-        .await
-        .map_err(|e| session.map_err(e))?;
-    let Some(frame) = frames.into_iter().next() else {
-        let depth = conn
-            .send(&crate::jdwp::thread_reference::FrameCount { thread })
-            .await
-            .unwrap_or(0);
+    let thread = held.thread;
+    let Some(frame) = held.frames.into_iter().next() else {
+        let depth = match held.depth {
+            Some(d) => d,
+            None => session
+                .connection()
+                .send(&FrameCount { thread })
+                .await
+                .unwrap_or(0),
+        };
         return Err(SessionError::FrameOutOfRange {
             thread,
             index: frame_index,
             depth,
         });
     };
-    let this = inspect::this_object(classes, thread, &frame)
+    let this = inspect::this_object(session.classes(), thread, &frame)
         .await
         .map_err(|e| session.map_err(e))?;
-    let invocable = event_threads.contains(&thread);
+    let invocable = held.event_threads.contains(&thread);
     Ok(EvalContext {
         thread: Some(thread),
         frame: Some(frame),

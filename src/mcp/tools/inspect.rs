@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{
-    Budget, EvalContext, Failure, Locals, Outcome, SessionError, SessionHandle, ThreadId,
-    ThreadUse, ValueReader, declared_type, explain, to_val,
+    Budget, Depth, EvalContext, Failure, FrameWindow, Locals, Outcome, SessionError, SessionHandle,
+    ThreadId, ThreadUse, ValueReader, declared_type, explain, to_val,
 };
 use crate::expr::eval::Val;
 use crate::mcp::error::ToolError;
@@ -118,19 +118,21 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
     let p = p?;
     let session = ctx.engine.session(p.session_id.as_deref())?;
     let thread = thread_id("debug_get_stack", p.thread_id.as_deref())?;
-    let ectx = session.eval_context(thread, 0).await?;
-    let Some(thread) = ectx.thread else {
+    let max_frames = p.max_frames.unwrap_or(20).max(1);
+    // The thread's count, its frames and its depth in one burst.
+    let window = FrameWindow {
+        start: 0,
+        count: max_frames,
+        depth: Depth::Read,
+    };
+    let Some(held) = session.held_frames(thread, window).await? else {
         return Err(SessionError::NoThreadSuspended {
             purpose: ThreadUse::Read,
         }
         .into());
     };
-    let max_frames = p.max_frames.unwrap_or(20).max(1);
-    let frames = session.frames(thread, max_frames).await?;
-    let depth = session
-        .frame_count(thread)
-        .await
-        .unwrap_or(frames.len() as i32);
+    let (thread, frames) = (held.thread, held.frames);
+    let depth = held.depth.unwrap_or(frames.len() as i32);
     let budget = Budget {
         max_depth: p.max_depth.unwrap_or(2),
         max_children: p.max_children.unwrap_or(20),

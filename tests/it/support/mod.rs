@@ -4,6 +4,7 @@
 pub mod frameworks;
 pub mod golden;
 pub mod java;
+pub mod levels;
 pub mod mcp;
 pub mod otlp;
 pub mod otlp_http;
