@@ -178,6 +178,13 @@ pub async fn resume_verified(
             after.extend(threads::counts_from(&born, requests).await?);
         }
         census = Census::of(&after);
+        // A hit already on its way when the resume went out re-suspends
+        // the VM at once, and the read-back right behind the resume can
+        // see it before EventDispatch has released it: read the counts
+        // again, as one census after the resume always did.
+        if census.held > held.len() {
+            census = threads::census(conn).await?;
+        }
     }
     // A thread can be held for a moment by a trace capture in flight (it
     // resumes itself when its snapshot is taken): while captures are in

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use jvmscope::actors::{Engine, EngineConfig};
+use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
 use jvmscope::jdwp::array_reference::Length;
 use jvmscope::jdwp::stack_frame::GetValues;
 use jvmscope::jdwp::thread_reference::{FrameCount, Frames, SuspendCount};
@@ -40,8 +40,9 @@ async fn gated(
     (text, seen)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn held_thread_tools_pipeline_their_round_trips() {
+/// Ticker held at its `tick` line behind a [`LevelProxy`], every tool
+/// called once cold.
+async fn held_ticker() -> (Jvm, LevelProxy, Engine, SessionHandle, JvmScope) {
     let jvm = Jvm::start("Ticker", JvmOpts::default());
     jvm.wait_for_line("ticker started", Duration::from_secs(10));
     let proxy = LevelProxy::start(jvm.port());
@@ -90,6 +91,12 @@ async fn held_thread_tools_pipeline_their_round_trips() {
         assert!(!err, "{tool}: {text}");
     }
 
+    (jvm, proxy, engine, session, server)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_thread_tools_pipeline_their_round_trips() {
+    let (_jvm, proxy, engine, session, server) = held_ticker().await;
     // The thread's count, its top frame and the depth go together; then
     // the frame's locals; then the length of `args`.
     let (text, seen) = gated(
