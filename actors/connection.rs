@@ -1,9 +1,14 @@
 //! The Connection actor: sole owner of one JVM's socket. One reader task
-//! owns the read half and turns bytes into packets; one writer task owns the
-//! write half; the actor matches replies to requests by packet id, keeps a
-//! bounded window of requests in flight, expires overdue ones, refuses
-//! mutations in read-only mode, forwards event composites to EventDispatch,
-//! and opens one span per round trip.
+//! owns the read half, turns bytes into packets, hands replies to the actor
+//! and event composites straight to EventDispatch (one hop less per hit;
+//! composites that arrive while no EventDispatch is set are kept, in
+//! order). The actor owns the write half: it matches replies to requests
+//! by packet id, keeps a bounded window of requests in flight, expires
+//! overdue ones, refuses mutations in read-only mode, and opens one span
+//! per round trip. What it sends while handling its mailbox is written in
+//! one non-blocking write once the requests queued behind it are handled
+//! (a `Flush` it sends itself); only when the socket would block does a
+//! helper task finish the write, and the write half comes back with it.
 //!
 //! It must not interpret replies (callers decode them) or block its mailbox
 //! on socket I/O.
@@ -12,14 +17,13 @@ pub mod dial;
 pub mod window;
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::mpsc;
 use tracing::Span;
 
 use crate::actors::error::JdwpError;
@@ -82,8 +86,15 @@ pub enum ConnectionMsg {
     /// The reader task stopped: the peer closed, or sent bytes that are not
     /// JDWP. The connection ends with this reason.
     ReadEnded(String),
-    /// The writer task could not write; the connection ends.
+    /// A write could not complete; the connection ends.
     WriteFailed(String),
+    /// Write what was sent while handling the messages before this one;
+    /// sent by the actor to itself, so requests queued together go out in
+    /// one write.
+    Flush,
+    /// A write the socket blocked on finished on its helper task, which
+    /// hands the write half back.
+    Written(OwnedWriteHalf),
     /// Look for overdue requests; sent by a timer.
     Tick,
     /// Route event composites to this EventDispatch from now on; sent by the
@@ -317,13 +328,62 @@ pub struct ConnectionState {
     config: ConnectionConfig,
     shared: Arc<ConnectionShared>,
     window: Window<Pending>,
-    writer: mpsc::UnboundedSender<Vec<u8>>,
-    events: Option<ActorRef<EventsMsg>>,
+    myself: ActorRef<ConnectionMsg>,
+    /// The socket's write half; `None` while a helper task finishes a
+    /// write the socket blocked on.
+    write_half: Option<OwnedWriteHalf>,
+    /// Encoded packets not written yet.
+    out: Vec<u8>,
+    /// A `Flush` is in the mailbox.
+    flush_queued: bool,
+    events: Arc<Mutex<EventRoute>>,
+}
+
+/// Where the reader task sends event composites, shared with the actor
+/// (which sets the sink) under one lock, so composites reach EventDispatch
+/// in the order they arrived even across a restart of it.
+#[derive(Default)]
+struct EventRoute {
+    sink: Option<ActorRef<EventsMsg>>,
     /// Composites that arrived while no EventDispatch was available; they
     /// are delivered when one is set, never dropped (a dropped suspending
     /// event is a thread nobody resumes).
-    held_events: Vec<(Vec<u8>, Instant)>,
-    events_received: u64,
+    held: Vec<(Vec<u8>, Instant)>,
+    received: u64,
+}
+
+impl EventRoute {
+    /// Hands one composite on, or keeps it for the next EventDispatch.
+    fn deliver(&mut self, data: Vec<u8>, received: Instant) {
+        self.received += 1;
+        match &self.sink {
+            Some(sink) => {
+                if let Err(ractor::MessagingErr::SendErr(EventsMsg::Composite { data, received })) =
+                    sink.send_message(EventsMsg::Composite { data, received })
+                {
+                    // EventDispatch is restarting; keep the composite for
+                    // its successor.
+                    self.sink = None;
+                    self.held.push((data, received));
+                }
+            }
+            None => self.held.push((data, received)),
+        }
+    }
+
+    /// Routes composites to `sink` from now on, those kept first.
+    fn set_sink(&mut self, sink: ActorRef<EventsMsg>) {
+        for (data, at) in self.held.drain(..) {
+            let _ = sink.send_message(EventsMsg::Composite { data, received: at });
+        }
+        self.sink = Some(sink);
+    }
+}
+
+fn lock_route(route: &Mutex<EventRoute>) -> std::sync::MutexGuard<'_, EventRoute> {
+    route
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Connection {
@@ -382,18 +442,23 @@ impl Actor for Connection {
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
         let (read_half, write_half) = args.stream.into_split();
-        let (writer, rx) = mpsc::unbounded_channel();
-        tokio::spawn(write_loop(write_half, rx, myself.clone()));
-        tokio::spawn(read_loop(read_half, args.config.max_packet, myself.clone()));
+        let events = Arc::new(Mutex::new(EventRoute::default()));
+        tokio::spawn(read_loop(
+            read_half,
+            args.config.max_packet,
+            myself.clone(),
+            events.clone(),
+        ));
         myself.send_interval(TICK, || ConnectionMsg::Tick);
         Ok(ConnectionState {
             window: Window::new(args.config.window),
             config: args.config,
             shared: args.shared,
-            writer,
-            events: None,
-            held_events: Vec::new(),
-            events_received: 0,
+            myself,
+            write_half: Some(write_half),
+            out: Vec::with_capacity(4096),
+            flush_queued: false,
+            events,
         })
     }
 
@@ -408,20 +473,27 @@ impl Actor for Connection {
             ConnectionMsg::PacketArrived(Packet::Reply(reply)) => {
                 state.complete(reply.id, reply.error_code, reply.data);
             }
-            ConnectionMsg::PacketArrived(Packet::Command(cmd)) => state.event(cmd),
-            ConnectionMsg::Tick => state.expire(),
-            ConnectionMsg::SetEventSink(sink) => {
-                for (data, at) in state.held_events.drain(..) {
-                    let _ = sink.send_message(EventsMsg::Composite { data, received: at });
+            ConnectionMsg::PacketArrived(Packet::Command(cmd)) => {
+                if let Some(data) = composite_data(cmd) {
+                    lock_route(&state.events).deliver(data, Instant::now());
                 }
-                state.events = Some(sink);
             }
+            ConnectionMsg::Tick => state.expire(),
+            ConnectionMsg::Flush => {
+                state.flush_queued = false;
+                state.flush();
+            }
+            ConnectionMsg::Written(half) => {
+                state.write_half = Some(half);
+                state.flush();
+            }
+            ConnectionMsg::SetEventSink(sink) => lock_route(&state.events).set_sink(sink),
             ConnectionMsg::Stats(reply) => {
                 let _ = reply.send(ConnectionStats {
                     in_flight: state.window.in_flight(),
                     queued: state.window.queued(),
                     high_water: state.window.high_water(),
-                    events_received: state.events_received,
+                    events_received: lock_route(&state.events).received,
                 });
             }
             ConnectionMsg::ReadEnded(reason) | ConnectionMsg::WriteFailed(reason) => {
@@ -501,9 +573,46 @@ impl ConnectionState {
         self.shared
             .bytes_sent
             .fetch_add(packet.len() as u64, Ordering::Relaxed);
-        // A closed writer means the socket is gone; ReadEnded or
-        // WriteFailed follows and fails every request.
-        let _ = self.writer.send(packet);
+        self.out.extend_from_slice(&packet);
+        // Written once the messages already in the mailbox are handled: a
+        // capture's reads and the resume behind them take one syscall.
+        if !self.flush_queued {
+            self.flush_queued = self.myself.send_message(ConnectionMsg::Flush).is_ok();
+        }
+    }
+
+    /// Writes what is pending without blocking; what the socket does not
+    /// take now is finished by a helper task, and bytes sent meanwhile
+    /// wait for the write half to come back.
+    fn flush(&mut self) {
+        let Some(half) = &self.write_half else {
+            return;
+        };
+        let mut written = 0;
+        while written < self.out.len() {
+            match half.try_write(&self.out[written..]) {
+                Ok(n) => written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    self.out.clear();
+                    let _ = self.myself.send_message(ConnectionMsg::WriteFailed(format!(
+                        "writing to the JVM failed: {e}"
+                    )));
+                    return;
+                }
+            }
+        }
+        if written == self.out.len() {
+            self.out.clear();
+            self.out.shrink_to(64 * 1024);
+            return;
+        }
+        // The peer is not reading fast enough: never block the mailbox.
+        let rest = self.out.split_off(written);
+        self.out.clear();
+        if let Some(half) = self.write_half.take() {
+            tokio::spawn(write_rest(half, rest, self.myself.clone()));
+        }
     }
 
     fn complete(&mut self, id: u32, error_code: u16, data: Vec<u8>) {
@@ -532,35 +641,6 @@ impl ConnectionState {
         finish(p, result);
         for id in self.window.promote(Instant::now()) {
             self.write(id);
-        }
-    }
-
-    fn event(&mut self, cmd: CommandPacket) {
-        if (cmd.command_set, cmd.command) != (64, 100) {
-            tracing::warn!(
-                set = cmd.command_set,
-                cmd = cmd.command,
-                "the JVM sent a command that is not an event composite; ignored"
-            );
-            return;
-        }
-        self.events_received += 1;
-        let now = Instant::now();
-        match &self.events {
-            Some(sink) => {
-                if let Err(ractor::MessagingErr::SendErr(EventsMsg::Composite { data, received })) =
-                    sink.send_message(EventsMsg::Composite {
-                        data: cmd.data,
-                        received: now,
-                    })
-                {
-                    // EventDispatch is restarting; keep the composite for
-                    // its successor.
-                    self.events = None;
-                    self.held_events.push((data, received));
-                }
-            }
-            None => self.held_events.push((cmd.data, now)),
         }
     }
 
@@ -604,9 +684,28 @@ fn finish(mut p: Pending, result: Result<Vec<u8>, JdwpError>) {
     }
 }
 
+/// The data of an event composite, the only command a JVM sends.
+fn composite_data(cmd: CommandPacket) -> Option<Vec<u8>> {
+    if (cmd.command_set, cmd.command) != (64, 100) {
+        tracing::warn!(
+            set = cmd.command_set,
+            cmd = cmd.command,
+            "the JVM sent a command that is not an event composite; ignored"
+        );
+        return None;
+    }
+    Some(cmd.data)
+}
+
 /// The one task that reads the socket. It never races a read against
-/// anything else, so a packet is never half-consumed.
-async fn read_loop(mut read: OwnedReadHalf, max_packet: u32, conn: ActorRef<ConnectionMsg>) {
+/// anything else, so a packet is never half-consumed. Replies go to the
+/// actor; composites straight to EventDispatch.
+async fn read_loop(
+    mut read: OwnedReadHalf,
+    max_packet: u32,
+    conn: ActorRef<ConnectionMsg>,
+    events: Arc<Mutex<EventRoute>>,
+) {
     let mut decoder = FrameDecoder::new(max_packet);
     let mut buf = vec![0u8; 64 * 1024];
     let reason = loop {
@@ -627,6 +726,11 @@ async fn read_loop(mut read: OwnedReadHalf, max_packet: u32, conn: ActorRef<Conn
         let mut failed = None;
         loop {
             match decoder.next_packet() {
+                Ok(Some(Packet::Command(cmd))) => {
+                    if let Some(data) = composite_data(cmd) {
+                        lock_route(&events).deliver(data, Instant::now());
+                    }
+                }
                 Ok(Some(packet)) => {
                     if conn
                         .send_message(ConnectionMsg::PacketArrived(packet))
@@ -649,38 +753,15 @@ async fn read_loop(mut read: OwnedReadHalf, max_packet: u32, conn: ActorRef<Conn
     let _ = conn.send_message(ConnectionMsg::ReadEnded(reason));
 }
 
-/// The one task that writes the socket, so a peer that stops reading
-/// stalls this task and never the actor (whose timers keep expiring
-/// requests).
-async fn write_loop(
-    mut write: OwnedWriteHalf,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    conn: ActorRef<ConnectionMsg>,
-) {
-    let mut batch: Vec<u8> = Vec::with_capacity(4096);
-    while let Some(first) = rx.recv().await {
-        // Whatever else is queued by now goes out in the same write: a
-        // capture's reads and the resume behind them take one syscall.
-        let written = if rx.is_empty() {
-            write.write_all(&first).await
-        } else {
-            batch.clear();
-            batch.extend_from_slice(&first);
-            while let Ok(more) = rx.try_recv() {
-                batch.extend_from_slice(&more);
-            }
-            let w = write.write_all(&batch).await;
-            batch.shrink_to(64 * 1024);
-            w
-        };
-        if let Err(e) = written {
-            let _ = conn.send_message(ConnectionMsg::WriteFailed(format!(
-                "writing to the JVM failed: {e}"
-            )));
-            return;
-        }
-    }
-    let _ = write.shutdown().await;
+/// Finishes a write the socket blocked on, off the actor, so a peer that
+/// stops reading stalls this task and never the mailbox (whose timers keep
+/// expiring requests); then hands the write half back.
+async fn write_rest(mut half: OwnedWriteHalf, rest: Vec<u8>, conn: ActorRef<ConnectionMsg>) {
+    let msg = match half.write_all(&rest).await {
+        Ok(()) => ConnectionMsg::Written(half),
+        Err(e) => ConnectionMsg::WriteFailed(format!("writing to the JVM failed: {e}")),
+    };
+    let _ = conn.send_message(msg);
 }
 
 #[cfg(test)]

@@ -116,6 +116,7 @@ pub mod testing {
     pub use super::events::EventsMsg;
     pub use super::session::classes::ClassCache;
     pub use super::session::threads;
+    pub use super::stop_points::routes::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
     pub use super::watchdog::WatchdogMsg;
 }
 

@@ -447,10 +447,10 @@ async fn run(
     out.push_str(
         "\nhits/s: snapshots recorded (capture) or events counted (NONE) per second, median \
          round (range). vs best raw: median over rounds of jvmscope / the faster raw variant \
-         of that round. hold: from the event's arrival at the debugger to the resume's reply \
-         (jvmscope: histogram bucket bounds, ±25%). CPU: this process's user+system time per \
-         hit. out-of-order: replies that arrived after a reply to a later request (all \
-         rounds).\n",
+         of that round. hold: from the event's arrival at the debugger to the resume's reply, \
+         both clients through the same histogram (bucket upper bounds, ±25%). CPU: this \
+         process's user+system time per hit. out-of-order: replies that arrived after a reply \
+         to a later request (all rounds).\n",
     );
     Ok(out)
 }

@@ -36,6 +36,7 @@ use jvmscope::jdwp::{
 };
 
 use super::{FIXTURE, Fixture, Phase, Workload, cpu_time};
+use jvmscope::actors::testing::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
 
 /// Requests waiting for their reply, by packet id.
 type Pending = HashMap<u32, oneshot::Sender<(u16, Vec<u8>)>>;
@@ -271,9 +272,13 @@ pub async fn phase(fixture: &Fixture, line: u32, mode: Mode, d: Duration) -> Res
     tokio::time::sleep(Duration::from_millis(200)).await;
     let _ = raw.send(&Dispose).await;
     handler.abort();
-    let mut h = tally.holds.lock().map(|h| h.clone()).unwrap_or_default();
-    h.sort();
-    let q = |f: f64| (!h.is_empty()).then(|| h[((h.len() as f64 * f) as usize).min(h.len() - 1)]);
+    // Through the same buckets as jvmscope's own hold statistics (upper
+    // bounds, ±25%), so the two quantiles compare like with like.
+    let mut buckets = [0u64; HOLD_BUCKETS];
+    for h in tally.holds.lock().map(|h| h.clone()).unwrap_or_default() {
+        buckets[hold_bucket(h)] += 1;
+    }
+    let q = |f: f64| bucketed_quantile(&buckets, f);
     Ok(Phase {
         rate: n as f64 / t1.duration_since(t0).as_secs_f64(),
         cpu_per_hit: (n > 0).then(|| (c1 - c0).as_secs_f64() * 1e6 / n as f64),

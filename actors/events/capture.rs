@@ -25,8 +25,8 @@ use crate::actors::session::inspect;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::thread_reference::Frames;
 use crate::jdwp::{
-    ErrorCode, Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId,
-    ThreadId, Value,
+    Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId, ThreadId,
+    Value,
 };
 use crate::model::shown::{Detail, MessageGap, Shown};
 use crate::model::stop_point::{LocalsChoice, StopPointId};
@@ -175,22 +175,17 @@ impl Ctx {
         }))
     }
 
-    /// The frames of a request sent with `frames_request`: JDWP refuses a
-    /// length past the end, so a shallow stack is then read whole.
+    /// The frames of a request sent with `frames_request` (a shallow stack
+    /// is then read whole: see `inspect::raw_frames_from`).
     pub async fn frames_from(
         &self,
         thread: ThreadId,
         count: usize,
         reply: FramesReply,
     ) -> Result<Vec<FrameInfo>, JdwpError> {
-        match reply.await {
-            Err(e) if e.code() == Some(ErrorCode::INVALID_LENGTH) => {
-                let mut all = self.conn.send(&Frames::all(thread)).await?;
-                all.truncate(count.max(1));
-                Ok(all)
-            }
-            other => other,
-        }
+        inspect::raw_frames_from(&self.conn, thread, 0, count.max(1), reply, None)
+            .await
+            .map(|(frames, _)| frames)
     }
 
     /// Up to `count` frames from the top, in one request.

@@ -81,11 +81,9 @@ pub fn frames_request(
     })
 }
 
-/// The frames of a request sent with [`frames_request`], resolved. JDWP
-/// refuses a window past the end of the stack (`INVALID_LENGTH`, or
-/// `INVALID_INDEX` for a start at or past it); the depth (`depth` when
-/// already read) then says what is there, and a shorter window is asked
-/// for. Returns the frames, and the depth when it was read.
+/// The frames of a request sent with [`frames_request`], resolved.
+/// Returns the frames, and the depth when it was read (see
+/// [`raw_frames_from`]).
 pub async fn frames_from(
     classes: &ClassCache,
     thread: ThreadId,
@@ -94,25 +92,63 @@ pub async fn frames_from(
     reply: impl Future<Output = Result<Vec<FrameInfo>, JdwpError>>,
     depth: Option<i32>,
 ) -> Result<(Vec<FrameView>, Option<i32>), JdwpError> {
+    let conn = classes.connection();
+    let (raw, depth) = raw_frames_from(conn, thread, start, count, reply, depth).await?;
+    Ok((resolve(classes, start, &raw).await?, depth))
+}
+
+/// The raw frames of a request sent with [`frames_request`]. JDWP refuses
+/// a window past the end of the stack (`INVALID_LENGTH`, or
+/// `INVALID_INDEX` for a start at or past it). Then, with the depth known
+/// (`depth`), the window that is there is asked for; without it, the rest
+/// of the stack from `start` is read and cut to `count`, which gives the
+/// depth too, in one round trip (a hot line of a shallow stack pays one,
+/// not two). Returns the frames, and the depth when it was learnt.
+pub async fn raw_frames_from(
+    conn: &ConnectionHandle,
+    thread: ThreadId,
+    start: usize,
+    count: usize,
+    reply: impl Future<Output = Result<Vec<FrameInfo>, JdwpError>>,
+    depth: Option<i32>,
+) -> Result<(Vec<FrameInfo>, Option<i32>), JdwpError> {
+    let past_the_end = |e: &JdwpError| {
+        matches!(
+            e.code(),
+            Some(ErrorCode::INVALID_LENGTH | ErrorCode::INVALID_INDEX)
+        )
+    };
     match reply.await {
-        Ok(raw) => Ok((resolve(classes, start, &raw).await?, depth)),
-        Err(e)
-            if matches!(
-                e.code(),
-                Some(ErrorCode::INVALID_LENGTH) | Some(ErrorCode::INVALID_INDEX)
-            ) =>
-        {
-            let conn = classes.connection();
-            let depth = match depth {
-                Some(d) => d,
-                None => conn.send(&FrameCount { thread }).await?,
-            };
-            let there = (depth.max(0) as usize).saturating_sub(start);
-            if there == 0 {
-                return Ok((Vec::new(), Some(depth)));
+        Ok(raw) => Ok((raw, depth)),
+        Err(e) if past_the_end(&e) => {
+            if let Some(depth) = depth {
+                let there = (depth.max(0) as usize).saturating_sub(start);
+                if there == 0 {
+                    return Ok((Vec::new(), Some(depth)));
+                }
+                let raw = frames_request(conn, thread, start, count.min(there)).await?;
+                return Ok((raw, Some(depth)));
             }
-            let raw = frames_request(conn, thread, start, count.min(there)).await?;
-            Ok((resolve(classes, start, &raw).await?, Some(depth)))
+            let rest = conn
+                .send(&Frames {
+                    thread,
+                    start_frame: start.min(i32::MAX as usize) as i32,
+                    length: Frames::ALL,
+                })
+                .await;
+            match rest {
+                Ok(mut raw) => {
+                    let depth = (start + raw.len()).min(i32::MAX as usize) as i32;
+                    raw.truncate(count);
+                    Ok((raw, Some(depth)))
+                }
+                // The start itself is past the end: only the depth is left.
+                Err(e) if past_the_end(&e) => {
+                    let depth = conn.send(&FrameCount { thread }).await?;
+                    Ok((Vec::new(), Some(depth)))
+                }
+                Err(e) => Err(e),
+            }
         }
         Err(e) => Err(e),
     }

@@ -284,11 +284,13 @@ struct Window {
 
 /// Buckets of the hold-time histogram: the first holds everything under
 /// 10 µs, each next one is 1.5 times wider, the last everything above.
-const HOLD_BUCKETS: usize = 32;
+pub const HOLD_BUCKETS: usize = 32;
 const HOLD_BASE_NANOS: f64 = 10_000.0;
 const HOLD_GROWTH: f64 = 1.5;
 
-fn hold_bucket(d: Duration) -> usize {
+/// The bucket a hold falls in. Public so that a bench can put exact
+/// samples through the same buckets and compare quantiles like with like.
+pub fn hold_bucket(d: Duration) -> usize {
     let n = d.as_nanos() as f64;
     if n < HOLD_BASE_NANOS {
         return 0;
@@ -300,6 +302,24 @@ fn hold_bucket(d: Duration) -> usize {
 /// The upper bound of a bucket.
 fn bucket_bound(i: usize) -> Duration {
     Duration::from_nanos((HOLD_BASE_NANOS * HOLD_GROWTH.powi(i as i32)) as u64)
+}
+
+/// The upper bound of the bucket below which a share `q` of the counted
+/// holds fell (`counts[i]`: holds in bucket `i`, see [`hold_bucket`]).
+pub fn bucketed_quantile(counts: &[u64], q: f64) -> Option<Duration> {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let want = ((total as f64) * q).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (i, c) in counts.iter().enumerate() {
+        seen += c;
+        if seen >= want {
+            return Some(bucket_bound(i));
+        }
+    }
+    Some(bucket_bound(counts.len().saturating_sub(1)))
 }
 
 /// A reading of the cost counters.
@@ -432,19 +452,7 @@ impl Stats {
             .iter()
             .map(|c| c.load(Ordering::Relaxed))
             .collect();
-        let total: u64 = counts.iter().sum();
-        if total == 0 {
-            return None;
-        }
-        let want = ((total as f64) * q).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, c) in counts.iter().enumerate() {
-            seen += c;
-            if seen >= want {
-                return Some(bucket_bound(i));
-            }
-        }
-        Some(bucket_bound(HOLD_BUCKETS - 1))
+        bucketed_quantile(&counts, q)
     }
 
     pub fn note_error(&self, e: String) {

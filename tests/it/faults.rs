@@ -193,3 +193,80 @@ fn a_stalled_jvm_never_delays_calls_on_another_session() {
         assert!(stuck.text.starts_with("[TIMEOUT]"), "{}", stuck.text);
     });
 }
+
+/// A JVM that stops reading fills the socket. The Connection hands the
+/// write that blocks to a helper task, so its mailbox keeps answering and
+/// its timer keeps expiring requests; once the peer reads again, every
+/// byte it was sent arrives, a request sent meanwhile included.
+#[test]
+fn a_peer_that_stops_reading_stalls_no_mailbox() {
+    use jvmscope::actors::testing::Connection;
+    use jvmscope::actors::{ConnectionConfig, JdwpError};
+    use tokio::io::AsyncReadExt;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind: {e}"));
+        let port = listener.local_addr().expect("address").port();
+        let ours = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}"));
+        let (mut peer, _) = listener.accept().await.expect("accept");
+        let mut config = ConnectionConfig::new("127.0.0.1", port);
+        config.request_timeout = Duration::from_millis(300);
+        let conn = Connection::spawn_unlinked(ours, config)
+            .await
+            .unwrap_or_else(|e| panic!("spawn connection: {e}"));
+        // 64 requests of 1 MiB: far more than loopback socket buffers hold,
+        // and the peer reads none of it.
+        let sends: Vec<_> = (0..64)
+            .map(|_| conn.raw(1, 1, "VirtualMachine.Version", vec![0u8; 1 << 20], None))
+            .collect();
+        let stats = tokio::time::timeout(Duration::from_secs(5), conn.stats())
+            .await
+            .expect("the mailbox answers while the socket is full")
+            .expect("stats");
+        assert!(stats.in_flight > 0, "{stats:?}");
+        let outcomes =
+            tokio::time::timeout(Duration::from_secs(10), futures::future::join_all(sends))
+                .await
+                .expect("overdue requests expire while the socket is full");
+        for o in &outcomes {
+            assert!(matches!(o, Err(JdwpError::Timeout { .. })), "{o:?}");
+        }
+        // A request sent while the write is still blocked waits its turn.
+        let late = conn.raw(1, 1, "VirtualMachine.Version", b"late".to_vec(), None);
+        // Handled in mailbox order: once stats answer, the late request
+        // is encoded and counted.
+        conn.stats().await.expect("stats");
+        let sent = conn.shared().bytes_sent();
+        let (mut total, mut got) = (0u64, Vec::<u8>::new());
+        let mut buf = vec![0u8; 1 << 20];
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while total < sent {
+            assert!(
+                Instant::now() < deadline,
+                "{total} of {sent} bytes arrived once the peer read again"
+            );
+            let n = tokio::time::timeout(Duration::from_secs(5), peer.read(&mut buf))
+                .await
+                .expect("bytes keep coming")
+                .expect("read");
+            assert!(n > 0, "the connection closed early");
+            total += n as u64;
+            // Only the tail is kept: the late request is the last packet.
+            got.extend_from_slice(&buf[..n]);
+            if got.len() > (4 << 20) {
+                got.drain(..got.len() - 64);
+            }
+        }
+        assert!(got.ends_with(b"late"), "the late request was written last");
+        drop(late);
+    });
+}
