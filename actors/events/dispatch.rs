@@ -254,12 +254,14 @@ async fn spawn_capture(
     if !span.is_disabled() {
         span.record("jvmscope.stop_points", stop_ids(&members));
     }
+    // Boxed: tokio moves a spawned future several times, and each move
+    // copies the whole of its largest state.
     tokio::spawn(
-        async move {
+        Box::pin(async move {
             held(&ctx, thread, policy, members, sharing, received, early).await;
             drop(permit);
             drop(in_flight);
-        }
+        })
         .instrument(span),
     );
 }

@@ -37,7 +37,9 @@ pub(super) async fn decide(
         return Decision::Skip;
     }
     if let Some(cond) = &t.spec.filters.condition
-        && !condition_holds(ctx, m, thread, received, can_evaluate, cond).await
+        // Boxed, like every rare path of a hit: an evaluation's state is
+        // large, and a future carries its largest state in every move.
+        && !Box::pin(condition_holds(ctx, m, thread, received, can_evaluate, cond)).await
     {
         return Decision::Skip;
     }
@@ -48,8 +50,9 @@ pub(super) async fn decide(
         Decision::Report(_) => 200,
     };
     // What the report needs the thread held for (a helpful NPE text).
-    ctx.held_exception(&m.event, thread, can_evaluate, len)
-        .await;
+    if matches!(m.event, crate::jdwp::Event::Exception { .. }) {
+        Box::pin(ctx.held_exception(&m.event, thread, can_evaluate, len)).await;
+    }
     decision
 }
 

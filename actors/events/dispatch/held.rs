@@ -144,7 +144,7 @@ impl Hit<'_> {
                         .collect();
                 }
                 Read::This { frame } => this = Some(ctx.conn.send(&ThisObject { thread, frame })),
-                Read::Exprs => exprs = self.expressions(traces, frames.first()).await,
+                Read::Exprs => exprs = Box::pin(self.expressions(traces, frames.first())).await,
                 Read::End(h) => hold = h,
             }
         }
@@ -255,9 +255,9 @@ impl Hit<'_> {
     /// whether the VM was held for the agent already.
     async fn end(&self, hold: Hold) -> Ended {
         match hold {
-            Hold::Escalate => stack::escalate(self.ctx, self.thread, self.received).await,
+            Hold::Escalate => Box::pin(stack::escalate(self.ctx, self.thread, self.received)).await,
             Hold::Keep if self.policy == SuspendPolicy::All => {
-                stack::keep_all(self.ctx, self.thread, self.received).await
+                Box::pin(stack::keep_all(self.ctx, self.thread, self.received)).await
             }
             Hold::Keep => Ended::default(),
             Hold::Release => Ended {
