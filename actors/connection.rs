@@ -29,7 +29,7 @@ use tracing::Span;
 use crate::actors::error::JdwpError;
 use crate::actors::events::EventsMsg;
 use crate::jdwp::command::{decode_reply, encode_request};
-use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
+use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet, ReplyPacket};
 use crate::jdwp::{Command, ErrorCode, IdSizes};
 use crate::telemetry::{RoundTrip, RoundTripStart};
 use window::Window;
@@ -81,8 +81,9 @@ pub struct Outbound {
 pub enum ConnectionMsg {
     /// Send a command and answer with the reply's data (or the failure).
     Send(Box<Outbound>),
-    /// A whole packet arrived; sent by the reader task.
-    PacketArrived(Packet),
+    /// A reply arrived; sent by the reader task (which hands event
+    /// composites to EventDispatch itself).
+    ReplyArrived(ReplyPacket),
     /// The reader task stopped: the peer closed, or sent bytes that are not
     /// JDWP. The connection ends with this reason.
     ReadEnded(String),
@@ -470,13 +471,8 @@ impl Actor for Connection {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ConnectionMsg::Send(out) => state.submit(*out),
-            ConnectionMsg::PacketArrived(Packet::Reply(reply)) => {
+            ConnectionMsg::ReplyArrived(reply) => {
                 state.complete(reply.id, reply.error_code, reply.data);
-            }
-            ConnectionMsg::PacketArrived(Packet::Command(cmd)) => {
-                if let Some(data) = composite_data(cmd) {
-                    lock_route(&state.events).deliver(data, Instant::now());
-                }
             }
             ConnectionMsg::Tick => state.expire(),
             ConnectionMsg::Flush => {
@@ -731,9 +727,9 @@ async fn read_loop(
                         lock_route(&events).deliver(data, Instant::now());
                     }
                 }
-                Ok(Some(packet)) => {
+                Ok(Some(Packet::Reply(reply))) => {
                     if conn
-                        .send_message(ConnectionMsg::PacketArrived(packet))
+                        .send_message(ConnectionMsg::ReplyArrived(reply))
                         .is_err()
                     {
                         return;

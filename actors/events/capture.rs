@@ -23,7 +23,6 @@ use crate::actors::events::log::{HitEvent, TraceRecord};
 use crate::actors::session::classes::Variables;
 use crate::actors::session::inspect;
 use crate::jdwp::stack_frame::SlotRequest;
-use crate::jdwp::thread_reference::Frames;
 use crate::jdwp::{
     Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId, ThreadId,
     Value,
@@ -168,11 +167,7 @@ impl Ctx {
     /// Sends the request for up to `count` frames from the top; the reply
     /// is awaited later (`frames_from`).
     pub fn frames_request(&self, thread: ThreadId, count: usize) -> FramesReply {
-        Box::pin(self.conn.send(&Frames {
-            thread,
-            start_frame: 0,
-            length: count.max(1).min(i32::MAX as usize) as i32,
-        }))
+        Box::pin(inspect::frames_request(&self.conn, thread, 0, count.max(1)))
     }
 
     /// The frames of a request sent with `frames_request` (a shallow stack

@@ -51,13 +51,7 @@ pub async fn frames(
 ) -> Result<Vec<FrameView>, JdwpError> {
     let conn = classes.connection();
     let Some(count) = count else {
-        let raw = conn
-            .send(&Frames {
-                thread,
-                start_frame: start as i32,
-                length: Frames::ALL,
-            })
-            .await?;
+        let raw = rest_request(conn, thread, start).await?;
         return resolve(classes, start, &raw).await;
     };
     let reply = frames_request(conn, thread, start, count);
@@ -78,6 +72,19 @@ pub fn frames_request(
         thread,
         start_frame: start.min(i32::MAX as usize) as i32,
         length: count.min(i32::MAX as usize) as i32,
+    })
+}
+
+/// Asks for every frame from `start` down to the bottom of the stack.
+fn rest_request(
+    conn: &ConnectionHandle,
+    thread: ThreadId,
+    start: usize,
+) -> impl Future<Output = Result<Vec<FrameInfo>, JdwpError>> + Send + 'static + use<> {
+    conn.send(&Frames {
+        thread,
+        start_frame: start.min(i32::MAX as usize) as i32,
+        length: Frames::ALL,
     })
 }
 
@@ -129,13 +136,7 @@ pub async fn raw_frames_from(
                 let raw = frames_request(conn, thread, start, count.min(there)).await?;
                 return Ok((raw, Some(depth)));
             }
-            let rest = conn
-                .send(&Frames {
-                    thread,
-                    start_frame: start.min(i32::MAX as usize) as i32,
-                    length: Frames::ALL,
-                })
-                .await;
+            let rest = rest_request(conn, thread, start).await;
             match rest {
                 Ok(mut raw) => {
                     let depth = (start + raw.len()).min(i32::MAX as usize) as i32;
