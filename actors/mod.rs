@@ -48,6 +48,7 @@ mod connection;
 mod discovery;
 mod error;
 mod events;
+pub mod runtime;
 mod session;
 mod stop_points;
 mod supervisor;

@@ -85,10 +85,8 @@ fn main() {
         return;
     }
     let (mut jvm, port) = support::start_fixture("Ticker", "ticker started", &[]);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // The runtime the binary runs the engine on (ADR 0014).
+    let runtime = jvmscope::actors::runtime::build().expect("runtime");
     runtime.block_on(async {
         let engine = Engine::start(EngineConfig::default()).await.expect("engine");
         let spec = AttachSpec {

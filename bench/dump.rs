@@ -79,10 +79,8 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // The runtime the binary runs the engine on (ADR 0014).
+    let rt = jvmscope::actors::runtime::build().expect("runtime");
     let (mut jvm, port) = support::start_fixture("Wedged", "wedged ready", &["0", "300", "60"]);
     let rows = rt.block_on(measure(port, &[1, 4, 8, DEFAULT_PIPELINE, 64]));
     let _ = jvm.kill();

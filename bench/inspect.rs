@@ -80,10 +80,8 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // The runtime the binary runs the engine on (ADR 0014).
+    let rt = jvmscope::actors::runtime::build().expect("runtime");
     // A JDWP agent listening on port 0 picks a new port after a debugger
     // leaves, so each configuration gets a fresh JVM of the same fixture.
     let run = |window: usize| {

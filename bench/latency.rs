@@ -168,10 +168,8 @@ fn main() {
             _ => {}
         }
     }
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // The runtime the binary runs the engine on (ADR 0014).
+    let rt = jvmscope::actors::runtime::build().expect("runtime");
     let (mut jvm, port) =
         support::start_fixture_in(home.as_deref(), "Ticker", "ticker started", &[], 0);
     let held = rt.block_on(held_calls(port, samples.max(15)));

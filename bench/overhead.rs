@@ -39,7 +39,8 @@ fn main() {
             other => panic!("unknown argument {other} (accepted: --seconds N)"),
         }
     }
-    let rt = tokio::runtime::Runtime::new().expect("runtime");
+    // The runtime the binary runs the engine on (ADR 0014).
+    let rt = jvmscope::actors::runtime::build().expect("runtime");
     let (mut jvm, port, samples) = start();
     rt.block_on(run(port, &samples, Duration::from_secs(seconds)));
     let _ = jvm.kill();

@@ -341,10 +341,8 @@ fn in_child(
     endpoint: &str,
     measure: impl AsyncFnOnce(&jvmscope::actors::SessionHandle, &telemetry::Telemetry) -> String,
 ) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // The runtime the binary runs the engine on (ADR 0014).
+    let runtime = jvmscope::actors::runtime::build().expect("runtime");
     runtime.block_on(async {
         let (dispatch, telemetry) = telemetry::build(&config_for(mode, endpoint));
         tracing::dispatcher::set_global_default(dispatch).expect("subscriber");
@@ -479,10 +477,8 @@ fn span_cost_loop() -> f64 {
 
 /// Measures [`span_cost_loop`] in this (child) process and prints `ns=…`.
 fn span_cost_child(mode: &str, endpoint: &str) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    // The runtime the binary runs the engine on (ADR 0014).
+    let runtime = jvmscope::actors::runtime::build().expect("runtime");
     runtime.block_on(async {
         let (dispatch, telemetry) = telemetry::build(&config_for(mode, endpoint));
         tracing::dispatcher::set_global_default(dispatch).expect("subscriber");

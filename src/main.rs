@@ -27,9 +27,21 @@ enum Command {
     Demo,
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
     let cli = Cli::parse();
+    // One worker unless TOKIO_WORKER_THREADS says otherwise (ADR 0014).
+    let runtime = match jvmscope::actors::runtime::build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            jvmscope::telemetry::init_logging();
+            tracing::error!(error = %e, "cannot start the tokio runtime");
+            std::process::exit(1);
+        }
+    };
+    runtime.block_on(run(cli))
+}
+
+async fn run(cli: Cli) -> ! {
     let telemetry = jvmscope::telemetry::init();
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve().await,

@@ -63,6 +63,8 @@ struct Export {
     protocol: Protocol,
     /// Kept so the tracers' provider lives as long as export does.
     _provider: SdkTracerProvider,
+    /// Where the export task runs; dropped last, it stops the thread.
+    _thread: ExportThread,
 }
 
 impl Telemetry {
@@ -121,8 +123,7 @@ impl Telemetry {
 }
 
 /// Reads the environment, installs the global subscriber and, when an
-/// OTLP endpoint is set, the exporter. Call it inside the tokio runtime
-/// (the exporter's task runs there).
+/// OTLP endpoint is set, the exporter (on a thread of its own).
 pub fn init() -> Telemetry {
     let config = TelemetryConfig::from_env();
     let (dispatch, telemetry) = build(&config);
@@ -147,8 +148,8 @@ pub fn init_logging() {
 
 /// Builds the subscriber for `config` without installing it (tests and
 /// benches install it where they need it). Problems with the configuration
-/// are logged through the returned dispatcher. Export needs a tokio
-/// runtime: called outside one, export is off (with a warning).
+/// are logged through the returned dispatcher. Export runs on a thread of
+/// its own (`ExportThread`), so it needs no runtime of the caller's.
 pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     let mut warnings = config.warnings.clone();
     // Someone naming the OpenTelemetry crates in RUST_LOG wants their lines.
@@ -201,7 +202,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
     let (otel, export) = match &config.export {
         None => (None, None),
         Some(export_config) => match start_export(config, export_config, &mut warnings) {
-            Ok((provider, handle)) => {
+            Ok((provider, handle, thread)) => {
                 let scope = InstrumentationScope::builder("jvmscope")
                     .with_version(env!("CARGO_PKG_VERSION"))
                     .build();
@@ -222,6 +223,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
                     endpoint: export_config.endpoint.clone(),
                     protocol: export_config.protocol,
                     _provider: provider,
+                    _thread: thread,
                 };
                 (Some(layer), Some(export))
             }
@@ -252,10 +254,12 @@ fn start_export(
     config: &TelemetryConfig,
     export_config: &ExportConfig,
     warnings: &mut Vec<String>,
-) -> Result<(SdkTracerProvider, export::ExportHandle), String> {
-    let runtime = tokio::runtime::Handle::try_current()
-        .map_err(|_| "telemetry was started outside the tokio runtime".to_string())?;
-    // The gRPC channel is created on the runtime.
+) -> Result<(SdkTracerProvider, export::ExportHandle, ExportThread), String> {
+    let thread =
+        ExportThread::start().map_err(|e| format!("cannot start the export thread: {e}"))?;
+    let runtime = thread.handle.clone();
+    // The gRPC channel (or HTTP client) is created on the export thread's
+    // runtime, and its connection tasks run there.
     let _entered = runtime.enter();
     let settings = exporter::Settings::from_lookup(|name| std::env::var(name).ok(), warnings);
     let resource = resource(config);
@@ -283,7 +287,7 @@ fn start_export(
         .with_sampler(sampler(export_config.sampler))
         .with_resource(resource)
         .build();
-    Ok((provider, handle))
+    Ok((provider, handle, thread))
 }
 
 /// The SDK sampler for the `OTEL_TRACES_SAMPLER` choice.
@@ -323,4 +327,43 @@ fn resource(config: &TelemetryConfig) -> Resource {
             builder.with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")));
     }
     builder.build()
+}
+
+/// The thread span export runs on: a current-thread runtime of its own,
+/// so encoding, compressing and sending batches never takes a turn of the
+/// engine's worker (ADR 0014). It ends when the export task is dropped.
+#[derive(Debug)]
+struct ExportThread {
+    handle: tokio::runtime::Handle,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl ExportThread {
+    fn start() -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let handle = runtime.handle().clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::Builder::new()
+            .name("jvmscope-otlp".into())
+            .spawn(move || {
+                // Runs the export task (and the exporter's connections)
+                // until told to stop; dropping the runtime then cancels
+                // what is left.
+                let _ = runtime.block_on(stopped);
+            })?;
+        Ok(Self {
+            handle,
+            stop: Some(stop),
+        })
+    }
+}
+
+impl Drop for ExportThread {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
 }
