@@ -9,8 +9,8 @@
 //! cold caches per hop, for work that takes microseconds. On one worker
 //! the hand-over is a queue push, and the worker parks in epoll only when
 //! nothing is runnable. Measured on the contended trace bench (2 vCPUs,
-//! JDK 17, 4 threads, light workload): 163 → 131 µs of CPU per captured
-//! hit, and 76% → 92% of the best raw client's rate (docs/PERFORMANCE.md).
+//! JDK 17, 4 threads, light workload): 184 µs of CPU per captured hit on
+//! two workers, 113–128 µs on one (ADR 0014, docs/PERFORMANCE.md).
 //!
 //! Work that really blocks or burns CPU leaves the worker: `/proc` scans
 //! and source walks run on `spawn_blocking`, `javac` is a child process,

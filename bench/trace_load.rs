@@ -497,17 +497,18 @@ async fn run(
         out.push_str("\nsuspension-free\n\n");
         out.push_str(&table(&free, Some((&free[2], &[&free[0], &free[1]]))));
     }
-    out.push_str(
-        "\nhits/s: snapshots recorded (capture) or events counted (NONE) per second, median \
-         round (range). vs best raw: median over rounds of jvmscope / \
-         the same round of the best raw client (the raw row with the highest median). vs \
-         fastest run: the same against the fastest raw run of each round, whichever row. hold: from the event's arrival at the debugger to the resume's reply, \
-         both clients through the same histogram (bucket upper bounds, ±25%). CPU: this \
-         process's user+system time per hit. out-of-order: replies that arrived after a reply \
-         to a later request (all rounds).\n",
-    );
+    out.push_str(LEGEND);
     Ok(out)
 }
+
+/// What the columns of the tables mean.
+const LEGEND: &str = "\nhits/s: snapshots recorded (capture) or events counted (NONE) per \
+    second, median round (range). vs best raw: median over rounds of jvmscope / the same \
+    round of the best raw client (the raw row with the highest median). vs fastest run: the \
+    same against the fastest raw run of each round, whichever row. hold: from the event's \
+    arrival at the debugger to the resume's reply, both clients through the same histogram \
+    (bucket upper bounds, ±25%). CPU: this process's user+system time per hit. out-of-order: \
+    replies that arrived after a reply to a later request (all rounds).\n";
 
 /// The load average, as `uptime` shows it.
 fn load() -> String {
