@@ -271,3 +271,96 @@ fn a_peer_that_stops_reading_stalls_no_mailbox() {
         drop(late);
     });
 }
+
+/// Replies the JVM writes together, in one read of the socket and in any
+/// order, each reach the request they answer, by packet id; a reply to a
+/// request no one waits for is dropped without disturbing the others, and
+/// the connection goes on.
+#[test]
+fn replies_read_together_each_reach_their_own_request() {
+    use jvmscope::actors::ConnectionConfig;
+    use jvmscope::actors::testing::Connection;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|e| panic!("bind: {e}"));
+        let port = listener.local_addr().expect("address").port();
+        let ours = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap_or_else(|e| panic!("connect: {e}"));
+        let (mut peer, _) = listener.accept().await.expect("accept");
+        let config = ConnectionConfig::new("127.0.0.1", port);
+        let conn = Connection::spawn_unlinked(ours, config)
+            .await
+            .unwrap_or_else(|e| panic!("spawn connection: {e}"));
+        let bodies: [&[u8]; 3] = [b"first", b"second", b"third"];
+        let sends: Vec<_> = bodies
+            .iter()
+            .map(|b| conn.raw(1, 1, "VirtualMachine.Version", b.to_vec(), None))
+            .collect();
+        // Read the three requests, and learn their packet ids.
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; 4096];
+        let mut ids = Vec::new();
+        while ids.len() < 3 {
+            let n = tokio::time::timeout(Duration::from_secs(5), peer.read(&mut buf))
+                .await
+                .expect("the requests arrive")
+                .expect("read");
+            assert!(n > 0, "the connection closed early");
+            got.extend_from_slice(&buf[..n]);
+            while got.len() >= 11 {
+                let len = u32::from_be_bytes([got[0], got[1], got[2], got[3]]) as usize;
+                if got.len() < len {
+                    break;
+                }
+                let packet: Vec<u8> = got.drain(..len).collect();
+                ids.push((
+                    u32::from_be_bytes([packet[4], packet[5], packet[6], packet[7]]),
+                    packet[11..].to_vec(),
+                ));
+            }
+        }
+        // Answer in reverse, with a stray reply among them, in one write.
+        let mut answer = Vec::new();
+        for (i, (id, body)) in ids.iter().enumerate().rev() {
+            let mut data = b"re:".to_vec();
+            data.extend_from_slice(body);
+            answer.extend(crate::fake_jdwp::reply_packet(*id, 0, &data));
+            if i == 1 {
+                answer.extend(crate::fake_jdwp::reply_packet(0x7fff_fff0, 0, b"stray"));
+            }
+        }
+        peer.write_all(&answer).await.expect("write the replies");
+        let replies =
+            tokio::time::timeout(Duration::from_secs(5), futures::future::join_all(sends))
+                .await
+                .expect("every request is answered");
+        for (body, reply) in bodies.iter().zip(replies) {
+            let data = reply.unwrap_or_else(|e| panic!("reply to {body:?}: {e}"));
+            assert_eq!(data, [b"re:".as_slice(), body].concat());
+        }
+        // The connection goes on: a later request is answered too.
+        let later = conn.raw(1, 1, "VirtualMachine.Version", b"later".to_vec(), None);
+        let n = tokio::time::timeout(Duration::from_secs(5), peer.read(&mut buf))
+            .await
+            .expect("the later request arrives")
+            .expect("read");
+        assert!(n >= 11, "a whole header");
+        let id = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]);
+        peer.write_all(&crate::fake_jdwp::reply_packet(id, 0, b"ok"))
+            .await
+            .expect("write");
+        let data = tokio::time::timeout(Duration::from_secs(5), later)
+            .await
+            .expect("answered")
+            .expect("reply");
+        assert_eq!(data, b"ok");
+    });
+}
