@@ -194,14 +194,39 @@ fn a_stalled_jvm_never_delays_calls_on_another_session() {
     });
 }
 
+/// A Connection actor on one end of a loopback socket, and the other end
+/// for the test to play the JVM (no handshake: the actor starts after it),
+/// with `timeout` per request when given.
+async fn raw_connection(
+    timeout: Option<Duration>,
+) -> (jvmscope::actors::ConnectionHandle, tokio::net::TcpStream) {
+    use jvmscope::actors::ConnectionConfig;
+    use jvmscope::actors::testing::Connection;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .unwrap_or_else(|e| panic!("bind: {e}"));
+    let port = listener.local_addr().expect("address").port();
+    let ours = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .unwrap_or_else(|e| panic!("connect: {e}"));
+    let (peer, _) = listener.accept().await.expect("accept");
+    let mut config = ConnectionConfig::new("127.0.0.1", port);
+    if let Some(t) = timeout {
+        config.request_timeout = t;
+    }
+    let conn = Connection::spawn_unlinked(ours, config)
+        .await
+        .unwrap_or_else(|e| panic!("spawn connection: {e}"));
+    (conn, peer)
+}
+
 /// A JVM that stops reading fills the socket. The Connection hands the
 /// write that blocks to a helper task, so its mailbox keeps answering and
 /// its timer keeps expiring requests; once the peer reads again, every
 /// byte it was sent arrives, a request sent meanwhile included.
 #[test]
 fn a_peer_that_stops_reading_stalls_no_mailbox() {
-    use jvmscope::actors::testing::Connection;
-    use jvmscope::actors::{ConnectionConfig, JdwpError};
+    use jvmscope::actors::JdwpError;
     use tokio::io::AsyncReadExt;
 
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -210,19 +235,7 @@ fn a_peer_that_stops_reading_stalls_no_mailbox() {
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .unwrap_or_else(|e| panic!("bind: {e}"));
-        let port = listener.local_addr().expect("address").port();
-        let ours = tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .unwrap_or_else(|e| panic!("connect: {e}"));
-        let (mut peer, _) = listener.accept().await.expect("accept");
-        let mut config = ConnectionConfig::new("127.0.0.1", port);
-        config.request_timeout = Duration::from_millis(1000);
-        let conn = Connection::spawn_unlinked(ours, config)
-            .await
-            .unwrap_or_else(|e| panic!("spawn connection: {e}"));
+        let (conn, mut peer) = raw_connection(Some(Duration::from_millis(1000))).await;
         // 64 requests of 1 MiB: far more than loopback socket buffers hold,
         // and the peer reads none of it.
         let sends: Vec<_> = (0..64)
@@ -278,8 +291,6 @@ fn a_peer_that_stops_reading_stalls_no_mailbox() {
 /// the connection goes on.
 #[test]
 fn replies_read_together_each_reach_their_own_request() {
-    use jvmscope::actors::ConnectionConfig;
-    use jvmscope::actors::testing::Connection;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -287,18 +298,7 @@ fn replies_read_together_each_reach_their_own_request() {
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .unwrap_or_else(|e| panic!("bind: {e}"));
-        let port = listener.local_addr().expect("address").port();
-        let ours = tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .unwrap_or_else(|e| panic!("connect: {e}"));
-        let (mut peer, _) = listener.accept().await.expect("accept");
-        let config = ConnectionConfig::new("127.0.0.1", port);
-        let conn = Connection::spawn_unlinked(ours, config)
-            .await
-            .unwrap_or_else(|e| panic!("spawn connection: {e}"));
+        let (conn, mut peer) = raw_connection(None).await;
         let bodies: [&[u8]; 3] = [b"first", b"second", b"third"];
         let sends: Vec<_> = bodies
             .iter()
