@@ -123,7 +123,7 @@ fn main() -> Result<()> {
     let java = java.or_else(|| std::env::var_os("JAVA_HOME").map(PathBuf::from));
     // jvmscope runs on the runtime the binary builds (one worker, ADR
     // 0014); the raw client runs on that one and on tokio's default of
-    // one worker per core, and the faster of its runs is the baseline.
+    // one worker per core, each a row of its own (`best_client_ratio`).
     let rt = jvmscope::actors::runtime::build()?;
     let per_core = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(std::thread::available_parallelism().map_or(2, |n| n.get()))
@@ -354,7 +354,6 @@ fn median_of(it: impl Iterator<Item = f64>) -> Option<f64> {
     v.get(v.len() / 2).copied()
 }
 
-/// Median over rounds of `ours / max(bases)` in that round.
 /// jvmscope against the best raw client: the raw variant with the highest
 /// median rate, compared round by round (median of the per-round ratios).
 /// That is the ratio the target is set on.
