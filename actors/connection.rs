@@ -13,6 +13,7 @@
 //! It must not interpret replies (callers decode them) or block its mailbox
 //! on socket I/O.
 
+pub mod burst;
 pub mod dial;
 pub mod window;
 
@@ -81,9 +82,12 @@ pub struct Outbound {
 pub enum ConnectionMsg {
     /// Send a command and answer with the reply's data (or the failure).
     Send(Box<Outbound>),
-    /// A reply arrived; sent by the reader task (which hands event
-    /// composites to EventDispatch itself).
-    ReplyArrived(ReplyPacket),
+    /// Send several commands, in this order (a `Burst`).
+    SendMany(Vec<Outbound>),
+    /// The replies of one socket read, in the order they arrived; sent by
+    /// the reader task (which hands event composites to EventDispatch
+    /// itself).
+    Replies(Vec<ReplyPacket>),
     /// The reader task stopped: the peer closed, or sent bytes that are not
     /// JDWP. The connection ends with this reason.
     ReadEnded(String),
@@ -471,8 +475,11 @@ impl Actor for Connection {
     ) -> Result<(), ActorProcessingErr> {
         match message {
             ConnectionMsg::Send(out) => state.submit(*out),
-            ConnectionMsg::ReplyArrived(reply) => {
-                state.complete(reply.id, reply.error_code, reply.data);
+            ConnectionMsg::SendMany(outs) => outs.into_iter().for_each(|o| state.submit(o)),
+            ConnectionMsg::Replies(replies) => {
+                for r in replies {
+                    state.complete(r.id, r.error_code, r.data);
+                }
             }
             ConnectionMsg::Tick => state.expire(),
             ConnectionMsg::Flush => {
@@ -719,34 +726,40 @@ async fn read_loop(
             Ok(n) => decoder.push(&buf[..n]),
             Err(e) => break format!("reading from the JVM failed: {e}"),
         }
-        let mut failed = None;
-        loop {
+        // The replies of one read reach the actor in one message; those
+        // before an event composite are handed on before it.
+        let mut replies = Vec::new();
+        let failed = loop {
             match decoder.next_packet() {
                 Ok(Some(Packet::Command(cmd))) => {
+                    if !hand_over(&conn, &mut replies) {
+                        return;
+                    }
                     if let Some(data) = composite_data(cmd) {
                         lock_route(&events).deliver(data, Instant::now());
                     }
                 }
-                Ok(Some(Packet::Reply(reply))) => {
-                    if conn
-                        .send_message(ConnectionMsg::ReplyArrived(reply))
-                        .is_err()
-                    {
-                        return;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    failed = Some(format!("the peer sent bytes that are not JDWP: {e}"));
-                    break;
-                }
+                Ok(Some(Packet::Reply(reply))) => replies.push(reply),
+                Ok(None) => break None,
+                Err(e) => break Some(format!("the peer sent bytes that are not JDWP: {e}")),
             }
+        };
+        if !hand_over(&conn, &mut replies) {
+            return;
         }
         if let Some(reason) = failed {
             break reason;
         }
     };
     let _ = conn.send_message(ConnectionMsg::ReadEnded(reason));
+}
+
+/// Hands the replies read so far to the actor; false once it is gone.
+fn hand_over(conn: &ActorRef<ConnectionMsg>, replies: &mut Vec<ReplyPacket>) -> bool {
+    replies.is_empty()
+        || conn
+            .send_message(ConnectionMsg::Replies(std::mem::take(replies)))
+            .is_ok()
 }
 
 /// Finishes a write the socket blocked on, off the actor, so a peer that

@@ -21,10 +21,20 @@
 //!
 //! Run: `cargo bench --bench trace_load -- --threads 4,8 --jdk 25`
 //! (`--java PATH`: a JDK home or its `bin/java`; `--seconds N`,
-//! `--rounds N`, `--phases full,light,free`).
+//! `--rounds N`, `--phases full,light,free`, `--max-steal PCT`).
+//!
+//! This machine is a VM: when the host is busy, the hypervisor takes a
+//! share of its CPU (steal time, 30% and more for minutes at a time), and
+//! the phases that run then measure the host. Each phase records the
+//! steal of its window (/proc/stat); a block of phases (one workload's
+//! clients in one round) in which any phase lost more than `--max-steal`
+//! (default 10%) is run again, at most four times (then the least stolen
+//! try is kept and counted). The tables say how many tries were run again.
 
 #[path = "trace_load_raw.rs"]
 mod raw;
+#[path = "trace_load_steal.rs"]
+mod steal;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -33,6 +43,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use steal::{Aside, Steady, cpu_ticks, steady, steal_share};
 
 use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
 use jvmscope::model::AttachSpec;
@@ -92,6 +103,7 @@ fn main() -> Result<()> {
     let mut seconds = 4u64;
     let mut phases = "full,light,free".to_string();
     let mut rounds = 3usize;
+    let mut max_steal = 0.10;
     let mut java: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -107,6 +119,9 @@ fn main() -> Result<()> {
             "--seconds" => seconds = args.next().context("--seconds N")?.parse()?,
             "--phases" => phases = args.next().context("--phases a,b")?,
             "--rounds" => rounds = args.next().context("--rounds N")?.parse()?,
+            "--max-steal" => {
+                max_steal = args.next().context("--max-steal PCT")?.parse::<f64>()? / 100.0
+            }
             "--java" => java = Some(java_home(Path::new(&args.next().context("--java PATH")?))),
             "--jdk" => {
                 let v = args.next().context("--jdk N")?;
@@ -116,7 +131,7 @@ fn main() -> Result<()> {
             "--list" => return Ok(()),
             other => bail!(
                 "unknown argument {other:?} (accepted: --threads N[,M], --seconds N, \
-                 --rounds N, --phases full,light,free, --java PATH, --jdk N)"
+                 --rounds N, --max-steal PCT, --phases full,light,free, --java PATH, --jdk N)"
             ),
         }
     }
@@ -134,7 +149,10 @@ fn main() -> Result<()> {
             t,
             Duration::from_secs(seconds),
             &phases,
-            rounds.max(1),
+            Steady {
+                rounds: rounds.max(1),
+                max_steal,
+            },
             java.as_deref(),
             per_core.handle(),
         ))?;
@@ -314,6 +332,8 @@ pub struct Phase {
     pub app_ops: Option<f64>,
     /// Replies the raw client saw arrive after a later request's.
     pub out_of_order: Option<u64>,
+    /// The share of the machine's CPU the hypervisor took meanwhile.
+    pub steal: f64,
 }
 
 /// The rows of one table: a name and its phase in every round.
@@ -328,6 +348,22 @@ impl Row {
             name: name.into(),
             runs: Vec::new(),
         }
+    }
+
+    /// Adds one round's figures, and says them on stderr as they come.
+    #[allow(clippy::print_stderr)]
+    fn push(&mut self, round: usize, p: Phase) {
+        eprintln!(
+            "round {}: {}: {:.0} hits/s, {} µs/hit, steal {:.0}%",
+            round + 1,
+            self.name,
+            p.rate,
+            p.cpu_per_hit
+                .map(|c| format!("{c:.0}"))
+                .unwrap_or_else(|| "-".into()),
+            p.steal * 100.0
+        );
+        self.runs.push(p);
     }
 
     /// The median run (by rate), with the spread of the rates.
@@ -383,11 +419,74 @@ fn fastest_run_ratio(ours: &Row, bases: &[&Row]) -> Option<f64> {
     }))
 }
 
+/// A raw phase, on the per-core runtime (`spread`) or on this one.
+async fn raw_on(
+    fixture: &Arc<Fixture>,
+    line: u32,
+    mode: raw::Mode,
+    d: Duration,
+    spread: Option<&tokio::runtime::Handle>,
+) -> Result<Phase> {
+    match spread {
+        Some(per_core) => {
+            let f = fixture.clone();
+            per_core
+                .spawn(async move { raw::phase(&f, line, mode, d).await })
+                .await?
+        }
+        None => raw::phase(fixture, line, mode, d).await,
+    }
+}
+
+/// One workload's phases of a round, in row order: raw waiting and raw
+/// eager on one worker per core, raw eager on jvmscope's runtime,
+/// jvmscope.
+async fn capture_block(
+    fixture: &Arc<Fixture>,
+    line: u32,
+    w: Workload,
+    d: Duration,
+    per_core: &tokio::runtime::Handle,
+) -> Result<Vec<Phase>> {
+    let mut out = Vec::with_capacity(4);
+    for (eager, spread) in [
+        (false, Some(per_core)),
+        (true, Some(per_core)),
+        (true, None),
+    ] {
+        let mode = raw::Mode {
+            workload: Some(w),
+            eager,
+        };
+        out.push(raw_on(fixture, line, mode, d, spread).await?);
+    }
+    out.push(jvmscope_phase(fixture, line, Some(w), d).await?);
+    Ok(out)
+}
+
+/// The suspension-free phases of a round, in row order.
+async fn free_block(
+    fixture: &Arc<Fixture>,
+    line: u32,
+    d: Duration,
+    per_core: &tokio::runtime::Handle,
+) -> Result<Vec<Phase>> {
+    let mode = raw::Mode {
+        workload: None,
+        eager: false,
+    };
+    Ok(vec![
+        raw_on(fixture, line, mode, d, Some(per_core)).await?,
+        raw_on(fixture, line, mode, d, None).await?,
+        jvmscope_phase(fixture, line, None, d).await?,
+    ])
+}
+
 async fn run(
     threads: usize,
     d: Duration,
     phases: &str,
-    rounds: usize,
+    Steady { rounds, max_steal }: Steady,
     java: Option<&Path>,
     per_core: &tokio::runtime::Handle,
 ) -> Result<String> {
@@ -395,19 +494,6 @@ async fn run(
     let fixture = Arc::new(Fixture::start(threads, java)?);
     let workers = jvmscope::actors::runtime::workers();
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    // A raw phase on the per-core runtime, or on this one.
-    let raw_on = |mode: raw::Mode, spread: bool| {
-        let f = fixture.clone();
-        let phase = async move { raw::phase(&f, line, mode, d).await };
-        let per_core = per_core.clone();
-        async move {
-            if spread {
-                per_core.spawn(phase).await?
-            } else {
-                phase.await
-            }
-        }
-    };
     // Warm up, then the fixture alone.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let t0 = Instant::now();
@@ -445,34 +531,31 @@ async fn run(
         Row::new(format!("jvmscope, suspension-free ({ours})")),
     ];
     // Rounds interleave the clients, so a machine that gets busier (other
-    // builds share these two cores) weighs on all alike.
+    // builds share these two cores) weighs on all alike. A block the
+    // hypervisor took more than `max_steal` of the CPU from is run again.
     let mut l0 = String::new();
+    let mut aside = vec![Aside::default(); workloads.len() + 1];
     for round in 0..rounds {
         if round == 0 {
             l0 = load();
         }
-        for (w, rows) in workloads.iter().zip(capture.iter_mut()) {
-            for (i, eager, spread) in [(0, false, true), (1, true, true), (2, true, false)] {
-                let mode = raw::Mode {
-                    workload: Some(*w),
-                    eager,
-                };
-                rows[i].runs.push(raw_on(mode, spread).await?);
+        for (k, (w, rows)) in workloads.iter().zip(capture.iter_mut()).enumerate() {
+            let block = steady(max_steal, &mut aside[k], || {
+                capture_block(&fixture, line, *w, d, per_core)
+            })
+            .await?;
+            for (row, p) in rows.iter_mut().zip(block) {
+                row.push(round, p);
             }
-            rows[3]
-                .runs
-                .push(jvmscope_phase(&fixture, line, Some(*w), d).await?);
         }
         if on("free") {
-            let mode = raw::Mode {
-                workload: None,
-                eager: false,
-            };
-            free[0].runs.push(raw_on(mode, true).await?);
-            free[1].runs.push(raw_on(mode, false).await?);
-            free[2]
-                .runs
-                .push(jvmscope_phase(&fixture, line, None, d).await?);
+            let block = steady(max_steal, &mut aside[workloads.len()], || {
+                free_block(&fixture, line, d, per_core)
+            })
+            .await?;
+            for (row, p) in free.iter_mut().zip(block) {
+                row.push(round, p);
+            }
         }
     }
     let mut out = format!(
@@ -485,15 +568,22 @@ async fn run(
             .map(|o| format!("{o:.0}"))
             .unwrap_or_else(|| "-".into()),
     );
-    for (w, rows) in workloads.iter().zip(&capture) {
-        out.push_str(&format!("\nworkload {}\n\n", w.name()));
+    for (k, (w, rows)) in workloads.iter().zip(&capture).enumerate() {
+        out.push_str(&format!(
+            "\nworkload {}{}\n\n",
+            w.name(),
+            aside[k].note(max_steal)
+        ));
         out.push_str(&table(
             rows,
             Some((&rows[3], &[&rows[0], &rows[1], &rows[2]])),
         ));
     }
     if on("free") {
-        out.push_str("\nsuspension-free\n\n");
+        out.push_str(&format!(
+            "\nsuspension-free{}\n\n",
+            aside[workloads.len()].note(max_steal)
+        ));
         out.push_str(&table(&free, Some((&free[2], &[&free[0], &free[1]]))));
     }
     out.push_str(LEGEND);
@@ -628,11 +718,11 @@ async fn jvmscope_phase(
     tokio::time::sleep(Duration::from_millis(500)).await;
     let before = count(&handle.stop_points().list().await);
     let t0 = Instant::now();
-    let c0 = cpu_time();
+    let (c0, s0) = (cpu_time(), cpu_ticks());
     tokio::time::sleep(d).await;
     let listing = handle.stop_points().list().await;
     let t1 = Instant::now();
-    let c1 = cpu_time();
+    let (c1, s1) = (cpu_time(), cpu_ticks());
     let after = count(&listing);
     let cost = listing
         .points
@@ -652,5 +742,6 @@ async fn jvmscope_phase(
         p99: if held { cost.p99 } else { None },
         app_ops: fixture.ops_between(t0, t1),
         out_of_order: None,
+        steal: steal_share(s0, s1),
     })
 }

@@ -35,6 +35,7 @@ use jvmscope::jdwp::{
     ThreadId, TypeTag, Value,
 };
 
+use super::steal::{cpu_ticks, steal_share};
 use super::{FIXTURE, Fixture, Phase, Workload, cpu_time};
 use jvmscope::actors::testing::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
 
@@ -256,11 +257,11 @@ pub async fn phase(fixture: &Fixture, line: u32, mode: Mode, d: Duration) -> Res
     let ooo0 = raw.out_of_order.load(Ordering::Relaxed);
     tally.measuring.store(true, Ordering::Relaxed);
     let t0 = Instant::now();
-    let c0 = cpu_time();
+    let (c0, s0) = (cpu_time(), cpu_ticks());
     tokio::time::sleep(d).await;
     tally.measuring.store(false, Ordering::Relaxed);
     let t1 = Instant::now();
-    let c1 = cpu_time();
+    let (c1, s1) = (cpu_time(), cpu_ticks());
     let n = tally.done.load(Ordering::Relaxed);
     let out_of_order = raw.out_of_order.load(Ordering::Relaxed) - ooo0;
     let _ = raw
@@ -286,6 +287,7 @@ pub async fn phase(fixture: &Fixture, line: u32, mode: Mode, d: Duration) -> Res
         p99: q(0.99),
         app_ops: fixture.ops_between(t0, t1),
         out_of_order: Some(out_of_order),
+        steal: steal_share(s0, s1),
     })
 }
 

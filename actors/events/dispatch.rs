@@ -50,14 +50,42 @@ use crate::actors::stop_points::routes::{
 };
 use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
 use crate::model::shown::Detail;
-use crate::model::stop_point::{LocalsChoice, Target, TraceSpec};
+use crate::model::stop_point::{LocalsChoice, StopPointSpec, Target, TraceSpec};
 pub use ctx::Ctx;
 
 /// Key/value details of a hit, as read.
 type Details = Vec<(String, Detail)>;
 
 /// A hit to snapshot, with its trace settings and details so far.
-type Traced = (Member, TraceSpec, Details);
+type Traced = (Member, TraceRef, Details);
+
+/// A trace stop point's settings, read from its spec (shared, not copied
+/// for every hit).
+#[derive(Clone)]
+pub struct TraceRef(Arc<StopPointSpec>);
+
+impl TraceRef {
+    /// `None` unless the spec is a trace's.
+    fn of(spec: &Arc<StopPointSpec>) -> Option<Self> {
+        spec.trace().map(|_| Self(spec.clone()))
+    }
+}
+
+impl std::ops::Deref for TraceRef {
+    type Target = TraceSpec;
+
+    fn deref(&self) -> &TraceSpec {
+        // `of` only wraps a trace's spec; the fallback is never reached.
+        const NO_TRACE: &TraceSpec = &TraceSpec {
+            frames: 0,
+            locals: LocalsChoice::None,
+            max_hits: 0,
+            max_length: 0,
+            exprs: Vec::new(),
+        };
+        self.0.trace().unwrap_or(NO_TRACE)
+    }
+}
 
 /// One event routed to one stop point.
 pub struct Member {
@@ -70,7 +98,7 @@ enum Decision {
     /// Counted, nothing more (filtered, over budget, condition false).
     Skip,
     /// Snapshot it.
-    Trace(TraceSpec, Details),
+    Trace(TraceRef, Details),
     /// Report it to the agent (a suspending stop point).
     Report(Details),
 }

@@ -220,6 +220,125 @@ async fn raw_connection(
     (conn, peer)
 }
 
+/// A request as the peer read it.
+struct Request {
+    id: u32,
+    command: (u8, u8),
+    body: Vec<u8>,
+}
+
+/// Reads `n` whole requests off the peer's end, in the order they came.
+async fn read_requests(peer: &mut tokio::net::TcpStream, n: usize) -> Vec<Request> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 4096];
+    let mut out = Vec::new();
+    while out.len() < n {
+        let read = tokio::time::timeout(Duration::from_secs(5), peer.read(&mut buf))
+            .await
+            .expect("the requests arrive")
+            .expect("read");
+        assert!(read > 0, "the connection closed early");
+        got.extend_from_slice(&buf[..read]);
+        while got.len() >= 11 {
+            let len = u32::from_be_bytes([got[0], got[1], got[2], got[3]]) as usize;
+            if got.len() < len {
+                break;
+            }
+            let packet: Vec<u8> = got.drain(..len).collect();
+            out.push(Request {
+                id: u32::from_be_bytes([packet[4], packet[5], packet[6], packet[7]]),
+                command: (packet[9], packet[10]),
+                body: packet[11..].to_vec(),
+            });
+        }
+    }
+    out
+}
+
+/// A burst's commands (a capture's reads and the resume behind them)
+/// reach the JVM in the order they were added, and each typed reply
+/// reaches its own future, answered in any order. A burst on a
+/// connection that has ended says why, for every command of it.
+#[test]
+fn a_burst_goes_out_in_order_and_each_reply_reaches_its_command() {
+    use jvmscope::actors::JdwpError;
+    use jvmscope::jdwp::ThreadId;
+    use jvmscope::jdwp::thread_reference::{Name, Resume};
+    use tokio::io::AsyncWriteExt;
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"));
+    rt.block_on(async {
+        let (conn, mut peer) = raw_connection(None).await;
+        let (name, first, second) = {
+            let mut burst = conn.burst();
+            let name = burst.send(&Name {
+                thread: ThreadId(7),
+            });
+            let first = burst.send(&Resume {
+                thread: ThreadId(7),
+            });
+            let second = burst.send(&Resume {
+                thread: ThreadId(8),
+            });
+            (name, first, second)
+        };
+        let requests = read_requests(&mut peer, 3).await;
+        let seen: Vec<((u8, u8), u64)> = requests
+            .iter()
+            .map(|r| {
+                let thread = u64::from_be_bytes(r.body[..8].try_into().expect("a thread id"));
+                (r.command, thread)
+            })
+            .collect();
+        assert_eq!(seen, [((11, 1), 7), ((11, 3), 7), ((11, 3), 8)]);
+        // Answered last to first, in one write.
+        let mut answer = Vec::new();
+        for r in requests.iter().rev() {
+            let data: &[u8] = if r.command == (11, 1) {
+                b"\0\0\0\x06worker"
+            } else {
+                b""
+            };
+            answer.extend(crate::fake_jdwp::reply_packet(r.id, 0, data));
+        }
+        peer.write_all(&answer).await.expect("write the replies");
+        let (name, first, second) = tokio::time::timeout(Duration::from_secs(5), async {
+            futures::join!(name, first, second)
+        })
+        .await
+        .expect("every command is answered");
+        assert_eq!(name.expect("the name"), "worker");
+        first.expect("the first resume");
+        second.expect("the second resume");
+        // The JVM goes away: a burst sent after that fails, saying why.
+        drop(peer);
+        let ended = tokio::time::timeout(Duration::from_secs(5), async {
+            loop {
+                if conn.shared().end_reason().is_some() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "the connection notices the peer left");
+        let late = conn.burst().send(&Resume {
+            thread: ThreadId(7),
+        });
+        match late.await {
+            Err(JdwpError::Disconnected { command, reason }) => {
+                assert_eq!(command, "ThreadReference.Resume");
+                assert!(reason.contains("closed"), "{reason}");
+            }
+            other => panic!("expected a disconnect, got {other:?}"),
+        }
+    });
+}
+
 /// A JVM that stops reading fills the socket. The Connection hands the
 /// write that blocks to a helper task, so its mailbox keeps answering and
 /// its timer keeps expiring requests; once the peer reads again, every
@@ -305,28 +424,12 @@ fn replies_read_together_each_reach_their_own_request() {
             .map(|b| conn.raw(1, 1, "VirtualMachine.Version", b.to_vec(), None))
             .collect();
         // Read the three requests, and learn their packet ids.
-        let mut got = Vec::new();
+        let ids: Vec<(u32, Vec<u8>)> = read_requests(&mut peer, 3)
+            .await
+            .into_iter()
+            .map(|r| (r.id, r.body))
+            .collect();
         let mut buf = vec![0u8; 4096];
-        let mut ids = Vec::new();
-        while ids.len() < 3 {
-            let n = tokio::time::timeout(Duration::from_secs(5), peer.read(&mut buf))
-                .await
-                .expect("the requests arrive")
-                .expect("read");
-            assert!(n > 0, "the connection closed early");
-            got.extend_from_slice(&buf[..n]);
-            while got.len() >= 11 {
-                let len = u32::from_be_bytes([got[0], got[1], got[2], got[3]]) as usize;
-                if got.len() < len {
-                    break;
-                }
-                let packet: Vec<u8> = got.drain(..len).collect();
-                ids.push((
-                    u32::from_be_bytes([packet[4], packet[5], packet[6], packet[7]]),
-                    packet[11..].to_vec(),
-                ));
-            }
-        }
         // Answer in reverse, with a stray reply among them, in one write.
         let mut answer = Vec::new();
         for (i, (id, body)) in ids.iter().enumerate().rev() {

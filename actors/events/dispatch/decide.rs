@@ -12,7 +12,7 @@ use tracing::field::Empty;
 use super::super::condition;
 use super::super::log::HitEvent;
 use super::Ctx;
-use super::{Decision, Details, Member, RouteTarget, detail_len, finish};
+use super::{Decision, Details, Member, RouteTarget, TraceRef, detail_len, finish};
 use crate::actors::stop_points::arm::monitor_kind;
 use crate::jdwp::{SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, HitNote, Unmeasured};
@@ -305,10 +305,9 @@ fn by_mode(ctx: &Ctx, t: &RouteTarget, extra: Details) -> Decision {
                     format!("its trace budget of {} captures is used", ts.max_hits),
                 );
             }
-            if ok {
-                Decision::Trace(ts.clone(), extra)
-            } else {
-                Decision::Skip
+            match TraceRef::of(&t.spec) {
+                Some(ts) if ok => Decision::Trace(ts, extra),
+                _ => Decision::Skip,
             }
         }
         Mode::Suspend => Decision::Report(extra),

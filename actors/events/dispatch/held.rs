@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use futures::future::join_all;
+use futures::future::{Either, join_all};
 
 use super::super::capture::{FramesReply, Slot};
 use super::super::condition;
@@ -15,6 +15,8 @@ use super::Ctx;
 use super::plan::{CapturePlan, Hold, Read, Reads, Sharing, Snapshot};
 use super::stack::{self, Ended};
 use super::{Decision, Details, Member, RouteTarget, Traced, decide, detail_len, guard};
+use crate::actors::connection::burst::Burst;
+use crate::actors::error::JdwpError;
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, FrameInfo, SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, LocalsGap};
@@ -57,7 +59,7 @@ pub(super) async fn held(
     };
     let (traces, reports, checked) = hit.sort(members).await;
     let plan = {
-        let t: Vec<_> = traces.iter().map(|(m, t, _)| (t, &m.event)).collect();
+        let t: Vec<_> = traces.iter().map(|(m, t, _)| (&**t, &m.event)).collect();
         let r: Vec<_> = reports.iter().map(|(m, _)| &m.event).collect();
         CapturePlan::new(&t, &r, policy, sharing.ours_only)
     };
@@ -127,11 +129,13 @@ impl Hit<'_> {
         let mut this = None;
         let mut exprs = Vec::new();
         let mut hold = plan.hold;
-        // Each read is queued as it is met; the end of the hold goes last.
+        // Each read is queued as it is met, into one burst to the
+        // Connection; the end of the hold goes last, in the same burst.
+        let mut burst = ctx.conn.burst();
         for read in plan.burst(frames.first(), &slots, !captured.is_empty()) {
             match read {
                 Read::Values { frame, slots } => {
-                    values = Some(ctx.conn.send(&GetValues {
+                    values = Some(burst.send(&GetValues {
                         thread,
                         frame,
                         slots,
@@ -143,11 +147,17 @@ impl Hit<'_> {
                         .map(|r| r.map(|r| ctx.field_value(r.object, r.declaring, r.field)))
                         .collect();
                 }
-                Read::This { frame } => this = Some(ctx.conn.send(&ThisObject { thread, frame })),
-                Read::Exprs => exprs = Box::pin(self.expressions(traces, frames.first())).await,
+                Read::This { frame } => this = Some(burst.send(&ThisObject { thread, frame })),
+                Read::Exprs => {
+                    // The frame's reads go out before anything is invoked.
+                    burst.submit();
+                    exprs = Box::pin(self.expressions(traces, frames.first())).await;
+                }
                 Read::End(h) => hold = h,
             }
         }
+        let release = self.queue_release(hold, &mut burst);
+        drop(burst);
         // What they invoked concerns no later hit.
         ctx.take_invoked(thread);
         let this = async { maybe(this).await.and_then(|t| t.ok()).map(|o| o.id) };
@@ -155,7 +165,7 @@ impl Hit<'_> {
             maybe(values),
             join_all(olds.into_iter().map(maybe)),
             this,
-            self.end(hold)
+            self.end(hold, release)
         );
         let mut snapshot = Snapshot {
             frames,
@@ -251,9 +261,14 @@ impl Hit<'_> {
         results
     }
 
-    /// Ends the hold as decided: what failed doing so, if anything, and
-    /// whether the VM was held for the agent already.
-    async fn end(&self, hold: Hold) -> Ended {
+    /// Ends the hold as decided (a release was queued with the reads):
+    /// what failed doing so, if anything, and whether the VM was held for
+    /// the agent already.
+    async fn end(
+        &self,
+        hold: Hold,
+        release: Option<impl Future<Output = Result<(), JdwpError>>>,
+    ) -> Ended {
         match hold {
             Hold::Escalate => Box::pin(stack::escalate(self.ctx, self.thread, self.received)).await,
             Hold::Keep if self.policy == SuspendPolicy::All => {
@@ -261,26 +276,33 @@ impl Hit<'_> {
             }
             Hold::Keep => Ended::default(),
             Hold::Release => Ended {
-                error: self.release().await,
+                error: match release {
+                    Some(r) => r.await.err().map(|e| e.to_string()),
+                    None => None,
+                },
                 ..Ended::default()
             },
         }
     }
 
-    /// Releases what this composite suspended.
-    async fn release(&self) -> Option<String> {
-        let (conn, thread) = (&self.ctx.conn, self.thread);
+    /// Queues the release of what this composite suspended behind the
+    /// reads, when the hold ends that way.
+    fn queue_release(
+        &self,
+        hold: Hold,
+        burst: &mut Burst<'_>,
+    ) -> Option<impl Future<Output = Result<(), JdwpError>> + Send + 'static> {
+        if hold != Hold::Release {
+            return None;
+        }
+        let thread = self.thread;
         match self.policy {
-            SuspendPolicy::EventThread => conn
-                .send(&crate::jdwp::thread_reference::Resume { thread })
-                .await
-                .err()
-                .map(|e| e.to_string()),
-            SuspendPolicy::All => conn
-                .send(&crate::jdwp::virtual_machine::Resume)
-                .await
-                .err()
-                .map(|e| e.to_string()),
+            SuspendPolicy::EventThread => Some(Either::Left(
+                burst.send(&crate::jdwp::thread_reference::Resume { thread }),
+            )),
+            SuspendPolicy::All => Some(Either::Right(
+                burst.send(&crate::jdwp::virtual_machine::Resume),
+            )),
             SuspendPolicy::None => None,
         }
     }

@@ -1,0 +1,91 @@
+//! Commands queued as one burst: they reach the Connection in one message,
+//! in the order they were added, and so go out together (one write unless
+//! the window is full). A capture's reads and the resume behind them are
+//! one burst: one mailbox hop instead of one per command.
+
+use std::time::Duration;
+
+use tracing::Span;
+
+use super::{ConnectionHandle, ConnectionMsg, Outbound};
+use crate::actors::error::JdwpError;
+use crate::jdwp::Command;
+use crate::jdwp::command::{decode_reply, encode_request};
+
+/// Commands collected for one message to the Connection. A reply future
+/// it hands out resolves once the burst is submitted: by `submit`, or
+/// when the burst is dropped. Awaiting one before that would wait for
+/// ever, so a burst is submitted before anything of it is awaited.
+pub struct Burst<'a> {
+    handle: &'a ConnectionHandle,
+    /// The span the round trips are children of, taken once.
+    parent: Span,
+    out: Vec<Outbound>,
+}
+
+impl ConnectionHandle {
+    /// Starts a burst of commands (see [`Burst`]).
+    pub fn burst(&self) -> Burst<'_> {
+        Burst {
+            handle: self,
+            parent: Span::current(),
+            out: Vec::with_capacity(4),
+        }
+    }
+}
+
+impl Burst<'_> {
+    /// Adds a typed command; the future decodes its reply.
+    pub fn send<C: Command>(
+        &mut self,
+        cmd: &C,
+    ) -> impl Future<Output = Result<C::Reply, JdwpError>> + Send + 'static + use<C>
+    where
+        C::Reply: Send + 'static,
+    {
+        let sizes = self.handle.shared.id_sizes();
+        let (tx, rx) = ractor::concurrency::oneshot();
+        self.out.push(Outbound {
+            command_set: C::SET,
+            command: C::ID,
+            name: C::NAME,
+            data: encode_request(cmd, sizes),
+            timeout: None::<Duration>,
+            parent: self.parent.clone(),
+            reply: tx.into(),
+        });
+        let shared = self.handle.shared.clone();
+        async move {
+            let data = rx.await.map_err(|_| JdwpError::Disconnected {
+                command: C::NAME,
+                reason: shared
+                    .end_reason()
+                    .unwrap_or("the connection ended before replying")
+                    .to_string(),
+            })??;
+            decode_reply::<C>(&data, sizes).map_err(|source| JdwpError::Decode {
+                command: C::NAME,
+                source,
+            })
+        }
+    }
+
+    /// Sends what was added so far, in one message; the burst stays
+    /// usable for commands that must go out after these.
+    pub fn submit(&mut self) {
+        let out = match self.out.len() {
+            0 => return,
+            1 => ConnectionMsg::Send(Box::new(self.out.remove(0))),
+            _ => ConnectionMsg::SendMany(std::mem::take(&mut self.out)),
+        };
+        // A connection that has ended drops the message, and with it the
+        // reply ports: every future of the burst then says why it ended.
+        let _ = self.handle.actor.send_message(out);
+    }
+}
+
+impl Drop for Burst<'_> {
+    fn drop(&mut self) {
+        self.submit();
+    }
+}
