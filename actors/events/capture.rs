@@ -22,6 +22,7 @@ use crate::actors::events::dispatch::Ctx;
 use crate::actors::events::log::{HitEvent, TraceRecord};
 use crate::actors::session::classes::Variables;
 use crate::actors::session::inspect;
+use crate::actors::session::show::wire_scalar;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::{
     Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId, ThreadId,
@@ -105,6 +106,16 @@ pub struct Slot {
 }
 
 impl Ctx {
+    /// The labels of locations already labelled, or `None` if one is not
+    /// (a hot line's callers are, after its first hit).
+    pub fn cached_labels<'a>(
+        &self,
+        locs: impl Iterator<Item = &'a Location>,
+    ) -> Option<Vec<Arc<str>>> {
+        let g = lock(&self.labels);
+        locs.map(|l| g.get(l).cloned()).collect()
+    }
+
     /// `Class.method:line` for a location (cached).
     pub async fn label(&self, loc: &Location) -> Arc<str> {
         if let Some(l) = lock(&self.labels).get(loc) {
@@ -225,8 +236,16 @@ impl Ctx {
     }
 
     /// Reads values after the thread runs again (reads in one burst).
+    /// Primitives need no read: rendered at once, with no future each.
     pub async fn show_all(&self, values: &[Value], max_len: usize) -> Vec<Shown> {
-        join_all(values.iter().map(|v| self.show(v, max_len))).await
+        let scalars: Option<Vec<Shown>> = values
+            .iter()
+            .map(|v| wire_scalar(v).map(Shown::Scalar))
+            .collect();
+        match scalars {
+            Some(shown) => shown,
+            None => join_all(values.iter().map(|v| self.show(v, max_len))).await,
+        }
     }
 
     /// One value for one line, invoking nothing: primitives and strings

@@ -40,7 +40,10 @@ impl Hit<'_> {
         };
         let thread_name = ctx.thread_name(self.thread).await;
         let deepest = traces.iter().map(|(_, t, _)| t.frames).max().unwrap_or(0);
-        let callers = join_all(cap.callers(deepest).map(|f| ctx.label(&f.location))).await;
+        let callers = match ctx.cached_labels(cap.callers(deepest).map(|f| &f.location)) {
+            Some(labels) => labels,
+            None => join_all(cap.callers(deepest).map(|f| ctx.label(&f.location))).await,
+        };
         let common = Common {
             thread_name,
             callers,

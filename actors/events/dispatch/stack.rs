@@ -60,10 +60,29 @@ async fn counts(ctx: &Ctx) -> Option<Vec<(ThreadId, i32)>> {
 /// suspension for the agent, the VM is not suspended again.
 pub(super) async fn escalate(ctx: &Ctx, thread: ThreadId, received: Instant) -> Ended {
     let _one_at_a_time = ctx.agent_stops.lock().await;
+    let resumed = || ctx.session.bus.resumed_since(received);
+    let mut already = false;
+    if !resumed() {
+        let others_held = counts(ctx).await.is_some_and(|c| {
+            let others: Vec<i32> = c
+                .into_iter()
+                .filter(|(t, _)| *t != thread)
+                .map(|(_, n)| n)
+                .collect();
+            !others.is_empty() && others.iter().all(|n| *n >= 1)
+        });
+        already = others_held && ctx.session.session.view().await.maybe_suspended;
+    }
+    let conn = &ctx.conn;
     // The agent resumed the VM while this hit was being checked: it asked
     // for the program to run, so the late hit must not stop it again.
-    if ctx.session.bus.resumed_since(received) {
-        return match ctx.conn.send(&ThreadResume { thread }).await {
+    // Decided last, with nothing awaited between this look and the
+    // suspension below: a resume marks the bus before it sends anything,
+    // and the JVM runs one connection's commands in the order they were
+    // queued, so a resume not seen here reaches the JVM after our
+    // suspension and releases it.
+    if resumed() {
+        return match conn.send(&ThreadResume { thread }).await {
             Ok(()) => Ended {
                 released: true,
                 ..Ended::default()
@@ -71,16 +90,6 @@ pub(super) async fn escalate(ctx: &Ctx, thread: ThreadId, received: Instant) -> 
             Err(e) => Ended::failed(e),
         };
     }
-    let others_held = counts(ctx).await.is_some_and(|c| {
-        let others: Vec<i32> = c
-            .into_iter()
-            .filter(|(t, _)| *t != thread)
-            .map(|(_, n)| n)
-            .collect();
-        !others.is_empty() && others.iter().all(|n| *n >= 1)
-    });
-    let already = others_held && ctx.session.session.view().await.maybe_suspended;
-    let conn = &ctx.conn;
     if already {
         return match conn.send(&ThreadResume { thread }).await {
             Ok(()) => Ended {
