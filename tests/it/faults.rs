@@ -220,6 +220,14 @@ async fn raw_connection(
     (conn, peer)
 }
 
+/// A runtime on this thread alone, for the tests that play the JVM.
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("runtime: {e}"))
+}
+
 /// A request as the peer read it.
 struct Request {
     id: u32,
@@ -267,11 +275,7 @@ fn a_burst_goes_out_in_order_and_each_reply_reaches_its_command() {
     use jvmscope::jdwp::thread_reference::{Name, Resume};
     use tokio::io::AsyncWriteExt;
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("runtime: {e}"));
-    rt.block_on(async {
+    current_thread().block_on(async {
         let (conn, mut peer) = raw_connection(None).await;
         let (name, first, second) = {
             let mut burst = conn.burst();
@@ -412,11 +416,7 @@ fn a_peer_that_stops_reading_stalls_no_mailbox() {
 fn replies_read_together_each_reach_their_own_request() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap_or_else(|e| panic!("runtime: {e}"));
-    rt.block_on(async {
+    current_thread().block_on(async {
         let (conn, mut peer) = raw_connection(None).await;
         let bodies: [&[u8]; 3] = [b"first", b"second", b"third"];
         let sends: Vec<_> = bodies
