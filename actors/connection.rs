@@ -15,6 +15,7 @@
 
 pub mod burst;
 pub mod dial;
+mod request;
 pub mod window;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -29,10 +30,11 @@ use tracing::Span;
 
 use crate::actors::error::JdwpError;
 use crate::actors::events::EventsMsg;
-use crate::jdwp::command::{decode_reply, encode_request};
+use crate::jdwp::command::encode_request;
 use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet, ReplyPacket};
 use crate::jdwp::{Command, ErrorCode, IdSizes};
 use crate::telemetry::{RoundTrip, RoundTripStart};
+use request::{decoded, gone};
 use window::Window;
 
 /// Default number of requests in flight at once.
@@ -209,14 +211,10 @@ impl ConnectionHandle {
         C::Reply: Send + 'static,
     {
         let sizes = self.shared.id_sizes();
-        let pending = self.raw(C::SET, C::ID, C::NAME, encode_request(cmd, sizes), timeout);
-        async move {
-            let data = pending.await?;
-            decode_reply::<C>(&data, sizes).map_err(|source| JdwpError::Decode {
-                command: C::NAME,
-                source,
-            })
-        }
+        decoded::<C, _>(
+            self.raw(C::SET, C::ID, C::NAME, encode_request(cmd, sizes), timeout),
+            sizes,
+        )
     }
 
     /// Sends pre-encoded request data and returns the reply's data.
@@ -228,29 +226,21 @@ impl ConnectionHandle {
         data: Vec<u8>,
         timeout: Option<Duration>,
     ) -> impl Future<Output = Result<Vec<u8>, JdwpError>> + Send + 'static + use<> {
-        let (tx, rx) = ractor::concurrency::oneshot();
-        let out = Outbound {
-            command_set,
-            command,
-            name,
+        let (out, reply) = Outbound::with_reply(
+            &self.shared,
+            (command_set, command, name),
             data,
             timeout,
-            parent: Span::current(),
-            reply: tx.into(),
-        };
+            Span::current(),
+        );
         let shared = self.shared.clone();
-        let gone = move |fallback: &str| JdwpError::Disconnected {
-            command: name,
-            reason: shared.end_reason().unwrap_or(fallback).to_string(),
-        };
         let sent = self
             .actor
             .send_message(ConnectionMsg::Send(Box::new(out)))
-            .map_err(|_| gone("the connection has ended"));
+            .map_err(|_| gone(&shared, name, "the connection has ended"));
         async move {
             sent?;
-            rx.await
-                .map_err(|_| gone("the connection ended before replying"))?
+            reply.await
         }
     }
 

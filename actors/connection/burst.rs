@@ -3,14 +3,12 @@
 //! the window is full). A capture's reads and the resume behind them are
 //! one burst: one mailbox hop instead of one per command.
 
-use std::time::Duration;
-
 use tracing::Span;
 
-use super::{ConnectionHandle, ConnectionMsg, Outbound};
+use super::{ConnectionHandle, ConnectionMsg, Outbound, decoded};
 use crate::actors::error::JdwpError;
 use crate::jdwp::Command;
-use crate::jdwp::command::{decode_reply, encode_request};
+use crate::jdwp::command::encode_request;
 
 /// Commands collected for one message to the Connection. A reply future
 /// it hands out resolves once the burst is submitted: by `submit`, or
@@ -44,30 +42,15 @@ impl Burst<'_> {
         C::Reply: Send + 'static,
     {
         let sizes = self.handle.shared.id_sizes();
-        let (tx, rx) = ractor::concurrency::oneshot();
-        self.out.push(Outbound {
-            command_set: C::SET,
-            command: C::ID,
-            name: C::NAME,
-            data: encode_request(cmd, sizes),
-            timeout: None::<Duration>,
-            parent: self.parent.clone(),
-            reply: tx.into(),
-        });
-        let shared = self.handle.shared.clone();
-        async move {
-            let data = rx.await.map_err(|_| JdwpError::Disconnected {
-                command: C::NAME,
-                reason: shared
-                    .end_reason()
-                    .unwrap_or("the connection ended before replying")
-                    .to_string(),
-            })??;
-            decode_reply::<C>(&data, sizes).map_err(|source| JdwpError::Decode {
-                command: C::NAME,
-                source,
-            })
-        }
+        let (out, reply) = Outbound::with_reply(
+            &self.handle.shared,
+            (C::SET, C::ID, C::NAME),
+            encode_request(cmd, sizes),
+            None,
+            self.parent.clone(),
+        );
+        self.out.push(out);
+        decoded::<C, _>(reply, sizes)
     }
 
     /// Sends what was added so far, in one message; the burst stays
