@@ -1,41 +1,43 @@
 //! The Connection actor: sole owner of one JVM's socket. One reader task
-//! owns the read half, turns bytes into packets, hands replies to the actor
-//! and event composites straight to EventDispatch (one hop less per hit;
-//! composites that arrive while no EventDispatch is set are kept, in
-//! order). The actor owns the write half: it matches replies to requests
-//! by packet id, keeps a bounded window of requests in flight, expires
-//! overdue ones, refuses mutations in read-only mode, and opens one span
-//! per round trip. What it sends while handling its mailbox is written in
-//! one non-blocking write once the requests queued behind it are handled
-//! (a `Flush` it sends itself); only when the socket would block does a
-//! helper task finish the write, and the write half comes back with it.
+//! owns the read half and turns bytes into packets: it hands each reply to
+//! the request waiting for it, matched by packet id in the window it
+//! shares with the actor (`wire.rs`), and event composites straight to
+//! EventDispatch (composites that arrive while no EventDispatch is set are
+//! kept, in order). The actor submits requests into a bounded window of
+//! requests in flight, expires overdue ones, refuses mutations in
+//! read-only mode, and opens one span per round trip. What it sends goes
+//! to its outbox, which one writer task drains (`outbox.rs`): the requests
+//! queued during one turn of the actor leave in one write, and a peer that
+//! stops reading stalls only that task (ADR 0016).
 //!
 //! It must not interpret replies (callers decode them) or block its mailbox
 //! on socket I/O.
 
 pub mod burst;
 pub mod dial;
+mod outbox;
 mod request;
 pub mod window;
+mod wire;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::tcp::OwnedReadHalf;
 use tracing::Span;
 
 use crate::actors::error::JdwpError;
 use crate::actors::events::EventsMsg;
 use crate::jdwp::command::encode_request;
-use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet, ReplyPacket};
-use crate::jdwp::{Command, ErrorCode, IdSizes};
-use crate::telemetry::{RoundTrip, RoundTripStart};
+use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
+use crate::jdwp::{Command, IdSizes};
+use outbox::{Outbox, write_loop};
 use request::{decoded, gone};
-use window::Window;
+use wire::Wire;
 
 /// Default number of requests in flight at once.
 pub const DEFAULT_WINDOW: usize = 32;
@@ -86,22 +88,12 @@ pub enum ConnectionMsg {
     Send(Box<Outbound>),
     /// Send several commands, in this order (a `Burst`).
     SendMany(Vec<Outbound>),
-    /// The replies of one socket read, in the order they arrived; sent by
-    /// the reader task (which hands event composites to EventDispatch
-    /// itself).
-    Replies(Vec<ReplyPacket>),
     /// The reader task stopped: the peer closed, or sent bytes that are not
     /// JDWP. The connection ends with this reason.
     ReadEnded(String),
-    /// A write could not complete; the connection ends.
+    /// A write could not complete (sent by the writer task); the
+    /// connection ends.
     WriteFailed(String),
-    /// Write what was sent while handling the messages before this one;
-    /// sent by the actor to itself, so requests queued together go out in
-    /// one write.
-    Flush,
-    /// A write the socket blocked on finished on its helper task, which
-    /// hands the write half back.
-    Written(OwnedWriteHalf),
     /// Look for overdue requests; sent by a timer.
     Tick,
     /// Route event composites to this EventDispatch from now on; sent by the
@@ -309,29 +301,19 @@ pub struct ConnectionArgs {
     pub config: ConnectionConfig,
 }
 
-/// A request in the window.
-struct Pending {
-    name: &'static str,
-    span: RoundTrip,
-    reply: Option<RpcReplyPort<Result<Vec<u8>, JdwpError>>>,
-    command_set: u8,
-    command: u8,
-    data: Vec<u8>,
+pub struct ConnectionState {
+    shared: Arc<ConnectionShared>,
+    /// The window and the outbox, shared with the reader task.
+    wire: Arc<Wire>,
+    events: Arc<Mutex<EventRoute>>,
 }
 
-pub struct ConnectionState {
-    config: ConnectionConfig,
-    shared: Arc<ConnectionShared>,
-    window: Window<Pending>,
-    myself: ActorRef<ConnectionMsg>,
-    /// The socket's write half; `None` while a helper task finishes a
-    /// write the socket blocked on.
-    write_half: Option<OwnedWriteHalf>,
-    /// Encoded packets not written yet.
-    out: Vec<u8>,
-    /// A `Flush` is in the mailbox.
-    flush_queued: bool,
-    events: Arc<Mutex<EventRoute>>,
+impl Drop for ConnectionState {
+    /// However the actor ends, its writer ends with it (closing the
+    /// socket's write half).
+    fn drop(&mut self) {
+        self.wire.outbox.close();
+    }
 }
 
 /// Where the reader task sends event composites, shared with the actor
@@ -438,21 +420,27 @@ impl Actor for Connection {
     ) -> Result<Self::State, ActorProcessingErr> {
         let (read_half, write_half) = args.stream.into_split();
         let events = Arc::new(Mutex::new(EventRoute::default()));
+        let outbox = Arc::new(Outbox::default());
+        let wire = Arc::new(Wire::new(
+            args.config.window,
+            args.config.request_timeout,
+            args.shared.clone(),
+            outbox.clone(),
+        ));
         tokio::spawn(read_loop(
             read_half,
             args.config.max_packet,
-            myself.clone(),
-            events.clone(),
+            Reader {
+                conn: myself.clone(),
+                wire: wire.clone(),
+                events: events.clone(),
+            },
         ));
+        tokio::spawn(write_loop(write_half, outbox, myself.clone()));
         myself.send_interval(TICK, || ConnectionMsg::Tick);
         Ok(ConnectionState {
-            window: Window::new(args.config.window),
-            config: args.config,
             shared: args.shared,
-            myself,
-            write_half: Some(write_half),
-            out: Vec::with_capacity(4096),
-            flush_queued: false,
+            wire,
             events,
         })
     }
@@ -464,34 +452,22 @@ impl Actor for Connection {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            ConnectionMsg::Send(out) => state.submit(*out),
-            ConnectionMsg::SendMany(outs) => outs.into_iter().for_each(|o| state.submit(o)),
-            ConnectionMsg::Replies(replies) => {
-                for r in replies {
-                    state.complete(r.id, r.error_code, r.data);
-                }
-            }
-            ConnectionMsg::Tick => state.expire(),
-            ConnectionMsg::Flush => {
-                state.flush_queued = false;
-                state.flush();
-            }
-            ConnectionMsg::Written(half) => {
-                state.write_half = Some(half);
-                state.flush();
-            }
+            ConnectionMsg::Send(out) => state.wire.submit([*out]),
+            ConnectionMsg::SendMany(outs) => state.wire.submit(outs),
+            ConnectionMsg::Tick => state.wire.expire(),
             ConnectionMsg::SetEventSink(sink) => lock_route(&state.events).set_sink(sink),
             ConnectionMsg::Stats(reply) => {
+                let window = state.wire.stats();
                 let _ = reply.send(ConnectionStats {
-                    in_flight: state.window.in_flight(),
-                    queued: state.window.queued(),
-                    high_water: state.window.high_water(),
+                    in_flight: window.in_flight,
+                    queued: window.queued,
+                    high_water: window.high_water,
                     events_received: lock_route(&state.events).received,
                 });
             }
             ConnectionMsg::ReadEnded(reason) | ConnectionMsg::WriteFailed(reason) => {
                 let _ = state.shared.ended.set(reason.clone());
-                state.fail_all(&reason);
+                state.wire.fail_all(&reason);
                 myself.stop(Some(reason));
             }
         }
@@ -504,176 +480,9 @@ impl Actor for Connection {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         let _ = state.shared.ended.set("the session ended".into());
-        state.fail_all("the session ended");
+        state.wire.fail_all("the session ended");
+        state.wire.outbox.close();
         Ok(())
-    }
-}
-
-impl ConnectionState {
-    fn submit(&mut self, out: Outbound) {
-        let Outbound {
-            command_set,
-            command,
-            name,
-            data,
-            timeout,
-            parent,
-            reply,
-        } = out;
-        if self.config.read_only && is_mutation(command_set, command) {
-            let _ = reply.send(Err(JdwpError::ReadOnly { command: name }));
-            return;
-        }
-        // Recorded straight into its export form, and only when its trace
-        // is sampled: no `tracing` span per round trip.
-        let span = RoundTrip::open(
-            &parent,
-            &RoundTripStart {
-                method: name,
-                service: command_set_name(command_set),
-                host: &self.config.host,
-                port: self.config.port,
-                request_bytes: (data.len() + crate::jdwp::packet::HEADER_LEN) as u64,
-            },
-        );
-        let pending = Pending {
-            name,
-            span,
-            reply: Some(reply),
-            command_set,
-            command,
-            data,
-        };
-        let timeout = timeout.unwrap_or(self.config.request_timeout);
-        if let Some(id) = self.window.submit(pending, Instant::now(), timeout) {
-            self.write(id);
-        }
-    }
-
-    fn write(&mut self, id: u32) {
-        let Some(p) = self.window.payload_mut(id) else {
-            return;
-        };
-        p.span.sent(id);
-        let packet = CommandPacket {
-            id,
-            command_set: p.command_set,
-            command: p.command,
-            data: std::mem::take(&mut p.data),
-        }
-        .encode();
-        self.shared.packets_sent.fetch_add(1, Ordering::Relaxed);
-        self.shared
-            .bytes_sent
-            .fetch_add(packet.len() as u64, Ordering::Relaxed);
-        self.out.extend_from_slice(&packet);
-        // Written once the messages already in the mailbox are handled: a
-        // capture's reads and the resume behind them take one syscall.
-        if !self.flush_queued {
-            self.flush_queued = self.myself.send_message(ConnectionMsg::Flush).is_ok();
-        }
-    }
-
-    /// Writes what is pending without blocking; what the socket does not
-    /// take now is finished by a helper task, and bytes sent meanwhile
-    /// wait for the write half to come back.
-    fn flush(&mut self) {
-        let Some(half) = &self.write_half else {
-            return;
-        };
-        let mut written = 0;
-        while written < self.out.len() {
-            match half.try_write(&self.out[written..]) {
-                Ok(n) => written += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(e) => {
-                    self.out.clear();
-                    let _ = self.myself.send_message(ConnectionMsg::WriteFailed(format!(
-                        "writing to the JVM failed: {e}"
-                    )));
-                    return;
-                }
-            }
-        }
-        if written == self.out.len() {
-            self.out.clear();
-            self.out.shrink_to(64 * 1024);
-            return;
-        }
-        // The peer is not reading fast enough: never block the mailbox.
-        let rest = self.out.split_off(written);
-        self.out.clear();
-        if let Some(half) = self.write_half.take() {
-            tokio::spawn(write_rest(half, rest, self.myself.clone()));
-        }
-    }
-
-    fn complete(&mut self, id: u32, error_code: u16, data: Vec<u8>) {
-        let Some(slot) = self.window.complete(id) else {
-            tracing::debug!(id, "reply to a request no longer waiting (timed out)");
-            return;
-        };
-        let mut p = slot.payload;
-        let queued = slot.sent_at.map_or(0, |sent| {
-            sent.duration_since(slot.queued_at).as_micros() as u64
-        });
-        p.span.replied(
-            queued,
-            (data.len() + crate::jdwp::packet::HEADER_LEN) as u64,
-        );
-        let result = if error_code == 0 {
-            Ok(data)
-        } else {
-            let code = ErrorCode(error_code);
-            p.span.failed(code.name());
-            Err(JdwpError::Jvm {
-                command: p.name,
-                code,
-            })
-        };
-        finish(p, result);
-        for id in self.window.promote(Instant::now()) {
-            self.write(id);
-        }
-    }
-
-    fn expire(&mut self) {
-        let now = Instant::now();
-        for slot in self.window.expire(now) {
-            let after = slot.deadline.duration_since(slot.queued_at);
-            let mut p = slot.payload;
-            p.span.failed("TIMEOUT");
-            let command = p.name;
-            finish(p, Err(JdwpError::Timeout { command, after }));
-        }
-        for id in self.window.promote(now) {
-            self.write(id);
-        }
-    }
-
-    fn fail_all(&mut self, reason: &str) {
-        for slot in self.window.drain() {
-            let mut p = slot.payload;
-            p.span.failed("DISCONNECTED");
-            let command = p.name;
-            finish(
-                p,
-                Err(JdwpError::Disconnected {
-                    command,
-                    reason: reason.to_string(),
-                }),
-            );
-        }
-    }
-}
-
-/// Ends a round trip: its span closes first, then the caller gets the
-/// result, so whoever sees the result also sees the span ended.
-fn finish(mut p: Pending, result: Result<Vec<u8>, JdwpError>) {
-    let reply = p.reply.take();
-    drop(p);
-    if let Some(reply) = reply {
-        let _ = reply.send(result);
     }
 }
 
@@ -690,15 +499,19 @@ fn composite_data(cmd: CommandPacket) -> Option<Vec<u8>> {
     Some(cmd.data)
 }
 
-/// The one task that reads the socket. It never races a read against
-/// anything else, so a packet is never half-consumed. Replies go to the
-/// actor; composites straight to EventDispatch.
-async fn read_loop(
-    mut read: OwnedReadHalf,
-    max_packet: u32,
+/// What the reader task hands packets to.
+struct Reader {
     conn: ActorRef<ConnectionMsg>,
+    wire: Arc<Wire>,
     events: Arc<Mutex<EventRoute>>,
-) {
+}
+
+/// The one task that reads the socket. It never races a read against
+/// anything else, so a packet is never half-consumed. Each reply goes to
+/// its caller as soon as it is decoded, so the replies before an event
+/// composite are handed on before it; composites go straight to
+/// EventDispatch.
+async fn read_loop(mut read: OwnedReadHalf, max_packet: u32, to: Reader) {
     let mut decoder = FrameDecoder::new(max_packet);
     let mut buf = vec![0u8; 64 * 1024];
     let reason = loop {
@@ -716,51 +529,27 @@ async fn read_loop(
             Ok(n) => decoder.push(&buf[..n]),
             Err(e) => break format!("reading from the JVM failed: {e}"),
         }
-        // The replies of one read reach the actor in one message; those
-        // before an event composite are handed on before it.
-        let mut replies = Vec::new();
+        // The actor is gone: nobody waits for these replies.
+        if to.wire.outbox.is_closed() {
+            return;
+        }
         let failed = loop {
             match decoder.next_packet() {
                 Ok(Some(Packet::Command(cmd))) => {
-                    if !hand_over(&conn, &mut replies) {
-                        return;
-                    }
                     if let Some(data) = composite_data(cmd) {
-                        lock_route(&events).deliver(data, Instant::now());
+                        lock_route(&to.events).deliver(data, Instant::now());
                     }
                 }
-                Ok(Some(Packet::Reply(reply))) => replies.push(reply),
+                Ok(Some(Packet::Reply(reply))) => to.wire.complete(reply),
                 Ok(None) => break None,
                 Err(e) => break Some(format!("the peer sent bytes that are not JDWP: {e}")),
             }
         };
-        if !hand_over(&conn, &mut replies) {
-            return;
-        }
         if let Some(reason) = failed {
             break reason;
         }
     };
-    let _ = conn.send_message(ConnectionMsg::ReadEnded(reason));
-}
-
-/// Hands the replies read so far to the actor; false once it is gone.
-fn hand_over(conn: &ActorRef<ConnectionMsg>, replies: &mut Vec<ReplyPacket>) -> bool {
-    replies.is_empty()
-        || conn
-            .send_message(ConnectionMsg::Replies(std::mem::take(replies)))
-            .is_ok()
-}
-
-/// Finishes a write the socket blocked on, off the actor, so a peer that
-/// stops reading stalls this task and never the mailbox (whose timers keep
-/// expiring requests); then hands the write half back.
-async fn write_rest(mut half: OwnedWriteHalf, rest: Vec<u8>, conn: ActorRef<ConnectionMsg>) {
-    let msg = match half.write_all(&rest).await {
-        Ok(()) => ConnectionMsg::Written(half),
-        Err(e) => ConnectionMsg::WriteFailed(format!("writing to the JVM failed: {e}")),
-    };
-    let _ = conn.send_message(msg);
+    let _ = to.conn.send_message(ConnectionMsg::ReadEnded(reason));
 }
 
 #[cfg(test)]

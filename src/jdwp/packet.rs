@@ -58,15 +58,21 @@ pub enum FrameError {
 impl CommandPacket {
     /// Encodes the packet, header included.
     pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + self.data.len());
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends the encoded packet, header included, to `out`.
+    pub fn encode_into(&self, out: &mut Vec<u8>) {
         let length = (HEADER_LEN + self.data.len()) as u32;
-        let mut out = Vec::with_capacity(length as usize);
+        out.reserve(length as usize);
         out.extend_from_slice(&length.to_be_bytes());
         out.extend_from_slice(&self.id.to_be_bytes());
         out.push(0);
         out.push(self.command_set);
         out.push(self.command);
         out.extend_from_slice(&self.data);
-        out
     }
 }
 
