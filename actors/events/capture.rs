@@ -101,8 +101,16 @@ pub type FramesReply =
 /// A local chosen for capture: its name, declared signature and slot.
 #[derive(Debug, Clone)]
 pub struct Slot {
-    pub name: String,
+    pub name: Arc<str>,
     pub request: SlotRequest,
+}
+
+/// The slots a locals choice reads at one location, worked out once per
+/// variable table (a redefinition brings a new table, and a new set).
+pub(in crate::actors::events) struct SlotSet {
+    vars: Arc<Variables>,
+    choice: LocalsChoice,
+    slots: Arc<[Slot]>,
 }
 
 impl Ctx {
@@ -206,14 +214,21 @@ impl Ctx {
 
     /// The locals a choice names that are live at `loc`, in slot order
     /// (`None`: the method has no variable table).
-    pub async fn slots(&self, loc: &Location, choice: &LocalsChoice) -> Option<Vec<Slot>> {
+    /// The set is kept per location, so a hot line works it out once.
+    pub async fn slots(&self, loc: &Location, choice: &LocalsChoice) -> Option<Arc<[Slot]>> {
         if *choice == LocalsChoice::None {
-            return Some(Vec::new());
+            return Some(Arc::default());
         }
-        let vars = self.classes.variables(loc.class, loc.method).await.ok()?;
-        let Variables::Known { vars, .. } = vars.as_ref() else {
+        let table = self.classes.variables(loc.class, loc.method).await.ok()?;
+        let Variables::Known { vars, .. } = table.as_ref() else {
             return None;
         };
+        if let Some(set) = lock(&self.slot_sets).get(loc)
+            && Arc::ptr_eq(&set.vars, &table)
+            && set.choice == *choice
+        {
+            return Some(set.slots.clone());
+        }
         let index = loc.index as i64;
         let mut live: Vec<Slot> = vars
             .iter()
@@ -223,7 +238,7 @@ impl Ctx {
                 _ => true,
             })
             .map(|v| Slot {
-                name: v.name.clone(),
+                name: v.name.as_str().into(),
                 request: SlotRequest {
                     slot: v.slot,
                     sig_byte: Tag::from_signature(&v.signature),
@@ -232,7 +247,20 @@ impl Ctx {
             .collect();
         live.sort_by_key(|s| s.request.slot);
         live.dedup_by_key(|s| s.request.slot);
-        Some(live)
+        let slots: Arc<[Slot]> = live.into();
+        let mut sets = lock(&self.slot_sets);
+        if sets.len() >= LABEL_CACHE {
+            sets.clear();
+        }
+        sets.insert(
+            *loc,
+            SlotSet {
+                vars: table.clone(),
+                choice: choice.clone(),
+                slots: slots.clone(),
+            },
+        );
+        Some(slots)
     }
 
     /// Reads values after the thread runs again (reads in one burst).

@@ -49,8 +49,8 @@ pub struct TraceRecord {
     pub location: Arc<str>,
     /// Callers, nearest first.
     pub callers: Vec<Arc<str>>,
-    /// Locals as read.
-    pub locals: Vec<(String, Shown)>,
+    /// Locals as read (the names shared with the slots they came from).
+    pub locals: Vec<(Arc<str>, Shown)>,
     /// Why locals are missing, when they are.
     pub locals_note: Option<LocalsGap>,
     pub details: Vec<(String, Detail)>,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::events::capture::{SharedFold, Thrown};
+use crate::actors::events::capture::{SharedFold, SlotSet, Thrown};
 use crate::actors::events::log::EventLog;
 use crate::actors::session::SessionLink;
 use crate::actors::session::classes::ClassCache;
@@ -33,6 +33,8 @@ pub struct Ctx {
     pub window: Arc<Semaphore>,
     pub(in crate::actors::events) names: Mutex<HashMap<ThreadId, Arc<str>>>,
     pub(in crate::actors::events) labels: Mutex<HashMap<Location, Arc<str>>>,
+    /// The slots each traced location reads (`Ctx::slots`).
+    pub(in crate::actors::events) slot_sets: Mutex<HashMap<Location, SlotSet>>,
     pub(in crate::actors::events) throwable: OnceCell<Option<(ReferenceTypeId, FieldId)>>,
     /// Opening monitor events, by stop point and thread.
     pub(in crate::actors::events) monitors:
@@ -71,6 +73,7 @@ impl Ctx {
             window: Arc::new(Semaphore::new(CAPTURE_WINDOW)),
             names: Mutex::new(HashMap::new()),
             labels: Mutex::new(HashMap::new()),
+            slot_sets: Mutex::new(HashMap::new()),
             throwable: OnceCell::new(),
             monitors: Mutex::new(HashMap::new()),
             thrown: Mutex::new(HashMap::new()),

@@ -69,7 +69,9 @@ pub(super) async fn held(
     let held_for = snapshot.held_for;
     let mut charged: Vec<Arc<RouteTarget>> =
         traces.iter().map(|(m, _, _)| m.target.clone()).collect();
-    hit.record(traces, reports, plan.hold, snapshot).await;
+    let hold = plan.hold;
+    drop(plan);
+    hit.record(traces, reports, hold, snapshot).await;
     // The hits that went no further held their thread all the same.
     for t in &checked {
         t.stats.checked_in(held_for);
@@ -109,7 +111,7 @@ impl Hit<'_> {
     /// those reads.
     async fn capture(
         &self,
-        plan: &CapturePlan,
+        plan: &CapturePlan<'_>,
         traces: &[Traced],
         early: Option<(usize, FramesReply)>,
     ) -> Snapshot {
@@ -190,7 +192,7 @@ impl Hit<'_> {
     /// none.
     async fn frames(
         &self,
-        reads: &Reads,
+        reads: &Reads<'_>,
         early: Option<(usize, FramesReply)>,
         traces: &[Traced],
     ) -> Vec<FrameInfo> {
@@ -224,16 +226,16 @@ impl Hit<'_> {
         &self,
         frames: &[FrameInfo],
         wanted: &LocalsChoice,
-    ) -> (Vec<Slot>, Option<LocalsGap>) {
+    ) -> (Arc<[Slot]>, Option<LocalsGap>) {
         if *wanted != LocalsChoice::None
             && let Some(top) = frames.first()
         {
             match self.ctx.slots(&top.location, wanted).await {
                 Some(s) => return (s, None),
-                None => return (Vec::new(), Some(LocalsGap::NoVariableTable)),
+                None => return (Arc::default(), Some(LocalsGap::NoVariableTable)),
             }
         }
-        (Vec::new(), None)
+        (Arc::default(), None)
     }
 
     /// Trace expressions read the held frame (and may invoke on the hit

@@ -6,6 +6,8 @@
 //! dispatcher (`held.rs`) only drives them: it sends what the plan lists
 //! and fills the snapshot with the replies.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::super::capture::Slot;
@@ -88,18 +90,18 @@ pub(super) enum Read {
 /// A held composite's capture, planned from its members' trace specs and
 /// events and the composite's suspend policy.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct CapturePlan {
-    pub reads: Reads,
+pub(super) struct CapturePlan<'a> {
+    pub reads: Reads<'a>,
     pub hold: Hold,
     olds: Vec<Option<FieldRead>>,
     exprs: bool,
 }
 
-impl CapturePlan {
+impl<'a> CapturePlan<'a> {
     /// `traces`: the trace spec and event of each hit to snapshot;
     /// `reports`: the event of each hit reported to the agent.
     pub fn new(
-        traces: &[(&TraceSpec, &Event)],
+        traces: &[(&'a TraceSpec, &Event)],
         reports: &[&Event],
         policy: SuspendPolicy,
         ours_only: bool,
@@ -120,7 +122,7 @@ impl CapturePlan {
 
     /// Whether the `val$` fields of the held frame's class are wanted.
     pub fn wants_captured(&self, top: Option<&FrameInfo>) -> bool {
-        top.is_some() && self.reads.wanted != LocalsChoice::None
+        top.is_some() && *self.reads.wanted != LocalsChoice::None
     }
 
     /// The burst, once the frames, the held frame's slots and whether it
@@ -158,7 +160,7 @@ impl CapturePlan {
 #[derive(Debug, Default)]
 pub(super) struct Snapshot {
     pub frames: Vec<FrameInfo>,
-    pub slots: Vec<Slot>,
+    pub slots: Arc<[Slot]>,
     /// The values of `slots`, in their order.
     pub values: Vec<Value>,
     pub locals_note: Option<LocalsGap>,
@@ -214,18 +216,19 @@ impl Snapshot {
 
 /// What one capture reads while the thread is held, for all its traces.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Reads {
+pub(super) struct Reads<'a> {
     /// The most callers any trace shows (the hit frame comes on top).
     pub callers: usize,
-    /// The locals any trace shows.
-    pub wanted: LocalsChoice,
+    /// The locals any trace shows (borrowed when one trace's choice
+    /// covers them all, as on a line with one trace).
+    pub wanted: Cow<'a, LocalsChoice>,
     /// Whether frames are read at all.
     pub need_frames: bool,
 }
 
-impl Reads {
+impl<'a> Reads<'a> {
     /// What the traces together need.
-    pub fn of<'a>(traces: impl IntoIterator<Item = &'a TraceSpec> + Clone) -> Self {
+    pub fn of(traces: impl IntoIterator<Item = &'a TraceSpec> + Clone) -> Self {
         let callers = traces
             .clone()
             .into_iter()
@@ -234,7 +237,7 @@ impl Reads {
             .unwrap_or(0) as usize;
         let choices: Vec<&LocalsChoice> = traces.into_iter().map(|t| &t.locals).collect();
         let wanted = union(&choices);
-        let need_frames = callers > 0 || wanted != LocalsChoice::None;
+        let need_frames = callers > 0 || *wanted != LocalsChoice::None;
         Self {
             callers,
             wanted,
@@ -250,11 +253,24 @@ impl Reads {
     }
 }
 
-/// What the union of several members' locals choices reads.
-pub(super) fn union(choices: &[&LocalsChoice]) -> LocalsChoice {
-    if choices.iter().any(|c| **c == LocalsChoice::All) {
-        return LocalsChoice::All;
+/// What the union of several members' locals choices reads: one of them
+/// when it covers the others (nothing is copied then), else their merge.
+pub(super) fn union<'a>(choices: &[&'a LocalsChoice]) -> Cow<'a, LocalsChoice> {
+    if let Some(all) = choices.iter().find(|c| ***c == LocalsChoice::All) {
+        return Cow::Borrowed(*all);
     }
+    let mut named = choices.iter().filter(|c| ***c != LocalsChoice::None);
+    let Some(first) = named.next() else {
+        return Cow::Owned(LocalsChoice::None);
+    };
+    if named.all(|c| c == first) {
+        return Cow::Borrowed(*first);
+    }
+    Cow::Owned(merge(choices))
+}
+
+/// The names several `Only` choices list, sorted, each once.
+fn merge(choices: &[&LocalsChoice]) -> LocalsChoice {
     let mut names: Vec<String> = choices
         .iter()
         .filter_map(|c| match c {
@@ -364,13 +380,14 @@ mod tests {
         let none = LocalsChoice::None;
         let a = LocalsChoice::Only(vec!["a".into()]);
         let b = LocalsChoice::Only(vec!["b".into(), "a".into()]);
-        assert_eq!(union(&[&none, &none]), LocalsChoice::None);
-        assert_eq!(union(&[&a, &all]), LocalsChoice::All);
+        assert_eq!(*union(&[&none, &none]), LocalsChoice::None);
+        assert_eq!(*union(&[&a, &all]), LocalsChoice::All);
+        assert!(matches!(union(&[&b, &none, &b]), Cow::Borrowed(c) if c == &b));
         assert_eq!(
-            union(&[&a, &b, &none]),
+            *union(&[&a, &b, &none]),
             LocalsChoice::Only(vec!["a".into(), "b".into()])
         );
-        assert_eq!(union(&[]), LocalsChoice::None);
+        assert_eq!(*union(&[]), LocalsChoice::None);
     }
 
     #[test]
@@ -384,18 +401,20 @@ mod tests {
             reads,
             Reads {
                 callers: 2,
-                wanted: LocalsChoice::Only(vec!["x".into()]),
+                wanted: Cow::Owned(LocalsChoice::Only(vec!["x".into()])),
                 need_frames: true,
             }
         );
-        let bare = Reads::of(&[spec(0, LocalsChoice::None)]);
+        let bare_specs = [spec(0, LocalsChoice::None)];
+        let bare = Reads::of(&bare_specs);
         assert!(!bare.need_frames);
         assert!(!Reads::of(&[] as &[TraceSpec]).need_frames);
     }
 
     #[test]
     fn early_frames_serve_only_a_deep_enough_untouched_request() {
-        let reads = Reads::of(&[spec(2, LocalsChoice::None)]);
+        let specs = [spec(2, LocalsChoice::None)];
+        let reads = Reads::of(&specs);
         assert!(reads.early_serves(3, false));
         assert!(!reads.early_serves(2, false));
         assert!(!reads.early_serves(3, true));
@@ -564,7 +583,7 @@ mod tests {
     fn a_snapshot_hands_each_trace_its_locals_and_callers() {
         let mut snap = Snapshot {
             frames: vec![frame(1), frame(2), frame(3)],
-            slots: vec![slot("a", 0), slot("b", 1)],
+            slots: vec![slot("a", 0), slot("b", 1)].into(),
             ..Snapshot::default()
         };
         snap.values_read(Some(Ok(vec![Value::Int(4), Value::Int(5)])));
@@ -572,7 +591,7 @@ mod tests {
         let kept: Vec<(&str, Value)> = snap
             .kept_locals(&only_b)
             .into_iter()
-            .map(|(s, v)| (s.name.as_str(), v))
+            .map(|(s, v)| (&*s.name, v))
             .collect();
         assert_eq!(kept, vec![("b", Value::Int(5))]);
         assert_eq!(snap.kept_locals(&LocalsChoice::All).len(), 2);

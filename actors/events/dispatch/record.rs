@@ -119,7 +119,7 @@ impl Hit<'_> {
         cap: &Snapshot,
         common: &Common,
         ts: &TraceSpec,
-    ) -> Vec<(String, Shown)> {
+    ) -> Vec<(Arc<str>, Shown)> {
         let ctx = self.ctx;
         let keep: Vec<(&Slot, Value)> = cap.kept_locals(&ts.locals);
         let rendered = ctx
@@ -128,7 +128,7 @@ impl Hit<'_> {
                 ts.max_length,
             )
             .await;
-        let mut locals: Vec<(String, Shown)> = keep
+        let mut locals: Vec<(Arc<str>, Shown)> = keep
             .iter()
             .zip(rendered)
             .map(|((s, _), r)| (s.name.clone(), r))
@@ -146,7 +146,12 @@ impl Hit<'_> {
                 ts.max_length,
             )
             .await;
-        locals.extend(outer.iter().zip(shown).map(|((n, _), r)| ((*n).clone(), r)));
+        locals.extend(
+            outer
+                .iter()
+                .zip(shown)
+                .map(|((n, _), r)| (Arc::from(n.as_str()), r)),
+        );
         locals
     }
 

@@ -246,7 +246,7 @@ fn trace_data(t: &TraceRecord) -> data::Trace {
             .locals
             .iter()
             .map(|(k, v)| data::Local {
-                name: k.clone(),
+                name: k.to_string(),
                 value: value::line(v),
             })
             .collect(),

@@ -24,7 +24,7 @@ pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
         "stop" => return Some(t.stop.to_string()),
         _ => {}
     }
-    if let Some((_, v)) = t.locals.iter().find(|(n, _)| n == key) {
+    if let Some((_, v)) = t.locals.iter().find(|(n, _)| &**n == key) {
         return Some(value::line(v));
     }
     // A trace expression reads as `expr[i] <source>`: either part names it.
