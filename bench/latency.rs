@@ -6,7 +6,9 @@
 //! (verified by the suspend counts read back). Then `debug_launch` until
 //! the session is attached, against the JVM's own start-up: `java` run on
 //! the same class without an agent, until main prints its first line.
-//! Alternating, in one run. Median and best of each.
+//! Alternating, in one run. Median and best of each, and the share of the
+//! CPU the hypervisor took meanwhile (steal time: on this VM it reaches a
+//! third for minutes, and every figure grows with it).
 //!
 //! Run: `cargo bench --bench latency` (`-- --samples N`, `--jdk 25` or
 //! `--java HOME`).
@@ -165,20 +167,26 @@ fn main() {
                     .next()
                     .map(|v| PathBuf::from(format!("/usr/lib/jvm/temurin-{v}-jdk-amd64")))
             }
-            _ => {}
+            "--bench" => {} // cargo bench passes it
+            other => panic!(
+                "unknown argument {other:?} (accepted: --samples N, --jdk N, --java HOME, --list)"
+            ),
         }
     }
     // The runtime the binary runs the engine on (ADR 0014).
     let rt = jvmscope::actors::runtime::build().expect("runtime");
     let (mut jvm, port) =
         support::start_fixture_in(home.as_deref(), "Ticker", "ticker started", &[], 0);
+    let ticks = support::cpu_ticks();
     let held = rt.block_on(held_calls(port, samples.max(15)));
+    let held_steal = support::steal_share(ticks, support::cpu_ticks());
     let _ = jvm.kill();
     let _ = jvm.wait();
     // The classes start_fixture compiled.
     let classes = support::classes_dir("Ticker");
     let mut started = Stats::new("`java Ticker` until main runs (no agent)");
     let mut launched = Stats::new("`debug_launch` until attached (held before main)");
+    let ticks = support::cpu_ticks();
     rt.block_on(async {
         let engine = jvmscope::actors::Engine::start(jvmscope::actors::EngineConfig::default())
             .await
@@ -193,6 +201,7 @@ fn main() {
         }
         engine.shutdown().await;
     });
+    let launch_steal = support::steal_share(ticks, support::cpu_ticks());
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     support::report(&format!(
         "latency: {} samples per call on an idle Ticker JVM; load average {}",
@@ -214,5 +223,15 @@ fn main() {
         a.as_secs_f64() * 1e3,
         (b.as_secs_f64() - a.as_secs_f64()) * 1e3,
         100.0 * (b.as_secs_f64() - a.as_secs_f64()) / b.as_secs_f64()
+    ));
+    support::report(&format!(
+        "steal: the hypervisor took {:.0}% of the CPU during the held calls, {:.0}% during the launches{}",
+        held_steal * 100.0,
+        launch_steal * 100.0,
+        if held_steal.max(launch_steal) > 0.10 {
+            " (over 10%: these figures measure the host as much as jvmscope)"
+        } else {
+            ""
+        }
     ));
 }

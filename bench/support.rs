@@ -1,5 +1,6 @@
 //! Shared by the load benches: compile a Java fixture from tests/data/java
-//! and start it under a JDWP agent on a loopback port, and print a line.
+//! and start it under a JDWP agent on a loopback port, print a line, and
+//! read how much of the CPU the hypervisor took (steal time).
 
 #![allow(dead_code)]
 
@@ -161,4 +162,31 @@ pub async fn attached(
         .await
         .expect("attach");
     (engine, session)
+}
+
+/// The machine's CPU ticks so far, as (stolen by the hypervisor, all),
+/// from the `cpu` line of /proc/stat.
+pub fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let f: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is
+    // counted in user already).
+    (f.get(7).copied().unwrap_or(0), f.iter().take(8).sum())
+}
+
+/// The share of the machine's CPU time the hypervisor took between two
+/// readings of [`cpu_ticks`].
+pub fn steal_share(from: (u64, u64), to: (u64, u64)) -> f64 {
+    let all = to.1.saturating_sub(from.1);
+    if all == 0 {
+        return 0.0;
+    }
+    to.0.saturating_sub(from.0) as f64 / all as f64
 }

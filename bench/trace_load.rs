@@ -29,12 +29,16 @@
 //! steal of its window (/proc/stat); a block of phases (one workload's
 //! clients in one round) in which any phase lost more than `--max-steal`
 //! (default 10%) is run again, at most four times (then the least stolen
-//! try is kept and counted). The tables say how many tries were run again.
+//! try is kept and counted). Each try starts once half a second passed
+//! with no more steal than that (waiting at most 30 s). The tables say how
+//! many tries were run again and how long the bench waited.
 
 #[path = "trace_load_raw.rs"]
 mod raw;
 #[path = "trace_load_steal.rs"]
 mod steal;
+#[path = "support.rs"]
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

@@ -9,38 +9,15 @@ use anyhow::{Context, Result};
 
 use super::Phase;
 
-/// The machine's CPU ticks so far, as (stolen by the hypervisor, all),
-/// from the `cpu` line of /proc/stat.
-pub fn cpu_ticks() -> (u64, u64) {
-    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
-    let f: Vec<u64> = stat
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .skip(1)
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    // user nice system idle iowait irq softirq steal (guest time is
-    // counted in user already).
-    (f.get(7).copied().unwrap_or(0), f.iter().take(8).sum())
-}
-
-/// The share of the machine's CPU time the hypervisor took between two
-/// readings of [`cpu_ticks`].
-pub fn steal_share(from: (u64, u64), to: (u64, u64)) -> f64 {
-    let all = to.1.saturating_sub(from.1);
-    if all == 0 {
-        return 0.0;
-    }
-    to.0.saturating_sub(from.0) as f64 / all as f64
-}
+pub use super::support::{cpu_ticks, steal_share};
 
 /// How many tries at a block were run again because the hypervisor took
 /// too much of the CPU, and the most it took from a block kept.
 #[derive(Default, Clone)]
 pub struct Aside {
     again: usize,
+    /// Time spent waiting for the hypervisor to calm down before a try.
+    waited: std::time::Duration,
     kept_over: usize,
     worst_kept: f64,
 }
@@ -48,10 +25,12 @@ pub struct Aside {
 impl Aside {
     pub fn note(&self, max_steal: f64) -> String {
         format!(
-            " (steal: at most {:.0}% in a kept phase; {} tries run again for steal over {:.0}%{})",
+            " (steal: at most {:.0}% in a kept phase; {} tries run again for steal over {:.0}%; \
+             {:.0} s waited for a calm host{})",
             self.worst_kept * 100.0,
             self.again,
             max_steal * 100.0,
+            self.waited.as_secs_f64(),
             if self.kept_over > 0 {
                 format!(
                     ", {} kept over it after {STEADY_TRIES} tries",
@@ -74,6 +53,26 @@ pub struct Steady {
 /// Tries at a block before the least stolen one is kept anyway.
 const STEADY_TRIES: usize = 4;
 
+/// The window over which the host is judged calm before a try.
+const CALM_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
+/// The longest wait for a calm host before a try starts anyway.
+const CALM_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Waits until the hypervisor took no more than `max_steal` of the CPU
+/// over a window of `CALM_WINDOW` (at most `CALM_WAIT`): a try started in
+/// a busy spell of the host is likely to be run again. The time waited.
+async fn quiet(max_steal: f64) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    loop {
+        let from = cpu_ticks();
+        tokio::time::sleep(CALM_WINDOW).await;
+        let steal = steal_share(from, cpu_ticks());
+        if steal <= max_steal || start.elapsed() >= CALM_WAIT {
+            return start.elapsed().saturating_sub(CALM_WINDOW);
+        }
+    }
+}
+
 /// Runs a block of phases until no phase of it lost more than `max_steal`
 /// of the machine's CPU to the hypervisor (the clients are then compared
 /// on what they do, not on what the host took), at most `STEADY_TRIES`
@@ -86,6 +85,7 @@ where
 {
     let mut least: Option<(f64, Vec<Phase>)> = None;
     for _ in 0..STEADY_TRIES {
+        aside.waited += quiet(max_steal).await;
         let phases = block().await?;
         let steal = phases.iter().map(|p| p.steal).fold(0.0, f64::max);
         if steal <= max_steal {

@@ -256,6 +256,10 @@ impl<'a> Reader<'a> {
 }
 
 /// Writes JDWP data.
+/// The bytes a writer reserves up front: a frame's ids and a handful of
+/// slots (`StackFrame.GetValues` of 6 locals is 50 bytes).
+const REQUEST_CAPACITY: usize = 64;
+
 #[derive(Debug, Clone)]
 pub struct Writer {
     buf: Vec<u8>,
@@ -265,7 +269,8 @@ pub struct Writer {
 impl Writer {
     pub fn new(sizes: IdSizes) -> Self {
         Self {
-            buf: Vec::new(),
+            // Most requests fit: one allocation, never regrown.
+            buf: Vec::with_capacity(REQUEST_CAPACITY),
             sizes,
         }
     }

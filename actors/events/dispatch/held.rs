@@ -163,12 +163,16 @@ impl Hit<'_> {
         // What they invoked concerns no later hit.
         ctx.take_invoked(thread);
         let this = async { maybe(this).await.and_then(|t| t.ok()).map(|o| o.id) };
-        let (values, field_values, this, ended) = futures::join!(
-            maybe(values),
-            join_all(olds.into_iter().map(maybe)),
-            this,
-            self.end(hold, release)
-        );
+        // Old field values are read at field watches only.
+        let olds = async {
+            if olds.is_empty() {
+                Vec::new()
+            } else {
+                join_all(olds.into_iter().map(maybe)).await
+            }
+        };
+        let (values, field_values, this, ended) =
+            futures::join!(maybe(values), olds, this, self.end(hold, release));
         let mut snapshot = Snapshot {
             frames,
             slots,
