@@ -76,7 +76,7 @@ impl Outbox {
 
     /// Swaps `spare` (empty) with what is queued; whether the outbox is
     /// closed.
-    fn take(&self, spare: &mut Vec<u8>) -> bool {
+    pub(super) fn take(&self, spare: &mut Vec<u8>) -> bool {
         let mut g = self.lock();
         std::mem::swap(&mut g.bytes, spare);
         g.closed

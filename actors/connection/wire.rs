@@ -221,3 +221,119 @@ fn finish(mut p: Pending, result: Result<Vec<u8>, JdwpError>) {
         let _ = reply.send(result);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jdwp::IdSizes;
+    use crate::jdwp::packet::{FrameDecoder, Packet};
+    use std::sync::RwLock;
+    use std::sync::atomic::AtomicU64;
+    use tokio::sync::oneshot;
+
+    type Answer = oneshot::Receiver<Result<Vec<u8>, JdwpError>>;
+
+    /// The answer a request got already.
+    fn answer(rx: &mut Answer) -> Result<Vec<u8>, JdwpError> {
+        rx.try_recv().expect("the request was answered")
+    }
+
+    fn wire(limit: usize, read_only: bool) -> Wire {
+        let shared = Arc::new(ConnectionShared {
+            host: "127.0.0.1".into(),
+            port: 5005,
+            read_only,
+            sizes: RwLock::new(IdSizes::HOTSPOT),
+            packets_sent: AtomicU64::new(0),
+            bytes_sent: AtomicU64::new(0),
+            ended: std::sync::OnceLock::new(),
+        });
+        Wire::new(limit, Duration::from_secs(10), shared, Arc::default())
+    }
+
+    fn request(set: u8, cmd: u8, data: &[u8]) -> (Outbound, Answer) {
+        let (tx, rx) = oneshot::channel();
+        let out = Outbound {
+            command_set: set,
+            command: cmd,
+            name: "Test.Command",
+            data: data.to_vec(),
+            timeout: None,
+            parent: tracing::Span::none(),
+            reply: tx.into(),
+        };
+        (out, rx)
+    }
+
+    /// The commands written so far, as (id, set, command, data).
+    fn written(wire: &Wire) -> Vec<(u32, u8, u8, Vec<u8>)> {
+        let mut bytes = Vec::new();
+        wire.outbox.take(&mut bytes);
+        let mut decoder = FrameDecoder::new(1 << 20);
+        decoder.push(&bytes);
+        let mut out = Vec::new();
+        while let Ok(Some(Packet::Command(c))) = decoder.next_packet() {
+            out.push((c.id, c.command_set, c.command, c.data));
+        }
+        out
+    }
+
+    fn reply(id: u32, error_code: u16, data: &[u8]) -> ReplyPacket {
+        ReplyPacket {
+            id,
+            error_code,
+            data: data.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_reply_that_frees_a_slot_writes_the_request_queued_behind_it() {
+        let wire = wire(1, false);
+        let (a, mut a_rx) = request(1, 1, b"a");
+        let (b, mut b_rx) = request(1, 2, b"b");
+        wire.submit([a, b]);
+        assert_eq!(written(&wire), vec![(1, 1, 1, b"a".to_vec())]);
+        assert_eq!(wire.stats().queued, 1);
+        wire.complete(reply(1, 0, b"first"));
+        assert_eq!(answer(&mut a_rx).expect("a reply"), b"first");
+        assert!(b_rx.try_recv().is_err(), "b has no reply yet");
+        assert_eq!(written(&wire), vec![(2, 1, 2, b"b".to_vec())]);
+        wire.complete(reply(2, 0, b"second"));
+        assert_eq!(answer(&mut b_rx).expect("a reply"), b"second");
+        // A reply nobody waits for (a timed-out request's) is dropped.
+        wire.complete(reply(2, 0, b"again"));
+        assert_eq!(wire.stats().in_flight, 0);
+    }
+
+    #[test]
+    fn read_only_refuses_a_mutation_before_anything_is_written() {
+        let wire = wire(8, true);
+        let (invoke, mut rx) = request(9, 6, b"");
+        let (read, _read_rx) = request(1, 1, b"");
+        wire.submit([invoke, read]);
+        assert!(matches!(answer(&mut rx), Err(JdwpError::ReadOnly { .. })));
+        let out = written(&wire);
+        assert_eq!(out.len(), 1, "only the read goes out");
+        assert_eq!((out[0].1, out[0].2), (1, 1));
+    }
+
+    #[test]
+    fn an_error_reply_and_the_end_of_the_connection_each_answer_their_request() {
+        let wire = wire(8, false);
+        let (a, mut a_rx) = request(11, 6, b"");
+        let (b, mut b_rx) = request(11, 7, b"");
+        wire.submit([a, b]);
+        wire.complete(reply(1, 10, b""));
+        match answer(&mut a_rx) {
+            Err(JdwpError::Jvm { code, .. }) => assert_eq!(code, ErrorCode(10)),
+            other => panic!("expected the JVM's error, got {other:?}"),
+        }
+        wire.fail_all("the JVM closed the connection");
+        match answer(&mut b_rx) {
+            Err(JdwpError::Disconnected { reason, .. }) => {
+                assert_eq!(reason, "the JVM closed the connection")
+            }
+            other => panic!("expected a disconnect, got {other:?}"),
+        }
+    }
+}
