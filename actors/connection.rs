@@ -31,7 +31,6 @@ use tokio::net::tcp::OwnedReadHalf;
 use tracing::Span;
 
 use crate::actors::error::JdwpError;
-use crate::actors::events::EventsMsg;
 use crate::jdwp::command::encode_request;
 use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
 use crate::jdwp::{Command, IdSizes};
@@ -98,7 +97,7 @@ pub enum ConnectionMsg {
     Tick,
     /// Route event composites to this EventDispatch from now on; sent by the
     /// Session whenever it (re)starts EventDispatch.
-    SetEventSink(ActorRef<EventsMsg>),
+    SetEventSink(EventSink),
     /// Report counters.
     Stats(RpcReplyPort<ConnectionStats>),
 }
@@ -316,12 +315,24 @@ impl Drop for ConnectionState {
     }
 }
 
+/// An event composite as it came off the socket, undecoded, with the
+/// moment it arrived.
+pub struct CompositeArrived {
+    pub data: Vec<u8>,
+    pub received: Instant,
+}
+
+/// Where the Connection hands event composites: EventDispatch, seen only
+/// through the one message it takes from us, so this room imports no
+/// actor above it.
+pub type EventSink = ractor::DerivedActorRef<CompositeArrived>;
+
 /// Where the reader task sends event composites, shared with the actor
 /// (which sets the sink) under one lock, so composites reach EventDispatch
 /// in the order they arrived even across a restart of it.
 #[derive(Default)]
 struct EventRoute {
-    sink: Option<ActorRef<EventsMsg>>,
+    sink: Option<EventSink>,
     /// Composites that arrived while no EventDispatch was available; they
     /// are delivered when one is set, never dropped (a dropped suspending
     /// event is a thread nobody resumes).
@@ -335,8 +346,8 @@ impl EventRoute {
         self.received += 1;
         match &self.sink {
             Some(sink) => {
-                if let Err(ractor::MessagingErr::SendErr(EventsMsg::Composite { data, received })) =
-                    sink.send_message(EventsMsg::Composite { data, received })
+                if let Err(ractor::MessagingErr::SendErr(CompositeArrived { data, received })) =
+                    sink.send_message(CompositeArrived { data, received })
                 {
                     // EventDispatch is restarting; keep the composite for
                     // its successor.
@@ -349,9 +360,9 @@ impl EventRoute {
     }
 
     /// Routes composites to `sink` from now on, those kept first.
-    fn set_sink(&mut self, sink: ActorRef<EventsMsg>) {
+    fn set_sink(&mut self, sink: EventSink) {
         for (data, at) in self.held.drain(..) {
-            let _ = sink.send_message(EventsMsg::Composite { data, received: at });
+            let _ = sink.send_message(CompositeArrived { data, received: at });
         }
         self.sink = Some(sink);
     }

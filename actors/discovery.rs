@@ -12,7 +12,6 @@ mod procfs;
 
 use std::time::{Duration, Instant};
 
-use crate::actors::Engine;
 use crate::actors::connection::dial::dial;
 use crate::actors::error::AttachError;
 use crate::model::jvms::{
@@ -93,67 +92,62 @@ pub struct JvmListing {
 }
 
 /// One of our live sessions, as discovery matches it.
-struct Ours {
-    id: String,
-    port: u16,
-    local: bool,
-    pid: Option<u32>,
+pub struct Ours {
+    pub id: String,
+    pub port: u16,
+    pub local: bool,
+    pub pid: Option<u32>,
 }
 
-impl Engine {
-    /// The local JVMs and the state of their JDWP endpoints; with `probe`,
-    /// also that loopback endpoint's state.
-    pub async fn list_jvms(
-        &self,
-        probe: Option<(String, u16)>,
-        budget: DiscoveryBudget,
-    ) -> JvmListing {
-        let started = Instant::now();
-        let ours = self.ours();
-        let deadline = started + budget.scan;
-        let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
-            .await
-            .unwrap_or_default();
-        let mut planned = Vec::with_capacity(scan.jvms.len());
-        for raw in &scan.jvms {
-            planned.push(classify(raw, &scan.tcp, &ours));
+/// The local JVMs and the state of their JDWP endpoints, our own sessions
+/// among them (`ours`); with `probe`, also that loopback endpoint's state.
+pub async fn list_jvms(
+    ours: Vec<Ours>,
+    probe: Option<(String, u16)>,
+    budget: DiscoveryBudget,
+) -> JvmListing {
+    let started = Instant::now();
+    let deadline = started + budget.scan;
+    let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
+        .await
+        .unwrap_or_default();
+    let mut planned = Vec::with_capacity(scan.jvms.len());
+    for raw in &scan.jvms {
+        planned.push(classify(raw, &scan.tcp, &ours));
+    }
+    let probe_deadline = tokio::time::Instant::now() + budget.total;
+    let dials = planned.iter().map(|(_, p)| async move {
+        match p {
+            Plan::Dial(ports) => Some(dial_first(ports, budget.per_probe, probe_deadline).await),
+            Plan::Settled { .. } => None,
         }
-        let probe_deadline = tokio::time::Instant::now() + budget.total;
-        let dials = planned.iter().map(|(_, p)| async move {
-            match p {
-                Plan::Dial(ports) => {
-                    Some(dial_first(ports, budget.per_probe, probe_deadline).await)
-                }
-                Plan::Settled { .. } => None,
-            }
-        });
-        let dialled = futures::future::join_all(dials).await;
-        let jvms: Vec<LocalJvm> = planned
-            .into_iter()
-            .zip(dialled)
-            .map(|((mut jvm, plan), dial)| {
-                (jvm.port, jvm.verdict) = match (plan, dial) {
-                    (Plan::Settled { port, verdict }, _) => (port, verdict),
-                    (Plan::Dial(_), Some(done)) => done,
-                    (Plan::Dial(ports), None) => (
-                        ports.first().copied(),
-                        Verdict::new(JdwpState::NotProbed, Detail::OutOfBudget),
-                    ),
-                };
-                jvm
-            })
-            .collect();
-        let probe = match probe {
-            Some((host, port)) => Some(probe_endpoint(host, port, &jvms, &ours, budget).await),
-            None => None,
-        };
-        JvmListing {
-            jvms,
-            probe,
-            scanned: scan.scanned,
-            cut: scan.cut,
-            took: started.elapsed(),
-        }
+    });
+    let dialled = futures::future::join_all(dials).await;
+    let jvms: Vec<LocalJvm> = planned
+        .into_iter()
+        .zip(dialled)
+        .map(|((mut jvm, plan), dial)| {
+            (jvm.port, jvm.verdict) = match (plan, dial) {
+                (Plan::Settled { port, verdict }, _) => (port, verdict),
+                (Plan::Dial(_), Some(done)) => done,
+                (Plan::Dial(ports), None) => (
+                    ports.first().copied(),
+                    Verdict::new(JdwpState::NotProbed, Detail::OutOfBudget),
+                ),
+            };
+            jvm
+        })
+        .collect();
+    let probe = match probe {
+        Some((host, port)) => Some(probe_endpoint(host, port, &jvms, &ours, budget).await),
+        None => None,
+    };
+    JvmListing {
+        jvms,
+        probe,
+        scanned: scan.scanned,
+        cut: scan.cut,
+        took: started.elapsed(),
     }
 }
 
@@ -176,49 +170,32 @@ impl JvmsSnapshot {
     }
 }
 
-impl Engine {
-    /// The live sessions, as discovery matches them.
-    fn ours(&self) -> Vec<Ours> {
-        self.sessions()
-            .into_iter()
-            .filter(|s| s.check_alive().is_ok())
-            .map(|s| Ours {
-                id: s.id().to_string(),
-                port: s.port(),
-                local: is_loopback_host(s.host()),
-                pid: s.launched_pid(),
-            })
-            .collect()
+/// A cheap reading of the local JVMs for change detection: one `/proc`
+/// and hsperfdata scan within `scan`, no handshake. `None` when the
+/// budget cut the scan short (a partial set would read as a change).
+pub async fn jvms_snapshot(ours: Vec<Ours>, scan: Duration) -> Option<JvmsSnapshot> {
+    let deadline = Instant::now() + scan;
+    let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
+        .await
+        .ok()?;
+    if scan.cut {
+        return None;
     }
-
-    /// A cheap reading of the local JVMs for change detection: one `/proc`
-    /// and hsperfdata scan within `scan`, no handshake. `None` when the
-    /// budget cut the scan short (a partial set would read as a change).
-    pub async fn jvms_snapshot(&self, scan: Duration) -> Option<JvmsSnapshot> {
-        let ours = self.ours();
-        let deadline = Instant::now() + scan;
-        let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
-            .await
-            .ok()?;
-        if scan.cut {
-            return None;
-        }
-        let mut seen: Vec<(u32, Vec<u16>, Option<JdwpState>)> = scan
-            .jvms
-            .iter()
-            .map(|raw| {
-                let (jvm, plan) = classify(raw, &scan.tcp, &ours);
-                match plan {
-                    Plan::Dial(ports) => (jvm.pid, ports, None),
-                    Plan::Settled { port, verdict } => {
-                        (jvm.pid, port.into_iter().collect(), Some(verdict.state))
-                    }
+    let mut seen: Vec<(u32, Vec<u16>, Option<JdwpState>)> = scan
+        .jvms
+        .iter()
+        .map(|raw| {
+            let (jvm, plan) = classify(raw, &scan.tcp, &ours);
+            match plan {
+                Plan::Dial(ports) => (jvm.pid, ports, None),
+                Plan::Settled { port, verdict } => {
+                    (jvm.pid, port.into_iter().collect(), Some(verdict.state))
                 }
-            })
-            .collect();
-        seen.sort_unstable_by_key(|e| e.0);
-        Some(JvmsSnapshot(seen))
-    }
+            }
+        })
+        .collect();
+    seen.sort_unstable_by_key(|e| e.0);
+    Some(JvmsSnapshot(seen))
 }
 
 /// Reads one JVM's command line and decides how to learn its endpoint.

@@ -2,6 +2,10 @@
 //! on the wire, on the socket, or with a session, with what the caller needs
 //! to act on it.
 
+mod call;
+
+pub use call::CallError;
+
 use std::time::Duration;
 
 use thiserror::Error;
@@ -230,7 +234,7 @@ pub enum SessionError {
     #[error("this JVM does not offer {capability}")]
     Unsupported { capability: &'static str },
     #[error(transparent)]
-    Call(#[from] crate::actors::session::call::CallError),
+    Call(#[from] CallError),
     #[error(transparent)]
     Code(#[from] CodeError),
 }
@@ -395,7 +399,7 @@ pub enum CodeError {
     },
     #[error("no class root is configured, so there is no .class of {class} to read")]
     NoClassRoot { class: String },
-    #[error("no {} under the class roots (looked at {})", crate::actors::session::code::files::class_file_rel(class).display(), searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    #[error("no {} under the class roots (looked at {})", crate::model::classfile::class_file_rel(class).display(), searched.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
     ClassFileMissing {
         class: String,
         searched: Vec<std::path::PathBuf>,

@@ -20,8 +20,8 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::session::SessionLink;
+use crate::actors::connection::{CompositeArrived, ConnectionHandle};
+use crate::actors::link::SessionLink;
 use crate::actors::stop_points::StopPointsHandle;
 use crate::jdwp::{Composite, Event};
 use crate::jdwp::{Decode, Reader};
@@ -36,6 +36,28 @@ pub enum EventsMsg {
     Crash,
 }
 
+impl From<CompositeArrived> for EventsMsg {
+    fn from(c: CompositeArrived) -> Self {
+        Self::Composite {
+            data: c.data,
+            received: c.received,
+        }
+    }
+}
+
+/// Gives a composite back when EventDispatch's mailbox refused it, so the
+/// Connection keeps it for the successor.
+impl TryFrom<EventsMsg> for CompositeArrived {
+    type Error = EventsMsg;
+
+    fn try_from(msg: EventsMsg) -> Result<Self, EventsMsg> {
+        match msg {
+            EventsMsg::Composite { data, received } => Ok(Self { data, received }),
+            other => Err(other),
+        }
+    }
+}
+
 /// The EventDispatch actor (configuration only).
 pub struct EventDispatch;
 
@@ -46,7 +68,7 @@ pub struct EventDispatch;
 pub struct EventsArgs {
     pub connection: ConnectionHandle,
     pub session: SessionLink,
-    pub classes: Arc<crate::actors::session::classes::ClassCache>,
+    pub classes: Arc<crate::actors::jvm::classes::ClassCache>,
     pub stops: StopPointsHandle,
     pub log: Arc<EventLog>,
 }
@@ -138,20 +160,4 @@ fn event_span(ctx: &dispatch::Ctx, composite: &Composite) -> tracing::Span {
     }
     span.record("jvmscope.session", ctx.session.id.to_string());
     span
-}
-
-/// A one-line description of an event, for the session's recent events:
-/// its kind, request, thread and location, written without `Debug` (this
-/// runs for every event, tens of thousands a second under a trace).
-pub fn describe(event: &Event) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(64);
-    let _ = write!(s, "{:?} req={}", event.kind(), event.request_id().0);
-    if let Some(t) = event.thread() {
-        let _ = write!(s, " thread={:#x}", t.0);
-    }
-    if let Some(l) = event.location() {
-        let _ = write!(s, " at={:#x}/{:#x}@{}", l.class.0, l.method.0, l.index);
-    }
-    s
 }

@@ -48,6 +48,9 @@ mod connection;
 mod discovery;
 mod error;
 mod events;
+mod jvm;
+mod launch;
+mod link;
 pub mod runtime;
 mod session;
 mod stop_points;
@@ -72,6 +75,14 @@ pub use error::{
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use jvm::eval::{EvalContext, Failure, Outcome, explain, to_val};
+pub use jvm::inspect::{FrameView, LocalView, Locals, declared_type};
+pub use jvm::show::{Budget, ValueReader};
+pub use jvm::threads::{Census, ThreadInfo};
+pub use launch::{
+    LINE_BYTES as OUTPUT_LINE_BYTES, OUTPUT_LINES, OutputLine, OutputQuery, OutputSlice,
+    OutputStream,
+};
 pub use session::call::spring::{SpringQuery, is_secret};
 pub use session::call::{
     Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
@@ -81,21 +92,13 @@ pub use session::code::{
     CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
     SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
 };
+pub use session::context::{Depth, FrameWindow, HeldFrames};
 pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
-pub use session::eval::{
-    Depth, EvalContext, Failure, FrameWindow, HeldFrames, Outcome, explain, to_val,
-};
-pub use session::inspect::{FrameView, LocalView, Locals, declared_type};
-pub use session::launch::{
-    LINE_BYTES as OUTPUT_LINE_BYTES, OUTPUT_LINES, OutputLine, OutputQuery, OutputSlice,
-    OutputStream, Startup,
-};
 pub use session::members::{InstanceReport, InstanceRow, Member, MemberSet, Members, TypeMembers};
 pub use session::mutate::Written;
-pub use session::show::{Budget, ValueReader};
+pub use session::startup::Startup;
 pub use session::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
-pub use session::threads::{Census, ThreadInfo};
 pub use session::wildcards::{Expanded, WildcardError};
 pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
@@ -115,8 +118,8 @@ pub mod testing {
     pub use super::connection::dial::dial;
     pub use super::connection::{Connection, ConnectionMsg};
     pub use super::events::EventsMsg;
-    pub use super::session::classes::ClassCache;
-    pub use super::session::threads;
+    pub use super::jvm::classes::ClassCache;
+    pub use super::jvm::threads;
     pub use super::stop_points::routes::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
     pub use super::watchdog::WatchdogMsg;
 }
@@ -220,6 +223,37 @@ impl Engine {
         &self.config
     }
 
+    /// The local JVMs and the state of their JDWP endpoints; with `probe`,
+    /// also that loopback endpoint's state.
+    pub async fn list_jvms(
+        &self,
+        probe: Option<(String, u16)>,
+        budget: DiscoveryBudget,
+    ) -> JvmListing {
+        discovery::list_jvms(self.ours(), probe, budget).await
+    }
+
+    /// A cheap reading of the local JVMs for change detection: one `/proc`
+    /// and hsperfdata scan within `scan`, no handshake. `None` when the
+    /// budget cut the scan short.
+    pub async fn jvms_snapshot(&self, scan: Duration) -> Option<JvmsSnapshot> {
+        discovery::jvms_snapshot(self.ours(), scan).await
+    }
+
+    /// The live sessions, as discovery matches them.
+    fn ours(&self) -> Vec<discovery::Ours> {
+        self.sessions()
+            .into_iter()
+            .filter(|s| s.check_alive().is_ok())
+            .map(|s| discovery::Ours {
+                id: s.id().to_string(),
+                port: s.port(),
+                local: crate::model::jvms::is_loopback_host(s.host()),
+                pid: s.launched_pid(),
+            })
+            .collect()
+    }
+
     /// Attaches to a JVM listening for a debugger.
     pub async fn attach(
         &self,
@@ -243,7 +277,7 @@ impl Engine {
     /// Starts a JVM under the debugger and attaches to it. The JVM always
     /// starts held at VM_START, before the launcher has even looked for
     /// its main class; it is then let run until that class is prepared
-    /// (`session::launch::run_to_main`), held there when the agent asked
+    /// (`session::startup::run_to_main`), held there when the agent asked
     /// for a held JVM. A JVM that dies on the way (a missing main class, a
     /// bad option) is reported with its exit and last output, its session
     /// left DEAD and the previous current session restored, instead of a
@@ -257,7 +291,7 @@ impl Engine {
             ..spec.clone()
         };
         let previous = self.current();
-        let (jvm, port) = session::launch::start(&held).await?;
+        let (jvm, port) = launch::start(&held).await?;
         let roots = crate::model::Roots {
             source: spec.source_roots.clone(),
             class: spec.class_roots.clone(),
@@ -279,7 +313,7 @@ impl Engine {
                 return Err(e.into());
             }
         };
-        let failure = match session::launch::run_to_main(&handle, spec).await {
+        let failure = match session::startup::run_to_main(&handle, spec).await {
             Ok(startup) => return Ok((handle, startup)),
             Err(failure) => failure,
         };
@@ -294,8 +328,8 @@ impl Engine {
             r.set_current(previous);
         }
         let status = match failure {
-            session::launch::StartupFailure::Died => status,
-            session::launch::StartupFailure::Failed(reason) => format!("{status}; {reason}"),
+            session::startup::StartupFailure::Died => status,
+            session::startup::StartupFailure::Failed(reason) => format!("{status}; {reason}"),
         };
         Err(LaunchError::DiedDuringStartup {
             status,
@@ -310,7 +344,7 @@ impl Engine {
         port: u16,
         timeout: Duration,
         read_only: bool,
-        launched: Option<Arc<session::launch::LaunchedJvm>>,
+        launched: Option<Arc<launch::LaunchedJvm>>,
         roots: crate::model::Roots,
     ) -> Result<SessionHandle, AttachError> {
         // A JVM takes one debugger: dialling a port we already hold would

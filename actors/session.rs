@@ -5,29 +5,26 @@
 //! so they overlap; only state changes pass through this mailbox.
 
 pub mod call;
-pub mod classes;
 pub mod code;
+pub mod context;
 pub mod control;
 pub mod diagnose;
 pub mod dump;
-pub mod eval;
 mod handle;
-pub mod inspect;
-pub mod invoke;
-pub mod launch;
 pub mod ledger;
-pub mod link;
 pub mod members;
 pub mod mutate;
-pub mod show;
+pub mod startup;
 pub mod step;
-pub mod threads;
 pub mod wildcards;
 
+pub use crate::actors::link::port::{LedgerMsg, PortMsg, SessionRef};
+pub use crate::actors::link::{
+    EventBus, Lifeline, Rescue, RescueLog, Rescues, SessionInfo, SessionLink,
+};
 pub use control::{PauseOutcome, ResumeReport, ThreadChange};
 pub use handle::{HeldThread, SessionHandle};
-pub use ledger::{Ledger, LedgerMsg, SessionRef};
-pub use link::{EventBus, Lifeline, RescueLog, SessionInfo, SessionLink};
+pub use ledger::Ledger;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,41 +34,12 @@ use tokio::net::TcpStream;
 
 use crate::actors::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
 use crate::actors::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
+use crate::actors::jvm::classes::ClassCache;
 use crate::actors::stop_points::{StopPoints, StopPointsHandle};
 use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
 use crate::jdwp::virtual_machine::Dispose;
-use crate::jdwp::{Event, EventKind, RequestId};
-use classes::ClassCache;
-
-/// What one watchdog rescue found and did.
-#[derive(Debug, Clone)]
-pub struct Rescue {
-    /// Threads suspended when the watchdog stepped in, of `total`.
-    pub held: usize,
-    pub total: usize,
-    /// How long the JVM had been suspended.
-    pub held_for: Duration,
-    /// The limit it passed (`JDWP_WATCHDOG_SECS`).
-    pub limit: Duration,
-    /// `VirtualMachine.Resume`s sent.
-    pub resumes: u32,
-    /// Threads still suspended afterwards (0 = verified running).
-    pub still_held: usize,
-    /// JDWP requests cleared because their hits froze the JVM.
-    pub cleared: Vec<RequestId>,
-    /// Stop points disabled for the same reason.
-    pub disabled: Vec<String>,
-}
-
-/// Watchdog rescues of one session.
-#[derive(Debug, Default, Clone)]
-pub struct Rescues {
-    pub all: Vec<Rescue>,
-    pub unreported: Vec<Rescue>,
-    /// JDWP requests the watchdog cleared.
-    pub cleared_requests: Vec<RequestId>,
-}
+use crate::jdwp::{Event, EventKind};
 
 /// How long a session whose launched JVM dropped the connection waits for
 /// the process to exit, to report how it ended.
@@ -115,6 +83,28 @@ pub enum SessionMsg {
     /// Test hook: the current EventDispatch and Watchdog, to crash them.
     #[doc(hidden)]
     Children(RpcReplyPort<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)>),
+}
+
+impl From<PortMsg> for SessionMsg {
+    fn from(msg: PortMsg) -> Self {
+        match msg {
+            PortMsg::Ledger(m) => Self::Ledger(m),
+            PortMsg::End(reason) => Self::End(reason),
+        }
+    }
+}
+
+/// Gives a port message back when the Session's mailbox refused it.
+impl TryFrom<SessionMsg> for PortMsg {
+    type Error = SessionMsg;
+
+    fn try_from(msg: SessionMsg) -> Result<Self, SessionMsg> {
+        match msg {
+            SessionMsg::Ledger(m) => Ok(Self::Ledger(m)),
+            SessionMsg::End(reason) => Ok(Self::End(reason)),
+            other => Err(other),
+        }
+    }
 }
 
 /// The handles of a session's children that outsiders use directly.
@@ -184,7 +174,7 @@ impl Actor for Session {
     ) -> Result<Self::State, ActorProcessingErr> {
         let link = SessionLink {
             id: args.info.id.clone(),
-            session: SessionRef::new(myself.clone()),
+            session: SessionRef::new(myself.get_derived()),
             bus: Arc::new(EventBus::default()),
             life: Arc::new(Lifeline::default()),
             rescues: Arc::new(RescueLog::default()),
@@ -240,7 +230,7 @@ impl Actor for Session {
                 .await?;
         connection
             .actor()
-            .send_message(ConnectionMsg::SetEventSink(events.clone()))?;
+            .send_message(ConnectionMsg::SetEventSink(events.get_derived()))?;
         let watchdog_args = WatchdogArgs {
             connection: connection.clone(),
             session: link.clone(),
@@ -367,7 +357,7 @@ impl Actor for Session {
             state
                 .connection
                 .actor()
-                .send_message(ConnectionMsg::SetEventSink(events.clone()))?;
+                .send_message(ConnectionMsg::SetEventSink(events.get_derived()))?;
             state.events = events;
             state.restarts += 1;
         } else if id == state.watchdog.get_id() {
@@ -454,7 +444,7 @@ impl SessionCore {
             .connection
             .send_within(&ClearAllBreakpoints, Duration::from_secs(2))
             .await;
-        if let Ok(census) = threads::census(&self.connection).await {
+        if let Ok(census) = crate::actors::jvm::threads::census(&self.connection).await {
             report.threads_held = census.held;
             report.threads_total = census.total;
         }

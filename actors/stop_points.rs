@@ -21,7 +21,7 @@ use std::sync::Arc;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::session::classes::ClassCache;
+use crate::actors::jvm::classes::ClassCache;
 use crate::jdwp::thread_reference::Resume;
 use crate::jdwp::{SuspendPolicy, TaggedTypeId, ThreadId};
 use crate::model::overhead::{Budgets, Overspent};

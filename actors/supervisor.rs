@@ -10,7 +10,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::net::TcpStream;
 
 use crate::actors::connection::ConnectionConfig;
-use crate::actors::session::launch::LaunchedJvm;
+use crate::actors::launch::LaunchedJvm;
 use crate::actors::session::{Session, SessionArgs, SessionHandle, SessionInfo};
 use crate::model::SessionId;
 

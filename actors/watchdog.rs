@@ -19,9 +19,9 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
-use crate::actors::session::Rescue;
-use crate::actors::session::SessionLink;
-use crate::actors::session::threads;
+use crate::actors::jvm::threads;
+use crate::actors::link::Rescue;
+use crate::actors::link::SessionLink;
 use crate::jdwp::event_request::Clear;
 use crate::jdwp::virtual_machine::{Resume, Version};
 

@@ -20,9 +20,9 @@ use crate::actors::error::JdwpError;
 use crate::actors::events::condition;
 use crate::actors::events::dispatch::Ctx;
 use crate::actors::events::log::{HitEvent, TraceRecord};
-use crate::actors::session::classes::Variables;
-use crate::actors::session::inspect;
-use crate::actors::session::show::wire_scalar;
+use crate::actors::jvm::classes::Variables;
+use crate::actors::jvm::inspect;
+use crate::actors::jvm::show::wire_scalar;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::{
     Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId, ThreadId,

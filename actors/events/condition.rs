@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use crate::actors::session::eval::{self, EvalContext};
-use crate::actors::session::inspect::{self, FrameView};
-use crate::actors::session::show::{Budget, ValueReader};
+use crate::actors::jvm::eval::{self, EvalContext};
+use crate::actors::jvm::inspect::{self, FrameView};
+use crate::actors::jvm::show::{Budget, ValueReader};
 use crate::expr::eval::Val;
 use crate::jdwp::{Event, FrameInfo, ObjectId, ThreadId, Value};
 use crate::model::shown::{Detail, Shown};

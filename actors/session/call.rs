@@ -7,7 +7,6 @@
 //! [`Caller`].
 
 mod args;
-mod error;
 mod jpa;
 mod resolve;
 mod seat;
@@ -16,17 +15,17 @@ pub(in crate::actors) mod spring;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub use error::CallError;
+pub use crate::actors::error::CallError;
 pub use jpa::{NamedQuery, QueryRows};
 pub use seat::Venue;
 pub use spring::{BeanInfo, EnvKey, SpringReport};
 
 use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::jvm::classes::{ClassCache, MethodInfo, java_name};
+use crate::actors::jvm::eval::{EvalContext, to_val};
+use crate::actors::jvm::invoke::bounded;
+use crate::actors::jvm::show::Budget;
 use crate::actors::session::SessionHandle;
-use crate::actors::session::classes::{ClassCache, MethodInfo, java_name};
-use crate::actors::session::eval::{EvalContext, to_val};
-use crate::actors::session::invoke::bounded;
-use crate::actors::session::show::Budget;
 use crate::expr::eval::Val;
 use crate::jdwp::class_type::InvokeMethodReply;
 use crate::jdwp::object_reference::{DisableCollection, EnableCollection};

@@ -9,8 +9,8 @@ mod loaded;
 mod reload;
 mod source;
 
+pub use crate::actors::link::Installed;
 use std::path::PathBuf;
-use std::time::Instant;
 
 use crate::actors::error::{CodeError, SessionError};
 use crate::actors::session::SessionHandle;
@@ -31,17 +31,6 @@ pub struct Pinned {
     pub loader: u64,
     /// The loaders of the other copies of the same name.
     pub others: Vec<u64>,
-}
-
-/// A class this session installed with RedefineClasses.
-#[derive(Debug, Clone)]
-pub struct Installed {
-    pub name: String,
-    pub loader: u64,
-    pub from: PathBuf,
-    pub at: Instant,
-    /// How many swaps of this copy the session made.
-    pub times: u32,
 }
 
 /// What check_stale found.

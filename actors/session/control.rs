@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::session::threads::{self, Census};
+use crate::actors::jvm::threads::{self, Census};
 use crate::actors::session::{EventBus, Ledger, SessionHandle};
 use crate::jdwp::ErrorCode;
 use crate::jdwp::ThreadId;

@@ -17,8 +17,8 @@ use futures::stream::{FuturesUnordered, StreamExt};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::jvm::classes::{ClassCache, Lines};
 use crate::actors::session::SessionHandle;
-use crate::actors::session::classes::{ClassCache, Lines};
 use crate::jdwp::object_reference::MonitorInfo;
 use crate::jdwp::thread_reference::{
     CurrentContendedMonitor, FrameInfo, Frames, IsVirtual, MonitorStackDepth, Name,
@@ -610,7 +610,7 @@ async fn object_classes(
 /// `ThreadReference.IsVirtual` each; a refusal reads as not virtual).
 pub async fn mark_virtual(
     conn: &ConnectionHandle,
-    threads: &mut [crate::actors::session::threads::ThreadInfo],
+    threads: &mut [crate::actors::jvm::threads::ThreadInfo],
 ) {
     let answers = join_all(
         threads

@@ -13,14 +13,14 @@ use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::{JdwpError, SessionError};
 use crate::actors::events::log::HitEvent;
 use crate::actors::events::{EventLog, EventsMsg};
-use crate::actors::session::classes::ClassCache;
+use crate::actors::jvm::classes::ClassCache;
+use crate::actors::jvm::eval::{self, EvalContext, Failure, Outcome};
+use crate::actors::jvm::inspect::{self, FrameView, Locals};
+use crate::actors::jvm::show::{Budget, ValueReader};
+use crate::actors::jvm::threads::{self, ThreadInfo};
 use crate::actors::session::control::{self, Direction, PauseOutcome, ResumeReport, ThreadChange};
-use crate::actors::session::eval::{self, EvalContext, Failure, Outcome};
-use crate::actors::session::inspect::{self, FrameView, Locals};
 use crate::actors::session::mutate::{self, Written};
-use crate::actors::session::show::{Budget, ValueReader};
 use crate::actors::session::step::{self, Landing, StepFilter, StepKind};
-use crate::actors::session::threads::{self, ThreadInfo};
 use crate::actors::session::wildcards::{self, Expanded, WildcardError};
 use crate::actors::session::{
     DisconnectReport, Rescue, Rescues, SessionInfo, SessionLink, SessionMsg, SessionRef,
@@ -151,8 +151,8 @@ impl SessionHandle {
     /// after the JVM ended, too.
     pub fn read_output(
         &self,
-        query: &super::launch::OutputQuery,
-    ) -> Option<super::launch::OutputSlice> {
+        query: &crate::actors::launch::OutputQuery,
+    ) -> Option<crate::actors::launch::OutputSlice> {
         self.info.launched.as_ref().map(|l| l.read_output(query))
     }
 
@@ -212,7 +212,7 @@ impl SessionHandle {
     }
 
     /// Stop points the overhead guard paused since the last call, emptied.
-    pub fn take_untold_pauses(&self) -> Vec<crate::actors::Paused> {
+    pub fn take_untold_pauses(&self) -> Vec<crate::actors::stop_points::Paused> {
         self.stop_points.guard().take_untold()
     }
 
@@ -486,7 +486,7 @@ impl SessionHandle {
         thread: Option<ThreadId>,
         frame: usize,
     ) -> Result<EvalContext, SessionError> {
-        eval::context(self, thread, frame).await
+        crate::actors::session::context::context(self, thread, frame).await
     }
 
     /// The named thread (or the newest one an event suspended and still
@@ -495,9 +495,9 @@ impl SessionHandle {
     pub async fn held_frames(
         &self,
         thread: Option<ThreadId>,
-        window: eval::FrameWindow,
-    ) -> Result<Option<eval::HeldFrames>, SessionError> {
-        eval::held_frames(self, thread, window).await
+        window: crate::actors::session::context::FrameWindow,
+    ) -> Result<Option<crate::actors::session::context::HeldFrames>, SessionError> {
+        crate::actors::session::context::held_frames(self, thread, window).await
     }
 
     /// Evaluates `expr` in `ctx`, answering the evaluator's reads with

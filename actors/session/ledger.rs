@@ -1,31 +1,16 @@
 //! The suspension ledger: who holds which thread, and why. Exactly one
 //! owner keeps it, the Session actor; every other part of the session
 //! (event dispatch, the watchdog, late invocations, the handle) asks it by
-//! message through a [`SessionRef`]. The ledger itself is a plain struct
-//! with synchronous methods, tested without a runtime.
+//! message through the narrow port `actors::link::SessionRef`. The ledger
+//! itself is a plain struct with synchronous methods, tested without a
+//! runtime.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
-
-use ractor::{ActorRef, RpcReplyPort};
+use std::time::Instant;
 
 use crate::jdwp::{EventKind, RequestId, ThreadId};
 
-use super::SessionMsg;
-
-/// What the ledger knows, at one moment, for a caller to decide on.
-#[derive(Debug, Clone, Default)]
-pub struct LedgerView {
-    /// Threads an event suspended, newest last: the ones methods may be
-    /// invoked on.
-    pub event_threads: Vec<ThreadId>,
-    /// Threads the agent holds: (thread, count, since).
-    pub held: Vec<(ThreadId, u32, Instant)>,
-    /// Something may be suspended (the Watchdog watches).
-    pub maybe_suspended: bool,
-    /// How long something has been suspended, if it is.
-    pub suspended_for: Option<Duration>,
-}
+pub use crate::actors::link::port::{LedgerMsg, LedgerView};
 
 /// The suspension bookkeeping of one session.
 #[derive(Debug, Default)]
@@ -115,23 +100,6 @@ impl Ledger {
     }
 }
 
-/// A change to the ledger, or a question to it.
-pub enum LedgerMsg {
-    Suspended {
-        threads: Vec<ThreadId>,
-        requests: Vec<(EventKind, RequestId)>,
-    },
-    NoteSuspension,
-    AllClear,
-    Forget(Option<ThreadId>),
-    Hold(ThreadId),
-    Release(ThreadId),
-    ReleaseAll,
-    View(RpcReplyPort<LedgerView>),
-    TakeSuspendingRequests(RpcReplyPort<Vec<(EventKind, RequestId)>>),
-    ReplaceStep(Option<RequestId>, RpcReplyPort<Option<RequestId>>),
-}
-
 impl Ledger {
     /// Applies one message (the Session actor's `handle` calls this).
     pub fn apply(&mut self, msg: LedgerMsg) {
@@ -153,80 +121,6 @@ impl Ledger {
                 let _ = reply.send(self.replace_step(step));
             }
         }
-    }
-}
-
-/// What the session's children and helpers hold instead of the session:
-/// a typed way to tell the Session actor what happened and to ask its
-/// ledger. Changes are sent without waiting (their order from one sender
-/// is kept); questions wait for the answer, and get an empty one if the
-/// session has ended.
-#[derive(Clone)]
-pub struct SessionRef(ActorRef<SessionMsg>);
-
-impl SessionRef {
-    pub fn new(actor: ActorRef<SessionMsg>) -> Self {
-        Self(actor)
-    }
-
-    fn tell(&self, msg: LedgerMsg) {
-        let _ = self.0.send_message(SessionMsg::Ledger(msg));
-    }
-
-    /// An event suspended `threads` for `requests`.
-    pub fn suspended(&self, threads: Vec<ThreadId>, requests: Vec<(EventKind, RequestId)>) {
-        self.tell(LedgerMsg::Suspended { threads, requests });
-    }
-
-    pub fn note_suspension(&self) {
-        self.tell(LedgerMsg::NoteSuspension);
-    }
-
-    pub fn all_clear(&self) {
-        self.tell(LedgerMsg::AllClear);
-    }
-
-    pub fn forget_event_threads(&self, thread: Option<ThreadId>) {
-        self.tell(LedgerMsg::Forget(thread));
-    }
-
-    pub fn hold(&self, thread: ThreadId) {
-        self.tell(LedgerMsg::Hold(thread));
-    }
-
-    pub fn release(&self, thread: ThreadId) {
-        self.tell(LedgerMsg::Release(thread));
-    }
-
-    pub fn release_all(&self) {
-        self.tell(LedgerMsg::ReleaseAll);
-    }
-
-    /// Asks the Session to end with `reason`.
-    pub fn end(&self, reason: String) {
-        let _ = self.0.send_message(SessionMsg::End(reason));
-    }
-
-    pub async fn view(&self) -> LedgerView {
-        ractor::call!(self.0, |r| SessionMsg::Ledger(LedgerMsg::View(r))).unwrap_or_default()
-    }
-
-    pub async fn take_suspending_requests(&self) -> Vec<(EventKind, RequestId)> {
-        ractor::call!(self.0, |r| SessionMsg::Ledger(
-            LedgerMsg::TakeSuspendingRequests(r)
-        ))
-        .unwrap_or_default()
-    }
-
-    pub async fn replace_step(&self, step: Option<RequestId>) -> Option<RequestId> {
-        ractor::call!(self.0, |r| SessionMsg::Ledger(LedgerMsg::ReplaceStep(
-            step, r
-        )))
-        .unwrap_or(None)
-    }
-
-    pub fn actor(&self) -> &ActorRef<SessionMsg> {
-        &self.0
     }
 }
 

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 
 use crate::actors::error::{JdwpError, SessionError};
+use crate::actors::jvm::classes::{ClassInfo, Variables};
 use crate::actors::session::SessionHandle;
-use crate::actors::session::classes::{ClassInfo, Variables};
 use crate::jdwp::reference_type::{
     Instances as InstancesCmd, Interfaces, Modifiers, SignatureWithGeneric,
 };

@@ -5,10 +5,10 @@
 //! JDWP command, so read-only mode refuses it at the Connection.
 
 use crate::actors::error::{FrameAction, JdwpError, NotWritable, SessionError, ThreadUse};
+use crate::actors::jvm::classes::java_name;
+use crate::actors::jvm::eval::{self, EvalContext, to_val};
+use crate::actors::jvm::inspect::{self, Locals};
 use crate::actors::session::SessionHandle;
-use crate::actors::session::classes::java_name;
-use crate::actors::session::eval::{self, EvalContext, to_val};
-use crate::actors::session::inspect::{self, Locals};
 use crate::expr::eval::Val;
 use crate::expr::{Expr, ExprKind, Ident};
 use crate::jdwp::array_reference::SetValues as ArraySet;
@@ -247,7 +247,7 @@ async fn set_name(
             .await
             .map_err(fail)?;
         let slot = match vars.as_ref() {
-            crate::actors::session::classes::Variables::Known { vars, .. } => vars
+            crate::actors::jvm::classes::Variables::Known { vars, .. } => vars
                 .iter()
                 .find(|v| v.name == *name && v.live_at(frame.location.index as i64))
                 .map(|v| v.slot),

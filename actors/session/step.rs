@@ -7,8 +7,8 @@
 use std::time::Duration;
 
 use crate::actors::error::{JdwpError, SessionError, ThreadUse};
+use crate::actors::jvm::inspect::{self, FrameView};
 use crate::actors::session::SessionHandle;
-use crate::actors::session::inspect::{self, FrameView};
 use crate::jdwp::event_request::{Clear, Set};
 use crate::jdwp::thread_reference::{Resume, SuspendCount};
 use crate::jdwp::{Event, EventKind, Modifier, StepDepth, StepSize, SuspendPolicy, ThreadId};

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use crate::actors::error::JdwpError;
+use crate::actors::jvm::classes::java_name;
 use crate::actors::session::SessionHandle;
-use crate::actors::session::classes::java_name;
 use crate::actors::stop_points::arm::classes_matching;
 use crate::jdwp::TypeTag;
 use crate::model::classes::{LoadedClass, TypeKind};

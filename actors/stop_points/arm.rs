@@ -9,7 +9,7 @@ use futures::future::join_all;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
-use crate::actors::session::classes::{ClassCache, MethodInfo, java_name};
+use crate::actors::jvm::classes::{ClassCache, MethodInfo, java_name};
 use crate::jdwp::event_request::{Clear, Set};
 use crate::jdwp::{
     ErrorCode, EventKind, FieldId, Location, Modifier, ObjectId, ReferenceTypeId, RequestId,

@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use crate::actors::error::ArmError;
-use crate::actors::session::classes::{ClassCache, MethodInfo, Variables};
+use crate::actors::jvm::classes::{ClassCache, MethodInfo, Variables};
 use crate::jdwp::{Location, ReferenceTypeId};
 use crate::model::stop_point::StopPointSpec;
 

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::session::classes::ClassCache;
+use crate::actors::jvm::classes::ClassCache;
 use crate::jdwp::{ErrorCode, EventKind, Modifier, SuspendPolicy, TaggedTypeId};
 use crate::model::stop_point::{ArmNote, FamilyId, MonitorKind, StopPointSpec, StopState, Target};
 

@@ -113,6 +113,12 @@ fn dotted(internal: &str) -> String {
     internal.replace('/', ".")
 }
 
+/// Where a class's file sits under a class root:
+/// `com.acme.Order$Line` → `com/acme/Order$Line.class`.
+pub fn class_file_rel(class: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(format!("{}.class", class.replace('.', "/")))
+}
+
 /// Reads a class file. Never panics on any input.
 pub fn parse(bytes: &[u8]) -> Result<ClassShape, ClassFileError> {
     let mut opts = ParseOptions::default();

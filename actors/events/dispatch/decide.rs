@@ -213,7 +213,7 @@ async fn read_operands(ctx: &Ctx, m: &Member, thread: ThreadId, cond: &str) {
     let Ok(ectx) = condition::hit_context(ctx, thread, None).await else {
         return;
     };
-    let ectx = crate::actors::session::eval::EvalContext {
+    let ectx = crate::actors::jvm::eval::EvalContext {
         invocable: false,
         ..ectx
     };

@@ -199,7 +199,7 @@ async fn array(
     elem: &JType,
     items: &[Arg],
 ) -> Result<Value, SessionError> {
-    let name = crate::actors::session::classes::java_name(&ty.jni());
+    let name = crate::actors::jvm::classes::java_name(&ty.jni());
     let array_type = caller.class(&name).await?;
     let created = caller
         .session

@@ -5,7 +5,7 @@
 
 use super::{Arg, CallError, Caller, MethodShape, Param, declaration, erased_name, types_of};
 use crate::actors::error::SessionError;
-use crate::actors::session::classes::{ClassCache, MethodInfo, Variables};
+use crate::actors::jvm::classes::{ClassCache, MethodInfo, Variables};
 use crate::jdwp::ReferenceTypeId;
 use crate::model::signature::JType;
 

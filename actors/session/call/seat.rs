@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use super::CallError;
 use crate::actors::error::SessionError;
+use crate::actors::jvm::eval::EvalContext;
+use crate::actors::jvm::invoke::late_returns;
 use crate::actors::session::SessionHandle;
-use crate::actors::session::eval::{self, EvalContext};
-use crate::actors::session::invoke::late_returns;
 use crate::actors::session::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
@@ -96,7 +96,7 @@ pub(in crate::actors) async fn take(
         .flatten()
         .unwrap_or_default();
     if event.contains(&chosen) {
-        let ctx = eval::context(session, Some(chosen), 0).await?;
+        let ctx = crate::actors::session::context::context(session, Some(chosen), 0).await?;
         return Ok(Seat {
             thread: chosen,
             name,
@@ -113,7 +113,7 @@ pub(in crate::actors) async fn take(
         .into());
     }
     park(session, chosen, &name).await?;
-    let ctx = match eval::context(session, Some(chosen), 0).await {
+    let ctx = match crate::actors::session::context::context(session, Some(chosen), 0).await {
         Ok(ctx) => ctx,
         Err(e) => {
             release(session, chosen).await;

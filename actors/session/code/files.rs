@@ -16,10 +16,7 @@ pub const JAVAC_LIMIT: Duration = Duration::from_secs(120);
 /// Diagnostics kept from javac.
 const DIAGNOSTICS_MAX: usize = 8 * 1024;
 
-/// `com.acme.Order$Line` → `com/acme/Order$Line.class`.
-pub fn class_file_rel(class: &str) -> PathBuf {
-    PathBuf::from(format!("{}.class", class.replace('.', "/")))
-}
+pub use crate::model::classfile::class_file_rel;
 
 /// The package directories of `com.acme.Order$Line` (`com/acme`).
 pub fn package_dir(class: &str) -> PathBuf {

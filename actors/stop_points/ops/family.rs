@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::actors::session::classes::java_name;
+use crate::actors::jvm::classes::java_name;
 use crate::jdwp::{SuspendPolicy, TaggedTypeId};
 use crate::model::stop_point::{
     ArmNote, FamilyId, LineSpec, StopKind, StopPointSpec, StopState, Target, glob_matches,

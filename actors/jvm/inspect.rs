@@ -10,8 +10,8 @@ use futures::future::join_all;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
-use crate::actors::session::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
-use crate::actors::session::show::{unreadable, wire_scalar};
+use crate::actors::jvm::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
+use crate::actors::jvm::show::{unreadable, wire_scalar};
 use crate::jdwp::stack_frame::{GetValues, SlotRequest, ThisObject};
 use crate::jdwp::thread_reference::{FrameCount, Frames};
 use crate::jdwp::{ErrorCode, FrameId, FrameInfo, Location, ObjectId, Tag, ThreadId, Value};

@@ -6,10 +6,7 @@
 //! no invoke and work on any suspended thread, read-only included.
 
 mod collections;
-mod context;
 mod invoke;
-
-pub use context::{Depth, FrameWindow, HeldFrames, context, held_frames};
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -17,8 +14,8 @@ use std::time::Duration;
 use futures::future::join_all;
 
 use crate::actors::error::JdwpError;
-use crate::actors::session::classes::ClassCache;
-use crate::actors::session::inspect::{self, FrameView, Locals};
+use crate::actors::jvm::classes::ClassCache;
+use crate::actors::jvm::inspect::{self, FrameView, Locals};
 use crate::expr::Expr;
 use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::jdwp::array_reference::Length;

@@ -9,10 +9,10 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::actors::JdwpError;
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::session::SessionLink;
-use crate::actors::session::classes::ClassCache;
+use crate::actors::error::JdwpError;
+use crate::actors::jvm::classes::ClassCache;
+use crate::actors::link::SessionLink;
 use crate::jdwp::{Command, ThreadId};
 
 /// How long a late invocation is watched for; past this its window slot

@@ -2,20 +2,24 @@
 //! narrow and owned by what writes it: the session's fixed description
 //! ([`SessionInfo`]), whether it lives ([`Lifeline`]), the stream of event
 //! composites and its counters ([`EventBus`], written only by event
-//! dispatch). The suspension ledger is not here: the Session actor owns it
-//! and [`SessionLink`] reaches it by message.
+//! dispatch), the watchdog's rescues ([`RescueLog`]) and the classes the
+//! session installed. The suspension ledger is not here: the Session actor
+//! owns it and [`SessionLink`] reaches it through the narrow port in
+//! `port.rs`. This room sits below the actors that use it and imports none
+//! of them.
+
+pub mod port;
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use crate::jdwp::{Composite, Event, SuspendPolicy, ThreadId};
+use crate::actors::launch::LaunchedJvm;
+use crate::jdwp::{Composite, Event, RequestId, SuspendPolicy, ThreadId};
 use crate::model::{Roots, SessionId, VmInfo};
-
-use super::launch::LaunchedJvm;
-use super::ledger::SessionRef;
-use super::{Rescue, Rescues};
+pub use port::SessionRef;
 
 /// How many recent events a session remembers for diagnosis.
 const RECENT_EVENTS: usize = 64;
@@ -33,7 +37,7 @@ pub struct SessionInfo {
     pub roots: Roots,
     vm: OnceLock<VmInfo>,
     /// Classes this session installed with RedefineClasses.
-    installed: std::sync::Mutex<Vec<crate::actors::session::code::Installed>>,
+    installed: std::sync::Mutex<Vec<Installed>>,
 }
 
 impl SessionInfo {
@@ -59,7 +63,7 @@ impl SessionInfo {
     }
 
     /// Every class this session installed, oldest first.
-    pub fn installed(&self) -> Vec<crate::actors::session::code::Installed> {
+    pub fn installed(&self) -> Vec<Installed> {
         self.installed.lock().map(|g| g.clone()).unwrap_or_default()
     }
 
@@ -75,7 +79,7 @@ impl SessionInfo {
                 i.at = now;
                 i.from = from.to_path_buf();
             }
-            None => g.push(crate::actors::session::code::Installed {
+            None => g.push(Installed {
                 name: name.to_string(),
                 loader,
                 from: from.to_path_buf(),
@@ -97,6 +101,46 @@ impl SessionInfo {
     pub fn set_vm(&self, vm: VmInfo) {
         let _ = self.vm.set(vm);
     }
+}
+
+/// A class this session installed with RedefineClasses.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub name: String,
+    pub loader: u64,
+    pub from: PathBuf,
+    pub at: Instant,
+    /// How many swaps of this copy the session made.
+    pub times: u32,
+}
+
+/// What one watchdog rescue found and did.
+#[derive(Debug, Clone)]
+pub struct Rescue {
+    /// Threads suspended when the watchdog stepped in, of `total`.
+    pub held: usize,
+    pub total: usize,
+    /// How long the JVM had been suspended.
+    pub held_for: Duration,
+    /// The limit it passed (`JDWP_WATCHDOG_SECS`).
+    pub limit: Duration,
+    /// `VirtualMachine.Resume`s sent.
+    pub resumes: u32,
+    /// Threads still suspended afterwards (0 = verified running).
+    pub still_held: usize,
+    /// JDWP requests cleared because their hits froze the JVM.
+    pub cleared: Vec<RequestId>,
+    /// Stop points disabled for the same reason.
+    pub disabled: Vec<String>,
+}
+
+/// Watchdog rescues of one session.
+#[derive(Debug, Default, Clone)]
+pub struct Rescues {
+    pub all: Vec<Rescue>,
+    pub unreported: Vec<Rescue>,
+    /// JDWP requests the watchdog cleared.
+    pub cleared_requests: Vec<RequestId>,
 }
 
 /// Whether a session lives, and why it ended.
@@ -237,7 +281,7 @@ impl EventBus {
         for event in &composite.events {
             self.note_event(format!(
                 "{} (suspend {:?})",
-                crate::actors::events::describe(event),
+                describe(event),
                 composite.suspend_policy
             ));
         }
@@ -327,4 +371,20 @@ impl SessionLink {
     pub fn request_end(&self, reason: String) {
         self.session.end(reason);
     }
+}
+
+/// A one-line description of an event, for the session's recent events:
+/// its kind, request, thread and location, written without `Debug` (this
+/// runs for every event, tens of thousands a second under a trace).
+pub fn describe(event: &Event) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(64);
+    let _ = write!(s, "{:?} req={}", event.kind(), event.request_id().0);
+    if let Some(t) = event.thread() {
+        let _ = write!(s, " thread={:#x}", t.0);
+    }
+    if let Some(l) = event.location() {
+        let _ = write!(s, " at={:#x}/{:#x}@{}", l.class.0, l.method.0, l.index);
+    }
+    s
 }

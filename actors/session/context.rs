@@ -6,10 +6,10 @@
 
 use futures::future::join_all;
 
-use super::EvalContext;
 use crate::actors::error::{JdwpError, SessionError, ThreadUse};
+use crate::actors::jvm::eval::EvalContext;
+use crate::actors::jvm::inspect::{self, FrameView};
 use crate::actors::session::SessionHandle;
-use crate::actors::session::inspect::{self, FrameView};
 use crate::jdwp::thread_reference::{FrameCount, SuspendCount};
 use crate::jdwp::{ErrorCode, ThreadId};
 

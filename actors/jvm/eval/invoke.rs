@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 
 use super::{Driver, INVOKE_BUDGET, to_val};
 use crate::actors::error::JdwpError;
-use crate::actors::session::classes::{MethodInfo, java_name};
-use crate::actors::session::invoke::bounded;
+use crate::actors::jvm::classes::{MethodInfo, java_name};
+use crate::actors::jvm::invoke::bounded;
 use crate::expr::eval::{Answer, Val};
 use crate::jdwp::class_type::InvokeMethodReply;
 use crate::jdwp::object_reference::InvokeMethod;

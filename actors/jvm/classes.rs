@@ -146,7 +146,7 @@ pub struct ClassCache {
     inner: Mutex<Inner>,
     /// The session this cache serves (for what outlives a call, such as a
     /// late invocation's return).
-    session: std::sync::OnceLock<crate::actors::session::SessionLink>,
+    session: std::sync::OnceLock<crate::actors::link::SessionLink>,
     /// Invocations sent per thread: each lets its thread run, which makes
     /// the frame ids read before it stale.
     invocations: Mutex<HashMap<crate::jdwp::ThreadId, u64>>,
@@ -223,7 +223,7 @@ impl ClassCache {
     }
 
     /// Ties the cache to its session (once, at spawn).
-    pub fn set_session(&self, session: crate::actors::session::SessionLink) {
+    pub fn set_session(&self, session: crate::actors::link::SessionLink) {
         let _ = self.session.set(session);
     }
 
@@ -257,7 +257,7 @@ impl ClassCache {
     }
 
     /// The session, if the cache was tied to one.
-    pub fn session(&self) -> Option<crate::actors::session::SessionLink> {
+    pub fn session(&self) -> Option<crate::actors::link::SessionLink> {
         self.session.get().cloned()
     }
 

@@ -11,8 +11,8 @@ use std::time::Duration;
 use futures::future::join_all;
 
 use crate::actors::error::JdwpError;
-use crate::actors::session::classes::{ClassCache, FieldInfo};
-use crate::actors::session::eval::{BOXES, EvalContext, to_val};
+use crate::actors::jvm::classes::{ClassCache, FieldInfo};
+use crate::actors::jvm::eval::{BOXES, EvalContext, to_val};
 use crate::expr::Charset;
 use crate::expr::eval::Val;
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
@@ -84,7 +84,11 @@ pub fn wire_scalar(value: &Value) -> Option<Scalar> {
 }
 
 /// What a failed read of object `id` shows.
-pub fn unreadable(e: &crate::actors::JdwpError, id: u64, type_name: Option<String>) -> Shown {
+pub fn unreadable(
+    e: &crate::actors::error::JdwpError,
+    id: u64,
+    type_name: Option<String>,
+) -> Shown {
     if e.code() == Some(ErrorCode::INVALID_OBJECT) {
         Shown::Vanished { id }
     } else {
@@ -302,7 +306,7 @@ impl ValueReader<'_> {
         }
         let (class, method) = method?;
         let budget = self.ctx.invoke_budget.unwrap_or(Duration::from_secs(2));
-        let reply = crate::actors::session::invoke::bounded(
+        let reply = crate::actors::jvm::invoke::bounded(
             self.classes,
             &InvokeMethod {
                 object: ObjectId(id),
@@ -326,10 +330,10 @@ impl ValueReader<'_> {
                     .map_err(|e| ToStringFailure::Failed(e.to_string())),
                 _ => Ok(Cut::new("null", 4)),
             },
-            Err(crate::actors::JdwpError::Timeout { .. }) => Err(ToStringFailure::Late {
+            Err(crate::actors::error::JdwpError::Timeout { .. }) => Err(ToStringFailure::Late {
                 ms: budget.as_millis(),
             }),
-            Err(crate::actors::JdwpError::ReadOnly { .. }) => return None,
+            Err(crate::actors::error::JdwpError::ReadOnly { .. }) => return None,
             Err(e) => Err(ToStringFailure::Failed(e.to_string())),
         })
     }
@@ -607,7 +611,7 @@ impl ValueReader<'_> {
 /// own field walk, so reading and subscripts walk collections one way.
 async fn structural_elements(classes: &ClassCache, ctx: &EvalContext, id: u64) -> Option<Val> {
     let parsed = crate::expr::parse(&format!("@{id:#x}[0..]")).ok()?;
-    crate::actors::session::eval::evaluate(classes, ctx, &parsed.expr)
+    crate::actors::jvm::eval::evaluate(classes, ctx, &parsed.expr)
         .await
         .ok()
         .map(|o| o.value)
