@@ -4,6 +4,8 @@
 //! re-exports. Each rule is a function over one line of code, and
 //! `each_rule_catches_a_deliberate_violation` shows every one failing.
 
+mod rooms;
+
 use std::path::{Path, PathBuf};
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
