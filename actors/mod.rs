@@ -97,6 +97,7 @@ pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
 pub use session::members::{InstanceReport, InstanceRow, Member, MemberSet, Members, TypeMembers};
 pub use session::mutate::Written;
+pub use session::stack::{FrameLocals, ShownLocal, ShownValue, StackFrame, StackQuery, StackView};
 pub use session::startup::Startup;
 pub use session::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
 pub use session::wildcards::{Expanded, WildcardError};

@@ -14,6 +14,7 @@ mod handle;
 pub mod ledger;
 pub mod members;
 pub mod mutate;
+pub mod stack;
 pub mod startup;
 pub mod step;
 pub mod wildcards;

@@ -500,6 +500,14 @@ impl SessionHandle {
         crate::actors::session::context::held_frames(self, thread, window).await
     }
 
+    /// A suspended thread's frames with their locals valued, in one call.
+    pub async fn stack(
+        &self,
+        q: &crate::actors::session::stack::StackQuery,
+    ) -> Result<crate::actors::session::stack::StackView, SessionError> {
+        crate::actors::session::stack::stack(self, q).await
+    }
+
     /// Evaluates `expr` in `ctx`, answering the evaluator's reads with
     /// pipelined JDWP requests.
     pub async fn evaluate(&self, ctx: &EvalContext, expr: &Expr) -> Result<Outcome, Failure> {

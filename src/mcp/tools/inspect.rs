@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::{Ctx, Effect, Reply, Route};
 use crate::actors::{
-    Budget, Depth, EvalContext, Failure, FrameWindow, Locals, Outcome, SessionError, SessionHandle,
-    ThreadId, ThreadUse, ValueReader, declared_type, explain, to_val,
+    Budget, EvalContext, Failure, FrameLocals, Outcome, SessionHandle, ShownValue, StackQuery,
+    StackView, ThreadId, ValueReader, explain,
 };
 use crate::expr::eval::Val;
 use crate::mcp::error::ToolError;
@@ -117,119 +117,63 @@ pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, Tool
 async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
     let p = p?;
     let session = ctx.engine.session(p.session_id.as_deref())?;
-    let thread = thread_id("debug_get_stack", p.thread_id.as_deref())?;
-    let max_frames = p.max_frames.unwrap_or(20).max(1);
-    // The thread's count, its frames and its depth in one burst.
-    let window = FrameWindow {
-        start: 0,
-        count: max_frames,
-        depth: Depth::Read,
+    let query = StackQuery {
+        thread: thread_id("debug_get_stack", p.thread_id.as_deref())?,
+        max_frames: p.max_frames.unwrap_or(20).max(1),
+        package_filter: p.package_filter,
+        expand: p.expand_objects.unwrap_or(false),
+        budget: Budget {
+            max_depth: p.max_depth.unwrap_or(2),
+            max_children: p.max_children.unwrap_or(20),
+            ..Budget::default()
+        },
     };
-    let Some(held) = session.held_frames(thread, window).await? else {
-        return Err(SessionError::NoThreadSuspended {
-            purpose: ThreadUse::Read,
-        }
-        .into());
-    };
-    let (thread, frames) = (held.thread, held.frames);
-    let depth = held.depth.unwrap_or(frames.len() as i32);
-    let budget = Budget {
-        max_depth: p.max_depth.unwrap_or(2),
-        max_children: p.max_children.unwrap_or(20),
-        ..Budget::default()
-    };
-    let expand = p.expand_objects.unwrap_or(false);
-    // Locals of every shown frame, read together.
-    let wanted: Vec<bool> = frames
-        .iter()
-        .map(|f| {
-            p.package_filter
-                .as_deref()
-                .is_none_or(|prefix| f.class.name.starts_with(prefix))
-        })
-        .collect();
-    let session = &session;
-    let locals = futures::future::join_all(frames.iter().zip(&wanted).map(|(f, w)| async move {
-        if *w {
-            Some(session.locals(thread, f).await)
-        } else {
-            None
-        }
-    }))
-    .await;
-    let plain = EvalContext::default();
-    let renderer = session.value_reader(&plain, budget, None);
+    let view = session.stack(&query).await?;
+    Ok(super::text(render_stack(&view)))
+}
+
+/// The stack as text: a header, then each frame with its locals beneath.
+fn render_stack(view: &StackView) -> String {
     let mut out = format!(
         "Thread @{:#x}, {} of {} frames",
-        thread.0,
-        frames.len(),
-        depth
+        view.thread.0,
+        view.frames.len(),
+        view.depth
     );
-    // Render every local of every frame at once: the string and type
-    // reads behind the renderings go out as one pipelined burst.
-    let renders = futures::future::join_all(locals.iter().map(|l| async {
-        match l {
-            Some(Ok(Locals::Known(ls))) => {
-                futures::future::join_all(ls.iter().map(|l| async {
-                    let val = to_val(&l.value);
-                    if expand {
-                        value::tree(&renderer.tree(&val).await).replace('\n', "\n    ")
-                    } else {
-                        value::line(&renderer.line(&val).await)
-                    }
-                }))
-                .await
+    for f in &view.frames {
+        out.push_str(&format!("\n#{} {}", f.frame.index, f.frame.label()));
+        match &f.locals {
+            FrameLocals::Skipped => {}
+            FrameLocals::Unreadable(e) => {
+                out.push_str(&format!("\n    (locals unreadable: {})", explain(e)))
             }
-            _ => Vec::new(),
-        }
-    }))
-    .await;
-    let mut data_frames = Vec::new();
-    for ((f, locals), rendered) in frames.iter().zip(locals).zip(renders) {
-        out.push_str(&format!("\n#{} {}", f.index, f.label()));
-        let mut data_locals = Vec::new();
-        match locals {
-            None => {}
-            Some(Err(e)) => out.push_str(&format!("\n    (locals unreadable: {})", explain(&e))),
-            Some(Ok(Locals::Absent)) if f.method.as_ref().is_some_and(|m| m.is_native()) => {
-                out.push_str("\n    (native method: no locals)")
-            }
-            Some(Ok(Locals::Absent)) => {
+            FrameLocals::Native => out.push_str("\n    (native method: no locals)"),
+            FrameLocals::NoTable => {
                 out.push_str("\n    (no local variable table: compiled without -g)")
             }
-            Some(Ok(Locals::Known(ls))) => {
-                for (l, rendered) in ls.iter().zip(rendered) {
-                    let ty = declared_type(&l.signature, &l.generic);
-                    let show_type = !l.generic.is_empty();
-                    out.push_str(&format!(
-                        "\n    {}{} = {}",
-                        if show_type {
-                            format!("{ty} ")
-                        } else {
-                            String::new()
-                        },
-                        l.name,
-                        rendered
-                    ));
-                    data_locals.push(json!({"name": l.name, "type": ty, "value": rendered}));
+            FrameLocals::Known(ls) => {
+                for l in ls {
+                    let value = match &l.value {
+                        ShownValue::Tree(t) => value::tree(t).replace('\n', "\n    "),
+                        ShownValue::Line(v) => value::line(v),
+                    };
+                    let ty = if l.generic {
+                        format!("{} ", l.declared)
+                    } else {
+                        String::new()
+                    };
+                    out.push_str(&format!("\n    {ty}{} = {value}", l.name));
                 }
             }
         }
-        data_frames.push(json!({
-            "index": f.index,
-            "class": f.class.name,
-            "method": f.method.as_ref().map(|m| m.name.clone()),
-            "line": f.line,
-            "locals": data_locals,
-        }));
     }
-    if (depth as usize) > frames.len() {
+    if view.depth > view.frames.len() {
         out.push_str(&format!(
             "\n… {} more frames (raise max_frames)",
-            depth as usize - frames.len()
+            view.depth - view.frames.len()
         ));
     }
-    Ok(super::text(out))
+    out
 }
 
 async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) -> Reply {
