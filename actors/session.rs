@@ -16,6 +16,7 @@ pub mod members;
 pub mod mutate;
 pub mod stack;
 pub mod startup;
+pub mod traces;
 pub mod step;
 pub mod wildcards;
 

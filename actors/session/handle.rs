@@ -500,6 +500,20 @@ impl SessionHandle {
         crate::actors::session::context::held_frames(self, thread, window).await
     }
 
+    /// The snapshots a trace query selects, with the ring's counters.
+    pub async fn traces(
+        &self,
+        q: &crate::actors::session::traces::TraceQuery,
+    ) -> Result<crate::actors::session::traces::TracesView, SessionError> {
+        crate::actors::session::traces::traces(self, q).await
+    }
+
+    /// The stop-point ids `bp` stands for (a family's members and itself);
+    /// `None` when no such stop point exists.
+    pub async fn stop_ids(&self, bp: &str) -> Option<Vec<String>> {
+        crate::actors::session::traces::stop_ids(self, bp).await
+    }
+
     /// A suspended thread's frames with their locals valued, in one call.
     pub async fn stack(
         &self,

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Effect, PROGRESS, Reply, Route, data};
 use crate::actors::SessionHandle;
-use crate::actors::{Found, HitEvent, SuspendPolicy, TraceRecord};
+use crate::actors::{TraceQuery, Found, HitEvent, SuspendPolicy, TraceRecord};
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
 
@@ -123,22 +123,6 @@ fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
     let handle = ctx.engine.session(session)?;
     handle.check_alive()?;
     Ok(handle)
-}
-
-/// The stop-point ids a `bp_id` argument stands for: itself, or a family's
-/// members (and the family id); `None` when no such stop point exists.
-async fn stop_ids(handle: &SessionHandle, bp: &str) -> Option<Vec<String>> {
-    let listing = handle.stop_points().list().await;
-    if let Some(f) = listing.families.iter().find(|f| f.id == bp) {
-        let mut ids: Vec<String> = f.members.iter().map(|(id, _)| id.clone()).collect();
-        ids.push(f.id.clone());
-        return Some(ids);
-    }
-    listing
-        .points
-        .iter()
-        .any(|p| p.id == bp)
-        .then(|| vec![bp.to_string()])
 }
 
 fn unknown_stop(bp: &str) -> ToolError {
@@ -347,7 +331,7 @@ async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
     let after = p.since.unwrap_or_else(|| log.reported());
     // A misspelt or cleared id would wait out the whole timeout for nothing.
     let ids = match p.bp_id.as_deref().map(str::trim) {
-        Some(b) => Some(stop_ids(&handle, b).await.ok_or_else(|| unknown_stop(b))?),
+        Some(b) => Some(handle.stop_ids(b).await.ok_or_else(|| unknown_stop(b))?),
         None => None,
     };
     let ids2 = ids.clone();
@@ -498,38 +482,18 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
 
 async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
     let p = p?;
-    let handle = live(ctx, p.session_id.as_deref())?;
-    let log = handle.events();
-    let since = p.since.unwrap_or(0);
-    // A family id stands for its members; a cleared stop point's snapshots
-    // stay readable under its own id.
-    let bp = p.bp_id.as_deref().map(str::trim);
-    let ids = match bp {
-        Some(b) => Some(
-            stop_ids(&handle, b)
-                .await
-                .unwrap_or_else(|| vec![b.to_string()]),
-        ),
-        None => None,
+    let handle = ctx.engine.session(p.session_id.as_deref())?;
+    let keys = p.group_by.as_ref().filter(|k| !k.is_empty());
+    let query = TraceQuery {
+        stop: p.bp_id.clone(),
+        since: p.since.unwrap_or(0),
+        class_filter: p.class_filter.clone(),
+        limit: p.limit.unwrap_or(TRACES_DEFAULT_LIMIT).max(1),
+        all: keys.is_some(),
+        clear: p.clear == Some(true) && keys.is_none(),
     };
-    let pred = |t: &TraceRecord| {
-        t.seq > since
-            && ids
-                .as_ref()
-                .is_none_or(|ids| ids.iter().any(|i| **i == *t.stop))
-            && p.class_filter
-                .as_ref()
-                .is_none_or(|c| t.location.contains(c.as_str()))
-    };
-    let limit = p.limit.unwrap_or(TRACES_DEFAULT_LIMIT).max(1);
-    let (shown, total) = log.traces(pred, limit);
-    if let Some(b) = bp
-        && total == 0
-        && stop_ids(&handle, b).await.is_none()
-    {
-        return Err(unknown_stop(b));
-    }
-    let ring = log.ring();
+    let view = handle.traces(&query).await?;
+    let (shown, total, ring, cleared) = (&view.shown, view.matching, &view.ring, view.cleared);
     let now = Instant::now();
     let mut text = format!(
         "{} snapshots{} (ring {}/{}, {} evicted)",
@@ -548,16 +512,15 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
             "\nNothing captured yet: a traced stop point (trace:true) snapshots its hits here.",
         );
     }
-    if let Some(keys) = p.group_by.as_ref().filter(|k| !k.is_empty()) {
-        let (all, _) = log.traces(pred, usize::MAX);
+    if let (Some(keys), Some(all)) = (keys, &view.all) {
         let max = p.max_groups.unwrap_or(group::DEFAULT_GROUPS).max(1);
-        let (lines, grouping) = grouped(&all, keys, max);
+        let (lines, grouping) = grouped(all, keys, max);
         text.push_str(&lines);
         let data = data::Traces {
             traces: Vec::new(),
             matching: all.len(),
             last_seq: None,
-            ring: data::Ring::of(&ring),
+            ring: data::Ring::of(ring),
             cleared: 0,
             grouped: Some(grouping),
         };
@@ -573,11 +536,6 @@ async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
     if let Some(s) = last_seq {
         text.push_str(&format!("\nNext: since={s} returns only newer snapshots"));
     }
-    let cleared = if p.clear == Some(true) {
-        log.clear_traces(pred)
-    } else {
-        0
-    };
     if cleared > 0 {
         // clear removes every match, not only the page shown: say so.
         let unseen = cleared.saturating_sub(shown.len());
