@@ -99,8 +99,8 @@ pub use session::members::{InstanceReport, InstanceRow, Member, MemberSet, Membe
 pub use session::mutate::Written;
 pub use session::stack::{FrameLocals, ShownLocal, ShownValue, StackFrame, StackQuery, StackView};
 pub use session::startup::Startup;
-pub use session::traces::{TraceQuery, TracesView};
 pub use session::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
+pub use session::traces::{TraceQuery, TracesView};
 pub use session::wildcards::{Expanded, WildcardError};
 pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,

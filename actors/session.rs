@@ -16,8 +16,8 @@ pub mod members;
 pub mod mutate;
 pub mod stack;
 pub mod startup;
-pub mod traces;
 pub mod step;
+pub mod traces;
 pub mod wildcards;
 
 pub use crate::actors::link::port::{LedgerMsg, PortMsg, SessionRef};

@@ -139,7 +139,9 @@ pub async fn stack(session: &SessionHandle, q: &StackQuery) -> Result<StackView,
             let locals = match read {
                 None => FrameLocals::Skipped,
                 Some(Err(e)) => FrameLocals::Unreadable(e),
-                Some(Ok(Locals::Absent)) if frame.method.as_ref().is_some_and(|m| m.is_native()) => {
+                Some(Ok(Locals::Absent))
+                    if frame.method.as_ref().is_some_and(|m| m.is_native()) =>
+                {
                     FrameLocals::Native
                 }
                 Some(Ok(Locals::Absent)) => FrameLocals::NoTable,

@@ -7,6 +7,8 @@ use super::value::{Tag, Value};
 use super::wire::{DecodeError, IdSizes, Reader, Writer};
 
 command! {
+    also SetValues;
+
     /// ArrayReference.Length (13/1).
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Length {

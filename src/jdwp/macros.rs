@@ -59,11 +59,35 @@ macro_rules! wire_struct {
 ///     pub struct HoldEvents; => (0x01, 0x0F, "VirtualMachine.HoldEvents") -> ();
 /// }
 /// ```
+///
+/// A set whose command needs a hand-written `Command` impl starts with
+/// `also Name;` so that it still joins the set's `COMMANDS` table:
+///
+/// ```text
+/// command! { also SetValues; pub struct Length { … } => (0x0D, 0x01, …) -> i32; }
+/// ```
 macro_rules! command {
-    () => {};
+    ($(also $($extra:ident),+;)?
+     $($(#[$m:meta])* pub struct $name:ident $body:tt
+       => ($set:literal, $id:literal, $cname:literal) -> $reply:ty;)*) => {
+        $(command!(@one $(#[$m])* pub struct $name $body => ($set, $id, $cname) -> $reply);)*
 
-    ($(#[$m:meta])* pub struct $name:ident;
-     => ($set:literal, $id:literal, $cname:literal) -> $reply:ty; $($rest:tt)*) => {
+        /// Every command of this set, `(set, command, "Set.Command")`: the
+        /// one table of command numbers, read by `command_name`. Commands
+        /// whose `Command` impl is written by hand (`also …`) join it
+        /// through their own constants.
+        pub const COMMANDS: &[(u8, u8, &str)] = &[
+            $(($set, $id, $cname),)*
+            $($((
+                <$extra as $crate::jdwp::command::Command>::SET,
+                <$extra as $crate::jdwp::command::Command>::ID,
+                <$extra as $crate::jdwp::command::Command>::NAME,
+            ),)+)?
+        ];
+    };
+
+    (@one $(#[$m:meta])* pub struct $name:ident ;
+     => ($set:literal, $id:literal, $cname:literal) -> $reply:ty) => {
         $(#[$m])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
         pub struct $name;
@@ -90,14 +114,12 @@ macro_rules! command {
                 $name
             }
         }
-
-        command! { $($rest)* }
     };
 
-    ($(#[$m:meta])* pub struct $name:ident {
+    (@one $(#[$m:meta])* pub struct $name:ident {
         $($(#[$fm:meta])* pub $f:ident : $t:ty),+ $(,)?
      }
-     => ($set:literal, $id:literal, $cname:literal) -> $reply:ty; $($rest:tt)*) => {
+     => ($set:literal, $id:literal, $cname:literal) -> $reply:ty) => {
         $(#[$m])*
         pub struct $name { $($(#[$fm])* pub $f: $t,)+ }
 
@@ -128,8 +150,6 @@ macro_rules! command {
                 Self { $($f: $crate::jdwp::testing::Arb::arb(g),)+ }
             }
         }
-
-        command! { $($rest)* }
     };
 }
 

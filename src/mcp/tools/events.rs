@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Effect, PROGRESS, Reply, Route, data};
 use crate::actors::SessionHandle;
-use crate::actors::{TraceQuery, Found, HitEvent, SuspendPolicy, TraceRecord};
+use crate::actors::{Found, HitEvent, SuspendPolicy, TraceQuery, TraceRecord};
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
 
