@@ -263,6 +263,8 @@ async fn the_watchdog_rescues_a_forgotten_suspension() {
         "the watchdog to resume the JVM",
         || (r.jvm.line_count() > held + 2).then_some(()),
     );
+    // The limit is a duration, so time is what is asserted: not before
+    // 3 s, and within two watchdog ticks of it (with slack for the host).
     let took = hit_at.elapsed();
     assert!(
         took >= Duration::from_secs(3) && took < Duration::from_secs(6),
@@ -465,12 +467,12 @@ fn jdwp_watchdog_secs_bounds_a_suspending_hit_through_the_binary() {
         )
         .expect_ok();
     assert!(armed.text.contains("bp_"), "{}", armed.text);
-    // Wait for the JVM to stop printing: the hit holds the main thread.
-    let frozen = poll_until_msg(Duration::from_secs(10), "the hit to freeze output", || {
-        let n = jvm.line_count();
-        std::thread::sleep(Duration::from_millis(400));
-        (jvm.line_count() == n).then_some(std::time::Instant::now())
-    });
+    // The hit holds the main thread from the moment it is reported.
+    let hit = server
+        .call("debug_wait_for_event", json!({"timeout_ms": 10000}))
+        .expect_ok();
+    let frozen = std::time::Instant::now();
+    assert!(!hit.text.starts_with("No event"), "{}", hit.text);
     let held = jvm.line_count();
     poll_until_msg(Duration::from_secs(8), "the watchdog rescue", || {
         (jvm.line_count() > held + 2).then_some(())

@@ -468,6 +468,8 @@ fn apply(step: &Step, id: u32, stream: &mut TcpStream) -> Flow {
             return Flow::Closed;
         }
         Step::Delayed(delay, inner) => {
+            // The scripted slowness is the behaviour under test: a peer
+            // that answers late, not a wait for something to happen.
             std::thread::sleep(*delay);
             return apply(inner, id, stream);
         }

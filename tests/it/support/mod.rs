@@ -57,15 +57,42 @@ pub async fn poll_async<T>(
 /// Like [`poll_until`], naming `what` was awaited in the timeout panic.
 #[track_caller]
 pub fn poll_until_msg<T>(timeout: Duration, what: &str, mut check: impl FnMut() -> Option<T>) -> T {
+    poll(
+        timeout,
+        || check().ok_or(()),
+        |()| format!("timed out after {timeout:?} waiting for {what}"),
+    )
+}
+
+/// Calls `check` until it returns `Ok`, at most for `timeout`; the timeout
+/// panic names `what` and the last `Err`, the state the condition was
+/// still waiting on.
+#[track_caller]
+pub fn poll_until_ok<T, E: std::fmt::Debug>(
+    timeout: Duration,
+    what: &str,
+    check: impl FnMut() -> Result<T, E>,
+) -> T {
+    poll(timeout, check, |last| {
+        format!("timed out after {timeout:?} waiting for {what}; last seen: {last:?}")
+    })
+}
+
+/// The one synchronous poll loop: checks every [`POLL_INTERVAL`] until
+/// `check` succeeds, and panics with `timed_out(last error)` past `timeout`.
+#[track_caller]
+fn poll<T, E>(
+    timeout: Duration,
+    mut check: impl FnMut() -> Result<T, E>,
+    timed_out: impl FnOnce(E) -> String,
+) -> T {
     let deadline = Instant::now() + timeout;
     loop {
-        if let Some(value) = check() {
-            return value;
+        match check() {
+            Ok(value) => return value,
+            Err(last) if Instant::now() >= deadline => panic!("{}", timed_out(last)),
+            Err(_) => std::thread::sleep(POLL_INTERVAL),
         }
-        if Instant::now() >= deadline {
-            panic!("timed out after {timeout:?} waiting for {what}");
-        }
-        std::thread::sleep(POLL_INTERVAL);
     }
 }
 
