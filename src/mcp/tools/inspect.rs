@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
     Budget, Depth, EvalContext, Failure, FrameWindow, Locals, Outcome, SessionError, SessionHandle,
     ThreadId, ThreadUse, ValueReader, declared_type, explain, to_val,
@@ -64,9 +64,7 @@ pub fn routes() -> Vec<Route> {
              one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
              Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
             Effect::Read,
-            |ctx, p: Result<GetStackParams, ToolError>| {
-                Box::pin(async move { get_stack(&ctx, p).await })
-            },
+            get_stack,
         ),
         Route::new(
             "debug_evaluate",
@@ -78,9 +76,7 @@ pub fn routes() -> Vec<Route> {
              invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
              budget each). Parse errors name the column.",
             Effect::Read,
-            |ctx, p: Result<EvaluateParams, ToolError>| {
-                Box::pin(async move { evaluate(&ctx, p, false).await })
-            },
+            |ctx, call| evaluate(ctx, call, false),
         ),
         Route::new(
             "debug_evaluate_chain",
@@ -89,9 +85,7 @@ pub fn routes() -> Vec<Route> {
              the first null one and how many links were never reached. Each method runs exactly once; no \
              toString() is called. Same grammar and thread rules as debug_evaluate.",
             Effect::Read,
-            |ctx, p: Result<EvaluateParams, ToolError>| {
-                Box::pin(async move { evaluate(&ctx, p, true).await })
-            },
+            |ctx, call| evaluate(ctx, call, true),
         ),
     ]
 }
@@ -114,10 +108,10 @@ pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, Tool
     })
 }
 
-async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
-    let p = p?;
+async fn get_stack(ctx: Ctx, call: Call<GetStackParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let session = ctx.engine.session(p.session_id.as_deref())?;
-    let thread = thread_id("debug_get_stack", p.thread_id.as_deref())?;
+    let thread = thread_id(tool, p.thread_id.as_deref())?;
     let max_frames = p.max_frames.unwrap_or(20).max(1);
     // The thread's count, its frames and its depth in one burst.
     let window = FrameWindow {
@@ -232,13 +226,8 @@ async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
     Ok(super::text(out))
 }
 
-async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) -> Reply {
-    let p = p?;
-    let tool = if chain {
-        "debug_evaluate_chain"
-    } else {
-        "debug_evaluate"
-    };
+async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let parsed = crate::expr::parse_checked(&p.expression).map_err(|e| {
         ToolError::new("BAD_EXPRESSION", format!("{e}\n{}", e.caret(&p.expression)))
     })?;

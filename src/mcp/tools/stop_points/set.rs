@@ -10,7 +10,7 @@ use super::entries::{arm_entries, arm_one};
 use super::{count_with_condition, live};
 use crate::actors::{Expanded, WildcardError};
 use crate::mcp::error::ToolError;
-use crate::mcp::tools::{Ctx, Effect, Reply, Route};
+use crate::mcp::tools::{Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{
     ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
     StopPointSpec, Target,
@@ -36,9 +36,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              run on for one round trip); a failing one is reported. hit_count N fires once, on the Nth hit. \
              A method with a breakpoint runs interpreted: clear what you no longer need.",
             Effect::Changes,
-            |ctx, p: Result<LineStopParams, ToolError>| {
-                Box::pin(async move { set_line(&ctx, p).await })
-            },
+            set_line,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -53,9 +51,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              VM; trace:true snapshots and resumes (debug_get_traces), right for a shared JVM. hit_count N \
              fires once, on the Nth throw.",
             Effect::Changes,
-            |ctx, p: Result<ExceptionStopParams, ToolError>| {
-                Box::pin(async move { set_exception(&ctx, p).await })
-            },
+            set_exception,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -69,9 +65,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              resumes. instance_id watches one object's copy (refused on a static field). hit_count N fires \
              once, on the Nth access.",
             Effect::Changes,
-            |ctx, p: Result<FieldStopParams, ToolError>| {
-                Box::pin(async move { set_field(&ctx, p).await })
-            },
+            set_field,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -84,9 +78,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              needs an exact class and a method. hit_count only without method. instance_id is refused \
              (HotSpot ignores it on method exits).",
             Effect::Changes,
-            |ctx, p: Result<MethodExitParams, ToolError>| {
-                Box::pin(async move { set_method_exit(&ctx, p).await })
-            },
+            set_method_exit,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -101,18 +93,15 @@ pub(super) fn set_routes() -> Vec<Route> {
              only; trace:false needs thread_id. No condition or instance_id: a blocked thread must not run \
              our code, and HotSpot ignores instance filters here.",
             Effect::Changes,
-            |ctx, p: Result<MonitorParams, ToolError>| {
-                Box::pin(async move { set_monitor(&ctx, p).await })
-            },
+            set_monitor,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
     ]
 }
 
-async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_line_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = live(&ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
     let (mode, mut filters) = mode_exprs_and_condition(
@@ -182,10 +171,9 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
     Ok(reply)
 }
 
-async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_exception_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn set_exception(ctx: Ctx, call: Call<ExceptionStopParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = live(&ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
     let (mode, mut filters) = mode_exprs_and_condition(
@@ -334,10 +322,9 @@ fn plural_es(n: usize) -> &'static str {
     if n == 1 { "" } else { "es" }
 }
 
-async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_field_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = live(&ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     let mut notes = Vec::new();
     let (mode, mut filters) = mode_exprs_and_condition(
@@ -409,10 +396,9 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
     arm_entries(&handle, specs, 1, notes).await
 }
 
-async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_method_exit_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = live(&ctx, p.session_id.as_deref())?;
     expressions(tool, &p.condition, &p.trace_expr)?;
     if p.instance_id.is_some() {
         return Err(refuse(
@@ -505,10 +491,9 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
     arm_entries(&handle, specs, 1, notes).await
 }
 
-async fn set_monitor(ctx: &Ctx, p: Result<MonitorParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_monitor_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = live(&ctx, p.session_id.as_deref())?;
     if p.instance_id.is_some() {
         return Err(refuse(
             "INSTANCE_REFUSED",
