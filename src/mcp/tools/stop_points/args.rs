@@ -182,6 +182,41 @@ stop_params! {
     }
 }
 
+/// The arguments every set tool with a condition shares, borrowed from
+/// its parameters: where it arms, what it evaluates, which object it
+/// watches, and the filters and trace settings.
+pub(super) struct Shared<'a> {
+    pub(super) session_id: Option<&'a str>,
+    pub(super) condition: &'a Option<String>,
+    pub(super) trace_expr: &'a Option<OneOrMany<String>>,
+    pub(super) instance_id: &'a Option<String>,
+    pub(super) common: Common,
+}
+
+/// Gives each set tool with a condition its [`Shared`] view.
+macro_rules! shared_view {
+    ($($name:ident),*) => {$(
+        impl $name {
+            pub(super) fn shared(&self) -> Shared<'_> {
+                Shared {
+                    session_id: self.session_id.as_deref(),
+                    condition: &self.condition,
+                    trace_expr: &self.trace_expr,
+                    instance_id: &self.instance_id,
+                    common: self.common(),
+                }
+            }
+        }
+    )*};
+}
+
+shared_view!(
+    LineStopParams,
+    ExceptionStopParams,
+    FieldStopParams,
+    MethodExitParams
+);
+
 /// Arguments of debug_list_stop_points.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

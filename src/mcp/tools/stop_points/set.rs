@@ -3,12 +3,12 @@
 //! are then armed.
 
 use super::args::{
-    Common, ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams,
-    OneOrMany, expressions, id_arg, mode_and_filters, refuse, with_exprs,
+    ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams, Shared,
+    expressions, id_arg, mode_and_filters, refuse, with_exprs,
 };
 use super::entries::{arm_entries, arm_one};
 use super::{count_with_condition, live};
-use crate::actors::{Expanded, WildcardError};
+use crate::actors::{Expanded, SessionHandle, WildcardError};
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::{Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{
@@ -101,18 +101,12 @@ pub(super) fn set_routes() -> Vec<Route> {
 
 async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = live(&ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
-    let mut notes = Vec::new();
-    let (mode, mut filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        false,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
-    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+    let Start {
+        handle,
+        mode,
+        filters,
+        notes,
+    } = start(&ctx, tool, &p.shared())?;
     let entries = p.class_pattern.clone().into_vec();
     if entries.is_empty() {
         return Err(ToolError::bad_argument(tool, "class_pattern is empty"));
@@ -173,18 +167,12 @@ async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
 
 async fn set_exception(ctx: Ctx, call: Call<ExceptionStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = live(&ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
-    let mut notes = Vec::new();
-    let (mode, mut filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        false,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
-    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+    let Start {
+        handle,
+        mode,
+        filters,
+        mut notes,
+    } = start(&ctx, tool, &p.shared())?;
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
     if !caught && !uncaught {
         return Err(ToolError::bad_argument(
@@ -300,20 +288,49 @@ fn add_expansion(
     }
 }
 
-/// What every set tool starts from: the mode (trace or suspend) with its
-/// trace expressions, and the filters with the condition, noting where a
-/// hit_count and a condition meet.
-fn mode_exprs_and_condition(
+/// What the line, exception and field stops start from, once their
+/// arguments parse: the session, the mode and the filters (instance_id
+/// read), and the notes so far.
+struct Start {
+    handle: SessionHandle,
+    mode: Mode,
+    filters: Filters,
+    notes: Vec<String>,
+}
+
+fn start(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<Start, ToolError> {
+    let handle = armed_session(ctx, tool, a)?;
+    let mut notes = Vec::new();
+    let (mode, mut filters) = mode_with_condition(tool, a, false, &mut notes)?;
+    filters.instance = id_arg(tool, "instance_id", a.instance_id)?;
+    Ok(Start {
+        handle,
+        mode,
+        filters,
+        notes,
+    })
+}
+
+/// The session a set tool with a condition arms in, live, once its
+/// condition and trace expressions parse.
+fn armed_session(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<SessionHandle, ToolError> {
+    let handle = live(ctx, a.session_id)?;
+    expressions(tool, a.condition, a.trace_expr)?;
+    Ok(handle)
+}
+
+/// The mode (trace or suspend) with its trace expressions, and the
+/// filters with the condition, noting where a hit_count and a condition
+/// meet.
+fn mode_with_condition(
     tool: &str,
-    common: &Common,
+    a: &Shared<'_>,
     default_trace: bool,
-    trace_expr: &Option<OneOrMany<String>>,
-    condition: &Option<String>,
     notes: &mut Vec<String>,
 ) -> Result<(Mode, Filters), ToolError> {
-    let (mut mode, mut filters) = mode_and_filters(tool, common, default_trace, notes)?;
-    with_exprs(tool, &mut mode, trace_expr, notes)?;
-    filters.condition = condition.clone();
+    let (mut mode, mut filters) = mode_and_filters(tool, &a.common, default_trace, notes)?;
+    with_exprs(tool, &mut mode, a.trace_expr, notes)?;
+    filters.condition = a.condition.clone();
     count_with_condition(&filters, notes);
     Ok((mode, filters))
 }
@@ -324,18 +341,12 @@ fn plural_es(n: usize) -> &'static str {
 
 async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = live(&ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
-    let mut notes = Vec::new();
-    let (mode, mut filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        false,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
-    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+    let Start {
+        handle,
+        mode,
+        filters,
+        mut notes,
+    } = start(&ctx, tool, &p.shared())?;
     let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
     if !modify && !access {
         return Err(ToolError::bad_argument(
@@ -398,8 +409,8 @@ async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
 
 async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = live(&ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
+    let shared = p.shared();
+    let handle = armed_session(&ctx, tool, &shared)?;
     if p.instance_id.is_some() {
         return Err(refuse(
             "INSTANCE_REFUSED",
@@ -452,14 +463,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
         ));
     }
     let mut notes = Vec::new();
-    let (mode, filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        true,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
+    let (mode, filters) = mode_with_condition(tool, &shared, true, &mut notes)?;
     if let Some(m) = &p.method {
         for (pattern, check) in &checked {
             if check.is_ok()
