@@ -5,6 +5,7 @@
 pub mod value;
 
 use crate::actors::Rescue;
+use crate::model::stale::{Change, modifier_words};
 
 /// Pluralises `word` for `n`.
 pub fn plural(n: usize, word: &str) -> String {
@@ -44,4 +45,59 @@ pub fn rescue(r: &Rescue) -> String {
         plural(r.resumes as usize, "resume"),
         plural(r.cleared.len(), "event request"),
     )
+}
+
+/// One structural change between a loaded class and its build, as a
+/// line: debug_check_stale lists them, and a refused redefinition names
+/// the ones it foresaw.
+pub fn change_line(c: &Change) -> String {
+    let r = c.restriction();
+    let what = match c {
+        Change::MethodAdded { name, signature } => {
+            format!("method {name}{signature} added by the build")
+        }
+        Change::MethodRemoved { name, signature } => {
+            format!("method {name}{signature} missing from the build")
+        }
+        Change::MethodModifiers {
+            name,
+            signature,
+            running,
+            built,
+        } => format!(
+            "method {name}{signature}: {} → {}",
+            modifier_words(*running),
+            modifier_words(*built)
+        ),
+        Change::FieldAdded { name, signature } => format!("field {name} {signature} added"),
+        Change::FieldRemoved { name, signature } => format!("field {name} {signature} removed"),
+        Change::FieldModifiers {
+            name,
+            running,
+            built,
+            ..
+        } => format!(
+            "field {name}: {} → {}",
+            modifier_words(*running),
+            modifier_words(*built)
+        ),
+        Change::ClassModifiers { running, built } => format!(
+            "class modifiers: {} → {}",
+            modifier_words(*running),
+            modifier_words(*built)
+        ),
+        Change::Superclass { running, built } => format!(
+            "superclass: {} → {}",
+            running.as_deref().unwrap_or("none"),
+            built.as_deref().unwrap_or("none")
+        ),
+        Change::Interfaces { running, built } => {
+            format!(
+                "interfaces: [{}] → [{}]",
+                running.join(", "),
+                built.join(", ")
+            )
+        }
+    };
+    format!("{} ({}): {what}", r.name(), r.code())
 }

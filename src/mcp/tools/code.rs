@@ -14,7 +14,8 @@ use crate::actors::{
     Pinned, ReloadQuery, SourceCheck, SourceQuery, SourceText, SourceView, StaleView, StopStaleness,
 };
 use crate::mcp::error::ToolError;
-use crate::model::stale::{Change, Code, Lines, Restriction, modifier_words};
+use crate::mcp::render::change_line;
+use crate::model::stale::{Code, Lines, Restriction};
 
 const DEFAULT_CONTEXT: u32 = 20;
 const DEFAULT_MAX_LINES: usize = 400;
@@ -304,59 +305,6 @@ async fn check_stale(ctx: Ctx, call: Call<CheckStaleParams>) -> Reply {
         )
         .await?;
     Ok(super::text(render_stale(&v)))
-}
-
-/// One structural change, as a line.
-pub fn change_line(c: &Change) -> String {
-    let r = c.restriction();
-    let what = match c {
-        Change::MethodAdded { name, signature } => {
-            format!("method {name}{signature} added by the build")
-        }
-        Change::MethodRemoved { name, signature } => {
-            format!("method {name}{signature} missing from the build")
-        }
-        Change::MethodModifiers {
-            name,
-            signature,
-            running,
-            built,
-        } => format!(
-            "method {name}{signature}: {} → {}",
-            modifier_words(*running),
-            modifier_words(*built)
-        ),
-        Change::FieldAdded { name, signature } => format!("field {name} {signature} added"),
-        Change::FieldRemoved { name, signature } => format!("field {name} {signature} removed"),
-        Change::FieldModifiers {
-            name,
-            running,
-            built,
-            ..
-        } => format!(
-            "field {name}: {} → {}",
-            modifier_words(*running),
-            modifier_words(*built)
-        ),
-        Change::ClassModifiers { running, built } => format!(
-            "class modifiers: {} → {}",
-            modifier_words(*running),
-            modifier_words(*built)
-        ),
-        Change::Superclass { running, built } => format!(
-            "superclass: {} → {}",
-            running.as_deref().unwrap_or("none"),
-            built.as_deref().unwrap_or("none")
-        ),
-        Change::Interfaces { running, built } => {
-            format!(
-                "interfaces: [{}] → [{}]",
-                running.join(", "),
-                built.join(", ")
-            )
-        }
-    };
-    format!("{} ({}): {what}", r.name(), r.code())
 }
 
 fn render_stale(v: &StaleView) -> String {
