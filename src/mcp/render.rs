@@ -23,17 +23,17 @@ pub fn rescue(r: &Rescue) -> String {
     } else {
         format!("{} of {} threads still suspended", r.still_held, r.total)
     };
-    let detail = if !r.disabled.is_empty() {
+    // The requests cleared are counted, never listed: their JDWP ids mean
+    // nothing to the agent. The stop points they served are named by our
+    // ids, so the agent can re-enable them.
+    let detail = if r.disabled.is_empty() {
+        String::new()
+    } else {
         format!(
             " (stop point{} {} now DISABLED; debug_toggle_stop_point re-enables)",
             if r.disabled.len() == 1 { "" } else { "s" },
             r.disabled.join(", ")
         )
-    } else if r.cleared.is_empty() {
-        String::new()
-    } else {
-        let ids: Vec<String> = r.cleared.iter().map(|id| id.0.to_string()).collect();
-        format!(" (JDWP ids {})", ids.join(", "))
     };
     format!(
         "Watchdog: the JVM had {} of {} threads suspended for {:.1} s (limit {} s, JDWP_WATCHDOG_SECS); \
@@ -100,4 +100,39 @@ pub fn change_line(c: &Change) -> String {
         }
     };
     format!("{} ({}): {what}", r.name(), r.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn rescue_of(cleared: usize, disabled: &[&str]) -> Rescue {
+        Rescue {
+            held: 3,
+            total: 4,
+            held_for: Duration::from_secs(31),
+            limit: Duration::from_secs(30),
+            resumes: 1,
+            still_held: 0,
+            cleared: vec![Default::default(); cleared],
+            disabled: disabled.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_rescue_counts_the_requests_it_cleared_and_names_only_our_ids() {
+        let text = rescue(&rescue_of(2, &[]));
+        assert!(
+            text.ends_with("disabled the 2 event requests that froze it"),
+            "{text}"
+        );
+        let text = rescue(&rescue_of(2, &["bp_1", "bp_2"]));
+        assert!(
+            text.contains("2 event requests that froze it (stop points bp_1, bp_2 now DISABLED"),
+            "{text}"
+        );
+        assert!(!text.contains("JDWP id"), "{text}");
+    }
 }
