@@ -115,12 +115,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
-    let handle = ctx.engine.session(session)?;
-    handle.check_alive()?;
-    Ok(handle)
-}
-
 /// The stop-point ids a `bp_id` argument stands for: itself, or a family's
 /// members (and the family id); `None` when no such stop point exists.
 async fn stop_ids(handle: &SessionHandle, bp: &str) -> Option<Vec<String>> {
@@ -281,7 +275,7 @@ async fn suspended_line(handle: &SessionHandle) -> (String, Value) {
 
 async fn last_event(ctx: Ctx, call: Call<LastEventParams>) -> Reply {
     let p = call.params?;
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let log = handle.events();
     let now = Instant::now();
     let (last, pending, dropped) = log.last();
@@ -337,7 +331,7 @@ async fn last_event(ctx: Ctx, call: Call<LastEventParams>) -> Reply {
 
 async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
     let p = call.params?;
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let log = handle.events().clone();
     let limit = Duration::from_millis(p.timeout_ms.unwrap_or(WAIT_DEFAULT_MS).min(WAIT_MAX_MS));
     let after = p.since.unwrap_or_else(|| log.reported());
@@ -494,7 +488,7 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
 
 async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
     let p = call.params?;
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let log = handle.events();
     let since = p.since.unwrap_or(0);
     // A family id stands for its members; a cleared stop point's snapshots

@@ -202,8 +202,7 @@ async fn list_threads(ctx: Ctx, call: Call<ListThreadsParams>) -> Reply {
 
 async fn resume(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     let p = call.params?;
-    let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.check_alive()?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let report = handle.resume_all().await?;
     let held = handle.held_threads().await;
     if report.resumes == 0 && report.still_held == 0 && held.is_empty() {
@@ -252,7 +251,7 @@ async fn resume(ctx: Ctx, call: Call<SessionParams>) -> Reply {
 async fn suspend_thread(ctx: Ctx, call: Call<ThreadParams>, suspend: bool) -> Reply {
     let (tool, p) = (call.tool, call.params?);
     let handle = ctx.engine.session(p.session_id.as_deref())?;
-    let Some(thread) = super::inspect::thread_id(tool, Some(&p.thread_id))? else {
+    let Some(thread) = super::args::thread_id(tool, Some(&p.thread_id))? else {
         return Err(ToolError::bad_argument(tool, "thread_id is required"));
     };
     let change = if suspend {
@@ -322,8 +321,7 @@ async fn pause(ctx: Ctx, call: Call<SessionParams>) -> Reply {
 
 async fn step(ctx: Ctx, call: Call<StepParams>, kind: StepKind) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.check_alive()?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let filter = match (p.only_classes, p.exclude_classes) {
         (Some(_), Some(_)) => {
             return Err(ToolError::bad_argument(
@@ -335,7 +333,7 @@ async fn step(ctx: Ctx, call: Call<StepParams>, kind: StepKind) -> Reply {
         (_, Some(exclude)) => StepFilter::Exclude(exclude),
         _ => StepFilter::Exclude(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()),
     };
-    let thread = match super::inspect::thread_id(tool, p.thread_id.as_deref())? {
+    let thread = match super::args::thread_id(tool, p.thread_id.as_deref())? {
         Some(t) => t,
         None => match handle.event_threads().await.last() {
             Some(t) => *t,

@@ -5,10 +5,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::args::{thread_id, view_budget};
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
-    Budget, Depth, EvalContext, Failure, FrameWindow, Locals, Outcome, SessionError, SessionHandle,
-    ThreadId, ThreadUse, ValueReader, declared_type, explain, to_val,
+    Depth, EvalContext, Failure, FrameWindow, Locals, Outcome, SessionError, SessionHandle,
+    ThreadUse, ValueReader, declared_type, explain, to_val,
 };
 use crate::expr::eval::Val;
 use crate::mcp::error::ToolError;
@@ -90,24 +91,6 @@ pub fn routes() -> Vec<Route> {
     ]
 }
 
-/// Parses a thread id as printed (`@0x1f`, `0x1f`) or decimal.
-pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, ToolError> {
-    let Some(raw) = raw else { return Ok(None) };
-    let t = raw.trim().trim_start_matches('@');
-    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => t.parse::<u64>(),
-    };
-    parsed.map(|v| Some(ThreadId(v))).map_err(|_| {
-        ToolError::bad_argument(
-            tool,
-            format!(
-                "thread_id {raw:?} is not a thread id (use the @0x… ids debug_list_threads prints)"
-            ),
-        )
-    })
-}
-
 async fn get_stack(ctx: Ctx, call: Call<GetStackParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
     let session = ctx.engine.session(p.session_id.as_deref())?;
@@ -127,11 +110,7 @@ async fn get_stack(ctx: Ctx, call: Call<GetStackParams>) -> Reply {
     };
     let (thread, frames) = (held.thread, held.frames);
     let depth = held.depth.unwrap_or(frames.len() as i32);
-    let budget = Budget {
-        max_depth: p.max_depth.unwrap_or(2),
-        max_children: p.max_children.unwrap_or(20),
-        ..Budget::default()
-    };
+    let budget = view_budget(p.max_depth, p.max_children);
     let expand = p.expand_objects.unwrap_or(false);
     // Locals of every shown frame, read together.
     let wanted: Vec<bool> = frames
@@ -236,11 +215,7 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
     let ectx = session
         .eval_context(thread, p.frame_index.unwrap_or(0))
         .await?;
-    let budget = Budget {
-        max_depth: p.max_depth.unwrap_or(2),
-        max_children: p.max_children.unwrap_or(20),
-        ..Budget::default()
-    };
+    let budget = view_budget(p.max_depth, p.max_children);
     let quiet = EvalContext {
         invocable: false,
         ..ectx.clone()

@@ -213,8 +213,7 @@ fn entries(tool: &str, set: &Value) -> Result<Vec<Value>, ToolError> {
 
 async fn arm(ctx: Ctx, call: Call<ArmSetParams>) -> Reply {
     let p = call.params?;
-    let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.ensure_writable("arm a stop-point set")?;
+    let handle = ctx.writable(p.session_id.as_deref(), "arm a stop-point set")?;
     let list = entries(call.tool, &p.set)?;
     let (mut armed, mut deferred, mut refused, mut skipped) = (0, 0, 0, 0);
     let mut lines = Vec::new();

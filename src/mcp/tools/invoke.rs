@@ -9,11 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
-use super::inspect::thread_id;
+use super::args::{thread_id, view_budget};
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
-    Arg, Budget, CallOutcome, CallSpec, CallTarget, MethodShape, NamedQuery, SessionHandle,
-    SpringQuery, Venue,
+    Arg, Budget, CallOutcome, CallSpec, CallTarget, MethodShape, NamedQuery, SpringQuery, Venue,
 };
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
@@ -133,12 +132,6 @@ pub fn routes() -> Vec<Route> {
 }
 
 /// The session, refused first when it is read-only.
-fn writable(ctx: &Ctx, id: Option<&str>, action: &'static str) -> Result<SessionHandle, ToolError> {
-    let session = ctx.engine.session(id)?;
-    session.ensure_writable(action)?;
-    Ok(session)
-}
-
 /// A JSON value as a typed argument: `"@0x…"` is a handle.
 pub fn arg(v: &Json) -> Arg {
     match v {
@@ -197,7 +190,7 @@ fn venue(v: Venue, name: &str) -> String {
 
 async fn invoke(ctx: Ctx, call: Call<InvokeParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let session = writable(&ctx, p.session_id.as_deref(), "invoke a method")?;
+    let session = ctx.writable(p.session_id.as_deref(), "invoke a method")?;
     let target = target(tool, &p)?;
     if p.template.unwrap_or(false) {
         let shapes = session.method_shapes(&target, &p.method).await?;
@@ -211,11 +204,7 @@ async fn invoke(ctx: Ctx, call: Call<InvokeParams>) -> Reply {
         thread: thread_id(tool, p.thread_id.as_deref())?,
         budget: Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
         all_threads: p.all_threads.unwrap_or(false),
-        views: Budget {
-            max_depth: p.max_depth.unwrap_or(2),
-            max_children: p.max_children.unwrap_or(20),
-            ..Budget::default()
-        },
+        views: view_budget(p.max_depth, p.max_children),
     };
     let out = session.invoke(&spec).await?;
     Ok(invoke_reply(&out, spec.all_threads))
@@ -431,8 +420,7 @@ fn template_reply(shapes: &[MethodShape]) -> rmcp::model::CallToolResult {
 
 async fn spring(ctx: Ctx, call: Call<SpringParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let session = writable(
-        &ctx,
+    let session = ctx.writable(
         p.session_id.as_deref(),
         "invoke Spring's ApplicationContext",
     )?;
@@ -502,7 +490,7 @@ async fn spring(ctx: Ctx, call: Call<SpringParams>) -> Reply {
 
 async fn named_query(ctx: Ctx, call: Call<NamedQueryParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let session = writable(&ctx, p.session_id.as_deref(), "run a JPA query")?;
+    let session = ctx.writable(p.session_id.as_deref(), "run a JPA query")?;
     let entity_manager = match &p.entity_manager {
         Some(src) => Some(
             crate::expr::parse_checked(src)

@@ -3,6 +3,7 @@
 //! calls addressed to them. Descriptions are the model's documentation:
 //! short, exact, and honest about what a tool costs the JVM.
 
+pub mod args;
 pub mod classes;
 pub mod code;
 pub mod data;
@@ -29,7 +30,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::actors::Engine;
+use crate::actors::{Engine, SessionHandle};
 use crate::mcp::error::ToolError;
 
 /// Where a long tool call reports progress: the client's progress token
@@ -81,6 +82,28 @@ pub fn progress_reporter(what: &'static str) -> Option<crate::actors::ProgressFn
 #[derive(Clone)]
 pub struct Ctx {
     pub engine: Engine,
+}
+
+impl Ctx {
+    /// The session a call names (the current one when it names none),
+    /// refused when it is dead.
+    pub fn live(&self, session: Option<&str>) -> Result<SessionHandle, ToolError> {
+        let handle = self.engine.session(session)?;
+        handle.check_alive()?;
+        Ok(handle)
+    }
+
+    /// The session a call names, refused when it is read-only (the refusal
+    /// says what was not done: `action`).
+    pub fn writable(
+        &self,
+        session: Option<&str>,
+        action: &'static str,
+    ) -> Result<SessionHandle, ToolError> {
+        let handle = self.engine.session(session)?;
+        handle.ensure_writable(action)?;
+        Ok(handle)
+    }
 }
 
 /// A tool's outcome before it becomes an MCP result.

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::inspect::thread_id;
+use super::args::thread_id;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{Budget, EvalContext, SessionError, SessionHandle, ThreadUse};
 use crate::mcp::error::ToolError;
@@ -93,16 +93,6 @@ fn expr(tool: &str, field: &str, src: &str) -> Result<crate::expr::Parsed, ToolE
 
 /// The session to write in, refused up front when it is read-only (before
 /// any other check), so the refusal names what actually blocks.
-fn writable(
-    ctx: &Ctx,
-    session: Option<&str>,
-    action: &'static str,
-) -> Result<SessionHandle, ToolError> {
-    let handle = ctx.engine.session(session)?;
-    handle.ensure_writable(action)?;
-    Ok(handle)
-}
-
 /// Where a write is evaluated. A local needs a suspended thread's frame; a
 /// field reached from a static or a handle needs none, so only the tools
 /// that always work on a frame insist on one.
@@ -126,7 +116,7 @@ async fn context(
 
 async fn set_value(ctx: Ctx, call: Call<SetValueParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = writable(&ctx, p.session_id.as_deref(), "setting a value")?;
+    let handle = ctx.writable(p.session_id.as_deref(), "setting a value")?;
     let target = expr(tool, "target", &p.target)?;
     let value = expr(tool, "value", &p.value)?;
     let ectx = context(
@@ -153,7 +143,7 @@ async fn set_value(ctx: Ctx, call: Call<SetValueParams>) -> Reply {
 
 async fn force_return(ctx: Ctx, call: Call<ForceReturnParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = writable(&ctx, p.session_id.as_deref(), "forcing a return")?;
+    let handle = ctx.writable(p.session_id.as_deref(), "forcing a return")?;
     let value = match &p.value {
         Some(v) => Some(expr(tool, "value", v)?),
         None => None,
@@ -172,7 +162,7 @@ async fn force_return(ctx: Ctx, call: Call<ForceReturnParams>) -> Reply {
 
 async fn pop_frame(ctx: Ctx, call: Call<PopFrameParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = writable(&ctx, p.session_id.as_deref(), "popping frames")?;
+    let handle = ctx.writable(p.session_id.as_deref(), "popping frames")?;
     let ectx = context(&handle, p.thread_id.as_deref(), 0, tool, true).await?;
     let Some(thread) = ectx.thread else {
         return Err(SessionError::NoThreadSuspended {

@@ -295,21 +295,14 @@ pub(super) struct Common {
     pub(super) max_overhead: Option<u32>,
 }
 
-/// `@0x1f`, `0x1f` or `31` → 31.
-pub fn parse_object_id(s: &str) -> Option<u64> {
-    let t = s.trim().trim_start_matches('@');
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => t.parse().ok(),
-    }
-}
-
 pub(super) fn id_arg(tool: &str, what: &str, s: &Option<String>) -> Result<Option<u64>, ToolError> {
     match s {
         None => Ok(None),
-        Some(v) => parse_object_id(v).map(Some).ok_or_else(|| {
-            ToolError::bad_argument(tool, format!("{what} {v:?} is not an @0x… id"))
-        }),
+        Some(v) => crate::mcp::tools::args::object_id(v)
+            .map(Some)
+            .ok_or_else(|| {
+                ToolError::bad_argument(tool, format!("{what} {v:?} is not an @0x… id"))
+            }),
     }
 }
 
@@ -469,14 +462,6 @@ pub(super) fn mode_and_filters(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn object_ids_parse_in_every_spelling() {
-        assert_eq!(parse_object_id("@0x1f"), Some(31));
-        assert_eq!(parse_object_id("0x1F"), Some(31));
-        assert_eq!(parse_object_id("31"), Some(31));
-        assert_eq!(parse_object_id("@zz"), None);
-    }
 
     #[test]
     fn trace_settings_need_trace() {

@@ -6,7 +6,7 @@ use super::args::{
     mode_and_filters, refuse, with_exprs,
 };
 use super::render::{self, describe_point};
-use super::{count_with_condition, export, live};
+use super::{count_with_condition, export};
 use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::data::StopPoints;
@@ -76,7 +76,7 @@ pub(super) fn manage_routes() -> Vec<Route> {
 
 async fn list(ctx: Ctx, call: Call<ListParams>) -> Reply {
     let p = call.params?;
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let listing = handle.stop_points().list().await;
     if p.export == Some(true) {
         let (text, calls) = export::export(&listing);
@@ -93,7 +93,7 @@ async fn list(ctx: Ctx, call: Call<ListParams>) -> Reply {
 
 async fn clear(ctx: Ctx, call: Call<IdParams>) -> Reply {
     let p = call.params?;
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let r = handle
         .stop_points()
         .clear(p.id.trim())
@@ -116,7 +116,7 @@ async fn clear(ctx: Ctx, call: Call<IdParams>) -> Reply {
 
 async fn toggle(ctx: Ctx, call: Call<ToggleParams>) -> Reply {
     let p = call.params?;
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let r = handle
         .stop_points()
         .toggle(p.id.trim(), p.enabled)
@@ -139,7 +139,7 @@ async fn toggle(ctx: Ctx, call: Call<ToggleParams>) -> Reply {
 
 async fn update(ctx: Ctx, call: Call<UpdateParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let Some(mut spec) = handle.stop_points().spec(p.id.trim()).await else {
         return Err(refuse(
             "UNKNOWN_STOP_POINT",
@@ -312,7 +312,7 @@ fn update_filters(tool: &str, p: &UpdateParams, spec: &mut StopPointSpec) -> Res
 
 async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     let p = call.params?;
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let cleared = handle.stop_points().clear_all().await;
     // A panic releases the threads debug_suspend_thread holds too: resuming
     // around them would report "all threads run" over a held one.

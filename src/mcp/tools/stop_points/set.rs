@@ -6,8 +6,8 @@ use super::args::{
     ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams, Shared,
     expressions, id_arg, mode_and_filters, refuse, with_exprs,
 };
+use super::count_with_condition;
 use super::entries::{arm_entries, arm_one};
-use super::{count_with_condition, live};
 use crate::actors::{Expanded, SessionHandle, WildcardError};
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::{Call, Ctx, Effect, Reply, Route};
@@ -314,7 +314,7 @@ fn start(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<Start, ToolError> {
 /// The session a set tool with a condition arms in, live, once its
 /// condition and trace expressions parse.
 fn armed_session(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<SessionHandle, ToolError> {
-    let handle = live(ctx, a.session_id)?;
+    let handle = ctx.live(a.session_id)?;
     expressions(tool, a.condition, a.trace_expr)?;
     Ok(handle)
 }
@@ -497,7 +497,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
 
 async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let handle = live(&ctx, p.session_id.as_deref())?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     if p.instance_id.is_some() {
         return Err(refuse(
             "INSTANCE_REFUSED",
