@@ -8,6 +8,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use crate::actors::{
     ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError, ThreadUse,
 };
+use crate::mcp::render::change_line;
 
 /// A failure to report to the agent.
 #[derive(Debug, Clone)]
@@ -327,7 +328,7 @@ impl From<CodeError> for ToolError {
                     Some(_) if !changes.is_empty() => {
                         message.push_str("\nForeseeable: debug_check_stale predicts it from the class files:");
                         for c in changes {
-                            message.push_str(&format!("\n  {}", crate::mcp::tools::code::change_line(c)));
+                            message.push_str(&format!("\n  {}", change_line(c)));
                         }
                     }
                     Some(_) => message.push_str(

@@ -5,6 +5,7 @@
 pub mod value;
 
 use crate::actors::Rescue;
+use crate::model::stale::{Change, modifier_words};
 
 /// Pluralises `word` for `n`.
 pub fn plural(n: usize, word: &str) -> String {
@@ -22,17 +23,17 @@ pub fn rescue(r: &Rescue) -> String {
     } else {
         format!("{} of {} threads still suspended", r.still_held, r.total)
     };
-    let detail = if !r.disabled.is_empty() {
+    // The requests cleared are counted, never listed: their JDWP ids mean
+    // nothing to the agent. The stop points they served are named by our
+    // ids, so the agent can re-enable them.
+    let detail = if r.disabled.is_empty() {
+        String::new()
+    } else {
         format!(
             " (stop point{} {} now DISABLED; debug_toggle_stop_point re-enables)",
             if r.disabled.len() == 1 { "" } else { "s" },
             r.disabled.join(", ")
         )
-    } else if r.cleared.is_empty() {
-        String::new()
-    } else {
-        let ids: Vec<String> = r.cleared.iter().map(|id| id.0.to_string()).collect();
-        format!(" (JDWP ids {})", ids.join(", "))
     };
     format!(
         "Watchdog: the JVM had {} of {} threads suspended for {:.1} s (limit {} s, JDWP_WATCHDOG_SECS); \
@@ -44,4 +45,94 @@ pub fn rescue(r: &Rescue) -> String {
         plural(r.resumes as usize, "resume"),
         plural(r.cleared.len(), "event request"),
     )
+}
+
+/// One structural change between a loaded class and its build, as a
+/// line: debug_check_stale lists them, and a refused redefinition names
+/// the ones it foresaw.
+pub fn change_line(c: &Change) -> String {
+    let r = c.restriction();
+    let what = match c {
+        Change::MethodAdded { name, signature } => {
+            format!("method {name}{signature} added by the build")
+        }
+        Change::MethodRemoved { name, signature } => {
+            format!("method {name}{signature} missing from the build")
+        }
+        Change::MethodModifiers {
+            name,
+            signature,
+            running,
+            built,
+        } => format!(
+            "method {name}{signature}: {} → {}",
+            modifier_words(*running),
+            modifier_words(*built)
+        ),
+        Change::FieldAdded { name, signature } => format!("field {name} {signature} added"),
+        Change::FieldRemoved { name, signature } => format!("field {name} {signature} removed"),
+        Change::FieldModifiers {
+            name,
+            running,
+            built,
+            ..
+        } => format!(
+            "field {name}: {} → {}",
+            modifier_words(*running),
+            modifier_words(*built)
+        ),
+        Change::ClassModifiers { running, built } => format!(
+            "class modifiers: {} → {}",
+            modifier_words(*running),
+            modifier_words(*built)
+        ),
+        Change::Superclass { running, built } => format!(
+            "superclass: {} → {}",
+            running.as_deref().unwrap_or("none"),
+            built.as_deref().unwrap_or("none")
+        ),
+        Change::Interfaces { running, built } => {
+            format!(
+                "interfaces: [{}] → [{}]",
+                running.join(", "),
+                built.join(", ")
+            )
+        }
+    };
+    format!("{} ({}): {what}", r.name(), r.code())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn rescue_of(cleared: usize, disabled: &[&str]) -> Rescue {
+        Rescue {
+            held: 3,
+            total: 4,
+            held_for: Duration::from_secs(31),
+            limit: Duration::from_secs(30),
+            resumes: 1,
+            still_held: 0,
+            cleared: vec![Default::default(); cleared],
+            disabled: disabled.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_rescue_counts_the_requests_it_cleared_and_names_only_our_ids() {
+        let text = rescue(&rescue_of(2, &[]));
+        assert!(
+            text.ends_with("disabled the 2 event requests that froze it"),
+            "{text}"
+        );
+        let text = rescue(&rescue_of(2, &["bp_1", "bp_2"]));
+        assert!(
+            text.contains("2 event requests that froze it (stop points bp_1, bp_2 now DISABLED"),
+            "{text}"
+        );
+        assert!(!text.contains("JDWP id"), "{text}");
+    }
 }

@@ -4,8 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Ctx, Effect, Reply, Route};
-use crate::mcp::error::ToolError;
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::model::classes::{ClassPage, NameFilter, TypeKind, page};
 
 /// Default page size of debug_list_classes.
@@ -36,14 +35,12 @@ pub fn routes() -> Vec<Route> {
          yet used is not loaded and does not appear, which is not the same as not existing. A name loaded \
          by several class loaders shows its copy count. Arrays only with include_arrays. Suspends nothing.",
         Effect::Read,
-        |ctx, p: Result<ListClassesParams, ToolError>| {
-            Box::pin(async move { list_classes(&ctx, p).await })
-        },
+        list_classes,
     )]
 }
 
-async fn list_classes(ctx: &Ctx, p: Result<ListClassesParams, ToolError>) -> Reply {
-    let p = p?;
+async fn list_classes(ctx: Ctx, call: Call<ListClassesParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let filter = NameFilter::parse(p.filter.as_deref());
     let limit = p.limit.unwrap_or(DEFAULT_LIMIT).max(1);

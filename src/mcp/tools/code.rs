@@ -9,12 +9,13 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
     Pinned, ReloadQuery, SourceCheck, SourceQuery, SourceText, SourceView, StaleView, StopStaleness,
 };
 use crate::mcp::error::ToolError;
-use crate::model::stale::{Change, Code, Lines, Restriction, modifier_words};
+use crate::mcp::render::change_line;
+use crate::model::stale::{Code, Lines, Restriction};
 
 const DEFAULT_CONTEXT: u32 = 20;
 const DEFAULT_MAX_LINES: usize = 400;
@@ -88,9 +89,7 @@ pub fn routes() -> Vec<Route> {
              their file. With a class root, the window is checked against the running bytecode (JVM line \
              tables vs .class, .class vs .java); silence means checked and equal. Suspends nothing.",
             Effect::Read,
-            |ctx, p: Result<SourceParams, ToolError>| {
-                Box::pin(async move { source(&ctx, p).await })
-            },
+            source,
         ),
         Route::new(
             "debug_check_stale",
@@ -100,9 +99,7 @@ pub fn routes() -> Vec<Route> {
              methods on one side only. Forecasts the HotSpot restrictions a reload would trip, each with its \
              JDWP code. One packet per method; suspends nothing.",
             Effect::Read,
-            |ctx, p: Result<CheckStaleParams, ToolError>| {
-                Box::pin(async move { check_stale(&ctx, p).await })
-            },
+            check_stale,
         ),
         Route::new(
             "debug_reload_class",
@@ -112,9 +109,7 @@ pub fn routes() -> Vec<Route> {
              already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
              swap outlives the session. Refused in read-only mode (dry_run is not).",
             Effect::Changes,
-            |ctx, p: Result<ReloadParams, ToolError>| {
-                Box::pin(async move { reload(&ctx, p).await })
-            },
+            reload,
         ),
     ]
 }
@@ -151,9 +146,8 @@ fn pinned_line(p: &Pinned) -> String {
     out
 }
 
-async fn source(ctx: &Ctx, p: Result<SourceParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_source";
+async fn source(ctx: Ctx, call: Call<SourceParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let (file, file_line) = match &p.file {
         Some(f) => {
@@ -298,8 +292,8 @@ fn render_source_check(check: &SourceCheck, out: &mut String) {
     }
 }
 
-async fn check_stale(ctx: &Ctx, p: Result<CheckStaleParams, ToolError>) -> Reply {
-    let p = p?;
+async fn check_stale(ctx: Ctx, call: Call<CheckStaleParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let bytecode = p.bytecode.unwrap_or(false);
     let v = handle
@@ -311,59 +305,6 @@ async fn check_stale(ctx: &Ctx, p: Result<CheckStaleParams, ToolError>) -> Reply
         )
         .await?;
     Ok(super::text(render_stale(&v)))
-}
-
-/// One structural change, as a line.
-pub fn change_line(c: &Change) -> String {
-    let r = c.restriction();
-    let what = match c {
-        Change::MethodAdded { name, signature } => {
-            format!("method {name}{signature} added by the build")
-        }
-        Change::MethodRemoved { name, signature } => {
-            format!("method {name}{signature} missing from the build")
-        }
-        Change::MethodModifiers {
-            name,
-            signature,
-            running,
-            built,
-        } => format!(
-            "method {name}{signature}: {} → {}",
-            modifier_words(*running),
-            modifier_words(*built)
-        ),
-        Change::FieldAdded { name, signature } => format!("field {name} {signature} added"),
-        Change::FieldRemoved { name, signature } => format!("field {name} {signature} removed"),
-        Change::FieldModifiers {
-            name,
-            running,
-            built,
-            ..
-        } => format!(
-            "field {name}: {} → {}",
-            modifier_words(*running),
-            modifier_words(*built)
-        ),
-        Change::ClassModifiers { running, built } => format!(
-            "class modifiers: {} → {}",
-            modifier_words(*running),
-            modifier_words(*built)
-        ),
-        Change::Superclass { running, built } => format!(
-            "superclass: {} → {}",
-            running.as_deref().unwrap_or("none"),
-            built.as_deref().unwrap_or("none")
-        ),
-        Change::Interfaces { running, built } => {
-            format!(
-                "interfaces: [{}] → [{}]",
-                running.join(", "),
-                built.join(", ")
-            )
-        }
-    };
-    format!("{} ({}): {what}", r.name(), r.code())
 }
 
 fn render_stale(v: &StaleView) -> String {
@@ -451,8 +392,8 @@ fn render_stale(v: &StaleView) -> String {
     out
 }
 
-async fn reload(ctx: &Ctx, p: Result<ReloadParams, ToolError>) -> Reply {
-    let p = p?;
+async fn reload(ctx: Ctx, call: Call<ReloadParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let dry_run = p.dry_run.unwrap_or(false);
     if !dry_run {

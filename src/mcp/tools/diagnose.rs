@@ -12,7 +12,7 @@ use std::time::Instant;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{DiscoveryBudget, JvmListing};
 use crate::mcp::error::ToolError;
 
@@ -53,9 +53,7 @@ pub fn routes() -> Vec<Route> {
              would release it), UNREACHABLE or NOT_PROBED, each with a remedy. Only loopback endpoints are \
              handshaked. Changes nothing in any JVM.",
             Effect::Read,
-            |ctx, p: Result<ListJvmsParams, ToolError>| {
-                Box::pin(async move { list_jvms(&ctx, p).await })
-            },
+            list_jvms,
         )
         .with_output::<super::data::Jvms>(),
         Route::new(
@@ -67,15 +65,13 @@ pub fn routes() -> Vec<Route> {
              stale bytecode, condition never true with its last operand values, thread or instance filter, hit_count pending, \
              disabled or spent, VM held). Reads only.",
             Effect::Read,
-            |ctx, p: Result<DiagnoseParams, ToolError>| {
-                Box::pin(async move { diagnose(&ctx, p).await })
-            },
+            diagnose,
         ),
     ]
 }
 
 /// Reads `host:port` or a bare port.
-fn parse_probe(raw: &str) -> Result<(String, u16), ToolError> {
+fn parse_probe(tool: &str, raw: &str) -> Result<(String, u16), ToolError> {
     let raw = raw.trim();
     let (host, port) = match raw.rsplit_once(':') {
         Some((h, p)) => (
@@ -85,10 +81,7 @@ fn parse_probe(raw: &str) -> Result<(String, u16), ToolError> {
         None => ("127.0.0.1".to_string(), raw),
     };
     let port = port.parse::<u16>().map_err(|_| {
-        ToolError::bad_argument(
-            "debug_list_jvms",
-            format!("probe {raw:?} is not host:port or a port"),
-        )
+        ToolError::bad_argument(tool, format!("probe {raw:?} is not host:port or a port"))
     })?;
     Ok((host, port))
 }
@@ -100,10 +93,14 @@ pub async fn listing(ctx: &Ctx, probe: Option<(String, u16)>) -> JvmListing {
         .await
 }
 
-async fn list_jvms(ctx: &Ctx, p: Result<ListJvmsParams, ToolError>) -> Reply {
-    let p = p?;
-    let probe = p.probe.as_deref().map(parse_probe).transpose()?;
-    let l = listing(ctx, probe).await;
+async fn list_jvms(ctx: Ctx, call: Call<ListJvmsParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let probe = p
+        .probe
+        .as_deref()
+        .map(|raw| parse_probe(tool, raw))
+        .transpose()?;
+    let l = listing(&ctx, probe).await;
     Ok(super::data(jvms::listing_text(&l), &jvms::listing_data(&l)))
 }
 
@@ -123,16 +120,16 @@ pub async fn report_text(ctx: &Ctx) -> String {
     )
 }
 
-async fn diagnose(ctx: &Ctx, p: Result<DiagnoseParams, ToolError>) -> Reply {
-    let p = p?;
+async fn diagnose(ctx: Ctx, call: Call<DiagnoseParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let Some(id) = p.stop_point else {
         if p.session_id.is_some() {
             return Err(ToolError::bad_argument(
-                "debug_diagnose",
+                tool,
                 "session_id goes with stop_point; without it every session is reported",
             ));
         }
-        return Ok(super::text(report_text(ctx).await));
+        return Ok(super::text(report_text(&ctx).await));
     };
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let d = handle.diagnose_stop_point(&id).await?;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{Dump, DumpSpec, VmHold};
 use crate::mcp::error::ToolError;
 use crate::model::classes::NameFilter;
@@ -58,14 +58,12 @@ pub fn routes() -> Vec<Route> {
          before the reply); without it only already-suspended threads are read. Reports packets spent and ms \
          the VM was held. Virtual threads are marked; JDWP lists them only with includevirtualthreads=y.",
         Effect::Read,
-        |ctx, p: Result<ThreadDumpParams, ToolError>| {
-            Box::pin(async move { thread_dump(&ctx, p).await })
-        },
+        thread_dump,
     )]
 }
 
-async fn thread_dump(ctx: &Ctx, p: Result<ThreadDumpParams, ToolError>) -> Reply {
-    let p = p?;
+async fn thread_dump(ctx: Ctx, call: Call<ThreadDumpParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let spec = DumpSpec {
         suspend: p.suspend.unwrap_or(false),

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Ctx, Effect, PROGRESS, Reply, Route, data};
+use super::{Call, Ctx, Effect, PROGRESS, Reply, Route, data};
 use crate::actors::SessionHandle;
 use crate::actors::{Found, HitEvent, SuspendPolicy, TraceQuery, TraceRecord};
 use crate::mcp::error::ToolError;
@@ -84,9 +84,7 @@ pub fn routes() -> Vec<Route> {
              discards what was shown (all, without limit). Traced snapshots are in debug_get_traces. Reads \
              only.",
             Effect::Read,
-            |ctx, p: Result<LastEventParams, ToolError>| {
-                Box::pin(async move { last_event(&ctx, p).await })
-            },
+            last_event,
         ),
         Route::new(
             "debug_wait_for_event",
@@ -97,7 +95,7 @@ pub fn routes() -> Vec<Route> {
              progressToken. bp_id waits for that stop point (or bpset_ family) only; for a traced one, its next snapshot. \
              Suspends nothing itself.",
             Effect::Read,
-            |ctx, p: Result<WaitParams, ToolError>| Box::pin(async move { wait(&ctx, p).await }),
+            wait,
         ),
         Route::new(
             "debug_get_traces",
@@ -111,18 +109,10 @@ pub fn routes() -> Vec<Route> {
              match per value (first/last seq, one example; max_groups, default 20); compact:true drops \
              details repeated from the previous snapshot. Reads only.",
             Effect::Read,
-            |ctx, p: Result<TracesParams, ToolError>| {
-                Box::pin(async move { traces(&ctx, p).await })
-            },
+            traces,
         )
         .with_output::<super::data::Traces>(),
     ]
-}
-
-fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
-    let handle = ctx.engine.session(session)?;
-    handle.check_alive()?;
-    Ok(handle)
 }
 
 fn unknown_stop(bp: &str) -> ToolError {
@@ -267,9 +257,9 @@ async fn suspended_line(handle: &SessionHandle) -> (String, Value) {
     }
 }
 
-async fn last_event(ctx: &Ctx, p: Result<LastEventParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn last_event(ctx: Ctx, call: Call<LastEventParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let log = handle.events();
     let now = Instant::now();
     let (last, pending, dropped) = log.last();
@@ -323,9 +313,9 @@ async fn last_event(ctx: &Ctx, p: Result<LastEventParams, ToolError>) -> Reply {
     Ok(super::text(text))
 }
 
-async fn wait(ctx: &Ctx, p: Result<WaitParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let log = handle.events().clone();
     let limit = Duration::from_millis(p.timeout_ms.unwrap_or(WAIT_DEFAULT_MS).min(WAIT_MAX_MS));
     let after = p.since.unwrap_or_else(|| log.reported());
@@ -480,8 +470,8 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
     (text, data)
 }
 
-async fn traces(ctx: &Ctx, p: Result<TracesParams, ToolError>) -> Reply {
-    let p = p?;
+async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let keys = p.group_by.as_ref().filter(|k| !k.is_empty());
     let query = TraceQuery {

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::session::SessionParams;
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{DEFAULT_EXCLUDES, PauseOutcome, StepFilter, StepKind};
 use crate::actors::{SessionError, ThreadUse};
 use crate::mcp::error::ToolError;
@@ -72,54 +72,42 @@ pub fn routes() -> Vec<Route> {
             "Step over",
             step_doc!("Step to the next line of the current method, over calls."),
             Effect::Changes,
-            |ctx, p: Result<StepParams, ToolError>| {
-                Box::pin(async move { step(&ctx, "debug_step_over", p, StepKind::Over).await })
-            },
+            |ctx, call| step(ctx, call, StepKind::Over),
         ),
         Route::new(
             "debug_step_into",
             "Step into",
             step_doc!("Step to the next line, entering a called method when the line calls one."),
             Effect::Changes,
-            |ctx, p: Result<StepParams, ToolError>| {
-                Box::pin(async move { step(&ctx, "debug_step_into", p, StepKind::Into).await })
-            },
+            |ctx, call| step(ctx, call, StepKind::Into),
         ),
         Route::new(
             "debug_step_out",
             "Step out",
             step_doc!("Run until the current method returns, and stop in its caller."),
             Effect::Changes,
-            |ctx, p: Result<StepParams, ToolError>| {
-                Box::pin(async move { step(&ctx, "debug_step_out", p, StepKind::Out).await })
-            },
+            |ctx, call| step(ctx, call, StepKind::Out),
         ),
         Route::new(
             "debug_suspend_thread",
             "Suspend one thread",
             "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
             Effect::Changes,
-            |ctx, p: Result<ThreadParams, ToolError>| {
-                Box::pin(async move { suspend_thread(&ctx, p, true).await })
-            },
+            |ctx, call| suspend_thread(ctx, call, true),
         ),
         Route::new(
             "debug_resume_thread",
             "Resume one thread once",
             "Take one suspension off one thread and report the count left (a thread held by a stop point and by debug_suspend_thread needs two).",
             Effect::Changes,
-            |ctx, p: Result<ThreadParams, ToolError>| {
-                Box::pin(async move { suspend_thread(&ctx, p, false).await })
-            },
+            |ctx, call| suspend_thread(ctx, call, false),
         ),
         Route::new(
             "debug_pause",
             "Suspend the whole JVM",
             "Suspend every thread. Idempotent: on a JVM that is already fully suspended it changes nothing and says what holds it. Resume with debug_continue.",
             Effect::Idempotent,
-            |ctx, p: Result<SessionParams, ToolError>| {
-                Box::pin(async move { pause(&ctx, p).await })
-            },
+            pause,
         ),
         Route::new(
             "debug_list_threads",
@@ -129,9 +117,7 @@ pub fn routes() -> Vec<Route> {
              (digits collapsed) before a second of any, and names the biggest groups left out. Reads only; \
              suspends nothing.",
             Effect::Read,
-            |ctx, p: Result<ListThreadsParams, ToolError>| {
-                Box::pin(async move { list_threads(&ctx, p).await })
-            },
+            list_threads,
         ),
         Route::new(
             "debug_continue",
@@ -139,15 +125,13 @@ pub fn routes() -> Vec<Route> {
             "Resume every thread, repeating until no suspend count is left, then verify by reading each \
              thread's count back. Says when a new event re-suspended the JVM right away.",
             Effect::Changes,
-            |ctx, p: Result<SessionParams, ToolError>| {
-                Box::pin(async move { resume(&ctx, p).await })
-            },
+            resume,
         ),
     ]
 }
 
-async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Reply {
-    let p = p?;
+async fn list_threads(ctx: Ctx, call: Call<ListThreadsParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let all = handle.threads().await?;
     let matching: Vec<_> = all
@@ -216,10 +200,9 @@ async fn list_threads(ctx: &Ctx, p: Result<ListThreadsParams, ToolError>) -> Rep
     Ok(super::text(out))
 }
 
-async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.check_alive()?;
+async fn resume(ctx: Ctx, call: Call<SessionParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let report = handle.resume_all().await?;
     let held = handle.held_threads().await;
     if report.resumes == 0 && report.still_held == 0 && held.is_empty() {
@@ -265,15 +248,10 @@ async fn resume(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     Ok(super::text(out))
 }
 
-async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: bool) -> Reply {
-    let p = p?;
-    let tool = if suspend {
-        "debug_suspend_thread"
-    } else {
-        "debug_resume_thread"
-    };
+async fn suspend_thread(ctx: Ctx, call: Call<ThreadParams>, suspend: bool) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let handle = ctx.engine.session(p.session_id.as_deref())?;
-    let Some(thread) = super::inspect::thread_id(tool, Some(&p.thread_id))? else {
+    let Some(thread) = super::args::thread_id(tool, Some(&p.thread_id))? else {
         return Err(ToolError::bad_argument(tool, "thread_id is required"));
     };
     let change = if suspend {
@@ -299,8 +277,8 @@ async fn suspend_thread(ctx: &Ctx, p: Result<ThreadParams, ToolError>, suspend: 
     Ok(super::text(out))
 }
 
-async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
-    let p = p?;
+async fn pause(ctx: Ctx, call: Call<SessionParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let watchdog = match ctx.engine.config().suspend_limit {
         Some(limit) => format!(
@@ -341,10 +319,9 @@ async fn pause(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
     }
 }
 
-async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: StepKind) -> Reply {
-    let p = p?;
-    let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.check_alive()?;
+async fn step(ctx: Ctx, call: Call<StepParams>, kind: StepKind) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = ctx.live(p.session_id.as_deref())?;
     let filter = match (p.only_classes, p.exclude_classes) {
         (Some(_), Some(_)) => {
             return Err(ToolError::bad_argument(
@@ -356,7 +333,7 @@ async fn step(ctx: &Ctx, tool: &str, p: Result<StepParams, ToolError>, kind: Ste
         (_, Some(exclude)) => StepFilter::Exclude(exclude),
         _ => StepFilter::Exclude(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect()),
     };
-    let thread = match super::inspect::thread_id(tool, p.thread_id.as_deref())? {
+    let thread = match super::args::thread_id(tool, p.thread_id.as_deref())? {
         Some(t) => t,
         None => match handle.event_threads().await.last() {
             Some(t) => *t,

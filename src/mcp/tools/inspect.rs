@@ -5,10 +5,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::args::{thread_id, view_budget};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
-    Budget, EvalContext, Failure, FrameLocals, Outcome, SessionHandle, ShownValue, StackQuery,
-    StackView, ThreadId, ValueReader, explain,
+    EvalContext, Failure, FrameLocals, Outcome, SessionHandle, ShownValue, StackQuery, StackView,
+    ValueReader, explain,
 };
 use crate::expr::eval::Val;
 use crate::mcp::error::ToolError;
@@ -64,9 +65,7 @@ pub fn routes() -> Vec<Route> {
              one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
              Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
             Effect::Read,
-            |ctx, p: Result<GetStackParams, ToolError>| {
-                Box::pin(async move { get_stack(&ctx, p).await })
-            },
+            get_stack,
         ),
         Route::new(
             "debug_evaluate",
@@ -78,9 +77,7 @@ pub fn routes() -> Vec<Route> {
              invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
              budget each). Parse errors name the column.",
             Effect::Read,
-            |ctx, p: Result<EvaluateParams, ToolError>| {
-                Box::pin(async move { evaluate(&ctx, p, false).await })
-            },
+            |ctx, call| evaluate(ctx, call, false),
         ),
         Route::new(
             "debug_evaluate_chain",
@@ -89,44 +86,20 @@ pub fn routes() -> Vec<Route> {
              the first null one and how many links were never reached. Each method runs exactly once; no \
              toString() is called. Same grammar and thread rules as debug_evaluate.",
             Effect::Read,
-            |ctx, p: Result<EvaluateParams, ToolError>| {
-                Box::pin(async move { evaluate(&ctx, p, true).await })
-            },
+            |ctx, call| evaluate(ctx, call, true),
         ),
     ]
 }
 
-/// Parses a thread id as printed (`@0x1f`, `0x1f`) or decimal.
-pub fn thread_id(tool: &str, raw: Option<&str>) -> Result<Option<ThreadId>, ToolError> {
-    let Some(raw) = raw else { return Ok(None) };
-    let t = raw.trim().trim_start_matches('@');
-    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16),
-        None => t.parse::<u64>(),
-    };
-    parsed.map(|v| Some(ThreadId(v))).map_err(|_| {
-        ToolError::bad_argument(
-            tool,
-            format!(
-                "thread_id {raw:?} is not a thread id (use the @0x… ids debug_list_threads prints)"
-            ),
-        )
-    })
-}
-
-async fn get_stack(ctx: &Ctx, p: Result<GetStackParams, ToolError>) -> Reply {
-    let p = p?;
+async fn get_stack(ctx: Ctx, call: Call<GetStackParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let session = ctx.engine.session(p.session_id.as_deref())?;
     let query = StackQuery {
-        thread: thread_id("debug_get_stack", p.thread_id.as_deref())?,
+        thread: thread_id(tool, p.thread_id.as_deref())?,
         max_frames: p.max_frames.unwrap_or(20).max(1),
         package_filter: p.package_filter,
         expand: p.expand_objects.unwrap_or(false),
-        budget: Budget {
-            max_depth: p.max_depth.unwrap_or(2),
-            max_children: p.max_children.unwrap_or(20),
-            ..Budget::default()
-        },
+        budget: view_budget(p.max_depth, p.max_children),
     };
     let view = session.stack(&query).await?;
     Ok(super::text(render_stack(&view)))
@@ -176,13 +149,8 @@ fn render_stack(view: &StackView) -> String {
     out
 }
 
-async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) -> Reply {
-    let p = p?;
-    let tool = if chain {
-        "debug_evaluate_chain"
-    } else {
-        "debug_evaluate"
-    };
+async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let parsed = crate::expr::parse_checked(&p.expression).map_err(|e| {
         ToolError::new("BAD_EXPRESSION", format!("{e}\n{}", e.caret(&p.expression)))
     })?;
@@ -191,11 +159,7 @@ async fn evaluate(ctx: &Ctx, p: Result<EvaluateParams, ToolError>, chain: bool) 
     let ectx = session
         .eval_context(thread, p.frame_index.unwrap_or(0))
         .await?;
-    let budget = Budget {
-        max_depth: p.max_depth.unwrap_or(2),
-        max_children: p.max_children.unwrap_or(20),
-        ..Budget::default()
-    };
+    let budget = view_budget(p.max_depth, p.max_children);
     let quiet = EvalContext {
         invocable: false,
         ..ectx.clone()

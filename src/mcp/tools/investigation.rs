@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::data::{Armed, Outcome};
 use super::events::{event_text, trace_text};
 use super::stop_points::{export_set, listing_text};
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::mcp::error::ToolError;
 
 /// The tools an exported set may name.
@@ -57,9 +57,7 @@ pub fn routes() -> Vec<Route> {
              redacted: snapshots hold whatever the program held (payloads, tokens, credentials). Clears \
              nothing.",
             Effect::Read,
-            |ctx, p: Result<ExportParams, ToolError>| {
-                Box::pin(async move { export(&ctx, p).await })
-            },
+            export,
         ),
         Route::new(
             "debug_arm_stop_points",
@@ -69,14 +67,14 @@ pub fn routes() -> Vec<Route> {
              spent entries are skipped. Leads with N armed, N deferred, N refused, N skipped, then each \
              entry's outcome. Lines are not checked against this build.",
             Effect::Changes,
-            |ctx, p: Result<ArmSetParams, ToolError>| Box::pin(async move { arm(&ctx, p).await }),
+            arm,
         )
         .with_output::<super::data::Armed>(),
     ]
 }
 
-async fn export(ctx: &Ctx, p: Result<ExportParams, ToolError>) -> Reply {
-    let p = p?;
+async fn export(ctx: Ctx, call: Call<ExportParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let now = Instant::now();
     let mut md = format!("# Investigation of session {}\n\n", handle.id().0);
@@ -183,8 +181,8 @@ fn fenced(lang: &str, body: &str) -> String {
 }
 
 /// The entries of a set: a JSON array, or text holding one in a ```json block.
-fn entries(set: &Value) -> Result<Vec<Value>, ToolError> {
-    let bad = |why: String| ToolError::bad_argument("debug_arm_stop_points", why);
+fn entries(tool: &str, set: &Value) -> Result<Vec<Value>, ToolError> {
+    let bad = |why: String| ToolError::bad_argument(tool, why);
     let parsed = match set {
         Value::Array(a) => return Ok(a.clone()),
         Value::Object(o) if o.get("export").is_some_and(Value::is_array) => {
@@ -213,11 +211,10 @@ fn entries(set: &Value) -> Result<Vec<Value>, ToolError> {
     }
 }
 
-async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = ctx.engine.session(p.session_id.as_deref())?;
-    handle.ensure_writable("arm a stop-point set")?;
-    let list = entries(&p.set)?;
+async fn arm(ctx: Ctx, call: Call<ArmSetParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.writable(p.session_id.as_deref(), "arm a stop-point set")?;
+    let list = entries(call.tool, &p.set)?;
     let (mut armed, mut deferred, mut refused, mut skipped) = (0, 0, 0, 0);
     let mut lines = Vec::new();
     let mut outcomes = Vec::new();
@@ -253,7 +250,7 @@ async fn arm(ctx: &Ctx, p: Result<ArmSetParams, ToolError>) -> Reply {
         }
         let mut args = e["args"].as_object().cloned().unwrap_or_default();
         args.insert("session_id".into(), json!(handle.id().0));
-        let r = super::call(ctx, tool, Some(args)).await;
+        let r = super::call(&ctx, tool, Some(args)).await;
         let text = r
             .content
             .iter()
@@ -303,6 +300,7 @@ mod tests {
 
     #[test]
     fn a_set_is_read_from_its_array_its_data_or_the_reply_text() {
+        let entries = |set: &Value| entries("debug_arm_stop_points", set);
         let calls =
             json!([{"tool": "debug_set_line_stop", "args": {"class_pattern": "A", "line": 3}}]);
         assert_eq!(entries(&calls).ok(), calls.as_array().cloned());

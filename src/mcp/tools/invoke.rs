@@ -9,11 +9,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
-use super::inspect::thread_id;
-use super::{Ctx, Effect, Reply, Route};
+use super::args::{thread_id, view_budget};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
-    Arg, Budget, CallOutcome, CallSpec, CallTarget, MethodShape, NamedQuery, SessionHandle,
-    SpringQuery, Venue,
+    Arg, Budget, CallOutcome, CallSpec, CallTarget, MethodShape, NamedQuery, SpringQuery, Venue,
 };
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
@@ -107,9 +106,7 @@ pub fn routes() -> Vec<Route> {
              says which. Single-threaded by default: a method waiting on a lock held by a suspended thread \
              times out. Views: toString, JSON, field tree. template:true returns what each overload takes.",
             Effect::Changes,
-            |ctx, p: Result<InvokeParams, ToolError>| {
-                Box::pin(async move { invoke(&ctx, p).await })
-            },
+            invoke,
         ),
         Route::new(
             "debug_spring",
@@ -119,9 +116,7 @@ pub fn routes() -> Vec<Route> {
              source it came from. Values of keys naming a password, secret, token or key are masked. Runs \
              calls like debug_invoke.",
             Effect::Changes,
-            |ctx, p: Result<SpringParams, ToolError>| {
-                Box::pin(async move { spring(&ctx, p).await })
-            },
+            spring,
         ),
         Route::new(
             "debug_run_named_query",
@@ -131,20 +126,12 @@ pub fn routes() -> Vec<Route> {
              written first and not seen. Rows are read by their fields, invoking nothing. Reaches the \
              database; runs like debug_invoke.",
             Effect::Changes,
-            |ctx, p: Result<NamedQueryParams, ToolError>| {
-                Box::pin(async move { named_query(&ctx, p).await })
-            },
+            named_query,
         ),
     ]
 }
 
 /// The session, refused first when it is read-only.
-fn writable(ctx: &Ctx, id: Option<&str>, action: &'static str) -> Result<SessionHandle, ToolError> {
-    let session = ctx.engine.session(id)?;
-    session.ensure_writable(action)?;
-    Ok(session)
-}
-
 /// A JSON value as a typed argument: `"@0x…"` is a handle.
 pub fn arg(v: &Json) -> Arg {
     match v {
@@ -176,8 +163,7 @@ fn handle(tool: &str, raw: &str) -> Result<u64, ToolError> {
         })
 }
 
-fn target(p: &InvokeParams) -> Result<CallTarget, ToolError> {
-    let tool = "debug_invoke";
+fn target(tool: &str, p: &InvokeParams) -> Result<CallTarget, ToolError> {
     match (&p.class, &p.object, &p.bean, &p.bean_type) {
         (Some(c), None, None, None) => Ok(CallTarget::Class(c.clone())),
         (None, Some(o), None, None) => Ok(CallTarget::Object(handle(tool, o)?)),
@@ -202,10 +188,10 @@ fn venue(v: Venue, name: &str) -> String {
     }
 }
 
-async fn invoke(ctx: &Ctx, p: Result<InvokeParams, ToolError>) -> Reply {
-    let p = p?;
-    let session = writable(ctx, p.session_id.as_deref(), "invoke a method")?;
-    let target = target(&p)?;
+async fn invoke(ctx: Ctx, call: Call<InvokeParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let session = ctx.writable(p.session_id.as_deref(), "invoke a method")?;
+    let target = target(tool, &p)?;
     if p.template.unwrap_or(false) {
         let shapes = session.method_shapes(&target, &p.method).await?;
         return Ok(template_reply(&shapes));
@@ -215,14 +201,10 @@ async fn invoke(ctx: &Ctx, p: Result<InvokeParams, ToolError>) -> Reply {
         method: p.method.clone(),
         param_types: p.param_types.clone(),
         args: p.args.iter().flatten().map(arg).collect(),
-        thread: thread_id("debug_invoke", p.thread_id.as_deref())?,
+        thread: thread_id(tool, p.thread_id.as_deref())?,
         budget: Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
         all_threads: p.all_threads.unwrap_or(false),
-        views: Budget {
-            max_depth: p.max_depth.unwrap_or(2),
-            max_children: p.max_children.unwrap_or(20),
-            ..Budget::default()
-        },
+        views: view_budget(p.max_depth, p.max_children),
     };
     let out = session.invoke(&spec).await?;
     Ok(invoke_reply(&out, spec.all_threads))
@@ -436,17 +418,16 @@ fn template_reply(shapes: &[MethodShape]) -> rmcp::model::CallToolResult {
     super::text(text)
 }
 
-async fn spring(ctx: &Ctx, p: Result<SpringParams, ToolError>) -> Reply {
-    let p = p?;
-    let session = writable(
-        ctx,
+async fn spring(ctx: Ctx, call: Call<SpringParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let session = ctx.writable(
         p.session_id.as_deref(),
         "invoke Spring's ApplicationContext",
     )?;
     let q = SpringQuery {
         beans: p.beans.clone(),
         keys: p.keys.clone().unwrap_or_default(),
-        thread: thread_id("debug_spring", p.thread_id.as_deref())?,
+        thread: thread_id(tool, p.thread_id.as_deref())?,
         budget: Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
     };
     let r = session.spring(&q).await?;
@@ -507,19 +488,16 @@ async fn spring(ctx: &Ctx, p: Result<SpringParams, ToolError>) -> Reply {
     Ok(super::text(text))
 }
 
-async fn named_query(ctx: &Ctx, p: Result<NamedQueryParams, ToolError>) -> Reply {
-    let p = p?;
-    let session = writable(ctx, p.session_id.as_deref(), "run a JPA query")?;
+async fn named_query(ctx: Ctx, call: Call<NamedQueryParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let session = ctx.writable(p.session_id.as_deref(), "run a JPA query")?;
     let entity_manager = match &p.entity_manager {
         Some(src) => Some(
             crate::expr::parse_checked(src)
                 .map_err(|e| {
                     ToolError::new(
                         "BAD_EXPRESSION",
-                        format!(
-                            "debug_run_named_query entity_manager: {e}\n{}",
-                            e.caret(src)
-                        ),
+                        format!("{tool} entity_manager: {e}\n{}", e.caret(src)),
                     )
                 })?
                 .expr,
@@ -537,7 +515,7 @@ async fn named_query(ctx: &Ctx, p: Result<NamedQueryParams, ToolError>) -> Reply
         max_rows: p.max_rows.unwrap_or(20).max(1),
         entity_manager,
         allow_flush: p.allow_flush.unwrap_or(false),
-        thread: thread_id("debug_run_named_query", p.thread_id.as_deref())?,
+        thread: thread_id(tool, p.thread_id.as_deref())?,
         budget: Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).max(1)),
         views: Budget {
             max_depth: p.max_depth.unwrap_or(1),

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{InstanceReport, Member, MemberSet, Members, TypeMembers};
 use crate::mcp::error::ToolError;
 use crate::model::java_source::{
@@ -57,9 +57,7 @@ pub fn routes() -> Vec<Route> {
              methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
              class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
             Effect::Read,
-            |ctx, p: Result<MembersParams, ToolError>| {
-                Box::pin(async move { list(&ctx, p, MemberSet::Methods).await })
-            },
+            |ctx, call| list(ctx, call, MemberSet::Methods),
         ),
         Route::new(
             "debug_list_fields",
@@ -68,9 +66,7 @@ pub fn routes() -> Vec<Route> {
              values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
              pinning as in debug_list_methods. Suspends nothing.",
             Effect::Read,
-            |ctx, p: Result<MembersParams, ToolError>| {
-                Box::pin(async move { list(&ctx, p, MemberSet::Fields).await })
-            },
+            |ctx, call| list(ctx, call, MemberSet::Fields),
         ),
         Route::new(
             "debug_list_instances",
@@ -80,15 +76,13 @@ pub fn routes() -> Vec<Route> {
              name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
              how long.",
             Effect::Read,
-            |ctx, p: Result<InstancesParams, ToolError>| {
-                Box::pin(async move { list_instances(&ctx, p).await })
-            },
+            list_instances,
         ),
     ]
 }
 
-async fn list(ctx: &Ctx, p: Result<MembersParams, ToolError>, set: MemberSet) -> Reply {
-    let p = p?;
+async fn list(ctx: Ctx, call: Call<MembersParams>, set: MemberSet) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let members = handle
         .members(&p.class_name, set, p.inherited.unwrap_or(false))
@@ -204,8 +198,8 @@ fn copies_note(out: &mut String, m: &Members) {
     ));
 }
 
-async fn list_instances(ctx: &Ctx, p: Result<InstancesParams, ToolError>) -> Reply {
-    let p = p?;
+async fn list_instances(ctx: Ctx, call: Call<InstancesParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     if p.class_names.is_empty() {
         return Err(ToolError::new(

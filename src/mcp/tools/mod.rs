@@ -3,6 +3,7 @@
 //! calls addressed to them. Descriptions are the model's documentation:
 //! short, exact, and honest about what a tool costs the JVM.
 
+pub mod args;
 pub mod classes;
 pub mod code;
 pub mod data;
@@ -29,7 +30,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::actors::Engine;
+use crate::actors::{Engine, SessionHandle};
 use crate::mcp::error::ToolError;
 
 /// Where a long tool call reports progress: the client's progress token
@@ -81,6 +82,28 @@ pub fn progress_reporter(what: &'static str) -> Option<crate::actors::ProgressFn
 #[derive(Clone)]
 pub struct Ctx {
     pub engine: Engine,
+}
+
+impl Ctx {
+    /// The session a call names (the current one when it names none),
+    /// refused when it is dead.
+    pub fn live(&self, session: Option<&str>) -> Result<SessionHandle, ToolError> {
+        let handle = self.engine.session(session)?;
+        handle.check_alive()?;
+        Ok(handle)
+    }
+
+    /// The session a call names, refused when it is read-only (the refusal
+    /// says what was not done: `action`).
+    pub fn writable(
+        &self,
+        session: Option<&str>,
+        action: &'static str,
+    ) -> Result<SessionHandle, ToolError> {
+        let handle = self.engine.session(session)?;
+        handle.ensure_writable(action)?;
+        Ok(handle)
+    }
 }
 
 /// A tool's outcome before it becomes an MCP result.
@@ -231,8 +254,16 @@ fn compact_node(node: &mut JsonObject) {
     }
 }
 
-/// What a tool's handler is: it gets the call's context and its parsed
-/// arguments (or why they did not parse) and answers.
+/// A tool call as its handler receives it: the tool's own name, for the
+/// messages that name it, and the arguments parsed into the tool's
+/// parameter type (or why they did not parse).
+pub struct Call<P> {
+    pub tool: &'static str,
+    pub params: Result<P, ToolError>,
+}
+
+/// What a route keeps of its handler: the call's context and its raw
+/// arguments in, the tool's outcome out.
 type Handler = dyn Fn(Ctx, Option<JsonObject>) -> BoxFuture<'static, Reply> + Send + Sync;
 
 /// One tool: its definition (name, schema, description, annotations) and
@@ -243,9 +274,12 @@ pub struct Route {
 }
 
 impl Route {
-    /// Declares a tool whose arguments are `P`. The handler receives the
-    /// arguments parsed (misspelt names refused, naming the accepted ones).
-    pub fn new<P, H>(
+    /// Declares a tool whose arguments are `P`, answered by `handler` (an
+    /// `async fn(Ctx, Call<P>) -> Reply`, or a closure that adds what one
+    /// handler serving several tools needs). The handler receives the
+    /// tool's name and the arguments parsed (misspelt names refused,
+    /// naming the accepted ones), so the name is written only here.
+    pub fn new<P, H, F>(
         name: &'static str,
         title: &'static str,
         description: &'static str,
@@ -253,12 +287,16 @@ impl Route {
         handler: H,
     ) -> Self
     where
-        P: JsonSchema + DeserializeOwned + 'static,
-        H: Fn(Ctx, Result<P, ToolError>) -> BoxFuture<'static, Reply> + Send + Sync + 'static,
+        P: JsonSchema + DeserializeOwned + Send + 'static,
+        H: Fn(Ctx, Call<P>) -> F + Send + Sync + 'static,
+        F: Future<Output = Reply> + Send + 'static,
     {
         Self {
             tool: tool::<P>(name, title, description, effect),
-            call: Arc::new(move |ctx, args| handler(ctx, parse::<P>(name, args))),
+            call: Arc::new(move |ctx, args| {
+                let params = parse::<P>(name, args);
+                Box::pin(handler(ctx, Call { tool: name, params }))
+            }),
         }
     }
 

@@ -4,8 +4,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::inspect::thread_id;
-use super::{Ctx, Effect, Reply, Route};
+use super::args::thread_id;
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{Budget, EvalContext, SessionError, SessionHandle, ThreadUse};
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
@@ -60,9 +60,7 @@ pub fn routes() -> Vec<Route> {
              Reports the value it displaced; a type mismatch names both types. List/Map elements call \
              set()/put() and need a thread suspended by a stop point. Refused in read-only mode.",
             Effect::Changes,
-            |ctx, p: Result<SetValueParams, ToolError>| {
-                Box::pin(async move { set_value(&ctx, p).await })
-            },
+            set_value,
         ),
         Route::new(
             "debug_force_return",
@@ -70,9 +68,7 @@ pub fn routes() -> Vec<Route> {
             "Make the top frame's method return now with value (coerced to its return type; omit for void). \
              The rest of the method does not run. Native frames are refused. Refused in read-only mode.",
             Effect::Destructive,
-            |ctx, p: Result<ForceReturnParams, ToolError>| {
-                Box::pin(async move { force_return(&ctx, p).await })
-            },
+            force_return,
         ),
         Route::new(
             "debug_pop_frame",
@@ -81,9 +77,7 @@ pub fn routes() -> Vec<Route> {
              call. Side effects already done are not undone. Native frames and the outermost frame are \
              refused. Refused in read-only mode.",
             Effect::Destructive,
-            |ctx, p: Result<PopFrameParams, ToolError>| {
-                Box::pin(async move { pop_frame(&ctx, p).await })
-            },
+            pop_frame,
         ),
     ]
 }
@@ -99,16 +93,6 @@ fn expr(tool: &str, field: &str, src: &str) -> Result<crate::expr::Parsed, ToolE
 
 /// The session to write in, refused up front when it is read-only (before
 /// any other check), so the refusal names what actually blocks.
-fn writable(
-    ctx: &Ctx,
-    session: Option<&str>,
-    action: &'static str,
-) -> Result<SessionHandle, ToolError> {
-    let handle = ctx.engine.session(session)?;
-    handle.ensure_writable(action)?;
-    Ok(handle)
-}
-
 /// Where a write is evaluated. A local needs a suspended thread's frame; a
 /// field reached from a static or a handle needs none, so only the tools
 /// that always work on a frame insist on one.
@@ -130,16 +114,16 @@ async fn context(
     Ok(ectx)
 }
 
-async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = writable(ctx, p.session_id.as_deref(), "setting a value")?;
-    let target = expr("debug_set_value", "target", &p.target)?;
-    let value = expr("debug_set_value", "value", &p.value)?;
+async fn set_value(ctx: Ctx, call: Call<SetValueParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = ctx.writable(p.session_id.as_deref(), "setting a value")?;
+    let target = expr(tool, "target", &p.target)?;
+    let value = expr(tool, "value", &p.value)?;
     let ectx = context(
         &handle,
         p.thread_id.as_deref(),
         p.frame_index.unwrap_or(0),
-        "debug_set_value",
+        tool,
         false,
     )
     .await?;
@@ -157,21 +141,14 @@ async fn set_value(ctx: &Ctx, p: Result<SetValueParams, ToolError>) -> Reply {
     )))
 }
 
-async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = writable(ctx, p.session_id.as_deref(), "forcing a return")?;
+async fn force_return(ctx: Ctx, call: Call<ForceReturnParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = ctx.writable(p.session_id.as_deref(), "forcing a return")?;
     let value = match &p.value {
-        Some(v) => Some(expr("debug_force_return", "value", v)?),
+        Some(v) => Some(expr(tool, "value", v)?),
         None => None,
     };
-    let ectx = context(
-        &handle,
-        p.thread_id.as_deref(),
-        0,
-        "debug_force_return",
-        true,
-    )
-    .await?;
+    let ectx = context(&handle, p.thread_id.as_deref(), 0, tool, true).await?;
     let (frame, val) = handle
         .force_return(&ectx, value.as_ref().map(|v| &v.expr))
         .await?;
@@ -183,10 +160,10 @@ async fn force_return(ctx: &Ctx, p: Result<ForceReturnParams, ToolError>) -> Rep
     )))
 }
 
-async fn pop_frame(ctx: &Ctx, p: Result<PopFrameParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = writable(ctx, p.session_id.as_deref(), "popping frames")?;
-    let ectx = context(&handle, p.thread_id.as_deref(), 0, "debug_pop_frame", true).await?;
+async fn pop_frame(ctx: Ctx, call: Call<PopFrameParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = ctx.writable(p.session_id.as_deref(), "popping frames")?;
+    let ectx = context(&handle, p.thread_id.as_deref(), 0, tool, true).await?;
     let Some(thread) = ectx.thread else {
         return Err(SessionError::NoThreadSuspended {
             purpose: ThreadUse::Write,

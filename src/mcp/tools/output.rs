@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{OUTPUT_LINES, OutputLine, OutputQuery, OutputSlice, OutputStream};
 use crate::mcp::error::ToolError;
 
@@ -36,17 +36,17 @@ pub fn routes() -> Vec<Route> {
          those above `since` (the reply's next, to follow output). Reads a kept buffer, even after the JVM \
          exited; the JVM is untouched.",
         Effect::Read,
-        |ctx, p: Result<ReadOutputParams, ToolError>| Box::pin(async move { read(&ctx, p) }),
+        read,
     )]
 }
 
-fn read(ctx: &Ctx, p: Result<ReadOutputParams, ToolError>) -> Reply {
-    let p = p?;
+async fn read(ctx: Ctx, call: Call<ReadOutputParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let tail = p.tail.unwrap_or(DEFAULT_TAIL);
     if tail == 0 || tail > MAX_TAIL {
         return Err(ToolError::bad_argument(
-            "debug_read_output",
+            tool,
             format!("tail must be 1..={MAX_TAIL}, got {tail}"),
         ));
     }
@@ -56,7 +56,7 @@ fn read(ctx: &Ctx, p: Result<ReadOutputParams, ToolError>) -> Reply {
         "both" => None,
         other => {
             return Err(ToolError::bad_argument(
-                "debug_read_output",
+                tool,
                 format!("stream is stdout, stderr or both, not {other:?}"),
             ));
         }

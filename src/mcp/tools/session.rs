@@ -7,7 +7,7 @@ use futures::future::join_all;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Ctx, Effect, Reply, Route};
+use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{SessionHandle, Startup};
 use crate::mcp::error::ToolError;
 use crate::model::{AttachSpec, LaunchSpec, LaunchTarget, SessionState};
@@ -96,9 +96,7 @@ pub fn routes() -> Vec<Route> {
              that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
              reported as NOT_JDWP within timeout_ms.",
             Effect::Changes,
-            |ctx, p: Result<AttachParams, ToolError>| {
-                Box::pin(async move { attach(&ctx, p).await })
-            },
+            attach,
         ),
         Route::new(
             "debug_launch",
@@ -108,9 +106,7 @@ pub fn routes() -> Vec<Route> {
              debug_continue starts it. Dying during startup is an error with its exit and last lines; \
              debug_read_output reads its output. Terminated when the session ends unless detach_on_disconnect.",
             Effect::Changes,
-            |ctx, p: Result<LaunchParams, ToolError>| {
-                Box::pin(async move { launch(&ctx, p).await })
-            },
+            launch,
         ),
         Route::new(
             "debug_list_sessions",
@@ -119,14 +115,7 @@ pub fn routes() -> Vec<Route> {
              JVM name and version, JDWP packets sent, stop points. State is read live (one pipelined burst \
              per JVM); nothing is suspended.",
             Effect::Read,
-            |ctx, p: Result<ListSessionsParams, ToolError>| {
-                Box::pin(async move {
-                    match p {
-                        Ok(_) => list_sessions(&ctx).await,
-                        Err(e) => Err(e),
-                    }
-                })
-            },
+            list_sessions,
         )
         .with_output::<super::data::Sessions>(),
         Route::new(
@@ -134,9 +123,7 @@ pub fn routes() -> Vec<Route> {
             "Choose the current session",
             "Make a session current: tools called without session_id use it.",
             Effect::Idempotent,
-            |ctx, p: Result<SetCurrentParams, ToolError>| {
-                Box::pin(async move { set_current(&ctx, p) })
-            },
+            set_current,
         ),
         Route::new(
             "debug_disconnect",
@@ -145,9 +132,7 @@ pub fn routes() -> Vec<Route> {
              re-checks that no thread is left suspended, and reports what was released. A JVM started by \
              debug_launch is terminated unless launched with detach_on_disconnect.",
             Effect::Destructive,
-            |ctx, p: Result<SessionParams, ToolError>| {
-                Box::pin(async move { disconnect(&ctx, p).await })
-            },
+            disconnect,
         ),
     ]
 }
@@ -161,8 +146,8 @@ fn roots(given: Option<Vec<String>>, env: &str) -> Vec<PathBuf> {
     }
 }
 
-async fn attach(ctx: &Ctx, p: Result<AttachParams, ToolError>) -> Reply {
-    let p = p?;
+async fn attach(ctx: Ctx, call: Call<AttachParams>) -> Reply {
+    let p = call.params?;
     let spec = AttachSpec {
         host: p.host.unwrap_or_else(|| "127.0.0.1".into()),
         port: p.port,
@@ -175,8 +160,8 @@ async fn attach(ctx: &Ctx, p: Result<AttachParams, ToolError>) -> Reply {
     Ok(opened(&handle, "Attached", None, None).await)
 }
 
-async fn launch(ctx: &Ctx, p: Result<LaunchParams, ToolError>) -> Reply {
-    let p = p?;
+async fn launch(ctx: Ctx, call: Call<LaunchParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
     let target = match (p.main_class, p.jar) {
         (Some(main_class), None) => LaunchTarget::MainClass {
             main_class,
@@ -187,7 +172,7 @@ async fn launch(ctx: &Ctx, p: Result<LaunchParams, ToolError>) -> Reply {
         },
         _ => {
             return Err(ToolError::bad_argument(
-                "debug_launch",
+                tool,
                 "give exactly one of main_class (with classpath) or jar",
             ));
         }
@@ -280,7 +265,8 @@ pub fn describe_state(state: &SessionState) -> String {
 /// How many of a dead launched JVM's last lines the session list shows.
 const LISTED_OUTPUT_LINES: usize = 5;
 
-async fn list_sessions(ctx: &Ctx) -> Reply {
+async fn list_sessions(ctx: Ctx, call: Call<ListSessionsParams>) -> Reply {
+    call.params?;
     let sessions = ctx.engine.sessions();
     if sessions.is_empty() {
         return Ok(super::data(
@@ -389,8 +375,8 @@ async fn list_sessions(ctx: &Ctx) -> Reply {
     ))
 }
 
-fn set_current(ctx: &Ctx, p: Result<SetCurrentParams, ToolError>) -> Reply {
-    let p = p?;
+async fn set_current(ctx: Ctx, call: Call<SetCurrentParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.set_current(&p.session_id)?;
     let mut out = format!("Current session: {} ({})", handle.id(), handle.address());
     if let Some(reason) = handle.dead_reason() {
@@ -399,8 +385,8 @@ fn set_current(ctx: &Ctx, p: Result<SetCurrentParams, ToolError>) -> Reply {
     Ok(super::text(out))
 }
 
-async fn disconnect(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
-    let p = p?;
+async fn disconnect(ctx: Ctx, call: Call<SessionParams>) -> Reply {
+    let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let report = handle.disconnect().await?;
     let mut out = format!(

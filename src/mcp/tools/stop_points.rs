@@ -9,9 +9,7 @@ mod manage;
 pub(crate) mod render;
 mod set;
 
-use super::{Ctx, Route};
-use crate::actors::SessionHandle;
-use crate::mcp::error::ToolError;
+use super::Route;
 use crate::model::stop_point::Filters;
 
 pub use render::{arm_note, describe_point};
@@ -32,12 +30,6 @@ pub fn routes() -> Vec<Route> {
     let mut routes = set::set_routes();
     routes.extend(manage::manage_routes());
     routes
-}
-
-fn live(ctx: &Ctx, session: Option<&str>) -> Result<SessionHandle, ToolError> {
-    let handle = ctx.engine.session(session)?;
-    handle.check_alive()?;
-    Ok(handle)
 }
 
 /// hit_count is the JVM's Count: it counts hits, not the hits whose

@@ -182,6 +182,41 @@ stop_params! {
     }
 }
 
+/// The arguments every set tool with a condition shares, borrowed from
+/// its parameters: where it arms, what it evaluates, which object it
+/// watches, and the filters and trace settings.
+pub(super) struct Shared<'a> {
+    pub(super) session_id: Option<&'a str>,
+    pub(super) condition: &'a Option<String>,
+    pub(super) trace_expr: &'a Option<OneOrMany<String>>,
+    pub(super) instance_id: &'a Option<String>,
+    pub(super) common: Common,
+}
+
+/// Gives each set tool with a condition its [`Shared`] view.
+macro_rules! shared_view {
+    ($($name:ident),*) => {$(
+        impl $name {
+            pub(super) fn shared(&self) -> Shared<'_> {
+                Shared {
+                    session_id: self.session_id.as_deref(),
+                    condition: &self.condition,
+                    trace_expr: &self.trace_expr,
+                    instance_id: &self.instance_id,
+                    common: self.common(),
+                }
+            }
+        }
+    )*};
+}
+
+shared_view!(
+    LineStopParams,
+    ExceptionStopParams,
+    FieldStopParams,
+    MethodExitParams
+);
+
 /// Arguments of debug_list_stop_points.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -260,21 +295,14 @@ pub(super) struct Common {
     pub(super) max_overhead: Option<u32>,
 }
 
-/// `@0x1f`, `0x1f` or `31` → 31.
-pub fn parse_object_id(s: &str) -> Option<u64> {
-    let t = s.trim().trim_start_matches('@');
-    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(hex, 16).ok(),
-        None => t.parse().ok(),
-    }
-}
-
 pub(super) fn id_arg(tool: &str, what: &str, s: &Option<String>) -> Result<Option<u64>, ToolError> {
     match s {
         None => Ok(None),
-        Some(v) => parse_object_id(v).map(Some).ok_or_else(|| {
-            ToolError::bad_argument(tool, format!("{what} {v:?} is not an @0x… id"))
-        }),
+        Some(v) => crate::mcp::tools::args::object_id(v)
+            .map(Some)
+            .ok_or_else(|| {
+                ToolError::bad_argument(tool, format!("{what} {v:?} is not an @0x… id"))
+            }),
     }
 }
 
@@ -434,14 +462,6 @@ pub(super) fn mode_and_filters(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn object_ids_parse_in_every_spelling() {
-        assert_eq!(parse_object_id("@0x1f"), Some(31));
-        assert_eq!(parse_object_id("0x1F"), Some(31));
-        assert_eq!(parse_object_id("31"), Some(31));
-        assert_eq!(parse_object_id("@zz"), None);
-    }
 
     #[test]
     fn trace_settings_need_trace() {

@@ -6,12 +6,12 @@ use super::args::{
     mode_and_filters, refuse, with_exprs,
 };
 use super::render::{self, describe_point};
-use super::{count_with_condition, export, live};
+use super::{count_with_condition, export};
 use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::data::StopPoints;
 use crate::mcp::tools::session::SessionParams;
-use crate::mcp::tools::{self, Ctx, Effect, Reply, Route};
+use crate::mcp::tools::{self, Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{Mode, StopPointSpec, Target, TraceSpec};
 
 /// The declarations of the tools that manage stop points.
@@ -30,7 +30,7 @@ pub(super) fn manage_routes() -> Vec<Route> {
              returns the set as the debug_set_* calls that re-arm it (thread and instance filters dropped, \
              named). Reads only.",
             Effect::Read,
-            |ctx, p: Result<ListParams, ToolError>| Box::pin(async move { list(&ctx, p).await }),
+            list,
         )
         .with_output::<StopPoints>(),
         Route::new(
@@ -41,7 +41,7 @@ pub(super) fn manage_routes() -> Vec<Route> {
              deleted its request. Clearing a family member frees a slot, so a full family watches for new \
              classes again.",
             Effect::Changes,
-            |ctx, p: Result<IdParams, ToolError>| Box::pin(async move { clear(&ctx, p).await }),
+            clear,
         ),
         Route::new(
             "debug_toggle_stop_point",
@@ -50,9 +50,7 @@ pub(super) fn manage_routes() -> Vec<Route> {
              kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
              fresh hit_count and trace budget.",
             Effect::Changes,
-            |ctx, p: Result<ToggleParams, ToolError>| {
-                Box::pin(async move { toggle(&ctx, p).await })
-            },
+            toggle,
         ),
         Route::new(
             "debug_update_stop_point",
@@ -62,9 +60,7 @@ pub(super) fn manage_routes() -> Vec<Route> {
              instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
              disabled one stays disabled.",
             Effect::Changes,
-            |ctx, p: Result<UpdateParams, ToolError>| {
-                Box::pin(async move { update(&ctx, p).await })
-            },
+            update,
         ),
         Route::new(
             "debug_panic",
@@ -73,16 +69,14 @@ pub(super) fn manage_routes() -> Vec<Route> {
              left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
              debugger.",
             Effect::Destructive,
-            |ctx, p: Result<SessionParams, ToolError>| {
-                Box::pin(async move { panic(&ctx, p).await })
-            },
+            panic,
         ),
     ]
 }
 
-async fn list(ctx: &Ctx, p: Result<ListParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn list(ctx: Ctx, call: Call<ListParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let listing = handle.stop_points().list().await;
     if p.export == Some(true) {
         let (text, calls) = export::export(&listing);
@@ -97,9 +91,9 @@ async fn list(ctx: &Ctx, p: Result<ListParams, ToolError>) -> Reply {
     Ok(tools::data(text, &data))
 }
 
-async fn clear(ctx: &Ctx, p: Result<IdParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn clear(ctx: Ctx, call: Call<IdParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let r = handle
         .stop_points()
         .clear(p.id.trim())
@@ -120,9 +114,9 @@ async fn clear(ctx: &Ctx, p: Result<IdParams, ToolError>) -> Reply {
     Ok(tools::text(text))
 }
 
-async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn toggle(ctx: Ctx, call: Call<ToggleParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let r = handle
         .stop_points()
         .toggle(p.id.trim(), p.enabled)
@@ -143,10 +137,9 @@ async fn toggle(ctx: &Ctx, p: Result<ToggleParams, ToolError>) -> Reply {
     Ok(tools::text(text))
 }
 
-async fn update(ctx: &Ctx, p: Result<UpdateParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_update_stop_point";
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn update(ctx: Ctx, call: Call<UpdateParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = ctx.live(p.session_id.as_deref())?;
     let Some(mut spec) = handle.stop_points().spec(p.id.trim()).await else {
         return Err(refuse(
             "UNKNOWN_STOP_POINT",
@@ -317,9 +310,9 @@ fn update_filters(tool: &str, p: &UpdateParams, spec: &mut StopPointSpec) -> Res
     Ok(())
 }
 
-async fn panic(ctx: &Ctx, p: Result<SessionParams, ToolError>) -> Reply {
-    let p = p?;
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
     let cleared = handle.stop_points().clear_all().await;
     // A panic releases the threads debug_suspend_thread holds too: resuming
     // around them would report "all threads run" over a held one.

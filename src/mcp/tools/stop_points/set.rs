@@ -3,14 +3,14 @@
 //! are then armed.
 
 use super::args::{
-    Common, ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams,
-    OneOrMany, expressions, id_arg, mode_and_filters, refuse, with_exprs,
+    ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams, Shared,
+    expressions, id_arg, mode_and_filters, refuse, with_exprs,
 };
+use super::count_with_condition;
 use super::entries::{arm_entries, arm_one};
-use super::{count_with_condition, live};
-use crate::actors::{Expanded, WildcardError};
+use crate::actors::{Expanded, SessionHandle, WildcardError};
 use crate::mcp::error::ToolError;
-use crate::mcp::tools::{Ctx, Effect, Reply, Route};
+use crate::mcp::tools::{Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{
     ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
     StopPointSpec, Target,
@@ -36,9 +36,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              run on for one round trip); a failing one is reported. hit_count N fires once, on the Nth hit. \
              A method with a breakpoint runs interpreted: clear what you no longer need.",
             Effect::Changes,
-            |ctx, p: Result<LineStopParams, ToolError>| {
-                Box::pin(async move { set_line(&ctx, p).await })
-            },
+            set_line,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -53,9 +51,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              VM; trace:true snapshots and resumes (debug_get_traces), right for a shared JVM. hit_count N \
              fires once, on the Nth throw.",
             Effect::Changes,
-            |ctx, p: Result<ExceptionStopParams, ToolError>| {
-                Box::pin(async move { set_exception(&ctx, p).await })
-            },
+            set_exception,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -69,9 +65,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              resumes. instance_id watches one object's copy (refused on a static field). hit_count N fires \
              once, on the Nth access.",
             Effect::Changes,
-            |ctx, p: Result<FieldStopParams, ToolError>| {
-                Box::pin(async move { set_field(&ctx, p).await })
-            },
+            set_field,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -84,9 +78,7 @@ pub(super) fn set_routes() -> Vec<Route> {
              needs an exact class and a method. hit_count only without method. instance_id is refused \
              (HotSpot ignores it on method exits).",
             Effect::Changes,
-            |ctx, p: Result<MethodExitParams, ToolError>| {
-                Box::pin(async move { set_method_exit(&ctx, p).await })
-            },
+            set_method_exit,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
         Route::new(
@@ -101,29 +93,20 @@ pub(super) fn set_routes() -> Vec<Route> {
              only; trace:false needs thread_id. No condition or instance_id: a blocked thread must not run \
              our code, and HotSpot ignores instance filters here.",
             Effect::Changes,
-            |ctx, p: Result<MonitorParams, ToolError>| {
-                Box::pin(async move { set_monitor(&ctx, p).await })
-            },
+            set_monitor,
         )
         .with_output::<crate::mcp::tools::data::Armed>(),
     ]
 }
 
-async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_line_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
-    let mut notes = Vec::new();
-    let (mode, mut filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        false,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
-    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let Start {
+        handle,
+        mode,
+        filters,
+        notes,
+    } = start(&ctx, tool, &p.shared())?;
     let entries = p.class_pattern.clone().into_vec();
     if entries.is_empty() {
         return Err(ToolError::bad_argument(tool, "class_pattern is empty"));
@@ -182,21 +165,14 @@ async fn set_line(ctx: &Ctx, p: Result<LineStopParams, ToolError>) -> Reply {
     Ok(reply)
 }
 
-async fn set_exception(ctx: &Ctx, p: Result<ExceptionStopParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_exception_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
-    let mut notes = Vec::new();
-    let (mode, mut filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        false,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
-    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+async fn set_exception(ctx: Ctx, call: Call<ExceptionStopParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let Start {
+        handle,
+        mode,
+        filters,
+        mut notes,
+    } = start(&ctx, tool, &p.shared())?;
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
     if !caught && !uncaught {
         return Err(ToolError::bad_argument(
@@ -312,20 +288,49 @@ fn add_expansion(
     }
 }
 
-/// What every set tool starts from: the mode (trace or suspend) with its
-/// trace expressions, and the filters with the condition, noting where a
-/// hit_count and a condition meet.
-fn mode_exprs_and_condition(
+/// What the line, exception and field stops start from, once their
+/// arguments parse: the session, the mode and the filters (instance_id
+/// read), and the notes so far.
+struct Start {
+    handle: SessionHandle,
+    mode: Mode,
+    filters: Filters,
+    notes: Vec<String>,
+}
+
+fn start(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<Start, ToolError> {
+    let handle = armed_session(ctx, tool, a)?;
+    let mut notes = Vec::new();
+    let (mode, mut filters) = mode_with_condition(tool, a, false, &mut notes)?;
+    filters.instance = id_arg(tool, "instance_id", a.instance_id)?;
+    Ok(Start {
+        handle,
+        mode,
+        filters,
+        notes,
+    })
+}
+
+/// The session a set tool with a condition arms in, live, once its
+/// condition and trace expressions parse.
+fn armed_session(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<SessionHandle, ToolError> {
+    let handle = ctx.live(a.session_id)?;
+    expressions(tool, a.condition, a.trace_expr)?;
+    Ok(handle)
+}
+
+/// The mode (trace or suspend) with its trace expressions, and the
+/// filters with the condition, noting where a hit_count and a condition
+/// meet.
+fn mode_with_condition(
     tool: &str,
-    common: &Common,
+    a: &Shared<'_>,
     default_trace: bool,
-    trace_expr: &Option<OneOrMany<String>>,
-    condition: &Option<String>,
     notes: &mut Vec<String>,
 ) -> Result<(Mode, Filters), ToolError> {
-    let (mut mode, mut filters) = mode_and_filters(tool, common, default_trace, notes)?;
-    with_exprs(tool, &mut mode, trace_expr, notes)?;
-    filters.condition = condition.clone();
+    let (mut mode, mut filters) = mode_and_filters(tool, &a.common, default_trace, notes)?;
+    with_exprs(tool, &mut mode, a.trace_expr, notes)?;
+    filters.condition = a.condition.clone();
     count_with_condition(&filters, notes);
     Ok((mode, filters))
 }
@@ -334,21 +339,14 @@ fn plural_es(n: usize) -> &'static str {
     if n == 1 { "" } else { "es" }
 }
 
-async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_field_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
-    let mut notes = Vec::new();
-    let (mode, mut filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        false,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
-    filters.instance = id_arg(tool, "instance_id", &p.instance_id)?;
+async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let Start {
+        handle,
+        mode,
+        filters,
+        mut notes,
+    } = start(&ctx, tool, &p.shared())?;
     let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
     if !modify && !access {
         return Err(ToolError::bad_argument(
@@ -409,11 +407,10 @@ async fn set_field(ctx: &Ctx, p: Result<FieldStopParams, ToolError>) -> Reply {
     arm_entries(&handle, specs, 1, notes).await
 }
 
-async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_method_exit_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
-    expressions(tool, &p.condition, &p.trace_expr)?;
+async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let shared = p.shared();
+    let handle = armed_session(&ctx, tool, &shared)?;
     if p.instance_id.is_some() {
         return Err(refuse(
             "INSTANCE_REFUSED",
@@ -466,14 +463,7 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
         ));
     }
     let mut notes = Vec::new();
-    let (mode, filters) = mode_exprs_and_condition(
-        tool,
-        &p.common(),
-        true,
-        &p.trace_expr,
-        &p.condition,
-        &mut notes,
-    )?;
+    let (mode, filters) = mode_with_condition(tool, &shared, true, &mut notes)?;
     if let Some(m) = &p.method {
         for (pattern, check) in &checked {
             if check.is_ok()
@@ -505,10 +495,9 @@ async fn set_method_exit(ctx: &Ctx, p: Result<MethodExitParams, ToolError>) -> R
     arm_entries(&handle, specs, 1, notes).await
 }
 
-async fn set_monitor(ctx: &Ctx, p: Result<MonitorParams, ToolError>) -> Reply {
-    let p = p?;
-    let tool = "debug_set_monitor_stop";
-    let handle = live(ctx, p.session_id.as_deref())?;
+async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let handle = ctx.live(p.session_id.as_deref())?;
     if p.instance_id.is_some() {
         return Err(refuse(
             "INSTANCE_REFUSED",
