@@ -255,7 +255,10 @@ impl Hit<'_> {
         for (m, t, _) in traces {
             results.push(match &ectx {
                 _ if t.exprs.is_empty() => Vec::new(),
-                Ok(e) => condition::expressions(ctx, e, &m.event, &t.exprs, detail_len(t)).await,
+                Ok(e) => {
+                    let exprs = &m.target.exprs.trace;
+                    condition::expressions(ctx, e, &m.event, exprs, detail_len(t)).await
+                }
                 Err(err) => t
                     .exprs
                     .iter()
