@@ -19,9 +19,9 @@ use crate::actors::stop_points::exprs::Program;
 use crate::expr::eval::Val;
 use crate::expr::{Binding, Bound, Charset};
 use crate::jdwp::{Event, FrameInfo, ObjectId, Tag, TaggedObjectId, ThreadId, Value};
-use crate::model::shown::{Detail, Shown};
+use crate::model::shown::{Detail, MessageGap, Shown};
 
-use super::dispatch::Ctx;
+use super::ctx::Ctx;
 
 /// Whether conditions and trace expressions can be evaluated.
 pub const AVAILABLE: bool = true;
@@ -224,6 +224,36 @@ pub async fn expressions(
         out.push((format!("expr[{i}] {}", e.source()), shown));
     }
     out
+}
+
+/// What an exception's report needs its thread held for, done before
+/// the thread is released: a NullPointerException whose message is not
+/// stored gets HotSpot's helpful text from a bounded `getMessage()` on the
+/// event thread (`can_invoke`: the event suspended it). Read-only sessions
+/// and hits that hold nothing get a note saying so instead.
+pub async fn held_exception(
+    ctx: &Ctx,
+    event: &Event,
+    thread: ThreadId,
+    can_invoke: bool,
+    max_len: usize,
+) {
+    let Some(exception) = ctx.npe_without_message(event).await else {
+        return;
+    };
+    let helpful = if ctx.conn.shared().read_only {
+        Err(MessageGap::ReadOnly)
+    } else if !can_invoke {
+        Err(MessageGap::NoHeldThread)
+    } else {
+        match helpful_message(ctx, thread, exception, max_len).await {
+            Ok(Some(text)) => Ok(text),
+            // An NPE the program built itself has no helpful text.
+            Ok(None) => return,
+            Err(e) => Err(MessageGap::Failed(e)),
+        }
+    };
+    ctx.note_helpful(exception, helpful);
 }
 
 /// HotSpot's helpful text of a NullPointerException (JEP 358), which only

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::super::condition;
-use super::super::log::HitEvent;
-use super::Ctx;
-use super::{Decision, Details, Member, RouteTarget, TraceRef, detail_len, finish};
+use crate::actors::events::condition;
+use crate::actors::events::ctx::Ctx;
+use crate::actors::events::hit::{
+    Decision, Details, Member, RouteTarget, TraceRef, detail_len, finish,
+};
+use crate::actors::events::log::HitEvent;
 use crate::actors::stop_points::arm::monitor_kind;
 use crate::actors::stop_points::exprs::Program;
 use crate::jdwp::{SuspendPolicy, ThreadId};
@@ -52,7 +54,14 @@ pub(super) async fn decide(
     };
     // What the report needs the thread held for (a helpful NPE text).
     if matches!(m.event, crate::jdwp::Event::Exception { .. }) {
-        Box::pin(ctx.held_exception(&m.event, thread, can_evaluate, len)).await;
+        Box::pin(condition::held_exception(
+            ctx,
+            &m.event,
+            thread,
+            can_evaluate,
+            len,
+        ))
+        .await;
     }
     decision
 }
