@@ -10,7 +10,9 @@
 
 pub mod capture;
 pub mod condition;
+pub mod ctx;
 pub mod dispatch;
+pub mod hit;
 pub mod log;
 
 use std::sync::Arc;
@@ -75,7 +77,7 @@ pub struct EventsArgs {
 
 impl Actor for EventDispatch {
     type Msg = EventsMsg;
-    type State = Arc<dispatch::Ctx>;
+    type State = Arc<ctx::Ctx>;
     type Arguments = EventsArgs;
 
     async fn pre_start(
@@ -83,7 +85,7 @@ impl Actor for EventDispatch {
         _: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        Ok(Arc::new(dispatch::Ctx::new(
+        Ok(Arc::new(ctx::Ctx::new(
             args.connection,
             args.classes,
             args.session,
@@ -126,7 +128,7 @@ impl Actor for EventDispatch {
 /// `jvm.event <kinds>`, with the JDWP round trips of its captures,
 /// conditions and releases below it. Its attributes are only built when
 /// the span is recorded (this runs for every composite).
-fn event_span(ctx: &dispatch::Ctx, composite: &Composite) -> tracing::Span {
+fn event_span(ctx: &ctx::Ctx, composite: &Composite) -> tracing::Span {
     let span = tracing::info_span!(
         parent: None,
         "jvm.event",

@@ -10,6 +10,7 @@
 //! table shared with EventDispatch.
 
 pub mod arm;
+pub mod exprs;
 pub mod guard;
 pub mod names;
 pub mod ops;

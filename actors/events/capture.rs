@@ -17,8 +17,7 @@ use std::sync::{Arc, Mutex};
 use futures::future::join_all;
 
 use crate::actors::error::JdwpError;
-use crate::actors::events::condition;
-use crate::actors::events::dispatch::Ctx;
+use crate::actors::events::ctx::{Ctx, FramesReply, Record, SharedFold, Slot, SlotSet, Thrown};
 use crate::actors::events::log::{HitEvent, TraceRecord};
 use crate::actors::jvm::classes::Variables;
 use crate::actors::jvm::inspect;
@@ -43,42 +42,6 @@ const FOLD_SITES: usize = 4;
 /// (JEP 358): thrown by the JVM, its `detailMessage` stays null.
 const NPE: &str = "java.lang.NullPointerException";
 
-/// The last exception a stop point reported on a thread.
-pub(in crate::actors::events) struct Thrown {
-    exception: ObjectId,
-    /// Where the JVM said it would be caught: a rethrow of the instance
-    /// comes from that handler.
-    catch: Option<Location>,
-    fold: SharedFold,
-}
-
-/// A fold, shared by the remembered throw and its report.
-pub(in crate::actors::events) type SharedFold = Arc<Mutex<Fold>>;
-
-/// Rethrows folded into one exception's report.
-#[derive(Debug, Default)]
-pub(in crate::actors::events) struct Fold {
-    /// The report, once written; later rethrows amend it.
-    record: Option<Record>,
-    sites: Vec<String>,
-    count: u64,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Record {
-    Trace(u64),
-    Event(u64),
-}
-
-impl Fold {
-    fn detail(&self) -> Detail {
-        Detail::Rethrown {
-            count: self.count,
-            sites: self.sites.clone(),
-        }
-    }
-}
-
 /// Whether a throw of `exception` at `at` rethrows what `last` reported:
 /// the same instance, thrown again from the handler the JVM said would
 /// catch it (javac puts `finally` and `synchronized` handlers and a
@@ -92,25 +55,6 @@ fn is_rethrow(last: &Thrown, exception: ObjectId, at: &Location) -> bool {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// A `Frames` request in flight.
-pub type FramesReply =
-    std::pin::Pin<Box<dyn Future<Output = Result<Vec<FrameInfo>, JdwpError>> + Send>>;
-
-/// A local chosen for capture: its name, declared signature and slot.
-#[derive(Debug, Clone)]
-pub struct Slot {
-    pub name: Arc<str>,
-    pub request: SlotRequest,
-}
-
-/// The slots a locals choice reads at one location, worked out once per
-/// variable table (a redefinition brings a new table, and a new set).
-pub(in crate::actors::events) struct SlotSet {
-    vars: Arc<Variables>,
-    choice: LocalsChoice,
-    slots: Arc<[Slot]>,
 }
 
 impl Ctx {
@@ -283,7 +227,7 @@ impl Ctx {
     }
 
     /// An exception's type and stored message (`detailMessage`, read as a
-    /// field: nothing is invoked), or the helpful NPE text `held_exception`
+    /// field: nothing is invoked), or the helpful NPE text `condition::held_exception`
     /// computed while the thread was held.
     pub async fn exception(&self, exc: TaggedObjectId, max_len: usize) -> (Detail, Option<Detail>) {
         let helpful = lock(&self.npe_messages).get(&exc.id).cloned();
@@ -354,50 +298,35 @@ impl Ctx {
             .filter(|v| !matches!(v, Value::Object { id, .. } if id.0 == 0))
     }
 
-    /// What an exception's report needs its thread held for, done before
-    /// the thread is released: a NullPointerException whose message is not
-    /// stored gets HotSpot's helpful text from a bounded `getMessage()` on
-    /// the event thread (`can_invoke`: the event suspended it). Read-only
-    /// sessions and hits that hold nothing get a note saying so instead.
-    pub async fn held_exception(
-        &self,
-        event: &Event,
-        thread: ThreadId,
-        can_invoke: bool,
-        max_len: usize,
-    ) {
+    /// The exception of an exception event when its report needs
+    /// HotSpot's helpful text, computed while the thread is held: a
+    /// NullPointerException with no stored message, not computed yet for
+    /// another stop point reporting the same throw.
+    pub async fn npe_without_message(&self, event: &Event) -> Option<ObjectId> {
         let Event::Exception { exception, .. } = event else {
-            return;
+            return None;
         };
         // Several stop points may report one throw: computed once.
         if lock(&self.npe_messages).contains_key(&exception.id) {
-            return;
+            return None;
         }
-        let Ok(t) = self.classes.type_of(exception.id).await else {
-            return;
-        };
+        let t = self.classes.type_of(exception.id).await.ok()?;
         if !self.classes.info(t.id).await.is_ok_and(|i| i.name == NPE)
             || self.stored_message(exception.id).await.is_some()
         {
-            return;
+            return None;
         }
-        let helpful = if self.conn.shared().read_only {
-            Err(MessageGap::ReadOnly)
-        } else if !can_invoke {
-            Err(MessageGap::NoHeldThread)
-        } else {
-            match condition::helpful_message(self, thread, exception.id, max_len).await {
-                Ok(Some(text)) => Ok(text),
-                // An NPE the program built itself has no helpful text.
-                Ok(None) => return,
-                Err(e) => Err(MessageGap::Failed(e)),
-            }
-        };
+        Some(exception.id)
+    }
+
+    /// Keeps the helpful text of `exception` (or why there is none) for
+    /// the reports that show it.
+    pub fn note_helpful(&self, exception: ObjectId, helpful: Result<Shown, MessageGap>) {
         let mut g = lock(&self.npe_messages);
         if g.len() >= THREAD_CACHE {
             g.clear();
         }
-        g.insert(exception.id, helpful);
+        g.insert(exception, helpful);
     }
 
     /// Whether an exception event rethrows the instance `stop` last
@@ -587,6 +516,7 @@ impl Ctx {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actors::events::ctx::Fold;
     use crate::jdwp::{MethodId, TypeTag};
 
     fn at(method: u64, index: u64) -> Location {

@@ -1,22 +1,27 @@
 //! Conditions and `trace_expr`, evaluated on the hit thread while only that
 //! thread is held (a suspending stop point escalates to a VM suspend only
-//! when its condition holds), through the session's evaluator
-//! (`actors::session::eval`). The event's own data is in scope: the
-//! exception of an exception stop as `exception`, the incoming value of a
-//! field write as `newValue`, the value a method returns as `returnValue`,
-//! the lock of a monitor event as `monitor`. Nothing is invoked on a thread
-//! blocked entering a monitor: running code there can wedge it.
+//! when its condition holds), through the evaluation driver
+//! (`actors::jvm::eval`). Each was compiled when its stop point was armed
+//! (`actors::stop_points::exprs`): a hit only evaluates, it never parses.
+//! The event's own data is in scope as values: the exception of an
+//! exception stop as `exception`, the incoming value of a field write as
+//! `newValue`, the value a method returns as `returnValue`, the lock of a
+//! monitor event as `monitor`. Nothing is invoked on a thread blocked
+//! entering a monitor: running code there can wedge it.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
-use crate::actors::jvm::eval::{self, EvalContext};
+use crate::actors::jvm::eval::{self, EvalContext, to_val};
 use crate::actors::jvm::inspect::{self, FrameView};
 use crate::actors::jvm::show::{Budget, ValueReader};
+use crate::actors::stop_points::exprs::Program;
 use crate::expr::eval::Val;
-use crate::jdwp::{Event, FrameInfo, ObjectId, ThreadId, Value};
-use crate::model::shown::{Detail, Shown};
+use crate::expr::{Binding, Bound, Charset};
+use crate::jdwp::{Event, FrameInfo, ObjectId, Tag, TaggedObjectId, ThreadId, Value};
+use crate::model::shown::{Detail, MessageGap, Shown};
 
-use super::dispatch::Ctx;
+use super::ctx::Ctx;
 
 /// Whether conditions and trace expressions can be evaluated.
 pub const AVAILABLE: bool = true;
@@ -26,98 +31,45 @@ pub const AVAILABLE: bool = true;
 const INVOKE_BUDGET: Duration = Duration::from_millis(500);
 /// Bound on the `getMessage()` that computes a helpful NPE text.
 const MESSAGE_BUDGET: Duration = Duration::from_millis(250);
+/// The call that computes it, compiled once for every exception.
+static GET_MESSAGE: LazyLock<Program> = LazyLock::new(|| Program::new("exception.getMessage()"));
 
-/// The names an event adds to the scope, as source text the parser reads.
-pub fn bindings(event: &Event) -> Vec<(&'static str, String)> {
-    match event {
-        Event::Exception { exception, .. } => {
-            vec![("exception", format!("@{:#x}", exception.id.0))]
-        }
-        Event::FieldModification { value_to_be, .. } => vec![("newValue", literal(value_to_be))],
-        Event::MethodExitWithReturnValue { value, .. } => vec![("returnValue", literal(value))],
-        Event::MonitorContendedEnter { object, .. }
-        | Event::MonitorContendedEntered { object, .. }
-        | Event::MonitorWait { object, .. }
-        | Event::MonitorWaited { object, .. } => vec![("monitor", format!("@{:#x}", object.id.0))],
-        _ => Vec::new(),
-    }
+/// The value the event binds, if any: the exception of an exception
+/// event, the incoming value of a field write, the value a method returns,
+/// the lock of a monitor event.
+pub fn bound(event: &Event) -> Option<Bound> {
+    let (name, value) = match event {
+        Event::Exception { exception, .. } => (Binding::Exception, object(exception)),
+        Event::FieldModification { value_to_be, .. } => (Binding::NewValue, event_val(value_to_be)),
+        Event::MethodExitWithReturnValue { value, .. } => (Binding::ReturnValue, event_val(value)),
+        Event::MonitorContendedEnter { object: o, .. }
+        | Event::MonitorContendedEntered { object: o, .. }
+        | Event::MonitorWait { object: o, .. }
+        | Event::MonitorWaited { object: o, .. } => (Binding::Monitor, object(o)),
+        _ => return None,
+    };
+    Some(Bound { name, value })
 }
 
-/// A value as a literal (or handle) of the expression language.
-fn literal(v: &Value) -> String {
-    match v {
-        Value::Boolean(b) => b.to_string(),
-        Value::Byte(x) => x.to_string(),
-        Value::Short(x) => x.to_string(),
-        Value::Int(x) => x.to_string(),
-        Value::Long(x) => format!("{x}L"),
-        Value::Char(c) => match char::from_u32(u32::from(*c)) {
-            Some('\'') => "'\\''".into(),
-            Some('\\') => "'\\\\'".into(),
-            Some(c) if !c.is_control() => format!("'{c}'"),
-            _ => u32::from(*c).to_string(),
+/// An object an event names, as the evaluator sees it.
+fn object(o: &TaggedObjectId) -> Val {
+    event_val(&Value::Object {
+        tag: o.tag,
+        id: o.id,
+    })
+}
+
+/// A value an event carries, as the evaluator sees it. An object is a
+/// plain handle whatever its type (a `String` too), as it was when the
+/// bound names were spliced into the source as `@0x…` handles.
+fn event_val(v: &Value) -> Val {
+    match to_val(v) {
+        Val::Object { id, .. } => Val::Object {
+            id,
+            tag: Tag::Object,
         },
-        Value::Float(x) if x.is_finite() => format!("{x:?}f"),
-        Value::Double(x) if x.is_finite() => format!("{x:?}"),
-        Value::Object { id, .. } if id.0 == 0 => "null".into(),
-        Value::Object { id, .. } => format!("@{:#x}", id.0),
-        _ => "null".into(),
+        other => other,
     }
-}
-
-/// Replaces the bound names in `src` (identifiers outside string and char
-/// literals, not after a `.`) by their values.
-pub fn bind(src: &str, names: &[(&str, String)]) -> String {
-    if names.is_empty() {
-        return src.to_string();
-    }
-    let chars: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len());
-    let mut i = 0;
-    let mut prev_sig: Option<char> = None;
-    while i < chars.len() {
-        let c = chars[i];
-        if c == '"' || c == '\'' {
-            let quote = c;
-            out.push(c);
-            i += 1;
-            while i < chars.len() {
-                out.push(chars[i]);
-                if chars[i] == '\\' && i + 1 < chars.len() {
-                    out.push(chars[i + 1]);
-                    i += 2;
-                    continue;
-                }
-                i += 1;
-                if chars[i - 1] == quote {
-                    break;
-                }
-            }
-            prev_sig = Some(quote);
-            continue;
-        }
-        if c.is_alphabetic() || c == '_' || c == '$' {
-            let start = i;
-            while i < chars.len()
-                && (chars[i].is_alphanumeric() || chars[i] == '_' || chars[i] == '$')
-            {
-                i += 1;
-            }
-            let word: String = chars[start..i].iter().collect();
-            match names.iter().find(|(n, _)| *n == word) {
-                Some((_, v)) if prev_sig != Some('.') => out.push_str(v),
-                _ => out.push_str(&word),
-            }
-            prev_sig = chars.get(i - 1).copied();
-            continue;
-        }
-        out.push(c);
-        if !c.is_whitespace() {
-            prev_sig = Some(c);
-        }
-        i += 1;
-    }
-    out
 }
 
 /// The evaluation context of a hit: the top frame of the thread the event
@@ -164,21 +116,26 @@ pub async fn hit_context(
     })
 }
 
-/// Evaluates `src` (bindings applied) to a value.
+/// Evaluates a compiled expression, with the value the event binds in
+/// scope.
 async fn value(
     ctx: &Ctx,
     ectx: &EvalContext,
-    src: &str,
-) -> Result<(Val, Option<crate::expr::Charset>), String> {
-    let parsed = crate::expr::parse_checked(src).map_err(|e| format!("{e:?}"))?;
+    program: &Program,
+    bound: Option<&Bound>,
+) -> Result<(Val, Option<Charset>), String> {
+    let compiled = match program {
+        Program::Ready(c) => c,
+        Program::Refused { error, .. } => return Err(error.clone()),
+    };
     let before = ectx.thread.map(|t| ctx.classes.invocations_on(t));
-    let result = eval::evaluate(&ctx.classes, ectx, &parsed.expr).await;
+    let result = eval::evaluate_compiled(&ctx.classes, ectx, compiled, bound).await;
     // An invocation lets the thread run, which makes the frame ids read
     // before it stale.
     note_invocations(ctx, ectx, before);
     match result {
-        Ok(o) => Ok((o.value, parsed.charset)),
-        Err(f) => Err(f.error.render(src)),
+        Ok(o) => Ok((o.value, compiled.charset())),
+        Err(f) => Err(f.error.render(compiled.source())),
     }
 }
 
@@ -192,17 +149,16 @@ fn note_invocations(ctx: &Ctx, ectx: &EvalContext, before: Option<u64>) {
     }
 }
 
-/// Evaluates `condition` on the top frame of `thread`, suspended by
-/// `event`.
+/// Evaluates `condition` (compiled when it was armed) on the top frame of
+/// `thread`, suspended by `event`.
 pub async fn evaluate(
     ctx: &Ctx,
     thread: ThreadId,
     event: &Event,
-    condition: &str,
+    condition: &Program,
 ) -> Result<bool, String> {
     let ectx = hit_context(ctx, thread, None).await?;
-    let src = bind(condition, &bindings(event));
-    match value(ctx, &ectx, &src).await? {
+    match value(ctx, &ectx, condition, bound(event).as_ref()).await? {
         (Val::Bool(b), _) => Ok(b),
         (other, _) => Err(format!(
             "the condition gave a {}, not a boolean",
@@ -217,10 +173,10 @@ pub async fn expressions(
     ctx: &Ctx,
     ectx: &EvalContext,
     event: &Event,
-    exprs: &[String],
+    exprs: &[Program],
     max_len: usize,
 ) -> Vec<(String, Detail)> {
-    let names = bindings(event);
+    let bound = bound(event);
     let blocked;
     let ectx = if matches!(event, Event::MonitorContendedEnter { .. }) {
         blocked = EvalContext {
@@ -245,8 +201,7 @@ pub async fn expressions(
             fresh = hit_context(ctx, thread, None).await.ok();
         }
         let current = fresh.as_ref().unwrap_or(ectx);
-        let src = bind(e, &names);
-        let shown = match value(ctx, current, &src).await {
+        let shown = match value(ctx, current, e, bound.as_ref()).await {
             Ok((v, charset)) => {
                 let before = current.thread.map(|t| ctx.classes.invocations_on(t));
                 let line = ValueReader {
@@ -266,9 +221,39 @@ pub async fn expressions(
             }
             Err(err) => Detail::Failed(err),
         };
-        out.push((format!("expr[{i}] {e}"), shown));
+        out.push((format!("expr[{i}] {}", e.source()), shown));
     }
     out
+}
+
+/// What an exception's report needs its thread held for, done before
+/// the thread is released: a NullPointerException whose message is not
+/// stored gets HotSpot's helpful text from a bounded `getMessage()` on the
+/// event thread (`can_invoke`: the event suspended it). Read-only sessions
+/// and hits that hold nothing get a note saying so instead.
+pub async fn held_exception(
+    ctx: &Ctx,
+    event: &Event,
+    thread: ThreadId,
+    can_invoke: bool,
+    max_len: usize,
+) {
+    let Some(exception) = ctx.npe_without_message(event).await else {
+        return;
+    };
+    let helpful = if ctx.conn.shared().read_only {
+        Err(MessageGap::ReadOnly)
+    } else if !can_invoke {
+        Err(MessageGap::NoHeldThread)
+    } else {
+        match helpful_message(ctx, thread, exception, max_len).await {
+            Ok(Some(text)) => Ok(text),
+            // An NPE the program built itself has no helpful text.
+            Ok(None) => return,
+            Err(e) => Err(MessageGap::Failed(e)),
+        }
+    };
+    ctx.note_helpful(exception, helpful);
 }
 
 /// HotSpot's helpful text of a NullPointerException (JEP 358), which only
@@ -287,7 +272,14 @@ pub async fn helpful_message(
         invoke_budget: Some(MESSAGE_BUDGET),
         ..EvalContext::default()
     };
-    let (v, _) = value(ctx, &ectx, &format!("@{:#x}.getMessage()", exception.0)).await?;
+    let exception = Bound {
+        name: Binding::Exception,
+        value: Val::Object {
+            id: exception.0,
+            tag: Tag::Object,
+        },
+    };
+    let (v, _) = value(ctx, &ectx, &GET_MESSAGE, Some(&exception)).await?;
     if matches!(v, Val::Null) {
         return Ok(None);
     }
@@ -307,67 +299,204 @@ pub async fn helpful_message(
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
+    use crate::actors::stop_points::registry::{Held, Point, Registry};
+    use crate::actors::stop_points::routes::{Lookup, RequestKey, Route, Target};
+    use crate::expr::eval::{Answer, Need, run_compiled};
+    use crate::expr::parser::count::parses;
+    use crate::jdwp::{
+        EventKind, FieldId, Location, MethodId, ReferenceTypeId, RequestId, TaggedTypeId, TypeTag,
+    };
+    use crate::model::stop_point::{
+        FieldSpec, Filters, LocalsChoice, Mode, StopKind, StopPointSpec, Target as Tgt, TraceSpec,
+    };
 
-    #[test]
-    fn bindings_replace_names_but_not_members_or_literals() {
-        let names = [("newValue", "42".to_string())];
-        assert_eq!(bind("newValue > 3", &names), "42 > 3");
-        assert_eq!(bind("o.newValue == newValue", &names), "o.newValue == 42");
-        assert_eq!(bind("s == \"newValue\"", &names), "s == \"newValue\"");
-        assert_eq!(bind("newValueX == 1", &names), "newValueX == 1");
-        let names = [("exception", "@0x1f".to_string())];
-        assert_eq!(bind("exception.code != 0", &names), "@0x1f.code != 0");
-        assert_eq!(
-            bind("x == 'a' && exception == null", &names),
-            "x == 'a' && @0x1f == null"
-        );
-    }
-
-    #[test]
-    fn exits_bind_their_return_value_and_monitor_events_their_lock() {
-        use crate::jdwp::{
-            Location, MethodId, ObjectId, ReferenceTypeId, RequestId, Tag, TaggedObjectId, TypeTag,
-        };
-        let at = Location {
+    fn at() -> Location {
+        Location {
             type_tag: TypeTag::Class,
             class: ReferenceTypeId(1),
             method: MethodId(2),
             index: 0,
-        };
-        let exit = Event::MethodExitWithReturnValue {
-            request_id: RequestId(1),
+        }
+    }
+
+    fn handle(tag: Tag, id: u64) -> TaggedObjectId {
+        TaggedObjectId {
+            tag,
+            id: ObjectId(id),
+        }
+    }
+
+    fn write(value_to_be: Value) -> Event {
+        Event::FieldModification {
+            request_id: RequestId(5),
             thread: ThreadId(2),
-            location: at,
-            value: Value::Long(7),
-        };
-        assert_eq!(bindings(&exit), vec![("returnValue", "7L".to_string())]);
-        let blocked = Event::MonitorContendedEnter {
-            request_id: RequestId(1),
-            thread: ThreadId(2),
-            object: TaggedObjectId {
-                tag: Tag::Object,
-                id: ObjectId(0x1f),
+            location: at(),
+            ref_type: TaggedTypeId {
+                tag: TypeTag::Class,
+                id: ReferenceTypeId(1),
             },
-            location: at,
+            field: FieldId(3),
+            object: handle(Tag::Object, 0x10),
+            value_to_be,
+        }
+    }
+
+    /// A traced field watch with a condition, as the registry routes it.
+    fn armed(registry: &mut Registry, key: RequestKey) -> Arc<Target> {
+        let spec = StopPointSpec {
+            target: Tgt::Field(FieldSpec {
+                class: "Orders".into(),
+                field: "count".into(),
+                access: false,
+                modify: true,
+            }),
+            mode: Mode::Trace(TraceSpec {
+                frames: 0,
+                locals: LocalsChoice::None,
+                max_hits: 0,
+                max_length: 80,
+                exprs: vec!["newValue * 2".into(), "o.newValue".into()],
+            }),
+            filters: Filters {
+                condition: Some("newValue % 2 == 0 && newValue > limit".into()),
+                ..Filters::default()
+            },
         };
-        assert_eq!(bindings(&blocked), vec![("monitor", "@0x1f".to_string())]);
+        let id = registry.allocate(StopKind::Field);
+        registry.insert(Point::new(id.clone(), spec, None));
+        registry.add_requests(
+            &id.0,
+            vec![Held {
+                key,
+                class: None,
+                jvm_count: false,
+            }],
+        );
+        // A re-arm of the same definition keeps what was compiled.
+        let same = registry.point(&id.0).expect("armed").spec.clone();
+        registry.retarget(&id.0, same, None);
+        match registry.routes().lookup(&key) {
+            Lookup::Live(Route::Hit { target, .. }) => target.clone(),
+            _ => panic!("not routed"),
+        }
+    }
+
+    /// What the frame answers: `limit` is 10, `o.newValue` is -1.
+    fn frame(need: &Need) -> Answer {
+        match need {
+            Need::Name { name } if name == "limit" => Answer::Value(Val::Int(10)),
+            Need::Name { name } if name == "o" => Answer::Value(Val::Object {
+                id: 0x10,
+                tag: Tag::Object,
+            }),
+            Need::Field { name, .. } if name == "newValue" => Answer::Value(Val::Int(-1)),
+            other => Answer::Missing(format!("{other:?}")),
+        }
+    }
+
+    fn ready(p: &Program) -> &crate::expr::Compiled {
+        match p {
+            Program::Ready(c) => c,
+            Program::Refused { error, .. } => panic!("{error}"),
+        }
     }
 
     #[test]
-    fn literals_parse_back() {
-        for v in [
-            Value::Int(-3),
-            Value::Long(7),
-            Value::Boolean(true),
-            Value::Char(65),
-            Value::Double(1.0),
-            Value::Float(2.5),
-        ] {
-            let src = literal(&v);
-            assert!(crate::expr::parse_checked(&src).is_ok(), "{src}");
+    fn a_condition_is_parsed_when_armed_and_never_on_a_hit() {
+        let mut registry = Registry::default();
+        let key = RequestKey::new(EventKind::FieldModification, RequestId(5));
+        let before = parses();
+        let target = armed(&mut registry, key);
+        // The condition, its three operands and the two trace expressions,
+        // once each.
+        let at_arming = parses() - before;
+        assert_eq!(at_arming, 6);
+        let exprs = &target.exprs;
+        let cond = ready(exprs.condition.as_ref().expect("a condition"));
+        for hit in 0..100 {
+            let event = write(Value::Int(hit));
+            let bound = bound(&event);
+            let (holds, _, _) = run_compiled(cond, bound.as_ref(), frame);
+            assert_eq!(holds, Ok(Val::Bool(hit % 2 == 0 && hit > 10)), "hit {hit}");
+            let operands = [Val::Int(hit % 2), Val::Int(hit), Val::Int(10)];
+            assert_eq!(exprs.operands.len(), operands.len());
+            for (operand, want) in exprs.operands.iter().zip(operands) {
+                let (got, _, _) = run_compiled(ready(operand), bound.as_ref(), frame);
+                assert_eq!(got, Ok(want), "{}", operand.source());
+            }
+            let shown: Vec<_> = (exprs.trace.iter())
+                .map(|e| run_compiled(ready(e), bound.as_ref(), frame).0)
+                .collect();
+            assert_eq!(shown, [Ok(Val::Int(hit * 2)), Ok(Val::Int(-1))]);
         }
-        assert_eq!(literal(&Value::Double(1.0)), "1.0");
-        assert_eq!(literal(&Value::Char(39)), "'\\''");
+        assert_eq!(parses() - before, at_arming, "a hit parsed");
+    }
+
+    #[test]
+    fn each_event_binds_its_own_value() {
+        let named = |e: &Event| bound(e).map(|b| (b.name, b.value));
+        assert_eq!(
+            named(&write(Value::Long(7))),
+            Some((Binding::NewValue, Val::Long(7)))
+        );
+        let exit = Event::MethodExitWithReturnValue {
+            request_id: RequestId(1),
+            thread: ThreadId(2),
+            location: at(),
+            value: Value::Object {
+                tag: Tag::String,
+                id: ObjectId(0x2a),
+            },
+        };
+        // An object is the plain handle `@0x2a` it always was.
+        assert_eq!(
+            named(&exit),
+            Some((
+                Binding::ReturnValue,
+                Val::Object {
+                    id: 0x2a,
+                    tag: Tag::Object
+                }
+            ))
+        );
+        let blocked = Event::MonitorContendedEnter {
+            request_id: RequestId(1),
+            thread: ThreadId(2),
+            object: handle(Tag::Object, 0x1f),
+            location: at(),
+        };
+        assert_eq!(
+            named(&blocked),
+            Some((
+                Binding::Monitor,
+                Val::Object {
+                    id: 0x1f,
+                    tag: Tag::Object
+                }
+            ))
+        );
+        assert_eq!(
+            named(&write(Value::Object {
+                tag: Tag::Object,
+                id: ObjectId(0)
+            }))
+            .map(|b| b.1),
+            Some(Val::Null)
+        );
+        let step = Event::SingleStep {
+            request_id: RequestId(1),
+            thread: ThreadId(2),
+            location: at(),
+        };
+        assert_eq!(named(&step), None);
+    }
+
+    #[test]
+    fn the_helpful_message_call_compiles() {
+        let c = ready(&GET_MESSAGE);
+        assert_eq!(c.slots().len(), 1);
     }
 }

@@ -16,10 +16,11 @@
 //! Every path releases what only we hold: a hit over budget, filtered out,
 //! for a cleared request or failing to read is still resumed.
 //!
-//! `decide` is the filter every hit goes through first; `details` renders
-//! what an event itself carries; `held` runs the held path's capture,
-//! `plan` makes its decisions from data alone and `record` writes down
-//! what it read.
+//! A hit flows one way: routed here, filtered by `decide`, planned by
+//! `plan` (decisions from data alone), captured by `held`, and written
+//! down by `record`; `details` renders what an event itself carries. The
+//! types they share are one floor down (`events::hit`, `events::ctx`), so
+//! no step imports one that imports it back.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -28,7 +29,6 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-mod ctx;
 mod decide;
 mod details;
 mod guard;
@@ -39,69 +39,16 @@ mod stack;
 
 use decide::decide;
 use details::event_details;
-pub use details::kind_label;
 use held::held;
 use plan::Sharing;
 
+use super::ctx::Ctx;
+use super::hit::{Decision, Member, detail_len};
 use super::log::TraceRecord;
 use crate::actors::stop_points::StopPointsMsg;
-use crate::actors::stop_points::routes::{
-    Lookup, RequestKey, Route, Routes, Target as RouteTarget, key_of,
-};
+use crate::actors::stop_points::routes::{Lookup, RequestKey, Route, Routes, key_of};
 use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
-use crate::model::shown::Detail;
-use crate::model::stop_point::{LocalsChoice, StopPointSpec, Target, TraceSpec};
-pub use ctx::Ctx;
-
-/// Key/value details of a hit, as read.
-type Details = Vec<(String, Detail)>;
-
-/// A hit to snapshot, with its trace settings and details so far.
-type Traced = (Member, TraceRef, Details);
-
-/// A trace stop point's settings, read from its spec (shared, not copied
-/// for every hit).
-#[derive(Clone)]
-pub struct TraceRef(Arc<StopPointSpec>);
-
-impl TraceRef {
-    /// `None` unless the spec is a trace's.
-    fn of(spec: &Arc<StopPointSpec>) -> Option<Self> {
-        spec.trace().map(|_| Self(spec.clone()))
-    }
-}
-
-impl std::ops::Deref for TraceRef {
-    type Target = TraceSpec;
-
-    fn deref(&self) -> &TraceSpec {
-        // `of` only wraps a trace's spec; the fallback is never reached.
-        const NO_TRACE: &TraceSpec = &TraceSpec {
-            frames: 0,
-            locals: LocalsChoice::None,
-            max_hits: 0,
-            max_length: 0,
-            exprs: Vec::new(),
-        };
-        self.0.trace().unwrap_or(NO_TRACE)
-    }
-}
-
-/// One event routed to one stop point.
-pub struct Member {
-    pub event: Event,
-    pub target: Arc<RouteTarget>,
-}
-
-/// What a hit comes to once filtered.
-enum Decision {
-    /// Counted, nothing more (filtered, over budget, condition false).
-    Skip,
-    /// Snapshot it.
-    Trace(TraceRef, Details),
-    /// Report it to the agent (a suspending stop point).
-    Report(Details),
-}
+use crate::model::stop_point::{LocalsChoice, Target};
 
 /// Handles one composite.
 pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) {
@@ -327,13 +274,6 @@ async fn release(ctx: &Ctx, policy: SuspendPolicy, thread: ThreadId) {
     }
 }
 
-fn finish(ctx: &Ctx, target: &RouteTarget, reason: String) {
-    let _ = ctx
-        .stops
-        .actor()
-        .send_message(StopPointsMsg::Finished(target.id.clone(), reason));
-}
-
 /// How far behind the event stream EventDispatch may fall before it stops
 /// recording suspension-free hits (it still counts them): nothing is held
 /// for them, so shedding them costs no thread, and it lets the backlog
@@ -379,10 +319,6 @@ async fn free(ctx: &Ctx, members: Vec<Member>, thread: ThreadId, received: Insta
         );
         m.target.stats.captured_in(Duration::ZERO);
     }
-}
-
-fn detail_len(ts: &TraceSpec) -> usize {
-    ts.max_length.max(200)
 }
 
 #[cfg(test)]

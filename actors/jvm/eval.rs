@@ -16,8 +16,8 @@ use futures::future::join_all;
 use crate::actors::error::JdwpError;
 use crate::actors::jvm::classes::ClassCache;
 use crate::actors::jvm::inspect::{self, FrameView, Locals};
-use crate::expr::Expr;
 use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
+use crate::expr::{Bound, Compiled, Expr};
 use crate::jdwp::array_reference::Length;
 use crate::jdwp::object_reference::GetValues as ObjectValues;
 use crate::jdwp::reference_type::GetValues as StaticValues;
@@ -89,6 +89,26 @@ pub async fn evaluate(
     ctx: &EvalContext,
     expr: &Expr,
 ) -> Result<Outcome, Failure> {
+    drive(classes, ctx, Evaluation::new(expr)).await
+}
+
+/// Evaluates an expression compiled when it was armed, with the value its
+/// event binds (if any) in scope: nothing is parsed here.
+pub async fn evaluate_compiled(
+    classes: &ClassCache,
+    ctx: &EvalContext,
+    compiled: &Compiled,
+    bound: Option<&Bound>,
+) -> Result<Outcome, Failure> {
+    drive(classes, ctx, Evaluation::compiled(compiled, bound)).await
+}
+
+/// Answers `ev`'s needs, a step at a time, until it is done.
+async fn drive(
+    classes: &ClassCache,
+    ctx: &EvalContext,
+    mut ev: Evaluation<'_>,
+) -> Result<Outcome, Failure> {
     let driver = Driver {
         classes,
         ctx,
@@ -97,7 +117,6 @@ pub async fn evaluate(
         refused_invoke: std::sync::atomic::AtomicBool::new(false),
         refused_read_only: std::sync::atomic::AtomicBool::new(false),
     };
-    let mut ev = Evaluation::new(expr);
     let mut steps = 0;
     loop {
         steps += 1;

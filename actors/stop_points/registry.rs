@@ -12,6 +12,7 @@ use crate::model::stop_point::{
     ArmNote, FamilyId, StopKind, StopPointId, StopPointSpec, StopState,
 };
 
+use super::exprs::StopExprs;
 use super::routes::{RequestKey, Route, Routes, Stats, Target};
 
 /// A JDWP request a stop point holds.
@@ -72,6 +73,7 @@ impl Point {
         let target = Arc::new(Target {
             name: id.0.as_str().into(),
             id: id.clone(),
+            exprs: Arc::new(StopExprs::of(&spec)),
             spec: spec.clone(),
             stats: stats.clone(),
             count_here: None,
@@ -95,9 +97,17 @@ impl Point {
     /// Replaces the definition and/or the hit-count mode; the routes of
     /// its requests must be refreshed (the registry does it).
     fn retarget(&mut self) {
+        // The same definition keeps its compiled expressions: a re-arm
+        // parses nothing.
+        let exprs = if Arc::ptr_eq(&self.target.spec, &self.spec) {
+            self.target.exprs.clone()
+        } else {
+            Arc::new(StopExprs::of(&self.spec))
+        };
         self.target = Arc::new(Target {
             name: self.id.0.as_str().into(),
             id: self.id.clone(),
+            exprs,
             spec: self.spec.clone(),
             stats: self.stats.clone(),
             count_here: self.count_here,

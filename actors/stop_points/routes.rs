@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use super::exprs::StopExprs;
 use crate::jdwp::{EventKind, RequestId};
 use crate::model::overhead::{Meter, Overspent, Scope};
 use crate::model::stop_point::{FamilyId, StopPointId, StopPointSpec};
@@ -48,6 +49,8 @@ pub struct Target {
     /// The id as shared text, for records (no allocation per hit).
     pub name: Arc<str>,
     pub spec: Arc<StopPointSpec>,
+    /// `spec`'s condition and trace expressions, compiled when it was.
+    pub exprs: Arc<StopExprs>,
     pub stats: Arc<Stats>,
     /// The hit count is checked here (several requests share one count).
     pub count_here: Option<u32>,

@@ -23,10 +23,11 @@ mod operators;
 mod run;
 mod subscript;
 
-use super::ast::{Expr, ExprKind, Literal, Span};
+use super::ast::{Expr, ExprKind, Literal, NodeId, Span};
+use super::compiled::{Binding, Bound, Compiled};
 use crate::jdwp::Tag;
 use names::joined;
-pub use run::run_with;
+pub use run::{run_compiled, run_with};
 
 /// A value during evaluation.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,6 +231,10 @@ type R = Result<Val, Stop>;
 /// One evaluation of a parsed expression.
 pub struct Evaluation<'e> {
     root: &'e Expr,
+    /// The paths that start at a name an event may bind.
+    slots: &'e [(NodeId, Binding)],
+    /// The value this evaluation's event binds, if any.
+    bound: Option<&'e Bound>,
     answers: HashMap<NeedKey, Answer>,
     pending: Vec<(NeedKey, Need)>,
     invoke_pending: bool,
@@ -246,6 +251,8 @@ impl<'e> Evaluation<'e> {
     pub fn new(root: &'e Expr) -> Self {
         Self {
             root,
+            slots: &[],
+            bound: None,
             answers: HashMap::new(),
             pending: Vec::new(),
             invoke_pending: false,
@@ -253,6 +260,27 @@ impl<'e> Evaluation<'e> {
             asked: 0,
             steps: 0,
         }
+    }
+
+    /// An evaluation of a compiled expression, with the value its event
+    /// binds (if any) in scope: a path that starts at the bound name reads
+    /// that value instead of asking the frame.
+    pub fn compiled(c: &'e Compiled, bound: Option<&'e Bound>) -> Self {
+        Self {
+            slots: c.slots(),
+            bound,
+            ..Self::new(c.expr())
+        }
+    }
+
+    /// The event's value, when `e` is a path that starts at the name it
+    /// binds.
+    fn bound_at(&self, e: &Expr) -> Option<Val> {
+        let b = self.bound?;
+        self.slots
+            .iter()
+            .any(|&(node, name)| node == e.id && name == b.name)
+            .then(|| b.value.clone())
     }
 
     /// Walks the tree with what is known; returns the next needs or the

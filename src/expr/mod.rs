@@ -16,6 +16,7 @@
 
 pub mod ast;
 pub mod check;
+pub mod compiled;
 pub mod eval;
 mod lexer;
 pub mod operands;
@@ -23,6 +24,7 @@ pub mod parser;
 
 pub use ast::{BinaryOp, Charset, Expr, ExprKind, Ident, Literal, NodeId, Parsed, Span, UnaryOp};
 pub use check::{check, check_all};
+pub use compiled::{Binding, Bound, Compiled};
 pub use parser::{MAX_NESTING, MAX_SOURCE_CHARS, MAX_TREE_HEIGHT, ParseError, parse};
 
 /// [`parse`], then [`check`]: the one call most callers want.

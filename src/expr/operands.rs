@@ -11,11 +11,16 @@ pub const MAX_OPERANDS: usize = 4;
 
 /// The source text of each operand of `condition` worth reading back.
 pub fn operands(condition: &str) -> Vec<String> {
-    let Ok(parsed) = parse(condition) else {
-        return Vec::new();
-    };
+    match parse(condition) {
+        Ok(parsed) => of(&parsed.expr, &parsed.source),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// [`operands`] of a tree parsed already from `src`.
+pub fn of(expr: &Expr, src: &str) -> Vec<String> {
     let mut out = Vec::new();
-    walk(&parsed.expr, &parsed.source, &mut out);
+    walk(expr, src, &mut out);
     out.truncate(MAX_OPERANDS);
     out
 }

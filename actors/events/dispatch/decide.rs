@@ -9,11 +9,14 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use super::super::condition;
-use super::super::log::HitEvent;
-use super::Ctx;
-use super::{Decision, Details, Member, RouteTarget, TraceRef, detail_len, finish};
+use crate::actors::events::condition;
+use crate::actors::events::ctx::Ctx;
+use crate::actors::events::hit::{
+    Decision, Details, Member, RouteTarget, TraceRef, detail_len, finish,
+};
+use crate::actors::events::log::HitEvent;
 use crate::actors::stop_points::arm::monitor_kind;
+use crate::actors::stop_points::exprs::Program;
 use crate::jdwp::{SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, HitNote, Unmeasured};
 use crate::model::stop_point::{Mode, MonitorKind, MonitorSpec, Target};
@@ -36,7 +39,7 @@ pub(super) async fn decide(
     if !reaches_hit_count(ctx, t) {
         return Decision::Skip;
     }
-    if let Some(cond) = &t.spec.filters.condition
+    if let Some(cond) = &t.exprs.condition
         // Boxed, like every rare path of a hit: an evaluation's state is
         // large, and a future carries its largest state in every move.
         && !Box::pin(condition_holds(ctx, m, thread, received, can_evaluate, cond)).await
@@ -51,7 +54,14 @@ pub(super) async fn decide(
     };
     // What the report needs the thread held for (a helpful NPE text).
     if matches!(m.event, crate::jdwp::Event::Exception { .. }) {
-        Box::pin(ctx.held_exception(&m.event, thread, can_evaluate, len)).await;
+        Box::pin(condition::held_exception(
+            ctx,
+            &m.event,
+            thread,
+            can_evaluate,
+            len,
+        ))
+        .await;
     }
     decision
 }
@@ -167,7 +177,7 @@ async fn condition_holds(
     thread: ThreadId,
     received: Instant,
     can_evaluate: bool,
-    cond: &str,
+    cond: &Program,
 ) -> bool {
     let stats = &m.target.stats;
     match evaluate(ctx, m, thread, can_evaluate, cond).await {
@@ -179,7 +189,7 @@ async fn condition_holds(
         Ok(false) => {
             stats.condition_evaluated();
             stats.condition_false.fetch_add(1, Ordering::Relaxed);
-            read_operands(ctx, m, thread, cond).await;
+            read_operands(ctx, m, thread).await;
             false
         }
         Err(e) => {
@@ -200,13 +210,13 @@ async fn condition_holds(
 
 /// Reads back the operands of a false condition (no method calls, at most
 /// every `OPERANDS_EVERY`), so a diagnosis can show why it never holds.
-async fn read_operands(ctx: &Ctx, m: &Member, thread: ThreadId, cond: &str) {
+async fn read_operands(ctx: &Ctx, m: &Member, thread: ThreadId) {
     let stats = &m.target.stats;
     let now = Instant::now();
     if !stats.operands_due(now) {
         return;
     }
-    let operands = crate::expr::operands::operands(cond);
+    let operands = &m.target.exprs.operands;
     if operands.is_empty() {
         return;
     }
@@ -217,11 +227,11 @@ async fn read_operands(ctx: &Ctx, m: &Member, thread: ThreadId, cond: &str) {
         invocable: false,
         ..ectx
     };
-    let values = condition::expressions(ctx, &ectx, &m.event, &operands, OPERAND_LEN).await;
+    let values = condition::expressions(ctx, &ectx, &m.event, operands, OPERAND_LEN).await;
     let named = operands
-        .into_iter()
+        .iter()
         .zip(values)
-        .map(|(o, (_, v))| (o, v))
+        .map(|(o, (_, v))| (o.source().to_string(), v))
         .collect();
     stats.note_operands(now, named);
 }
@@ -236,7 +246,7 @@ async fn evaluate(
     m: &Member,
     thread: ThreadId,
     can_evaluate: bool,
-    cond: &str,
+    cond: &Program,
 ) -> Result<bool, String> {
     if !can_evaluate {
         return Err("the thread was not suspended by this event".into());
@@ -268,7 +278,7 @@ async fn condition_error(
     m: &Member,
     thread: ThreadId,
     received: Instant,
-    cond: &str,
+    cond: &Program,
     e: String,
 ) {
     let loc = match m.event.location() {
@@ -284,7 +294,7 @@ async fn condition_error(
         thread_name: ctx.thread_name(thread).await.to_string(),
         location: loc,
         details: vec![
-            ("condition".into(), Detail::Text(cond.to_string())),
+            ("condition".into(), Detail::Text(cond.source().to_string())),
             ("error".into(), Detail::Text(e)),
         ],
         suspended: SuspendPolicy::None,

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::Ctx;
-use super::RouteTarget;
+use crate::actors::events::ctx::Ctx;
+use crate::actors::events::hit::RouteTarget;
 use crate::actors::stop_points::Paused;
 use crate::model::overhead::Overspent;
 

@@ -9,31 +9,21 @@ use std::time::Instant;
 
 use futures::future::{Either, join_all};
 
-use super::super::capture::{FramesReply, Slot};
-use super::super::condition;
-use super::Ctx;
+use super::decide::decide;
+use super::guard;
 use super::plan::{CapturePlan, Hold, Read, Reads, Sharing, Snapshot};
 use super::stack::{self, Ended};
-use super::{Decision, Details, Member, RouteTarget, Traced, decide, detail_len, guard};
 use crate::actors::connection::burst::Burst;
 use crate::actors::error::JdwpError;
+use crate::actors::events::condition;
+use crate::actors::events::ctx::{Ctx, FramesReply, Slot};
+use crate::actors::events::hit::{
+    Decision, Details, Hit, Member, Reported, RouteTarget, Traced, detail_len,
+};
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, FrameInfo, SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, LocalsGap};
 use crate::model::stop_point::LocalsChoice;
-
-/// One held composite's context, shared by every step of its capture.
-pub(super) struct Hit<'a> {
-    pub ctx: &'a Ctx,
-    pub thread: ThreadId,
-    pub policy: SuspendPolicy,
-    pub received: Instant,
-    /// The ledger was told of the composite.
-    pub recorded: bool,
-}
-
-/// A hit reported to the agent, with its details so far.
-pub(super) type Reported = (Member, Details);
 
 /// The stop points whose hits went no further (filtered after the thread
 /// was held): their holds are charged as checks.
@@ -255,7 +245,10 @@ impl Hit<'_> {
         for (m, t, _) in traces {
             results.push(match &ectx {
                 _ if t.exprs.is_empty() => Vec::new(),
-                Ok(e) => condition::expressions(ctx, e, &m.event, &t.exprs, detail_len(t)).await,
+                Ok(e) => {
+                    let exprs = &m.target.exprs.trace;
+                    condition::expressions(ctx, e, &m.event, exprs, detail_len(t)).await
+                }
                 Err(err) => t
                     .exprs
                     .iter()

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 
-use super::super::capture::Slot;
-use super::super::log::{HitEvent, TraceRecord};
-use super::held::{Hit, Reported};
+use super::details::{event_details, kind_label};
 use super::plan::{Hold, Snapshot, keeps_captured, report_suspension};
-use super::{Details, Traced, detail_len, event_details, kind_label};
+use crate::actors::events::ctx::Slot;
+use crate::actors::events::hit::{Details, Hit, Reported, Traced, detail_len};
+use crate::actors::events::log::{HitEvent, TraceRecord};
 use crate::jdwp::{SuspendPolicy, Value};
 use crate::model::shown::{HitNote, Shown};
 use crate::model::stop_point::{LocalsChoice, TraceSpec};

@@ -74,9 +74,10 @@ impl Evaluation<'_> {
     fn eval_in_item(&mut self, e: &Expr, item: &Val, scope: u64) -> R {
         // The element itself is in scope as `it`, and its fields are bare
         // names. Paths are rewritten on the fly: the first segment is tried
-        // as a field of the element.
+        // as a field of the element, unless the event binds it.
         if let ExprKind::Path(segments) = &e.kind
             && scope != 0
+            && self.bound_at(e).is_none()
             && let Some(first) = segments.first()
         {
             if first.name == "it" {

@@ -10,6 +10,10 @@ impl Evaluation<'_> {
         let Some(first) = segments.first() else {
             return Err(Stop::at(e.span, "empty name"));
         };
+        if let Some(v) = self.bound_at(e) {
+            self.link(first.span, &v);
+            return self.walk_fields(e, v, &segments[1..], scope, 1);
+        }
         match self.ask(
             NeedKey::of(e, scope, 0),
             Need::Name {

@@ -1,7 +1,8 @@
 //! What event dispatch and its capture tasks share: the connection, the
-//! caches, the stop points and the log. The walk from an event to its
-//! snapshot starts here (`dispatch.rs`); the reads it makes are `Ctx`'s
-//! methods in `capture.rs`.
+//! caches, the stop points and the log, and the types of what it keeps
+//! across hits. The lowest floor of `events/`: it imports none of its
+//! neighbours. The walk from an event to its snapshot starts at
+//! `dispatch.rs`; the reads it makes are `Ctx`'s methods in `capture.rs`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,17 +10,73 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::events::capture::{SharedFold, SlotSet, Thrown};
+use crate::actors::error::JdwpError;
 use crate::actors::events::log::EventLog;
-use crate::actors::jvm::classes::ClassCache;
+use crate::actors::jvm::classes::{ClassCache, Variables};
 use crate::actors::link::SessionLink;
 use crate::actors::stop_points::StopPointsHandle;
-use crate::jdwp::{FieldId, Location, ObjectId, ReferenceTypeId, ThreadId};
-use crate::model::shown::{MessageGap, Shown};
-use crate::model::stop_point::StopPointId;
+use crate::jdwp::stack_frame::SlotRequest;
+use crate::jdwp::{FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, ThreadId};
+use crate::model::shown::{Detail, MessageGap, Shown};
+use crate::model::stop_point::{LocalsChoice, StopPointId};
 
 /// Captures in flight at once (each holds one suspended thread).
 pub const CAPTURE_WINDOW: usize = 12;
+
+/// The last exception a stop point reported on a thread.
+pub(in crate::actors::events) struct Thrown {
+    pub(in crate::actors::events) exception: ObjectId,
+    /// Where the JVM said it would be caught: a rethrow of the instance
+    /// comes from that handler.
+    pub(in crate::actors::events) catch: Option<Location>,
+    pub(in crate::actors::events) fold: SharedFold,
+}
+
+/// A fold, shared by the remembered throw and its report.
+pub(in crate::actors::events) type SharedFold = Arc<Mutex<Fold>>;
+
+/// Rethrows folded into one exception's report.
+#[derive(Debug, Default)]
+pub(in crate::actors::events) struct Fold {
+    /// The report, once written; later rethrows amend it.
+    pub(in crate::actors::events) record: Option<Record>,
+    pub(in crate::actors::events) sites: Vec<String>,
+    pub(in crate::actors::events) count: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(in crate::actors::events) enum Record {
+    Trace(u64),
+    Event(u64),
+}
+
+impl Fold {
+    pub(in crate::actors::events) fn detail(&self) -> Detail {
+        Detail::Rethrown {
+            count: self.count,
+            sites: self.sites.clone(),
+        }
+    }
+}
+
+/// A `Frames` request in flight.
+pub type FramesReply =
+    std::pin::Pin<Box<dyn Future<Output = Result<Vec<FrameInfo>, JdwpError>> + Send>>;
+
+/// A local chosen for capture: its name, declared signature and slot.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    pub name: Arc<str>,
+    pub request: SlotRequest,
+}
+
+/// The slots a locals choice reads at one location, worked out once per
+/// variable table (a redefinition brings a new table, and a new set).
+pub(in crate::actors::events) struct SlotSet {
+    pub(in crate::actors::events) vars: Arc<Variables>,
+    pub(in crate::actors::events) choice: LocalsChoice,
+    pub(in crate::actors::events) slots: Arc<[Slot]>,
+}
 
 /// Everything a capture needs, shared by EventDispatch and its capture
 /// tasks.
