@@ -31,6 +31,7 @@ use tokio::net::tcp::OwnedReadHalf;
 use tracing::Span;
 
 use crate::actors::error::JdwpError;
+use crate::actors::lock::lock;
 use crate::jdwp::command::encode_request;
 use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
 use crate::jdwp::{Command, IdSizes};
@@ -368,12 +369,6 @@ impl EventRoute {
     }
 }
 
-fn lock_route(route: &Mutex<EventRoute>) -> std::sync::MutexGuard<'_, EventRoute> {
-    route
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 impl Connection {
     /// Spawns a Connection linked to `supervisor` and returns its handle.
     pub async fn spawn(
@@ -466,14 +461,14 @@ impl Actor for Connection {
             ConnectionMsg::Send(out) => state.wire.submit([*out]),
             ConnectionMsg::SendMany(outs) => state.wire.submit(outs),
             ConnectionMsg::Tick => state.wire.expire(),
-            ConnectionMsg::SetEventSink(sink) => lock_route(&state.events).set_sink(sink),
+            ConnectionMsg::SetEventSink(sink) => lock(&state.events).set_sink(sink),
             ConnectionMsg::Stats(reply) => {
                 let window = state.wire.stats();
                 let _ = reply.send(ConnectionStats {
                     in_flight: window.in_flight,
                     queued: window.queued,
                     high_water: window.high_water,
-                    events_received: lock_route(&state.events).received,
+                    events_received: lock(&state.events).received,
                 });
             }
             ConnectionMsg::ReadEnded(reason) | ConnectionMsg::WriteFailed(reason) => {
@@ -548,7 +543,7 @@ async fn read_loop(mut read: OwnedReadHalf, max_packet: u32, to: Reader) {
             match decoder.next_packet() {
                 Ok(Some(Packet::Command(cmd))) => {
                     if let Some(data) = composite_data(cmd) {
-                        lock_route(&to.events).deliver(data, Instant::now());
+                        lock(&to.events).deliver(data, Instant::now());
                     }
                 }
                 Ok(Some(Packet::Reply(reply))) => to.wire.complete(reply),

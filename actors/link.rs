@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::actors::launch::LaunchedJvm;
+use crate::actors::lock::lock;
 use crate::jdwp::{Composite, Event, RequestId, SuspendPolicy, ThreadId};
 use crate::model::{Roots, SessionId, VmInfo};
 pub use port::SessionRef;
@@ -218,18 +219,12 @@ impl EventBus {
     /// A resume of the whole VM begins: a hit received before now that
     /// is reported later may have been released by it.
     pub fn resume_started(&self) {
-        *self
-            .last_resume
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(std::time::Instant::now());
+        *lock(&self.last_resume) = Some(std::time::Instant::now());
     }
 
     /// Whether a resume of the whole VM began at or after `at`.
     pub fn resumed_since(&self, at: std::time::Instant) -> bool {
-        self.last_resume
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .is_some_and(|r| r >= at)
+        lock(&self.last_resume).is_some_and(|r| r >= at)
     }
 
     /// A held capture begins; it ends when the guard drops (after its

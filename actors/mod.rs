@@ -51,6 +51,7 @@ mod events;
 mod jvm;
 mod launch;
 mod link;
+mod lock;
 pub mod runtime;
 mod session;
 mod stop_points;

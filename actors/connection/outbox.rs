@@ -6,7 +6,7 @@
 //! actor's turn on the worker ends (ADR 0016). A peer that stops reading
 //! stalls the writer, never the actor's mailbox.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ractor::ActorRef;
 use tokio::io::AsyncWriteExt;
@@ -14,6 +14,7 @@ use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 
 use super::ConnectionMsg;
+use crate::actors::lock::lock;
 
 /// Bytes the actor queued and the writer has not taken yet.
 #[derive(Default)]
@@ -35,7 +36,7 @@ const KEPT_CAPACITY: usize = 64 * 1024;
 
 impl Outbox {
     fn lock(&self) -> MutexGuard<'_, Pending> {
-        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.inner)
     }
 
     /// Appends what `encode` writes; wakes the writer if it had nothing

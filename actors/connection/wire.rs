@@ -7,7 +7,7 @@
 //! never seen half done.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use ractor::RpcReplyPort;
@@ -16,6 +16,7 @@ use super::outbox::Outbox;
 use super::window::Window;
 use super::{ConnectionShared, Outbound, command_set_name, is_mutation};
 use crate::actors::error::JdwpError;
+use crate::actors::lock::lock;
 use crate::jdwp::ErrorCode;
 use crate::jdwp::packet::{CommandPacket, HEADER_LEN, ReplyPacket};
 use crate::telemetry::{RoundTrip, RoundTripStart};
@@ -62,7 +63,7 @@ impl Wire {
     }
 
     fn lock(&self) -> MutexGuard<'_, Window<Pending>> {
-        self.window.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.window)
     }
 
     /// Queues requests in this order; each is written as soon as the

@@ -12,7 +12,7 @@
 //! folded into the first report instead of reported again, and HotSpot's
 //! helpful NullPointerException text, computed while the thread is held.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::join_all;
 
@@ -22,6 +22,7 @@ use crate::actors::events::log::{HitEvent, TraceRecord};
 use crate::actors::jvm::classes::Variables;
 use crate::actors::jvm::inspect;
 use crate::actors::jvm::show::wire_scalar;
+use crate::actors::lock::lock;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::{
     Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId, ThreadId,
@@ -51,10 +52,6 @@ fn is_rethrow(last: &Thrown, exception: ObjectId, at: &Location) -> bool {
         && last
             .catch
             .is_some_and(|c| c.class == at.class && c.method == at.method && at.index >= c.index)
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Ctx {

@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::actors::lock::lock;
 use crate::jdwp::{SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, HitNote, LocalsGap, Shown};
 
@@ -99,10 +100,6 @@ fn set_detail(details: &mut Vec<(String, Detail)>, key: &str, value: Detail) {
         Some(d) => d.1 = value,
         None => details.push((key.to_string(), value)),
     }
-}
-
-fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl EventLog {

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
+use crate::actors::lock::lock;
 use crate::jdwp::method::{LineTable, VariableTableWithGeneric};
 use crate::jdwp::reference_type::{
     ClassLoader, FieldsWithGeneric, MethodsWithGeneric, SignatureWithGeneric,
@@ -203,10 +204,6 @@ pub fn jni_signature(name: &str) -> String {
 /// Objects whose types are remembered before the memo starts over.
 const MAX_OBJECT_TYPES: usize = 100_000;
 
-fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 impl ClassCache {
     pub fn new(conn: ConnectionHandle) -> Self {
         Self {
@@ -229,10 +226,7 @@ impl ClassCache {
 
     /// Counts one invocation sent on `thread`.
     pub fn note_invocation(&self, thread: crate::jdwp::ThreadId) {
-        let mut counts = self
-            .invocations
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut counts = lock(&self.invocations);
         if counts.len() >= 4096 && !counts.contains_key(&thread) {
             counts.clear();
         }
@@ -242,12 +236,7 @@ impl ClassCache {
     /// Invocations sent on `thread` so far: when it changes, frames read
     /// before are stale.
     pub fn invocations_on(&self, thread: crate::jdwp::ThreadId) -> u64 {
-        self.invocations
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&thread)
-            .copied()
-            .unwrap_or(0)
+        lock(&self.invocations).get(&thread).copied().unwrap_or(0)
     }
 
     /// How many late invocations are being watched (see

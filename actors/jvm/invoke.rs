@@ -13,6 +13,7 @@ use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
 use crate::actors::jvm::classes::ClassCache;
 use crate::actors::link::SessionLink;
+use crate::actors::lock::lock;
 use crate::jdwp::{Command, ThreadId};
 
 /// How long a late invocation is watched for; past this its window slot
@@ -96,9 +97,7 @@ static LATE_RETURNS: std::sync::Mutex<Vec<(String, ThreadId, u64)>> =
 /// their budget and were dealt with (resumed, or left to the agent's hold
 /// or the next resume): a caller that gave one up waits for this to move.
 pub fn late_returns(session: &str, thread: ThreadId) -> u64 {
-    let l = LATE_RETURNS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let l = lock(&LATE_RETURNS);
     l.iter()
         .find(|(s, t, _)| s == session && *t == thread)
         .map_or(0, |(_, _, n)| *n)
@@ -106,9 +105,7 @@ pub fn late_returns(session: &str, thread: ThreadId) -> u64 {
 
 fn count_late_return(session: Option<&SessionLink>, thread: ThreadId) {
     let Some(s) = session else { return };
-    let mut l = LATE_RETURNS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut l = lock(&LATE_RETURNS);
     match l
         .iter_mut()
         .find(|(id, t, _)| *id == s.id.0 && *t == thread)

@@ -113,7 +113,7 @@ pub async fn stack(session: &SessionHandle, q: &StackQuery) -> Result<StackView,
     // Render every local of every frame at once: the string and type
     // reads behind the renderings go out as one pipelined burst.
     let plain = EvalContext::default();
-    let reader = session.value_reader(&plain, q.budget.clone(), None);
+    let reader = session.value_reader(&plain, q.budget, None);
     let reader = &reader;
     let valued = join_all(read.iter().map(|l| async move {
         let Some(Ok(Locals::Known(ls))) = l else {

@@ -542,7 +542,7 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
         traces: shown.iter().map(trace_data).collect(),
         matching: total,
         last_seq,
-        ring: data::Ring::of(&ring),
+        ring: data::Ring::of(ring),
         cleared,
         grouped: None,
     };
