@@ -18,28 +18,27 @@ pub const ERROR_NOT_IMPLEMENTED: u16 = 99;
 /// The canned HTTP answer of [`Behaviour::Http`].
 pub const HTTP_400: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
 
-/// Command set / command pairs the fake knows.
+/// Command set / command pairs the fake knows, read from the codec's own
+/// command types (the one table of command numbers).
 pub mod cmd {
-    /// VirtualMachine.Version
-    pub const VERSION: (u8, u8) = (1, 1);
-    /// VirtualMachine.AllThreads
-    pub const ALL_THREADS: (u8, u8) = (1, 4);
-    /// VirtualMachine.Dispose
-    pub const DISPOSE: (u8, u8) = (1, 6);
-    /// VirtualMachine.IDSizes
-    pub const ID_SIZES: (u8, u8) = (1, 7);
-    /// VirtualMachine.Resume
-    pub const RESUME: (u8, u8) = (1, 9);
-    /// VirtualMachine.Capabilities
-    pub const CAPABILITIES: (u8, u8) = (1, 12);
-    /// VirtualMachine.CapabilitiesNew
-    pub const CAPABILITIES_NEW: (u8, u8) = (1, 17);
-    /// EventRequest.Clear
-    pub const EVENT_CLEAR: (u8, u8) = (15, 2);
-    /// EventRequest.ClearAllBreakpoints
-    pub const CLEAR_ALL_BREAKPOINTS: (u8, u8) = (15, 3);
-    /// Event.Composite (sent by the VM)
-    pub const COMPOSITE_EVENT: (u8, u8) = (64, 100);
+    use jvmscope::jdwp::Command;
+    use jvmscope::jdwp::{event, event_request as er, virtual_machine as vm};
+
+    const fn of<C: Command>() -> (u8, u8) {
+        (C::SET, C::ID)
+    }
+
+    pub const VERSION: (u8, u8) = of::<vm::Version>();
+    pub const ALL_THREADS: (u8, u8) = of::<vm::AllThreads>();
+    pub const DISPOSE: (u8, u8) = of::<vm::Dispose>();
+    pub const ID_SIZES: (u8, u8) = of::<vm::IdSizesCmd>();
+    pub const RESUME: (u8, u8) = of::<vm::Resume>();
+    pub const CAPABILITIES: (u8, u8) = of::<vm::Capabilities>();
+    pub const CAPABILITIES_NEW: (u8, u8) = of::<vm::CapabilitiesNew>();
+    pub const EVENT_CLEAR: (u8, u8) = of::<er::Clear>();
+    pub const CLEAR_ALL_BREAKPOINTS: (u8, u8) = of::<er::ClearAllBreakpoints>();
+    /// Sent by the VM.
+    pub const COMPOSITE_EVENT: (u8, u8) = (event::Composite::SET, event::Composite::ID);
 }
 
 /// What the fake does with one incoming command packet.
