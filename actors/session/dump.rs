@@ -48,6 +48,8 @@ pub struct DumpSpec {
     pub limit: usize,
     /// Threads read at once; 1 reads them one after another.
     pub pipeline: usize,
+    /// Keep only threads with a frame in this package (`com.acme.`).
+    pub package: Option<String>,
 }
 
 impl Default for DumpSpec {
@@ -61,6 +63,7 @@ impl Default for DumpSpec {
             name_filter: NameFilter::Any,
             limit: usize::MAX,
             pipeline: DEFAULT_PIPELINE,
+            package: None,
         }
     }
 }
@@ -191,7 +194,13 @@ async fn dump(
         .map_err(|e| SessionError::Unresponsive(e.to_string()))?;
     let raws = raws.map_err(|e| session.map_err(e))?;
 
-    let threads = resolve(session, selected, raws, &spec).await;
+    let mut threads = resolve(session, selected, raws, &spec).await;
+    if let Some(pkg) = &spec.package {
+        threads.retain(|t| match &t.stack {
+            Stack::Read { frames, .. } => frames.iter().any(|f| f.starts_with(pkg.as_str())),
+            _ => false,
+        });
+    }
     Ok(Dump {
         threads,
         names: all.iter().map(|t| (t.id.0, t.name.clone())).collect(),

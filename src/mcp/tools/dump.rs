@@ -75,6 +75,7 @@ async fn thread_dump(ctx: Ctx, call: Call<ThreadDumpParams>) -> Reply {
         only_suspended: p.only_suspended.unwrap_or(false),
         name_filter: NameFilter::parse(p.name_filter.as_deref()),
         limit: p.limit.unwrap_or(DEFAULT_LIMIT).max(1),
+        package: p.package_filter.as_deref().map(package_prefix),
         ..DumpSpec::default()
     };
     let suspend = spec.suspend;
@@ -83,14 +84,7 @@ async fn thread_dump(ctx: Ctx, call: Call<ThreadDumpParams>) -> Reply {
         d = handle.thread_dump(spec, progress) => d?,
         _ = super::cancelled() => return Err(ToolError::new("CANCELLED", "the dump was cancelled; any suspension it took was undone")),
     };
-    let mut threads = dump.threads.clone();
-    if let Some(pkg) = p.package_filter.as_deref().map(package_prefix) {
-        threads.retain(|t| match &t.stack {
-            Stack::Read { frames, .. } => frames.iter().any(|f| f.starts_with(&pkg)),
-            _ => false,
-        });
-    }
-    let text = render(&dump, &threads, suspend);
+    let text = render(&dump, &dump.threads, suspend);
     Ok(super::text(text))
 }
 
