@@ -1,9 +1,9 @@
 //! The tokio runtime the engine is built for: one worker thread by default
 //! (ADR 0014).
 //!
-//! A hit on a traced line crosses four tasks: the Connection's reader, the
-//! EventDispatch actor, the capture task, the Connection actor, and back
-//! through the reader for each reply. On a multi-threaded runtime with an
+//! A hit on a traced line crosses five tasks: the Connection's reader, the
+//! EventDispatch actor, the capture task, the Connection actor and its
+//! writer, and back through the reader for each reply. On a multi-threaded runtime with an
 //! idle second worker, nearly every such hand-over wakes that worker to
 //! steal the task just made runnable: a futex wake, a context switch and
 //! cold caches per hop, for work that takes microseconds. On one worker
