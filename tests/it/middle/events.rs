@@ -45,7 +45,7 @@ async fn a_foreign_suspending_event_is_held_then_disarmed_and_resumed() {
         then: vec![],
     });
     let mut cfg = config();
-    cfg.suspend_limit = Some(Duration::from_millis(400));
+    cfg.suspend_limit = Some(Duration::from_millis(300));
     let (engine, session) = attach(cfg, &fake, false).await;
     let mut bus = session.subscribe();
 
