@@ -22,7 +22,9 @@ pub const HTTP_400: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\
 /// command types (the one table of command numbers).
 pub mod cmd {
     use jvmscope::jdwp::Command;
-    use jvmscope::jdwp::{event, event_request as er, virtual_machine as vm};
+    use jvmscope::jdwp::{
+        event, event_request as er, thread_reference as tr, virtual_machine as vm,
+    };
 
     const fn of<C: Command>() -> (u8, u8) {
         (C::SET, C::ID)
@@ -37,6 +39,12 @@ pub mod cmd {
     pub const CAPABILITIES_NEW: (u8, u8) = of::<vm::CapabilitiesNew>();
     pub const EVENT_CLEAR: (u8, u8) = of::<er::Clear>();
     pub const CLEAR_ALL_BREAKPOINTS: (u8, u8) = of::<er::ClearAllBreakpoints>();
+    pub const SUSPEND: (u8, u8) = of::<vm::Suspend>();
+    pub const THREAD_NAME: (u8, u8) = of::<tr::Name>();
+    pub const THREAD_SUSPEND: (u8, u8) = of::<tr::Suspend>();
+    pub const THREAD_RESUME: (u8, u8) = of::<tr::Resume>();
+    pub const THREAD_STATUS: (u8, u8) = of::<tr::Status>();
+    pub const THREAD_SUSPEND_COUNT: (u8, u8) = of::<tr::SuspendCount>();
     /// Sent by the VM.
     pub const COMPOSITE_EVENT: (u8, u8) = (event::Composite::SET, event::Composite::ID);
 }
@@ -82,7 +90,17 @@ pub enum Behaviour {
     /// EVERY command takes the next step. `AfterAttach { skip: 0, then: vec![Step::Truncated] }`
     /// means "the first command after attach gets a truncated reply".
     AfterAttach { skip: usize, then: Vec<Step> },
+    /// As `Auto`, with a model of these threads' suspend counts (all 0 at
+    /// the start, shared by every connection): AllThreads lists them, and
+    /// VirtualMachine.Suspend/Resume and ThreadReference.Name, Suspend,
+    /// Resume, Status and SuspendCount are answered from the model, as a
+    /// JVM would (a resume never takes a count below 0; an unknown thread
+    /// is INVALID_THREAD). Every other command takes the next step.
+    Vm { threads: Vec<u64>, then: Vec<Step> },
 }
+
+/// JDWP error INVALID_THREAD.
+pub const ERROR_INVALID_THREAD: u16 = 10;
 
 /// Options beyond the behaviour.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,6 +155,11 @@ struct State {
     stopping: AtomicBool,
     /// Clones of every accepted stream, shut down on drop so blocked threads wake.
     streams: Mutex<Vec<TcpStream>>,
+    /// `Behaviour::Vm`'s threads and their suspend counts.
+    counts: Mutex<Vec<(u64, i32)>>,
+    /// A clone of the last handshaken stream, for [`FakeJdwp::inject`];
+    /// held while anything is written, so packets never interleave.
+    writer: Mutex<Option<TcpStream>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -174,6 +197,9 @@ impl FakeJdwp {
             .unwrap_or_else(|e| panic!("fake JDWP: no local address: {e}"))
             .port();
         let state = Arc::new(State::default());
+        if let Behaviour::Vm { threads, .. } = &behaviour {
+            *lock(&state.counts) = threads.iter().map(|&t| (t, 0)).collect();
+        }
         let accept_state = Arc::clone(&state);
         std::thread::spawn(move || {
             for (conn, stream) in listener.incoming().enumerate() {
@@ -237,6 +263,29 @@ impl FakeJdwp {
     /// Connections that have ended (peer closed, `Step::Close`, or a bad handshake).
     pub fn closed_connections(&self) -> usize {
         lock(&self.state.log).closed
+    }
+
+    /// `Behaviour::Vm`'s threads with their suspend counts now.
+    pub fn suspend_counts(&self) -> Vec<(u64, i32)> {
+        lock(&self.state.counts).clone()
+    }
+
+    /// Sends `packet` (e.g. an event composite) on the last handshaken
+    /// connection, between two whole replies; with `suspend_all`, every
+    /// modelled thread's count goes up first, as a JVM suspends before it
+    /// sends a SUSPEND_ALL event.
+    pub fn inject(&self, packet: &[u8], suspend_all: bool) {
+        if suspend_all {
+            lock(&self.state.counts).iter_mut().for_each(|c| c.1 += 1);
+        }
+        let mut writer = lock(&self.state.writer);
+        let stream = writer
+            .as_mut()
+            .expect("fake JDWP: no handshaken connection");
+        stream
+            .write_all(packet)
+            .and_then(|()| stream.flush())
+            .unwrap_or_else(|e| panic!("fake JDWP: inject: {e}"));
     }
 
     /// Raw bytes seen by `Http` mode or a rejected handshake, one entry per connection.
@@ -446,7 +495,8 @@ enum Flow {
     Closed,
 }
 
-fn apply(step: &Step, id: u32, stream: &mut TcpStream) -> Flow {
+fn apply(step: &Step, id: u32, stream: &mut TcpStream, state: &State) -> Flow {
+    let _writing = lock(&state.writer);
     let written = match step {
         Step::Reply(data) => stream.write_all(&reply_packet(id, 0, data)),
         Step::ReplyError(code) => stream.write_all(&reply_packet(id, *code, &[])),
@@ -469,12 +519,14 @@ fn apply(step: &Step, id: u32, stream: &mut TcpStream) -> Flow {
         Step::Delayed(delay, inner) => {
             // The scripted slowness is the behaviour under test: a peer
             // that answers late, not a wait for something to happen.
+            drop(_writing);
             std::thread::sleep(*delay);
-            return apply(inner, id, stream);
+            return apply(inner, id, stream, state);
         }
         Step::Seq(steps) => {
+            drop(_writing);
             for inner in steps {
-                if let Flow::Closed = apply(inner, id, stream) {
+                if let Flow::Closed = apply(inner, id, stream, state) {
                     return Flow::Closed;
                 }
             }
@@ -510,7 +562,10 @@ fn serve(
             let mut sink = [0u8; 1024];
             while matches!(stream.read(&mut sink), Ok(n) if n > 0) {}
         }
-        Behaviour::HandshakeThen(_) | Behaviour::Auto { .. } | Behaviour::AfterAttach { .. } => {
+        Behaviour::HandshakeThen(_)
+        | Behaviour::Auto { .. }
+        | Behaviour::AfterAttach { .. }
+        | Behaviour::Vm { .. } => {
             let mut greeting = [0u8; HANDSHAKE.len()];
             if stream.read_exact(&mut greeting).is_err() {
                 return;
@@ -528,6 +583,7 @@ fn serve(
                 return;
             }
             state.record(|log| log.handshakes += 1);
+            *lock(&state.writer) = stream.try_clone().ok();
             run_script(conn, &mut stream, behaviour, opts, state);
         }
     }
@@ -544,6 +600,7 @@ fn run_script(
         Behaviour::HandshakeThen(steps) => (steps.as_slice(), Auto::Never, 0),
         Behaviour::Auto { then } => (then.as_slice(), Auto::Always, 0),
         Behaviour::AfterAttach { skip, then } => (then.as_slice(), Auto::UntilAttached, *skip),
+        Behaviour::Vm { then, .. } => (then.as_slice(), Auto::Model, 0),
         Behaviour::Http | Behaviour::Silent => return,
     };
     let mut attached = false;
@@ -558,13 +615,25 @@ fn run_script(
                 id,
                 set,
                 cmd,
-                data,
+                data: data.clone(),
             });
         });
         let command = (set, cmd);
+        if let Auto::Model = auto
+            && let Some(answer) = model_reply(command, &data, opts, state)
+        {
+            let step = match answer {
+                Ok(data) => Step::Reply(data),
+                Err(code) => Step::ReplyError(code),
+            };
+            if let Flow::Closed = apply(&step, id, stream, state) {
+                return;
+            }
+            continue;
+        }
         let automatic = match auto {
             Auto::Never => false,
-            Auto::Always => auto_reply(command, opts).is_some(),
+            Auto::Always | Auto::Model => auto_reply(command, opts).is_some(),
             Auto::UntilAttached => {
                 if !attached {
                     attached = command == cmd::ID_SIZES;
@@ -591,10 +660,68 @@ fn run_script(
                 }
             }
         };
-        if let Flow::Closed = apply(&step, id, stream) {
+        if let Flow::Closed = apply(&step, id, stream, state) {
             return;
         }
     }
+}
+
+/// `Behaviour::Vm`'s answer from its thread model, if the command is one
+/// it models: the reply data, or a JDWP error code.
+fn model_reply(
+    command: (u8, u8),
+    data: &[u8],
+    opts: &FakeOpts,
+    state: &State,
+) -> Option<Result<Vec<u8>, u16>> {
+    let width = usize::try_from(opts.id_size).unwrap_or(8);
+    let mut counts = lock(&state.counts);
+    let thread = || {
+        let id = data
+            .get(..width)?
+            .iter()
+            .fold(0u64, |n, b| n << 8 | u64::from(*b));
+        counts.iter().position(|(t, _)| *t == id)
+    };
+    let at = thread();
+    let one =
+        |at: Option<usize>, f: &dyn Fn(usize) -> Vec<u8>| at.map(f).ok_or(ERROR_INVALID_THREAD);
+    let answer = match command {
+        cmd::ALL_THREADS => {
+            let mut out = (counts.len() as i32).to_be_bytes().to_vec();
+            for (t, _) in counts.iter() {
+                out.extend_from_slice(&t.to_be_bytes()[8 - width..]);
+            }
+            Ok(out)
+        }
+        cmd::SUSPEND | cmd::RESUME => {
+            let step = if command == cmd::SUSPEND { 1 } else { -1 };
+            counts.iter_mut().for_each(|c| c.1 = (c.1 + step).max(0));
+            Ok(Vec::new())
+        }
+        cmd::THREAD_SUSPEND | cmd::THREAD_RESUME => match at {
+            Some(i) => {
+                let step = if command == cmd::THREAD_SUSPEND {
+                    1
+                } else {
+                    -1
+                };
+                counts[i].1 = (counts[i].1 + step).max(0);
+                Ok(Vec::new())
+            }
+            None => Err(ERROR_INVALID_THREAD),
+        },
+        cmd::THREAD_NAME => one(at, &|i| jdwp_string(&format!("thread-{}", counts[i].0))),
+        cmd::THREAD_SUSPEND_COUNT => one(at, &|i| counts[i].1.to_be_bytes().to_vec()),
+        cmd::THREAD_STATUS => one(at, &|i| {
+            // RUNNING (1); SUSPEND_STATUS_SUSPENDED (1) while counted.
+            let mut out = 1i32.to_be_bytes().to_vec();
+            out.extend_from_slice(&i32::from(counts[i].1 > 0).to_be_bytes());
+            out
+        }),
+        _ => return None,
+    };
+    Some(answer)
 }
 
 #[derive(Clone, Copy)]
@@ -602,4 +729,6 @@ enum Auto {
     Never,
     Always,
     UntilAttached,
+    /// `Always`, with `Behaviour::Vm`'s thread model answered first.
+    Model,
 }

@@ -15,6 +15,7 @@ mod invoke;
 mod launch;
 mod mcp_surface;
 mod members;
+mod middle;
 mod round_trips;
 mod sessions;
 mod stop_points;

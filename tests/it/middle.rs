@@ -1,0 +1,62 @@
+//! The deterministic middle layer: the real actors (Engine → Supervisor →
+//! Session → Connection, EventDispatch, StopPoints, Watchdog) against a
+//! scripted JVM (`fake_jdwp`) on loopback, with the durations that matter
+//! (request timeout, suspension limit) configured in milliseconds, so each
+//! test is a fraction of a second and asserts what the actors did to the
+//! JVM's model, not merely that a call returned.
+//!
+//! Time is passed in as configuration, not through tokio's paused clock:
+//! the Connection's deadlines and the Watchdog's ages are read from
+//! `std::time::Instant`, which a paused clock does not move, and a paused
+//! runtime waiting on the fake's real socket auto-advances past the
+//! dial's `tokio::time::timeout` before the handshake arrives (see
+//! `paused.rs`). Waits are polls of a condition, never fixed sleeps.
+
+mod events;
+mod gone;
+mod paused;
+mod read_only;
+mod timeouts;
+mod watchdog;
+
+use std::time::Duration;
+
+use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
+use jvmscope::model::AttachSpec;
+
+use crate::fake_jdwp::FakeJdwp;
+
+/// How long a poll may wait before the test fails: generous for a loaded
+/// CI box; a passing test waits milliseconds.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// An engine whose Watchdog neither probes nor rescues unless a test says
+/// so, and whose requests time out only when a test sets it.
+fn config() -> EngineConfig {
+    EngineConfig {
+        watchdog_interval: Duration::from_secs(3600),
+        request_timeout: PATIENCE,
+        suspend_limit: None,
+        ..EngineConfig::default()
+    }
+}
+
+/// Attaches an engine with `config` to the fake.
+async fn attach(config: EngineConfig, fake: &FakeJdwp, read_only: bool) -> (Engine, SessionHandle) {
+    let engine = Engine::start(config).await.expect("engine");
+    let spec = AttachSpec {
+        host: "127.0.0.1".into(),
+        port: fake.port(),
+        timeout: PATIENCE,
+        read_only,
+        source_roots: vec![],
+        class_roots: vec![],
+    };
+    let session = engine.attach(&spec).await.expect("attach to the fake");
+    (engine, session)
+}
+
+/// Awaits `f` until it returns `Some`.
+async fn poll<T>(what: &str, f: impl AsyncFnMut() -> Option<T>) -> T {
+    crate::support::poll_async(PATIENCE, what, f).await
+}
