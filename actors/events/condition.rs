@@ -19,6 +19,7 @@ use crate::actors::stop_points::exprs::Program;
 use crate::expr::eval::Val;
 use crate::expr::{Binding, Bound, Charset};
 use crate::jdwp::{Event, FrameInfo, ObjectId, Tag, TaggedObjectId, ThreadId, Value};
+use crate::model::Prim;
 use crate::model::shown::{Detail, MessageGap, Shown};
 
 use super::ctx::Ctx;
@@ -159,7 +160,7 @@ pub async fn evaluate(
 ) -> Result<bool, String> {
     let ectx = hit_context(ctx, thread, None).await?;
     match value(ctx, &ectx, condition, bound(event).as_ref()).await? {
-        (Val::Bool(b), _) => Ok(b),
+        (Val::Prim(Prim::Bool(b)), _) => Ok(b),
         (other, _) => Err(format!(
             "the condition gave a {}, not a boolean",
             other.kind()
@@ -387,12 +388,14 @@ mod tests {
     /// What the frame answers: `limit` is 10, `o.newValue` is -1.
     fn frame(need: &Need) -> Answer {
         match need {
-            Need::Name { name } if name == "limit" => Answer::Value(Val::Int(10)),
+            Need::Name { name } if name == "limit" => Answer::Value(Val::Prim(Prim::Int(10))),
             Need::Name { name } if name == "o" => Answer::Value(Val::Object {
                 id: 0x10,
                 tag: Tag::Object,
             }),
-            Need::Field { name, .. } if name == "newValue" => Answer::Value(Val::Int(-1)),
+            Need::Field { name, .. } if name == "newValue" => {
+                Answer::Value(Val::Prim(Prim::Int(-1)))
+            }
             other => Answer::Missing(format!("{other:?}")),
         }
     }
@@ -420,8 +423,16 @@ mod tests {
             let event = write(Value::Int(hit));
             let bound = bound(&event);
             let (holds, _, _) = run_compiled(cond, bound.as_ref(), frame);
-            assert_eq!(holds, Ok(Val::Bool(hit % 2 == 0 && hit > 10)), "hit {hit}");
-            let operands = [Val::Int(hit % 2), Val::Int(hit), Val::Int(10)];
+            assert_eq!(
+                holds,
+                Ok(Val::Prim(Prim::Bool(hit % 2 == 0 && hit > 10))),
+                "hit {hit}"
+            );
+            let operands = [
+                Val::Prim(Prim::Int(hit % 2)),
+                Val::Prim(Prim::Int(hit)),
+                Val::Prim(Prim::Int(10)),
+            ];
             assert_eq!(exprs.operands.len(), operands.len());
             for (operand, want) in exprs.operands.iter().zip(operands) {
                 let (got, _, _) = run_compiled(ready(operand), bound.as_ref(), frame);
@@ -430,7 +441,13 @@ mod tests {
             let shown: Vec<_> = (exprs.trace.iter())
                 .map(|e| run_compiled(ready(e), bound.as_ref(), frame).0)
                 .collect();
-            assert_eq!(shown, [Ok(Val::Int(hit * 2)), Ok(Val::Int(-1))]);
+            assert_eq!(
+                shown,
+                [
+                    Ok(Val::Prim(Prim::Int(hit * 2))),
+                    Ok(Val::Prim(Prim::Int(-1)))
+                ]
+            );
         }
         assert_eq!(parses() - before, at_arming, "a hit parsed");
     }
@@ -440,7 +457,7 @@ mod tests {
         let named = |e: &Event| bound(e).map(|b| (b.name, b.value));
         assert_eq!(
             named(&write(Value::Long(7))),
-            Some((Binding::NewValue, Val::Long(7)))
+            Some((Binding::NewValue, Val::Prim(Prim::Long(7))))
         );
         let exit = Event::MethodExitWithReturnValue {
             request_id: RequestId(1),

@@ -23,6 +23,7 @@ use crate::jdwp::object_reference::GetValues as ObjectValues;
 use crate::jdwp::reference_type::GetValues as StaticValues;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ErrorCode, ObjectId, ReferenceTypeId, Tag, ThreadId, Value};
+use crate::model::Prim;
 use crate::model::shown::EvalNote;
 
 /// Default bound on one invocation.
@@ -157,18 +158,12 @@ async fn drive(
 
 /// A JDWP value as an evaluator value.
 pub fn to_val(v: &Value) -> Val {
+    if let Some(p) = Prim::from_wire(v) {
+        return Val::Prim(p);
+    }
     match *v {
-        Value::Byte(x) => Val::Byte(x),
-        Value::Char(x) => Val::Char(x),
-        Value::Float(x) => Val::Float(x),
-        Value::Double(x) => Val::Double(x),
-        Value::Int(x) => Val::Int(x),
-        Value::Long(x) => Val::Long(x),
-        Value::Short(x) => Val::Short(x),
-        Value::Boolean(x) => Val::Bool(x),
-        Value::Void => Val::Null,
-        Value::Object { id, .. } if id.0 == 0 => Val::Null,
-        Value::Object { tag, id } => Val::Object { id: id.0, tag },
+        Value::Object { tag, id } if id.0 != 0 => Val::Object { id: id.0, tag },
+        _ => Val::Null,
     }
 }
 
@@ -430,7 +425,7 @@ impl Driver<'_> {
                         array: ObjectId(*id),
                     })
                     .await?;
-                Ok(Answer::Value(Val::Int(n)))
+                Ok(Answer::Value(Val::Prim(Prim::Int(n))))
             }
             Val::Object { id, .. } => {
                 let (ty, ty_name) = self.type_of(*id).await?;
@@ -442,7 +437,7 @@ impl Driver<'_> {
                             array: ObjectId(*id),
                         })
                         .await?;
-                    return Ok(Answer::Value(Val::Int(n)));
+                    return Ok(Answer::Value(Val::Prim(Prim::Int(n))));
                 }
                 match self.classes.find_field(ty, name).await? {
                     Some((decl, f)) => {
@@ -641,10 +636,10 @@ impl Driver<'_> {
 
 fn index_of(key: &Val) -> Option<i64> {
     match *key {
-        Val::Int(i) => Some(i64::from(i)),
-        Val::Long(l) => Some(l),
-        Val::Short(s) => Some(i64::from(s)),
-        Val::Byte(b) => Some(i64::from(b)),
+        Val::Prim(Prim::Int(i)) => Some(i64::from(i)),
+        Val::Prim(Prim::Long(l)) => Some(l),
+        Val::Prim(Prim::Short(s)) => Some(i64::from(s)),
+        Val::Prim(Prim::Byte(b)) => Some(i64::from(b)),
         _ => None,
     }
 }
@@ -652,18 +647,18 @@ fn index_of(key: &Val) -> Option<i64> {
 fn prim_eq(a: &Val, b: &Val) -> bool {
     let n = |v: &Val| -> Option<f64> {
         Some(match *v {
-            Val::Int(x) => f64::from(x),
-            Val::Long(x) => x as f64,
-            Val::Short(x) => f64::from(x),
-            Val::Byte(x) => f64::from(x),
-            Val::Char(x) => f64::from(x),
-            Val::Float(x) => f64::from(x),
-            Val::Double(x) => x,
+            Val::Prim(Prim::Int(x)) => f64::from(x),
+            Val::Prim(Prim::Long(x)) => x as f64,
+            Val::Prim(Prim::Short(x)) => f64::from(x),
+            Val::Prim(Prim::Byte(x)) => f64::from(x),
+            Val::Prim(Prim::Char(x)) => f64::from(x),
+            Val::Prim(Prim::Float(x)) => f64::from(x),
+            Val::Prim(Prim::Double(x)) => x,
             _ => return None,
         })
     };
     match (a, b) {
-        (Val::Bool(x), Val::Bool(y)) => x == y,
+        (Val::Prim(Prim::Bool(x)), Val::Prim(Prim::Bool(y))) => x == y,
         _ => match (n(a), n(b)) {
             (Some(x), Some(y)) => x == y,
             _ => false,

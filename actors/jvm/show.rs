@@ -19,6 +19,7 @@ use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod};
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ErrorCode, InvokeOptions, ObjectId, Tag, Value};
+use crate::model::Prim;
 use crate::model::shown::{Cut, Edge, Elements, Scalar, Shown, ToStringFailure, Tree};
 
 /// Budgets of a reading.
@@ -52,35 +53,21 @@ pub struct ValueReader<'a> {
 
 /// A primitive (or null) evaluator value; `None` for references.
 pub fn scalar(v: &Val) -> Option<Scalar> {
-    Some(match v {
-        Val::Bool(b) => Scalar::Bool(*b),
-        Val::Byte(x) => Scalar::Byte(*x),
-        Val::Short(x) => Scalar::Short(*x),
-        Val::Int(x) => Scalar::Int(*x),
-        Val::Long(x) => Scalar::Long(*x),
-        Val::Float(x) => Scalar::Float(*x),
-        Val::Double(x) => Scalar::Double(*x),
-        Val::Char(c) => Scalar::Char(*c),
-        Val::Null | Val::Object { id: 0, .. } => Scalar::Null,
-        _ => return None,
-    })
+    match v {
+        Val::Prim(p) => Some(Scalar::Prim(*p)),
+        Val::Null | Val::Object { id: 0, .. } => Some(Scalar::Null),
+        _ => None,
+    }
 }
 
 /// A primitive (or null) JDWP value; `None` for references.
 pub fn wire_scalar(value: &Value) -> Option<Scalar> {
-    Some(match value {
-        Value::Byte(v) => Scalar::Byte(*v),
-        Value::Char(v) => Scalar::Char(*v),
-        Value::Float(v) => Scalar::Float(*v),
-        Value::Double(v) => Scalar::Double(*v),
-        Value::Int(v) => Scalar::Int(*v),
-        Value::Long(v) => Scalar::Long(*v),
-        Value::Short(v) => Scalar::Short(*v),
-        Value::Boolean(v) => Scalar::Bool(*v),
-        Value::Void => Scalar::Void,
-        Value::Object { id, .. } if id.0 == 0 => Scalar::Null,
-        Value::Object { .. } => return None,
-    })
+    match *value {
+        Value::Void => Some(Scalar::Void),
+        Value::Object { id, .. } if id.0 == 0 => Some(Scalar::Null),
+        Value::Object { .. } => None,
+        _ => Prim::from_wire(value).map(Scalar::Prim),
+    }
 }
 
 /// What a failed read of object `id` shows.

@@ -18,6 +18,7 @@ use crate::jdwp::stack_frame::{PopFrames, SetValues as FrameSet, SlotValue};
 use crate::jdwp::thread_reference::{ForceEarlyReturn, FrameCount};
 use crate::jdwp::virtual_machine::CreateString;
 use crate::jdwp::{FieldValue, ObjectId, ReferenceTypeId, Tag, Value};
+use crate::model::Prim;
 
 /// What a write replaced.
 #[derive(Debug, Clone)]
@@ -62,23 +63,23 @@ pub async fn coerce(
         })
     };
     match v {
-        Val::Int(x) => int(i64::from(*x)),
-        Val::Long(x) => int(*x),
-        Val::Short(x) => int(i64::from(*x)),
-        Val::Byte(x) => int(i64::from(*x)),
-        Val::Char(x) if p == b'C' => Ok(Value::Char(*x)),
-        Val::Char(x) => int(i64::from(*x)),
-        Val::Float(x) => match p {
+        Val::Prim(Prim::Int(x)) => int(i64::from(*x)),
+        Val::Prim(Prim::Long(x)) => int(*x),
+        Val::Prim(Prim::Short(x)) => int(i64::from(*x)),
+        Val::Prim(Prim::Byte(x)) => int(i64::from(*x)),
+        Val::Prim(Prim::Char(x)) if p == b'C' => Ok(Value::Char(*x)),
+        Val::Prim(Prim::Char(x)) => int(i64::from(*x)),
+        Val::Prim(Prim::Float(x)) => match p {
             b'F' => Ok(Value::Float(*x)),
             b'D' => Ok(Value::Double(f64::from(*x))),
             _ => Err(mismatch()),
         },
-        Val::Double(x) => match p {
+        Val::Prim(Prim::Double(x)) => match p {
             b'D' => Ok(Value::Double(*x)),
             b'F' => Ok(Value::Float(*x as f32)),
             _ => Err(mismatch()),
         },
-        Val::Bool(b) if p == b'Z' => Ok(Value::Boolean(*b)),
+        Val::Prim(Prim::Bool(b)) if p == b'Z' => Ok(Value::Boolean(*b)),
         Val::Null if matches!(p, b'L' | b'[') => Ok(Value::Object {
             tag: if p == b'[' { Tag::Array } else { Tag::Object },
             id: ObjectId(0),
@@ -396,7 +397,7 @@ async fn set_element(
     let info = classes.info(t.id).await.map_err(fail)?;
     if info.signature.starts_with('[') {
         let i = match index {
-            Val::Int(i) => *i,
+            Val::Prim(Prim::Int(i)) => *i,
             _ => {
                 return Err(SessionError::IndexNotInt);
             }
@@ -430,7 +431,7 @@ async fn set_element(
     }
     // A List or Map element: set(int, Object) or put(Object, Object),
     // which runs the collection's own code on the event thread.
-    let method = if matches!(index, Val::Int(_)) {
+    let method = if matches!(index, Val::Prim(Prim::Int(_))) {
         "set"
     } else {
         "put"
@@ -454,7 +455,7 @@ async fn set_element(
 
 fn describe_key(k: &Val) -> String {
     match k {
-        Val::Int(i) => format!("element [{i}]"),
+        Val::Prim(Prim::Int(i)) => format!("element [{i}]"),
         Val::Text(s) => format!("entry {s:?}"),
         other => format!("entry {}", other.kind()),
     }
@@ -495,11 +496,11 @@ async fn invoke_simple(
 /// Source text that evaluates back to `v`.
 fn literal(v: &Val) -> Option<String> {
     Some(match v {
-        Val::Int(i) => i.to_string(),
-        Val::Long(l) => format!("{l}L"),
-        Val::Double(d) => format!("{d:?}"),
-        Val::Float(f) => format!("{f:?}f"),
-        Val::Bool(b) => b.to_string(),
+        Val::Prim(Prim::Int(i)) => i.to_string(),
+        Val::Prim(Prim::Long(l)) => format!("{l}L"),
+        Val::Prim(Prim::Double(d)) => format!("{d:?}"),
+        Val::Prim(Prim::Float(f)) => format!("{f:?}f"),
+        Val::Prim(Prim::Bool(b)) => b.to_string(),
         Val::Null => "null".into(),
         Val::Text(s) => format!("{s:?}"),
         Val::Object { id, .. } => format!("@{id:#x}"),

@@ -109,6 +109,7 @@ mod tests {
     use super::*;
     use crate::expr::eval::{Answer, Need, run_compiled};
     use crate::jdwp::Tag;
+    use crate::model::Prim;
 
     /// Evaluates `src` with `bound` in scope; in the frame, `o` is an
     /// object and every other name is `7`.
@@ -119,7 +120,7 @@ mod tests {
                 id: 3,
                 tag: Tag::Object,
             }),
-            Need::Name { .. } => Answer::Value(Val::Int(7)),
+            Need::Name { .. } => Answer::Value(Val::Prim(Prim::Int(7))),
             Need::Field { name, .. } => Answer::Value(Val::Text(format!("field {name}"))),
             other => Answer::Missing(format!("{other:?}")),
         });
@@ -136,27 +137,31 @@ mod tests {
 
     #[test]
     fn bound_names_read_the_event_value_members_and_literals_do_not() {
-        let nv = || bound(Binding::NewValue, Val::Int(42));
-        check("newValue > 3", nv(), Ok(Val::Bool(true)));
+        let nv = || bound(Binding::NewValue, Val::Prim(Prim::Int(42)));
+        check("newValue > 3", nv(), Ok(Val::Prim(Prim::Bool(true))));
         check(
             "newValue % 2 == 0 && newValue != 7",
             nv(),
-            Ok(Val::Bool(true)),
+            Ok(Val::Prim(Prim::Bool(true))),
         );
         // A member named like a binding is the member.
         check(
             "newValue == 42 && o.newValue == \"field newValue\"",
             nv(),
-            Ok(Val::Bool(true)),
+            Ok(Val::Prim(Prim::Bool(true))),
         );
-        check("\"newValue\" == \"newValue\"", nv(), Ok(Val::Bool(true)));
-        check("newValueX == 7", nv(), Ok(Val::Bool(true)));
+        check(
+            "\"newValue\" == \"newValue\"",
+            nv(),
+            Ok(Val::Prim(Prim::Bool(true))),
+        );
+        check("newValueX == 7", nv(), Ok(Val::Prim(Prim::Bool(true))));
         // Without the event binding it, the name is the frame's.
-        check("newValue == 7", None, Ok(Val::Bool(true)));
+        check("newValue == 7", None, Ok(Val::Prim(Prim::Bool(true))));
         check(
             "newValue == 7",
-            bound(Binding::ReturnValue, Val::Int(1)),
-            Ok(Val::Bool(true)),
+            bound(Binding::ReturnValue, Val::Prim(Prim::Int(1))),
+            Ok(Val::Prim(Prim::Bool(true))),
         );
         let ex = bound(
             Binding::Exception,
@@ -170,11 +175,11 @@ mod tests {
             ex.clone(),
             Ok(Val::Text("field code".into())),
         );
-        check("exception != null", ex, Ok(Val::Bool(true)));
+        check("exception != null", ex, Ok(Val::Prim(Prim::Bool(true))));
         check(
             "returnValue == null",
             bound(Binding::ReturnValue, Val::Null),
-            Ok(Val::Bool(true)),
+            Ok(Val::Prim(Prim::Bool(true))),
         );
         check(
             "returnValue.x",
@@ -195,7 +200,7 @@ mod tests {
             Need::Name { .. } => Answer::Value(xs.clone()),
             other => Answer::Failed(format!("asked {other:?}")),
         });
-        assert_eq!(got.map_err(|e| e.message), Ok(Val::Int(1)));
+        assert_eq!(got.map_err(|e| e.message), Ok(Val::Prim(Prim::Int(1))));
     }
 
     #[test]

@@ -26,20 +26,15 @@ mod subscript;
 use super::ast::{Expr, ExprKind, Literal, NodeId, Span};
 use super::compiled::{Binding, Bound, Compiled};
 use crate::jdwp::Tag;
+use crate::model::Prim;
 use names::joined;
 pub use run::{run_compiled, run_with};
 
 /// A value during evaluation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Val {
-    Bool(bool),
-    Byte(i8),
-    Short(i16),
-    Char(u16),
-    Int(i32),
-    Long(i64),
-    Float(f32),
-    Double(f64),
+    /// A value of a primitive type.
+    Prim(Prim),
     Null,
     /// A string literal that does not exist in the JVM (yet).
     Text(String),
@@ -74,14 +69,7 @@ impl Val {
     /// A short name of the kind of value, for error messages.
     pub fn kind(&self) -> &'static str {
         match self {
-            Val::Bool(_) => "boolean",
-            Val::Byte(_) => "byte",
-            Val::Short(_) => "short",
-            Val::Char(_) => "char",
-            Val::Int(_) => "int",
-            Val::Long(_) => "long",
-            Val::Float(_) => "float",
-            Val::Double(_) => "double",
+            Val::Prim(p) => p.kind(),
             Val::Null => "null",
             Val::Text(_) => "string literal",
             Val::Object {
@@ -404,12 +392,12 @@ impl<'e> Evaluation<'e> {
 
 fn literal(l: &Literal) -> Val {
     match l {
-        Literal::Int(v) => Val::Int(*v),
-        Literal::Long(v) => Val::Long(*v),
-        Literal::Float(v) => Val::Float(*v),
-        Literal::Double(v) => Val::Double(*v),
-        Literal::Char(v) => Val::Char(*v),
-        Literal::Bool(v) => Val::Bool(*v),
+        Literal::Int(v) => Val::Prim(Prim::Int(*v)),
+        Literal::Long(v) => Val::Prim(Prim::Long(*v)),
+        Literal::Float(v) => Val::Prim(Prim::Float(*v)),
+        Literal::Double(v) => Val::Prim(Prim::Double(*v)),
+        Literal::Char(v) => Val::Prim(Prim::Char(*v)),
+        Literal::Bool(v) => Val::Prim(Prim::Bool(*v)),
         Literal::Null => Val::Null,
         Literal::String(s) => Val::Text(s.clone()),
     }

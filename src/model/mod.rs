@@ -7,6 +7,7 @@ pub mod dump;
 pub mod java_source;
 pub mod jvms;
 pub mod overhead;
+pub mod prim;
 pub mod session;
 pub mod shown;
 pub mod signature;
@@ -14,4 +15,5 @@ pub mod stale;
 pub mod stop_point;
 pub mod threads;
 
+pub use prim::Prim;
 pub use session::{AttachSpec, LaunchSpec, LaunchTarget, Roots, SessionId, SessionState, VmInfo};

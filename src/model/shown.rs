@@ -3,17 +3,12 @@
 //! nothing left to fetch. The actors build these; the MCP layer turns them
 //! into text.
 
-/// A primitive value, or null.
+use super::Prim;
+
+/// A primitive value, null, or the void a method returned.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Scalar {
-    Bool(bool),
-    Byte(i8),
-    Short(i16),
-    Char(u16),
-    Int(i32),
-    Long(i64),
-    Float(f32),
-    Double(f64),
+    Prim(Prim),
     Null,
     /// A method that returned nothing.
     Void,

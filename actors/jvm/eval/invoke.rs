@@ -14,6 +14,7 @@ use crate::jdwp::class_type::InvokeMethodReply;
 use crate::jdwp::object_reference::InvokeMethod;
 use crate::jdwp::virtual_machine::CreateString;
 use crate::jdwp::{InvokeOptions, ObjectId, ReferenceTypeId, Tag, ThreadId, TypeTag, Value};
+use crate::model::Prim;
 
 /// A step of the invocation that either goes on with a `T` or stops with
 /// the answer to give instead (a refusal or a miss the agent can read).
@@ -168,7 +169,7 @@ impl Driver<'_> {
         };
         let args = [
             Val::Text(class.to_string()),
-            Val::Bool(true),
+            Val::Prim(Prim::Bool(true)),
             Val::Object {
                 id: loader.0,
                 tag: Tag::ClassLoader,
@@ -393,14 +394,7 @@ impl Driver<'_> {
 
     async fn to_value(&self, v: &Val) -> Result<Value, JdwpError> {
         Ok(match v {
-            Val::Bool(x) => Value::Boolean(*x),
-            Val::Byte(x) => Value::Byte(*x),
-            Val::Short(x) => Value::Short(*x),
-            Val::Char(x) => Value::Char(*x),
-            Val::Int(x) => Value::Int(*x),
-            Val::Long(x) => Value::Long(*x),
-            Val::Float(x) => Value::Float(*x),
-            Val::Double(x) => Value::Double(*x),
+            Val::Prim(p) => Value::from(*p),
             Val::Null => Value::Object {
                 tag: Tag::Object,
                 id: ObjectId(0),
@@ -445,25 +439,25 @@ impl Driver<'_> {
     async fn fit(&self, param: &str, arg: &Val) -> Option<u32> {
         let p = param.as_bytes().first().copied().unwrap_or(b'V');
         match arg {
-            Val::Int(_) | Val::Short(_) | Val::Byte(_) | Val::Char(_) => match p {
+            Val::Prim(Prim::Int(_) | Prim::Short(_) | Prim::Byte(_) | Prim::Char(_)) => match p {
                 b'I' => Some(3),
                 b'J' => Some(2),
                 b'F' | b'D' => Some(1),
                 b'S' | b'B' | b'C' => Some(1),
                 _ => None,
             },
-            Val::Long(_) => match p {
+            Val::Prim(Prim::Long(_)) => match p {
                 b'J' => Some(3),
                 b'F' | b'D' => Some(1),
                 _ => None,
             },
-            Val::Float(_) => match p {
+            Val::Prim(Prim::Float(_)) => match p {
                 b'F' => Some(3),
                 b'D' => Some(2),
                 _ => None,
             },
-            Val::Double(_) => (p == b'D').then_some(3),
-            Val::Bool(_) => (p == b'Z').then_some(3),
+            Val::Prim(Prim::Double(_)) => (p == b'D').then_some(3),
+            Val::Prim(Prim::Bool(_)) => (p == b'Z').then_some(3),
             Val::Null => matches!(p, b'L' | b'[').then_some(1),
             Val::Text(_)
             | Val::Object {

@@ -3,6 +3,7 @@
 
 use super::Val;
 use crate::expr::ast::BinaryOp;
+use crate::model::Prim;
 
 /// A number after Java's binary numeric promotion.
 #[derive(Debug, Clone, Copy)]
@@ -15,23 +16,23 @@ pub(super) enum Num {
 
 pub(super) fn num(v: &Val) -> Option<Num> {
     Some(match *v {
-        Val::Byte(x) => Num::I(i32::from(x)),
-        Val::Short(x) => Num::I(i32::from(x)),
-        Val::Char(x) => Num::I(i32::from(x)),
-        Val::Int(x) => Num::I(x),
-        Val::Long(x) => Num::L(x),
-        Val::Float(x) => Num::F(x),
-        Val::Double(x) => Num::D(x),
+        Val::Prim(Prim::Byte(x)) => Num::I(i32::from(x)),
+        Val::Prim(Prim::Short(x)) => Num::I(i32::from(x)),
+        Val::Prim(Prim::Char(x)) => Num::I(i32::from(x)),
+        Val::Prim(Prim::Int(x)) => Num::I(x),
+        Val::Prim(Prim::Long(x)) => Num::L(x),
+        Val::Prim(Prim::Float(x)) => Num::F(x),
+        Val::Prim(Prim::Double(x)) => Num::D(x),
         _ => return None,
     })
 }
 
 pub(super) fn negate(v: &Val) -> Option<Val> {
     Some(match num(v)? {
-        Num::I(i) => Val::Int(i.wrapping_neg()),
-        Num::L(l) => Val::Long(l.wrapping_neg()),
-        Num::F(f) => Val::Float(-f),
-        Num::D(d) => Val::Double(-d),
+        Num::I(i) => Val::Prim(Prim::Int(i.wrapping_neg())),
+        Num::L(l) => Val::Prim(Prim::Long(l.wrapping_neg())),
+        Num::F(f) => Val::Prim(Prim::Float(-f)),
+        Num::D(d) => Val::Prim(Prim::Double(-d)),
     })
 }
 
@@ -46,7 +47,7 @@ pub(super) fn arith(op: BinaryOp, a: Num, b: Num) -> Result<Val, &'static str> {
     };
     let cmp = |o: Option<std::cmp::Ordering>| -> Result<Val, &'static str> {
         use std::cmp::Ordering::*;
-        Ok(Val::Bool(match (op, o) {
+        Ok(Val::Prim(Prim::Bool(match (op, o) {
             (_, None) => op == BinaryOp::Ne,
             (BinaryOp::Eq, Some(o)) => o == Equal,
             (BinaryOp::Ne, Some(o)) => o != Equal,
@@ -55,7 +56,7 @@ pub(super) fn arith(op: BinaryOp, a: Num, b: Num) -> Result<Val, &'static str> {
             (BinaryOp::Gt, Some(o)) => o == Greater,
             (BinaryOp::Ge, Some(o)) => o != Less,
             _ => return Err("not a comparison"),
-        }))
+        })))
     };
     match op {
         BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
@@ -68,7 +69,7 @@ pub(super) fn arith(op: BinaryOp, a: Num, b: Num) -> Result<Val, &'static str> {
             }
         }
         _ => match (a, b) {
-            (I(x), I(y)) => Ok(Val::Int(match op {
+            (I(x), I(y)) => Ok(Val::Prim(Prim::Int(match op {
                 BinaryOp::Add => x.wrapping_add(y),
                 BinaryOp::Sub => x.wrapping_sub(y),
                 BinaryOp::Mul => x.wrapping_mul(y),
@@ -77,8 +78,8 @@ pub(super) fn arith(op: BinaryOp, a: Num, b: Num) -> Result<Val, &'static str> {
                 BinaryOp::Rem if y == 0 => return Err("division by zero"),
                 BinaryOp::Rem => x.wrapping_rem(y),
                 _ => return Err("not arithmetic"),
-            })),
-            (L(x), L(y)) => Ok(Val::Long(match op {
+            }))),
+            (L(x), L(y)) => Ok(Val::Prim(Prim::Long(match op {
                 BinaryOp::Add => x.wrapping_add(y),
                 BinaryOp::Sub => x.wrapping_sub(y),
                 BinaryOp::Mul => x.wrapping_mul(y),
@@ -87,23 +88,23 @@ pub(super) fn arith(op: BinaryOp, a: Num, b: Num) -> Result<Val, &'static str> {
                 BinaryOp::Rem if y == 0 => return Err("division by zero"),
                 BinaryOp::Rem => x.wrapping_rem(y),
                 _ => return Err("not arithmetic"),
-            })),
-            (F(x), F(y)) => Ok(Val::Float(match op {
+            }))),
+            (F(x), F(y)) => Ok(Val::Prim(Prim::Float(match op {
                 BinaryOp::Add => x + y,
                 BinaryOp::Sub => x - y,
                 BinaryOp::Mul => x * y,
                 BinaryOp::Div => x / y,
                 BinaryOp::Rem => x % y,
                 _ => return Err("not arithmetic"),
-            })),
-            (D(x), D(y)) => Ok(Val::Double(match op {
+            }))),
+            (D(x), D(y)) => Ok(Val::Prim(Prim::Double(match op {
                 BinaryOp::Add => x + y,
                 BinaryOp::Sub => x - y,
                 BinaryOp::Mul => x * y,
                 BinaryOp::Div => x / y,
                 BinaryOp::Rem => x % y,
                 _ => return Err("not arithmetic"),
-            })),
+            }))),
             _ => Err("mixed numbers"),
         },
     }

@@ -6,6 +6,7 @@ use super::arith::{Num, num};
 use super::{Answer, Evaluation, Need, NeedKey, R, Stop, Val};
 use crate::expr::ast::Expr;
 use crate::jdwp::Tag;
+use crate::model::Prim;
 
 impl Evaluation<'_> {
     /// The primitive inside `v` if it is a boxed value, else `v` itself.
@@ -51,8 +52,8 @@ impl Evaluation<'_> {
         let v = self.unbox(e, scope, v.clone())?;
         Ok(match v {
             Val::Null => "null".into(),
-            Val::Bool(b) => b.to_string(),
-            Val::Char(c) => char::from_u32(u32::from(c))
+            Val::Prim(Prim::Bool(b)) => b.to_string(),
+            Val::Prim(Prim::Char(c)) => char::from_u32(u32::from(c))
                 .map(String::from)
                 .unwrap_or_default(),
             other => match num(&other) {

@@ -4,6 +4,7 @@
 
 use super::{Answer, Evaluation, Need, NeedKey, R, Stop, Val};
 use crate::expr::ast::{Expr, ExprKind, UnaryOp};
+use crate::model::Prim;
 
 impl Evaluation<'_> {
     /// `target[?predicate]`.
@@ -63,7 +64,7 @@ impl Evaluation<'_> {
         let v = self.eval_in_item(predicate, item, scope);
         self.links.truncate(saved);
         match v? {
-            Val::Bool(b) => Ok(b),
+            Val::Prim(Prim::Bool(b)) => Ok(b),
             other => Err(Stop::at(
                 predicate.span,
                 format!("a filter needs a boolean, found a {}", other.kind()),

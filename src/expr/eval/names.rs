@@ -4,6 +4,7 @@
 
 use super::{Answer, Evaluation, Need, NeedKey, R, Stop, Val};
 use crate::expr::ast::{Expr, Ident, Span};
+use crate::model::Prim;
 
 impl Evaluation<'_> {
     pub(super) fn path(&mut self, e: &Expr, segments: &[Ident], scope: u64) -> R {
@@ -87,10 +88,10 @@ impl Evaluation<'_> {
                 format!("null before `.{}`", name.name),
             )),
             Val::Many(items) if name.name == "length" || name.name == "size" => {
-                Ok(Val::Int(items.len() as i32))
+                Ok(Val::Prim(Prim::Int(items.len() as i32)))
             }
             Val::Entries(items) if name.name == "length" || name.name == "size" => {
-                Ok(Val::Int(items.len() as i32))
+                Ok(Val::Prim(Prim::Int(items.len() as i32)))
             }
             Val::Object { .. } | Val::Class { .. } => self.value(
                 key,

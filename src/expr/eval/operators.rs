@@ -8,6 +8,7 @@
 use super::arith::{arith, negate, num};
 use super::{Evaluation, R, Stop, Val};
 use crate::expr::ast::{BinaryOp, Expr, Span, UnaryOp};
+use crate::model::Prim;
 
 impl Evaluation<'_> {
     pub(super) fn unary(
@@ -20,7 +21,7 @@ impl Evaluation<'_> {
         let v = sub(self, operand, scope)?;
         let v = self.unbox(operand, scope, v)?;
         match (op, v) {
-            (UnaryOp::Not, Val::Bool(b)) => Ok(Val::Bool(!b)),
+            (UnaryOp::Not, Val::Prim(Prim::Bool(b))) => Ok(Val::Prim(Prim::Bool(!b))),
             (UnaryOp::Neg, v) => negate(&v)
                 .ok_or_else(|| Stop::at(operand.span, format!("cannot negate a {}", v.kind()))),
             (UnaryOp::Not, v) => Err(Stop::at(
@@ -44,10 +45,10 @@ impl Evaluation<'_> {
                 let l = sub(self, lhs, scope)?;
                 let lb = boolean(&self.unbox(lhs, scope, l)?, lhs.span)?;
                 if (op == BinaryOp::And && !lb) || (op == BinaryOp::Or && lb) {
-                    return Ok(Val::Bool(lb));
+                    return Ok(Val::Prim(Prim::Bool(lb)));
                 }
                 let r = sub(self, rhs, scope)?;
-                boolean(&self.unbox(rhs, scope, r)?, rhs.span).map(Val::Bool)
+                boolean(&self.unbox(rhs, scope, r)?, rhs.span).map(|b| Val::Prim(Prim::Bool(b)))
             }
             _ => {
                 // Both sides are read together; an error on the right while
@@ -75,7 +76,11 @@ impl Evaluation<'_> {
         match op {
             BinaryOp::Eq | BinaryOp::Ne => {
                 let same = self.equal(lhs, &l, rhs, &r, scope)?;
-                Ok(Val::Bool(if op == BinaryOp::Eq { same } else { !same }))
+                Ok(Val::Prim(Prim::Bool(if op == BinaryOp::Eq {
+                    same
+                } else {
+                    !same
+                })))
             }
             BinaryOp::Add
                 if matches!(l, Val::Text(_))
@@ -122,7 +127,7 @@ impl Evaluation<'_> {
                 Ok(*id == 0)
             }
             (Val::Null, _) | (_, Val::Null) => Ok(false),
-            (Val::Bool(a), Val::Bool(b)) => Ok(a == b),
+            (Val::Prim(Prim::Bool(a)), Val::Prim(Prim::Bool(b))) => Ok(a == b),
             _ if (matches!(l, Val::Text(_)) || l.is_string_object())
                 && (matches!(r, Val::Text(_)) || r.is_string_object()) =>
             {
@@ -142,11 +147,11 @@ impl Evaluation<'_> {
                 let ru = self.unbox(rhs, scope, r.clone())?;
                 match (num(&lu), num(&ru)) {
                     (Some(a), Some(b)) => match arith(BinaryOp::Eq, a, b) {
-                        Ok(Val::Bool(x)) => Ok(x),
+                        Ok(Val::Prim(Prim::Bool(x))) => Ok(x),
                         _ => Ok(false),
                     },
                     _ => match (&lu, &ru) {
-                        (Val::Bool(a), Val::Bool(b)) => Ok(a == b),
+                        (Val::Prim(Prim::Bool(a)), Val::Prim(Prim::Bool(b))) => Ok(a == b),
                         (Val::Object { id: a, .. }, Val::Object { id: b, .. }) => Ok(a == b),
                         _ => Ok(false),
                     },
@@ -159,7 +164,7 @@ impl Evaluation<'_> {
 /// An operand of `&&` or `||`, which must be a boolean.
 fn boolean(v: &Val, span: Span) -> Result<bool, Stop> {
     match v {
-        Val::Bool(b) => Ok(*b),
+        Val::Prim(Prim::Bool(b)) => Ok(*b),
         other => Err(Stop::at(
             span,
             format!("`&&`/`||` need booleans, found a {}", other.kind()),

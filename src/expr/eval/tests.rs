@@ -14,7 +14,7 @@ fn world(n: &Need) -> Answer {
     };
     match n {
         Need::Name { name } if name == "order" => Answer::Value(obj(1)),
-        Need::Name { name } if name == "count" => Answer::Value(Val::Int(7)),
+        Need::Name { name } if name == "count" => Answer::Value(Val::Prim(Prim::Int(7))),
         Need::Name { name } => Answer::Missing(format!("no local `{name}`")),
         Need::Class { name, .. } if name == "java.lang.Integer" => Answer::Value(Val::Class {
             id: 99,
@@ -25,7 +25,7 @@ fn world(n: &Need) -> Answer {
             target: Val::Object { id: 1, .. },
             name,
         } => match name.as_str() {
-            "qty" => Answer::Value(Val::Int(3)),
+            "qty" => Answer::Value(Val::Prim(Prim::Int(3))),
             "sku" => Answer::Value(Val::Object {
                 id: 10,
                 tag: Tag::String,
@@ -40,11 +40,11 @@ fn world(n: &Need) -> Answer {
         Need::Field {
             target: Val::Object { id: 21, .. },
             name,
-        } if name == "qty" => Answer::Value(Val::Int(1)),
+        } if name == "qty" => Answer::Value(Val::Prim(Prim::Int(1))),
         Need::Field {
             target: Val::Object { id: 22, .. },
             name,
-        } if name == "qty" => Answer::Value(Val::Int(5)),
+        } if name == "qty" => Answer::Value(Val::Prim(Prim::Int(5))),
         Need::Field {
             target: Val::Object { id: 2, .. },
             name,
@@ -52,11 +52,11 @@ fn world(n: &Need) -> Answer {
         Need::Field {
             target: Val::Class { .. },
             name,
-        } if name == "MAX_VALUE" => Answer::Value(Val::Int(i32::MAX)),
+        } if name == "MAX_VALUE" => Answer::Value(Val::Prim(Prim::Int(i32::MAX))),
         Need::Field {
             target: Val::Object { id: 20, .. },
             name,
-        } if name == "length" => Answer::Value(Val::Int(2)),
+        } if name == "length" => Answer::Value(Val::Prim(Prim::Int(2))),
         Need::Text {
             target: Val::Object { id: 10, .. },
         } => Answer::Value(Val::Text("A-1".into())),
@@ -74,7 +74,7 @@ fn world(n: &Need) -> Answer {
         Need::FrameLocal { depth, name } => {
             Answer::Missing(format!("`{name}` is not a local of frame[{depth}]"))
         }
-        Need::New { class, args } if class == "a.Box" && args == &[Val::Int(7)] => {
+        Need::New { class, args } if class == "a.Box" && args == &[Val::Prim(Prim::Int(7))] => {
             Answer::Value(obj(30))
         }
         other => Answer::Failed(format!("unexpected {other:?}")),
@@ -89,18 +89,24 @@ fn eval(src: &str) -> Result<Val, String> {
 
 #[test]
 fn reads_names_fields_and_statics() {
-    assert_eq!(eval("order.qty"), Ok(Val::Int(3)));
-    assert_eq!(eval("order.qty + count * 2"), Ok(Val::Int(17)));
-    assert_eq!(eval("java.lang.Integer.MAX_VALUE"), Ok(Val::Int(i32::MAX)));
-    assert_eq!(eval("order.items.length"), Ok(Val::Int(2)));
+    assert_eq!(eval("order.qty"), Ok(Val::Prim(Prim::Int(3))));
+    assert_eq!(eval("order.qty + count * 2"), Ok(Val::Prim(Prim::Int(17))));
+    assert_eq!(
+        eval("java.lang.Integer.MAX_VALUE"),
+        Ok(Val::Prim(Prim::Int(i32::MAX)))
+    );
+    assert_eq!(eval("order.items.length"), Ok(Val::Prim(Prim::Int(2))));
 }
 
 #[test]
 fn string_content_and_identity() {
-    assert_eq!(eval("order.sku == \"A-1\""), Ok(Val::Bool(true)));
-    assert_eq!(eval("order.sku != \"B\""), Ok(Val::Bool(true)));
-    assert_eq!(eval("order.next == null"), Ok(Val::Bool(true)));
-    assert_eq!(eval("order == order"), Ok(Val::Bool(true)));
+    assert_eq!(
+        eval("order.sku == \"A-1\""),
+        Ok(Val::Prim(Prim::Bool(true)))
+    );
+    assert_eq!(eval("order.sku != \"B\""), Ok(Val::Prim(Prim::Bool(true))));
+    assert_eq!(eval("order.next == null"), Ok(Val::Prim(Prim::Bool(true))));
+    assert_eq!(eval("order == order"), Ok(Val::Prim(Prim::Bool(true))));
 }
 
 #[test]
@@ -115,9 +121,12 @@ fn filters_and_short_circuit() {
     );
     assert_eq!(
         eval("order.next != null && order.next.qty > 0"),
-        Ok(Val::Bool(false))
+        Ok(Val::Prim(Prim::Bool(false)))
     );
-    assert_eq!(eval("order.items[?qty > 3].length"), Ok(Val::Int(1)));
+    assert_eq!(
+        eval("order.items[?qty > 3].length"),
+        Ok(Val::Prim(Prim::Int(1)))
+    );
 }
 
 #[test]
@@ -141,7 +150,7 @@ fn each_method_runs_once_and_reads_batch() {
         }
         world(n)
     });
-    assert_eq!(r, Ok(Val::Bool(true)));
+    assert_eq!(r, Ok(Val::Prim(Prim::Bool(true))));
     assert_eq!(calls, 2, "two call sites, each exactly once");
     // Two independent field reads arrive in one step.
     let p = parse("order.qty + order.items.length").expect("parse");
@@ -174,7 +183,7 @@ fn new_asks_for_a_construction_with_its_arguments() {
 
 #[test]
 fn caller_frame_locals_are_asked_by_depth_and_walked_like_names() {
-    assert_eq!(eval("frame[1].req.qty + 1"), Ok(Val::Int(4)));
+    assert_eq!(eval("frame[1].req.qty + 1"), Ok(Val::Prim(Prim::Int(4))));
     let err = eval("frame[2].req").expect_err("missing");
     assert!(err.contains("not a local of frame[2]"), "{err}");
 }

@@ -3,6 +3,7 @@
 //! reported beside events. Everything shown here was read and bounded by
 //! the actors' value reader; nothing here talks to a JVM.
 
+use crate::model::Prim;
 use crate::model::shown::{
     Cut, Detail, Edge, Elements, EvalNote, HitNote, LocalsGap, MessageGap, Scalar, Shown,
     ToStringFailure, Tree, Unmeasured,
@@ -37,22 +38,29 @@ pub fn quoted(c: &Cut) -> String {
     format!("{}…(+{} chars)", &q[..q.len() - 1], c.omitted)
 }
 
-/// A primitive as Java source prints it.
+/// A primitive, null or void as Java source prints it.
 pub fn scalar(s: &Scalar) -> String {
     match s {
-        Scalar::Bool(b) => b.to_string(),
-        Scalar::Byte(x) => x.to_string(),
-        Scalar::Short(x) => x.to_string(),
-        Scalar::Int(x) => x.to_string(),
-        Scalar::Long(x) => format!("{x}L"),
-        Scalar::Float(x) => format!("{x}f"),
-        Scalar::Double(x) => x.to_string(),
-        Scalar::Char(c) => match char::from_u32(u32::from(*c)) {
+        Scalar::Prim(p) => prim(*p),
+        Scalar::Null => "null".into(),
+        Scalar::Void => "void".into(),
+    }
+}
+
+/// A primitive as Java source prints it.
+pub fn prim(p: Prim) -> String {
+    match p {
+        Prim::Bool(b) => b.to_string(),
+        Prim::Byte(x) => x.to_string(),
+        Prim::Short(x) => x.to_string(),
+        Prim::Int(x) => x.to_string(),
+        Prim::Long(x) => format!("{x}L"),
+        Prim::Float(x) => format!("{x}f"),
+        Prim::Double(x) => x.to_string(),
+        Prim::Char(c) => match char::from_u32(u32::from(c)) {
             Some(c) => format!("'{c}'"),
             None => format!("'\\u{c:04x}'"),
         },
-        Scalar::Null => "null".into(),
-        Scalar::Void => "void".into(),
     }
 }
 
@@ -346,7 +354,7 @@ mod tests {
                 (Edge::Field("next".into()), inner),
                 (
                     Edge::Field("n".into()),
-                    Tree::leaf(Shown::Scalar(Scalar::Int(3))),
+                    Tree::leaf(Shown::Scalar(Scalar::Prim(Prim::Int(3)))),
                 ),
             ],
             more_fields: 2,
@@ -361,7 +369,7 @@ mod tests {
     fn collections_say_how_many_were_left_out() {
         let many = Shown::Many {
             total: 3,
-            items: vec![Shown::Scalar(Scalar::Int(1))],
+            items: vec![Shown::Scalar(Scalar::Prim(Prim::Int(1)))],
         };
         assert_eq!(line(&many), "[3 elements] [1, … 2 more]");
         let one = Shown::Entries {
@@ -388,9 +396,9 @@ mod tests {
         assert!(detail(&Detail::Duration(Err(Unmeasured::HalfArmed))).contains("only this half"));
         let change = Detail::Change {
             old: None,
-            new: Shown::Scalar(Scalar::Long(3)),
+            new: Shown::Scalar(Scalar::Prim(Prim::Long(3))),
         };
         assert_eq!(detail(&change), "? → 3L");
-        assert_eq!(scalar(&Scalar::Char(65)), "'A'");
+        assert_eq!(scalar(&Scalar::Prim(Prim::Char(65))), "'A'");
     }
 }

@@ -16,6 +16,7 @@ use crate::actors::{
 };
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
+use crate::model::Prim;
 use crate::model::shown::{Edge, Scalar, Shown, Tree};
 use crate::model::signature::JType;
 
@@ -273,14 +274,14 @@ pub fn shown_json(v: &Shown) -> Json {
 
 fn scalar_json(s: &Scalar) -> Json {
     match *s {
-        Scalar::Bool(b) => json!(b),
-        Scalar::Byte(x) => json!(x),
-        Scalar::Short(x) => json!(x),
-        Scalar::Int(x) => json!(x),
-        Scalar::Long(x) => json!(x),
-        Scalar::Float(x) => json!(x),
-        Scalar::Double(x) => json!(x),
-        Scalar::Char(c) => json!(char::from_u32(u32::from(c)).map(String::from)),
+        Scalar::Prim(Prim::Bool(b)) => json!(b),
+        Scalar::Prim(Prim::Byte(x)) => json!(x),
+        Scalar::Prim(Prim::Short(x)) => json!(x),
+        Scalar::Prim(Prim::Int(x)) => json!(x),
+        Scalar::Prim(Prim::Long(x)) => json!(x),
+        Scalar::Prim(Prim::Float(x)) => json!(x),
+        Scalar::Prim(Prim::Double(x)) => json!(x),
+        Scalar::Prim(Prim::Char(c)) => json!(char::from_u32(u32::from(c)).map(String::from)),
         Scalar::Null | Scalar::Void => Json::Null,
     }
 }
@@ -608,7 +609,7 @@ mod tests {
                 (Edge::Field("sku".into()), leaf(text("P1"))),
                 (
                     Edge::Field("price".into()),
-                    leaf(Shown::Scalar(Scalar::Int(30))),
+                    leaf(Shown::Scalar(Scalar::Prim(Prim::Int(30)))),
                 ),
                 (
                     Edge::Field("tags".into()),

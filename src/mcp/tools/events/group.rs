@@ -128,6 +128,7 @@ mod tests {
 
     use super::*;
     use crate::actors::ThreadId;
+    use crate::model::Prim;
     use crate::model::shown::{Scalar, Shown};
 
     fn snap(seq: u64, qty: i32, total: i64) -> TraceRecord {
@@ -139,11 +140,11 @@ mod tests {
             thread_name: Arc::from("main"),
             location: Arc::from("Shop.price:12"),
             callers: Vec::new(),
-            locals: vec![("qty".into(), Shown::Scalar(Scalar::Int(qty)))],
+            locals: vec![("qty".into(), Shown::Scalar(Scalar::Prim(Prim::Int(qty))))],
             locals_note: None,
             details: vec![(
                 "expr[0] qty * 3".into(),
-                Detail::Value(Shown::Scalar(Scalar::Long(total))),
+                Detail::Value(Shown::Scalar(Scalar::Prim(Prim::Long(total)))),
             )],
             overridden: false,
         }
