@@ -101,12 +101,7 @@ pub(super) fn set_routes() -> Vec<Route> {
 
 async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let Start {
-        handle,
-        mode,
-        filters,
-        notes,
-    } = start(&ctx, tool, &p.shared())?;
+    let (handle, mode, filters, notes) = start(&ctx, tool, &p.shared())?;
     let entries = p.class_pattern.clone().into_vec();
     if entries.is_empty() {
         return Err(ToolError::bad_argument(tool, "class_pattern is empty"));
@@ -167,19 +162,9 @@ async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
 
 async fn set_exception(ctx: Ctx, call: Call<ExceptionStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let Start {
-        handle,
-        mode,
-        filters,
-        mut notes,
-    } = start(&ctx, tool, &p.shared())?;
+    let (handle, mode, filters, mut notes) = start(&ctx, tool, &p.shared())?;
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
-    if !caught && !uncaught {
-        return Err(ToolError::bad_argument(
-            tool,
-            "caught and uncaught are both false: nothing would be reported",
-        ));
-    }
+    either(tool, ("caught", caught), ("uncaught", uncaught))?;
     let entries: Vec<Option<String>> = match p.class_pattern.clone() {
         None => {
             notes.push(
@@ -291,11 +276,20 @@ fn add_expansion(
 /// What the line, exception and field stops start from, once their
 /// arguments parse: the session, the mode and the filters (instance_id
 /// read), and the notes so far.
-struct Start {
-    handle: SessionHandle,
-    mode: Mode,
-    filters: Filters,
-    notes: Vec<String>,
+type Start = (SessionHandle, Mode, Filters, Vec<String>);
+
+/// Refuses a stop whose two kinds of report are both switched off.
+fn either(tool: &str, a: (&str, bool), b: (&str, bool)) -> Result<(), ToolError> {
+    if a.1 || b.1 {
+        return Ok(());
+    }
+    Err(ToolError::bad_argument(
+        tool,
+        format!(
+            "{} and {} are both false: nothing would be reported",
+            a.0, b.0
+        ),
+    ))
 }
 
 fn start(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<Start, ToolError> {
@@ -303,12 +297,7 @@ fn start(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<Start, ToolError> {
     let mut notes = Vec::new();
     let (mode, mut filters) = mode_with_condition(tool, a, false, &mut notes)?;
     filters.instance = id_arg(tool, "instance_id", a.instance_id)?;
-    Ok(Start {
-        handle,
-        mode,
-        filters,
-        notes,
-    })
+    Ok((handle, mode, filters, notes))
 }
 
 /// The session a set tool with a condition arms in, live, once its
@@ -341,19 +330,9 @@ fn plural_es(n: usize) -> &'static str {
 
 async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let Start {
-        handle,
-        mode,
-        filters,
-        mut notes,
-    } = start(&ctx, tool, &p.shared())?;
+    let (handle, mode, filters, mut notes) = start(&ctx, tool, &p.shared())?;
     let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
-    if !modify && !access {
-        return Err(ToolError::bad_argument(
-            tool,
-            "modify and access are both false: nothing would be reported",
-        ));
-    }
+    either(tool, ("modify", modify), ("access", access))?;
     if modify && access && filters.hit_count.is_some() {
         notes.push("hit_count with reads and writes: they are counted together".into());
     }
