@@ -7,6 +7,7 @@ pub mod dump;
 pub mod java_source;
 pub mod jvms;
 pub mod overhead;
+pub mod recent;
 pub mod session;
 pub mod shown;
 pub mod signature;
