@@ -4,7 +4,7 @@
 
 mod call;
 
-pub use call::CallError;
+pub use call::{ArgNeed, CallError};
 
 use std::time::Duration;
 

@@ -71,7 +71,7 @@ pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
 pub use error::CodeError;
 pub use error::{
-    ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
+    ArgNeed, ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
     ThreadUse,
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
