@@ -69,7 +69,17 @@ pub enum AttachError {
     #[error("{addr} did not finish attaching: {source}")]
     Setup { addr: String, source: JdwpError },
     #[error("could not start the session: {0}")]
-    Spawn(String),
+    Spawn(#[from] SpawnError),
+}
+
+/// Why an actor of the engine (the Supervisor, a Session) did not start.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SpawnError {
+    #[error("the session registry is poisoned")]
+    RegistryPoisoned,
+    /// The actor runtime refused the spawn or the first call, with its error.
+    #[error("{0}")]
+    Actor(String),
 }
 
 /// Why starting a JVM under the debugger failed.
@@ -436,7 +446,7 @@ pub enum CodeError {
     #[error("nothing to compile: give the .java files")]
     NothingToCompile,
     #[error("cannot compile: {detail}")]
-    CompilerFailed { detail: String },
+    CompilerFailed { detail: JavacError },
     #[error("javac failed; nothing was reloaded:\n{diagnostics}")]
     CompileFailed {
         command: String,
@@ -444,4 +454,23 @@ pub enum CodeError {
     },
     #[error("the class root {} is not a directory javac can write to", root.display())]
     NoWritableRoot { root: std::path::PathBuf },
+}
+
+/// Why `javac` could not be run to an end (its diagnostics are not this:
+/// a compilation that fails is `CodeError::CompileFailed`).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum JavacError {
+    /// The classpath holds a path the platform cannot join.
+    #[error("{0}")]
+    Classpath(String),
+    #[error("cannot run {}: {error}", javac.display())]
+    Run {
+        javac: std::path::PathBuf,
+        error: String,
+    },
+    #[error("{} ran past {limit:?}", javac.display())]
+    Timeout {
+        javac: std::path::PathBuf,
+        limit: std::time::Duration,
+    },
 }

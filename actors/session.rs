@@ -35,6 +35,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::net::TcpStream;
 
 use crate::actors::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
+use crate::actors::error::SpawnError;
 use crate::actors::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
 use crate::actors::jvm::classes::ClassCache;
 use crate::actors::stop_points::{StopPoints, StopPointsHandle};
@@ -157,12 +158,13 @@ impl Session {
     pub async fn spawn(
         args: SessionArgs,
         supervisor: ractor::ActorCell,
-    ) -> Result<SessionHandle, String> {
+    ) -> Result<SessionHandle, SpawnError> {
         let info = args.info.clone();
         let (actor, _) = Actor::spawn_linked(None, Session, args, supervisor)
             .await
-            .map_err(|e| e.to_string())?;
-        let handles = ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
+            .map_err(|e| SpawnError::Actor(e.to_string()))?;
+        let handles = ractor::call!(actor, SessionMsg::Handles)
+            .map_err(|e| SpawnError::Actor(e.to_string()))?;
         Ok(SessionHandle::new(actor, info, handles))
     }
 }
