@@ -456,6 +456,18 @@ pub enum CodeError {
     NoWritableRoot { root: std::path::PathBuf },
 }
 
+/// Why a stop point's condition gave no answer at a hit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConditionError {
+    #[error("the thread was not suspended by this event")]
+    NotSuspended,
+    #[error("the condition gave a {kind}, not a boolean")]
+    NotBoolean { kind: &'static str },
+    /// Reading the frame or evaluating the expression failed, with why.
+    #[error("{0}")]
+    Eval(String),
+}
+
 /// Why `javac` could not be run to an end (its diagnostics are not this:
 /// a compilation that fails is `CodeError::CompileFailed`).
 #[derive(Debug, Clone, thiserror::Error)]
