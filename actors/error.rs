@@ -4,7 +4,7 @@
 
 mod call;
 
-pub use call::CallError;
+pub use call::{ArgNeed, CallError};
 
 use std::time::Duration;
 
@@ -69,7 +69,17 @@ pub enum AttachError {
     #[error("{addr} did not finish attaching: {source}")]
     Setup { addr: String, source: JdwpError },
     #[error("could not start the session: {0}")]
-    Spawn(String),
+    Spawn(#[from] SpawnError),
+}
+
+/// Why an actor of the engine (the Supervisor, a Session) did not start.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SpawnError {
+    #[error("the session registry is poisoned")]
+    RegistryPoisoned,
+    /// The actor runtime refused the spawn or the first call, with its error.
+    #[error("{0}")]
+    Actor(String),
 }
 
 /// Why starting a JVM under the debugger failed.
@@ -436,7 +446,7 @@ pub enum CodeError {
     #[error("nothing to compile: give the .java files")]
     NothingToCompile,
     #[error("cannot compile: {detail}")]
-    CompilerFailed { detail: String },
+    CompilerFailed { detail: JavacError },
     #[error("javac failed; nothing was reloaded:\n{diagnostics}")]
     CompileFailed {
         command: String,
@@ -444,4 +454,35 @@ pub enum CodeError {
     },
     #[error("the class root {} is not a directory javac can write to", root.display())]
     NoWritableRoot { root: std::path::PathBuf },
+}
+
+/// Why a stop point's condition gave no answer at a hit.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConditionError {
+    #[error("the thread was not suspended by this event")]
+    NotSuspended,
+    #[error("the condition gave a {kind}, not a boolean")]
+    NotBoolean { kind: &'static str },
+    /// Reading the frame or evaluating the expression failed, with why.
+    #[error("{0}")]
+    Eval(String),
+}
+
+/// Why `javac` could not be run to an end (its diagnostics are not this:
+/// a compilation that fails is `CodeError::CompileFailed`).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum JavacError {
+    /// The classpath holds a path the platform cannot join.
+    #[error("{0}")]
+    Classpath(String),
+    #[error("cannot run {}: {error}", javac.display())]
+    Run {
+        javac: std::path::PathBuf,
+        error: String,
+    },
+    #[error("{} ran past {limit:?}", javac.display())]
+    Timeout {
+        javac: std::path::PathBuf,
+        limit: std::time::Duration,
+    },
 }

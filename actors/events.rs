@@ -114,7 +114,9 @@ impl Actor for EventDispatch {
                     Err(e) => {
                         tracing::warn!(error = %e, "undecodable event composite");
                         ctx.session
-                            .note_event(format!("undecodable event composite: {e}"));
+                            .note_event(crate::model::recent::RecentEvent::Undecodable(
+                                e.to_string(),
+                            ));
                     }
                 }
             }

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use crate::actors::launch::LaunchedJvm;
 use crate::actors::lock::lock;
 use crate::jdwp::{Composite, Event, RequestId, SuspendPolicy, ThreadId};
+use crate::model::recent::RecentEvent;
 use crate::model::{Roots, SessionId, VmInfo};
 pub use port::SessionRef;
 
@@ -188,7 +189,7 @@ pub struct EventBus {
     events: tokio::sync::broadcast::Sender<Arc<Composite>>,
     events_seen: AtomicU64,
     suspending_events: AtomicU64,
-    recent: Mutex<VecDeque<String>>,
+    recent: Mutex<VecDeque<RecentEvent>>,
     /// When the latest resume of the whole VM began.
     last_resume: Mutex<Option<std::time::Instant>>,
     /// Held captures in flight: composites event dispatch holds and will
@@ -250,19 +251,19 @@ impl EventBus {
         self.suspending_events.load(Ordering::Relaxed)
     }
 
-    pub fn recent_events(&self) -> Vec<String> {
+    pub fn recent_events(&self) -> Vec<RecentEvent> {
         self.recent
             .lock()
             .map(|r| r.iter().cloned().collect())
             .unwrap_or_default()
     }
 
-    pub fn note_event(&self, line: String) {
+    pub fn note_event(&self, entry: RecentEvent) {
         if let Ok(mut r) = self.recent.lock() {
             if r.len() == RECENT_EVENTS {
                 r.pop_front();
             }
-            r.push_back(line);
+            r.push_back(entry);
         }
     }
 
@@ -274,11 +275,13 @@ impl EventBus {
             self.suspending_events.fetch_add(1, Ordering::Relaxed);
         }
         for event in &composite.events {
-            self.note_event(format!(
-                "{} (suspend {:?})",
-                describe(event),
-                composite.suspend_policy
-            ));
+            self.note_event(RecentEvent::Event {
+                kind: event.kind(),
+                request: event.request_id(),
+                thread: event.thread(),
+                at: event.location(),
+                suspend: composite.suspend_policy,
+            });
         }
         let _ = self.events.send(Arc::new(composite.clone()));
     }
@@ -349,8 +352,8 @@ impl SessionLink {
         self.bus.publish(composite);
     }
 
-    pub fn note_event(&self, line: String) {
-        self.bus.note_event(line);
+    pub fn note_event(&self, entry: RecentEvent) {
+        self.bus.note_event(entry);
     }
 
     /// No event holds `thread` (or, with `None`, any thread) any more.
@@ -366,20 +369,4 @@ impl SessionLink {
     pub fn request_end(&self, reason: String) {
         self.session.end(reason);
     }
-}
-
-/// A one-line description of an event, for the session's recent events:
-/// its kind, request, thread and location, written without `Debug` (this
-/// runs for every event, tens of thousands a second under a trace).
-pub fn describe(event: &Event) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(64);
-    let _ = write!(s, "{:?} req={}", event.kind(), event.request_id().0);
-    if let Some(t) = event.thread() {
-        let _ = write!(s, " thread={:#x}", t.0);
-    }
-    if let Some(l) = event.location() {
-        let _ = write!(s, " at={:#x}/{:#x}@{}", l.class.0, l.method.0, l.index);
-    }
-    s
 }

@@ -71,8 +71,8 @@ pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
 pub use error::CodeError;
 pub use error::{
-    ArmError, AttachError, FrameAction, JdwpError, LaunchError, NotWritable, SessionError,
-    ThreadUse,
+    ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotWritable,
+    SessionError, SpawnError, ThreadUse,
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
@@ -210,11 +210,11 @@ pub struct Engine {
 
 impl Engine {
     /// Starts the Supervisor.
-    pub async fn start(config: EngineConfig) -> Result<Engine, String> {
+    pub async fn start(config: EngineConfig) -> Result<Engine, SpawnError> {
         let registry = Arc::new(RwLock::new(Registry::default()));
         let (supervisor, _) = Actor::spawn(None, Supervisor, registry.clone())
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| SpawnError::Actor(e.to_string()))?;
         Ok(Engine {
             supervisor,
             registry,
@@ -377,8 +377,7 @@ impl Engine {
             overhead: self.config.overhead,
         };
         let handle = ractor::call!(self.supervisor, SupervisorMsg::Spawn, Box::new(new))
-            .map_err(|e| AttachError::Spawn(e.to_string()))?
-            .map_err(AttachError::Spawn)?;
+            .map_err(|e| SpawnError::Actor(e.to_string()))??;
         if let Err(source) = handle.initialize(timeout).await {
             handle
                 .link()

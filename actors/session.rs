@@ -35,6 +35,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::net::TcpStream;
 
 use crate::actors::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
+use crate::actors::error::SpawnError;
 use crate::actors::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
 use crate::actors::jvm::classes::ClassCache;
 use crate::actors::stop_points::{StopPoints, StopPointsHandle};
@@ -42,13 +43,14 @@ use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
 use crate::jdwp::virtual_machine::Dispose;
 use crate::jdwp::{Event, EventKind};
+use crate::model::session::ReleaseCheck;
 
 /// How long a session whose launched JVM dropped the connection waits for
 /// the process to exit, to report how it ended.
 const LAUNCHED_EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// What a disconnect released.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct DisconnectReport {
     /// Threads that were suspended when the agent disconnected.
     pub threads_held: usize,
@@ -56,7 +58,9 @@ pub struct DisconnectReport {
     /// Stop points cleared (their event requests go with Dispose).
     pub stop_points_cleared: usize,
     /// What re-checking the JVM afterwards found.
-    pub verification: String,
+    pub verification: ReleaseCheck,
+    /// Why the final `Dispose` failed, when it did.
+    pub dispose_failed: Option<String>,
     /// What happened to a JVM this session launched.
     pub process: Option<String>,
 }
@@ -154,12 +158,13 @@ impl Session {
     pub async fn spawn(
         args: SessionArgs,
         supervisor: ractor::ActorCell,
-    ) -> Result<SessionHandle, String> {
+    ) -> Result<SessionHandle, SpawnError> {
         let info = args.info.clone();
         let (actor, _) = Actor::spawn_linked(None, Session, args, supervisor)
             .await
-            .map_err(|e| e.to_string())?;
-        let handles = ractor::call!(actor, SessionMsg::Handles).map_err(|e| e.to_string())?;
+            .map_err(|e| SpawnError::Actor(e.to_string()))?;
+        let handles = ractor::call!(actor, SessionMsg::Handles)
+            .map_err(|e| SpawnError::Actor(e.to_string()))?;
         Ok(SessionHandle::new(actor, info, handles))
     }
 }
@@ -438,45 +443,46 @@ impl SessionCore {
         // Dispose), bounded so a wedged registry cannot hold the JVM.
         let cleared =
             tokio::time::timeout(Duration::from_secs(5), self.stop_points.clear_all()).await;
-        let mut report = DisconnectReport {
-            stop_points_cleared: cleared.unwrap_or(0),
-            ..DisconnectReport::default()
-        };
         let _ = self
             .connection
             .send_within(&ClearAllBreakpoints, Duration::from_secs(2))
             .await;
-        if let Ok(census) = crate::actors::jvm::threads::census(&self.connection).await {
-            report.threads_held = census.held;
-            report.threads_total = census.total;
-        }
+        let (threads_held, threads_total) =
+            match crate::actors::jvm::threads::census(&self.connection).await {
+                Ok(census) => (census.held, census.total),
+                Err(_) => (0, 0),
+            };
         // Leaving: threads the agent held are released too.
         self.ledger.release_all();
-        report.verification = match control::resume_verified(
+        let verification = match control::resume_verified(
             &self.connection,
             &mut self.ledger,
             &self.link.bus,
         )
         .await
         {
-            Ok(r) if r.still_held == 0 => {
-                format!("verified: all {} threads run", r.total)
-            }
-            Ok(r) => format!(
-                "WARNING: {} of {} threads were still suspended after {} resumes; Dispose released the rest",
-                r.still_held, r.total, r.resumes
-            ),
-            Err(e) => format!("could not verify before releasing ({e})"),
+            Ok(r) if r.still_held == 0 => ReleaseCheck::AllRun { total: r.total },
+            Ok(r) => ReleaseCheck::StillHeld {
+                still_held: r.still_held,
+                total: r.total,
+                resumes: r.resumes,
+            },
+            Err(e) => ReleaseCheck::Unverified(e.to_string()),
         };
-        if let Err(e) = self
+        let dispose_failed = self
             .connection
             .send_within(&Dispose, Duration::from_secs(5))
             .await
-        {
-            report
-                .verification
-                .push_str(&format!("; Dispose failed: {e}"));
-        }
+            .err()
+            .map(|e| e.to_string());
+        let report = DisconnectReport {
+            threads_held,
+            threads_total,
+            stop_points_cleared: cleared.unwrap_or(0),
+            verification,
+            dispose_failed,
+            process: None,
+        };
         self.link.life.mark_dead("disconnected by the agent");
         report
     }

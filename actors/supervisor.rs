@@ -10,6 +10,7 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 use tokio::net::TcpStream;
 
 use crate::actors::connection::ConnectionConfig;
+use crate::actors::error::SpawnError;
 use crate::actors::launch::LaunchedJvm;
 use crate::actors::session::{Session, SessionArgs, SessionHandle, SessionInfo};
 use crate::model::SessionId;
@@ -59,7 +60,10 @@ pub struct NewSession {
 /// Messages of the Supervisor.
 pub enum SupervisorMsg {
     /// Spawn a Session for a handshaken connection; it becomes current.
-    Spawn(Box<NewSession>, RpcReplyPort<Result<SessionHandle, String>>),
+    Spawn(
+        Box<NewSession>,
+        RpcReplyPort<Result<SessionHandle, SpawnError>>,
+    ),
 }
 
 /// The Supervisor actor (configuration only).
@@ -89,7 +93,7 @@ impl Actor for Supervisor {
                 let (key, id) = match registry.write() {
                     Ok(mut r) => r.allocate(),
                     Err(_) => {
-                        let _ = reply.send(Err("the session registry is poisoned".into()));
+                        let _ = reply.send(Err(SpawnError::RegistryPoisoned));
                         return Ok(());
                     }
                 };

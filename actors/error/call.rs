@@ -21,12 +21,16 @@ pub enum CallError {
         method: String,
         candidates: Vec<String>,
     },
-    #[error("argument {index} ({declared}) cannot be built from {given}{}", hint.as_deref().map(|h| format!(": {h}")).unwrap_or_default())]
+    #[error(
+        "argument {index} ({declared}) cannot be built from {given}{}",
+        arg_fact(needs)
+    )]
     Argument {
         index: usize,
         declared: String,
         given: &'static str,
-        hint: Option<String>,
+        /// What the declared type takes that the argument was not.
+        needs: Option<ArgNeed>,
     },
     #[error("{class} is not loaded in the JVM (a class loads on first use)")]
     NotLoaded { class: String },
@@ -77,4 +81,24 @@ fn listed(prefix: &str, items: &[String]) -> String {
         String::new()
     };
     format!("{prefix}{}{more})", shown.join(", "))
+}
+
+/// What a declared parameter type takes that an argument was not: the
+/// MCP layer says how to build it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgNeed {
+    /// An object of `class`: the text named no constant of a loaded enum.
+    EnumOrObject { class: String },
+    /// An object of `class`, which no literal argument builds.
+    Object { class: String },
+}
+
+/// The fact an unbuildable argument's message states about its type.
+fn arg_fact(needs: &Option<ArgNeed>) -> String {
+    match needs {
+        Some(ArgNeed::EnumOrObject { class }) => {
+            format!(": {class} is not a loaded enum with that constant")
+        }
+        _ => String::new(),
+    }
 }

@@ -12,6 +12,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
+use crate::actors::error::ConditionError;
 use crate::actors::jvm::eval::{self, EvalContext, to_val};
 use crate::actors::jvm::inspect::{self, FrameView};
 use crate::actors::jvm::show::{Budget, ValueReader};
@@ -157,14 +158,16 @@ pub async fn evaluate(
     thread: ThreadId,
     event: &Event,
     condition: &Program,
-) -> Result<bool, String> {
-    let ectx = hit_context(ctx, thread, None).await?;
-    match value(ctx, &ectx, condition, bound(event).as_ref()).await? {
+) -> Result<bool, ConditionError> {
+    let ectx = hit_context(ctx, thread, None)
+        .await
+        .map_err(ConditionError::Eval)?;
+    match value(ctx, &ectx, condition, bound(event).as_ref())
+        .await
+        .map_err(ConditionError::Eval)?
+    {
         (Val::Prim(Prim::Bool(b)), _) => Ok(b),
-        (other, _) => Err(format!(
-            "the condition gave a {}, not a boolean",
-            other.kind()
-        )),
+        (other, _) => Err(ConditionError::NotBoolean { kind: other.kind() }),
     }
 }
 

@@ -15,6 +15,7 @@ use crate::actors::jvm::classes::ClassCache;
 use crate::actors::link::SessionLink;
 use crate::actors::lock::lock;
 use crate::jdwp::{Command, ThreadId};
+use crate::model::recent::{LateOutcome, LateReturn, RecentEvent};
 
 /// How long a late invocation is watched for; past this its window slot
 /// is given back and a return after it is left to the Watchdog.
@@ -162,50 +163,53 @@ async fn handle_late_return(
     thread: ThreadId,
     after: Duration,
 ) {
-    let took = format!(
-        "a method invoked on thread @{:#x} returned after its budget ({} ms after it started)",
-        thread.0,
-        after.as_millis()
-    );
+    let late = |outcome| {
+        RecentEvent::LateReturn(LateReturn {
+            thread,
+            after_ms: after.as_millis(),
+            outcome,
+        })
+    };
     if let Some(s) = session {
         let view = s.session.view().await;
         let event_threads = view.event_threads;
         let agent_holds =
             view.held.iter().any(|(t, _, _)| *t == thread) || event_threads.contains(&thread);
         if agent_holds {
-            s.note_event(format!(
-                "{took}; the thread stays held, as the agent holds it"
-            ));
+            s.note_event(late(LateOutcome::AgentHolds));
             return;
         }
         if !event_threads.is_empty() || view.maybe_suspended {
             // The JVM is stopped for the agent: the next verified resume
             // clears this thread too; the Watchdog watches meanwhile.
             s.session.note_suspension();
-            s.note_event(format!(
-                "{took}; left to the next resume, which clears every suspension"
-            ));
+            s.note_event(late(LateOutcome::LeftToResume));
             return;
         }
     }
     let count = conn
         .send(&crate::jdwp::thread_reference::SuspendCount { thread })
         .await;
-    let line = match count {
+    let outcome = match count {
         Ok(n) if n > 0 => {
             match conn
                 .send(&crate::jdwp::thread_reference::Resume { thread })
                 .await
             {
-                Ok(()) => format!("{took}; HotSpot suspended it again, so it was resumed"),
-                Err(e) => format!("{took}; resuming it failed: {e}"),
+                Ok(()) => LateOutcome::Resumed,
+                Err(e) => LateOutcome::ResumeFailed(e.to_string()),
             }
         }
-        Ok(_) => format!("{took}; the thread runs"),
-        Err(e) => format!("{took}; its state could not be read: {e}"),
+        Ok(_) => LateOutcome::Runs,
+        Err(e) => LateOutcome::Unreadable(e.to_string()),
     };
-    tracing::info!(%line, "late invocation");
+    tracing::info!(
+        thread = thread.0,
+        after_ms = after.as_millis() as u64,
+        ?outcome,
+        "late invocation"
+    );
     if let Some(s) = session {
-        s.note_event(line);
+        s.note_event(late(outcome));
     }
 }

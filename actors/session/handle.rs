@@ -187,7 +187,7 @@ impl SessionHandle {
     }
 
     /// The last events, one line each, for diagnosis.
-    pub fn recent_events(&self) -> Vec<String> {
+    pub fn recent_events(&self) -> Vec<crate::model::recent::RecentEvent> {
         self.link.bus.recent_events()
     }
 

@@ -56,17 +56,6 @@ pub enum StepFilter {
     Only(Vec<String>),
 }
 
-impl StepFilter {
-    /// The filter as the reply states it.
-    pub fn describe(&self) -> String {
-        match self {
-            StepFilter::Exclude(p) if p.is_empty() => "no class filter".into(),
-            StepFilter::Exclude(p) => format!("skipping {}", p.join(", ")),
-            StepFilter::Only(p) => format!("stopping only in {}", p.join(", ")),
-        }
-    }
-}
-
 /// Where a step landed.
 #[derive(Debug, Clone)]
 pub struct Landing {

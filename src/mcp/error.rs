@@ -6,7 +6,8 @@
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::actors::{
-    ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError, ThreadUse,
+    ArgNeed, ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError,
+    ThreadUse,
 };
 use crate::mcp::render::change_line;
 
@@ -166,6 +167,19 @@ impl From<SessionError> for ToolError {
     }
 }
 
+/// How to pass an argument no literal builds: as an object built by an
+/// expression, by its handle.
+fn arg_advice(needs: Option<&ArgNeed>) -> String {
+    let build = |class: &str| {
+        format!("build the object with an expression (new {class}(…)) and pass its @0x… handle")
+    };
+    match needs {
+        Some(ArgNeed::EnumOrObject { class }) => format!("; {}", build(class)),
+        Some(ArgNeed::Object { class }) => format!(": {}", build(class)),
+        None => String::new(),
+    }
+}
+
 impl From<CallError> for ToolError {
     fn from(e: CallError) -> Self {
         let text = e.to_string();
@@ -174,8 +188,10 @@ impl From<CallError> for ToolError {
                 .next("debug_invoke with template:true lists the overloads and what each takes"),
             CallError::Ambiguous { .. } => ToolError::new("AMBIGUOUS_OVERLOAD", text)
                 .next("pass param_types with the declared types of the one to call"),
-            CallError::Argument { .. } => ToolError::new("BAD_ARGUMENT", text)
-                .next("debug_invoke with template:true shows what each parameter takes"),
+            CallError::Argument { needs, .. } => {
+                ToolError::new("BAD_ARGUMENT", text + &arg_advice(needs.as_ref()))
+                    .next("debug_invoke with template:true shows what each parameter takes")
+            }
             CallError::NeedsInstance { .. } => ToolError::new("BAD_ARGUMENT", text)
                 .next("pass object (an @0x… handle) or bean instead of class"),
             CallError::NotLoaded { .. } => ToolError::new("NOT_LOADED", text)

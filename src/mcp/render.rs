@@ -5,6 +5,7 @@
 pub mod value;
 
 use crate::actors::Rescue;
+use crate::model::recent::{LateOutcome, LateReturn, RecentEvent};
 use crate::model::stale::{Change, modifier_words};
 
 /// Pluralises `word` for `n`.
@@ -13,6 +14,53 @@ pub fn plural(n: usize, word: &str) -> String {
         format!("{n} {word}")
     } else {
         format!("{n} {word}s")
+    }
+}
+
+/// One of a session's recent events, on one line: an event's kind,
+/// request, thread and location with its composite's suspend policy, an
+/// undecodable composite, or what a late-returning invocation left behind.
+pub fn recent_event(e: &RecentEvent) -> String {
+    use std::fmt::Write;
+    match e {
+        RecentEvent::Event {
+            kind,
+            request,
+            thread,
+            at,
+            suspend,
+        } => {
+            let mut s = format!("{kind:?} req={}", request.0);
+            if let Some(t) = thread {
+                let _ = write!(s, " thread={:#x}", t.0);
+            }
+            if let Some(l) = at {
+                let _ = write!(s, " at={:#x}/{:#x}@{}", l.class.0, l.method.0, l.index);
+            }
+            let _ = write!(s, " (suspend {suspend:?})");
+            s
+        }
+        RecentEvent::Undecodable(e) => format!("undecodable event composite: {e}"),
+        RecentEvent::LateReturn(l) => late_return(l),
+    }
+}
+
+/// A method that returned past its budget, and what became of the
+/// suspension HotSpot left on its thread.
+fn late_return(l: &LateReturn) -> String {
+    let took = format!(
+        "a method invoked on thread @{:#x} returned after its budget ({} ms after it started)",
+        l.thread.0, l.after_ms
+    );
+    match &l.outcome {
+        LateOutcome::AgentHolds => format!("{took}; the thread stays held, as the agent holds it"),
+        LateOutcome::LeftToResume => {
+            format!("{took}; left to the next resume, which clears every suspension")
+        }
+        LateOutcome::Resumed => format!("{took}; HotSpot suspended it again, so it was resumed"),
+        LateOutcome::ResumeFailed(e) => format!("{took}; resuming it failed: {e}"),
+        LateOutcome::Runs => format!("{took}; the thread runs"),
+        LateOutcome::Unreadable(e) => format!("{took}; its state could not be read: {e}"),
     }
 }
 

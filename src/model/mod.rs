@@ -8,6 +8,7 @@ pub mod java_source;
 pub mod jvms;
 pub mod overhead;
 pub mod prim;
+pub mod recent;
 pub mod session;
 pub mod shown;
 pub mod signature;

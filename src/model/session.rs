@@ -93,3 +93,19 @@ pub struct LaunchSpec {
     pub source_roots: Vec<PathBuf>,
     pub class_roots: Vec<PathBuf>,
 }
+
+/// What re-checking the JVM found when a disconnect released it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReleaseCheck {
+    /// Every one of `total` threads runs.
+    AllRun { total: usize },
+    /// `still_held` of `total` threads stayed suspended after `resumes`
+    /// resumes; Dispose released the rest.
+    StillHeld {
+        still_held: usize,
+        total: usize,
+        resumes: u32,
+    },
+    /// The check itself failed, with the error.
+    Unverified(String),
+}

@@ -442,7 +442,8 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
     let note = poll_async(Duration::from_secs(10), "the late return", || async {
         r.session
             .recent_events()
-            .into_iter()
+            .iter()
+            .map(jvmscope::mcp::render::recent_event)
             .find(|l| l.contains("returned after its budget"))
     })
     .await;

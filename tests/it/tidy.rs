@@ -155,6 +155,8 @@ fn actors_rule(line: &str) -> Option<String> {
         "note: Some(format!",
         "note = Some(\"",
         "note = Some(format!",
+        "note_event(format!",
+        "note_event(\"",
     ];
     if let Some(p) = prose.iter().find(|p| line.contains(*p)) {
         return Some(format!("a note worded under actors/ ({p}…)"));
@@ -248,7 +250,7 @@ fn actors_know_nothing_of_mcp_or_of_the_words_agents_read() {
 #[test]
 fn each_rule_catches_a_deliberate_violation() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: [(Rule, &str, &str); 10] = [
+    let cases: [(Rule, &str, &str); 11] = [
         (
             codec_rule,
             "use crate::model::shown::Scalar;",
@@ -286,6 +288,11 @@ fn each_rule_catches_a_deliberate_violation() {
             actors_rule,
             "notes.push(format!(\"the class {c} is not loaded\"));",
             "notes.push(ArmNote::Deferred { class: c });",
+        ),
+        (
+            actors_rule,
+            "s.note_event(format!(\"{took}; the thread runs\"));",
+            "s.note_event(late(LateOutcome::Runs));",
         ),
     ];
     for (i, (rule, bad, good)) in cases.iter().enumerate() {

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
+use crate::actors::error::ConditionError;
 use crate::actors::events::condition;
 use crate::actors::events::ctx::Ctx;
 use crate::actors::events::hit::{
@@ -193,7 +194,7 @@ async fn condition_holds(
             false
         }
         Err(e) => {
-            if stats.condition_failed(e.clone()) {
+            if stats.condition_failed(e.to_string()) {
                 // Off the dispatch path: the registry disarms it while hits
                 // keep being handled (and resumed) here.
                 let stops = ctx.stops.clone();
@@ -247,9 +248,9 @@ async fn evaluate(
     thread: ThreadId,
     can_evaluate: bool,
     cond: &Program,
-) -> Result<bool, String> {
+) -> Result<bool, ConditionError> {
     if !can_evaluate {
-        return Err("the thread was not suspended by this event".into());
+        return Err(ConditionError::NotSuspended);
     }
     let span = tracing::info_span!(
         "jvm.condition",
@@ -266,7 +267,7 @@ async fn evaluate(
         Ok(b) => span.record("jvm.condition.result", *b),
         Err(e) => {
             span.record("otel.status_code", "ERROR");
-            span.record("otel.status_message", e.as_str())
+            span.record("otel.status_message", e.to_string())
         }
     };
     outcome
@@ -279,7 +280,7 @@ async fn condition_error(
     thread: ThreadId,
     received: Instant,
     cond: &Program,
-    e: String,
+    e: ConditionError,
 ) {
     let loc = match m.event.location() {
         Some(l) => ctx.label(&l).await.to_string(),
@@ -295,7 +296,7 @@ async fn condition_error(
         location: loc,
         details: vec![
             ("condition".into(), Detail::Text(cond.source().to_string())),
-            ("error".into(), Detail::Text(e)),
+            ("error".into(), Detail::Text(e.to_string())),
         ],
         suspended: SuspendPolicy::None,
         note: Some(HitNote::Undecided),

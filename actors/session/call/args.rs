@@ -7,7 +7,7 @@
 
 use super::resolve::{ANY, LISTS, MAPS, SETS, unboxed};
 use super::{Arg, CallError, Caller};
-use crate::actors::error::SessionError;
+use crate::actors::error::{ArgNeed, SessionError};
 use crate::jdwp::array_reference::SetValues;
 use crate::jdwp::array_type::NewInstance as NewArray;
 use crate::jdwp::reference_type::GetValues as StaticValues;
@@ -44,12 +44,12 @@ async fn value(
     arg: &Arg,
     ty: &JType,
 ) -> Result<Value, SessionError> {
-    let mismatch = |hint: Option<String>| -> SessionError {
+    let mismatch = |needs: Option<ArgNeed>| -> SessionError {
         CallError::Argument {
             index,
             declared: ty.java(),
             given: arg.kind(),
-            hint,
+            needs,
         }
         .into()
     };
@@ -80,9 +80,9 @@ async fn value(
             Ok(caller.string(s).await?)
         }
         Arg::Text(s) => enum_constant(caller, &class, s).await?.ok_or_else(|| {
-            mismatch(Some(format!(
-                "{class} is not a loaded enum with that constant; build the object with an expression (new {class}(…)) and pass its @0x… handle"
-            )))
+            mismatch(Some(ArgNeed::EnumOrObject {
+                class: class.clone(),
+            }))
         }),
         Arg::List(items) if LISTS.contains(&class.as_str()) => {
             collection(caller, index, "java.util.ArrayList", &ty.arg(0), items).await
@@ -93,9 +93,7 @@ async fn value(
         Arg::Map(entries) if MAPS.contains(&class.as_str()) => {
             map(caller, index, &ty.arg(0), &ty.arg(1), entries).await
         }
-        _ => Err(mismatch(Some(format!(
-            "build the object with an expression (new {class}(…)) and pass its @0x… handle"
-        )))),
+        _ => Err(mismatch(Some(ArgNeed::Object { class }))),
     }
 }
 

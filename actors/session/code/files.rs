@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::actors::error::JavacError;
+
 /// Longest a class file may be (the JVM's own limit is far lower in practice).
 pub const MAX_CLASS_FILE: u64 = 16 * 1024 * 1024;
 /// Longest a source file may be read.
@@ -166,12 +168,13 @@ pub async fn javac_compile(
     out: &Path,
     classpath: &[PathBuf],
     release: Option<u32>,
-) -> Result<Compiled, String> {
+) -> Result<Compiled, JavacError> {
     let javac = javac();
     let mut cmd = tokio::process::Command::new(&javac);
     cmd.arg("-g").arg("-d").arg(out);
     if !classpath.is_empty() {
-        let joined = std::env::join_paths(classpath).map_err(|e| e.to_string())?;
+        let joined =
+            std::env::join_paths(classpath).map_err(|e| JavacError::Classpath(e.to_string()))?;
         cmd.arg("-cp").arg(joined);
     }
     if let Some(r) = release {
@@ -206,8 +209,18 @@ pub async fn javac_compile(
     );
     let output = match tokio::time::timeout(JAVAC_LIMIT, cmd.output()).await {
         Ok(Ok(o)) => o,
-        Ok(Err(e)) => return Err(format!("cannot run {}: {e}", javac.display())),
-        Err(_) => return Err(format!("{} ran past {JAVAC_LIMIT:?}", javac.display())),
+        Ok(Err(e)) => {
+            return Err(JavacError::Run {
+                javac,
+                error: e.to_string(),
+            });
+        }
+        Err(_) => {
+            return Err(JavacError::Timeout {
+                javac,
+                limit: JAVAC_LIMIT,
+            });
+        }
     };
     let mut diagnostics = String::from_utf8_lossy(&output.stderr).into_owned();
     diagnostics.push_str(&String::from_utf8_lossy(&output.stdout));

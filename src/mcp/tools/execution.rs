@@ -355,6 +355,15 @@ async fn step(ctx: Ctx, call: Call<StepParams>, kind: StepKind) -> Reply {
     Ok(super::text(format!(
         "Stepped thread @{:#x} to {at} ({}).\nThe thread is suspended there; debug_get_stack reads it, debug_continue resumes.",
         thread.0,
-        filter.describe()
+        filter_words(&filter)
     )))
+}
+
+/// The class filter a step used, as its reply states it.
+fn filter_words(filter: &StepFilter) -> String {
+    match filter {
+        StepFilter::Exclude(p) if p.is_empty() => "no class filter".into(),
+        StepFilter::Exclude(p) => format!("skipping {}", p.join(", ")),
+        StepFilter::Only(p) => format!("stopping only in {}", p.join(", ")),
+    }
 }

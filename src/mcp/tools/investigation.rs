@@ -171,7 +171,7 @@ async fn export(ctx: Ctx, call: Call<ExportParams>) -> Reply {
     }
     md.push_str("\n## Notes\n\n");
     for n in handle.recent_events() {
-        md.push_str(&format!("- {n}\n"));
+        md.push_str(&format!("- {}\n", crate::mcp::render::recent_event(&n)));
     }
     Ok(super::text(md))
 }

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{SessionHandle, Startup};
 use crate::mcp::error::ToolError;
+use crate::model::session::ReleaseCheck;
 use crate::model::{AttachSpec, LaunchSpec, LaunchTarget, SessionState};
 
 const DEFAULT_TIMEOUT_MS: u64 = 5_000;
@@ -252,6 +253,21 @@ async fn opened(
     super::text(out)
 }
 
+/// What re-checking the JVM found after a disconnect released it.
+fn release_check(check: &ReleaseCheck) -> String {
+    match check {
+        ReleaseCheck::AllRun { total } => format!("verified: all {total} threads run"),
+        ReleaseCheck::StillHeld {
+            still_held,
+            total,
+            resumes,
+        } => format!(
+            "WARNING: {still_held} of {total} threads were still suspended after {resumes} resumes; Dispose released the rest"
+        ),
+        ReleaseCheck::Unverified(e) => format!("could not verify before releasing ({e})"),
+    }
+}
+
 pub fn describe_state(state: &SessionState) -> String {
     match state {
         SessionState::Running => "RUNNING".into(),
@@ -396,8 +412,11 @@ async fn disconnect(ctx: Ctx, call: Call<SessionParams>) -> Reply {
         report.threads_held,
         report.threads_total,
         report.stop_points_cleared,
-        report.verification
+        release_check(&report.verification)
     );
+    if let Some(e) = &report.dispose_failed {
+        out.push_str(&format!("; Dispose failed: {e}"));
+    }
     if let Some(process) = &report.process {
         out.push_str(&format!("\nProcess: {process}"));
     }

@@ -129,7 +129,7 @@ async fn session_block(s: &SessionHandle) -> String {
         if events.is_empty() { "none" } else { "" }
     );
     for e in events.iter().rev().take(LISTED).rev() {
-        let _ = write!(out, "\n    {e}");
+        let _ = write!(out, "\n    {}", crate::mcp::render::recent_event(e));
     }
     let last = listing
         .points

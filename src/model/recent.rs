@@ -1,0 +1,49 @@
+//! A session's recent events as typed entries: what the JVM sent, what
+//! could not be decoded, and what a late-returning invocation left behind.
+//! The actors record them; the MCP layer words them (`mcp::render`).
+
+use crate::jdwp::{EventKind, Location, RequestId, SuspendPolicy, ThreadId};
+
+/// One entry of a session's recent events, kept for diagnosis.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RecentEvent {
+    /// An event the JVM sent, with the suspend policy of its composite.
+    Event {
+        kind: EventKind,
+        request: RequestId,
+        thread: Option<ThreadId>,
+        at: Option<Location>,
+        suspend: SuspendPolicy,
+    },
+    /// An event composite the decoder refused, with the decoder's error.
+    Undecodable(String),
+    /// A method invoked past its budget returned after all.
+    LateReturn(LateReturn),
+}
+
+/// A method invoked on `thread` returned `after_ms` after it started, past
+/// its budget: HotSpot suspended the thread again, and `outcome` says
+/// what became of that suspension.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LateReturn {
+    pub thread: ThreadId,
+    pub after_ms: u128,
+    pub outcome: LateOutcome,
+}
+
+/// What became of the suspension a late return left behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LateOutcome {
+    /// The agent holds the thread, so it stays held.
+    AgentHolds,
+    /// The JVM is stopped for the agent: the next resume clears it.
+    LeftToResume,
+    /// HotSpot had suspended it again, and it was resumed.
+    Resumed,
+    /// Resuming it failed, with the error.
+    ResumeFailed(String),
+    /// The thread was not suspended.
+    Runs,
+    /// Its suspend count could not be read, with the error.
+    Unreadable(String),
+}
