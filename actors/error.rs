@@ -259,6 +259,8 @@ pub enum ArmError {
     RegistryGone,
     #[error("internal: {0}")]
     Internal(&'static str),
+    #[error("no probe: {0}")]
+    Probe(#[from] ProbeRefusal),
     #[error("there is no stop point {id:?}")]
     UnknownStopPoint { id: String },
     #[error("an update cannot change what a stop point watches")]
@@ -395,6 +397,60 @@ fn field_hint(class: &str, field: &str, similar: &[String], declared: &[String])
 }
 
 /// Why a class could not be checked against its build or swapped.
+/// Why a probe cannot serve a stop point. With `engine: "auto"` the wire
+/// takes it and the reply says why; with `engine: "probe"` it is refused.
+#[derive(Debug, Clone, Error)]
+pub enum ProbeRefusal {
+    #[error("{action} changes the class's code, and this session is read-only")]
+    ReadOnly { action: &'static str },
+    #[error("a probe serves {what}; this stop point is {shape}")]
+    Shape {
+        what: &'static str,
+        shape: &'static str,
+    },
+    #[error("{class} is not loaded yet (the wire defers until it loads)")]
+    NotLoaded { class: String },
+    #[error("{class} is loaded by {copies} class loaders (a probe instruments one copy)")]
+    SeveralCopies { class: String, copies: usize },
+    #[error("{class} is loaded by the bootstrap loader, where no helper class can be defined")]
+    BootLoader { class: String },
+    #[error("this JVM cannot redefine classes (canRedefineClasses is false)")]
+    CannotRedefine,
+    #[error("the bytes of {class} are not at hand: {why}")]
+    NoBytes { class: String, why: String },
+    #[error("the class file found for {class} differs from the loaded class in {method}")]
+    BytesDiffer { class: String, method: String },
+    #[error("{class} has {count} methods named {method:?} (a probe needs one)")]
+    Overloaded {
+        class: String,
+        method: String,
+        count: usize,
+    },
+    #[error("{class} has no method {method:?}")]
+    NoMethod { class: String, method: String },
+    #[error("{class} has no code at line {line}")]
+    NoLine { class: String, line: u32 },
+    #[error("{0}")]
+    Site(#[from] crate::classfile::probe::Refusal),
+    #[error("the condition does not parse: {message}")]
+    Condition { message: String },
+    #[error("defining the probe's helper class failed: {exception}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    Define {
+        exception: String,
+        message: Option<String>,
+    },
+    #[error("the JVM refused the instrumented {class}: {name} ({code}); nothing changed")]
+    Redefine {
+        class: String,
+        code: u16,
+        name: &'static str,
+    },
+    #[error("no thread could run the helper's set-up: {0}")]
+    NoThread(String),
+    #[error(transparent)]
+    Jdwp(#[from] JdwpError),
+}
+
 #[derive(Debug, Clone, Error)]
 pub enum CodeError {
     #[error("{selector:?} is not a class name, or Name@0x<loader id>")]

@@ -72,7 +72,7 @@ pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeRe
 pub use error::CodeError;
 pub use error::{
     ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotWritable,
-    SessionError, SpawnError, ThreadUse,
+    ProbeRefusal, SessionError, SpawnError, ThreadUse,
 };
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
@@ -109,8 +109,8 @@ pub use session::{
 };
 pub use stop_points::routes::CONDITION_ERROR_LIMIT;
 pub use stop_points::{
-    ArmReport, ClearReport, CountMode, FamilyView, Listing, Paused, PointView, StopPointsHandle,
-    ToggleReport, WatchState,
+    ArmReport, ClearReport, CountMode, FamilyView, Listing, Paused, PointView, ProbeCost,
+    StopPointsHandle, ToggleReport, WatchState,
 };
 
 /// Internals the integration tests and benches drive directly (crash an
@@ -387,6 +387,7 @@ impl Engine {
                 source,
             });
         }
+        handle.start_probes().await;
         Ok(handle)
     }
 

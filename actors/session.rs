@@ -14,9 +14,11 @@ mod handle;
 pub mod ledger;
 pub mod members;
 pub mod mutate;
+pub mod probes;
 pub mod stack;
 pub mod startup;
 pub mod step;
+mod stops;
 pub mod traces;
 pub mod wildcards;
 
@@ -120,6 +122,7 @@ pub type Handles = (
     Arc<ClassCache>,
     Arc<EventLog>,
     SessionLink,
+    Arc<probes::Probes>,
 );
 
 /// Arguments of a Session.
@@ -147,6 +150,8 @@ pub struct SessionCore {
     events: ActorRef<EventsMsg>,
     stop_points: StopPointsHandle,
     log: Arc<EventLog>,
+    /// What this session changed in the JVM's code.
+    probes: Arc<probes::Probes>,
     watchdog: ActorRef<WatchdogMsg>,
     watchdog_args: WatchdogArgs,
     events_args: EventsArgs,
@@ -259,6 +264,7 @@ impl Actor for Session {
             events,
             stop_points,
             log,
+            probes: Arc::new(probes::Probes::default()),
             watchdog,
             watchdog_args,
             events_args,
@@ -280,6 +286,7 @@ impl Actor for Session {
                     state.classes.clone(),
                     state.log.clone(),
                     state.link.clone(),
+                    state.probes.clone(),
                 ));
             }
             SessionMsg::Ledger(msg) => state.ledger.apply(msg),
@@ -443,6 +450,12 @@ impl SessionCore {
         // Dispose), bounded so a wedged registry cannot hold the JVM.
         let cleared =
             tokio::time::timeout(Duration::from_secs(5), self.stop_points.clear_all()).await;
+        // Every class a probe changed gets its own bytes back.
+        let _ = tokio::time::timeout(
+            Duration::from_secs(5),
+            probes::restore_all(&self.connection, &self.classes, &self.probes),
+        )
+        .await;
         let _ = self
             .connection
             .send_within(&ClearAllBreakpoints, Duration::from_secs(2))

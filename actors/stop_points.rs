@@ -32,7 +32,7 @@ pub use arm::ArmError;
 pub use guard::{Guard, Paused};
 use ops::{Book, Io};
 pub use registry::{CountMode, WatchState};
-pub use routes::{Cost, RequestKey, RouteTable};
+pub use routes::{Cost, ProbeCost, RequestKey, RouteTable};
 
 /// One stop point as replies show it.
 #[derive(Debug, Clone)]
@@ -76,6 +76,8 @@ pub struct PointView {
     /// a row.
     pub stopped_by_errors: bool,
     pub cost: Cost,
+    /// Served by a probe in the class's bytecode: what it measured.
+    pub probe: Option<routes::ProbeCost>,
     pub locations: usize,
     pub copies: usize,
     pub loaders: usize,
@@ -182,6 +184,18 @@ pub enum StopPointsMsg {
     Fired(RequestKey),
     /// A stop point spent itself (budget used, hit count reached here).
     Finished(StopPointId, String),
+    /// Register a stop point a probe serves (installed by the session):
+    /// it holds no JDWP request.
+    Adopt {
+        spec: Box<StopPointSpec>,
+        notes: Vec<ArmNote>,
+        reply: RpcReplyPort<(ArmReport, Arc<routes::Stats>)>,
+    },
+    /// Set a probe-served stop point's state (the session changed the
+    /// class); answers whether it exists.
+    Mark(String, StopState, RpcReplyPort<bool>),
+    /// The counters of one stop point.
+    Stats(String, RpcReplyPort<Option<Arc<routes::Stats>>>),
 }
 
 /// A typed handle on the StopPoints actor, plus the table it publishes.
@@ -255,6 +269,33 @@ impl StopPointsHandle {
 
     pub async fn count(&self) -> usize {
         ractor::call!(self.actor, StopPointsMsg::Count).unwrap_or(0)
+    }
+
+    /// Registers a stop point a probe serves; its counters are the
+    /// returned stats, which the probe's drain keeps.
+    pub async fn adopt(
+        &self,
+        spec: StopPointSpec,
+        notes: Vec<ArmNote>,
+    ) -> Result<(ArmReport, Arc<routes::Stats>), ArmError> {
+        ractor::call!(self.actor, |reply| StopPointsMsg::Adopt {
+            spec: Box::new(spec),
+            notes,
+            reply,
+        })
+        .map_err(|_| Self::gone())
+    }
+
+    /// The counters of one stop point (a probe's drain writes into them).
+    pub async fn stats(&self, id: &str) -> Option<Arc<routes::Stats>> {
+        ractor::call!(self.actor, StopPointsMsg::Stats, id.to_string())
+            .ok()
+            .flatten()
+    }
+
+    /// Sets a probe-served stop point's state.
+    pub async fn mark(&self, id: &str, state: StopState) -> bool {
+        ractor::call!(self.actor, StopPointsMsg::Mark, id.to_string(), state).unwrap_or(false)
     }
 
     pub async fn list(&self) -> Listing {
@@ -367,6 +408,15 @@ impl Actor for StopPoints {
             }
             StopPointsMsg::Fired(key) => book.fired(key).await,
             StopPointsMsg::Finished(id, reason) => book.finish(&id.0, reason).await,
+            StopPointsMsg::Adopt { spec, notes, reply } => {
+                let _ = reply.send(book.adopt(*spec, notes));
+            }
+            StopPointsMsg::Stats(id, reply) => {
+                let _ = reply.send(book.reg.point(&id).map(|p| p.stats.clone()));
+            }
+            StopPointsMsg::Mark(id, state, reply) => {
+                let _ = reply.send(book.mark(&id, state));
+            }
         }
         Ok(())
     }

@@ -119,6 +119,8 @@ async fn arm(session: &SessionHandle, line: u32, budget: Option<u32>) -> String 
             overhead_pct: budget,
             ..Filters::default()
         },
+        // The wire engine, measured as such: never a probe.
+        engine: jvmscope::model::stop_point::Engine::Wire,
     };
     let r = session
         .stop_points()

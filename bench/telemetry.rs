@@ -398,6 +398,8 @@ fn capture_spec(line: u32) -> StopPointSpec {
             overhead_pct: Some(0),
             ..Filters::default()
         },
+        // The wire engine, measured as such: never a probe.
+        engine: jvmscope::model::stop_point::Engine::Wire,
     }
 }
 

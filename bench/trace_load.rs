@@ -684,6 +684,8 @@ fn hot_spec(line: u32, workload: Option<Workload>) -> StopPointSpec {
             overhead_pct: Some(0),
             ..Filters::default()
         },
+        // The wire engine, measured as such: never a probe.
+        engine: jvmscope::model::stop_point::Engine::Wire,
     }
 }
 

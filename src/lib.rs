@@ -6,6 +6,7 @@
 
 #[path = "../actors/mod.rs"]
 pub mod actors;
+pub mod classfile;
 pub mod expr;
 pub mod jdwp;
 pub mod mcp;

@@ -351,6 +351,7 @@ mod tests {
     /// A traced field watch with a condition, as the registry routes it.
     fn armed(registry: &mut Registry, key: RequestKey) -> Arc<Target> {
         let spec = StopPointSpec {
+            engine: crate::model::stop_point::Engine::Wire,
             target: Tgt::Field(FieldSpec {
                 class: "Orders".into(),
                 field: "count".into(),

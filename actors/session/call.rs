@@ -9,7 +9,7 @@
 mod args;
 mod jpa;
 mod resolve;
-mod seat;
+pub(in crate::actors) mod seat;
 pub(in crate::actors) mod spring;
 
 use std::sync::Mutex;

@@ -5,7 +5,7 @@
 //! `model::stale`.
 
 pub mod files;
-mod loaded;
+pub(in crate::actors) mod loaded;
 mod reload;
 mod source;
 

@@ -44,6 +44,7 @@ pub struct SessionHandle {
     classes: Arc<ClassCache>,
     stop_points: StopPointsHandle,
     log: Arc<EventLog>,
+    probes: Arc<crate::actors::session::probes::Probes>,
 }
 
 /// A thread the agent holds with a counted suspend.
@@ -59,7 +60,7 @@ impl SessionHandle {
     pub(in crate::actors) fn new(
         actor: ActorRef<SessionMsg>,
         info: Arc<SessionInfo>,
-        (connection, stop_points, classes, log, link): super::Handles,
+        (connection, stop_points, classes, log, link, probes): super::Handles,
     ) -> Self {
         Self {
             actor,
@@ -69,7 +70,13 @@ impl SessionHandle {
             classes,
             stop_points,
             log,
+            probes,
         }
+    }
+
+    /// What this session changed in the JVM's code.
+    pub(in crate::actors) fn probes(&self) -> &Arc<crate::actors::session::probes::Probes> {
+        &self.probes
     }
 
     pub fn id(&self) -> &SessionId {
@@ -526,6 +533,21 @@ impl SessionHandle {
     /// pipelined JDWP requests.
     pub async fn evaluate(&self, ctx: &EvalContext, expr: &Expr) -> Result<Outcome, Failure> {
         eval::evaluate(&self.classes, ctx, expr).await
+    }
+
+    /// Values for one line each, invoking nothing: primitives and strings
+    /// inline, objects with their runtime type (the reads go out together).
+    pub async fn show_values(
+        &self,
+        values: &[crate::jdwp::Value],
+        max_len: usize,
+    ) -> Vec<crate::model::shown::Shown> {
+        futures::future::join_all(
+            values
+                .iter()
+                .map(|v| inspect::show(&self.classes, v, max_len)),
+        )
+        .await
     }
 
     /// A reader of values for display in `ctx` (it may call `toString()`

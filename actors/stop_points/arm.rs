@@ -511,6 +511,7 @@ mod tests {
     #[test]
     fn pattern_requests() {
         let spec = StopPointSpec {
+            engine: crate::model::stop_point::Engine::Wire,
             target: Target::MethodExit(MethodExitSpec {
                 class_pattern: "com.*.Repo".into(),
                 method: Some("save".into()),
@@ -529,6 +530,7 @@ mod tests {
             }
         );
         let spec = StopPointSpec {
+            engine: crate::model::stop_point::Engine::Wire,
             target: Target::Monitor(MonitorSpec {
                 kinds: vec![MonitorKind::Blocked, MonitorKind::Wait],
                 min_duration_ms: None,

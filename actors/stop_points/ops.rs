@@ -101,6 +101,39 @@ impl Book {
         }
     }
 
+    /// Registers a stop point a probe serves: armed, holding no request.
+    pub fn adopt(
+        &mut self,
+        spec: StopPointSpec,
+        notes: Vec<ArmNote>,
+    ) -> (ArmReport, Arc<super::routes::Stats>) {
+        let id = self.reg.allocate(spec.target.kind());
+        let mut point = Point::new(id.clone(), spec, None);
+        point.state = StopState::Armed;
+        point.probe = true;
+        let stats = point.stats.clone();
+        self.reg.insert(point);
+        (
+            ArmReport {
+                point: self.view(&id.0),
+                family: None,
+                notes,
+            },
+            stats,
+        )
+    }
+
+    /// Sets a probe-served stop point's state; false when there is none.
+    pub fn mark(&mut self, id: &str, state: StopState) -> bool {
+        match self.reg.point_mut(id) {
+            Some(p) if p.probe => {
+                p.state = state;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Arms a registered stop point from its definition (a new one, or a
     /// re-arm after toggle or update); returns notes for the reply.
     async fn arm_point(&mut self, id: &str) -> Result<Vec<ArmNote>, ArmError> {
@@ -642,6 +675,7 @@ mod tests {
     #[test]
     fn instance_filters_are_refused_where_hotspot_ignores_them() {
         let spec = StopPointSpec {
+            engine: crate::model::stop_point::Engine::Wire,
             target: Target::Exception(ExceptionSpec {
                 class: Some("E".into()),
                 caught: true,
@@ -665,6 +699,7 @@ mod tests {
         let e = instance_refusal(&spec, &[plan(false, true)]).expect("refused");
         assert!(e.to_string().contains("static field"));
         let unfiltered = StopPointSpec {
+            engine: crate::model::stop_point::Engine::Wire,
             filters: Filters::default(),
             ..spec
         };

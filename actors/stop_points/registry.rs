@@ -63,6 +63,9 @@ pub struct Point {
     pub count_mode: Option<CountMode>,
     /// Warnings and refusals seen while arming, newest last (bounded).
     pub notes: Vec<ArmNote>,
+    /// A probe in the class's bytecode serves it (the session installs
+    /// and removes it); it holds no JDWP request.
+    pub probe: bool,
     target: Arc<Target>,
 }
 
@@ -90,6 +93,7 @@ impl Point {
             count_here: None,
             count_mode: None,
             notes: Vec::new(),
+            probe: false,
             target,
         }
     }
@@ -450,6 +454,7 @@ mod tests {
 
     fn spec(class: &str, line: u32) -> StopPointSpec {
         StopPointSpec {
+            engine: crate::model::stop_point::Engine::Wire,
             target: Tgt::Line(LineSpec {
                 class: class.into(),
                 method: None,

@@ -237,6 +237,8 @@ pub struct Stats {
     /// Suspension-free hits counted but not recorded because EventDispatch
     /// lagged behind the event stream (nothing was held for them).
     pub shed: AtomicU64,
+    /// What a probe measured in the JVM (zero for the wire).
+    pub probe: ProbeMeter,
     capture_nanos: AtomicU64,
     capture_count: AtomicU64,
     /// Holds of hits that went no further (a false condition, a hit count
@@ -347,6 +349,48 @@ pub struct Cost {
     /// Median and 99th percentile hold time (bucket upper bounds, ±25%).
     pub p50: Option<Duration>,
     pub p99: Option<Duration>,
+}
+
+/// A probe's own counters, as its drain last read them from the JVM.
+#[derive(Debug, Default)]
+pub struct ProbeMeter {
+    /// Calls into the probe (the site ran).
+    pub calls: AtomicU64,
+    /// Passing hits the JVM's ring had no room for.
+    pub drops: AtomicU64,
+    /// Nanoseconds measured over `cost_samples` sampled calls.
+    pub cost_ns: AtomicU64,
+    pub cost_samples: AtomicU64,
+    /// How long the redefinition that armed it took, in microseconds.
+    pub pause_us: AtomicU64,
+    /// The lease lapsed (the probe turned itself off) and was renewed.
+    pub lapses: AtomicU64,
+}
+
+/// A probe's cost, as listings show it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProbeCost {
+    pub calls: u64,
+    pub passes: u64,
+    pub drops: u64,
+    /// Sampled nanoseconds per call; `None` before the first sample.
+    pub ns_per_call: Option<u64>,
+    pub pause_us: u64,
+    pub lapses: u64,
+}
+
+impl ProbeMeter {
+    pub fn cost(&self, passes: u64) -> ProbeCost {
+        let samples = self.cost_samples.load(Ordering::Relaxed);
+        ProbeCost {
+            calls: self.calls.load(Ordering::Relaxed),
+            passes,
+            drops: self.drops.load(Ordering::Relaxed),
+            ns_per_call: (samples > 0).then(|| self.cost_ns.load(Ordering::Relaxed) / samples),
+            pause_us: self.pause_us.load(Ordering::Relaxed),
+            lapses: self.lapses.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl Stats {

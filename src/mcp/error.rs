@@ -5,6 +5,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
+use crate::actors::ProbeRefusal;
 use crate::actors::{
     ArgNeed, ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError,
     ThreadUse,
@@ -255,6 +256,11 @@ impl From<ArmError> for ToolError {
             ),
             ArmError::AllRefused { .. } => ToolError::new("ARM_FAILED", text),
             ArmError::BadEntry { .. } => ToolError::new("BAD_ARGUMENT", text),
+            ArmError::Probe(ProbeRefusal::ReadOnly { .. }) => ToolError::new("READ_ONLY", text)
+                .next("engine \"auto\" or \"wire\" watches it without changing the class"),
+            ArmError::Probe(ProbeRefusal::Jdwp(j)) => j.clone().into(),
+            ArmError::Probe(_) => ToolError::new("PROBE_REFUSED", text)
+                .next("engine \"wire\" (or \"auto\") watches it over JDWP instead"),
         }
     }
 }

@@ -349,6 +349,37 @@ pub struct Filters {
     pub overhead_pct: Option<u32>,
 }
 
+/// Which engine watches a site: the JDWP wire (an event request, the
+/// thread held while we read), a probe (the site's own bytecode, changed
+/// through RedefineClasses, checks the condition and records into a ring in
+/// the JVM), or the cheaper of the two where a probe can go.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Engine {
+    /// A probe where one can go, else the wire; the arming reply says which
+    /// and why.
+    #[default]
+    Auto,
+    Wire,
+    Probe,
+}
+
+impl Engine {
+    pub const ALL: [Engine; 3] = [Engine::Auto, Engine::Wire, Engine::Probe];
+
+    /// The word the agent writes.
+    pub fn label(self) -> &'static str {
+        match self {
+            Engine::Auto => "auto",
+            Engine::Wire => "wire",
+            Engine::Probe => "probe",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Engine> {
+        Self::ALL.into_iter().find(|e| e.label() == s)
+    }
+}
+
 /// A whole stop point definition: kept for its life, re-armed from on
 /// toggle and redeploys.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -356,6 +387,8 @@ pub struct StopPointSpec {
     pub target: Target,
     pub mode: Mode,
     pub filters: Filters,
+    /// The engine asked for (what was picked is the registry's to say).
+    pub engine: Engine,
 }
 
 impl StopPointSpec {
@@ -550,6 +583,18 @@ pub fn jdwp_class_pattern(glob: &str) -> String {
 /// to know; the MCP layer words it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArmNote {
+    /// A probe in the class's bytecode serves it; redefining the class
+    /// paused its threads this long.
+    ProbeArmed {
+        pause_us: u64,
+    },
+    /// `engine: "auto"` chose the wire: why no probe could go.
+    WireChosen {
+        why: String,
+    },
+    /// Over the wire, HotSpot runs every thread interpreted while this
+    /// kind of stop point is armed.
+    RunsInterpreted,
     /// The class is not loaded yet: the stop point arms when it loads.
     Deferred {
         class: String,
@@ -641,6 +686,7 @@ mod tests {
             line: Some(3),
         });
         let mut spec = StopPointSpec {
+            engine: crate::model::stop_point::Engine::Wire,
             target: line,
             mode: Mode::Suspend,
             filters: Filters::default(),

@@ -86,20 +86,7 @@ fn an_exported_set_re_armed_on_a_new_session_fires_again_and_the_report_says_it_
     // A new session on the same JVM (its agent listens again once the
     // last debugger has gone): the set comes back verbatim.
     // The agent was started with port 0, so it listens on a new one.
-    let port: u16 = poll_until(WAIT, || {
-        let lines = jvm.lines();
-        let listening: Vec<&String> = lines
-            .iter()
-            .filter(|l| l.starts_with("Listening for transport dt_socket at address:"))
-            .collect();
-        (listening.len() >= 2)
-            .then(|| {
-                listening
-                    .last()
-                    .and_then(|l| l.rsplit(':').next()?.trim().parse().ok())
-            })
-            .flatten()
-    });
+    let port = jvm.listening_port(2, WAIT);
     server
         .call("debug_attach", json!({"port": port}))
         .expect_ok();

@@ -119,6 +119,9 @@ impl Book {
             paused: p.stats.paused(),
             budget_pct: self.io.guard.stop_point_pct(p.spec.filters.overhead_pct),
             cost: p.stats.cost(now),
+            probe: p
+                .probe
+                .then(|| p.stats.probe.cost(Stats::get(&p.stats.captured))),
             locations: p.locations(),
             copies: p.copies.len(),
             loaders: loaders.len(),

@@ -137,6 +137,23 @@ pub struct Point {
     pub last_error: Option<String>,
     pub stopped_by_errors: bool,
     pub notes: Vec<String>,
+    /// Set when a probe in the class's bytecode serves it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeMeter>,
+}
+
+/// What a probe measured inside the JVM.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ProbeMeter {
+    pub calls: u64,
+    pub passes: u64,
+    /// Passing hits the JVM's ring had no room for.
+    pub drops: u64,
+    /// Sampled ns per call.
+    pub ns_per_call: Option<u64>,
+    /// The redefinition that armed it.
+    pub pause_ms: f64,
+    pub lease_lapses: u64,
 }
 
 /// What the overhead guard measured when it paused a stop point.

@@ -244,6 +244,18 @@ async fn opened(
     if handle.read_only() {
         out.push_str("\nRead-only: every mutation is refused at the wire");
     }
+    for left in handle.restored_at_attach() {
+        match left.failed {
+            None => out.push_str(&format!(
+                "\nRESTORED: {} was left instrumented by an earlier jvmscope; its original bytes are back",
+                left.class
+            )),
+            Some(why) => out.push_str(&format!(
+                "\nWARNING: {} was left instrumented by an earlier jvmscope and could not be restored: {why} (its probe is switched off)",
+                left.class
+            )),
+        }
+    }
     if let Some(startup) = startup {
         out.push('\n');
         out.push_str(&startup);

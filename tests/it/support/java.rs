@@ -443,6 +443,20 @@ impl Jvm {
         self.stdout.lines().clone()
     }
 
+    /// The port the agent listens on for the `nth` debugger (1-based). Started
+    /// with port 0, the agent listens again on a new port once the last
+    /// debugger has gone; this waits until it announces it.
+    #[track_caller]
+    pub fn listening_port(&self, nth: usize, timeout: Duration) -> u16 {
+        super::poll_until_msg(timeout, &format!("listener #{nth}"), || {
+            self.lines()
+                .iter()
+                .filter(|l| l.starts_with("Listening for transport dt_socket at address:"))
+                .nth(nth.saturating_sub(1))
+                .and_then(|l| l.rsplit(':').next()?.trim().parse().ok())
+        })
+    }
+
     /// Every stderr line so far.
     pub fn stderr_lines(&self) -> Vec<String> {
         self.stderr.lines().clone()

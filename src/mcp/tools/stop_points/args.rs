@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::mcp::error::ToolError;
-use crate::model::stop_point::{Filters, LocalsChoice, Mode, TraceSpec};
+use crate::model::stop_point::{Engine, Filters, LocalsChoice, Mode, TraceSpec};
 
 /// One value or a list of them.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -62,6 +62,8 @@ macro_rules! stop_params {
             pub trace_max_length: Option<u32>,
             /// % of one thread's time its holds may take (2 s); default 20, 0 = off; past it, paused.
             pub max_overhead: Option<u32>,
+            /// auto (default): in-bytecode probe where one can go, else wire; wire; probe.
+            pub engine: Option<String>,
         }
 
         impl $name {
@@ -75,6 +77,7 @@ macro_rules! stop_params {
                     trace_max_hits: self.trace_max_hits,
                     trace_max_length: self.trace_max_length,
                     max_overhead: self.max_overhead,
+                    engine: self.engine.clone(),
                 }
             }
         }
@@ -293,6 +296,20 @@ pub(super) struct Common {
     pub(super) trace_max_hits: Option<u32>,
     pub(super) trace_max_length: Option<u32>,
     pub(super) max_overhead: Option<u32>,
+    pub(super) engine: Option<String>,
+}
+
+/// The engine asked for; a misspelt one is refused, naming the three.
+pub(super) fn engine_arg(tool: &str, c: &Common) -> Result<Engine, ToolError> {
+    match c.engine.as_deref() {
+        None => Ok(Engine::Auto),
+        Some(s) => Engine::parse(s.trim()).ok_or_else(|| {
+            ToolError::bad_argument(
+                tool,
+                format!("engine {s:?} is not one of \"auto\", \"wire\", \"probe\""),
+            )
+        }),
+    }
 }
 
 pub(super) fn id_arg(tool: &str, what: &str, s: &Option<String>) -> Result<Option<u64>, ToolError> {
@@ -474,6 +491,7 @@ mod tests {
             trace_max_hits: None,
             trace_max_length: None,
             max_overhead: None,
+            engine: None,
         };
         let mut notes = Vec::new();
         assert!(mode_and_filters("t", &c, false, &mut notes).is_err());

@@ -66,7 +66,7 @@ pub(super) async fn arm_one(
     notes: Vec<String>,
 ) -> Reply {
     let label = spec.target.describe();
-    let r = handle.stop_points().arm(spec, max_classes).await;
+    let r = handle.arm_stop(spec, max_classes).await;
     let r = r.map_err(ToolError::from);
     match &r {
         Err(e) => Err(e.clone()),
@@ -101,8 +101,7 @@ pub(super) async fn arm_entries(
     for (entry, spec) in specs {
         let r = match spec {
             Ok(spec) => handle
-                .stop_points()
-                .arm(spec, max_classes)
+                .arm_stop(spec, max_classes)
                 .await
                 .map_err(ToolError::from),
             Err(t) => Err(t),

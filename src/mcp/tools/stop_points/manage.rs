@@ -95,8 +95,7 @@ async fn clear(ctx: Ctx, call: Call<IdParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.live(p.session_id.as_deref())?;
     let r = handle
-        .stop_points()
-        .clear(p.id.trim())
+        .clear_stop(p.id.trim())
         .await
         .map_err(ToolError::from)?;
     let mut text = if r.members > 0 {
@@ -118,8 +117,7 @@ async fn toggle(ctx: Ctx, call: Call<ToggleParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.live(p.session_id.as_deref())?;
     let r = handle
-        .stop_points()
-        .toggle(p.id.trim(), p.enabled)
+        .toggle_stop(p.id.trim(), p.enabled)
         .await
         .map_err(ToolError::from)?;
     let mut text = format!(
@@ -228,6 +226,7 @@ fn update_trace_settings(
         trace_max_hits: p.trace_max_hits,
         trace_max_length: p.trace_max_length,
         max_overhead: None,
+        engine: None,
     };
     let (Mode::Trace(fresh), _) = mode_and_filters(tool, &common, true, notes)? else {
         return Err(ToolError::new("INTERNAL", "trace settings"));
@@ -313,7 +312,7 @@ fn update_filters(tool: &str, p: &UpdateParams, spec: &mut StopPointSpec) -> Res
 async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.live(p.session_id.as_deref())?;
-    let cleared = handle.stop_points().clear_all().await;
+    let cleared = handle.clear_all_stops().await;
     // A panic releases the threads debug_suspend_thread holds too: resuming
     // around them would report "all threads run" over a held one.
     let held = released_names(&handle).await;

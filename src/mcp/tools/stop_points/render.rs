@@ -62,6 +62,15 @@ pub fn arm_note(n: &ArmNote) -> String {
             "OVERRIDE: {suspender} suspends the VM at this location, so hits of this trace will \
              suspend the VM too, not just snapshot."
         ),
+        ArmNote::ProbeArmed { pause_us } => format!(
+            "PROBE: compiled into the class's bytecode (redefinition paused it {:.1} ms); hits \
+             are recorded in the JVM and drained without suspending anything; no callers recorded.",
+            *pause_us as f64 / 1000.0
+        ),
+        ArmNote::WireChosen { why } => format!("WIRE: no probe: {why}"),
+        ArmNote::RunsInterpreted => "COST: while this is armed over the wire, HotSpot runs every \
+             thread interpreted (method-exit and field events), whatever the class"
+            .into(),
     }
 }
 
@@ -238,7 +247,9 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
             ));
         }
     }
-    if p.spec.trace().is_some() && (listing || p.hits > 0) || p.cost.checks > 0 {
+    if let Some(c) = &p.probe {
+        s.push_str(&probe_line(c));
+    } else if p.spec.trace().is_some() && (listing || p.hits > 0) || p.cost.checks > 0 {
         s.push_str(&cost_line(p));
     }
     if let Some(o) = &p.paused {
@@ -256,6 +267,25 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
     }
     for n in arm_notes(&p.notes) {
         s.push_str(&format!("\n  note: {n}"));
+    }
+    s
+}
+
+/// What a probe costs, as the JVM measured it: nothing is held.
+fn probe_line(c: &crate::actors::ProbeCost) -> String {
+    let per_call = match c.ns_per_call {
+        Some(ns) => format!("{ns} ns per call (sampled)"),
+        None => "no call sampled yet".into(),
+    };
+    let mut s = format!(
+        "\n  engine: probe; cost: {per_call}, {} calls, {} passed, {} dropped (ring full); armed with a {:.1} ms redefinition",
+        c.calls,
+        c.passes,
+        c.drops,
+        c.pause_us as f64 / 1000.0
+    );
+    if c.lapses > 0 {
+        s.push_str(&format!("; its lease lapsed {} times", c.lapses));
     }
     s
 }
@@ -388,6 +418,14 @@ pub fn point_data(p: &PointView) -> data::Point {
             window_s: o.window.as_secs_f64(),
         }),
         last_error: p.last_error.clone(),
+        probe: p.probe.map(|c| data::ProbeMeter {
+            calls: c.calls,
+            passes: c.passes,
+            drops: c.drops,
+            ns_per_call: c.ns_per_call,
+            pause_ms: c.pause_us as f64 / 1000.0,
+            lease_lapses: c.lapses,
+        }),
         stopped_by_errors: p.stopped_by_errors,
         notes: arm_notes(&p.notes),
     }

@@ -4,7 +4,7 @@
 
 use super::args::{
     ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams, Shared,
-    expressions, id_arg, mode_and_filters, refuse, with_exprs,
+    engine_arg, expressions, id_arg, mode_and_filters, refuse, with_exprs,
 };
 use super::count_with_condition;
 use super::entries::{arm_entries, arm_one};
@@ -12,8 +12,8 @@ use crate::actors::{Expanded, SessionHandle, WildcardError};
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::{Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{
-    ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind, MonitorSpec,
-    StopPointSpec, Target,
+    Engine, ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind,
+    MonitorSpec, StopPointSpec, Target,
 };
 
 const MAX_CLASSES_DEFAULT: usize = 20;
@@ -101,7 +101,7 @@ pub(super) fn set_routes() -> Vec<Route> {
 
 async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let (handle, mode, filters, notes) = start(&ctx, tool, &p.shared())?;
+    let (handle, mode, filters, notes, engine) = start(&ctx, tool, &p.shared())?;
     let entries = p.class_pattern.clone().into_vec();
     if entries.is_empty() {
         return Err(ToolError::bad_argument(tool, "class_pattern is empty"));
@@ -143,6 +143,7 @@ async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
         }),
         mode: mode.clone(),
         filters: filters.clone(),
+        engine,
     };
     let exact: Vec<String> = specs
         .iter()
@@ -162,7 +163,8 @@ async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
 
 async fn set_exception(ctx: Ctx, call: Call<ExceptionStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let (handle, mode, filters, mut notes) = start(&ctx, tool, &p.shared())?;
+    let (handle, mode, filters, mut notes, engine) = start(&ctx, tool, &p.shared())?;
+    wire_only(tool, engine, "an exception stop")?;
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
     either(tool, ("caught", caught), ("uncaught", uncaught))?;
     let entries: Vec<Option<String>> = match p.class_pattern.clone() {
@@ -193,6 +195,7 @@ async fn set_exception(ctx: Ctx, call: Call<ExceptionStopParams>) -> Reply {
         }),
         mode: mode.clone(),
         filters: filters.clone(),
+        engine: Engine::Wire,
     };
     let mut specs = Vec::new();
     for class in entries {
@@ -276,7 +279,20 @@ fn add_expansion(
 /// What the line, exception and field stops start from, once their
 /// arguments parse: the session, the mode and the filters (instance_id
 /// read), and the notes so far.
-type Start = (SessionHandle, Mode, Filters, Vec<String>);
+type Start = (SessionHandle, Mode, Filters, Vec<String>, Engine);
+
+/// Refuses engine "probe" where only the JVM's own events can watch.
+fn wire_only(tool: &str, engine: Engine, what: &str) -> Result<(), ToolError> {
+    if engine != Engine::Probe {
+        return Ok(());
+    }
+    Err(ToolError::bad_argument(
+        tool,
+        format!(
+            "{what} is watched by the JVM's own events: engine \"probe\" serves lines, method entries and exits, and field writes"
+        ),
+    ))
+}
 
 /// Refuses a stop whose two kinds of report are both switched off.
 fn either(tool: &str, a: (&str, bool), b: (&str, bool)) -> Result<(), ToolError> {
@@ -297,7 +313,8 @@ fn start(ctx: &Ctx, tool: &str, a: &Shared<'_>) -> Result<Start, ToolError> {
     let mut notes = Vec::new();
     let (mode, mut filters) = mode_with_condition(tool, a, false, &mut notes)?;
     filters.instance = id_arg(tool, "instance_id", a.instance_id)?;
-    Ok((handle, mode, filters, notes))
+    let engine = engine_arg(tool, &a.common)?;
+    Ok((handle, mode, filters, notes, engine))
 }
 
 /// The session a set tool with a condition arms in, live, once its
@@ -330,9 +347,12 @@ fn plural_es(n: usize) -> &'static str {
 
 async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let (handle, mode, filters, mut notes) = start(&ctx, tool, &p.shared())?;
+    let (handle, mode, filters, mut notes, engine) = start(&ctx, tool, &p.shared())?;
     let (modify, access) = (p.modify.unwrap_or(true), p.access.unwrap_or(false));
     either(tool, ("modify", modify), ("access", access))?;
+    if access {
+        wire_only(tool, engine, "a field read")?;
+    }
     if modify && access && filters.hit_count.is_some() {
         notes.push("hit_count with reads and writes: they are counted together".into());
     }
@@ -346,6 +366,7 @@ async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
         }),
         mode: mode.clone(),
         filters: filters.clone(),
+        engine,
     };
     let entries: Vec<String> = p
         .class_name
@@ -443,6 +464,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
     }
     let mut notes = Vec::new();
     let (mode, filters) = mode_with_condition(tool, &shared, true, &mut notes)?;
+    let engine = engine_arg(tool, &shared.common)?;
     if let Some(m) = &p.method {
         for (pattern, check) in &checked {
             if check.is_ok()
@@ -467,6 +489,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
                 }),
                 mode: mode.clone(),
                 filters: filters.clone(),
+                engine,
             });
             (pattern, spec)
         })
@@ -557,10 +580,12 @@ async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
     let mut notes = Vec::new();
     let (mut mode, filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
+    wire_only(tool, engine_arg(tool, &p.common())?, "a monitor stop")?;
     let spec = StopPointSpec {
         target: Target::Monitor(spec_probe),
         mode,
         filters,
+        engine: Engine::Wire,
     };
     arm_one(&handle, spec, 1, notes).await
 }

@@ -1,0 +1,123 @@
+//! Taking probes out: one (its helper switched off, its class
+//! re-instrumented without it, or given its original bytes back when it
+//! was the last), or all of them when the session leaves. Only the
+//! connection is needed, so a dying session can still do it.
+
+use super::{Instrumented, Live, Probes};
+use crate::actors::connection::ConnectionHandle;
+use crate::actors::error::ProbeRefusal;
+use crate::actors::jvm::classes::ClassCache;
+use crate::classfile::probe as core;
+use crate::jdwp::FieldValue;
+use crate::jdwp::class_type::SetValues as SetStatics;
+use crate::jdwp::virtual_machine::{ClassDef, RedefineClasses};
+use crate::jdwp::{ReferenceTypeId, Value};
+
+/// Removes the probe of stop point `id` from the JVM. `keep` keeps its
+/// definition in the book (a toggle off). Returns whether there was one.
+pub async fn remove(
+    conn: &ConnectionHandle,
+    classes: &ClassCache,
+    probes: &Probes,
+    id: &str,
+    keep: bool,
+) -> Result<bool, ProbeRefusal> {
+    let class = probes
+        .point(id)
+        .and_then(|p| p.live)
+        .and_then(|l| probes.class(l.target).map(|c| (l, c)));
+    let Some((live, class)) = class else {
+        // Known but not armed (toggled off): only the book changes.
+        let known = probes.is_probe(id);
+        if !keep {
+            probes.disarmed(id, false);
+        }
+        return Ok(known);
+    };
+    switch_off(conn, &live, false).await;
+    let rest = probes.specs_in(live.target, Some(id));
+    let bytes = if rest.is_empty() {
+        class.original.as_ref().clone()
+    } else {
+        core::instrument(&class.original, &rest)?
+    };
+    let sent = redefine(conn, live.target, bytes).await;
+    classes.invalidate(live.target);
+    probes.disarmed(id, keep);
+    sent?;
+    if rest.is_empty() {
+        mark_restored(conn, &live).await;
+    }
+    Ok(true)
+}
+
+/// Puts every instrumented class back and switches every helper off
+/// (leaving the JVM). Returns the classes restored and the failures.
+pub async fn restore_all(
+    conn: &ConnectionHandle,
+    classes: &ClassCache,
+    probes: &Probes,
+) -> (Vec<String>, Vec<(String, String)>) {
+    let (lives, instrumented) = probes.forget_all();
+    for live in &lives {
+        switch_off(conn, live, true).await;
+    }
+    let mut done = Vec::new();
+    let mut failed = Vec::new();
+    for (target, Instrumented { name, original, .. }) in instrumented {
+        match redefine(conn, target, original.as_ref().clone()).await {
+            Ok(()) => done.push(name),
+            Err(e) => failed.push((name, e.to_string())),
+        }
+        classes.invalidate(target);
+    }
+    (done, failed)
+}
+
+/// Turns a helper off (and, when its class is restored, marks it so a
+/// later attach leaves it alone).
+async fn switch_off(conn: &ConnectionHandle, live: &Live, restored: bool) {
+    let mut values = vec![FieldValue {
+        field: live.fields.live,
+        value: Value::Boolean(false),
+    }];
+    if restored {
+        values.push(FieldValue {
+            field: live.fields.restored,
+            value: Value::Boolean(true),
+        });
+    }
+    let _ = conn
+        .send(&SetStatics {
+            class: live.helper,
+            values,
+        })
+        .await;
+}
+
+async fn mark_restored(conn: &ConnectionHandle, live: &Live) {
+    let _ = conn
+        .send(&SetStatics {
+            class: live.helper,
+            values: vec![FieldValue {
+                field: live.fields.restored,
+                value: Value::Boolean(true),
+            }],
+        })
+        .await;
+}
+
+pub(super) async fn redefine(
+    conn: &ConnectionHandle,
+    target: ReferenceTypeId,
+    bytes: Vec<u8>,
+) -> Result<(), ProbeRefusal> {
+    conn.send(&RedefineClasses {
+        classes: vec![ClassDef {
+            ref_type: target,
+            classfile: bytes,
+        }],
+    })
+    .await
+    .map_err(ProbeRefusal::Jdwp)
+}

@@ -1,0 +1,183 @@
+//! The door for stop points when the engine matters: arming picks the
+//! probe or the wire (and says why), clearing and toggling take a probe
+//! out of the class as well as out of the registry. Wire-only work goes
+//! straight to the registry's handle.
+
+use crate::actors::error::ProbeRefusal;
+use crate::actors::session::SessionHandle;
+use crate::actors::session::probes::{self, probe_site};
+use crate::actors::stop_points::{ArmError, ArmReport, ClearReport, ToggleReport};
+use crate::model::stop_point::{ArmNote, Engine, StopPointSpec, StopState, Target};
+
+impl SessionHandle {
+    /// Right after attach: gives back what an earlier jvmscope left
+    /// instrumented (unless read-only), then starts draining this
+    /// session's probes.
+    pub async fn start_probes(&self) {
+        if !self.read_only() {
+            let left = probes::restore_leftovers(self.connection(), self.classes()).await;
+            self.probes().set_leftovers(left);
+        }
+        probes::spawn_drain(self.clone(), self.probes().clone());
+    }
+
+    /// Classes an earlier jvmscope had instrumented, restored at attach.
+    pub fn restored_at_attach(&self) -> Vec<probes::Leftover> {
+        self.probes().leftovers()
+    }
+
+    /// Arms `spec` with the engine it asks for: `probe` or refused,
+    /// `wire`, or `auto` (a probe where one can go, else the wire with a
+    /// note saying why).
+    pub async fn arm_stop(
+        &self,
+        spec: StopPointSpec,
+        max_classes: usize,
+    ) -> Result<ArmReport, ArmError> {
+        if spec.engine == Engine::Wire {
+            return self.arm_wire(spec, max_classes, Vec::new()).await;
+        }
+        let fits = probe_site(&spec).and_then(|_| {
+            if self.read_only() {
+                Err(ProbeRefusal::ReadOnly { action: "a probe" })
+            } else {
+                Ok(())
+            }
+        });
+        let why = match fits {
+            Ok(()) => match self.arm_probe(&spec).await {
+                Ok(report) => return Ok(report),
+                Err(e) => e,
+            },
+            Err(e) => e,
+        };
+        if spec.engine == Engine::Probe {
+            return Err(ArmError::Probe(why));
+        }
+        let mut notes = vec![ArmNote::WireChosen {
+            why: why.to_string(),
+        }];
+        if interprets(&spec.target) {
+            notes.push(ArmNote::RunsInterpreted);
+        }
+        self.arm_wire(spec, max_classes, notes).await
+    }
+
+    async fn arm_wire(
+        &self,
+        spec: StopPointSpec,
+        max_classes: usize,
+        mut notes: Vec<ArmNote>,
+    ) -> Result<ArmReport, ArmError> {
+        if notes.is_empty() && spec.engine == Engine::Wire && interprets(&spec.target) {
+            notes.push(ArmNote::RunsInterpreted);
+        }
+        let mut report = self.stop_points().arm(spec, max_classes).await?;
+        notes.append(&mut report.notes);
+        report.notes = notes;
+        Ok(report)
+    }
+
+    async fn arm_probe(&self, spec: &StopPointSpec) -> Result<ArmReport, ProbeRefusal> {
+        // The id comes from the registry; the probe is installed first and
+        // the point adopted only when it is in, so a refusal leaves nothing.
+        let stats = std::sync::Arc::new(crate::actors::stop_points::routes::Stats::default());
+        let pending = format!("pending-{}", self.probes().helper_name("p"));
+        let installed = probes::install(self, self.probes(), &pending, spec, stats.clone()).await?;
+        let notes = vec![ArmNote::ProbeArmed {
+            pause_us: installed.pause.as_micros() as u64,
+        }];
+        let (report, registry_stats) = match self.stop_points().adopt(spec.clone(), notes).await {
+            Ok(r) => r,
+            Err(_) => {
+                let _ = probes::remove(
+                    self.connection(),
+                    self.classes(),
+                    self.probes(),
+                    &pending,
+                    false,
+                )
+                .await;
+                return Err(ProbeRefusal::NoThread("the session is ending".into()));
+            }
+        };
+        let id = report
+            .point
+            .as_ref()
+            .map(|p| p.id.clone())
+            .unwrap_or_default();
+        registry_stats.probe.pause_us.store(
+            stats
+                .probe
+                .pause_us
+                .load(std::sync::atomic::Ordering::Relaxed),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        self.probes().rename(&pending, &id, registry_stats);
+        Ok(report)
+    }
+
+    /// Clears a stop point or a family; a probe leaves its class first.
+    pub async fn clear_stop(&self, id: &str) -> Result<ClearReport, ArmError> {
+        if self.probes().is_probe(id) {
+            probes::remove(self.connection(), self.classes(), self.probes(), id, false).await?;
+        }
+        self.stop_points().clear(id).await
+    }
+
+    /// Clears every stop point, probes first.
+    pub async fn clear_all_stops(&self) -> usize {
+        probes::restore_all(self.connection(), self.classes(), self.probes()).await;
+        self.stop_points().clear_all().await
+    }
+
+    /// Disables or re-arms (`None` flips). A probe is taken out of its
+    /// class when disabled and put back (a fresh helper) when re-armed.
+    pub async fn toggle_stop(
+        &self,
+        id: &str,
+        enabled: Option<bool>,
+    ) -> Result<ToggleReport, ArmError> {
+        let Some(point) = self.probes().point(id) else {
+            return self.stop_points().toggle(id, enabled).await;
+        };
+        let is_on = point.live.is_some();
+        let want = enabled.unwrap_or(!is_on);
+        let mut notes = Vec::new();
+        if want && !is_on {
+            let registry_stats = self
+                .stop_points()
+                .stats(id)
+                .await
+                .ok_or_else(|| ArmError::UnknownStopPoint { id: id.to_string() })?;
+            let installed =
+                probes::install(self, self.probes(), id, &point.spec, registry_stats).await?;
+            notes.push(ArmNote::ProbeArmed {
+                pause_us: installed.pause.as_micros() as u64,
+            });
+            self.stop_points().mark(id, StopState::Armed).await;
+        } else if !want && is_on {
+            probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
+            self.stop_points().mark(id, StopState::Disabled).await;
+        }
+        let point = self
+            .stop_points()
+            .list()
+            .await
+            .points
+            .into_iter()
+            .find(|p| p.id == id);
+        Ok(ToggleReport {
+            id: id.to_string(),
+            enabled: want,
+            notes,
+            point,
+        })
+    }
+}
+
+/// Over the wire, HotSpot runs every thread interpreted while these are
+/// armed (JVMTI method-exit and field-watch events).
+fn interprets(target: &Target) -> bool {
+    matches!(target, Target::MethodExit(_) | Target::Field(_))
+}

@@ -1,0 +1,394 @@
+//! A probe: a stop point compiled into the running method's bytecode.
+//!
+//! Two class files come out of one [`ProbeSpec`]. The **helper** is a new
+//! class in the target's package (version 49, so it needs no stack map of
+//! its own): it holds the probe's switch, lease and ring in static fields
+//! (named in [`field`]), evaluates the condition, and records passing hits.
+//! The **instrumented target** is the original class with, at each site, a
+//! few straight-line instructions that push the values to record and call
+//! the helper: nothing else of the method changes, so its line numbers and
+//! local variables stay as they were, and the code at a site leaves the
+//! operand stack as it found it.
+//!
+//! Sites: a line (its first instruction: branches to the line run the
+//! probe), method entry (branches back to the start do not), every exit of
+//! a method (each return with its value, and a catch-all handler that
+//! records a throw and rethrows it; the call's duration comes from a
+//! `System.nanoTime()` kept in a new local, which every stack map frame
+//! then carries), and every write of one field in the class.
+//!
+//! Pure: bytes in, bytes out. Restoring is redefining with the original
+//! bytes, which the caller keeps.
+
+mod asm;
+mod cond;
+mod edit;
+mod frames;
+mod helper;
+
+use ristretto_classfile::attributes::{Attribute, Instruction};
+use ristretto_classfile::{ClassFile, MethodAccessFlags};
+
+/// Where a probe goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Site {
+    /// The first instruction of each run of `line` in the method.
+    Line { line: u32 },
+    /// Method entry.
+    Entry,
+    /// Every return and every throw out of the method, timed.
+    Exit,
+    /// Every `putfield`/`putstatic` of the field in the class.
+    FieldWrite {
+        /// Internal name of the declaring class.
+        owner: String,
+        name: String,
+        descriptor: String,
+    },
+}
+
+/// A method by name and descriptor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodRef {
+    pub name: String,
+    pub descriptor: String,
+}
+
+/// What one probe watches and records.
+#[derive(Debug, Clone)]
+pub struct ProbeSpec {
+    /// Internal name of the helper class, in the target's package.
+    pub helper: String,
+    /// The method (Line, Entry, Exit; optional narrowing for FieldWrite).
+    pub method: Option<MethodRef>,
+    pub site: Site,
+    /// `None`: every local in scope (Line) or every argument (Entry,
+    /// Exit); `Some(names)`: those (and `this` when named).
+    pub locals: Option<Vec<String>>,
+    /// Evaluated in the JVM; `None` always passes.
+    pub condition: Option<crate::expr::Parsed>,
+    /// Exit only: keep calls at least this long.
+    pub min_duration_ns: u64,
+    /// Records in the ring, a power of two.
+    pub ring_capacity: u32,
+}
+
+/// How one recorded value is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Boolean,
+    Byte,
+    Char,
+    Short,
+    Int,
+    Long,
+    Float,
+    Double,
+    /// A reference, in the `refs` array.
+    Ref,
+}
+
+impl Kind {
+    /// The kind of a field descriptor (`I`, `Ljava/lang/String;`, `[B`).
+    pub fn of(descriptor: &str) -> Kind {
+        match descriptor.as_bytes().first() {
+            Some(b'Z') => Kind::Boolean,
+            Some(b'B') => Kind::Byte,
+            Some(b'C') => Kind::Char,
+            Some(b'S') => Kind::Short,
+            Some(b'I') => Kind::Int,
+            Some(b'J') => Kind::Long,
+            Some(b'F') => Kind::Float,
+            Some(b'D') => Kind::Double,
+            _ => Kind::Ref,
+        }
+    }
+
+    /// Local variable slots it takes.
+    pub fn slots(self) -> u16 {
+        match self {
+            Kind::Long | Kind::Double => 2,
+            _ => 1,
+        }
+    }
+
+    /// The descriptor the helper's methods take it as (references as
+    /// `Object`, so the helper resolves no class of the application).
+    pub fn param(self, descriptor: &str) -> String {
+        match self {
+            Kind::Ref => "Ljava/lang/Object;".into(),
+            _ => descriptor[..1].to_string(),
+        }
+    }
+
+    pub(crate) fn store(self, slot: u16) -> Instruction {
+        let s = slot as u8;
+        let wide = slot > 255;
+        match (self, wide) {
+            (Kind::Long, false) => Instruction::Lstore(s),
+            (Kind::Long, true) => Instruction::Lstore_w(slot),
+            (Kind::Float, false) => Instruction::Fstore(s),
+            (Kind::Float, true) => Instruction::Fstore_w(slot),
+            (Kind::Double, false) => Instruction::Dstore(s),
+            (Kind::Double, true) => Instruction::Dstore_w(slot),
+            (Kind::Ref, false) => Instruction::Astore(s),
+            (Kind::Ref, true) => Instruction::Astore_w(slot),
+            (_, false) => Instruction::Istore(s),
+            (_, true) => Instruction::Istore_w(slot),
+        }
+    }
+
+    pub(crate) fn load(self, slot: u16) -> Instruction {
+        let s = slot as u8;
+        let wide = slot > 255;
+        match (self, wide) {
+            (Kind::Long, false) => Instruction::Lload(s),
+            (Kind::Long, true) => Instruction::Lload_w(slot),
+            (Kind::Float, false) => Instruction::Fload(s),
+            (Kind::Float, true) => Instruction::Fload_w(slot),
+            (Kind::Double, false) => Instruction::Dload(s),
+            (Kind::Double, true) => Instruction::Dload_w(slot),
+            (Kind::Ref, false) => Instruction::Aload(s),
+            (Kind::Ref, true) => Instruction::Aload_w(slot),
+            (_, false) => Instruction::Iload(s),
+            (_, true) => Instruction::Iload_w(slot),
+        }
+    }
+}
+
+/// Where a column's value comes from at the site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// A local variable (or argument) slot.
+    Local(u16),
+    /// A field of the target class: `this.f` or a static, read at the site
+    /// (the helper could not read a private one).
+    Field { name: String, is_static: bool },
+    /// The value a method returns (Exit).
+    Returned,
+    /// The exception a method throws (Exit).
+    Thrown,
+    /// The value being written (FieldWrite).
+    Written,
+}
+
+/// One value a record holds (or, when not `record`, one the condition
+/// reads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Column {
+    pub name: String,
+    pub kind: Kind,
+    /// The JVM descriptor of its declared type.
+    pub descriptor: String,
+    /// The declared type in Java terms (`int`, `java.lang.String`).
+    pub type_name: String,
+    pub source: Source,
+    pub record: bool,
+}
+
+/// How to read one record back.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordLayout {
+    /// Recorded columns, in order; primitives fill `prims` and references
+    /// `refs`, each in this order.
+    pub columns: Vec<Column>,
+    pub prim_width: usize,
+    pub ref_width: usize,
+    /// `durs` holds each call's duration (Exit).
+    pub has_duration: bool,
+}
+
+/// A generated helper class.
+#[derive(Debug, Clone)]
+pub struct Helper {
+    pub bytes: Vec<u8>,
+    pub layout: RecordLayout,
+}
+
+/// Why a probe cannot go where it was asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("the class file cannot be read: {0}")]
+    Malformed(String),
+    #[error("the class has no method {name}{descriptor}")]
+    NoMethod { name: String, descriptor: String },
+    #[error("{method} has no bytecode (abstract or native)")]
+    NoCode { method: String },
+    #[error("{method} has no code at line {line}")]
+    NoLine { method: String, line: u32 },
+    #[error(
+        "{method} has no LocalVariableTable (compiled without -g), so local {name:?} has no slot"
+    )]
+    NoLocalTable { method: String, name: String },
+    #[error("{method} has no local {name:?} at the site (in scope: {})", in_scope.join(", "))]
+    NoLocal {
+        method: String,
+        name: String,
+        in_scope: Vec<String>,
+    },
+    #[error(
+        "a constructor runs before super() returns, where `this` cannot be used: probe a line after super() instead"
+    )]
+    Constructor,
+    #[error("a static initialiser runs once, as the class initialises: nothing to probe")]
+    StaticInitializer,
+    #[error("the instrumented method would exceed the JVM's code limits")]
+    TooLarge,
+    #[error("the class never writes {owner}.{name}")]
+    NoWrite { owner: String, name: String },
+    #[error("condition column {column}: {why}")]
+    Condition { column: usize, why: String },
+    #[error("unsupported class file: {0}")]
+    Unsupported(String),
+}
+
+/// The helper class's static fields, by the names the drain reads.
+pub mod field {
+    pub const LIVE: &str = "live";
+    pub const RENEW: &str = "renew";
+    pub const MISSES: &str = "misses";
+    pub const HEAD: &str = "head";
+    pub const TAIL: &str = "tail";
+    pub const DROPS: &str = "drops";
+    pub const SEQ: &str = "seq";
+    pub const PRIMS: &str = "prims";
+    pub const REFS: &str = "refs";
+    pub const TIMES: &str = "times";
+    pub const DURS: &str = "durs";
+    pub const THREADS: &str = "threads";
+    pub const CALLS: &str = "calls";
+    pub const COST_NS: &str = "costNs";
+    pub const COST_SAMPLES: &str = "costSamples";
+    pub const ERRORS: &str = "errors";
+    pub const LAST_ERROR: &str = "lastError";
+    pub const SUSPEND: &str = "suspend";
+    pub const ORIGINAL: &str = "original";
+    pub const RESTORED: &str = "restored";
+    pub const TARGET: &str = "TARGET";
+}
+
+/// The helper's set-up method: ring, switch, lease thread.
+pub const INIT: &str = "init";
+/// The helper's empty method a suspending probe breaks in.
+pub const TRAP: &str = "trap";
+/// How long a lease lasts without renewal: the lease thread's ticks.
+pub const LEASE_TICK_MS: i64 = 500;
+pub const LEASE_TICKS: i32 = 4;
+
+/// The helper class for `spec` on `target`.
+pub fn helper_class(target: &[u8], spec: &ProbeSpec) -> Result<Helper, Refusal> {
+    let class = parse(target)?;
+    let plan = edit::plan(&class, spec)?;
+    let bytes = helper::generate(&class, spec, &plan)?;
+    Ok(Helper {
+        bytes,
+        layout: plan.layout(),
+    })
+}
+
+/// `original` with every probe in `probes` inserted.
+pub fn instrument(original: &[u8], probes: &[ProbeSpec]) -> Result<Vec<u8>, Refusal> {
+    let mut class = parse(original)?;
+    for spec in probes {
+        let plan = edit::plan(&class, spec)?;
+        edit::insert(&mut class, spec, &plan)?;
+    }
+    write(&class)
+}
+
+pub(crate) fn parse(bytes: &[u8]) -> Result<ClassFile<'static>, Refusal> {
+    ClassFile::from_bytes(bytes).map_err(|e| Refusal::Malformed(e.to_string()))
+}
+
+pub(crate) fn write(class: &ClassFile<'_>) -> Result<Vec<u8>, Refusal> {
+    let mut out = Vec::new();
+    class.to_bytes(&mut out).map_err(|e| match e {
+        ristretto_classfile::Error::TryFromIntError(_) => Refusal::TooLarge,
+        other => Refusal::Unsupported(other.to_string()),
+    })?;
+    Ok(out)
+}
+
+/// The Java name of a descriptor (`I` → `int`, `[Ljava/lang/String;` →
+/// `java.lang.String[]`).
+pub fn java_type(descriptor: &str) -> String {
+    let dims = descriptor.chars().take_while(|c| *c == '[').count();
+    let base = &descriptor[dims..];
+    let name = match base {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".into(),
+        "C" => "char".into(),
+        "S" => "short".into(),
+        "I" => "int".into(),
+        "J" => "long".into(),
+        "F" => "float".into(),
+        "D" => "double".into(),
+        "V" => "void".into(),
+        other => other
+            .trim_start_matches('L')
+            .trim_end_matches(';')
+            .replace('/', "."),
+    };
+    format!("{name}{}", "[]".repeat(dims))
+}
+
+/// Splits a method descriptor into its parameter descriptors and return.
+pub(crate) fn split_descriptor(descriptor: &str) -> Option<(Vec<String>, String)> {
+    let inner = descriptor.strip_prefix('(')?;
+    let (params, ret) = inner.split_once(')')?;
+    let mut out = Vec::new();
+    let b = params.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        while b.get(i) == Some(&b'[') {
+            i += 1;
+        }
+        match b.get(i)? {
+            b'L' => {
+                i += params[i..].find(';')? + 1;
+            }
+            _ => i += 1,
+        }
+        out.push(params[start..i].to_string());
+    }
+    Some((out, ret.to_string()))
+}
+
+/// A method of `class` by name and descriptor, with its index.
+pub(crate) fn find_method(class: &ClassFile<'_>, m: &MethodRef) -> Result<usize, Refusal> {
+    class
+        .methods
+        .iter()
+        .position(|x| {
+            class
+                .constant_pool
+                .try_get_utf8(x.name_index)
+                .ok()
+                .map(|s| s.to_string())
+                == Some(m.name.clone())
+                && class
+                    .constant_pool
+                    .try_get_utf8(x.descriptor_index)
+                    .ok()
+                    .map(|s| s.to_string())
+                    == Some(m.descriptor.clone())
+        })
+        .ok_or_else(|| Refusal::NoMethod {
+            name: m.name.clone(),
+            descriptor: m.descriptor.clone(),
+        })
+}
+
+pub(crate) fn is_static(flags: MethodAccessFlags) -> bool {
+    flags.contains(MethodAccessFlags::STATIC)
+}
+
+pub(crate) fn code_of(attrs: &[Attribute]) -> Option<usize> {
+    attrs
+        .iter()
+        .position(|a| matches!(a, Attribute::Code { .. }))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,274 @@
+//! The probe engine against real JVMs (JDK 17 and Temurin 25): a line
+//! probe with a condition compiled into the class records only passing
+//! hits, the class's running bytecode differs while it is armed and is the
+//! class file's again after clear, disconnect, or — after the server was
+//! killed — the next attach; a method-exit probe times each call and
+//! records the exception of a call that threw; read-only refuses
+//! `engine: "probe"` and `auto` falls back to the wire saying why.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::java::{Jvm, JvmOpts, fixtures, line_of, temurin25_required};
+use crate::support::mcp::{Server, ToolReply};
+use crate::support::poll_until_msg;
+
+const WAIT: Duration = Duration::from_secs(30);
+const LEDGER: &str = "ProbeLoad$Ledger";
+
+fn load(java_home: Option<std::path::PathBuf>) -> Jvm {
+    let jvm = Jvm::start(
+        "ProbeLoad",
+        JvmOpts {
+            args: vec!["2".into()],
+            java_home,
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe load started", WAIT);
+    jvm
+}
+
+fn server() -> Server {
+    let server = Server::spawn();
+    server.initialize();
+    server
+}
+
+fn attach(server: &Server, jvm: &Jvm, extra: Value) -> ToolReply {
+    attach_on(server, jvm.port(), extra)
+}
+
+fn attach_on(server: &Server, port: u16, extra: Value) -> ToolReply {
+    let mut args = json!({"port": port, "class_roots": [fixtures().display().to_string()]});
+    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+        a.extend(e.clone());
+    }
+    server.call("debug_attach", args).expect_ok()
+}
+
+fn first_id(reply: &ToolReply) -> String {
+    reply.json()["outcomes"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {}", reply.text))
+        .to_string()
+}
+
+fn traces(server: &Server, bp: &str, n: usize) -> Vec<Value> {
+    poll_until_msg(WAIT, &format!("{n} snapshots of {bp}"), || {
+        let r = server
+            .call(
+                "debug_get_traces",
+                json!({"bp_id": bp, "limit": 500, "compact": false}),
+            )
+            .expect_ok();
+        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
+        (t.len() >= n).then_some(t)
+    })
+}
+
+fn local_i64(trace: &Value, name: &str) -> Option<i64> {
+    trace["locals"]
+        .as_array()?
+        .iter()
+        .find(|l| l["name"] == name)?
+        .get("value")?
+        .as_str()?
+        .trim_end_matches('L')
+        .parse()
+        .ok()
+}
+
+/// Whether the JVM runs other bytecode for the ledger than its class file.
+fn ledger_instrumented(server: &Server) -> bool {
+    let r = server
+        .call(
+            "debug_check_stale",
+            json!({"class_name": LEDGER, "class_roots": [fixtures().display().to_string()], "bytecode": true}),
+        )
+        .expect_ok();
+    assert!(r.text.contains("Bytecode:"), "{}", r.text);
+    r.text.contains("Bytecode: STALE")
+}
+
+fn line_probe(server: &Server, condition: &str) -> (String, ToolReply) {
+    let line = line_of("ProbeLoad.java", "probe-line");
+    let armed = server
+        .call(
+            "debug_set_line_stop",
+            json!({
+                "class_pattern": LEDGER, "line": line, "trace": true,
+                "condition": condition, "engine": "probe", "trace_max_hits": 0,
+            }),
+        )
+        .expect_ok();
+    (first_id(&armed), armed)
+}
+
+fn a_line_probe_records_passing_hits_and_clear_restores(java_home: Option<std::path::PathBuf>) {
+    let jvm = load(java_home);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    assert!(!ledger_instrumented(&server), "nothing changed before");
+    let (id, armed) = line_probe(&server, "amountCents < 0");
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    assert!(ledger_instrumented(&server), "the class runs the probe");
+    let got = traces(&server, &id, 5);
+    for t in &got {
+        let amount = local_i64(t, "amountCents").unwrap_or_else(|| panic!("amountCents in {t}"));
+        assert!(amount < 0, "only passing hits are recorded: {t}");
+        assert!(local_i64(t, "account").is_some(), "{t}");
+    }
+    let listed = server.call("debug_list_stop_points", json!({})).expect_ok();
+    assert!(listed.text.contains("engine: probe"), "{}", listed.text);
+    // The negative charges are about 1 in 10,000: most calls ran the probe
+    // without passing, so calls are far more than passes.
+    poll_until_msg(WAIT, "many more calls than passes", || {
+        let l = server.call("debug_list_stop_points", json!({})).expect_ok();
+        let p = l.json()["stop_points"][0].clone();
+        let calls = p["probe"]["calls"].as_u64().unwrap_or(0);
+        let passed = p["probe"]["passes"].as_u64().unwrap_or(0);
+        (calls > 100 * passed.max(1)).then_some(())
+    });
+    server
+        .call("debug_clear_stop_point", json!({"id": id}))
+        .expect_ok();
+    assert!(
+        !ledger_instrumented(&server),
+        "clear gives the class its bytes back"
+    );
+    assert!(jvm.is_alive());
+}
+
+#[test]
+fn a_line_probe_records_only_passing_hits_and_clear_restores_the_class_jdk17() {
+    a_line_probe_records_passing_hits_and_clear_restores(None);
+}
+
+#[test]
+fn a_line_probe_records_only_passing_hits_and_clear_restores_the_class_temurin25() {
+    a_line_probe_records_passing_hits_and_clear_restores(Some(temurin25_required()));
+}
+
+#[test]
+fn a_method_exit_probe_times_each_call_and_records_a_throw() {
+    let jvm = load(None);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    let armed = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": LEDGER, "method": "settle", "engine": "probe", "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    let id = first_id(&armed);
+    let got = traces(&server, &id, 120);
+    let durations: Vec<i64> = got
+        .iter()
+        .filter_map(|t| {
+            t["details"]
+                .as_array()?
+                .iter()
+                .find(|d| d["key"] == "duration_ns")?
+                .get("value")?
+                .as_str()?
+                .trim_end_matches('L')
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert_eq!(durations.len(), got.len(), "every call is timed: {got:?}");
+    assert!(durations.iter().all(|d| *d > 0), "{durations:?}");
+    // Every 50th call sleeps 3 ms.
+    assert!(
+        durations.iter().any(|d| *d >= 2_000_000),
+        "a slow call is seen as slow: {durations:?}"
+    );
+    // Every 97th call throws: its snapshot has no return value and names
+    // the exception; the others return 2n and have none.
+    let thrown = |t: &Value| {
+        t["locals"]
+            .as_array()
+            .and_then(|l| l.iter().find(|x| x["name"] == "exception"))
+            .and_then(|x| x["value"].as_str())
+            .filter(|v| *v != "null")
+            .map(str::to_string)
+    };
+    let threw: Vec<String> = got.iter().filter_map(thrown).collect();
+    assert!(
+        threw.iter().any(|e| e.contains("IllegalStateException")),
+        "a call that threw is recorded with its exception: {threw:?}"
+    );
+    for t in &got {
+        let n = local_i64(t, "n").expect("n is captured");
+        if thrown(t).is_none() {
+            assert_eq!(local_i64(t, "returnValue"), Some(2 * n), "{t}");
+        } else {
+            assert_eq!(n % 97, 0, "only every 97th call throws: {t}");
+        }
+    }
+    server
+        .call("debug_clear_stop_point", json!({"id": id}))
+        .expect_ok();
+    assert!(!ledger_instrumented(&server));
+}
+
+#[test]
+fn read_only_refuses_a_probe_and_auto_falls_back_to_the_wire() {
+    let jvm = load(None);
+    let server = server();
+    attach(&server, &jvm, json!({"read_only": true}));
+    let line = line_of("ProbeLoad.java", "probe-line");
+    let refused = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": LEDGER, "line": line, "trace": true, "engine": "probe"}),
+        )
+        .expect_tool_error();
+    assert!(refused.text.contains("READ_ONLY"), "{}", refused.text);
+    let auto = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": LEDGER, "line": line, "trace": true, "trace_max_hits": 3}),
+        )
+        .expect_ok();
+    assert!(auto.text.contains("WIRE: no probe"), "{}", auto.text);
+    assert!(auto.text.contains("read-only"), "{}", auto.text);
+    assert!(!ledger_instrumented(&server));
+}
+
+#[test]
+fn disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach() {
+    let jvm = load(None);
+    // Disconnect.
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    line_probe(&server, "amountCents < 0");
+    assert!(ledger_instrumented(&server));
+    server.call("debug_disconnect", json!({})).expect_ok();
+    let again = self::server();
+    attach_on(&again, jvm.listening_port(2, WAIT), json!({}));
+    assert!(
+        !ledger_instrumented(&again),
+        "disconnect restored the class"
+    );
+    again.call("debug_disconnect", json!({})).expect_ok();
+
+    // SIGKILL: nothing restores on the way out; the next attach does.
+    let doomed = self::server();
+    attach_on(&doomed, jvm.listening_port(3, WAIT), json!({}));
+    line_probe(&doomed, "amountCents < 0");
+    assert!(ledger_instrumented(&doomed));
+    doomed.kill();
+    let next = self::server();
+    let reply = attach_on(&next, jvm.listening_port(4, WAIT), json!({}));
+    assert!(
+        reply.text.contains(&format!("RESTORED: {LEDGER}")),
+        "{}",
+        reply.text
+    );
+    assert!(!ledger_instrumented(&next));
+    assert!(jvm.is_alive());
+}
