@@ -192,8 +192,14 @@ pub enum StopPointsMsg {
         reply: RpcReplyPort<(ArmReport, Arc<routes::Stats>)>,
     },
     /// Set a probe-served stop point's state (the session changed the
-    /// class); answers whether it exists.
-    Mark(String, StopState, RpcReplyPort<bool>),
+    /// class) and, after an update, its definition; answers whether it
+    /// exists.
+    Mark {
+        id: String,
+        state: StopState,
+        spec: Option<Box<StopPointSpec>>,
+        reply: RpcReplyPort<bool>,
+    },
     /// The counters of one stop point.
     Stats(String, RpcReplyPort<Option<Arc<routes::Stats>>>),
 }
@@ -295,7 +301,19 @@ impl StopPointsHandle {
 
     /// Sets a probe-served stop point's state.
     pub async fn mark(&self, id: &str, state: StopState) -> bool {
-        ractor::call!(self.actor, StopPointsMsg::Mark, id.to_string(), state).unwrap_or(false)
+        self.mark_as(id, state, None).await
+    }
+
+    /// Sets a probe-served stop point's state and, when given, the
+    /// definition its new probe was installed from.
+    pub async fn mark_as(&self, id: &str, state: StopState, spec: Option<StopPointSpec>) -> bool {
+        ractor::call!(self.actor, |reply| StopPointsMsg::Mark {
+            id: id.to_string(),
+            state,
+            spec: spec.map(Box::new),
+            reply,
+        })
+        .unwrap_or(false)
     }
 
     pub async fn list(&self) -> Listing {
@@ -414,8 +432,13 @@ impl Actor for StopPoints {
             StopPointsMsg::Stats(id, reply) => {
                 let _ = reply.send(book.reg.point(&id).map(|p| p.stats.clone()));
             }
-            StopPointsMsg::Mark(id, state, reply) => {
-                let _ = reply.send(book.mark(&id, state));
+            StopPointsMsg::Mark {
+                id,
+                state,
+                spec,
+                reply,
+            } => {
+                let _ = reply.send(book.mark(&id, state, spec.map(|s| *s)));
             }
         }
         Ok(())

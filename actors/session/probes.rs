@@ -76,6 +76,28 @@ pub struct Live {
     /// Its stop point's trace settings (`max_hits`, value length).
     pub max_hits: u32,
     pub max_length: usize,
+    /// What earlier helpers of the same stop point counted (a toggle or an
+    /// update installs a new one, whose counters start at zero).
+    pub base: Counted,
+}
+
+/// A stop point's counters as they stood when its current helper went in.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Counted {
+    pub calls: u64,
+    pub drops: u64,
+    pub errors: u64,
+}
+
+impl Counted {
+    pub fn from(stats: &Stats) -> Counted {
+        use std::sync::atomic::Ordering::Relaxed;
+        Counted {
+            calls: stats.probe.calls.load(Relaxed),
+            drops: stats.probe.drops.load(Relaxed),
+            errors: stats.condition_errors.load(Relaxed),
+        }
+    }
 }
 
 /// A probe-served stop point: its definition, and the probe while armed.
@@ -202,6 +224,13 @@ impl Probes {
 
     /// Records an armed probe (its class entry created with the original
     /// bytes the first time).
+    /// Replaces a stop point's definition (an update that went in).
+    pub fn respec(&self, id: &str, spec: StopPointSpec) {
+        if let Some(p) = lock(&self.book).points.get_mut(id) {
+            p.spec = spec;
+        }
+    }
+
     fn armed(&self, id: &str, spec: StopPointSpec, live: Live, class: Instrumented) {
         let mut b = lock(&self.book);
         let target = live.target;

@@ -51,7 +51,7 @@ impl SessionHandle {
             },
             Err(e) => e,
         };
-        if spec.engine == Engine::Probe {
+        if spec.engine == Engine::Probe || only_a_probe_can(&spec.target) {
             return Err(ArmError::Probe(why));
         }
         let mut notes = vec![ArmNote::WireChosen {
@@ -174,6 +174,92 @@ impl SessionHandle {
             point,
         })
     }
+}
+
+impl SessionHandle {
+    /// Changes a stop point's definition in place. A probe is taken out
+    /// and put back from the new definition (the old one again when the
+    /// new one cannot go in, and the error says why).
+    pub async fn update_stop(&self, id: &str, spec: StopPointSpec) -> Result<ArmReport, ArmError> {
+        let Some(point) = self.probes().point(id) else {
+            return self.stop_points().update(id, spec).await;
+        };
+        let stats = self
+            .stop_points()
+            .stats(id)
+            .await
+            .ok_or_else(|| ArmError::UnknownStopPoint { id: id.to_string() })?;
+        let spent = self
+            .stop_points()
+            .list()
+            .await
+            .points
+            .iter()
+            .any(|p| p.id == id && matches!(p.state, StopState::Spent(_)));
+        // Like the wire's update: a spent one starts again with a fresh
+        // budget; a disabled one stays disabled.
+        let was_on = point.live.is_some();
+        let rearm = was_on || spent;
+        let mut spec = spec;
+        spec.engine = point.spec.engine;
+        if was_on {
+            probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
+        }
+        let fits = probe_site(&spec);
+        let installed = match fits {
+            Ok(_) if rearm => probes::install(self, self.probes(), id, &spec, stats.clone())
+                .await
+                .map(Some),
+            Ok(_) => Ok(None),
+            Err(e) => Err(e),
+        };
+        let notes = match installed {
+            Ok(done) => {
+                self.probes().respec(id, spec.clone());
+                done.map(|i| {
+                    vec![ArmNote::ProbeArmed {
+                        pause_us: i.pause.as_micros() as u64,
+                    }]
+                })
+                .unwrap_or_default()
+            }
+            Err(why) => {
+                if was_on {
+                    // Put the old probe back so a refused update loses nothing.
+                    let back = probes::install(self, self.probes(), id, &point.spec, stats).await;
+                    if back.is_err() {
+                        self.stop_points().mark(id, StopState::Disabled).await;
+                    }
+                }
+                return Err(ArmError::Probe(why));
+            }
+        };
+        let state = if rearm {
+            StopState::Armed
+        } else {
+            StopState::Disabled
+        };
+        self.stop_points().mark_as(id, state, Some(spec)).await;
+        let point = self
+            .stop_points()
+            .list()
+            .await
+            .points
+            .into_iter()
+            .find(|p| p.id == id);
+        Ok(ArmReport {
+            point,
+            family: None,
+            notes,
+        })
+    }
+}
+
+/// What the wire cannot serve at all: timing a call needs the probe's
+/// clock, so `auto` refuses rather than arm a wire stop point that
+/// ignores the minimum.
+fn only_a_probe_can(target: &Target) -> bool {
+    matches!(target, Target::MethodExit(m) if m.min_duration_ms.is_some())
 }
 
 /// Over the wire, HotSpot runs every thread interpreted while these are

@@ -516,6 +516,7 @@ mod tests {
                 class_pattern: "com.*.Repo".into(),
                 method: Some("save".into()),
                 exclude: vec!["com.gen.*".into()],
+                min_duration_ms: None,
             }),
             mode: Mode::Suspend,
             filters: Filters::default(),

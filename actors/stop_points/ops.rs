@@ -123,11 +123,15 @@ impl Book {
         )
     }
 
-    /// Sets a probe-served stop point's state; false when there is none.
-    pub fn mark(&mut self, id: &str, state: StopState) -> bool {
+    /// Sets a probe-served stop point's state (and definition, after an
+    /// update); false when there is none.
+    pub fn mark(&mut self, id: &str, state: StopState, spec: Option<StopPointSpec>) -> bool {
         match self.reg.point_mut(id) {
             Some(p) if p.probe => {
                 p.state = state;
+                if let Some(spec) = spec {
+                    p.spec = Arc::new(spec);
+                }
                 true
             }
             _ => false,

@@ -174,6 +174,8 @@ pub enum Detail {
     Flag(bool),
     /// The time between the two events of a pair, in ms, or why unknown.
     Duration(Result<u128, Unmeasured>),
+    /// How long a call took, in ns, timed in the JVM by a probe.
+    CallTime(u64),
     /// The timeout passed to `Object.wait`, in ms.
     WaitTimeout(i64),
     /// The same exception thrown again: how often, and the first sites.

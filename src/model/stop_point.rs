@@ -127,6 +127,8 @@ pub struct MethodExitSpec {
     pub class_pattern: String,
     pub method: Option<String>,
     pub exclude: Vec<String>,
+    /// Keep only calls at least this long (timed in the JVM: a probe).
+    pub min_duration_ms: Option<u64>,
 }
 
 /// The four monitor events, as two pairs.
@@ -255,10 +257,16 @@ impl Target {
                 };
                 format!("{}.{} ({which})", f.class, f.field)
             }
-            Target::MethodExit(m) => match &m.method {
-                Some(name) => format!("{}.{name} (exits)", m.class_pattern),
-                None => format!("{} (every method's exits)", m.class_pattern),
-            },
+            Target::MethodExit(m) => {
+                let mut s = match &m.method {
+                    Some(name) => format!("{}.{name} (exits)", m.class_pattern),
+                    None => format!("{} (every method's exits)", m.class_pattern),
+                };
+                if let Some(d) = m.min_duration_ms {
+                    s.push_str(&format!(" ≥{d}ms"));
+                }
+                s
+            }
             Target::Monitor(m) => {
                 let kinds: Vec<_> = m.kinds.iter().map(|k| k.label()).collect();
                 let mut s = format!("monitors [{}]", kinds.join(","));

@@ -80,6 +80,37 @@ fn local_i64(trace: &Value, name: &str) -> Option<i64> {
         .ok()
 }
 
+/// The newest snapshot's seq of a stop point (0: none yet).
+fn last_seq(server: &Server, bp: &str) -> u64 {
+    server
+        .call("debug_get_traces", json!({"bp_id": bp, "limit": 1}))
+        .expect_ok()
+        .json()["last_seq"]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+/// A snapshot's call time in ns, read back from its `duration` detail
+/// ("840 ns", "12.5 µs", "3.204 ms (timed in the JVM)").
+fn took_ns(trace: &Value) -> Option<u64> {
+    let text = trace["details"]
+        .as_array()?
+        .iter()
+        .find(|d| d["key"] == "duration")?["value"]
+        .as_str()?;
+    assert!(text.ends_with("(timed in the JVM)"), "{text}");
+    let mut words = text.split_whitespace();
+    let n: f64 = words.next()?.parse().ok()?;
+    let scale = match words.next()? {
+        "ns" => 1.0,
+        "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        other => panic!("unit {other} in {text}"),
+    };
+    Some((n * scale) as u64)
+}
+
 /// Whether the JVM runs other bytecode for the ledger than its class file.
 fn ledger_instrumented(server: &Server) -> bool {
     let r = server
@@ -165,20 +196,7 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
     assert!(armed.text.contains("PROBE:"), "{}", armed.text);
     let id = first_id(&armed);
     let got = traces(&server, &id, 120);
-    let durations: Vec<i64> = got
-        .iter()
-        .filter_map(|t| {
-            t["details"]
-                .as_array()?
-                .iter()
-                .find(|d| d["key"] == "duration_ns")?
-                .get("value")?
-                .as_str()?
-                .trim_end_matches('L')
-                .parse()
-                .ok()
-        })
-        .collect();
+    let durations: Vec<u64> = got.iter().filter_map(took_ns).collect();
     assert_eq!(durations.len(), got.len(), "every call is timed: {got:?}");
     assert!(durations.iter().all(|d| *d > 0), "{durations:?}");
     // Every 50th call sleeps 3 ms.
@@ -209,8 +227,138 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
             assert_eq!(n % 97, 0, "only every 97th call throws: {t}");
         }
     }
+    // Grouped, the calls come with their spread.
+    let grouped = server
+        .call(
+            "debug_get_traces",
+            json!({"bp_id": id, "group_by": ["thread"]}),
+        )
+        .expect_ok();
+    let took = &grouped.json()["groups"][0]["took"];
+    assert!(
+        took["p99_ms"].as_f64() >= took["p50_ms"].as_f64() && took["max_ms"].as_f64() >= Some(2.0),
+        "{}",
+        grouped.text
+    );
+    assert!(grouped.text.contains("took p50"), "{}", grouped.text);
+
+    // A second probe in the same method keeps only the slow calls.
+    let slow = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(
+        slow.text.contains("PROBE:"),
+        "auto picks the probe: {}",
+        slow.text
+    );
+    let slow_id = first_id(&slow);
+    for t in traces(&server, &slow_id, 3) {
+        assert!(took_ns(&t).is_some_and(|d| d >= 2_000_000), "{t}");
+        assert_eq!(local_i64(&t, "n").map(|n| n % 50), Some(0), "{t}");
+    }
+    // Over the wire a call cannot be timed: refused, not silently ignored.
+    let wire = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "engine": "wire"}),
+        )
+        .expect_tool_error();
+    assert!(wire.text.contains("min_duration_ms"), "{}", wire.text);
+
+    // An update puts a new probe in from the new definition.
+    let updated = server
+        .call(
+            "debug_update_stop_point",
+            json!({"id": id, "condition": "n % 2 == 1"}),
+        )
+        .expect_ok();
+    assert!(updated.text.contains("PROBE:"), "{}", updated.text);
+    // Snapshots taken before the update have lower seqs than any after it
+    // (a drain round in flight may still add one or two).
+    let since = last_seq(&server, &id);
+    let odd = poll_until_msg(WAIT, "calls after the update", || {
+        let r = server
+            .call(
+                "debug_get_traces",
+                json!({"bp_id": id, "since": since, "limit": 500, "compact": false}),
+            )
+            .expect_ok();
+        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
+        (t.len() >= 20).then_some(t)
+    });
+    let evens = odd
+        .iter()
+        .filter(|t| local_i64(t, "n").is_some_and(|n| n % 2 == 0))
+        .count();
+    assert!(
+        evens <= 2,
+        "the new condition holds: {evens} even of {}",
+        odd.len()
+    );
+
+    for bp in [&id, &slow_id] {
+        server
+            .call("debug_clear_stop_point", json!({"id": bp}))
+            .expect_ok();
+    }
+    assert!(!ledger_instrumented(&server));
+}
+
+#[test]
+fn entry_and_field_write_probes_record_arguments_and_written_values() {
+    let jvm = load(None);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    let entry = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": LEDGER, "method": "charge", "trace": true,
+                   "condition": "amountCents < 0", "engine": "probe", "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(entry.text.contains("PROBE:"), "{}", entry.text);
+    let entry_id = first_id(&entry);
+    let write = server
+        .call(
+            "debug_set_field_stop",
+            json!({"class_name": LEDGER, "field_name": "count", "trace": true,
+                   "condition": "newValue % 1000 == 0", "engine": "probe", "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(write.text.contains("PROBE:"), "{}", write.text);
+    let write_id = first_id(&write);
+    for t in traces(&server, &entry_id, 3) {
+        assert!(local_i64(&t, "amountCents").is_some_and(|a| a < 0), "{t}");
+        assert!(local_i64(&t, "account").is_some(), "{t}");
+        assert!(
+            t["location"].as_str().is_some_and(|l| l.contains("charge")),
+            "{t}"
+        );
+    }
+    for t in traces(&server, &write_id, 3) {
+        let v = local_i64(&t, "newValue").unwrap_or_else(|| panic!("newValue in {t}"));
+        assert_eq!(v % 1000, 0, "{t}");
+    }
+    // Both probes sit in one class; clearing one keeps the other working.
     server
-        .call("debug_clear_stop_point", json!({"id": id}))
+        .call("debug_clear_stop_point", json!({"id": entry_id}))
+        .expect_ok();
+    assert!(ledger_instrumented(&server));
+    let since = last_seq(&server, &write_id);
+    poll_until_msg(WAIT, "writes after the other probe left", || {
+        let r = server
+            .call(
+                "debug_get_traces",
+                json!({"bp_id": write_id, "since": since}),
+            )
+            .expect_ok();
+        (r.json()["traces"].as_array().map_or(0, Vec::len) >= 3).then_some(())
+    });
+    server
+        .call("debug_clear_stop_point", json!({"id": write_id}))
         .expect_ok();
     assert!(!ledger_instrumented(&server));
 }

@@ -15,7 +15,7 @@ use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
 use crate::actors::events::log::TraceRecord;
 use crate::actors::session::SessionHandle;
-use crate::classfile::probe::Kind;
+use crate::classfile::probe::{Kind, Source};
 use crate::jdwp::FieldValue;
 use crate::jdwp::array_reference::GetValues as GetArray;
 use crate::jdwp::class_type::SetValues as SetStatics;
@@ -185,8 +185,8 @@ async fn drain_one(
                     && let Some(Value::Long(ns)) = d.get(k)
                 {
                     details.push((
-                        "duration_ns".to_string(),
-                        Detail::Value(Shown::Scalar(Scalar::Prim(Prim::Long(*ns)))),
+                        "duration".to_string(),
+                        Detail::CallTime((*ns).max(0) as u64),
                     ));
                 }
                 records.push(TraceRecord {
@@ -300,7 +300,13 @@ async fn columns(
                 Shown::Scalar(Scalar::Prim(decode(prim, bits)))
             }
         };
-        out.push((Arc::from(c.name.as_str()), shown));
+        // The written value goes by the name conditions know it by.
+        let name = if c.source == Source::Written {
+            "newValue"
+        } else {
+            c.name.as_str()
+        };
+        out.push((Arc::from(name), shown));
     }
     out
 }
@@ -442,20 +448,24 @@ async fn counters(session: &SessionHandle, probe: &Live) {
     let meter = &probe.stats.probe;
     meter.cost_ns.store(long(2), Ordering::Relaxed);
     meter.cost_samples.store(long(3), Ordering::Relaxed);
+    let base = probe.base;
     probe
         .stats
         .condition_errors
-        .store(long(4), Ordering::Relaxed);
+        .store(base.errors + long(4), Ordering::Relaxed);
     if let Some(Value::Object { id, .. }) = v.get(1)
         && let Ok(drops) = atomic_long(session, *id, &mut None).await
     {
-        meter.drops.store(drops, Ordering::Relaxed);
+        meter.drops.store(base.drops + drops, Ordering::Relaxed);
     }
     if let Some(Value::Object { id, .. }) = v.first()
         && let Some(calls) = long_adder(session, *id).await
     {
-        meter.calls.store(calls, Ordering::Relaxed);
-        probe.stats.hits.store(calls, Ordering::Relaxed);
+        meter.calls.store(base.calls + calls, Ordering::Relaxed);
+        probe
+            .stats
+            .hits
+            .store(base.calls + calls, Ordering::Relaxed);
     }
 }
 

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{HelperFields, Instrumented, Live, Probes, RING};
+use super::{Counted, HelperFields, Instrumented, Live, Probes, RING};
 use crate::actors::error::{CallError, ProbeRefusal, SessionError};
 use crate::actors::jvm::classes::MethodInfo;
 use crate::actors::session::SessionHandle;
@@ -176,7 +176,12 @@ pub async fn install(
                     })?),
                     None => None,
                 },
-                min_duration_ns: 0,
+                min_duration_ns: match &spec.target {
+                    crate::model::stop_point::Target::MethodExit(m) => {
+                        m.min_duration_ms.unwrap_or(0).saturating_mul(1_000_000)
+                    }
+                    _ => 0,
+                },
                 ring_capacity: RING,
             };
         let helper = core::helper_class(&original, &probe)?;
@@ -245,6 +250,7 @@ pub async fn install(
         spec: probe,
         layout: helper.layout,
         location,
+        base: Counted::from(&stats),
         stats,
         max_hits: trace.max_hits,
         max_length: trace.max_length,

@@ -304,6 +304,7 @@ pub fn detail(d: &Detail) -> String {
         Detail::Duration(Err(Unmeasured::HalfArmed)) => {
             "not measurable (only this half of the pair is armed)".into()
         }
+        Detail::CallTime(ns) => format!("{} (timed in the JVM)", nanos(*ns)),
         Detail::WaitTimeout(ms) => format!("{ms} ms (as passed to wait)"),
         Detail::Rethrown { count, sites } => {
             let mut t = format!("{count}×: {}", sites.join("; "));
@@ -314,6 +315,17 @@ pub fn detail(d: &Detail) -> String {
             t
         }
         Detail::Failed(why) => format!("error: {why}"),
+    }
+}
+
+/// A span of nanoseconds in the unit that reads best: 840 ns, 12.5 µs,
+/// 3.204 ms, 1.250 s.
+pub fn nanos(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.3} ms", ns as f64 / 1e6),
+        _ => format!("{:.3} s", ns as f64 / 1e9),
     }
 }
 

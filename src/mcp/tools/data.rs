@@ -295,5 +295,16 @@ pub struct TraceGroup {
     pub count: usize,
     pub first_seq: u64,
     pub last_seq: u64,
+    /// The group's call (or monitor pair) durations, when they carry one.
+    pub took: Option<Took>,
     pub example: Option<Trace>,
+}
+
+/// Durations of a group: how many carried one, and their spread.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Took {
+    pub timed: usize,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
 }

@@ -106,7 +106,7 @@ pub fn routes() -> Vec<Route> {
              handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
              location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
              keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
-             match per value (first/last seq, one example; max_groups, default 20); compact:true drops \
+             match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
              details repeated from the previous snapshot. Reads only.",
             Effect::Read,
             traces,
@@ -412,6 +412,19 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
             gr.first_seq,
             gr.last_seq
         ));
+        if let Some(s) = &gr.spread {
+            text.push_str(&format!(
+                "; took p50 {}, p99 {}, max {}{}",
+                value::nanos(s.p50_ns),
+                value::nanos(s.p99_ns),
+                value::nanos(s.max_ns),
+                if s.timed < gr.count {
+                    format!(" ({} timed)", s.timed)
+                } else {
+                    String::new()
+                }
+            ));
+        }
         if let Some(e) = example {
             let locals: Vec<String> = e
                 .locals
@@ -434,6 +447,12 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
             count: gr.count,
             first_seq: gr.first_seq,
             last_seq: gr.last_seq,
+            took: gr.spread.map(|s| data::Took {
+                timed: s.timed,
+                p50_ms: s.p50_ns as f64 / 1e6,
+                p99_ms: s.p99_ns as f64 / 1e6,
+                max_ms: s.max_ns as f64 / 1e6,
+            }),
             example: example.map(trace_data),
         });
     }

@@ -39,6 +39,45 @@ pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
         .map(|(_, d)| value::detail(d))
 }
 
+/// How long a snapshot's call (or monitor pair) took, in ns: a probe's
+/// timing in the JVM, or a pair measured here.
+pub fn took_ns(t: &TraceRecord) -> Option<u64> {
+    t.details.iter().find_map(|(_, d)| match d {
+        Detail::CallTime(ns) => Some(*ns),
+        Detail::Duration(Ok(ms)) => {
+            Some(u64::try_from(*ms).unwrap_or(u64::MAX / 1_000_000) * 1_000_000)
+        }
+        _ => None,
+    })
+}
+
+/// The spread of a group's durations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spread {
+    /// Snapshots that carried a duration.
+    pub timed: usize,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}
+
+impl Spread {
+    /// Nearest-rank percentiles of `ns` (sorted here); `None` when empty.
+    pub fn of(mut ns: Vec<u64>) -> Option<Spread> {
+        if ns.is_empty() {
+            return None;
+        }
+        ns.sort_unstable();
+        let rank = |p: usize| ns[(ns.len() * p).div_ceil(100).clamp(1, ns.len()) - 1];
+        Some(Spread {
+            timed: ns.len(),
+            p50_ns: rank(50),
+            p99_ns: rank(99),
+            max_ns: ns[ns.len() - 1],
+        })
+    }
+}
+
 /// One group of snapshots.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
@@ -47,6 +86,8 @@ pub struct Group {
     pub count: usize,
     pub first_seq: u64,
     pub last_seq: u64,
+    /// The durations its snapshots carry (method timing, monitor pairs).
+    pub spread: Option<Spread>,
 }
 
 /// Snapshots grouped by keys, biggest groups first (ties: the earliest).
@@ -65,6 +106,7 @@ pub struct Grouping {
 pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
     let mut index: HashMap<Vec<String>, usize> = HashMap::new();
     let mut groups: Vec<Group> = Vec::new();
+    let mut took: Vec<Vec<u64>> = Vec::new();
     let (mut without_keys, mut other, mut saturated) = (0, 0, false);
     for t in traces {
         let values: Vec<Option<String>> = keys.iter().map(|k| key_value(t, k)).collect();
@@ -80,6 +122,7 @@ pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
             Some(&i) => {
                 groups[i].count += 1;
                 groups[i].last_seq = t.seq;
+                took[i].extend(took_ns(t));
             }
             None if groups.len() >= MAX_DISTINCT => {
                 saturated = true;
@@ -87,14 +130,19 @@ pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
             }
             None => {
                 index.insert(values.clone(), groups.len());
+                took.push(took_ns(t).into_iter().collect());
                 groups.push(Group {
                     values,
                     count: 1,
                     first_seq: t.seq,
                     last_seq: t.seq,
+                    spread: None,
                 });
             }
         }
+    }
+    for (g, ns) in groups.iter_mut().zip(took) {
+        g.spread = Spread::of(ns);
     }
     groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.first_seq.cmp(&b.first_seq)));
     let distinct = groups.len();
@@ -170,6 +218,31 @@ mod tests {
         assert_eq!(key_value(&t, "nosuch"), None);
         let g = group(&[t], &["nosuch".to_string()], 5);
         assert_eq!((g.groups.len(), g.without_keys), (0, 1));
+    }
+
+    #[test]
+    fn a_group_of_timed_calls_has_nearest_rank_percentiles() {
+        let timed = |seq: u64, ns: u64| {
+            let mut t = snap(seq, 1, 0);
+            t.details = vec![("duration".into(), Detail::CallTime(ns))];
+            t
+        };
+        let mut all: Vec<TraceRecord> = (1..=100).map(|i| timed(i, i * 1_000)).collect();
+        all.push(snap(101, 1, 0));
+        let g = group(&all, &["qty".to_string()], 5);
+        let s = g.groups[0].spread.expect("timed");
+        assert_eq!(g.groups[0].count, 101);
+        assert_eq!(
+            (s.timed, s.p50_ns, s.p99_ns, s.max_ns),
+            (100, 50_000, 99_000, 100_000)
+        );
+        assert_eq!(
+            Spread::of(vec![7]).map(|s| (s.p50_ns, s.p99_ns)),
+            Some((7, 7))
+        );
+        assert_eq!(Spread::of(Vec::new()), None);
+        let untimed = group(&[snap(1, 2, 0)], &["qty".to_string()], 5);
+        assert_eq!(untimed.groups[0].spread, None);
     }
 
     #[test]

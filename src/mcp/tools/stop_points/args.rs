@@ -37,7 +37,15 @@ pub enum LocalsParam {
 /// Declares a stop-point tool's parameters: its own fields, then the
 /// filters and trace settings every kind shares.
 macro_rules! stop_params {
-    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident : $t:ty,)* }) => {
+    ($(#[$m:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        stop_params!(@make [engine] $(#[$m])* pub struct $name { $($body)* });
+    };
+    // Wire-only kinds (exceptions, monitors): no probe can serve them, so
+    // they take no `engine`.
+    (wire: $(#[$m:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        stop_params!(@make [] $(#[$m])* pub struct $name { $($body)* });
+    };
+    (@make [$($engine:ident)?] $(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident : $t:ty,)* }) => {
         $(#[$m])*
         #[derive(Debug, Deserialize, JsonSchema)]
         #[serde(deny_unknown_fields)]
@@ -53,17 +61,19 @@ macro_rules! stop_params {
             pub trace: Option<bool>,
             /// Caller frames per snapshot; default 3.
             pub trace_frames: Option<u32>,
-            /// "all" (default), "none", or names ("a,b"); each local read is a global safepoint.
+            /// "all" (default), "none", or names ("a,b"); over the wire each is a safepoint.
             #[schemars(with = "Option<String>")]
             pub trace_locals: Option<LocalsParam>,
             /// Snapshots before disarming; default 200, 0 = unbounded.
             pub trace_max_hits: Option<u32>,
             /// Chars kept per value; default 100, max 4000.
             pub trace_max_length: Option<u32>,
-            /// % of one thread's time its holds may take (2 s); default 20, 0 = off; past it, paused.
+            /// % of one thread's time holds may take (2 s) before a pause; default 20, 0 = off.
             pub max_overhead: Option<u32>,
-            /// auto (default): in-bytecode probe where one can go, else wire; wire; probe.
-            pub engine: Option<String>,
+            $(
+            /// auto (default), wire or probe (in the bytecode).
+            pub $engine: Option<String>,
+            )?
         }
 
         impl $name {
@@ -77,11 +87,13 @@ macro_rules! stop_params {
                     trace_max_hits: self.trace_max_hits,
                     trace_max_length: self.trace_max_length,
                     max_overhead: self.max_overhead,
-                    engine: self.engine.clone(),
+                    engine: stop_params!(@engine self $($engine)?),
                 }
             }
         }
     };
+    (@engine $self:ident engine) => { $self.engine.clone() };
+    (@engine $self:ident) => { None };
 }
 
 stop_params! {
@@ -106,6 +118,7 @@ stop_params! {
 }
 
 stop_params! {
+    wire:
     /// Arguments of debug_set_exception_stop.
     pub struct ExceptionStopParams {
         /// Exception type (with subclasses), a wildcard, or a list; omit for every exception.
@@ -158,6 +171,8 @@ stop_params! {
         pub method: Option<String>,
         /// Class patterns the JVM excludes.
         pub exclude_classes: Option<Vec<String>>,
+        /// Keep only calls at least this long (timed in the JVM; needs a probe).
+        pub min_duration_ms: Option<u64>,
         /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4; `returnValue` in scope).
@@ -169,6 +184,7 @@ stop_params! {
 }
 
 stop_params! {
+    wire:
     /// Arguments of debug_set_monitor_stop.
     pub struct MonitorParams {
         /// blocked, acquired, wait, waited, or all; default blocked+acquired.

@@ -137,6 +137,9 @@ fn point_entry(p: &PointView) -> Entry {
             if !m.exclude.is_empty() {
                 args.insert("exclude_classes".into(), json!(m.exclude));
             }
+            if let Some(d) = m.min_duration_ms {
+                args.insert("min_duration_ms".into(), json!(d));
+            }
             "debug_set_method_exit_stop"
         }
         Target::Monitor(m) => {

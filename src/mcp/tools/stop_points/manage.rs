@@ -151,8 +151,7 @@ async fn update(ctx: Ctx, call: Call<UpdateParams>) -> Reply {
     update_filters(tool, &p, &mut spec)?;
     count_with_condition(&spec.filters, &mut notes);
     let r = handle
-        .stop_points()
-        .update(p.id.trim(), spec)
+        .update_stop(p.id.trim(), spec)
         .await
         .map_err(ToolError::from)?;
     let mut text = format!("Updated {}.", p.id.trim());

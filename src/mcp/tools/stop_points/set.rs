@@ -27,14 +27,13 @@ pub(super) fn set_routes() -> Vec<Route> {
             "Stop at a source line, or at a method's entry (method, no line). class_pattern: exact \
              (Outer$Inner), a wildcard (com.acme.*, *Repo; needs method, refuses line: a bpset_ family of one \
              bp_ per matching class, later-loaded ones included, up to max_classes) or a list (each entry \
-             armed, deferred or refused). One id covers every bytecode location of the line (a finally line \
-             has several) on every classloader copy, later ones included. An unloaded class is deferred \
+             armed, deferred or refused). One id covers every bytecode location of the line on every classloader copy, later ones included. An unloaded class is deferred \
              (similar loaded names listed); a line without code is refused, naming the nearest lines with \
              code. A hit suspends the VM (debug_wait_for_event, then debug_continue); trace:true snapshots \
              and resumes, holding only the hit thread; trace_frames:0 with trace_locals:\"none\" suspends \
-             nothing. A condition runs on the hit thread alone and suspends the VM only when true (others \
-             run on for one round trip); a failing one is reported. hit_count N fires once, on the Nth hit. \
-             A method with a breakpoint runs interpreted: clear what you no longer need.",
+             nothing. A condition runs on the hit thread alone and suspends the VM only when true; a \
+             failing one is reported. hit_count N fires once, on the Nth hit. trace:true on one loaded class \
+             goes into its bytecode as a probe (engine auto): no hold per hit.",
             Effect::Changes,
             set_line,
         )
@@ -59,10 +58,10 @@ pub(super) fn set_routes() -> Vec<Route> {
             "Stop when a field is written or read",
             "Stop when a field is written (modify) or read (access). class_name: exact (deferred \
              until it loads), a wildcard (loaded classes declaring the field, up to max_classes) or a list, \
-             one watch_ per class; an inherited field_name resolves to its declaring class. A write reports \
-             old → new (the old value is read while the thread is held, before the write). A watched field \
-             is not JIT-optimised: clear it when done. A hit suspends the VM; trace:true snapshots and \
-             resumes. instance_id watches one object's copy (refused on a static field). hit_count N fires \
+             one watch_ per class; an inherited field_name resolves to its declaring class. Over the wire a \
+             write reports old → new and the JVM runs interpreted while \
+             armed; a traced write on one loaded class is a probe in its bytecode. A hit \
+             suspends the VM; trace:true snapshots and resumes. instance_id watches one object's copy (refused on a static field). hit_count N fires \
              once, on the Nth access.",
             Effect::Changes,
             set_field,
@@ -71,12 +70,12 @@ pub(super) fn set_routes() -> Vec<Route> {
         Route::new(
             "debug_set_method_exit_stop",
             "Report what methods return",
-            "Report what a method returned and from which return site. class_pattern is matched by \
-             the JVM (exact, or one * at the start or end; a list arms one mexit_ each), later-loaded classes \
-             included. method is filtered here, after the JVM paid for every exit of the class (listed as \
-             exits discarded): narrow the pattern or use exclude_classes. Traced by default; trace:false \
-             needs an exact class and a method. hit_count only without method. instance_id is refused \
-             (HotSpot ignores it on method exits).",
+            "Report each return (value) or throw of a method. Exact class and method: a probe in the \
+             JVM (engine auto) that also times the call; min_duration_ms keeps slow ones; group_by gives \
+             p50/p99/max. Over the wire the JVM runs interpreted while armed; class_pattern is matched by \
+             the JVM (exact, or one * at either end; a list arms one mexit_ each) and method is filtered \
+             here. Traced by default; trace:false needs an exact class and a method. hit_count only \
+             without method. instance_id is refused.",
             Effect::Changes,
             set_method_exit,
         )
@@ -163,8 +162,8 @@ async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
 
 async fn set_exception(ctx: Ctx, call: Call<ExceptionStopParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
-    let (handle, mode, filters, mut notes, engine) = start(&ctx, tool, &p.shared())?;
-    wire_only(tool, engine, "an exception stop")?;
+    // No probe serves an exception stop: it takes no engine.
+    let (handle, mode, filters, mut notes, _) = start(&ctx, tool, &p.shared())?;
     let (caught, uncaught) = (p.caught.unwrap_or(true), p.uncaught.unwrap_or(true));
     either(tool, ("caught", caught), ("uncaught", uncaught))?;
     let entries: Vec<Option<String>> = match p.class_pattern.clone() {
@@ -465,6 +464,13 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
     let mut notes = Vec::new();
     let (mode, filters) = mode_with_condition(tool, &shared, true, &mut notes)?;
     let engine = engine_arg(tool, &shared.common)?;
+    if p.min_duration_ms.is_some() && engine == Engine::Wire {
+        return Err(refuse(
+            "REFUSED",
+            "min_duration_ms with engine \"wire\": a method-exit event carries no duration, so only a probe can time a call",
+            "use engine \"auto\" or \"probe\" (the call is timed in the JVM)",
+        ));
+    }
     if let Some(m) = &p.method {
         for (pattern, check) in &checked {
             if check.is_ok()
@@ -486,6 +492,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
                     class_pattern: pattern.clone(),
                     method: p.method.clone(),
                     exclude: p.exclude_classes.clone().unwrap_or_default(),
+                    min_duration_ms: p.min_duration_ms,
                 }),
                 mode: mode.clone(),
                 filters: filters.clone(),
@@ -580,7 +587,6 @@ async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
     let mut notes = Vec::new();
     let (mut mode, filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
-    wire_only(tool, engine_arg(tool, &p.common())?, "a monitor stop")?;
     let spec = StopPointSpec {
         target: Target::Monitor(spec_probe),
         mode,
