@@ -396,7 +396,6 @@ fn field_hint(class: &str, field: &str, similar: &[String], declared: &[String])
     msg
 }
 
-/// Why a class could not be checked against its build or swapped.
 /// Why a probe cannot serve a stop point. With `engine: "auto"` the wire
 /// takes it and the reply says why; with `engine: "probe"` it is refused.
 #[derive(Debug, Clone, Error)]
@@ -451,6 +450,7 @@ pub enum ProbeRefusal {
     Jdwp(#[from] JdwpError),
 }
 
+/// Why a class could not be checked against its build or swapped.
 #[derive(Debug, Clone, Error)]
 pub enum CodeError {
     #[error("{selector:?} is not a class name, or Name@0x<loader id>")]

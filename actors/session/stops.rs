@@ -14,7 +14,14 @@ impl SessionHandle {
     /// instrumented (unless read-only), then starts draining this
     /// session's probes.
     pub async fn start_probes(&self) {
-        if !self.read_only() {
+        // Only a JVM that can redefine classes can have been instrumented:
+        // one capabilities request spares the class scan everywhere else.
+        let can_redefine = self
+            .connection()
+            .send(&crate::jdwp::virtual_machine::CapabilitiesNew)
+            .await
+            .is_ok_and(|c| c.can_redefine_classes);
+        if can_redefine && !self.read_only() {
             let left = probes::restore_leftovers(self.connection(), self.classes()).await;
             self.probes().set_leftovers(left);
         }

@@ -150,8 +150,10 @@ fn four_byte_ids_are_honoured() {
 fn a_stalled_jvm_never_delays_calls_on_another_session() {
     use crate::support::java::{Jvm, JvmOpts};
     let healthy = Jvm::start("Ticker", JvmOpts::default());
+    // Attach's own commands (the probe engine's capabilities check, the
+    // thread list) are answered; the next one stalls.
     let stalled = FakeJdwp::start(Behaviour::AfterAttach {
-        skip: 1,
+        skip: 2,
         then: vec![Step::Stall],
     });
     // A long request timeout, so the stalled call stays in flight.

@@ -17,11 +17,11 @@ use crate::actors::events::log::TraceRecord;
 use crate::actors::session::SessionHandle;
 use crate::classfile::probe::{Kind, Source};
 use crate::jdwp::FieldValue;
-use crate::jdwp::array_reference::GetValues as GetArray;
+use crate::jdwp::array_reference::{GetValues as GetArray, SetValues as SetArray};
 use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::object_reference::GetValues as GetFields;
 use crate::jdwp::reference_type::GetValues as GetStatics;
-use crate::jdwp::{FieldId, ObjectId, ThreadId, Value};
+use crate::jdwp::{FieldId, ObjectId, Tag, ThreadId, Value};
 use crate::model::prim::Prim;
 use crate::model::shown::{Detail, Scalar, Shown};
 use crate::model::stop_point::StopState;
@@ -203,6 +203,11 @@ async fn drain_one(
                     overridden: false,
                 });
             }
+            // The ring must not keep the application's objects alive:
+            // what was read lets go (the slots are free only once `tail`
+            // moves on, below, so no new record is in them).
+            forget(conn, refs, cursor.tail, ready, rw, cap).await?;
+            forget(conn, threads, cursor.tail, ready, 1, cap).await?;
         }
     }
     let budget = u64::from(probe.max_hits);
@@ -374,6 +379,38 @@ async fn region(
         values.extend(read(0, count - first).await?.values);
     }
     Ok(values)
+}
+
+/// Sets the reference slots of records `from..from + count` to null.
+pub(super) async fn forget(
+    conn: &ConnectionHandle,
+    array: ObjectId,
+    from: u64,
+    count: u64,
+    width: u64,
+    cap: u64,
+) -> Result<(), JdwpError> {
+    if count == 0 || width == 0 || array.0 == 0 {
+        return Ok(());
+    }
+    let start = from % cap;
+    let first = count.min(cap - start);
+    let null = Value::Object {
+        tag: Tag::Object,
+        id: ObjectId(0),
+    };
+    let clear = |slot: u64, n: u64| {
+        conn.send(&SetArray {
+            array,
+            first_index: (slot * width) as i32,
+            values: vec![null; (n * width) as usize],
+        })
+    };
+    clear(start, first).await?;
+    if first < count {
+        clear(0, count - first).await?;
+    }
+    Ok(())
 }
 
 /// The value of an `AtomicLong`, through its `value` field.

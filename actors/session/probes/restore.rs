@@ -87,6 +87,17 @@ async fn switch_off(conn: &ConnectionHandle, live: &Live, restored: bool) {
             value: Value::Boolean(true),
         });
     }
+    // The helper class stays loaded: its ring must not hold the
+    // application's objects (or threads) alive after it.
+    for field in [live.fields.refs, live.fields.threads] {
+        values.push(FieldValue {
+            field,
+            value: Value::Object {
+                tag: crate::jdwp::Tag::Array,
+                id: crate::jdwp::ObjectId(0),
+            },
+        });
+    }
     let _ = conn
         .send(&SetStatics {
             class: live.helper,

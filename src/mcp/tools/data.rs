@@ -138,7 +138,6 @@ pub struct Point {
     pub stopped_by_errors: bool,
     pub notes: Vec<String>,
     /// Set when a probe in the class's bytecode serves it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeMeter>,
 }
 
