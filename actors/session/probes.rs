@@ -121,6 +121,9 @@ pub struct Instrumented {
 struct Book {
     points: BTreeMap<String, ProbePoint>,
     classes: BTreeMap<ReferenceTypeId, Instrumented>,
+    /// The class file a `debug_reload_class` installed, per class: what
+    /// the JVM runs now, which the class roots may not hold.
+    reloaded: BTreeMap<ReferenceTypeId, Arc<Vec<u8>>>,
 }
 
 /// The session's probes (shared by the handle, the actor and the drain).
@@ -193,6 +196,16 @@ impl Probes {
             }
         }
         b.points.insert(to.to_string(), p);
+    }
+
+    /// Notes the class file a reload installed in `target`.
+    pub fn reloaded(&self, target: ReferenceTypeId, bytes: Arc<Vec<u8>>) {
+        lock(&self.book).reloaded.insert(target, bytes);
+    }
+
+    /// The class file a reload installed in `target`, if one did.
+    pub fn reloaded_bytes(&self, target: ReferenceTypeId) -> Option<Arc<Vec<u8>>> {
+        lock(&self.book).reloaded.get(&target).cloned()
     }
 
     /// Every armed probe, for the drain.

@@ -420,3 +420,90 @@ fn disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach() {
     assert!(!ledger_instrumented(&next));
     assert!(jvm.is_alive());
 }
+
+#[test]
+fn a_reload_puts_the_probe_back_into_the_new_code() {
+    let jvm = load(None);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    let armed = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": LEDGER, "method": "settle", "trace_max_hits": 0,
+                   "trace_locals": "n"}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    let id = first_id(&armed);
+    traces(&server, &id, 3);
+
+    // The same program with settle returning 3n, built as the fixtures are.
+    let scratch = crate::code::Scratch::new("probe-reload");
+    let src = scratch.path("src");
+    let out = scratch.path("classes");
+    std::fs::create_dir_all(&src).expect("src dir");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/java/ProbeLoad.java"),
+    )
+    .expect("fixture source");
+    assert!(text.contains("return n * 2;"));
+    std::fs::write(
+        src.join("ProbeLoad.java"),
+        text.replace("return n * 2;", "return n * 3;"),
+    )
+    .expect("write source");
+    let status = std::process::Command::new(crate::support::java::javac())
+        .args(["-g", "--release", "17", "-encoding", "UTF-8", "-d"])
+        .arg(&out)
+        .arg(src.join("ProbeLoad.java"))
+        .status()
+        .expect("run javac");
+    assert!(status.success());
+
+    let reloaded = server
+        .call(
+            "debug_reload_class",
+            json!({"class_name": LEDGER, "class_roots": [out.display().to_string()]}),
+        )
+        .expect_ok();
+    assert!(
+        reloaded.text.contains(&id),
+        "names the probe put back: {}",
+        reloaded.text
+    );
+    let since = last_seq(&server, &id);
+    let after = poll_until_msg(WAIT, "calls of the new code", || {
+        let r = server
+            .call(
+                "debug_get_traces",
+                json!({"bp_id": id, "since": since, "limit": 500, "compact": false}),
+            )
+            .expect_ok();
+        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
+        (t.len() >= 10).then_some(t)
+    });
+    let tripled = after
+        .iter()
+        .filter(|t| {
+            let n = local_i64(t, "n");
+            n.is_some() && local_i64(t, "returnValue") == n.map(|n| 3 * n)
+        })
+        .count();
+    // A drain round in flight at the reload may still hold old calls.
+    assert!(
+        tripled >= after.len() - 2,
+        "the probe runs in the new code: {after:?}"
+    );
+    // Clearing gives back the reloaded bytes, not the first build's.
+    server
+        .call("debug_clear_stop_point", json!({"id": id}))
+        .expect_ok();
+    let stale = server
+        .call(
+            "debug_check_stale",
+            json!({"class_name": LEDGER, "class_roots": [out.display().to_string()], "bytecode": true}),
+        )
+        .expect_ok();
+    assert!(!stale.text.contains("Bytecode: STALE"), "{}", stale.text);
+}

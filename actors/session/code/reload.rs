@@ -116,6 +116,19 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
             rearm_failed: Vec::new(),
         });
     }
+    // Probes in the class come out first (their original bytes go back),
+    // so the new bytes are not overwritten; they go in again afterwards,
+    // planned on the new code.
+    let probes: Vec<String> = session
+        .probes()
+        .live()
+        .into_iter()
+        .filter(|(_, l)| l.target == id)
+        .map(|(p, _)| p)
+        .collect();
+    for p in &probes {
+        let _ = session.toggle_stop(p, Some(false)).await;
+    }
     let sent = conn
         .send(&RedefineClasses {
             classes: vec![ClassDef {
@@ -126,6 +139,12 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
         .await;
     // Whatever the answer, what we knew of the type may be stale now.
     session.classes().invalidate(id);
+    if sent.is_ok() {
+        session
+            .probes()
+            .reloaded(id, std::sync::Arc::new(build.bytes.clone()));
+    }
+    let (probes_back, probes_lost) = rearm_probes(session, &probes).await;
     if let Err(e) = sent {
         let Some(code) = e.code() else {
             return Err(session.map_err(e));
@@ -156,7 +175,9 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
         .info()
         .record_installed(&pinned.name, pinned.loader, &build.path);
     let inside = session.threads_inside(pinned.type_id).await;
-    let (rearmed, rearm_failed) = rearm_line_stops(session, &pinned.name).await;
+    let (mut rearmed, mut rearm_failed) = rearm_line_stops(session, &pinned.name).await;
+    rearmed.extend(probes_back);
+    rearm_failed.extend(probes_lost);
     Ok(ReloadView {
         rearmed,
         rearm_failed,
@@ -171,6 +192,23 @@ pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadVi
     })
 }
 
+/// Puts the probes taken out for a redefinition back in, each planned on
+/// the class's code as it now is.
+async fn rearm_probes(
+    session: &SessionHandle,
+    ids: &[String],
+) -> (Vec<String>, Vec<(String, String)>) {
+    let mut back = Vec::new();
+    let mut lost = Vec::new();
+    for p in ids {
+        match session.toggle_stop(p, Some(true)).await {
+            Ok(_) => back.push(p.clone()),
+            Err(e) => lost.push((p.clone(), e.to_string())),
+        }
+    }
+    (back, lost)
+}
+
 /// HotSpot clears every breakpoint in a class it redefines while the
 /// stop points still read as armed: each armed line stop on `class` is
 /// switched off and on again, which arms it on the new code.
@@ -183,7 +221,8 @@ async fn rearm_line_stops(
     let mut failed = Vec::new();
     for p in listing.points {
         let on_class = matches!(&p.spec.target, Target::Line(l) if l.class == class);
-        if !on_class || p.state != StopState::Armed {
+        // Probes hold no breakpoint; they were put back on their own.
+        if !on_class || p.state != StopState::Armed || session.probes().is_probe(&p.id) {
             continue;
         }
         let points = session.stop_points();

@@ -296,16 +296,20 @@ async fn original_bytes(
     target: ReferenceTypeId,
     loader: ObjectId,
 ) -> Result<Vec<u8>, ProbeRefusal> {
-    let from_roots = session
-        .read_build(
-            class,
-            &ClassSource {
-                class_file: None,
-                roots: None,
-            },
-        )
-        .await
-        .map(|b| b.bytes);
+    // A reload's bytes first: the class roots may hold an older build.
+    let from_roots = match session.probes().reloaded_bytes(target) {
+        Some(b) => Ok(b.as_ref().clone()),
+        None => session
+            .read_build(
+                class,
+                &ClassSource {
+                    class_file: None,
+                    roots: None,
+                },
+            )
+            .await
+            .map(|b| b.bytes),
+    };
     let bytes = match from_roots {
         Ok(b) => b,
         Err(_) => through_loader(session, caller, class, loader).await?,
