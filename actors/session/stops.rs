@@ -21,8 +21,10 @@ impl SessionHandle {
             .send(&crate::jdwp::virtual_machine::CapabilitiesNew)
             .await
             .is_ok_and(|c| c.can_redefine_classes);
-        if can_redefine && !self.read_only() {
-            let left = probes::restore_leftovers(self.connection(), self.classes()).await;
+        if can_redefine {
+            let left =
+                probes::restore_leftovers(self.connection(), self.classes(), self.read_only())
+                    .await;
             self.probes().set_leftovers(left);
         }
         probes::spawn_drain(self.clone(), self.probes().clone());

@@ -507,3 +507,48 @@ fn a_reload_puts_the_probe_back_into_the_new_code() {
         .expect_ok();
     assert!(!stale.text.contains("Bytecode: STALE"), "{}", stale.text);
 }
+
+#[test]
+fn a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so() {
+    let jvm = load(None);
+    let doomed = server();
+    attach(&doomed, &jvm, json!({}));
+    line_probe(&doomed, "amountCents < 0");
+    assert!(ledger_instrumented(&doomed));
+    doomed.kill();
+
+    // Read-only: nothing is restored, and the reply says what was found.
+    let watcher = server();
+    let reply = attach_on(
+        &watcher,
+        jvm.listening_port(2, WAIT),
+        json!({"read_only": true}),
+    );
+    assert!(
+        reply.text.contains(LEDGER) && reply.text.contains("read-only"),
+        "{}",
+        reply.text
+    );
+    assert!(ledger_instrumented(&watcher), "read-only changes nothing");
+    // The helper's lease was not renewed: it switches the probe off.
+    let listed = watcher
+        .call("debug_list_classes", json!({"filter": "$$jvmscope$"}))
+        .expect_ok();
+    let helper = listed
+        .text
+        .split_whitespace()
+        .find(|w| w.contains(&format!("{LEDGER}$$jvmscope$")))
+        .unwrap_or_else(|| panic!("the helper class: {}", listed.text))
+        .trim_matches(|c: char| !c.is_alphanumeric() && c != '$' && c != '.' && c != '_')
+        .to_string();
+    poll_until_msg(WAIT, "the lapsed lease to switch the probe off", || {
+        let r = watcher
+            .call(
+                "debug_evaluate",
+                json!({"expression": format!("{helper}.live")}),
+            )
+            .expect_ok();
+        r.text.contains("false").then_some(())
+    });
+    assert!(jvm.is_alive());
+}

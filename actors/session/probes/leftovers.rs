@@ -24,14 +24,20 @@ pub struct Leftover {
 }
 
 /// Finds and restores what earlier sessions left instrumented.
-pub async fn restore_leftovers(conn: &ConnectionHandle, classes: &ClassCache) -> Vec<Leftover> {
+/// Read-only, it only finds them: a redefinition is a mutation, and the
+/// helper's lease has switched each probe off already.
+pub async fn restore_leftovers(
+    conn: &ConnectionHandle,
+    classes: &ClassCache,
+    read_only: bool,
+) -> Vec<Leftover> {
     let Ok(all) = conn.send(&AllClasses).await else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for helper in all.iter().filter(|c| c.signature.contains(HELPER_MARK)) {
         let id = helper.ref_type.id;
-        if let Some(l) = restore_one(conn, classes, id).await {
+        if let Some(l) = restore_one(conn, classes, id, read_only).await {
             out.push(l);
         }
     }
@@ -45,6 +51,7 @@ async fn restore_one(
     conn: &ConnectionHandle,
     classes: &ClassCache,
     helper: ReferenceTypeId,
+    read_only: bool,
 ) -> Option<Leftover> {
     let fields = classes.fields(helper).await.ok()?;
     let id = |name: &str| fields.iter().find(|f| f.name == name).map(|f| f.id);
@@ -76,6 +83,12 @@ async fn restore_one(
         .await
         .ok()?
         .replace('/', ".");
+    if read_only {
+        return Some(Leftover {
+            class,
+            failed: Some("this session is read-only, which refuses a redefinition".into()),
+        });
+    }
     let switch_off = || async {
         let _ = conn
             .send(&SetStatics {
