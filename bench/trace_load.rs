@@ -5,8 +5,10 @@
 //!
 //! 1. the fixture alone (its own ops/s);
 //! 2. per workload, the raw client waiting for each reply, the raw client
-//!    writing `Resume` right behind `GetValues` (eager), and jvmscope's
-//!    traced line stop reading the same;
+//!    writing `Resume` right behind `GetValues` (eager), the pipelined raw
+//!    client (bench/trace_load_pipe.rs: one thread, one blocking read
+//!    loop answering each packet into one buffered write; waiting and
+//!    eager), and jvmscope's traced line stop reading the same;
 //! 3. suspension-free: the raw client's breakpoint at policy NONE, events
 //!    counted, against jvmscope's `trace_frames:0`, `trace_locals:none`.
 //!
@@ -33,6 +35,8 @@
 //! with no more steal than that (waiting at most 30 s). The tables say how
 //! many tries were run again and how long the bench waited.
 
+#[path = "trace_load_pipe.rs"]
+mod pipe;
 #[path = "trace_load_raw.rs"]
 mod raw;
 #[path = "trace_load_steal.rs"]
@@ -442,9 +446,26 @@ async fn raw_on(
     }
 }
 
-/// One workload's phases of a round, in row order: raw waiting and raw
-/// eager on one worker per core, raw eager on jvmscope's runtime,
-/// jvmscope.
+/// A phase of the pipelined raw client (`trace_load_pipe.rs`), on a
+/// thread of its own.
+async fn pipe_phase(
+    fixture: &Arc<Fixture>,
+    line: u32,
+    w: Workload,
+    eager: bool,
+    d: Duration,
+) -> Result<Phase> {
+    let port = fixture.port().await?;
+    let f = fixture.clone();
+    tokio::task::spawn_blocking(move || pipe::phase(&f, port, line, w, eager, d)).await?
+}
+
+/// The capture rows, in order: raw waiting and raw eager on one worker
+/// per core, raw eager on jvmscope's runtime, the pipelined raw client
+/// waiting and eager, jvmscope.
+const CAPTURE_ROWS: usize = 6;
+
+/// One workload's phases of a round, in row order (`CAPTURE_ROWS`).
 async fn capture_block(
     fixture: &Arc<Fixture>,
     line: u32,
@@ -452,7 +473,7 @@ async fn capture_block(
     d: Duration,
     per_core: &tokio::runtime::Handle,
 ) -> Result<Vec<Phase>> {
-    let mut out = Vec::with_capacity(4);
+    let mut out = Vec::with_capacity(CAPTURE_ROWS);
     for (eager, spread) in [
         (false, Some(per_core)),
         (true, Some(per_core)),
@@ -463,6 +484,9 @@ async fn capture_block(
             eager,
         };
         out.push(raw_on(fixture, line, mode, d, spread).await?);
+    }
+    for eager in [false, true] {
+        out.push(pipe_phase(fixture, line, w, eager, d).await?);
     }
     out.push(jvmscope_phase(fixture, line, Some(w), d).await?);
     Ok(out)
@@ -515,16 +539,19 @@ async fn run(
         })
         .collect();
     // Per workload: raw waiting and raw eager on one worker per core, raw
-    // eager on jvmscope's runtime, jvmscope.
+    // eager on jvmscope's runtime, the pipelined raw client (waiting and
+    // eager), jvmscope.
     let spread = format!("{cores} workers");
     let ours = format!("{workers} worker{}", if workers == 1 { "" } else { "s" });
-    let mut capture: Vec<[Row; 4]> = workloads
+    let mut capture: Vec<[Row; CAPTURE_ROWS]> = workloads
         .iter()
         .map(|_| {
             [
                 Row::new(format!("raw client, waiting ({spread})")),
                 Row::new(format!("raw client, eager resume ({spread})")),
                 Row::new(format!("raw client, eager resume ({ours})")),
+                Row::new("raw pipelined, waiting (1 thread, blocking I/O)"),
+                Row::new("raw pipelined, eager resume (1 thread, blocking I/O)"),
                 Row::new(format!("jvmscope ({ours})")),
             ]
         })
@@ -578,10 +605,9 @@ async fn run(
             w.name(),
             aside[k].note(max_steal)
         ));
-        out.push_str(&table(
-            rows,
-            Some((&rows[3], &[&rows[0], &rows[1], &rows[2]])),
-        ));
+        let (ours, bases) = rows.split_last().context("rows")?;
+        let bases: Vec<&Row> = bases.iter().collect();
+        out.push_str(&table(rows, Some((ours, &bases))));
     }
     if on("free") {
         out.push_str(&format!(
