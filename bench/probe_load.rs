@@ -115,6 +115,7 @@ impl Probe {
             class_pattern: METER.into(),
             method: Some("step".into()),
             exclude: Vec::new(),
+            min_duration_ms: None,
         });
         let field = Target::Field(FieldSpec {
             class: METER.into(),
