@@ -1,10 +1,13 @@
 //! The probe engine against real JVMs (JDK 17 and Temurin 25): a line
 //! probe with a condition compiled into the class records only passing
-//! hits, the class's running bytecode differs while it is armed and is the
-//! class file's again after clear, disconnect, or — after the server was
-//! killed — the next attach; a method-exit probe times each call and
-//! records the exception of a call that threw; read-only refuses
-//! `engine: "probe"` and `auto` falls back to the wire saying why.
+//! hits; entry, exit and field-write probes record arguments, return
+//! values, exceptions, call times and written values; min_duration_ms and
+//! group_by percentiles; an update and a reload put a new probe in; the
+//! class's running bytecode is the class file's again after clear,
+//! disconnect, or (after the server was killed) the next attach, and a
+//! killed server's probe switches itself off when its lease lapses;
+//! read-only refuses `engine: "probe"` and `auto` falls back to the wire
+//! saying why; and each place a probe cannot go is refused with its reason.
 
 use std::time::Duration;
 
@@ -439,27 +442,8 @@ fn a_reload_puts_the_probe_back_into_the_new_code() {
 
     // The same program with settle returning 3n, built as the fixtures are.
     let scratch = crate::code::Scratch::new("probe-reload");
-    let src = scratch.path("src");
     let out = scratch.path("classes");
-    std::fs::create_dir_all(&src).expect("src dir");
-    std::fs::create_dir_all(&out).expect("out dir");
-    let text = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/java/ProbeLoad.java"),
-    )
-    .expect("fixture source");
-    assert!(text.contains("return n * 2;"));
-    std::fs::write(
-        src.join("ProbeLoad.java"),
-        text.replace("return n * 2;", "return n * 3;"),
-    )
-    .expect("write source");
-    let status = std::process::Command::new(crate::support::java::javac())
-        .args(["-g", "--release", "17", "-encoding", "UTF-8", "-d"])
-        .arg(&out)
-        .arg(src.join("ProbeLoad.java"))
-        .status()
-        .expect("run javac");
-    assert!(status.success());
+    compile_variant(&scratch, &out, "return n * 2;", "return n * 3;");
 
     let reloaded = server
         .call(
@@ -551,4 +535,120 @@ fn a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so() {
         r.text.contains("false").then_some(())
     });
     assert!(jvm.is_alive());
+}
+
+#[test]
+fn where_a_probe_cannot_go_it_is_refused_with_the_reason() {
+    let jvm = load(None);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    let refused = |tool: &str, args: Value| {
+        let mut args = args;
+        args["engine"] = json!("probe");
+        args["trace"] = json!(true);
+        server.call(tool, args).expect_tool_error().text
+    };
+    let line = line_of("ProbeLoad.java", "probe-line");
+    let cases = [
+        (
+            "a static initialiser",
+            refused(
+                "debug_set_line_stop",
+                json!({"class_pattern": "ProbeLoad", "line": line_of("ProbeLoad.java", "probe-clinit")}),
+            ),
+            "static initialiser",
+        ),
+        (
+            "a local the line does not have",
+            refused(
+                "debug_set_line_stop",
+                json!({"class_pattern": LEDGER, "line": line, "trace_locals": "nope"}),
+            ),
+            "no local \"nope\"",
+        ),
+        (
+            "a condition naming nothing in scope",
+            refused(
+                "debug_set_line_stop",
+                json!({"class_pattern": LEDGER, "line": line, "condition": "missing > 1"}),
+            ),
+            "missing",
+        ),
+        (
+            "a class not loaded",
+            refused(
+                "debug_set_line_stop",
+                json!({"class_pattern": "ProbeLoad$Nowhere", "method": "run"}),
+            ),
+            "not loaded",
+        ),
+        (
+            "a suspending stop point",
+            {
+                let mut args = json!({"class_pattern": LEDGER, "line": line, "engine": "probe"});
+                args["trace"] = json!(false);
+                server
+                    .call("debug_set_line_stop", args)
+                    .expect_tool_error()
+                    .text
+            },
+            "suspending",
+        ),
+    ];
+    for (what, text, reason) in &cases {
+        assert!(text.contains(reason), "{what}: {text}");
+    }
+
+    // Class bytes that are not the loaded class's: a build where settle
+    // returns 3n, while the JVM runs 2n.
+    let scratch = crate::code::Scratch::new("probe-differs");
+    let out = scratch.path("classes");
+    compile_variant(&scratch, &out, "return n * 2;", "return n * 3;");
+    let other = self::server();
+    server.call("debug_disconnect", json!({})).expect_ok();
+    attach_on_roots(&other, jvm.listening_port(2, WAIT), &out);
+    let differs = other
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": LEDGER, "method": "settle", "engine": "probe"}),
+        )
+        .expect_tool_error();
+    assert!(
+        differs
+            .text
+            .contains("differs from the loaded class in settle"),
+        "{}",
+        differs.text
+    );
+    assert!(jvm.is_alive());
+}
+
+/// Compiles ProbeLoad.java with `from` replaced by `to` into `out`, as the
+/// fixtures are built.
+fn compile_variant(scratch: &crate::code::Scratch, out: &std::path::Path, from: &str, to: &str) {
+    let src = scratch.path("src");
+    std::fs::create_dir_all(&src).expect("src dir");
+    std::fs::create_dir_all(out).expect("out dir");
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/java/ProbeLoad.java"),
+    )
+    .expect("fixture source");
+    assert!(text.contains(from), "{from}");
+    std::fs::write(src.join("ProbeLoad.java"), text.replace(from, to)).expect("write source");
+    let status = std::process::Command::new(crate::support::java::javac())
+        .args(["-g", "--release", "17", "-encoding", "UTF-8", "-d"])
+        .arg(out)
+        .arg(src.join("ProbeLoad.java"))
+        .status()
+        .expect("run javac");
+    assert!(status.success());
+}
+
+fn attach_on_roots(server: &Server, port: u16, roots: &std::path::Path) -> ToolReply {
+    server
+        .call(
+            "debug_attach",
+            json!({"port": port, "class_roots": [roots.display().to_string()]}),
+        )
+        .expect_ok()
 }

@@ -4,6 +4,7 @@
 // "probe load started" once every method the tests probe has run.
 public class ProbeLoad {
     static long charged;
+    static final long STARTED = System.nanoTime(); // LINE: probe-clinit
     static volatile boolean stop;
 
     static final class Ledger {
