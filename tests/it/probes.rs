@@ -652,3 +652,62 @@ fn attach_on_roots(server: &Server, port: u16, roots: &std::path::Path) -> ToolR
         )
         .expect_ok()
 }
+
+#[test]
+fn a_wire_stop_the_guard_pauses_is_handed_to_a_probe() {
+    let scratch = crate::code::Scratch::new("probe-switch");
+    let wake = scratch.path("wake");
+    let jvm = Jvm::start(
+        "ProbeLoad",
+        JvmOpts {
+            args: vec!["1".into(), wake.display().to_string()],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe load started", WAIT);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    // Not loaded yet: auto arms it on the wire, deferred.
+    let armed = server
+        .call(
+            "debug_set_line_stop",
+            json!({"class_pattern": "ProbeLoad$Late", "line": line_of("ProbeLoad.java", "probe-late"),
+                   "trace": true, "trace_max_hits": 0, "trace_frames": 0, "trace_locals": "i,twice",
+                   "max_overhead": 20}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("WIRE: no probe"), "{}", armed.text);
+    let id = first_id(&armed);
+    std::fs::create_dir_all(scratch.path("")).expect("scratch");
+    std::fs::write(&wake, b"").expect("wake the late class");
+    jvm.wait_for_line("late started", WAIT);
+    // Every call snapshotted over the wire costs the thread far more than
+    // its budget: the guard pauses it, and a probe takes over.
+    let listed = poll_until_msg(WAIT, "the stop point served by a probe", || {
+        let l = server.call("debug_list_stop_points", json!({})).expect_ok();
+        l.text.contains("SWITCHED:").then_some(l)
+    });
+    assert!(listed.text.contains("engine: probe"), "{}", listed.text);
+    let since = last_seq(&server, &id);
+    let after = poll_until_msg(WAIT, "snapshots from the probe", || {
+        let r = server
+            .call(
+                "debug_get_traces",
+                json!({"bp_id": id, "since": since, "limit": 50, "compact": false}),
+            )
+            .expect_ok();
+        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
+        (t.len() >= 20).then_some(t)
+    });
+    for t in &after {
+        assert_eq!(
+            local_i64(t, "twice"),
+            local_i64(t, "i").map(|i| i * 2),
+            "{t}"
+        );
+    }
+    server
+        .call("debug_clear_stop_point", json!({"id": id}))
+        .expect_ok();
+    assert!(jvm.is_alive());
+}
