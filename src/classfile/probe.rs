@@ -22,9 +22,13 @@
 
 mod asm;
 mod cond;
-mod edit;
 mod frames;
 mod helper;
+mod insert;
+mod plan;
+mod read;
+mod remap;
+mod rewrite;
 
 use ristretto_classfile::attributes::{Attribute, Instruction};
 use ristretto_classfile::{ClassFile, MethodAccessFlags};
@@ -278,7 +282,7 @@ pub const LEASE_TICKS: i32 = 4;
 /// The helper class for `spec` on `target`.
 pub fn helper_class(target: &[u8], spec: &ProbeSpec) -> Result<Helper, Refusal> {
     let class = parse(target)?;
-    let plan = edit::plan(&class, spec)?;
+    let plan = plan::plan(&class, spec)?;
     let bytes = helper::generate(&class, spec, &plan)?;
     Ok(Helper {
         bytes,
@@ -290,8 +294,8 @@ pub fn helper_class(target: &[u8], spec: &ProbeSpec) -> Result<Helper, Refusal> 
 pub fn instrument(original: &[u8], probes: &[ProbeSpec]) -> Result<Vec<u8>, Refusal> {
     let mut class = parse(original)?;
     for spec in probes {
-        let plan = edit::plan(&class, spec)?;
-        edit::insert(&mut class, spec, &plan)?;
+        let plan = plan::plan(&class, spec)?;
+        insert::insert(&mut class, spec, &plan)?;
     }
     write(&class)
 }
