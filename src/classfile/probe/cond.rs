@@ -229,7 +229,7 @@ impl Gen<'_, '_, '_> {
         if sides.lt == Ty::Bool || sides.rt == Ty::Bool {
             return self.compare_bools(e, op, &sides, to);
         }
-        self.compare_numbers(op, &sides, to)
+        self.compare_numbers(op, &sides, when, to)
     }
 
     /// References: `== null`, strings by content, others by identity.
@@ -313,8 +313,15 @@ impl Gen<'_, '_, '_> {
         Ok(())
     }
 
-    /// Numbers, both widened to the wider side's type.
-    fn compare_numbers(&mut self, op: BinaryOp, s: &Sides<'_>, to: Label) -> Result<(), Refusal> {
+    /// Numbers, both widened to the wider side's type. `op` is already
+    /// negated when jumping on false (`when`).
+    fn compare_numbers(
+        &mut self,
+        op: BinaryOp,
+        s: &Sides<'_>,
+        when: bool,
+        to: Label,
+    ) -> Result<(), Refusal> {
         let t = if s.lt.rank() >= s.rt.rank() {
             s.lt
         } else {
@@ -338,13 +345,17 @@ impl Gen<'_, '_, '_> {
             );
             return Ok(());
         }
-        // NaN compares false: pick the comparison whose NaN result fails.
+        // An ordering with NaN is false: jumping on true, NaN must not
+        // jump; jumping on false (`op` negated), it must. `*cmpg` gives
+        // NaN as 1 (which `<`/`<=` do not take and `>`/`>=` do), `*cmpl`
+        // as -1.
         let less = matches!(op, BinaryOp::Lt | BinaryOp::Le);
+        let g = less == when;
         self.asm.op(match t {
             Ty::Long => Instruction::Lcmp,
-            Ty::Float if less => Instruction::Fcmpg,
+            Ty::Float if g => Instruction::Fcmpg,
             Ty::Float => Instruction::Fcmpl,
-            _ if less => Instruction::Dcmpg,
+            _ if g => Instruction::Dcmpg,
             _ => Instruction::Dcmpl,
         });
         self.asm.jump(

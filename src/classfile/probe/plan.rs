@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use ristretto_classfile::ClassFile;
 use ristretto_classfile::attributes::{Attribute, Instruction};
 
-use super::read::{MethodView, byte_offsets, field_ref, this_name, utf8, view};
+use super::read::{MethodView, byte_offsets, field_ref, method_name, this_name, utf8, view};
 use super::{
     Column, Kind, ProbeSpec, RecordLayout, Refusal, Site, Source, code_of, cond, find_method,
     is_static, java_type, split_descriptor,
@@ -256,11 +256,7 @@ fn line_runs(
         });
     }
     if v.name == "<init>" {
-        let sup = v
-            .code
-            .iter()
-            .position(|i| matches!(i, Instruction::Invokespecial(_)))
-            .unwrap_or(usize::MAX);
+        let sup = super_call(class, &v.code).unwrap_or(usize::MAX);
         starts.retain(|s| usize::from(*s) > sup);
         if starts.is_empty() {
             return Err(Refusal::Constructor);
@@ -447,6 +443,14 @@ fn condition_fields(
                 why: format!("{name:?} is an instance field, and the site is in a static method"),
             });
         }
+        if !is_static && before_super(class, sites) {
+            return Err(Refusal::Condition {
+                column: column_at,
+                why: format!(
+                    "{name:?} is an instance field, and a site runs in a constructor before super() returns"
+                ),
+            });
+        }
         let d = utf8(class, f.descriptor_index);
         columns.push(column(
             &name,
@@ -467,6 +471,44 @@ fn bound(site: &Site, name: &str) -> bool {
         (site, name),
         (Site::Exit, "returnValue" | "exception") | (Site::FieldWrite { .. }, "newValue")
     )
+}
+
+/// The index of a constructor's own `super(…)` or `this(…)` call: the
+/// first `invokespecial <init>` that no earlier `new` is waiting for (an
+/// argument such as `new StringBuilder(…)` is constructed first).
+pub fn super_call(class: &ClassFile<'_>, code: &[Instruction]) -> Option<usize> {
+    let mut pending = 0usize;
+    for (k, i) in code.iter().enumerate() {
+        match i {
+            Instruction::New(_) => pending += 1,
+            Instruction::Invokespecial(r)
+                if method_name(class, *r).as_deref() == Some("<init>") =>
+            {
+                if pending == 0 {
+                    return Some(k);
+                }
+                pending -= 1;
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether a site is in a constructor at or before its `super()` call,
+/// where `this` may not be read.
+fn before_super(class: &ClassFile<'_>, sites: &BTreeMap<usize, Vec<u16>>) -> bool {
+    sites.iter().any(|(m, at)| {
+        utf8(class, class.methods[*m].name_index) == "<init>"
+            && code_of(&class.methods[*m].attributes)
+                .and_then(|ci| match &class.methods[*m].attributes[ci] {
+                    Attribute::Code { code, .. } => {
+                        Some(super_call(class, code).unwrap_or(usize::MAX))
+                    }
+                    _ => None,
+                })
+                .is_some_and(|sup| at.iter().any(|k| usize::from(*k) <= sup))
+    })
 }
 
 fn is_static_method(class: &ClassFile<'_>, index: usize) -> bool {

@@ -52,6 +52,27 @@ pub fn field_ref(class: &ClassFile<'_>, index: u16) -> Option<(String, String, S
     ))
 }
 
+/// The name of a method reference (`<init>` for a constructor call).
+pub fn method_name(class: &ClassFile<'_>, index: u16) -> Option<String> {
+    let (Constant::MethodRef {
+        name_and_type_index,
+        ..
+    }
+    | Constant::InterfaceMethodRef {
+        name_and_type_index,
+        ..
+    }) = class.constant_pool.get(index)?
+    else {
+        return None;
+    };
+    let Some(Constant::NameAndType { name_index, .. }) =
+        class.constant_pool.get(*name_and_type_index)
+    else {
+        return None;
+    };
+    Some(utf8(class, *name_index))
+}
+
 /// Byte offset of every instruction, and of the end (one more entry).
 pub fn byte_offsets(code: &[Instruction]) -> Result<Vec<u32>, Refusal> {
     let mut cursor = Cursor::new(Vec::new());

@@ -149,11 +149,6 @@ impl Tables {
         if let Some(t0) = o.t0 {
             decoded.push(self.handler_frame(o.end, t0));
         }
-        if decoded.first().is_some_and(|f| f.at == 0) {
-            return Err(Refusal::Unsupported(
-                "a stack map frame at the first instruction".into(),
-            ));
-        }
         Ok(decoded)
     }
 

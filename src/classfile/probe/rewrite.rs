@@ -98,8 +98,11 @@ pub fn rebuild(
     let old = std::mem::take(code);
     let (mut new, moved) = relayout(&old, &edit.blocks)?;
     retarget_branches(&old, &mut new, &moved)?;
+    // A range keeps the blocks inside it, but not the entry's: an exit's
+    // entry block is where its time local is first stored, and a handler
+    // whose frame carries that local must not cover code before it.
     for e in exception_table.iter_mut() {
-        e.range_pc = moved.block_start(e.range_pc.start)..moved.block_start(e.range_pc.end);
+        e.range_pc = moved.target(e.range_pc.start)..moved.block_start(e.range_pc.end);
         e.handler_pc = moved.block_start(e.handler_pc);
     }
     let end = u16::try_from(new.len()).map_err(|_| Refusal::TooLarge)?;
