@@ -16,6 +16,7 @@ mod launch;
 mod mcp_surface;
 mod members;
 mod middle;
+mod probe_verify;
 mod probes;
 mod round_trips;
 mod sessions;

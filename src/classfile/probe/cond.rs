@@ -10,7 +10,7 @@ use ristretto_classfile::ConstantPool;
 use ristretto_classfile::attributes::Instruction;
 
 use super::asm::{Asm, Label};
-use super::edit::Plan;
+use super::plan::Plan;
 use super::{Kind, Refusal};
 use crate::expr::{BinaryOp, Expr, ExprKind, Literal, Parsed, UnaryOp};
 
@@ -124,6 +124,14 @@ impl Ty {
     }
 }
 
+/// Both sides of a comparison and the types they would have.
+struct Sides<'e> {
+    lhs: &'e Expr,
+    rhs: &'e Expr,
+    lt: Ty,
+    rt: Ty,
+}
+
 struct Gen<'a, 'b, 'c> {
     asm: &'a mut Asm,
     cp: &'a mut ConstantPool<'c>,
@@ -208,80 +216,121 @@ impl Gen<'_, '_, '_> {
     ) -> Result<(), Refusal> {
         // Jump when the comparison is `when`: for false, the negation.
         let op = if when { op } else { negate(op) };
-        let (lt, rt) = (self.peek(lhs)?, self.peek(rhs)?);
-        let refs =
-            matches!(lt, Ty::Ref { .. } | Ty::Null) || matches!(rt, Ty::Ref { .. } | Ty::Null);
-        if refs {
-            if !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-                return Err(self.fail(e, "references compare only with == and !="));
-            }
-            let eq = op == BinaryOp::Eq;
-            if lt == Ty::Null || rt == Ty::Null {
-                let other = if lt == Ty::Null { rhs } else { lhs };
-                self.value(other)?;
-                self.asm.jump(
-                    if eq {
-                        Instruction::Ifnull
-                    } else {
-                        Instruction::Ifnonnull
-                    },
-                    to,
-                );
-                return Ok(());
-            }
-            let strings =
-                matches!(lt, Ty::Ref { string: true }) || matches!(rt, Ty::Ref { string: true });
-            self.value(lhs)?;
-            self.value(rhs)?;
-            if strings {
-                let c = cpe(self.cp.add_class("java/util/Objects"))?;
-                let m = cpe(self.cp.add_method_ref(
-                    c,
-                    "equals",
-                    "(Ljava/lang/Object;Ljava/lang/Object;)Z",
-                ))?;
-                self.asm.op(Instruction::Invokestatic(m));
-                self.asm.jump(
-                    if eq {
-                        Instruction::Ifne
-                    } else {
-                        Instruction::Ifeq
-                    },
-                    to,
-                );
-            } else {
-                self.asm.jump(
-                    if eq {
-                        Instruction::If_acmpeq
-                    } else {
-                        Instruction::If_acmpne
-                    },
-                    to,
-                );
-            }
-            return Ok(());
+        let sides = Sides {
+            lhs,
+            rhs,
+            lt: self.peek(lhs)?,
+            rt: self.peek(rhs)?,
+        };
+        let refs = |t: Ty| matches!(t, Ty::Ref { .. } | Ty::Null);
+        if refs(sides.lt) || refs(sides.rt) {
+            return self.compare_refs(e, op, &sides, to);
         }
-        if lt == Ty::Bool || rt == Ty::Bool {
-            if lt != rt || !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
-                return Err(self.fail(e, "booleans compare only with each other, by == and !="));
-            }
-            self.value(lhs)?;
-            self.value(rhs)?;
+        if sides.lt == Ty::Bool || sides.rt == Ty::Bool {
+            return self.compare_bools(e, op, &sides, to);
+        }
+        self.compare_numbers(op, &sides, when, to)
+    }
+
+    /// References: `== null`, strings by content, others by identity.
+    fn compare_refs(
+        &mut self,
+        e: &Expr,
+        op: BinaryOp,
+        s: &Sides<'_>,
+        to: Label,
+    ) -> Result<(), Refusal> {
+        if !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            return Err(self.fail(e, "references compare only with == and !="));
+        }
+        let eq = op == BinaryOp::Eq;
+        if s.lt == Ty::Null || s.rt == Ty::Null {
+            let other = if s.lt == Ty::Null { s.rhs } else { s.lhs };
+            self.value(other)?;
             self.asm.jump(
-                if op == BinaryOp::Eq {
-                    Instruction::If_icmpeq
+                if eq {
+                    Instruction::Ifnull
                 } else {
-                    Instruction::If_icmpne
+                    Instruction::Ifnonnull
                 },
                 to,
             );
             return Ok(());
         }
-        let t = if lt.rank() >= rt.rank() { lt } else { rt };
-        self.value(lhs)?;
-        self.widen(lt, t);
-        self.value(rhs)?;
-        self.widen(rt, t);
+        let strings =
+            matches!(s.lt, Ty::Ref { string: true }) || matches!(s.rt, Ty::Ref { string: true });
+        self.value(s.lhs)?;
+        self.value(s.rhs)?;
+        if strings {
+            let c = cpe(self.cp.add_class("java/util/Objects"))?;
+            let m = cpe(self.cp.add_method_ref(
+                c,
+                "equals",
+                "(Ljava/lang/Object;Ljava/lang/Object;)Z",
+            ))?;
+            self.asm.op(Instruction::Invokestatic(m));
+            self.asm.jump(
+                if eq {
+                    Instruction::Ifne
+                } else {
+                    Instruction::Ifeq
+                },
+                to,
+            );
+        } else {
+            self.asm.jump(
+                if eq {
+                    Instruction::If_acmpeq
+                } else {
+                    Instruction::If_acmpne
+                },
+                to,
+            );
+        }
+        Ok(())
+    }
+
+    fn compare_bools(
+        &mut self,
+        e: &Expr,
+        op: BinaryOp,
+        s: &Sides<'_>,
+        to: Label,
+    ) -> Result<(), Refusal> {
+        if s.lt != s.rt || !matches!(op, BinaryOp::Eq | BinaryOp::Ne) {
+            return Err(self.fail(e, "booleans compare only with each other, by == and !="));
+        }
+        self.value(s.lhs)?;
+        self.value(s.rhs)?;
+        self.asm.jump(
+            if op == BinaryOp::Eq {
+                Instruction::If_icmpeq
+            } else {
+                Instruction::If_icmpne
+            },
+            to,
+        );
+        Ok(())
+    }
+
+    /// Numbers, both widened to the wider side's type. `op` is already
+    /// negated when jumping on false (`when`).
+    fn compare_numbers(
+        &mut self,
+        op: BinaryOp,
+        s: &Sides<'_>,
+        when: bool,
+        to: Label,
+    ) -> Result<(), Refusal> {
+        let t = if s.lt.rank() >= s.rt.rank() {
+            s.lt
+        } else {
+            s.rt
+        };
+        self.value(s.lhs)?;
+        self.widen(s.lt, t);
+        self.value(s.rhs)?;
+        self.widen(s.rt, t);
         if t == Ty::Int {
             self.asm.jump(
                 match op {
@@ -296,13 +345,17 @@ impl Gen<'_, '_, '_> {
             );
             return Ok(());
         }
-        // NaN compares false: pick the comparison whose NaN result fails.
+        // An ordering with NaN is false: jumping on true, NaN must not
+        // jump; jumping on false (`op` negated), it must. `*cmpg` gives
+        // NaN as 1 (which `<`/`<=` do not take and `>`/`>=` do), `*cmpl`
+        // as -1.
         let less = matches!(op, BinaryOp::Lt | BinaryOp::Le);
+        let g = less == when;
         self.asm.op(match t {
             Ty::Long => Instruction::Lcmp,
-            Ty::Float if less => Instruction::Fcmpg,
+            Ty::Float if g => Instruction::Fcmpg,
             Ty::Float => Instruction::Fcmpl,
-            _ if less => Instruction::Dcmpg,
+            _ if g => Instruction::Dcmpg,
             _ => Instruction::Dcmpl,
         });
         self.asm.jump(

@@ -1,0 +1,283 @@
+//! The helper's record method, `rec(cols, duration)`: counts the call,
+//! times about one call in 1024, filters by duration and condition, claims
+//! a ring slot, writes the record, publishes it, and catches anything
+//! thrown, so nothing reaches the application.
+
+use ristretto_classfile::MethodAccessFlags;
+use ristretto_classfile::attributes::Instruction;
+
+use super::builder::{ALA, Gen, LA};
+use crate::classfile::probe::asm::{Asm, Label};
+use crate::classfile::probe::plan::Plan;
+use crate::classfile::probe::{Kind, ProbeSpec, Refusal, Site, cond, field};
+
+type I = Instruction;
+
+pub fn rec_descriptor(plan: &Plan) -> String {
+    let cols: String = plan
+        .columns
+        .iter()
+        .map(|c| c.kind.param(&c.descriptor))
+        .collect();
+    format!("({cols}J)V")
+}
+
+/// The constants `rec` uses, added to the pool in one fixed order.
+struct RecRefs {
+    calls: u16,
+    increment: u16,
+    tlr_current: u16,
+    next_int: u16,
+    nano: u16,
+    claim: u16,
+    prims: u16,
+    refs: u16,
+    times: u16,
+    durs: u16,
+    threads: u16,
+    seq: u16,
+    lazy: u16,
+    current: u16,
+    suspend: u16,
+    trap: u16,
+    cost_ns: u16,
+    cost_samples: u16,
+    errors: u16,
+    last_error: u16,
+    f2i: u16,
+    d2l: u16,
+}
+
+impl RecRefs {
+    fn add(g: &mut Gen) -> Result<RecRefs, Refusal> {
+        Ok(RecRefs {
+            calls: g.own(field::CALLS, "Ljava/util/concurrent/atomic/LongAdder;")?,
+            increment: g.mref(LA, "increment", "()V")?,
+            tlr_current: g.mref(
+                "java/util/concurrent/ThreadLocalRandom",
+                "current",
+                "()Ljava/util/concurrent/ThreadLocalRandom;",
+            )?,
+            next_int: g.mref("java/util/concurrent/ThreadLocalRandom", "nextInt", "()I")?,
+            nano: g.mref("java/lang/System", "nanoTime", "()J")?,
+            claim: g.own_method("claim", "()J")?,
+            prims: g.own(field::PRIMS, "[J")?,
+            refs: g.own(field::REFS, "[Ljava/lang/Object;")?,
+            times: g.own(field::TIMES, "[J")?,
+            durs: g.own(field::DURS, "[J")?,
+            threads: g.own(field::THREADS, "[Ljava/lang/Thread;")?,
+            seq: g.own(field::SEQ, "Ljava/util/concurrent/atomic/AtomicLongArray;")?,
+            lazy: g.mref(ALA, "lazySet", "(IJ)V")?,
+            current: g.mref("java/lang/Thread", "currentThread", "()Ljava/lang/Thread;")?,
+            suspend: g.own(field::SUSPEND, "Z")?,
+            trap: g.own_method(crate::classfile::probe::TRAP, "()V")?,
+            cost_ns: g.own(field::COST_NS, "J")?,
+            cost_samples: g.own(field::COST_SAMPLES, "J")?,
+            errors: g.own(field::ERRORS, "J")?,
+            last_error: g.own(field::LAST_ERROR, "Ljava/lang/Throwable;")?,
+            f2i: g.mref("java/lang/Float", "floatToRawIntBits", "(F)I")?,
+            d2l: g.mref("java/lang/Double", "doubleToRawLongBits", "(D)J")?,
+        })
+    }
+}
+
+/// `rec`'s locals after its parameters: the duration parameter, the
+/// sampled start time, the record number, its ring slot, a caught
+/// exception.
+#[derive(Clone, Copy)]
+struct RecLocals {
+    dur: u16,
+    t: u16,
+    n: u16,
+    slot: u16,
+    e: u16,
+}
+
+/// The ring's shape: capacity, primitive and reference widths.
+#[derive(Clone, Copy)]
+struct Ring {
+    cap: i32,
+    pw: i32,
+    rw: i32,
+}
+
+pub fn rec(
+    g: &mut Gen,
+    spec: &ProbeSpec,
+    plan: &Plan,
+    cap: i32,
+    pw: i32,
+    rw: i32,
+) -> Result<(), Refusal> {
+    let mut a = Asm::default();
+    let p: u16 = plan.columns.iter().map(|c| c.kind.slots()).sum();
+    let l = RecLocals {
+        dur: p,
+        t: p + 2,
+        n: p + 4,
+        slot: p + 6,
+        e: p + 7,
+    };
+    let ring = Ring { cap, pw, rw };
+    let r = RecRefs::add(g)?;
+    let (no_sample, try_from, done, ret, handler) =
+        (a.label(), a.label(), a.label(), a.label(), a.label());
+    // Count the call; time about one in 1024.
+    a.op(I::Getstatic(r.calls));
+    a.op(I::Invokevirtual(r.increment));
+    a.op(I::Lconst_0);
+    a.op(Kind::Long.store(l.t));
+    a.op(I::Invokestatic(r.tlr_current));
+    a.op(I::Invokevirtual(r.next_int));
+    g.int(&mut a, 1023)?;
+    a.op(I::Iand);
+    a.jump(I::Ifne, no_sample);
+    a.op(I::Invokestatic(r.nano));
+    a.op(Kind::Long.store(l.t));
+    a.bind(no_sample);
+    a.bind(try_from);
+    if spec.site == Site::Exit && spec.min_duration_ns > 0 {
+        a.op(Kind::Long.load(l.dur));
+        g.long(
+            &mut a,
+            i64::try_from(spec.min_duration_ns).unwrap_or(i64::MAX),
+        )?;
+        a.op(I::Lcmp);
+        a.jump(I::Iflt, done);
+    }
+    if let Some(c) = &spec.condition {
+        let env = cond::Env::of(plan, 0);
+        cond::compile(&mut a, &mut g.cp, c, &env, done)?;
+    }
+    a.op(I::Invokestatic(r.claim));
+    a.op(Kind::Long.store(l.n));
+    a.op(Kind::Long.load(l.n));
+    a.op(I::Lconst_0);
+    a.op(I::Lcmp);
+    a.jump(I::Iflt, done);
+    a.op(Kind::Long.load(l.n));
+    g.long(&mut a, i64::from(ring.cap) - 1)?;
+    a.op(I::Land);
+    a.op(I::L2i);
+    a.op(Kind::Int.store(l.slot));
+    store_columns(g, &mut a, plan, &r, l, ring)?;
+    publish(&mut a, &r, l, done);
+    a.bind(done);
+    cost_and_errors(&mut a, &r, l, ret, handler);
+    a.handler(try_from, done, handler, 0);
+    let desc = rec_descriptor(plan);
+    g.method(
+        "rec",
+        &desc,
+        MethodAccessFlags::PRIVATE | MethodAccessFlags::STATIC,
+        a,
+        16,
+        l.e + 1,
+    )
+}
+
+/// Each recorded column into its array at the claimed slot: references
+/// as they are, primitives widened to a long (floats and doubles by
+/// their bits).
+fn store_columns(
+    g: &mut Gen,
+    a: &mut Asm,
+    plan: &Plan,
+    r: &RecRefs,
+    l: RecLocals,
+    ring: Ring,
+) -> Result<(), Refusal> {
+    let (mut k_p, mut k_r, mut at) = (0i32, 0i32, 0u16);
+    for c in &plan.columns {
+        let here = at;
+        at += c.kind.slots();
+        if !c.record {
+            continue;
+        }
+        let (array, width, k) = if c.kind == Kind::Ref {
+            k_r += 1;
+            (r.refs, ring.rw, k_r - 1)
+        } else {
+            k_p += 1;
+            (r.prims, ring.pw, k_p - 1)
+        };
+        a.op(I::Getstatic(array));
+        a.op(Kind::Int.load(l.slot));
+        g.int(a, width)?;
+        a.op(I::Imul);
+        g.int(a, k)?;
+        a.op(I::Iadd);
+        a.op(c.kind.load(here));
+        match c.kind {
+            Kind::Ref => {
+                a.op(I::Aastore);
+                continue;
+            }
+            Kind::Long => {}
+            Kind::Float => {
+                a.op(I::Invokestatic(r.f2i));
+                a.op(I::I2l);
+            }
+            Kind::Double => a.op(I::Invokestatic(r.d2l)),
+            _ => a.op(I::I2l),
+        }
+        a.op(I::Lastore);
+    }
+    Ok(())
+}
+
+/// The record's time, duration and thread, then its sequence number
+/// (which makes it visible to the drain), then the trap when suspending.
+fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, done: Label) {
+    a.op(I::Getstatic(r.times));
+    a.op(Kind::Int.load(l.slot));
+    a.op(I::Invokestatic(r.nano));
+    a.op(I::Lastore);
+    a.op(I::Getstatic(r.durs));
+    a.op(Kind::Int.load(l.slot));
+    a.op(Kind::Long.load(l.dur));
+    a.op(I::Lastore);
+    a.op(I::Getstatic(r.threads));
+    a.op(Kind::Int.load(l.slot));
+    a.op(I::Invokestatic(r.current));
+    a.op(I::Aastore);
+    a.op(I::Getstatic(r.seq));
+    a.op(Kind::Int.load(l.slot));
+    a.op(Kind::Long.load(l.n));
+    a.op(I::Lconst_1);
+    a.op(I::Ladd);
+    a.op(I::Invokevirtual(r.lazy));
+    a.op(I::Getstatic(r.suspend));
+    a.jump(I::Ifeq, done);
+    a.op(I::Invokestatic(r.trap));
+}
+
+/// Outside the try: the sampled cost, the return, and the handler that
+/// counts an error and keeps it.
+fn cost_and_errors(a: &mut Asm, r: &RecRefs, l: RecLocals, ret: Label, handler: Label) {
+    a.op(Kind::Long.load(l.t));
+    a.op(I::Lconst_0);
+    a.op(I::Lcmp);
+    a.jump(I::Ifeq, ret);
+    a.op(I::Getstatic(r.cost_ns));
+    a.op(I::Invokestatic(r.nano));
+    a.op(Kind::Long.load(l.t));
+    a.op(I::Lsub);
+    a.op(I::Ladd);
+    a.op(I::Putstatic(r.cost_ns));
+    a.op(I::Getstatic(r.cost_samples));
+    a.op(I::Lconst_1);
+    a.op(I::Ladd);
+    a.op(I::Putstatic(r.cost_samples));
+    a.bind(ret);
+    a.op(I::Return);
+    a.bind(handler);
+    a.op(Kind::Ref.store(l.e));
+    a.op(I::Getstatic(r.errors));
+    a.op(I::Lconst_1);
+    a.op(I::Ladd);
+    a.op(I::Putstatic(r.errors));
+    a.op(Kind::Ref.load(l.e));
+    a.op(I::Putstatic(r.last_error));
+    a.jump(I::Goto, ret);
+}

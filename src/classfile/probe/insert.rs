@@ -1,0 +1,184 @@
+//! The code a probe puts at its sites, per site kind: a line, an entry or
+//! a field write pushes its columns and calls the helper's `hit`; an exit
+//! takes the time at entry into a new local, calls `exit` before every
+//! return and, from a catch-all handler after the code, `threw` before
+//! rethrowing. Where the blocks go into the method is [`super::rewrite`]'s
+//! business.
+
+use std::collections::BTreeMap;
+
+use ristretto_classfile::ClassFile;
+use ristretto_classfile::attributes::{Attribute, Instruction};
+
+use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
+use super::read::this_name;
+use super::rewrite::{self, Block, Edit};
+use super::{Column, Kind, ProbeSpec, Refusal, Site, Source, code_of};
+
+/// Inserts `plan`'s site code for `spec` into `class`.
+pub fn insert(class: &mut ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result<(), Refusal> {
+    let owner = this_name(class);
+    for (&mi, at) in &plan.sites {
+        let edit = match &plan.site {
+            Site::Line { .. } | Site::Entry | Site::FieldWrite { .. } => {
+                hit_sites(class, spec, plan, at)?
+            }
+            Site::Exit => exit_sites(class, spec, plan, mi, at)?,
+        };
+        rewrite::rebuild(class, mi, &edit, &owner)?;
+    }
+    Ok(())
+}
+
+/// Pushes of every column the site reads itself, and the slots they take.
+fn pushes(class: &mut ClassFile<'_>, plan: &Plan) -> Result<(Vec<Instruction>, u16), Refusal> {
+    let pushed: Vec<Column> = plan.pushed().into_iter().cloned().collect();
+    let mut code = Vec::new();
+    for c in &pushed {
+        code.extend(push(class, c)?);
+    }
+    Ok((code, pushed.iter().map(|c| c.kind.slots()).sum()))
+}
+
+/// A line, an entry or a field write: the columns (a written value
+/// duplicated off the stack), then `hit`.
+fn hit_sites(
+    class: &mut ClassFile<'_>,
+    spec: &ProbeSpec,
+    plan: &Plan,
+    at: &[u16],
+) -> Result<Edit, Refusal> {
+    let (_, push_slots) = pushes(class, plan)?;
+    let call = method_ref(class, &spec.helper, "hit", &hit_descriptor(plan))?;
+    let mut code = Vec::new();
+    for c in &plan.columns {
+        match c.source {
+            Source::Written if c.kind.slots() == 2 => code.push(Instruction::Dup2),
+            Source::Written => code.push(Instruction::Dup),
+            _ => code.extend(push(class, c)?),
+        }
+    }
+    code.push(Instruction::Invokestatic(call));
+    let mut blocks = BTreeMap::new();
+    for &i in at {
+        blocks.insert(
+            i,
+            Block {
+                code: code.clone(),
+                skipped: plan.site == Site::Entry,
+            },
+        );
+    }
+    Ok(Edit {
+        blocks,
+        handler: None,
+        t0: 0,
+        extra_locals: 0,
+        extra_stack: 2 + push_slots,
+    })
+}
+
+/// An exit: the entry time in a new local `t0`, `exit` before every
+/// return, and a catch-all handler calling `threw`.
+fn exit_sites(
+    class: &mut ClassFile<'_>,
+    spec: &ProbeSpec,
+    plan: &Plan,
+    mi: usize,
+    at: &[u16],
+) -> Result<Edit, Refusal> {
+    let (pushes, push_slots) = pushes(class, plan)?;
+    let exit = method_ref(class, &spec.helper, "exit", &exit_descriptor(plan))?;
+    let threw = method_ref(class, &spec.helper, "threw", &threw_descriptor(plan))?;
+    let nano = method_ref(class, "java/lang/System", "nanoTime", "()J")?;
+    let Some(ci) = code_of(&class.methods[mi].attributes) else {
+        return Err(Refusal::NoCode {
+            method: String::new(),
+        });
+    };
+    let Attribute::Code { max_locals, .. } = &class.methods[mi].attributes[ci] else {
+        return Err(Refusal::NoCode {
+            method: String::new(),
+        });
+    };
+    let t0 = *max_locals;
+    let dup = match (plan.returns.as_str(), Kind::of(&plan.returns).slots()) {
+        ("V", _) => None,
+        (_, 2) => Some(Instruction::Dup2),
+        _ => Some(Instruction::Dup),
+    };
+    let lload = Kind::Long.load(t0);
+    let mut ret_block = Vec::new();
+    ret_block.extend(dup);
+    ret_block.push(lload.clone());
+    ret_block.extend(pushes.clone());
+    ret_block.push(Instruction::Invokestatic(exit));
+    let mut blocks = BTreeMap::new();
+    for &i in at {
+        blocks.insert(
+            i,
+            Block {
+                code: ret_block.clone(),
+                skipped: false,
+            },
+        );
+    }
+    // Entry: take the time; branches back to the start skip it. A method
+    // whose first instruction returns keeps that return's block after it.
+    let mut entry = vec![Instruction::Invokestatic(nano), Kind::Long.store(t0)];
+    if let Some(b) = blocks.remove(&0) {
+        entry.extend(b.code);
+    }
+    blocks.insert(
+        0,
+        Block {
+            code: entry,
+            skipped: true,
+        },
+    );
+    let mut handler = vec![Instruction::Dup, lload];
+    handler.extend(pushes);
+    handler.push(Instruction::Invokestatic(threw));
+    handler.push(Instruction::Athrow);
+    Ok(Edit {
+        blocks,
+        handler: Some(handler),
+        t0,
+        extra_locals: 2,
+        extra_stack: 4 + push_slots,
+    })
+}
+
+/// Instructions that push `c` at a site (not for stack-borne values).
+fn push(class: &mut ClassFile<'_>, c: &Column) -> Result<Vec<Instruction>, Refusal> {
+    Ok(match &c.source {
+        Source::Local(slot) => vec![c.kind.load(*slot)],
+        Source::Field { name, is_static } => {
+            let owner = class.this_class;
+            let r = class
+                .constant_pool
+                .add_field_ref(owner, name.as_str(), c.descriptor.as_str())
+                .map_err(|e| Refusal::Unsupported(e.to_string()))?;
+            if *is_static {
+                vec![Instruction::Getstatic(r)]
+            } else {
+                vec![Instruction::Aload_0, Instruction::Getfield(r)]
+            }
+        }
+        Source::Returned | Source::Thrown | Source::Written => Vec::new(),
+    })
+}
+
+fn method_ref(
+    class: &mut ClassFile<'_>,
+    owner: &str,
+    name: &str,
+    descriptor: &str,
+) -> Result<u16, Refusal> {
+    let cp = &mut class.constant_pool;
+    let c = cp
+        .add_class(owner)
+        .map_err(|e| Refusal::Unsupported(e.to_string()))?;
+    cp.add_method_ref(c, name, descriptor)
+        .map_err(|e| Refusal::Unsupported(e.to_string()))
+}
