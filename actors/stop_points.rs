@@ -202,13 +202,6 @@ pub enum StopPointsMsg {
     },
     /// The counters of one stop point.
     Stats(String, RpcReplyPort<Option<Arc<routes::Stats>>>),
-    /// A wire stop point the guard paused (so it holds no request) is
-    /// served by a probe from now on; answers whether it was.
-    Convert {
-        id: String,
-        note: ArmNote,
-        reply: RpcReplyPort<bool>,
-    },
 }
 
 /// A typed handle on the StopPoints actor, plus the table it publishes.
@@ -304,16 +297,6 @@ impl StopPointsHandle {
         ractor::call!(self.actor, StopPointsMsg::Stats, id.to_string())
             .ok()
             .flatten()
-    }
-
-    /// Hands a paused wire stop point (holding no request) to a probe.
-    pub async fn convert(&self, id: &str, note: ArmNote) -> bool {
-        ractor::call!(self.actor, |reply| StopPointsMsg::Convert {
-            id: id.to_string(),
-            note,
-            reply,
-        })
-        .unwrap_or(false)
     }
 
     /// Sets a probe-served stop point's state.
@@ -445,9 +428,6 @@ impl Actor for StopPoints {
             StopPointsMsg::Finished(id, reason) => book.finish(&id.0, reason).await,
             StopPointsMsg::Adopt { spec, notes, reply } => {
                 let _ = reply.send(book.adopt(*spec, notes));
-            }
-            StopPointsMsg::Convert { id, note, reply } => {
-                let _ = reply.send(book.convert(&id, note));
             }
             StopPointsMsg::Stats(id, reply) => {
                 let _ = reply.send(book.reg.point(&id).map(|p| p.stats.clone()));

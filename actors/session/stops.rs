@@ -264,51 +264,6 @@ impl SessionHandle {
     }
 }
 
-impl SessionHandle {
-    /// Hands each wire stop point the overhead guard paused, and that a
-    /// probe can serve (`auto`), to a probe: the guard pauses what costs
-    /// too much over the wire, a probe costs nanoseconds. One tried and
-    /// refused is not tried again.
-    pub async fn switch_paused_to_probes(&self, tried: &mut std::collections::HashSet<String>) {
-        if self.read_only() {
-            return;
-        }
-        let listing = self.stop_points().list().await;
-        for p in listing.points {
-            let candidate = p.paused.is_some()
-                && p.probe.is_none()
-                && p.family.is_none()
-                && p.state == StopState::Disabled
-                && p.spec.engine == Engine::Auto
-                && !tried.contains(&p.id);
-            if !candidate || probe_site(&p.spec).is_err() {
-                continue;
-            }
-            tried.insert(p.id.clone());
-            let Some(stats) = self.stop_points().stats(&p.id).await else {
-                continue;
-            };
-            let Ok(installed) = probes::install(self, self.probes(), &p.id, &p.spec, stats).await
-            else {
-                continue;
-            };
-            let note = ArmNote::SwitchedToProbe {
-                pause_us: installed.pause.as_micros() as u64,
-            };
-            if !self.stop_points().convert(&p.id, note).await {
-                let _ = probes::remove(
-                    self.connection(),
-                    self.classes(),
-                    self.probes(),
-                    &p.id,
-                    false,
-                )
-                .await;
-            }
-        }
-    }
-}
-
 /// What the wire cannot serve at all: timing a call needs the probe's
 /// clock, so `auto` refuses rather than arm a wire stop point that
 /// ignores the minimum.

@@ -123,21 +123,6 @@ impl Book {
         )
     }
 
-    /// A wire stop point the guard paused, holding no request any more,
-    /// is served by a probe from now on: armed, its pause over.
-    pub fn convert(&mut self, id: &str, note: ArmNote) -> bool {
-        match self.reg.point_mut(id) {
-            Some(p) if !p.probe && p.requests.is_empty() && p.family.is_none() => {
-                p.probe = true;
-                p.state = StopState::Armed;
-                p.stats.restart_guard();
-                p.notes.push(note);
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// Sets a probe-served stop point's state (and definition, after an
     /// update); false when there is none.
     pub fn mark(&mut self, id: &str, state: StopState, spec: Option<StopPointSpec>) -> bool {

@@ -596,11 +596,6 @@ pub enum ArmNote {
     ProbeArmed {
         pause_us: u64,
     },
-    /// The overhead guard paused it on the wire, and a probe serves it
-    /// now; redefining the class paused its threads this long.
-    SwitchedToProbe {
-        pause_us: u64,
-    },
     /// `engine: "auto"` chose the wire: why no probe could go.
     WireChosen {
         why: String,

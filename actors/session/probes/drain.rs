@@ -49,16 +49,10 @@ pub fn spawn_drain(session: SessionHandle, probes: Arc<Probes>) {
         let mut names: HashMap<u64, Arc<str>> = HashMap::new();
         let mut tick = tokio::time::interval(DRAIN_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut tried = std::collections::HashSet::new();
-        let mut round = 0u32;
         loop {
             tick.tick().await;
             if session.check_alive().is_err() {
                 break;
-            }
-            round = round.wrapping_add(1);
-            if round % COUNTERS_EVERY == 0 {
-                session.switch_paused_to_probes(&mut tried).await;
             }
             let live = probes.live();
             cursors.retain(|id, _| live.iter().any(|(l, _)| l == id));

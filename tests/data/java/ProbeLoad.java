@@ -65,35 +65,9 @@ public class ProbeLoad {
         s.setDaemon(true);
         s.start();
         System.out.println("probe load started");
-        // Given a path, a class loaded later starts running once the file
-        // exists (a stop point armed before then waits for it to load).
-        java.nio.file.Path wake = args.length > 1 ? java.nio.file.Paths.get(args[1]) : null;
-        while (wake != null && !java.nio.file.Files.exists(wake)) {
-            Thread.sleep(20);
-        }
-        if (wake != null) {
-            Thread l = new Thread(Late::spin, "late");
-            l.setDaemon(true);
-            l.start();
-            System.out.println("late started");
-        }
+        long last = System.nanoTime();
         while (true) {
             Thread.sleep(1000);
-        }
-    }
-
-    static final class Late {
-        static long sum;
-
-        static void spin() {
-            for (int i = 0; !stop; i++) {
-                sum += step(i);
-            }
-        }
-
-        static int step(int i) {
-            int twice = i * 2; // LINE: probe-late
-            return twice % 7;
         }
     }
 }

@@ -68,11 +68,6 @@ pub fn arm_note(n: &ArmNote) -> String {
             *pause_us as f64 / 1000.0
         ),
         ArmNote::WireChosen { why } => format!("WIRE: no probe: {why}"),
-        ArmNote::SwitchedToProbe { pause_us } => format!(
-            "SWITCHED: the overhead guard paused it on the wire; a probe in the class's bytecode serves it now \
-             (the redefinition paused the JVM {:.1} ms)",
-            *pause_us as f64 / 1000.0
-        ),
         ArmNote::RunsInterpreted => "COST: while this is armed over the wire, HotSpot runs every \
              thread interpreted (method-exit and field events), whatever the class"
             .into(),
