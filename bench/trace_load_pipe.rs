@@ -256,6 +256,126 @@ struct Tally {
     holds: Vec<Duration>,
 }
 
+/// The per-hit pipeline of the pipelined client: each breakpoint event
+/// queues its `Frames` at once, each reply queues the next step (values,
+/// resume, string reads), and a hit is done when its last reply is in.
+struct Client {
+    pending: HashMap<u32, (u64, Stage)>,
+    hits: HashMap<u64, Hit>,
+    next_hit: u64,
+    tally: Tally,
+    slots: Vec<SlotRequest>,
+    frames: i32,
+    eager: bool,
+    strings: bool,
+}
+
+impl Client {
+    fn on_event(&mut self, wire: &mut Wire, c: &CommandPacket) {
+        let Ok(composite) = Composite::decode_data(&c.data, wire.sizes) else {
+            return;
+        };
+        let received = Instant::now();
+        for e in composite.events {
+            let Event::Breakpoint { thread, .. } = e else {
+                continue;
+            };
+            let id = wire.queue(&Frames {
+                thread,
+                start_frame: 0,
+                length: self.frames,
+            });
+            self.next_hit += 1;
+            self.hits.insert(
+                self.next_hit,
+                Hit {
+                    thread,
+                    received,
+                    left: 0,
+                    held: None,
+                },
+            );
+            self.pending.insert(id, (self.next_hit, Stage::Frames));
+        }
+    }
+
+    fn on_reply(&mut self, wire: &mut Wire, r: &ReplyPacket, measuring: bool) {
+        let Some((key, stage)) = self.pending.remove(&r.id) else {
+            return;
+        };
+        let Some(hit) = self.hits.get_mut(&key) else {
+            return;
+        };
+        let thread = hit.thread;
+        match stage {
+            Stage::Frames => {
+                let top = wire
+                    .decode::<Frames>(r)
+                    .ok()
+                    .and_then(|f| f.first().map(|t| t.frame_id));
+                let mut queued = Vec::with_capacity(2);
+                if let Some(frame) = top {
+                    let id = wire.queue(&GetValues {
+                        thread,
+                        frame,
+                        slots: self.slots.clone(),
+                    });
+                    queued.push((id, Stage::Values));
+                }
+                if self.eager || top.is_none() {
+                    queued.push((wire.queue(&Resume { thread }), Stage::Tail));
+                }
+                for (id, stage) in queued {
+                    if let Stage::Tail = stage {
+                        hit.left += 1;
+                    }
+                    self.pending.insert(id, (key, stage));
+                }
+            }
+            Stage::Values => {
+                let mut queued = Vec::new();
+                if !self.eager {
+                    queued.push(wire.queue(&Resume { thread }));
+                }
+                if self.strings
+                    && let Ok(values) = wire.decode::<GetValues>(r)
+                {
+                    for v in values {
+                        if let Value::Object {
+                            tag: Tag::String,
+                            id,
+                        } = v
+                        {
+                            queued.push(wire.queue(&StringValue { string_object: id }));
+                        }
+                    }
+                }
+                hit.left += queued.len() as u32;
+                for id in queued {
+                    self.pending.insert(id, (key, Stage::Tail));
+                }
+            }
+            Stage::Tail => {
+                hit.left = hit.left.saturating_sub(1);
+                if hit.held.is_none() {
+                    // The first tail reply is the resume's: it
+                    // was queued before any string read.
+                    hit.held = Some(hit.received.elapsed());
+                }
+            }
+        }
+        if hit.left == 0
+            && let Some(held) = hit.held
+        {
+            if measuring {
+                self.tally.done += 1;
+                self.tally.holds.push(held);
+            }
+            self.hits.remove(&key);
+        }
+    }
+}
+
 /// One phase of the pipelined client (blocking: run it off the runtime).
 /// `eager`: `Resume` is written right behind `GetValues`.
 pub fn phase(
@@ -273,12 +393,16 @@ pub fn phase(
         suspend_policy: SuspendPolicy::EventThread,
         modifiers: vec![Modifier::LocationOnly { location }],
     })?;
-    let frames = workload.frames();
-    let strings = workload.reads_strings();
-    let mut pending: HashMap<u32, (u64, Stage)> = HashMap::new();
-    let mut hits: HashMap<u64, Hit> = HashMap::new();
-    let mut next_hit = 0u64;
-    let mut tally = Tally::default();
+    let mut client = Client {
+        pending: HashMap::new(),
+        hits: HashMap::new(),
+        next_hit: 0,
+        tally: Tally::default(),
+        slots,
+        frames: workload.frames(),
+        eager,
+        strings: workload.reads_strings(),
+    };
     let started = Instant::now();
     let warm = started + Duration::from_millis(500);
     let end = warm + d;
@@ -314,106 +438,8 @@ pub fn phase(
         }
         while let Some(p) = wire.next_packet()? {
             match p {
-                Packet::Command(c) => {
-                    let Ok(composite) = Composite::decode_data(&c.data, wire.sizes) else {
-                        continue;
-                    };
-                    let received = Instant::now();
-                    for e in composite.events {
-                        let Event::Breakpoint { thread, .. } = e else {
-                            continue;
-                        };
-                        let id = wire.queue(&Frames {
-                            thread,
-                            start_frame: 0,
-                            length: frames,
-                        });
-                        next_hit += 1;
-                        hits.insert(
-                            next_hit,
-                            Hit {
-                                thread,
-                                received,
-                                left: 0,
-                                held: None,
-                            },
-                        );
-                        pending.insert(id, (next_hit, Stage::Frames));
-                    }
-                }
-                Packet::Reply(r) => {
-                    let Some((key, stage)) = pending.remove(&r.id) else {
-                        continue;
-                    };
-                    let Some(hit) = hits.get_mut(&key) else {
-                        continue;
-                    };
-                    let thread = hit.thread;
-                    match stage {
-                        Stage::Frames => {
-                            let top = wire
-                                .decode::<Frames>(&r)
-                                .ok()
-                                .and_then(|f| f.first().map(|t| t.frame_id));
-                            let mut queued = Vec::with_capacity(2);
-                            if let Some(frame) = top {
-                                let id = wire.queue(&GetValues {
-                                    thread,
-                                    frame,
-                                    slots: slots.clone(),
-                                });
-                                queued.push((id, Stage::Values));
-                            }
-                            if eager || top.is_none() {
-                                queued.push((wire.queue(&Resume { thread }), Stage::Tail));
-                            }
-                            for (id, stage) in queued {
-                                if let Stage::Tail = stage {
-                                    hit.left += 1;
-                                }
-                                pending.insert(id, (key, stage));
-                            }
-                        }
-                        Stage::Values => {
-                            let mut queued = Vec::new();
-                            if !eager {
-                                queued.push(wire.queue(&Resume { thread }));
-                            }
-                            if strings && let Ok(values) = wire.decode::<GetValues>(&r) {
-                                for v in values {
-                                    if let Value::Object {
-                                        tag: Tag::String,
-                                        id,
-                                    } = v
-                                    {
-                                        queued.push(wire.queue(&StringValue { string_object: id }));
-                                    }
-                                }
-                            }
-                            hit.left += queued.len() as u32;
-                            for id in queued {
-                                pending.insert(id, (key, Stage::Tail));
-                            }
-                        }
-                        Stage::Tail => {
-                            hit.left = hit.left.saturating_sub(1);
-                            if hit.held.is_none() {
-                                // The first tail reply is the resume's: it
-                                // was queued before any string read.
-                                hit.held = Some(hit.received.elapsed());
-                            }
-                        }
-                    }
-                    if hit.left == 0
-                        && let Some(held) = hit.held
-                    {
-                        if measuring {
-                            tally.done += 1;
-                            tally.holds.push(held);
-                        }
-                        hits.remove(&key);
-                    }
-                }
+                Packet::Command(c) => client.on_event(&mut wire, &c),
+                Packet::Reply(r) => client.on_reply(&mut wire, &r, measuring),
             }
         }
         wire.flush()?;
@@ -423,6 +449,7 @@ pub fn phase(
     let _ = wire.flush();
     let m = result.context("the phase never measured")?;
     let mut buckets = [0u64; HOLD_BUCKETS];
+    let tally = client.tally;
     for h in &tally.holds {
         buckets[hold_bucket(*h)] += 1;
     }

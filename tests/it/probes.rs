@@ -245,32 +245,6 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
     );
     assert!(grouped.text.contains("took p50"), "{}", grouped.text);
 
-    // A second probe in the same method keeps only the slow calls.
-    let slow = server
-        .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "trace_max_hits": 0}),
-        )
-        .expect_ok();
-    assert!(
-        slow.text.contains("PROBE:"),
-        "auto picks the probe: {}",
-        slow.text
-    );
-    let slow_id = first_id(&slow);
-    for t in traces(&server, &slow_id, 3) {
-        assert!(took_ns(&t).is_some_and(|d| d >= 2_000_000), "{t}");
-        assert_eq!(local_i64(&t, "n").map(|n| n % 50), Some(0), "{t}");
-    }
-    // Over the wire a call cannot be timed: refused, not silently ignored.
-    let wire = server
-        .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "engine": "wire"}),
-        )
-        .expect_tool_error();
-    assert!(wire.text.contains("min_duration_ms"), "{}", wire.text);
-
     // An update puts a new probe in from the new definition.
     let updated = server
         .call(
@@ -302,11 +276,46 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
         odd.len()
     );
 
-    for bp in [&id, &slow_id] {
-        server
-            .call("debug_clear_stop_point", json!({"id": bp}))
-            .expect_ok();
+    server
+        .call("debug_clear_stop_point", json!({"id": id}))
+        .expect_ok();
+    assert!(!ledger_instrumented(&server));
+}
+
+#[test]
+fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one() {
+    let jvm = load(None);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    // Every 50th call sleeps 3 ms: only those are kept.
+    let slow = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(
+        slow.text.contains("PROBE:"),
+        "auto picks the probe: {}",
+        slow.text
+    );
+    let slow_id = first_id(&slow);
+    for t in traces(&server, &slow_id, 3) {
+        assert!(took_ns(&t).is_some_and(|d| d >= 2_000_000), "{t}");
+        assert_eq!(local_i64(&t, "n").map(|n| n % 50), Some(0), "{t}");
     }
+    // Over the wire a call cannot be timed: refused, not silently ignored.
+    let wire = server
+        .call(
+            "debug_set_method_exit_stop",
+            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "engine": "wire"}),
+        )
+        .expect_tool_error();
+    assert!(wire.text.contains("min_duration_ms"), "{}", wire.text);
+
+    server
+        .call("debug_clear_stop_point", json!({"id": slow_id}))
+        .expect_ok();
     assert!(!ledger_instrumented(&server));
 }
 

@@ -145,71 +145,127 @@ async fn drain_one(
             ready += 1;
         }
         if ready > 0 {
-            let layout = &probe.layout;
-            let (pw, rw) = (layout.prim_width as u64, layout.ref_width as u64);
-            let (p, r, t, d, th) = futures::join!(
-                region(conn, prims, cursor.tail, ready, pw, cap),
-                region(conn, refs, cursor.tail, ready, rw, cap),
-                region(conn, times, cursor.tail, ready, 1, cap),
-                region(conn, durs, cursor.tail, ready, 1, cap),
-                region(conn, threads, cursor.tail, ready, 1, cap),
-            );
-            let (p, r, t, d, th) = (p?, r?, t?, d?, th?);
-            let now = Instant::now();
-            let newest = t
-                .iter()
-                .filter_map(|v| match v {
-                    Value::Long(x) => Some(*x),
-                    _ => None,
-                })
-                .max()
-                .unwrap_or(0);
-            let mut reads = READS_PER_ROUND;
-            for k in 0..ready as usize {
-                let thread = match th.get(k) {
-                    Some(Value::Object { id, .. }) => id.0,
-                    _ => 0,
-                };
-                let thread_name = thread_name(session, thread, names).await;
-                let stamp = match t.get(k) {
-                    Some(Value::Long(x)) => *x,
-                    _ => newest,
-                };
-                let ago = Duration::from_nanos(newest.saturating_sub(stamp).max(0) as u64);
-                let row_p =
-                    &p[(k * pw as usize).min(p.len())..((k + 1) * pw as usize).min(p.len())];
-                let row_r =
-                    &r[(k * rw as usize).min(r.len())..((k + 1) * rw as usize).min(r.len())];
-                let mut details = Vec::new();
-                if layout.has_duration
-                    && let Some(Value::Long(ns)) = d.get(k)
-                {
-                    details.push((
-                        "duration".to_string(),
-                        Detail::CallTime((*ns).max(0) as u64),
-                    ));
-                }
-                records.push(TraceRecord {
-                    seq: 0,
-                    at: now.checked_sub(ago).unwrap_or(now),
-                    stop: id.into(),
-                    thread: ThreadId(thread),
-                    thread_name,
-                    location: probe.location.clone(),
-                    callers: Vec::new(),
-                    locals: columns(session, probe, row_p, row_r, &mut reads).await,
-                    locals_note: None,
-                    details,
-                    overridden: false,
-                });
-            }
-            // The ring must not keep the application's objects alive:
-            // what was read lets go (the slots are free only once `tail`
-            // moves on, below, so no new record is in them).
-            forget(conn, refs, cursor.tail, ready, rw, cap).await?;
-            forget(conn, threads, cursor.tail, ready, 1, cap).await?;
+            let ring = Ring {
+                prims,
+                refs,
+                times,
+                durs,
+                threads,
+                cap,
+            };
+            records = read_records(session, id, probe, &ring, cursor.tail, ready, names).await?;
         }
     }
+    hand_on(session, probe, records, ready, cursor, alive).await
+}
+
+/// The arrays of a probe's ring, as the helper's statics name them.
+struct Ring {
+    prims: ObjectId,
+    refs: ObjectId,
+    times: ObjectId,
+    durs: ObjectId,
+    threads: ObjectId,
+    cap: u64,
+}
+
+/// Reads the `ready` records published from `from` on (every array in
+/// one burst), turns them into snapshots, and frees their slots' object
+/// references.
+async fn read_records(
+    session: &SessionHandle,
+    id: &str,
+    probe: &Live,
+    ring: &Ring,
+    from: u64,
+    ready: u64,
+    names: &mut HashMap<u64, Arc<str>>,
+) -> Result<Vec<TraceRecord>, JdwpError> {
+    let conn = session.connection();
+    let Ring {
+        prims,
+        refs,
+        times,
+        durs,
+        threads,
+        cap,
+    } = *ring;
+    let mut records = Vec::with_capacity(ready as usize);
+    let layout = &probe.layout;
+    let (pw, rw) = (layout.prim_width as u64, layout.ref_width as u64);
+    let (p, r, t, d, th) = futures::join!(
+        region(conn, prims, from, ready, pw, cap),
+        region(conn, refs, from, ready, rw, cap),
+        region(conn, times, from, ready, 1, cap),
+        region(conn, durs, from, ready, 1, cap),
+        region(conn, threads, from, ready, 1, cap),
+    );
+    let (p, r, t, d, th) = (p?, r?, t?, d?, th?);
+    let now = Instant::now();
+    let newest = t
+        .iter()
+        .filter_map(|v| match v {
+            Value::Long(x) => Some(*x),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let mut reads = READS_PER_ROUND;
+    for k in 0..ready as usize {
+        let thread = match th.get(k) {
+            Some(Value::Object { id, .. }) => id.0,
+            _ => 0,
+        };
+        let thread_name = thread_name(session, thread, names).await;
+        let stamp = match t.get(k) {
+            Some(Value::Long(x)) => *x,
+            _ => newest,
+        };
+        let ago = Duration::from_nanos(newest.saturating_sub(stamp).max(0) as u64);
+        let row_p = &p[(k * pw as usize).min(p.len())..((k + 1) * pw as usize).min(p.len())];
+        let row_r = &r[(k * rw as usize).min(r.len())..((k + 1) * rw as usize).min(r.len())];
+        let mut details = Vec::new();
+        if layout.has_duration
+            && let Some(Value::Long(ns)) = d.get(k)
+        {
+            details.push((
+                "duration".to_string(),
+                Detail::CallTime((*ns).max(0) as u64),
+            ));
+        }
+        records.push(TraceRecord {
+            seq: 0,
+            at: now.checked_sub(ago).unwrap_or(now),
+            stop: id.into(),
+            thread: ThreadId(thread),
+            thread_name,
+            location: probe.location.clone(),
+            callers: Vec::new(),
+            locals: columns(session, probe, row_p, row_r, &mut reads).await,
+            locals_note: None,
+            details,
+            overridden: false,
+        });
+    }
+    // The ring must not keep the application's objects alive:
+    // what was read lets go (the slots are free only once `tail`
+    // moves on, below, so no new record is in them).
+    forget(conn, refs, from, ready, rw, cap).await?;
+    forget(conn, threads, from, ready, 1, cap).await?;
+    Ok(records)
+}
+
+/// Logs the records (up to the trace budget), moves `tail` on and renews
+/// the lease in one write; says whether the budget is used up.
+async fn hand_on(
+    session: &SessionHandle,
+    probe: &Live,
+    records: Vec<TraceRecord>,
+    ready: u64,
+    cursor: &mut Cursor,
+    alive: bool,
+) -> Result<Spent, JdwpError> {
+    let conn = session.connection();
     let budget = u64::from(probe.max_hits);
     let captured = probe.stats.captured.load(Ordering::Relaxed);
     let mut spent = Spent::No;

@@ -122,28 +122,7 @@ pub async fn install(
         return Err(ProbeRefusal::CannotRedefine);
     }
     let classes = session.classes();
-    let copies = classes.by_name(&choice.class).await?;
-    let copy = match copies.as_slice() {
-        [] => {
-            return Err(ProbeRefusal::NotLoaded {
-                class: choice.class,
-            });
-        }
-        [one] => one.clone(),
-        many => {
-            return Err(ProbeRefusal::SeveralCopies {
-                class: choice.class,
-                copies: many.len(),
-            });
-        }
-    };
-    let target = copy.id;
-    let loader = classes.loader(target).await?;
-    if loader.0 == 0 {
-        return Err(ProbeRefusal::BootLoader {
-            class: choice.class,
-        });
-    }
+    let (target, loader) = the_copy(session, &choice.class).await?;
     let (seat, caller) = seated(session).await?;
     let result = async {
         // A class we instrumented already keeps its original in the book.
@@ -163,34 +142,8 @@ pub async fn install(
         if let Site::FieldWrite { descriptor, .. } = &mut site {
             *descriptor = field_descriptor(&shape, &choice)?;
         }
-        let trace = spec.trace().cloned().unwrap_or_default();
         let helper_name = probes.helper_name(&choice.class);
-        let probe =
-            ProbeSpec {
-                helper: helper_name.clone(),
-                method,
-                site,
-                locals: match &trace.locals {
-                    crate::model::stop_point::LocalsChoice::All => None,
-                    crate::model::stop_point::LocalsChoice::None => Some(Vec::new()),
-                    crate::model::stop_point::LocalsChoice::Only(n) => Some(n.clone()),
-                },
-                condition: match &spec.filters.condition {
-                    Some(c) => Some(crate::expr::parse_checked(c).map_err(|e| {
-                        ProbeRefusal::Condition {
-                            message: e.to_string(),
-                        }
-                    })?),
-                    None => None,
-                },
-                min_duration_ns: match &spec.target {
-                    crate::model::stop_point::Target::MethodExit(m) => {
-                        m.min_duration_ms.unwrap_or(0).saturating_mul(1_000_000)
-                    }
-                    _ => 0,
-                },
-                ring_capacity: RING,
-            };
+        let probe = probe_spec(spec, helper_name.clone(), method, site)?;
         let helper = core::helper_class(&original, &probe)?;
         let mut all = probes.specs_in(target, None);
         all.push(probe.clone());
@@ -240,14 +193,7 @@ pub async fn install(
         pause.as_micros() as u64,
         std::sync::atomic::Ordering::Relaxed,
     );
-    let location: Arc<str> = match (&probe.site, &probe.method) {
-        (Site::Line { line }, Some(m)) => format!("{}.{}:{line}", choice.class, m.name),
-        (Site::Entry, Some(m)) => format!("{}.{} (entry)", choice.class, m.name),
-        (Site::Exit, Some(m)) => format!("{}.{} (exit)", choice.class, m.name),
-        (Site::FieldWrite { name, .. }, _) => format!("{}.{name} (write)", choice.class),
-        _ => choice.class.clone(),
-    }
-    .into();
+    let location = location_of(&choice.class, &probe);
     let trace = spec.trace().cloned().unwrap_or_default();
     let live = Live {
         helper: helper_type,
@@ -270,6 +216,83 @@ pub async fn install(
     };
     probes.armed(stop, spec.clone(), live, class);
     Ok(Installed { pause })
+}
+
+/// The one loaded copy of `class` a probe can go into, and its loader.
+async fn the_copy(
+    session: &SessionHandle,
+    class: &str,
+) -> Result<(ReferenceTypeId, ObjectId), ProbeRefusal> {
+    let classes = session.classes();
+    let copies = classes.by_name(class).await?;
+    let copy = match copies.as_slice() {
+        [] => {
+            return Err(ProbeRefusal::NotLoaded {
+                class: class.to_string(),
+            });
+        }
+        [one] => one.clone(),
+        many => {
+            return Err(ProbeRefusal::SeveralCopies {
+                class: class.to_string(),
+                copies: many.len(),
+            });
+        }
+    };
+    let loader = classes.loader(copy.id).await?;
+    if loader.0 == 0 {
+        return Err(ProbeRefusal::BootLoader {
+            class: class.to_string(),
+        });
+    }
+    Ok((copy.id, loader))
+}
+
+/// What the core instruments, from the stop point's definition.
+fn probe_spec(
+    spec: &StopPointSpec,
+    helper: String,
+    method: Option<MethodRef>,
+    site: Site,
+) -> Result<ProbeSpec, ProbeRefusal> {
+    let trace = spec.trace().cloned().unwrap_or_default();
+    Ok(ProbeSpec {
+        helper,
+        method,
+        site,
+        locals: match &trace.locals {
+            crate::model::stop_point::LocalsChoice::All => None,
+            crate::model::stop_point::LocalsChoice::None => Some(Vec::new()),
+            crate::model::stop_point::LocalsChoice::Only(n) => Some(n.clone()),
+        },
+        condition: match &spec.filters.condition {
+            Some(c) => {
+                Some(
+                    crate::expr::parse_checked(c).map_err(|e| ProbeRefusal::Condition {
+                        message: e.to_string(),
+                    })?,
+                )
+            }
+            None => None,
+        },
+        min_duration_ns: match &spec.target {
+            Target::MethodExit(m) => m.min_duration_ms.unwrap_or(0).saturating_mul(1_000_000),
+            _ => 0,
+        },
+        ring_capacity: RING,
+    })
+}
+
+/// Where a probe's records say they come from.
+fn location_of(class: &str, probe: &ProbeSpec) -> Arc<str> {
+    match (&probe.site, &probe.method) {
+        (Site::Line { line }, Some(m)) => format!("{class}.{}:{line}", m.name),
+        (Site::Entry, Some(m)) => format!("{class}.{} (entry)", m.name),
+        (Site::Exit, Some(m)) => format!("{class}.{} (exit)", m.name),
+        (Site::FieldWrite { name, .. }, _) => format!("{class}.{name} (write)"),
+        _ => class.to_string(),
+    }
+    .into()
 }
 
 fn helper_name_of(p: &ProbeSpec) -> String {
