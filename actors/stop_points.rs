@@ -316,6 +316,11 @@ impl StopPointsHandle {
         .unwrap_or(false)
     }
 
+    /// One stop point as the listing shows it.
+    pub async fn view(&self, id: &str) -> Option<PointView> {
+        self.list().await.points.into_iter().find(|p| p.id == id)
+    }
+
     pub async fn list(&self) -> Listing {
         ractor::call!(self.actor, StopPointsMsg::List).unwrap_or_default()
     }

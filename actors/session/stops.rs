@@ -169,13 +169,7 @@ impl SessionHandle {
             probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
             self.stop_points().mark(id, StopState::Disabled).await;
         }
-        let point = self
-            .stop_points()
-            .list()
-            .await
-            .points
-            .into_iter()
-            .find(|p| p.id == id);
+        let point = self.stop_points().view(id).await;
         Ok(ToggleReport {
             id: id.to_string(),
             enabled: want,
@@ -200,11 +194,9 @@ impl SessionHandle {
             .ok_or_else(|| ArmError::UnknownStopPoint { id: id.to_string() })?;
         let spent = self
             .stop_points()
-            .list()
+            .view(id)
             .await
-            .points
-            .iter()
-            .any(|p| p.id == id && matches!(p.state, StopState::Spent(_)));
+            .is_some_and(|p| matches!(p.state, StopState::Spent(_)));
         // Like the wire's update: a spent one starts again with a fresh
         // budget; a disabled one stays disabled.
         let was_on = point.live.is_some();
@@ -249,13 +241,7 @@ impl SessionHandle {
             StopState::Disabled
         };
         self.stop_points().mark_as(id, state, Some(spec)).await;
-        let point = self
-            .stop_points()
-            .list()
-            .await
-            .points
-            .into_iter()
-            .find(|p| p.id == id);
+        let point = self.stop_points().view(id).await;
         Ok(ArmReport {
             point,
             family: None,

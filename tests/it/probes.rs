@@ -59,16 +59,25 @@ fn first_id(reply: &ToolReply) -> String {
 }
 
 fn traces(server: &Server, bp: &str, n: usize) -> Vec<Value> {
-    poll_until_msg(WAIT, &format!("{n} snapshots of {bp}"), || {
-        let r = server
-            .call(
-                "debug_get_traces",
-                json!({"bp_id": bp, "limit": 500, "compact": false}),
-            )
-            .expect_ok();
-        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
-        (t.len() >= n).then_some(t)
-    })
+    traces_since(server, bp, 0, n)
+}
+
+/// At least `n` snapshots of `bp` with a seq above `since` (the newest 500).
+fn traces_since(server: &Server, bp: &str, since: u64, n: usize) -> Vec<Value> {
+    poll_until_msg(
+        WAIT,
+        &format!("{n} snapshots of {bp} after #{since}"),
+        || {
+            let r = server
+                .call(
+                    "debug_get_traces",
+                    json!({"bp_id": bp, "since": since, "limit": 500, "compact": false}),
+                )
+                .expect_ok();
+            let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
+            (t.len() >= n).then_some(t)
+        },
+    )
 }
 
 fn local_i64(trace: &Value, name: &str) -> Option<i64> {
@@ -256,16 +265,7 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
     // Snapshots taken before the update have lower seqs than any after it
     // (a drain round in flight may still add one or two).
     let since = last_seq(&server, &id);
-    let odd = poll_until_msg(WAIT, "calls after the update", || {
-        let r = server
-            .call(
-                "debug_get_traces",
-                json!({"bp_id": id, "since": since, "limit": 500, "compact": false}),
-            )
-            .expect_ok();
-        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
-        (t.len() >= 20).then_some(t)
-    });
+    let odd = traces_since(&server, &id, since, 20);
     let evens = odd
         .iter()
         .filter(|t| local_i64(t, "n").is_some_and(|n| n % 2 == 0))
@@ -360,15 +360,8 @@ fn entry_and_field_write_probes_record_arguments_and_written_values() {
         .expect_ok();
     assert!(ledger_instrumented(&server));
     let since = last_seq(&server, &write_id);
-    poll_until_msg(WAIT, "writes after the other probe left", || {
-        let r = server
-            .call(
-                "debug_get_traces",
-                json!({"bp_id": write_id, "since": since}),
-            )
-            .expect_ok();
-        (r.json()["traces"].as_array().map_or(0, Vec::len) >= 3).then_some(())
-    });
+    // Writes keep arriving after the other probe left.
+    traces_since(&server, &write_id, since, 3);
     server
         .call("debug_clear_stop_point", json!({"id": write_id}))
         .expect_ok();
@@ -466,16 +459,7 @@ fn a_reload_puts_the_probe_back_into_the_new_code() {
         reloaded.text
     );
     let since = last_seq(&server, &id);
-    let after = poll_until_msg(WAIT, "calls of the new code", || {
-        let r = server
-            .call(
-                "debug_get_traces",
-                json!({"bp_id": id, "since": since, "limit": 500, "compact": false}),
-            )
-            .expect_ok();
-        let t = r.json()["traces"].as_array().cloned().unwrap_or_default();
-        (t.len() >= 10).then_some(t)
-    });
+    let after = traces_since(&server, &id, since, 10);
     let tripled = after
         .iter()
         .filter(|t| {

@@ -421,20 +421,26 @@ async fn region(
     if count == 0 || width == 0 || array.0 == 0 {
         return Ok(Vec::new());
     }
-    let start = from % cap;
-    let first = count.min(cap - start);
-    let read = |slot: u64, n: u64| {
-        conn.send(&GetArray {
+    let mut values = Vec::new();
+    for (slot, n) in runs(from, count, cap) {
+        let read = GetArray {
             array,
             first_index: (slot * width) as i32,
             length: (n * width) as i32,
-        })
-    };
-    let mut values = read(start, first).await?.values;
-    if first < count {
-        values.extend(read(0, count - first).await?.values);
+        };
+        values.extend(conn.send(&read).await?.values);
     }
     Ok(values)
+}
+
+/// Records `from..from + count` of a ring of `cap` records as at most two
+/// runs of slots, `(first slot, records)`: the ring wraps once at most.
+fn runs(from: u64, count: u64, cap: u64) -> impl Iterator<Item = (u64, u64)> {
+    let start = from % cap;
+    let first = count.min(cap - start);
+    [(start, first), (0, count - first)]
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
 }
 
 /// Sets the reference slots of records `from..from + count` to null.
@@ -449,27 +455,23 @@ pub(super) async fn forget(
     if count == 0 || width == 0 || array.0 == 0 {
         return Ok(());
     }
-    let start = from % cap;
-    let first = count.min(cap - start);
     let null = Value::Object {
         tag: Tag::Object,
         id: ObjectId(0),
     };
-    let clear = |slot: u64, n: u64| {
-        conn.send(&SetArray {
+    for (slot, n) in runs(from, count, cap) {
+        let clear = SetArray {
             array,
             first_index: (slot * width) as i32,
             values: vec![null; (n * width) as usize],
-        })
-    };
-    clear(start, first).await?;
-    if first < count {
-        clear(0, count - first).await?;
+        };
+        conn.send(&clear).await?;
     }
     Ok(())
 }
 
-/// The value of an `AtomicLong`, through its `value` field.
+/// The value of an `AtomicLong`, through its `value` field (its id kept
+/// in `field` after the first read).
 async fn atomic_long(
     session: &SessionHandle,
     object: ObjectId,
@@ -477,47 +479,53 @@ async fn atomic_long(
 ) -> Result<u64, JdwpError> {
     let f = match field {
         Some(f) => *f,
-        None => {
-            let t = session.classes().type_of(object).await?.id;
-            let fields = session.classes().fields(t).await?;
-            let Some(f) = fields.iter().find(|f| f.name == "value").map(|f| f.id) else {
-                return Ok(0);
-            };
-            *field = Some(f);
-            f
-        }
+        None => match field_named(session, object, "value").await? {
+            Some(f) => *field.insert(f),
+            None => return Ok(0),
+        },
     };
-    let v = session
-        .connection()
-        .send(&GetFields {
-            object,
-            fields: vec![f],
-        })
-        .await?;
-    Ok(match v.first() {
-        Some(Value::Long(n)) => *n as u64,
+    Ok(match field_value(session, object, f).await? {
+        Some(Value::Long(n)) => n as u64,
         _ => 0,
     })
 }
 
 /// The `long[]` inside an `AtomicLongArray`.
 async fn inner_array(session: &SessionHandle, object: ObjectId) -> Result<ObjectId, JdwpError> {
-    let t = session.classes().type_of(object).await?.id;
-    let fields = session.classes().fields(t).await?;
-    let Some(f) = fields.iter().find(|f| f.name == "array").map(|f| f.id) else {
+    let Some(f) = field_named(session, object, "array").await? else {
         return Ok(ObjectId(0));
     };
+    Ok(match field_value(session, object, f).await? {
+        Some(Value::Object { id, .. }) => id,
+        _ => ObjectId(0),
+    })
+}
+
+/// The id of the field `name` declared by `object`'s class.
+async fn field_named(
+    session: &SessionHandle,
+    object: ObjectId,
+    name: &str,
+) -> Result<Option<FieldId>, JdwpError> {
+    let t = session.classes().type_of(object).await?.id;
+    let fields = session.classes().fields(t).await?;
+    Ok(fields.iter().find(|f| f.name == name).map(|f| f.id))
+}
+
+/// One field of one object.
+async fn field_value(
+    session: &SessionHandle,
+    object: ObjectId,
+    field: FieldId,
+) -> Result<Option<Value>, JdwpError> {
     let v = session
         .connection()
         .send(&GetFields {
             object,
-            fields: vec![f],
+            fields: vec![field],
         })
         .await?;
-    Ok(match v.first() {
-        Some(Value::Object { id, .. }) => *id,
-        _ => ObjectId(0),
-    })
+    Ok(v.first().copied())
 }
 
 /// Reads the helper's calls (a `LongAdder`: its base and cells), drops,
@@ -629,4 +637,17 @@ async fn long_adder(session: &SessionHandle, adder: ObjectId) -> Option<u64> {
         }
     }
     Some(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runs;
+
+    #[test]
+    fn a_read_that_wraps_is_two_runs_and_one_that_does_not_is_one() {
+        assert_eq!(runs(3, 4, 8).collect::<Vec<_>>(), [(3, 4)]);
+        assert_eq!(runs(14, 5, 8).collect::<Vec<_>>(), [(6, 2), (0, 3)]);
+        assert_eq!(runs(8, 8, 8).collect::<Vec<_>>(), [(0, 8)]);
+        assert_eq!(runs(5, 0, 8).count(), 0);
+    }
 }

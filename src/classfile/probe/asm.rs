@@ -80,26 +80,34 @@ impl Asm {
     }
 }
 
+/// Every branch that carries a 16-bit instruction-index target, binding
+/// it to `$t` (a pattern, usable wherever instructions are matched).
+macro_rules! short_branch {
+    ($t:pat) => {
+        Instruction::Ifeq($t)
+            | Instruction::Ifne($t)
+            | Instruction::Iflt($t)
+            | Instruction::Ifge($t)
+            | Instruction::Ifgt($t)
+            | Instruction::Ifle($t)
+            | Instruction::If_icmpeq($t)
+            | Instruction::If_icmpne($t)
+            | Instruction::If_icmplt($t)
+            | Instruction::If_icmpge($t)
+            | Instruction::If_icmpgt($t)
+            | Instruction::If_icmple($t)
+            | Instruction::If_acmpeq($t)
+            | Instruction::If_acmpne($t)
+            | Instruction::Goto($t)
+            | Instruction::Ifnull($t)
+            | Instruction::Ifnonnull($t)
+    };
+}
+pub(super) use short_branch;
+
 /// Points a branch at instruction index `target`.
 pub fn retarget(i: &mut Instruction, target: u16) {
-    match i {
-        Instruction::Ifeq(t)
-        | Instruction::Ifne(t)
-        | Instruction::Iflt(t)
-        | Instruction::Ifge(t)
-        | Instruction::Ifgt(t)
-        | Instruction::Ifle(t)
-        | Instruction::If_icmpeq(t)
-        | Instruction::If_icmpne(t)
-        | Instruction::If_icmplt(t)
-        | Instruction::If_icmpge(t)
-        | Instruction::If_icmpgt(t)
-        | Instruction::If_icmple(t)
-        | Instruction::If_acmpeq(t)
-        | Instruction::If_acmpne(t)
-        | Instruction::Goto(t)
-        | Instruction::Ifnull(t)
-        | Instruction::Ifnonnull(t) => *t = target,
-        _ => {}
+    if let short_branch!(t) = i {
+        *t = target;
     }
 }

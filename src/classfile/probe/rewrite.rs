@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use ristretto_classfile::ClassFile;
 use ristretto_classfile::attributes::{Attribute, ExceptionTableEntry, Instruction};
 
-use super::asm::retarget;
+use super::asm::{retarget, short_branch};
 use super::read::byte_offsets;
 use super::remap::{self, Tables};
 use super::{Refusal, code_of};
@@ -167,23 +167,7 @@ fn retarget_branches(
     for (k, ins) in old.iter().enumerate() {
         let i = &mut new[usize::from(moved.at[k])];
         match ins {
-            Instruction::Ifeq(t)
-            | Instruction::Ifne(t)
-            | Instruction::Iflt(t)
-            | Instruction::Ifge(t)
-            | Instruction::Ifgt(t)
-            | Instruction::Ifle(t)
-            | Instruction::If_icmpeq(t)
-            | Instruction::If_icmpne(t)
-            | Instruction::If_icmplt(t)
-            | Instruction::If_icmpge(t)
-            | Instruction::If_icmpgt(t)
-            | Instruction::If_icmple(t)
-            | Instruction::If_acmpeq(t)
-            | Instruction::If_acmpne(t)
-            | Instruction::Goto(t)
-            | Instruction::Ifnull(t)
-            | Instruction::Ifnonnull(t) => retarget(i, moved.target(*t)),
+            short_branch!(t) => retarget(i, moved.target(*t)),
             Instruction::Goto_w(t) => {
                 let t = u16::try_from(*t).map_err(|_| Refusal::TooLarge)?;
                 *i = Instruction::Goto_w(i32::from(moved.target(t)));

@@ -132,24 +132,8 @@ fn shape(i: &Instruction) -> String {
     let text = format!("{i:?}");
     let branch = matches!(
         i,
-        Instruction::Ifeq(_)
-            | Instruction::Ifne(_)
-            | Instruction::Iflt(_)
-            | Instruction::Ifge(_)
-            | Instruction::Ifgt(_)
-            | Instruction::Ifle(_)
-            | Instruction::If_icmpeq(_)
-            | Instruction::If_icmpne(_)
-            | Instruction::If_icmplt(_)
-            | Instruction::If_icmpge(_)
-            | Instruction::If_icmpgt(_)
-            | Instruction::If_icmple(_)
-            | Instruction::If_acmpeq(_)
-            | Instruction::If_acmpne(_)
-            | Instruction::Goto(_)
+        super::asm::short_branch!(_)
             | Instruction::Goto_w(_)
-            | Instruction::Ifnull(_)
-            | Instruction::Ifnonnull(_)
             | Instruction::Tableswitch(_)
             | Instruction::Lookupswitch(_)
     );
