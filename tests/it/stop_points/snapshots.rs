@@ -16,6 +16,7 @@ use super::{
 use crate::support::java::{Jvm, JvmOpts, line_of};
 use crate::support::mcp::Server;
 use crate::support::poll_until_msg;
+use crate::support::text::event_field;
 
 fn relay() -> Jvm {
     relay_with(Vec::new())
@@ -281,24 +282,37 @@ fn a_collected_instance_filter_is_reported_and_refuses_to_re_arm() {
     let server = server();
     attach(&server, &jvm);
     let at = relay_line("stamp");
-    let probe = first_id(&ok(
+    // The handle is taken while the thread is held in stamp(), so the object is alive until the
+    // filtered stop point holds it: the loop's System.gc() cannot collect it in between.
+    let held = first_id(&ok(
         &server,
         "debug_set_line_stop",
-        json!({"class_pattern": "Relay", "line": at, "trace": true, "trace_max_hits": 1,
-               "trace_frames": 0, "trace_locals": ["this"]}),
+        json!({"class_pattern": "Relay", "line": at, "hit_count": 1}),
     ));
-    let s = &traces_of(&server, &probe, 1)[0];
-    let this = local(s, "this").unwrap_or("");
+    let hit = ok(
+        &server,
+        "debug_wait_for_event",
+        json!({"timeout_ms": 15000}),
+    );
+    let thread = event_field(&hit.text, "thread").unwrap_or_default();
+    let this = ok(
+        &server,
+        "debug_evaluate",
+        json!({"expression": "this", "thread_id": thread}),
+    );
     let handle = this
-        .split_whitespace()
+        .text
+        .split(|c: char| c.is_whitespace() || c == ',' || c == ')')
         .find(|w| w.starts_with("@0x"))
-        .unwrap_or_else(|| panic!("a handle for this: {s}"))
+        .unwrap_or_else(|| panic!("a handle for this: {}", this.text))
         .to_string();
     let filtered = first_id(&ok(
         &server,
         "debug_set_line_stop",
         json!({"class_pattern": "Relay", "line": at, "trace": true, "instance_id": handle}),
     ));
+    ok(&server, "debug_clear_stop_point", json!({"id": held}));
+    ok(&server, "debug_continue", json!({}));
     // Armed, the request holds its object; disabled, nothing does.
     ok(
         &server,
