@@ -17,7 +17,9 @@ use std::sync::Arc;
 use futures::future::join_all;
 
 use crate::actors::error::JdwpError;
-use crate::actors::events::ctx::{Ctx, Fold, FramesReply, Memo, Record, Slot, SlotSet, Thrown, remember};
+use crate::actors::events::ctx::{
+    Ctx, Fold, FramesReply, Memo, Record, Slot, SlotSet, Thrown, remember,
+};
 use crate::actors::events::log::{HitEvent, TraceRecord};
 use crate::actors::jvm::classes::Variables;
 use crate::actors::jvm::inspect;
@@ -314,7 +316,12 @@ impl Ctx {
     /// Keeps the helpful text of `exception` (or why there is none) for
     /// the reports that show it.
     pub fn note_helpful(&self, exception: ObjectId, helpful: Result<Shown, MessageGap>) {
-        remember(&mut self.memo().npe_messages, THREAD_CACHE, exception, helpful);
+        remember(
+            &mut self.memo().npe_messages,
+            THREAD_CACHE,
+            exception,
+            helpful,
+        );
     }
 
     /// Whether an exception event rethrows the instance `stop` last
