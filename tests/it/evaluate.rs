@@ -1,5 +1,5 @@
 //! Reading a live JVM: the expression language, debug_evaluate,
-//! debug_evaluate_chain and debug_get_stack against the Evaluate fixture.
+//! debug_evaluate kind chain and debug_get_stack against the Evaluate fixture.
 //! The tools run in-process through the real tool layer (`JvmScope::call`);
 //! an event-suspended thread comes from a one-shot breakpoint armed through
 //! the session API.
@@ -118,8 +118,8 @@ async fn chains_overloads_and_each_method_once() {
     let before = eval_ok(s, "Evaluate.getBCalls").await;
     let (err, chain) = call(
         s,
-        "debug_evaluate_chain",
-        json!({"expression": "a.getB().c.getD().name"}),
+        "debug_evaluate",
+        json!({"kind": "chain", "expression": "a.getB().c.getD().name"}),
     )
     .await;
     assert!(!err, "{chain}");

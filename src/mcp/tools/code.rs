@@ -37,9 +37,9 @@ pub struct SourceParams {
     /// Whole file, up to max_lines (default 400).
     pub whole_file: Option<bool>,
     pub max_lines: Option<usize>,
-    /// Replace the session's source roots; [] reads no file.
+    /// Replace the source roots.
     pub source_roots: Option<Vec<String>>,
-    /// Replace the session's class roots; [] skips the check.
+    /// Replace the class roots; [] skips the check.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -51,11 +51,11 @@ pub struct CheckStaleParams {
     pub session_id: Option<String>,
     /// Loaded class; Name@0x<loader> pins a copy.
     pub class_name: String,
-    /// The .class to compare instead of <root>/<package>/<Name>.class.
+    /// The .class to compare instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
     pub class_roots: Option<Vec<String>>,
-    /// Also compare code bytes (one packet per method).
+    /// Also compare code bytes.
     pub bytecode: Option<bool>,
 }
 
@@ -67,13 +67,13 @@ pub struct ReloadParams {
     pub session_id: Option<String>,
     /// Loaded class; Name@0x<loader> pins a copy.
     pub class_name: String,
-    /// The .class to install instead of the one under the class roots.
+    /// The .class to install instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
     pub class_roots: Option<Vec<String>>,
     /// Check everything, send nothing.
     pub dry_run: Option<bool>,
-    /// Run javac on sources into the first class root first.
+    /// Run javac on sources first.
     pub compile: Option<bool>,
     /// .java files for compile.
     pub sources: Option<Vec<String>>,

@@ -28,7 +28,7 @@ pub fn started() -> Instant {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListJvmsParams {
-    /// Also handshake this loopback endpoint (`127.0.0.1:5005` or a port) to learn whether it is JDWP.
+    /// Also handshake this loopback endpoint (host:port or port).
     pub probe: Option<String>,
 }
 

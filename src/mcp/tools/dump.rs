@@ -29,11 +29,11 @@ const IDS_SHOWN: usize = 12;
 pub struct ThreadDumpParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Freeze the VM for the reads (bounded, resumed and verified); default false.
+    /// Hold the VM for the reads (bounded).
     pub suspend: Option<bool>,
     /// Bound on the suspension, ms; default 2000.
     pub max_suspend_ms: Option<u64>,
-    /// Only threads that were suspended before the dump.
+    /// Only threads already suspended.
     pub only_suspended: Option<bool>,
     /// Locks only, no frames.
     pub monitors_only: Option<bool>,

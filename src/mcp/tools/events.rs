@@ -28,9 +28,9 @@ const TRACES_DEFAULT_LIMIT: usize = 50;
 pub struct LastEventParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// List this many of the oldest buffered events instead of the newest.
+    /// List this many of the oldest buffered events.
     pub limit: Option<usize>,
-    /// Discard what was shown (every buffered event when no limit).
+    /// Discard what was shown.
     pub drain: Option<bool>,
 }
 
@@ -42,9 +42,9 @@ pub struct WaitParams {
     pub session_id: Option<String>,
     /// Longest wait, ms; default 30000, max 600000.
     pub timeout_ms: Option<u64>,
-    /// Only this stop point (for a traced one: its next snapshot).
+    /// Only this stop point or family.
     pub bp_id: Option<String>,
-    /// Only events with a seq above this; default: above the last one shown.
+    /// Only events with a seq above this.
     pub since: Option<u64>,
 }
 
@@ -54,21 +54,21 @@ pub struct WaitParams {
 pub struct TracesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Only this stop point's (or bpset_ family's) snapshots.
+    /// Only this stop point's or family's.
     pub bp_id: Option<String>,
-    /// Only snapshots whose location contains this text.
+    /// Location contains this text.
     pub class_filter: Option<String>,
-    /// Only snapshots with a seq above this (for polling).
+    /// Only seq above this (for polling).
     pub since: Option<u64>,
     /// Most snapshots shown (the newest); default 50.
     pub limit: Option<usize>,
     /// Remove the matching snapshots after reading.
     pub clear: Option<bool>,
-    /// Group every matching snapshot by these keys (locals, trace_expr sources or expr[i], thread, location): counts, first/last seq, one example each.
+    /// Keys to count every match by: locals, trace_expr sources or expr[i], thread, location.
     pub group_by: Option<Vec<String>>,
     /// Groups shown; default 20.
     pub max_groups: Option<usize>,
-    /// Leave out details that repeat from the stop point's previous snapshot.
+    /// Drop details repeated from the previous snapshot.
     pub compact: Option<bool>,
 }
 

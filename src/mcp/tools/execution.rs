@@ -19,7 +19,7 @@ pub struct ListThreadsParams {
     pub session_id: Option<String>,
     /// Only threads whose name contains this text.
     pub name_contains: Option<String>,
-    /// Threads to show; default 100. A cut list shows one thread of every name family first.
+    /// Threads to show; default 100.
     pub limit: Option<usize>,
 }
 
@@ -32,7 +32,7 @@ const THREADS_SHOWN: usize = 100;
 pub struct ThreadParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread id as debug_list_threads prints it (@0x…).
+    /// Thread (@0x…).
     pub thread_id: String,
 }
 
@@ -42,13 +42,13 @@ pub struct ThreadParams {
 pub struct StepParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread to step; default: the newest thread a stop point suspended.
+    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
-    /// Class patterns to skip (replaces the default JDK/container list; [] for none).
+    /// Class patterns to skip (replaces the default list).
     pub exclude_classes: Option<Vec<String>>,
-    /// Stop only in classes matching these patterns (instead of excluding).
+    /// Stop only in classes matching these.
     pub only_classes: Option<Vec<String>>,
-    /// How long to wait for the landing, ms; default 10000.
+    /// Wait for the landing, ms; default 10000.
     pub timeout_ms: Option<u64>,
 }
 
@@ -56,25 +56,24 @@ pub fn routes() -> Vec<Route> {
     vec![
         {
             let tool = "debug_step";
-            let kind = |name, k: StepKind| {
+            let kind = |name, k: StepKind, guide: &'static str| {
                 let handler = move |ctx, call| step(ctx, call, k);
-                Kind::new(name, Route::new(tool, "", "", Effect::Changes, handler))
+                let route = Route::new(tool, "", "", Effect::Changes, handler).with_guide(guide);
+                Kind::new(name, route)
             };
             Route::by_kind(
                 tool,
                 "Step",
-                "Step the current thread. over: to the next line of this method, over calls; into: \
-                 into a method the line calls; out: until this method returns, stopping in its \
-                 caller. Runs only the stepped thread (all its suspensions lifted) until it lands; \
-                 the reply and debug_get_last_event show where. Skips JDK and container code \
-                 (java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, org.jboss.*, io.undertow.*, \
-                 org.wildfly.*, org.hibernate.*) unless exclude_classes replaces the list ([] for \
-                 none) or only_classes names where to stop.",
+                "Step the current thread: over (next line of this method), into (into a call), \
+                 out (to the caller). Only that thread runs until it lands; the reply and \
+                 debug_get_last_event show where. JDK and container packages are skipped unless \
+                 exclude_classes replaces the list ([] for none) or only_classes says where to \
+                 stop.",
                 Effect::Changes,
                 vec![
-                    kind("over", StepKind::Over),
-                    kind("into", StepKind::Into),
-                    kind("out", StepKind::Out),
+                    kind("over", StepKind::Over, "Step to the next line of the current method, over calls."),
+                    kind("into", StepKind::Into, "Step to the next line, entering a called method when the line calls one."),
+                    kind("out", StepKind::Out, "Run until the current method returns, and stop in its caller."),
                 ],
             )
         },

@@ -62,7 +62,7 @@ pub struct ExportParams {
 pub struct ArmSetParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// The set from debug_list_stop_points export:true: its JSON array, or the reply text with its ```json block.
+    /// The export:true set: its JSON array, or the reply text.
     pub set: Value,
 }
 

@@ -38,17 +38,17 @@ pub struct InvokeParams {
     /// Spring bean type (class name) to call on.
     pub bean_type: Option<String>,
     pub method: String,
-    /// In declaration order: number, string, boolean, null, "@0x…", enum constant name, array (→ array/List/Set), object (→ Map).
+    /// In order: number, string, boolean, null, "@0x…", enum name, array (array/List/Set), object (Map).
     pub args: Option<Vec<Json>>,
-    /// Declared parameter types picking the overload, e.g. ["java.lang.String","int"].
+    /// Declared types picking an overload, e.g. ["int"].
     pub param_types: Option<Vec<String>>,
-    /// Return each overload's argument template; call nothing.
+    /// Show each overload's arguments; call nothing.
     pub template: Option<bool>,
-    /// Thread to run on; default: one an event suspended, else one parked.
+    /// Thread to run on; default: a held one, else one parked.
     pub thread_id: Option<String>,
     /// Call budget; default 5000.
     pub timeout_ms: Option<u64>,
-    /// Let other threads run during the call; default false.
+    /// Let other threads run during the call.
     pub all_threads: Option<bool>,
     /// Field-tree depth; default 2.
     pub max_depth: Option<usize>,
@@ -62,7 +62,7 @@ pub struct InvokeParams {
 pub struct SpringParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// List beans whose name or type contains this ("" lists all).
+    /// Beans whose name or type contains this.
     pub beans: Option<String>,
     /// Environment keys to resolve.
     pub keys: Option<Vec<String>>,
@@ -80,13 +80,13 @@ pub struct NamedQueryParams {
     pub session_id: Option<String>,
     /// Named query, e.g. "Order.byStatus".
     pub name: String,
-    /// Parameters by name, JSON-typed as debug_invoke's args.
+    /// By name, typed as debug_invoke's args.
     pub parameters: Option<serde_json::Map<String, Json>>,
     /// Rows fetched and shown; default 20.
     pub max_rows: Option<usize>,
-    /// EntityManager expression (Repo.em, this.em, @0x…); default: found in the frame.
+    /// EntityManager expression; default: found in the frame.
     pub entity_manager: Option<String>,
-    /// Let the provider flush pending changes first (a write); default false.
+    /// Flush pending changes first (a write).
     pub allow_flush: Option<bool>,
     /// Thread to run on; default as debug_invoke.
     pub thread_id: Option<String>,

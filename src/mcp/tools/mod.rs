@@ -274,7 +274,7 @@ pub struct Route {
     call: Arc<Handler>,
     /// What the tool's description leaves out, served as the resource
     /// `jdwp://guide/<tool>` and in docs/tools.md.
-    guide: Option<&'static str>,
+    guide: Option<String>,
 }
 
 impl Route {
@@ -308,7 +308,7 @@ impl Route {
     /// The tool's guide: the rules and traps its description has no room
     /// for (tools/list is read whole before the first call).
     pub fn with_guide(mut self, guide: &'static str) -> Self {
-        self.guide = Some(guide);
+        self.guide = Some(guide.to_string());
         self
     }
 
@@ -447,7 +447,7 @@ fn route_markdown(r: &Route) -> String {
         t.title.clone().unwrap_or_default(),
         t.description.clone().unwrap_or_default(),
     );
-    if let Some(g) = r.guide {
+    if let Some(g) = &r.guide {
         out.push_str(g);
         out.push_str("\n\n");
     }

@@ -16,11 +16,11 @@ use crate::mcp::render::value;
 pub struct SetValueParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// What to write: a local, obj.field, Class.STATIC, xs[i] or m["k"].
+    /// A local, obj.field, Class.STATIC, xs[i] or m["k"].
     pub target: String,
-    /// The new value: a literal or any expression (an object is stored by reference).
+    /// A literal or an expression.
     pub value: String,
-    /// Thread (hex id); default: the newest thread a stop point suspended.
+    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
     /// Frame whose locals are in scope; default 0.
     pub frame_index: Option<usize>,
@@ -32,9 +32,9 @@ pub struct SetValueParams {
 pub struct ForceReturnParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Value to return (an expression), coerced to the method's return type; omit for void.
+    /// An expression, coerced to the return type; omit for void.
     pub value: Option<String>,
-    /// Thread (hex id); default: the newest thread a stop point suspended.
+    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
 }
 
@@ -44,9 +44,9 @@ pub struct ForceReturnParams {
 pub struct PopFrameParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Pop frames 0..=frame_index; the caller re-runs the call. Default 0.
+    /// Pop frames 0..=frame_index; default 0.
     pub frame_index: Option<usize>,
-    /// Thread (hex id); default: the newest thread a stop point suspended.
+    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
 }
 

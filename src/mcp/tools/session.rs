@@ -24,13 +24,13 @@ pub struct AttachParams {
     pub host: Option<String>,
     /// Port the JDWP agent listens on.
     pub port: u16,
-    /// Limit for connect + handshake + first replies, ms; default 5000.
+    /// Connect and handshake limit, ms; default 5000.
     pub timeout_ms: Option<u64>,
-    /// Refuse every mutation (invoke, set values, force return, pop frames, redefine) at the wire.
+    /// Refuse every change to the JVM, at the wire.
     pub read_only: Option<bool>,
-    /// Directories where the .java package tree starts.
+    /// Where .java package trees start.
     pub source_roots: Option<Vec<String>>,
-    /// Directories where the .class package tree starts.
+    /// Where .class package trees start.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -38,7 +38,7 @@ pub struct AttachParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchParams {
-    /// Fully qualified main class (with classpath); or give jar.
+    /// Main class (with classpath), or give jar.
     pub main_class: Option<String>,
     /// Classpath for main_class; default ".".
     pub classpath: Option<String>,
@@ -50,19 +50,19 @@ pub struct LaunchParams {
     pub args: Option<Vec<String>>,
     /// Working directory of the JVM.
     pub working_dir: Option<String>,
-    /// JDK to use; default JAVA_HOME, then java on PATH.
+    /// JDK; default JAVA_HOME, then PATH.
     pub java_home: Option<String>,
-    /// Hold it at its loaded main class until debug_continue; default true.
+    /// Hold it at its main class until debug_continue; default true.
     pub suspend: Option<bool>,
-    /// Leave the JVM running when the session ends; default false (it is terminated).
+    /// Leave the JVM running when the session ends.
     pub detach_on_disconnect: Option<bool>,
-    /// Limit for the JVM to open its JDWP port, ms; default 20000.
+    /// Wait for the JDWP port, ms; default 20000.
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation at the wire.
     pub read_only: Option<bool>,
-    /// Directories where the .java package tree starts.
+    /// Where .java package trees start.
     pub source_roots: Option<Vec<String>>,
-    /// Directories where the .class package tree starts.
+    /// Where .class package trees start.
     pub class_roots: Option<Vec<String>>,
 }
 
