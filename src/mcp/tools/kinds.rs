@@ -264,14 +264,14 @@ mod tests {
         let r = merged();
         let ok = run(&r, json!({"kind": "b", "shared": "x", "only_b": true})).expect("b");
         assert!(ok.contains("b x Some(true)"), "{ok}");
-        let e = run(&r, json!({"kind": "a", "shared": "x", "only_b": true})).unwrap_err();
+        let e = run(&r, json!({"kind": "a", "shared": "x", "only_b": true})).expect_err("refused");
         assert!(
             e.contains("kind a takes no `only_b`; it accepts kind, only_a, shared"),
             "{e}"
         );
-        let e = run(&r, json!({"shared": "x"})).unwrap_err();
+        let e = run(&r, json!({"shared": "x"})).expect_err("refused");
         assert!(e.contains("kind is required; one of a, b"), "{e}");
-        let e = run(&r, json!({"kind": "c"})).unwrap_err();
+        let e = run(&r, json!({"kind": "c"})).expect_err("refused");
         assert!(e.contains("unknown kind \"c\"; one of a, b"), "{e}");
     }
 
@@ -281,7 +281,7 @@ mod tests {
         assert_eq!(r.tool.input_schema["required"], json!(["shared"]));
         let ok = run(&r, json!({"shared": "x", "only_a": 3})).expect("a");
         assert!(ok.contains("a x Some(3)"), "{ok}");
-        let e = run(&r, json!({"kind": "z", "shared": "x"})).unwrap_err();
+        let e = run(&r, json!({"kind": "z", "shared": "x"})).expect_err("refused");
         assert!(e.contains("unknown kind \"z\"; one of a, b"), "{e}");
     }
 }
