@@ -225,7 +225,12 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
         .unwrap_or("bp_2")
         .to_string();
-    step(server, "debug_clear_stop_point", json!({ "id": id })).await?;
+    step(
+        server,
+        "debug_update_stop_point",
+        json!({"kind": "clear",  "id": id }),
+    )
+    .await?;
     step(server, "debug_continue", json!({})).await?;
     Ok(())
 }

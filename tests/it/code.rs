@@ -327,7 +327,10 @@ fn pop_frame_enters_the_new_body(java_home: Option<PathBuf>) {
     );
     assert!(swapped.text.contains("debug_pop_frame"), "{}", swapped.text);
     server
-        .call("debug_clear_stop_point", json!({"id": bp}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": bp}),
+        )
         .expect_ok();
     server
         .call("debug_pop_frame", json!({"frame_index": 0}))

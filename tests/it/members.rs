@@ -104,7 +104,28 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         inherited.text
     );
 
-    // Fields: statics first, generic types, modifiers.
+    fields_of_box(&server);
+    inner_class(&server);
+    // A class not loaded points at debug_list_classes.
+    let missing = server
+        .call(
+            "debug_list_members",
+            json!({"kind": "methods", "class_name": "NoSuchThing"}),
+        )
+        .expect_tool_error();
+    assert!(missing.text.contains("[NOT_LOADED]"), "{}", missing.text);
+    assert!(
+        missing.text.contains("debug_list_classes"),
+        "{}",
+        missing.text
+    );
+
+    three_types_in_one_walk(&server, &counts);
+    crate::dump::assert_none_suspended(&server);
+}
+
+/// Box's fields: statics first, generic types, modifiers.
+fn fields_of_box(server: &Server) {
     let fields = server
         .call(
             "debug_list_members",
@@ -136,24 +157,6 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         "{}",
         fields.text
     );
-
-    inner_class(&server);
-    // A class not loaded points at debug_list_classes.
-    let missing = server
-        .call(
-            "debug_list_members",
-            json!({"kind": "methods", "class_name": "NoSuchThing"}),
-        )
-        .expect_tool_error();
-    assert!(missing.text.contains("[NOT_LOADED]"), "{}", missing.text);
-    assert!(
-        missing.text.contains("debug_list_classes"),
-        "{}",
-        missing.text
-    );
-
-    three_types_in_one_walk(&server, &counts);
-    crate::dump::assert_none_suspended(&server);
 }
 
 #[test]

@@ -199,6 +199,15 @@ fn strip_output_node(node: &mut JsonObject) {
         node.remove("minimum");
         node.remove("maximum");
     }
+    let number = match node.get("type") {
+        Some(serde_json::Value::String(t)) => t == "number",
+        Some(serde_json::Value::Array(t)) => t.iter().any(|t| t == "number"),
+        _ => false,
+    };
+    if number {
+        // `double` is how Rust stores it; JSON has one number type.
+        node.remove("format");
+    }
     for (key, value) in node.iter_mut() {
         match value {
             // Under these, the keys are names, each mapped to a schema.

@@ -473,8 +473,8 @@ fn an_exported_set_re_arms_by_replaying_its_calls() {
     );
     ok(
         &server,
-        "debug_toggle_stop_point",
-        json!({"id": exits, "enabled": false}),
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": exits, "enabled": false}),
     );
     traces_of(&server, &line_stop, 2);
     let exported = ok(&server, "debug_list_stop_points", json!({"export": true}));

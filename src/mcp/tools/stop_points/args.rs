@@ -256,7 +256,7 @@ pub struct IdParams {
     pub id: String,
 }
 
-/// Arguments of debug_toggle_stop_point.
+/// Arguments of debug_update_stop_point kind toggle.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToggleParams {

@@ -10,6 +10,7 @@ use super::{count_with_condition, export};
 use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::data::StopPoints;
+use crate::mcp::tools::kinds::Kind;
 use crate::mcp::tools::session::SessionParams;
 use crate::mcp::tools::{self, Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{Mode, StopPointSpec, Target, TraceSpec};
@@ -40,49 +41,47 @@ pub(super) fn manage_routes() -> Vec<Route> {
                   named). Reads only.",
             )
         .with_output::<StopPoints>(),
-        Route::new(
-            "debug_clear_stop_point",
-            "Clear a stop point",
-            "Clear a stop point, or a family (bpset_: its members and its class-load watch). A \
-             spent one is removed without a packet.",
-            Effect::Changes,
-            clear,
-        )
-            .with_guide(
-                "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
-                  its class-load watch). A spent stop point is removed without sending anything: the JVM already \
-                  deleted its request. Clearing a family member frees a slot, so a full family watches for new \
-                  classes again.",
-            ),
-        Route::new(
-            "debug_toggle_stop_point",
-            "Disable or re-arm a stop point",
-            "Disable a stop point or family (requests cleared, definition and counters kept) or \
-             re-arm it; enabled omitted flips. Re-arming a spent one starts a fresh count and \
-             budget.",
-            Effect::Changes,
-            toggle,
-        )
-            .with_guide(
-                "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
-                  kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
-                  fresh hit_count and trace budget.",
-            ),
-        Route::new(
-            "debug_update_stop_point",
-            "Change a stop point in place",
-            "Change a stop point's trace settings, filters or condition, keeping its id and \
-             counters. It is re-armed with a fresh budget; [], 0 or \"\" removes a setting. A \
-             disabled one stays disabled.",
-            Effect::Changes,
-            update,
-        )
-            .with_guide(
+        {
+            let tool = "debug_update_stop_point";
+            Route::by_kind_or_first(
+                tool,
+                "Change, toggle or clear a stop point",
+                "Change a stop point or family by id. kind settings (default): its trace settings, \
+                 filters or condition, keeping id and counters; it is re-armed with a fresh budget \
+                 ([], 0 or \"\" removes a setting). kind toggle: disable it (requests cleared, \
+                 definition and counters kept) or re-arm it; enabled omitted flips. kind clear: \
+                 remove it (a family with its members and class-load watch).",
+                Effect::Changes,
+                vec![
+                    Kind::new(
+                        "settings",
+                        Route::new(tool, "", "", Effect::Changes, update).with_guide(
                 "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
                   trace_frames, trace_locals, trace_max_hits, trace_max_length, trace_expr ([] removes), hit_count (0 removes), thread_id, \
                   instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
                   disabled one stays disabled.",
-            ),
+                        ),
+                    ),
+                    Kind::new(
+                        "toggle",
+                        Route::new(tool, "", "", Effect::Idempotent, toggle).with_guide(
+                "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
+                  kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
+                  fresh hit_count and trace budget.",
+                        ),
+                    ),
+                    Kind::new(
+                        "clear",
+                        Route::new(tool, "", "", Effect::Changes, clear).with_guide(
+                "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
+                  its class-load watch). A spent stop point is removed without sending anything: the JVM already \
+                  deleted its request. Clearing a family member frees a slot, so a full family watches for new \
+                  classes again.",
+                        ),
+                    ),
+                ],
+            )
+        },
         Route::new(
             "debug_panic",
             "Clear everything and resume",
