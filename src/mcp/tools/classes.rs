@@ -32,7 +32,7 @@ pub fn routes() -> Vec<Route> {
         "List the loaded classes",
         "Loaded classes by name, filtered (com.example.*, *.OrderService, or a substring) and \
          paged, with counts. A class not used yet is not loaded, which is not the same as not \
-         existing. Copies in several loaders are counted. Suspends nothing.",
+         existing.",
         Effect::Read,
         list_classes,
     )

@@ -48,9 +48,9 @@ pub fn routes() -> Vec<Route> {
             "debug_list_jvms",
             "List the local JVMs",
             "The JVMs this user runs here, JDWP or not: pid, main class, JDK, uptime, masked \
-             command line, and the JDWP endpoint: CONNECTED_TO_US, LISTENING, WAITING_FOR_DEBUGGER \
-             (suspend=y: never dialled, a dial would release it), UNREACHABLE or NOT_PROBED, with a \
-             remedy. Changes nothing.",
+             command line, and the JDWP endpoint's state (CONNECTED_TO_US, LISTENING, \
+             WAITING_FOR_DEBUGGER: never dialled, a dial would release it; UNREACHABLE, \
+             NOT_PROBED) with a remedy. Changes nothing.",
             Effect::Read,
             list_jvms,
         )
@@ -66,9 +66,9 @@ pub fn routes() -> Vec<Route> {
             "debug_diagnose",
             "Diagnose the server, sessions and JVMs",
             "Without stop_point: this server, each session (capabilities, suspension, stop points, \
-             recent events, last error) and the local JVMs. With stop_point: why it has not fired, \
+             recent events, errors) and the local JVMs. With stop_point: why it has not fired, \
              each cause checked (class not loaded, no code at the line, stale bytecode, condition \
-             never true, filters, disabled, VM held). Reads only.",
+             never true, filters, disabled, VM held).",
             Effect::Read,
             diagnose,
         )

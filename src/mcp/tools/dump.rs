@@ -52,9 +52,9 @@ pub fn routes() -> Vec<Route> {
         "debug_thread_dump",
         "Dump every thread's stack and locks",
         "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits \
-         for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended threads: \
-         suspend:true holds the VM for the reads (max_suspend_ms, resumed and verified), else only \
-         threads already held are read. Says how long the VM was held.",
+         for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended \
+         threads: suspend:true holds the VM for the reads (bounded by max_suspend_ms, then \
+         verified resumed) and says for how long.",
         Effect::Read,
         thread_dump,
     )

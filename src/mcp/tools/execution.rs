@@ -32,7 +32,6 @@ const THREADS_SHOWN: usize = 100;
 pub struct ThreadParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread (@0x…).
     pub thread_id: String,
 }
 
@@ -42,7 +41,6 @@ pub struct ThreadParams {
 pub struct StepParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
     /// Class patterns to skip (replaces the default list).
     pub exclude_classes: Option<Vec<String>>,
@@ -64,11 +62,10 @@ pub fn routes() -> Vec<Route> {
             Route::by_kind(
                 tool,
                 "Step",
-                "Step the current thread: over (next line of this method), into (into a call), \
-                 out (to the caller). Only that thread runs until it lands; the reply and \
-                 debug_get_last_event show where. JDK and container packages are skipped unless \
-                 exclude_classes replaces the list ([] for none) or only_classes says where to \
-                 stop.",
+                "Step the current thread: over (next line here), into (into a call), out (to the \
+                 caller). Only that thread runs until it lands; the reply shows where. JDK and \
+                 container packages are skipped unless exclude_classes replaces the list ([] for \
+                 none) or only_classes says where to stop.",
                 Effect::Changes,
                 vec![
                     kind("over", StepKind::Over, "Step to the next line of the current method, over calls."),
@@ -107,8 +104,7 @@ pub fn routes() -> Vec<Route> {
             "debug_list_threads",
             "List threads",
             "Live threads: id, name, status, suspend count, sorted by name (worker-2 before \
-             worker-10). A list cut by limit shows one thread per name family first. Suspends \
-             nothing.",
+             worker-10); a list cut by limit shows one per name family first. Suspends nothing.",
             Effect::Read,
             list_threads,
         )

@@ -22,7 +22,6 @@ use crate::mcp::render::value;
 pub struct GetStackParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
     /// Frames to show; default 20.
     pub max_frames: Option<usize>,
@@ -30,9 +29,7 @@ pub struct GetStackParams {
     pub package_filter: Option<String>,
     /// Expand object locals into field trees.
     pub expand_objects: Option<bool>,
-    /// Field-tree depth when expanding; default 2.
     pub max_depth: Option<usize>,
-    /// Fields or elements per object; default 20.
     pub max_children: Option<usize>,
 }
 
@@ -44,15 +41,12 @@ pub struct EvaluateParams {
     pub session_id: Option<String>,
     /// e.g. order.items[0].getSku(), m["k"], xs[?qty > 3].
     pub expression: String,
-    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
     /// Frame in scope; default 0 (top).
     pub frame_index: Option<usize>,
     /// Render the result as a field tree.
     pub expand_objects: Option<bool>,
-    /// Field-tree depth; default 2.
     pub max_depth: Option<usize>,
-    /// Fields or elements per object; default 20.
     pub max_children: Option<usize>,
 }
 
@@ -63,7 +57,7 @@ pub fn routes() -> Vec<Route> {
             "Read a thread's stack and locals",
             "Frames of a suspended thread (#i class.method:line) with each frame's locals; \
              max_frames:1 is the locals view. Needs the thread held (a hit, debug_suspend_thread). \
-             Each local read is a safepoint; expand_objects reads fields and invokes nothing.",
+             Each local read is a safepoint; expand_objects invokes nothing.",
             Effect::Read,
             get_stack,
         )
@@ -84,10 +78,10 @@ pub fn routes() -> Vec<Route> {
                 tool,
                 "Evaluate an expression",
                 "Evaluate a Java-like expression in a frame: locals, this, fields, classes, @0x… \
-                 handles, .field and .method(args), xs[i], m[\"k\"], xs[2..5], xs[?qty > 3], operators; \
-                 #UTF-8/#raw for byte[]. Collections are read by their fields; method calls and \
-                 toString() need a thread a stop point suspended (2 s each). kind chain prints every \
-                 link of a.getB().c, naming the first null one. Errors point at the column.",
+                 handles, calls, xs[i], m[\"k\"], xs[2..5], xs[?qty > 3], operators. Collections \
+                 are read by their fields; method calls and toString() need a thread a stop point \
+                 suspended (2 s each). kind chain prints each link of a.getB().c, naming the first \
+                 null. Errors point at the column.",
                 Effect::Read,
                 vec![
                     kind(

@@ -86,9 +86,8 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_arm_stop_points",
             "Re-arm an exported stop-point set",
-            "Arm a set from debug_list_stop_points export:true on this session, each entry through \
-             debug_set_stop (its refusals and deferrals apply); disabled or spent entries are \
-             skipped. Counts armed, deferred, refused and skipped.",
+            "Arm a set from debug_list_stop_points export:true, each entry through debug_set_stop \
+             (its refusals and deferrals apply); disabled or spent entries are skipped.",
             Effect::Changes,
             arm,
         )

@@ -50,9 +50,7 @@ pub struct InvokeParams {
     pub timeout_ms: Option<u64>,
     /// Let other threads run during the call.
     pub all_threads: Option<bool>,
-    /// Field-tree depth; default 2.
     pub max_depth: Option<usize>,
-    /// Fields per object; default 20.
     pub max_children: Option<usize>,
 }
 
@@ -101,10 +99,10 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_invoke",
             "Call a method of the application",
-            "Call a static method, one on an object (@0x…) or on a Spring bean, with JSON args \
-             typed by the declared parameters. Runs on a thread an event suspended, else parks one \
-             at its next line and resumes it after; only that thread runs, so a lock held by a \
-             suspended thread times out. template:true shows what each overload takes.",
+            "Call a static method, or one on an object (@0x…) or a Spring bean, with JSON args \
+             typed by the declared parameters. Runs on a thread an event holds, else parks one at \
+             its next line; only that thread runs, so a lock another held thread owns times out. \
+             template:true shows what each overload takes.",
             Effect::Changes,
             invoke,
         )

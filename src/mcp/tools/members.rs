@@ -60,10 +60,9 @@ pub fn routes() -> Vec<Route> {
             Route::by_kind(
                 tool,
                 "List a class's methods or fields",
-                "A loaded class's methods or fields (kind) as Java source lines: modifiers, generic \
-                 types, parameter names where known; no values read, synthetic members left out. \
-                 inherited:true adds the supertypes'. Name@0x<loader> picks one loader's copy. \
-                 Suspends nothing.",
+                "A loaded class's methods or fields (kind) as Java source lines: modifiers, \
+                 generic types, parameter names where known; no values read. inherited:true adds \
+                 the supertypes'. Name@0x<loader> picks one loader's copy.",
                 Effect::Read,
                 vec![
                     kind(

@@ -79,6 +79,18 @@ pub fn progress_reporter(what: &'static str) -> Option<crate::actors::ProgressFn
     }))
 }
 
+/// What the arguments several tools share mean, said once (in the
+/// server's instructions and docs/tools.md) instead of in every schema.
+#[macro_export]
+macro_rules! shared_arguments {
+    () => {
+        "Every tool takes an optional session_id (default: the current session). thread_id is a \
+         thread's @0x… id (default: the newest thread a stop point suspended); class_roots and \
+         source_roots are directories where .class and .java package trees start; max_depth \
+         (default 2) and max_children (default 20) bound a field tree."
+    };
+}
+
 /// What every tool call gets.
 #[derive(Clone)]
 pub struct Ctx {
@@ -415,13 +427,13 @@ pub fn data<O: Serialize>(s: impl Into<String>, data: &O) -> CallToolResult {
 /// `docs/tools.md`: the catalogue rendered for people. Generated from the
 /// same definitions tools/list serves; a test keeps the file in step.
 pub fn markdown() -> String {
-    let mut out = String::from(
+    let mut out = String::from(concat!(
         "# Tools\n\n<!-- Generated from the tool catalogue (src/mcp/tools); a test checks it. \
-         Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n\
-         Every session-scoped tool takes an optional `session_id` (default: the current session). \
-         Errors start with a stable `[LABEL]` and say what to do next. Each section is also served \
-         as the MCP resource `jdwp://guide/<tool>`.\n",
-    );
+         Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n",
+        crate::shared_arguments!(),
+        " Errors start with a stable `[LABEL]` and say what to do next. Each section is also \
+         served as the MCP resource `jdwp://guide/<tool>`.\n",
+    ));
     for r in &routes().routes {
         out.push('\n');
         out.push_str(&route_markdown(r));

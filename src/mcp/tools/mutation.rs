@@ -20,7 +20,6 @@ pub struct SetValueParams {
     pub target: String,
     /// A literal or an expression.
     pub value: String,
-    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
     /// Frame whose locals are in scope; default 0.
     pub frame_index: Option<usize>,
@@ -34,7 +33,6 @@ pub struct ForceReturnParams {
     pub session_id: Option<String>,
     /// An expression, coerced to the return type; omit for void.
     pub value: Option<String>,
-    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
 }
 
@@ -46,7 +44,6 @@ pub struct PopFrameParams {
     pub session_id: Option<String>,
     /// Pop frames 0..=frame_index; default 0.
     pub frame_index: Option<usize>,
-    /// Thread (@0x…); default: the newest one a stop point suspended.
     pub thread_id: Option<String>,
 }
 
@@ -55,10 +52,9 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_set_value",
             "Change a value in the running program",
-            "Write a local, a field or an array element in a suspended thread's frame; value is a \
-             literal coerced to the declared type, or an expression. Reports the value replaced. \
-             List/Map elements go through set()/put() and need a thread a stop point suspended. \
-             Refused read-only.",
+            "Write a local, a field or an array element in a suspended thread's frame: a literal \
+             coerced to the declared type, or an expression. Reports the value replaced. List/Map \
+             elements go through set()/put() on a thread a stop point holds. Refused read-only.",
             Effect::Changes,
             set_value,
         )

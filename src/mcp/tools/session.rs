@@ -28,9 +28,7 @@ pub struct AttachParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every change to the JVM, at the wire.
     pub read_only: Option<bool>,
-    /// Where .java package trees start.
     pub source_roots: Option<Vec<String>>,
-    /// Where .class package trees start.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -60,9 +58,7 @@ pub struct LaunchParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation at the wire.
     pub read_only: Option<bool>,
-    /// Where .java package trees start.
     pub source_roots: Option<Vec<String>>,
-    /// Where .class package trees start.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -93,8 +89,8 @@ pub fn routes() -> Vec<Route> {
             "debug_attach",
             "Attach to a JVM",
             "Attach to a JVM started with \
-             -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT; the session becomes \
-             current. Suspends nothing (a suspend=y JVM stays held until debug_continue). read_only \
+             -agentlib:jdwp=transport=dt_socket,server=y,address=PORT; the session becomes \
+             current. Suspends nothing (a suspend=y JVM waits for debug_continue). read_only \
              refuses every change at the wire. A port that is not JDWP says NOT_JDWP.",
             Effect::Changes,
             attach,
@@ -109,9 +105,9 @@ pub fn routes() -> Vec<Route> {
             "debug_launch",
             "Launch a JVM under the debugger",
             "Start a JVM (main_class and classpath, or jar) with a JDWP agent on a free loopback \
-             port, and attach. suspend (default true) holds it once its main class is loaded; \
-             debug_continue starts it. A death at startup is an error with its last lines. Ends \
-             with the session unless detach_on_disconnect.",
+             port, and attach. suspend (default true) holds it at its main class until \
+             debug_continue. A startup death is an error with its last lines. Ends with the \
+             session unless detach_on_disconnect.",
             Effect::Changes,
             launch,
         )

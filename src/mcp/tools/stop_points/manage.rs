@@ -22,10 +22,9 @@ pub(super) fn manage_routes() -> Vec<Route> {
             "debug_list_stop_points",
             "List stop points",
             "Every stop point and family: id, target, state (armed, deferred, disabled, spent and \
-             why), policy, locations, hits. Traced ones add snapshots against their budget and \
-             their cost (hold per hit, share of a thread against max_overhead, PAUSED past it; a \
-             probe's ns per call). export:true gives the debug_set_stop calls that re-arm the set. \
-             Reads only.",
+             why), policy, hits, and for traced ones the snapshots against their budget and their \
+             cost (hold per hit and share of a thread; PAUSED past max_overhead; a probe's ns per \
+             call). export:true gives the debug_set_stop calls that re-arm the set.",
             Effect::Read,
             list,
         )
@@ -47,10 +46,9 @@ pub(super) fn manage_routes() -> Vec<Route> {
                 tool,
                 "Change, toggle or clear a stop point",
                 "Change a stop point or family by id. kind settings (default): its trace settings, \
-                 filters or condition, keeping id and counters; it is re-armed with a fresh budget \
-                 ([], 0 or \"\" removes a setting). kind toggle: disable it (requests cleared, \
-                 definition and counters kept) or re-arm it; enabled omitted flips. kind clear: \
-                 remove it (a family with its members and class-load watch).",
+                 filters or condition, keeping id and counters, re-armed with a fresh budget ([], \
+                 0 or \"\" removes one). kind toggle: disable (definition kept) or re-arm; enabled \
+                 omitted flips. kind clear: remove it.",
                 Effect::Changes,
                 vec![
                     Kind::new(
