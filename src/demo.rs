@@ -120,8 +120,8 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
     if let Some(picker) = picker {
         step(
             server,
-            "debug_suspend_thread",
-            json!({ "thread_id": picker }),
+            "debug_thread",
+            json!({"kind": "suspend", "thread_id": picker }),
         )
         .await?;
         let stack = step(
@@ -145,8 +145,8 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
         .await?;
         step(
             server,
-            "debug_resume_thread",
-            json!({ "thread_id": picker }),
+            "debug_thread",
+            json!({"kind": "resume", "thread_id": picker }),
         )
         .await?;
     }
@@ -228,7 +228,7 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
     step(
         server,
         "debug_update_stop_point",
-        json!({"kind": "clear",  "id": id }),
+        json!({"kind": "clear", "id": id }),
     )
     .await?;
     step(server, "debug_continue", json!({})).await?;

@@ -265,7 +265,12 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     let r = rig().await;
     let s = &r.server;
     let id = evaluator_thread(s).await;
-    let (err, text) = call(s, "debug_suspend_thread", json!({"thread_id": id})).await;
+    let (err, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": id}),
+    )
+    .await;
     assert!(!err, "{text}");
     assert!(text.contains("suspend count now 1"), "{text}");
     // Frame 0 is in Thread.sleep; frame 1 is `work`.
@@ -306,7 +311,12 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     .await;
     assert!(!err, "{text}");
     assert!(text.starts_with("counts[\"k4\"] = 40"), "{text}");
-    call(s, "debug_resume_thread", json!({"thread_id": id})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": id}),
+    )
+    .await;
     r.engine.shutdown().await;
 }
 

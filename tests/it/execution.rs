@@ -230,20 +230,40 @@ async fn suspends_are_counted_and_continue_verifies() {
     assert_runs(&r.jvm);
 
     let main = tid(t);
-    call(s, "debug_suspend_thread", json!({"thread_id": main})).await;
-    let (_, text) = call(s, "debug_suspend_thread", json!({"thread_id": main})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": main}),
+    )
+    .await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": main}),
+    )
+    .await;
     assert!(text.contains("suspend count now 2"), "{text}");
-    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": main})).await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": main}),
+    )
+    .await;
     assert!(
         text.contains("count now 1") && text.contains("still suspended"),
         "{text}"
     );
-    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": main})).await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": main}),
+    )
+    .await;
     assert!(text.contains("count now 0"), "{text}");
     let (err, text) = call(
         s,
-        "debug_suspend_thread",
-        json!({"thread_id": "@0x7fffff01"}),
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": "@0x7fffff01"}),
     )
     .await;
     assert!(err && text.starts_with("[NO_THREAD]"), "{text}");
@@ -363,7 +383,12 @@ async fn disconnect_while_stopped_and_while_a_thread_is_held() {
     let r = rig().await;
     let s = &r.server;
     let t = hit(&r.session, "Execution", line("step-start")).await;
-    call(s, "debug_suspend_thread", json!({"thread_id": tid(t)})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": tid(t)}),
+    )
+    .await;
     let (err, text) = call(s, "debug_disconnect", json!({})).await;
     assert!(!err, "{text}");
     assert!(text.contains("verified: all"), "{text}");
@@ -387,7 +412,12 @@ async fn continue_leaves_the_threads_you_hold_and_says_so() {
         .and_then(|l| l.split_whitespace().next())
         .expect("Finalizer thread")
         .to_string();
-    call(s, "debug_suspend_thread", json!({"thread_id": fin})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": fin}),
+    )
+    .await;
     hit(&r.session, "Execution", line("step-start")).await;
     let (err, text) = call(s, "debug_continue", json!({})).await;
     assert!(!err, "{text}");
@@ -406,7 +436,12 @@ async fn continue_leaves_the_threads_you_hold_and_says_so() {
     );
     let (_, sessions) = call(s, "debug_list_sessions", json!({})).await;
     assert!(sessions.contains("held_by_you=["), "{sessions}");
-    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": fin})).await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": fin}),
+    )
+    .await;
     assert!(text.contains("count now 0"), "{text}");
     r.engine.shutdown().await;
 }

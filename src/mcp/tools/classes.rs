@@ -31,8 +31,7 @@ pub fn routes() -> Vec<Route> {
         "debug_list_classes",
         "List the loaded classes",
         "Loaded classes by name, filtered (com.example.*, *.OrderService, or a substring) and \
-         paged, with counts. A class not used yet is not loaded, which is not the same as not \
-         existing.",
+         paged, with counts. A class not used yet is not loaded.",
         Effect::Read,
         list_classes,
     )

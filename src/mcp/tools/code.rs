@@ -85,8 +85,7 @@ pub fn routes() -> Vec<Route> {
             "debug_source",
             "Source of a loaded class",
             "A loaded class's source file from the source roots: a window around line, or \
-             whole_file. With class roots, the window is checked against the running bytecode \
-             (silence: equal).",
+             whole_file. With class roots, the window is checked against the running bytecode.",
             Effect::Read,
             source,
         )
@@ -100,8 +99,7 @@ pub fn routes() -> Vec<Route> {
             "debug_check_stale",
             "Is the JVM running this build?",
             "Compare a loaded class with its .class under the class roots: moved lines, code bytes \
-             (bytecode:true), methods on one side only, and the restrictions a reload would trip. \
-             One packet per method.",
+             (bytecode:true), methods on one side only, and the restrictions a reload would trip.",
             Effect::Read,
             check_stale,
         )
@@ -116,8 +114,7 @@ pub fn routes() -> Vec<Route> {
             "Hot-swap a class",
             "Redefine a loaded class from its .class under the class roots or class_file; \
              compile:true runs javac on sources first. Method bodies only: a refusal names the \
-             restriction. Running frames keep the old code; the new code outlives the session. \
-             Refused read-only (dry_run is not).",
+             restriction. Running frames keep the old code. Refused read-only (dry_run is not).",
             Effect::Changes,
             reload,
         )

@@ -48,9 +48,8 @@ pub fn routes() -> Vec<Route> {
             "debug_list_jvms",
             "List the local JVMs",
             "The JVMs this user runs here, JDWP or not: pid, main class, JDK, uptime, masked \
-             command line, and the JDWP endpoint's state (CONNECTED_TO_US, LISTENING, \
-             WAITING_FOR_DEBUGGER: never dialled, a dial would release it; UNREACHABLE, \
-             NOT_PROBED) with a remedy. Changes nothing.",
+             command line, and the JDWP endpoint's state (LISTENING, WAITING_FOR_DEBUGGER: never \
+             dialled, a dial would release it; CONNECTED_TO_US, UNREACHABLE, NOT_PROBED).",
             Effect::Read,
             list_jvms,
         )
@@ -64,11 +63,11 @@ pub fn routes() -> Vec<Route> {
         .with_output::<super::data::Jvms>(),
         Route::new(
             "debug_diagnose",
-            "Diagnose the server, sessions and JVMs",
+            "Diagnose",
             "Without stop_point: this server, each session (capabilities, suspension, stop points, \
              recent events, errors) and the local JVMs. With stop_point: why it has not fired, \
              each cause checked (class not loaded, no code at the line, stale bytecode, condition \
-             never true, filters, disabled, VM held).",
+             never true, filters, disabled).",
             Effect::Read,
             diagnose,
         )

@@ -50,11 +50,10 @@ pub struct ThreadDumpParams {
 pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_thread_dump",
-        "Dump every thread's stack and locks",
+        "Thread dump",
         "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits \
          for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended \
-         threads: suspend:true holds the VM for the reads (bounded by max_suspend_ms, then \
-         verified resumed) and says for how long.",
+         threads: suspend:true holds the VM for the reads (max_suspend_ms) and says for how long.",
         Effect::Read,
         thread_dump,
     )

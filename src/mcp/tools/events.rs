@@ -78,8 +78,8 @@ pub fn routes() -> Vec<Route> {
             "debug_get_last_event",
             "Get the last event",
             "The newest reportable event (a suspending hit or a failed condition): seq, stop, \
-             thread, location, what it suspended, details; [pending] counts buffered ones. limit N \
-             lists the N oldest; drain:true discards what was shown.",
+             thread, location, what it suspended, details; [pending] counts the rest. limit N \
+             lists the N oldest; drain:true discards them.",
             Effect::Read,
             last_event,
         )
@@ -94,9 +94,9 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_wait_for_event",
             "Wait for the next event",
-            "Wait for a reportable event not shown yet (one waiting returns at once), up to \
-             timeout_ms (default 30000); a timeout is an answer. bp_id waits for that stop point \
-             or family (a traced one: its next snapshot). Suspends nothing.",
+            "Wait for a reportable event not shown yet, up to timeout_ms (default 30000); a \
+             timeout is an answer. bp_id waits for that stop point or family (a traced one: its \
+             next snapshot). Suspends nothing.",
             Effect::Read,
             wait,
         )
@@ -111,10 +111,9 @@ pub fn routes() -> Vec<Route> {
             "debug_get_traces",
             "Get trace snapshots",
             "Trace snapshots, oldest first: seq, stop, thread, location, callers, locals, details \
-             (exception, field change, return value, duration); objects as weak @0x… handles. \
-             Filter by bp_id, class_filter or since (polling); limit keeps the newest. group_by \
-             counts every match per key (p50/p99/max of timed calls). clear:true removes what \
-             matched.",
+             (exception, field change, return value, duration). Filter by bp_id, class_filter or \
+             since (polling); limit keeps the newest. group_by counts every match per key \
+             (p50/p99/max of timed calls). clear:true removes what matched.",
             Effect::Read,
             traces,
         )

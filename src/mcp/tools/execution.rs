@@ -63,9 +63,9 @@ pub fn routes() -> Vec<Route> {
                 tool,
                 "Step",
                 "Step the current thread: over (next line here), into (into a call), out (to the \
-                 caller). Only that thread runs until it lands; the reply shows where. JDK and \
-                 container packages are skipped unless exclude_classes replaces the list ([] for \
-                 none) or only_classes says where to stop.",
+                 caller). Only that thread runs until it lands. JDK and container packages are \
+                 skipped unless exclude_classes replaces the list ([] for none) or only_classes \
+                 says where to stop.",
                 Effect::Changes,
                 vec![
                     kind("over", StepKind::Over, "Step to the next line of the current method, over calls."),
@@ -74,25 +74,40 @@ pub fn routes() -> Vec<Route> {
                 ],
             )
         },
-        Route::new(
-            "debug_suspend_thread",
-            "Suspend one thread",
-            "Suspend one thread while the others run on: the cheap way to read a live frame. \
-             Suspends are counted. Methods cannot be invoked on a thread held this way (JDWP allows \
-             that only after an event).",
-            Effect::Changes,
-            |ctx, call| suspend_thread(ctx, call, true),
-        )
-            .with_guide(
-                "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
-            ),
-        Route::new(
-            "debug_resume_thread",
-            "Resume one thread once",
-            "Take one suspension off one thread and report the count left (a thread held by a stop point and by debug_suspend_thread needs two).",
-            Effect::Changes,
-            |ctx, call| suspend_thread(ctx, call, false),
-        ),
+        {
+            let tool = "debug_thread";
+            let kind = |name, suspend: bool, guide: &'static str| {
+                let handler = move |ctx, call| suspend_thread(ctx, call, suspend);
+                let route = Route::new(tool, "", "", Effect::Changes, handler).with_guide(guide);
+                Kind::new(name, route)
+            };
+            Route::by_kind(
+                tool,
+                "Hold one thread",
+                "Suspend one thread while the others run on (kind suspend), the cheap way to read \
+                 a live frame, or take one suspension off it (kind resume). Suspends are counted. \
+                 Methods cannot be invoked on a thread held this way (JDWP allows that only after \
+                 an event).",
+                Effect::Changes,
+                vec![
+                    kind(
+                        "suspend",
+                        true,
+                        "Suspend one named thread; every other thread keeps running. The cheap way \
+                         to read a live frame (debug_get_stack, debug_evaluate of locals and \
+                         fields). Suspends are counted: the reply reads the count back. A thread \
+                         held this way cannot run invoked methods (JDWP allows that only after an \
+                         event).",
+                    ),
+                    kind(
+                        "resume",
+                        false,
+                        "Take one suspension off one thread and report the count left (a thread \
+                         held by a stop point and by debug_thread kind suspend needs two).",
+                    ),
+                ],
+            )
+        },
         Route::new(
             "debug_pause",
             "Suspend the whole JVM",
@@ -221,7 +236,7 @@ async fn resume(ctx: Ctx, call: Call<SessionParams>) -> Reply {
         out.push_str(&format!("\nVerified: all {} threads run.", report.total));
     } else if report.still_held == 0 {
         out.push_str(&format!(
-            "\nVerified: all {} other threads run. Still held by you (debug_suspend_thread): {}; debug_resume_thread releases them.",
+            "\nVerified: all {} other threads run. Still held by you (debug_thread): {}; debug_thread kind resume releases them.",
             report.total.saturating_sub(held.len()),
             held.iter()
                 .map(|h| format!(
@@ -271,7 +286,7 @@ async fn suspend_thread(ctx: Ctx, call: Call<ThreadParams>, suspend: bool) -> Re
         ));
     }
     if suspend {
-        out.push_str("\nNext: debug_get_stack / debug_evaluate with this thread_id; debug_resume_thread releases it");
+        out.push_str("\nNext: debug_get_stack / debug_evaluate with this thread_id; debug_thread kind resume releases it");
     }
     Ok(super::text(out))
 }

@@ -54,17 +54,17 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_get_stack",
-            "Read a thread's stack and locals",
+            "Read a stack",
             "Frames of a suspended thread (#i class.method:line) with each frame's locals; \
-             max_frames:1 is the locals view. Needs the thread held (a hit, debug_suspend_thread). \
-             Each local read is a safepoint; expand_objects invokes nothing.",
+             max_frames:1 is the locals view. Each local read is a safepoint; expand_objects \
+             invokes nothing.",
             Effect::Read,
             get_stack,
         )
             .with_guide(
                 "Frames of a suspended thread, one line each (#i class.method:line), with the locals of each frame \
                   beneath; a declared generic type is shown where it says more than the value. max_frames:1 is the \
-                  one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
+                  one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_thread). \
                   Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
             ),
         {
@@ -78,10 +78,9 @@ pub fn routes() -> Vec<Route> {
                 tool,
                 "Evaluate an expression",
                 "Evaluate a Java-like expression in a frame: locals, this, fields, classes, @0x… \
-                 handles, calls, xs[i], m[\"k\"], xs[2..5], xs[?qty > 3], operators. Collections \
-                 are read by their fields; method calls and toString() need a thread a stop point \
-                 suspended (2 s each). kind chain prints each link of a.getB().c, naming the first \
-                 null. Errors point at the column.",
+                 handles, calls, xs[i], m[\"k\"], xs[?qty > 3], operators. Collections are read by \
+                 their fields; method calls need a thread a stop point suspended (2 s each). kind \
+                 chain prints each link of a.getB().c, naming the first null.",
                 Effect::Read,
                 vec![
                     kind(

@@ -70,10 +70,10 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_export_investigation",
-            "Export the investigation as Markdown",
-            "One Markdown report of a session: the JVM, stop points with hits and cost, the \
-             re-armable set, snapshots, pending events, held threads. Not redacted: snapshots hold \
-             what the program held. Clears nothing.",
+            "Export the investigation",
+            "One Markdown report of a session: JVM, stop points with hits and cost, the re-armable \
+             set, snapshots, pending events, held threads. Not redacted: snapshots hold what the \
+             program held.",
             Effect::Read,
             export,
         )
@@ -85,7 +85,7 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_arm_stop_points",
-            "Re-arm an exported stop-point set",
+            "Re-arm a stop-point set",
             "Arm a set from debug_list_stop_points export:true, each entry through debug_set_stop \
              (its refusals and deferrals apply); disabled or spent entries are skipped.",
             Effect::Changes,

@@ -98,11 +98,11 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_invoke",
-            "Call a method of the application",
+            "Call a method",
             "Call a static method, or one on an object (@0x…) or a Spring bean, with JSON args \
              typed by the declared parameters. Runs on a thread an event holds, else parks one at \
              its next line; only that thread runs, so a lock another held thread owns times out. \
-             template:true shows what each overload takes.",
+             template:true shows each overload's arguments.",
             Effect::Changes,
             invoke,
         )
@@ -116,9 +116,9 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_spring",
             "Read the Spring context",
-            "The Spring context, found on the heap: readiness, beans by name or type, and \
-             Environment keys with the property source each came from (secret-looking values \
-             masked). Calls run like debug_invoke.",
+            "The Spring context, found on the heap: readiness, beans by name or type, Environment \
+             keys with the property source of each (secret-looking values masked). Calls run like \
+             debug_invoke.",
             Effect::Changes,
             spring,
         )
@@ -132,8 +132,8 @@ pub fn routes() -> Vec<Route> {
             "debug_run_named_query",
             "Run a JPA named query",
             "Run a JPA named query through the application's EntityManager with typed parameters, \
-             up to max_rows. Flush is off (COMMIT): unflushed changes are not seen. Rows are read \
-             by field. Reaches the database; runs like debug_invoke.",
+             up to max_rows. Flush is off: unflushed changes are not seen. Reaches the database; \
+             runs like debug_invoke.",
             Effect::Changes,
             named_query,
         )

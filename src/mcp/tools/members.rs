@@ -59,10 +59,10 @@ pub fn routes() -> Vec<Route> {
             };
             Route::by_kind(
                 tool,
-                "List a class's methods or fields",
-                "A loaded class's methods or fields (kind) as Java source lines: modifiers, \
-                 generic types, parameter names where known; no values read. inherited:true adds \
-                 the supertypes'. Name@0x<loader> picks one loader's copy.",
+                "List members",
+                "A loaded class's methods or fields (kind) as Java source lines, with generic \
+                 types and parameter names where known; no values read. inherited:true adds the \
+                 supertypes'. Name@0x<loader> picks one copy.",
                 Effect::Read,
                 vec![
                     kind(
@@ -85,10 +85,10 @@ pub fn routes() -> Vec<Route> {
         },
         Route::new(
             "debug_list_instances",
-            "Count and find live instances",
+            "Count instances",
             "Live instance counts of several classes in one heap walk, with up to max_instances \
-             @0x… handles each. Exact type only: subclasses are not counted. The walk stops the \
-             world; the reply says for how long.",
+             @0x… handles each. Exact type only. The walk stops the world; the reply says for how \
+             long.",
             Effect::Read,
             list_instances,
         )

@@ -51,10 +51,10 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_set_value",
-            "Change a value in the running program",
+            "Set a value",
             "Write a local, a field or an array element in a suspended thread's frame: a literal \
              coerced to the declared type, or an expression. Reports the value replaced. List/Map \
-             elements go through set()/put() on a thread a stop point holds. Refused read-only.",
+             elements go through set()/put(). Refused read-only.",
             Effect::Changes,
             set_value,
         )
@@ -66,7 +66,7 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_force_return",
-            "Force the current method to return",
+            "Force a return",
             "Return now from the top frame's method with value (coerced; omit for void); the rest \
              does not run. Native frames are refused. Refused read-only.",
             Effect::Destructive,
@@ -78,7 +78,7 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_pop_frame",
-            "Pop frames and re-run a call",
+            "Pop frames",
             "Pop frames 0..=frame_index of a suspended thread; on resume the caller calls again. \
              Side effects stay. Native and outermost frames are refused. Refused read-only.",
             Effect::Destructive,

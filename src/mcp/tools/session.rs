@@ -90,8 +90,8 @@ pub fn routes() -> Vec<Route> {
             "Attach to a JVM",
             "Attach to a JVM started with \
              -agentlib:jdwp=transport=dt_socket,server=y,address=PORT; the session becomes \
-             current. Suspends nothing (a suspend=y JVM waits for debug_continue). read_only \
-             refuses every change at the wire. A port that is not JDWP says NOT_JDWP.",
+             current. Suspends nothing. read_only refuses every change at the wire. A port that is \
+             not JDWP says NOT_JDWP.",
             Effect::Changes,
             attach,
         )
@@ -103,11 +103,10 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_launch",
-            "Launch a JVM under the debugger",
+            "Launch a JVM",
             "Start a JVM (main_class and classpath, or jar) with a JDWP agent on a free loopback \
              port, and attach. suspend (default true) holds it at its main class until \
-             debug_continue. A startup death is an error with its last lines. Ends with the \
-             session unless detach_on_disconnect.",
+             debug_continue. Ends with the session unless detach_on_disconnect.",
             Effect::Changes,
             launch,
         )
@@ -133,17 +132,16 @@ pub fn routes() -> Vec<Route> {
         .with_output::<super::data::Sessions>(),
         Route::new(
             "debug_set_current_session",
-            "Choose the current session",
+            "Choose the session",
             "Make a session current: tools called without session_id use it.",
             Effect::Idempotent,
             set_current,
         ),
         Route::new(
             "debug_disconnect",
-            "Disconnect and release the JVM",
+            "Disconnect",
             "End a session: clear every request, resume every thread (JDWP Dispose), check none is \
-             left suspended, and report what was released. A launched JVM is terminated unless \
-             detach_on_disconnect.",
+             left suspended. A launched JVM is terminated unless detach_on_disconnect.",
             Effect::Destructive,
             disconnect,
         )

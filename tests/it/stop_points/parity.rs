@@ -239,8 +239,16 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
         .and_then(|l| l.split_whitespace().next())
         .unwrap_or_else(|| panic!("orders-a in {}", threads.text))
         .to_string();
-    ok(&server, "debug_suspend_thread", json!({"thread_id": id}));
-    ok(&server, "debug_suspend_thread", json!({"thread_id": id}));
+    ok(
+        &server,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": id}),
+    );
+    ok(
+        &server,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": id}),
+    );
     ok(
         &server,
         "debug_set_stop",
@@ -248,9 +256,7 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
     );
     let panic = ok(&server, "debug_panic", json!({}));
     assert!(
-        panic
-            .text
-            .contains("Released 1 thread debug_suspend_thread held:")
+        panic.text.contains("Released 1 thread debug_thread held:")
             && panic.text.contains("\"orders-a\""),
         "{}",
         panic.text

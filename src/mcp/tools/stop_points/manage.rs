@@ -22,9 +22,9 @@ pub(super) fn manage_routes() -> Vec<Route> {
             "debug_list_stop_points",
             "List stop points",
             "Every stop point and family: id, target, state (armed, deferred, disabled, spent and \
-             why), policy, hits, and for traced ones the snapshots against their budget and their \
-             cost (hold per hit and share of a thread; PAUSED past max_overhead; a probe's ns per \
-             call). export:true gives the debug_set_stop calls that re-arm the set.",
+             why), hits, and for traced ones the snapshots against their budget and their cost \
+             (hold per hit, share of a thread, PAUSED past max_overhead; a probe's ns per call). \
+             export:true gives the calls that re-arm the set.",
             Effect::Read,
             list,
         )
@@ -44,11 +44,11 @@ pub(super) fn manage_routes() -> Vec<Route> {
             let tool = "debug_update_stop_point";
             Route::by_kind_or_first(
                 tool,
-                "Change, toggle or clear a stop point",
-                "Change a stop point or family by id. kind settings (default): its trace settings, \
-                 filters or condition, keeping id and counters, re-armed with a fresh budget ([], \
-                 0 or \"\" removes one). kind toggle: disable (definition kept) or re-arm; enabled \
-                 omitted flips. kind clear: remove it.",
+                "Change a stop point",
+                "Change a stop point or family by id. kind settings (default): trace settings, \
+                 filters or condition, keeping id and counters ([], 0 or \"\" removes one). kind \
+                 toggle: disable (definition kept) or re-arm; enabled omitted flips. kind clear: \
+                 remove it.",
                 Effect::Changes,
                 vec![
                     Kind::new(
@@ -84,14 +84,13 @@ pub(super) fn manage_routes() -> Vec<Route> {
             "debug_panic",
             "Clear everything and resume",
             "Safety: clear every stop point, then resume every thread until no suspend count is \
-             left (debug_suspend_thread holds too), verified per thread. For a JVM that seems \
-             frozen by the debugger.",
+             left, verified per thread. For a JVM that seems frozen by the debugger.",
             Effect::Destructive,
             panic,
         )
             .with_guide(
                 "Safety: clear every stop point and family, then resume every thread until no suspend count is \
-                  left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
+                  left (threads debug_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
                   debugger.",
             ),
     ]
@@ -335,7 +334,7 @@ async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.live(p.session_id.as_deref())?;
     let cleared = handle.clear_all_stops().await;
-    // A panic releases the threads debug_suspend_thread holds too: resuming
+    // A panic releases the threads debug_thread holds too: resuming
     // around them would report "all threads run" over a held one.
     let held = released_names(&handle).await;
     let report = handle.resume_all().await?;
@@ -346,7 +345,7 @@ async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     );
     if !held.is_empty() {
         text.push_str(&format!(
-            "\nReleased {} thread{} debug_suspend_thread held: {}.",
+            "\nReleased {} thread{} debug_thread held: {}.",
             held.len(),
             if held.len() == 1 { "" } else { "s" },
             held.join(", ")
@@ -371,7 +370,7 @@ async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     Ok(tools::text(text))
 }
 
-/// Releases the threads the agent holds with debug_suspend_thread and
+/// Releases the threads the agent holds with debug_thread and
 /// names them, as `@0x… "name"` (the id alone when the name cannot be
 /// read).
 async fn released_names(handle: &SessionHandle) -> Vec<String> {
