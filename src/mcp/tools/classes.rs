@@ -18,7 +18,6 @@ pub struct ListClassesParams {
     pub session_id: Option<String>,
     /// com.example.* (prefix), *.OrderService (suffix), or a substring.
     pub filter: Option<String>,
-    /// Include array types; default false.
     pub include_arrays: Option<bool>,
     /// Classes per page; default 100.
     pub limit: Option<usize>,

@@ -30,7 +30,6 @@ pub struct SourceParams {
     pub class_name: Option<String>,
     /// Instead of class_name: Foo.java:42 or com/acme/Foo.java.
     pub file: Option<String>,
-    /// Centre of the window.
     pub line: Option<u32>,
     /// Lines either side; default 20.
     pub context: Option<u32>,
@@ -75,7 +74,6 @@ pub struct ReloadParams {
     pub dry_run: Option<bool>,
     /// Run javac on sources first.
     pub compile: Option<bool>,
-    /// .java files for compile.
     pub sources: Option<Vec<String>>,
 }
 

@@ -38,7 +38,6 @@ pub struct ListJvmsParams {
 pub struct DiagnoseParams {
     /// Session id; default: the current session (only with stop_point).
     pub session_id: Option<String>,
-    /// A stop point id: explain why it has not fired.
     pub stop_point: Option<String>,
 }
 

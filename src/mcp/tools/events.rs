@@ -62,7 +62,6 @@ pub struct TracesParams {
     pub since: Option<u64>,
     /// Most snapshots shown (the newest); default 50.
     pub limit: Option<usize>,
-    /// Remove the matching snapshots after reading.
     pub clear: Option<bool>,
     /// Keys to count every match by: locals, trace_expr sources or expr[i], thread, location.
     pub group_by: Option<Vec<String>>,

@@ -17,7 +17,6 @@ use crate::model::threads;
 pub struct ListThreadsParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Only threads whose name contains this text.
     pub name_contains: Option<String>,
     /// Threads to show; default 100.
     pub limit: Option<usize>,

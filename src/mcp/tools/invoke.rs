@@ -29,11 +29,8 @@ const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 pub struct InvokeParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Class of a static method.
     pub class: Option<String>,
-    /// Object handle (@0x…) to call on.
     pub object: Option<String>,
-    /// Spring bean name to call on.
     pub bean: Option<String>,
     /// Spring bean type (class name) to call on.
     pub bean_type: Option<String>,
@@ -62,7 +59,6 @@ pub struct SpringParams {
     pub session_id: Option<String>,
     /// Beans whose name or type contains this.
     pub beans: Option<String>,
-    /// Environment keys to resolve.
     pub keys: Option<Vec<String>>,
     /// Thread to run on; default as debug_invoke.
     pub thread_id: Option<String>,

@@ -30,7 +30,6 @@ pub struct MembersParams {
     pub class_name: String,
     /// Add the supertypes' members.
     pub inherited: Option<bool>,
-    /// Only members whose name contains this.
     pub name_filter: Option<String>,
     /// Members shown; default 200.
     pub limit: Option<usize>,
@@ -42,7 +41,6 @@ pub struct MembersParams {
 pub struct InstancesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Dotted class names, counted in one heap walk.
     pub class_names: Vec<String>,
     /// Handles per class; default 10, 0 = counts only.
     pub max_instances: Option<usize>,

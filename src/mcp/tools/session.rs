@@ -22,7 +22,6 @@ const DEFAULT_LAUNCH_TIMEOUT_MS: u64 = 20_000;
 pub struct AttachParams {
     /// Host of the JDWP agent; default 127.0.0.1.
     pub host: Option<String>,
-    /// Port the JDWP agent listens on.
     pub port: u16,
     /// Connect and handshake limit, ms; default 5000.
     pub timeout_ms: Option<u64>,
@@ -44,9 +43,7 @@ pub struct LaunchParams {
     pub jar: Option<String>,
     /// Extra JVM options, e.g. ["-Xmx256m"].
     pub jvm_args: Option<Vec<String>>,
-    /// Program arguments.
     pub args: Option<Vec<String>>,
-    /// Working directory of the JVM.
     pub working_dir: Option<String>,
     /// JDK; default JAVA_HOME, then PATH.
     pub java_home: Option<String>,

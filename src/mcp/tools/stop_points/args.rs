@@ -101,7 +101,6 @@ stop_params! {
     pub struct LineStopParams {
         /// Exact class, wildcard, or a list.
         pub class_pattern: OneOrMany<String>,
-        /// Source line.
         pub line: Option<u32>,
         /// Method: its entry (no line), its code (line), or its exits.
         pub method: Option<String>,
@@ -146,7 +145,6 @@ stop_params! {
         pub class_pattern: OneOrMany<String>,
         /// Most classes a wildcard arms; default 20.
         pub max_classes: Option<usize>,
-        /// Field name.
         pub field_name: String,
         /// Report writes; default true.
         pub modify: Option<bool>,
@@ -274,7 +272,6 @@ pub struct ToggleParams {
 pub struct UpdateParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// The stop point to change.
     pub id: String,
     /// Snapshot and resume (true) or suspend (false).
     pub trace: Option<bool>,
