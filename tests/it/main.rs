@@ -20,6 +20,7 @@ mod probe_verify;
 mod probes;
 mod round_trips;
 mod sessions;
+mod skill;
 mod stop_points;
 mod supervision;
 mod support;
