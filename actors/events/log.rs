@@ -242,6 +242,26 @@ impl EventLog {
         (all.into_iter().skip(skip).cloned().collect(), total)
     }
 
+    /// Trace records matching `pred`, oldest first, at most `limit` of
+    /// the oldest (a page forward from where `pred` starts), and how many
+    /// match.
+    pub fn traces_oldest(
+        &self,
+        pred: impl Fn(&TraceRecord) -> bool,
+        limit: usize,
+    ) -> (Vec<TraceRecord>, usize) {
+        let g = lock(&self.inner);
+        let mut total = 0;
+        let mut page = Vec::new();
+        for t in g.traces.iter().filter(|t| pred(t)) {
+            total += 1;
+            if page.len() < limit {
+                page.push(t.clone());
+            }
+        }
+        (page, total)
+    }
+
     /// Removes trace records matching `pred`; returns how many.
     pub fn clear_traces(&self, pred: impl Fn(&TraceRecord) -> bool) -> usize {
         let mut g = lock(&self.inner);

@@ -58,9 +58,9 @@ pub struct TracesParams {
     pub bp_id: Option<String>,
     /// Only snapshots whose location contains this text.
     pub class_filter: Option<String>,
-    /// Only snapshots with a seq above this (for polling).
+    /// Page forward from this seq.
     pub since: Option<u64>,
-    /// Most snapshots shown (the newest); default 50.
+    /// Most shown, default 50; newest unless since.
     pub limit: Option<usize>,
     /// Remove the matching snapshots after reading.
     pub clear: Option<bool>,
@@ -104,7 +104,7 @@ pub fn routes() -> Vec<Route> {
              locals (plus the val$ captures of an anonymous class), details (exception, rethrows, field \
              change, returned value, monitor duration). Objects carry @0x… \
              handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
-             location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
+             location), since (pages forward from that seq); limit (default 50; newest if no since). The ring \
              keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
              match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
              details repeated from the previous snapshot. Reads only.",
@@ -495,7 +495,7 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
     let keys = p.group_by.as_ref().filter(|k| !k.is_empty());
     let query = TraceQuery {
         stop: p.bp_id.clone(),
-        since: p.since.unwrap_or(0),
+        since: p.since,
         class_filter: p.class_filter.clone(),
         limit: p.limit.unwrap_or(TRACES_DEFAULT_LIMIT).max(1),
         all: keys.is_some(),
@@ -507,8 +507,10 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
     let mut text = format!(
         "{} snapshots{} (ring {}/{}, {} evicted)",
         shown.len(),
-        if total > shown.len() {
-            format!(" of {total} matching (the newest; raise limit or use since)")
+        if total > shown.len() && p.since.is_some() {
+            format!(" of {total} matching (the oldest; Next pages on)")
+        } else if total > shown.len() {
+            format!(" of {total} matching (the newest; since=0 pages from the oldest)")
         } else {
             String::new()
         },
@@ -542,8 +544,13 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
         text.push_str(&trace_text_after(t, now, previous.filter(|_| compact)));
     }
     let last_seq = shown.iter().map(|t| t.seq).max();
-    if let Some(s) = last_seq {
-        text.push_str(&format!("\nNext: since={s} returns only newer snapshots"));
+    let rest = total.saturating_sub(shown.len());
+    match last_seq {
+        Some(s) if p.since.is_some() && rest > 0 => {
+            text.push_str(&format!("\nNext: since={s} shows the {rest} after these"));
+        }
+        Some(s) => text.push_str(&format!("\nNext: since={s} returns only newer snapshots")),
+        None => {}
     }
     if cleared > 0 {
         // clear removes every match, not only the page shown: say so.
@@ -551,7 +558,8 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
         text.push_str(&format!(
             "\nCleared {cleared} snapshots{}.",
             if unseen > 0 {
-                format!(" ({unseen} of them not shown: older than the limit)")
+                let side = if p.since.is_some() { "newer" } else { "older" };
+                format!(" ({unseen} of them not shown: {side} than the limit)")
             } else {
                 String::new()
             }
