@@ -142,7 +142,8 @@ fn investigation(port: u16) -> Vec<Call> {
         },
         Call {
             tool: "debug_wait_for_event",
-            args: json!({ "timeout_ms": 15000 }),
+            // The line stop's hit, not the traced one's snapshot.
+            args: json!({ "bp_id": "bp_2", "timeout_ms": 15000 }),
             jdwp: &[],
         },
         Call {

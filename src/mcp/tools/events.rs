@@ -89,10 +89,10 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_wait_for_event",
             "Wait for the next event",
-            "Block until a reportable event arrives that was not shown yet (one already waiting returns at \
-             once), or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
+            "Block until an event not shown yet (one waiting returns at once) or the next traced snapshot \
+             arrives, or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
              Sends progress notifications about every second while waiting when the call carries a \
-             progressToken. bp_id waits for that stop point (or bpset_ family) only; for a traced one, its next snapshot. \
+             progressToken. bp_id waits for that stop point (or bpset_ family) only. \
              Suspends nothing itself.",
             Effect::Read,
             wait,
@@ -318,8 +318,8 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
     let handle = ctx.live(p.session_id.as_deref())?;
     let log = handle.events().clone();
     let limit = Duration::from_millis(p.timeout_ms.unwrap_or(WAIT_DEFAULT_MS).min(WAIT_MAX_MS));
-    let after = p.since.unwrap_or_else(|| log.reported());
     // A misspelt or cleared id would wait out the whole timeout for nothing.
+    let scope = p.bp_id.as_deref().map(str::trim).unwrap_or_default();
     let ids = match p.bp_id.as_deref().map(str::trim) {
         Some(b) => Some(handle.stop_ids(b).await.ok_or_else(|| unknown_stop(b))?),
         None => None,
@@ -334,8 +334,9 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
     };
     let trace_pred = move |t: &TraceRecord| {
         ids2.as_ref()
-            .is_some_and(|ids| ids.iter().any(|i| **i == *t.stop))
+            .is_none_or(|ids| ids.iter().any(|i| **i == *t.stop))
     };
+    let from = log.wait_from(scope, p.since);
     let progress = PROGRESS.try_with(|p| p.clone()).ok();
     let total_ms = limit.as_millis() as f64;
     let mut tick = move |elapsed: Duration| {
@@ -356,13 +357,14 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
         }
     };
     let found = tokio::select! {
-        f = log.wait_after(after, &pred, Some(&trace_pred), limit, PROGRESS_EVERY, &mut tick) => f,
+        f = log.wait_after(from, &pred, Some(&trace_pred), limit, PROGRESS_EVERY, &mut tick) => f,
         _ = handle.died() => None,
     };
     let now = Instant::now();
     match found {
         Some(Found::Event(e)) => {
             log.mark_reported(e.seq);
+            log.mark_waited(scope, e.seq);
             let (line, _) = suspended_line(&handle).await;
             let mut text = event_text(&e, now);
             if handle.thread_is_virtual(e.thread).await {
@@ -371,7 +373,10 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
             let text = format!("{text}\n{line}");
             Ok(super::text(text))
         }
-        Some(Found::Trace(t)) => Ok(super::text(trace_text(&t, now))),
+        Some(Found::Trace(t)) => {
+            log.mark_waited(scope, t.seq);
+            Ok(super::text(trace_text(&t, now)))
+        }
         None => {
             handle.check_alive()?;
             let (line, _) = suspended_line(&handle).await;

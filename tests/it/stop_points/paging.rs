@@ -93,3 +93,48 @@ fn paging_with_since_walks_forward_and_skips_nothing() {
     );
     assert_all_running(&server);
 }
+
+/// The seq of the snapshot a wait returned ("#seq stop …").
+fn waited_seq(server: &Server, args: Value) -> u64 {
+    let r = ok(server, "debug_wait_for_event", args);
+    r.text
+        .strip_prefix('#')
+        .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a snapshot, not {}", r.text))
+}
+
+/// The seq of the first snapshot of `bp` after `seq`.
+fn next_after(server: &Server, bp: &str, seq: u64) -> u64 {
+    let r = ok(
+        server,
+        "debug_get_traces",
+        json!({"bp_id": bp, "since": seq, "limit": 1}),
+    );
+    seqs(&r.json())[0]
+}
+
+#[test]
+fn waiting_returns_each_traced_snapshot_once_in_order_with_or_without_bp_id() {
+    let (_jvm, server) = attached_orders();
+    let id = traced_loop(&server, 0);
+    let on_bp = json!({"bp_id": id, "timeout_ms": 20000});
+    let a = waited_seq(&server, on_bp.clone());
+    let b = waited_seq(&server, on_bp.clone());
+    assert!(
+        b > a,
+        "the next snapshot, not the same one again: #{a} then #{b}"
+    );
+    assert_eq!(b, next_after(&server, &id, a), "nothing skipped after #{a}");
+    // Without bp_id traced snapshots wake the wait too (one arrives about
+    // every 10 ms), and each call again returns the one after the last.
+    let any = json!({"timeout_ms": 20000});
+    let c = waited_seq(&server, any.clone());
+    let d = waited_seq(&server, any);
+    assert!(c > b && d > c, "#{b}, #{c}, #{d}");
+    assert_eq!(d, next_after(&server, &id, c), "nothing skipped after #{c}");
+    // The bp_id cursor goes on from where it was, not from the others'.
+    let e = waited_seq(&server, on_bp);
+    assert_eq!(e, next_after(&server, &id, b), "#{e} follows #{b}");
+    assert_all_running(&server);
+}

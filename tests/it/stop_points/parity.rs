@@ -360,8 +360,9 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
         "{}",
         listing.text
     );
-    // The pending count says it includes the event shown.
-    ok(
+    // The pending count says it includes the event shown (waited for by
+    // its id: a wait without one also returns the traced snapshots).
+    let thrown = ok(
         &server,
         "debug_set_exception_stop",
         json!({"class_pattern": "java.lang.IllegalStateException", "hit_count": 1}),
@@ -369,7 +370,7 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     ok(
         &server,
         "debug_wait_for_event",
-        json!({"timeout_ms": 15000}),
+        json!({"bp_id": first_id(&thrown), "timeout_ms": 15000}),
     );
     let last = ok(&server, "debug_get_last_event", json!({}));
     assert!(
