@@ -170,8 +170,9 @@ fn line_of(marker: &str) -> Result<usize> {
 async fn stop_points(server: &JvmScope) -> Result<()> {
     step(
         server,
-        "debug_set_line_stop",
+        "debug_set_stop",
         json!({
+            "kind": "line",
             "class_pattern": "Warehouse",
             "line": line_of("demo: trace")?,
             "trace": true,
@@ -200,8 +201,9 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
     step(server, "debug_get_traces", json!({ "clear": true })).await?;
     let stop = step(
         server,
-        "debug_set_line_stop",
+        "debug_set_stop",
         json!({
+            "kind": "line",
             "class_pattern": "Warehouse",
             "line": line_of("demo: stop")?,
             "condition": "sku == \"plum\" && after < 95",
@@ -223,7 +225,12 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
         .unwrap_or("bp_2")
         .to_string();
-    step(server, "debug_clear_stop_point", json!({ "id": id })).await?;
+    step(
+        server,
+        "debug_update_stop_point",
+        json!({"kind": "clear",  "id": id }),
+    )
+    .await?;
     step(server, "debug_continue", json!({})).await?;
     Ok(())
 }

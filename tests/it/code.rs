@@ -150,8 +150,8 @@ fn check_stale_tells_the_three_edits_apart_and_reload_installs_the_body_edits() 
     let line = crate::support::java::line_of("Swap.java", "swap-compute");
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Swap", "line": line, "trace": true}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Swap", "line": line, "trace": true}),
         )
         .expect_ok();
     assert!(
@@ -299,8 +299,8 @@ fn pop_frame_enters_the_new_body(java_home: Option<PathBuf>) {
     let line = crate::support::java::line_of("Swap.java", "swap-compute");
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Swap", "line": line}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Swap", "line": line}),
         )
         .expect_ok();
     // The edited build moved no line: the stop checked and stays silent.
@@ -328,7 +328,10 @@ fn pop_frame_enters_the_new_body(java_home: Option<PathBuf>) {
     );
     assert!(swapped.text.contains("debug_pop_frame"), "{}", swapped.text);
     server
-        .call("debug_clear_stop_point", json!({"id": bp}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": bp}),
+        )
         .expect_ok();
     server
         .call("debug_pop_frame", json!({"frame_index": 0}))

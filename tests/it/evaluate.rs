@@ -1,5 +1,5 @@
 //! Reading a live JVM: the expression language, debug_evaluate,
-//! debug_evaluate_chain and debug_get_stack against the Evaluate fixture.
+//! debug_evaluate kind chain and debug_get_stack against the Evaluate fixture.
 //! The tools run in-process through the real tool layer (`JvmScope::call`);
 //! an event-suspended thread comes from a one-shot breakpoint armed through
 //! the session API.
@@ -118,8 +118,8 @@ async fn chains_overloads_and_each_method_once() {
     let before = eval_ok(s, "Evaluate.getBCalls").await;
     let (err, chain) = call(
         s,
-        "debug_evaluate_chain",
-        json!({"expression": "a.getB().c.getD().name"}),
+        "debug_evaluate",
+        json!({"kind": "chain", "expression": "a.getB().c.getD().name"}),
     )
     .await;
     assert!(!err, "{chain}");
@@ -297,10 +297,7 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     .await;
     assert!(err, "{text}");
     assert!(text.contains("suspended by an event"), "{text}");
-    assert!(
-        text.contains("debug_set_line_stop"),
-        "names the way: {text}"
-    );
+    assert!(text.contains("debug_set_stop"), "names the way: {text}");
     let (err, text) = call(
         s,
         "debug_evaluate",
@@ -413,8 +410,8 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
     let s = &r.server;
     let (err, text) = call(
         s,
-        "debug_set_line_stop",
-        json!({
+        "debug_set_stop",
+        json!({"kind": "line",
             "class_pattern": "Evaluate",
             "line": line_of("Evaluate.java", "eval-here"),
             "trace": true,
@@ -469,8 +466,8 @@ async fn trace_expressions_after_an_invocation_still_read_the_frame() {
     for exprs in [json!(["twice(2)", "b + 1"]), json!(["twice(3)", "s + 1"])] {
         let (err, text) = call(
             s,
-            "debug_set_line_stop",
-            json!({
+            "debug_set_stop",
+            json!({"kind": "line",
                 "class_pattern": "Evaluate",
                 "line": line,
                 "trace": true,

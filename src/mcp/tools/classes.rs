@@ -16,13 +16,13 @@ const DEFAULT_LIMIT: usize = 100;
 pub struct ListClassesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Dotted-name filter: `com.example.*` (prefix), `*.OrderService` (suffix), or a bare substring.
+    /// com.example.* (prefix), *.OrderService (suffix), or a substring.
     pub filter: Option<String>,
     /// Include array types; default false.
     pub include_arrays: Option<bool>,
     /// Classes per page; default 100.
     pub limit: Option<usize>,
-    /// Matches to skip (the next page starts where the last one ended); default 0.
+    /// Matches to skip.
     pub offset: Option<usize>,
 }
 
@@ -30,13 +30,18 @@ pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_list_classes",
         "List the loaded classes",
-        "The classes the JVM has loaded, by dotted name, filtered (com.example.* prefix, *.OrderService \
-         suffix, or a bare substring) and paged, with how many matched of how many are loaded. A class not \
-         yet used is not loaded and does not appear, which is not the same as not existing. A name loaded \
-         by several class loaders shows its copy count. Arrays only with include_arrays. Suspends nothing.",
+        "Loaded classes by name, filtered (com.example.*, *.OrderService, or a substring) and \
+         paged, with counts. A class not used yet is not loaded, which is not the same as not \
+         existing.",
         Effect::Read,
         list_classes,
-    )]
+    )
+             .with_guide(
+                 "The classes the JVM has loaded, by dotted name, filtered (com.example.* prefix, *.OrderService \
+                   suffix, or a bare substring) and paged, with how many matched of how many are loaded. A class not \
+                   yet used is not loaded and does not appear, which is not the same as not existing. A name loaded \
+                   by several class loaders shows its copy count. Arrays only with include_arrays. Suspends nothing.",
+             )]
 }
 
 async fn list_classes(ctx: Ctx, call: Call<ListClassesParams>) -> Reply {

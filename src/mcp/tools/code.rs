@@ -37,9 +37,9 @@ pub struct SourceParams {
     /// Whole file, up to max_lines (default 400).
     pub whole_file: Option<bool>,
     pub max_lines: Option<usize>,
-    /// Replace the session's source roots; [] reads no file.
+    /// Replace the source roots.
     pub source_roots: Option<Vec<String>>,
-    /// Replace the session's class roots; [] skips the check.
+    /// Replace the class roots; [] skips the check.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -51,11 +51,11 @@ pub struct CheckStaleParams {
     pub session_id: Option<String>,
     /// Loaded class; Name@0x<loader> pins a copy.
     pub class_name: String,
-    /// The .class to compare instead of <root>/<package>/<Name>.class.
+    /// The .class to compare instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
     pub class_roots: Option<Vec<String>>,
-    /// Also compare code bytes (one packet per method).
+    /// Also compare code bytes.
     pub bytecode: Option<bool>,
 }
 
@@ -67,13 +67,13 @@ pub struct ReloadParams {
     pub session_id: Option<String>,
     /// Loaded class; Name@0x<loader> pins a copy.
     pub class_name: String,
-    /// The .class to install instead of the one under the class roots.
+    /// The .class to install instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
     pub class_roots: Option<Vec<String>>,
     /// Check everything, send nothing.
     pub dry_run: Option<bool>,
-    /// Run javac on sources into the first class root first.
+    /// Run javac on sources first.
     pub compile: Option<bool>,
     /// .java files for compile.
     pub sources: Option<Vec<String>>,
@@ -84,33 +84,50 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_source",
             "Source of a loaded class",
-            "The file a loaded class was compiled from (JSR-45 noted) and a window of it \
-             from the source roots: line with context, or whole_file. Inner and anonymous classes resolve to \
-             their file. With a class root, the window is checked against the running bytecode (JVM line \
-             tables vs .class, .class vs .java); silence means checked and equal. Suspends nothing.",
+            "A loaded class's source file from the source roots: a window around line, or \
+             whole_file. With class roots, the window is checked against the running bytecode \
+             (silence: equal).",
             Effect::Read,
             source,
-        ),
+        )
+            .with_guide(
+                "The file a loaded class was compiled from (JSR-45 noted) and a window of it \
+                  from the source roots: line with context, or whole_file. Inner and anonymous classes resolve to \
+                  their file. With a class root, the window is checked against the running bytecode (JVM line \
+                  tables vs .class, .class vs .java); silence means checked and equal. Suspends nothing.",
+            ),
         Route::new(
             "debug_check_stale",
             "Is the JVM running this build?",
-            "Compares a loaded class with its .class under the class roots: per-method line tables (an edit \
-             that moved a line), with bytecode:true the code bytes too (a body edit that moved none), and \
-             methods on one side only. Forecasts the HotSpot restrictions a reload would trip, each with its \
-             JDWP code. One packet per method; suspends nothing.",
+            "Compare a loaded class with its .class under the class roots: moved lines, code bytes \
+             (bytecode:true), methods on one side only, and the restrictions a reload would trip. \
+             One packet per method.",
             Effect::Read,
             check_stale,
-        ),
+        )
+            .with_guide(
+                "Compares a loaded class with its .class under the class roots: per-method line tables (an edit \
+                  that moved a line), with bytecode:true the code bytes too (a body edit that moved none), and \
+                  methods on one side only. Forecasts the HotSpot restrictions a reload would trip, each with its \
+                  JDWP code. One packet per method; suspends nothing.",
+            ),
         Route::new(
             "debug_reload_class",
             "Hot-swap a class",
-            "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
-             sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
-             already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
-             swap outlives the session. Refused in read-only mode (dry_run is not).",
+            "Redefine a loaded class from its .class under the class roots or class_file; \
+             compile:true runs javac on sources first. Method bodies only: a refusal names the \
+             restriction. Running frames keep the old code; the new code outlives the session. \
+             Refused read-only (dry_run is not).",
             Effect::Changes,
             reload,
-        ),
+        )
+            .with_guide(
+                "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
+                  sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
+                  already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
+                  swap outlives the session. sources are .java files under the source roots, nothing else. \
+                  Refused in read-only mode (a dry_run is not, unless it compiles: no javac runs read-only).",
+            ),
     ]
 }
 

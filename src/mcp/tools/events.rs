@@ -28,9 +28,9 @@ const TRACES_DEFAULT_LIMIT: usize = 50;
 pub struct LastEventParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// List this many of the oldest buffered events instead of the newest.
+    /// List this many of the oldest buffered events.
     pub limit: Option<usize>,
-    /// Discard what was shown (every buffered event when no limit).
+    /// Discard what was shown.
     pub drain: Option<bool>,
 }
 
@@ -42,9 +42,9 @@ pub struct WaitParams {
     pub session_id: Option<String>,
     /// Longest wait, ms; default 30000, max 600000.
     pub timeout_ms: Option<u64>,
-    /// Only this stop point (for a traced one: its next snapshot).
+    /// Only this stop point or family.
     pub bp_id: Option<String>,
-    /// Only events with a seq above this; default: above the last one shown.
+    /// Only events with a seq above this.
     pub since: Option<u64>,
 }
 
@@ -54,9 +54,9 @@ pub struct WaitParams {
 pub struct TracesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Only this stop point's (or bpset_ family's) snapshots.
+    /// Only this stop point's or family's.
     pub bp_id: Option<String>,
-    /// Only snapshots whose location contains this text.
+    /// Location contains this text.
     pub class_filter: Option<String>,
     /// Page forward from this seq.
     pub since: Option<u64>,
@@ -64,11 +64,11 @@ pub struct TracesParams {
     pub limit: Option<usize>,
     /// Remove the matching snapshots after reading.
     pub clear: Option<bool>,
-    /// Group every matching snapshot by these keys (locals, trace_expr sources or expr[i], thread, location): counts, first/last seq, one example each.
+    /// Keys to count every match by: locals, trace_expr sources or expr[i], thread, location.
     pub group_by: Option<Vec<String>>,
     /// Groups shown; default 20.
     pub max_groups: Option<usize>,
-    /// Leave out details that repeat from the stop point's previous snapshot.
+    /// Drop details repeated from the previous snapshot.
     pub compact: Option<bool>,
 }
 
@@ -77,40 +77,59 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_get_last_event",
             "Get the last event",
-            "The newest reportable event (a hit that suspended something, or a condition that failed): an \
-             [event] line (seq, stop, kind, thread, class.method:line, what it suspended) and its details \
-             (exception, message, catch site; old → new; returned value; monitor, duration); [pending] counts \
-             the buffered ones; [suspended] is read live. limit N lists the N oldest instead; drain:true \
-             discards what was shown (all, without limit). Traced snapshots are in debug_get_traces. Reads \
-             only.",
+            "The newest reportable event (a suspending hit or a failed condition): seq, stop, \
+             thread, location, what it suspended, details; [pending] counts buffered ones. limit N \
+             lists the N oldest; drain:true discards what was shown.",
             Effect::Read,
             last_event,
-        ),
+        )
+            .with_guide(
+                "The newest reportable event (a hit that suspended something, or a condition that failed): an \
+                  [event] line (seq, stop, kind, thread, class.method:line, what it suspended) and its details \
+                  (exception, message, catch site; old → new; returned value; monitor, duration); [pending] counts \
+                  the buffered ones; [suspended] is read live. limit N lists the N oldest instead; drain:true \
+                  discards what was shown (all, without limit). Traced snapshots are in debug_get_traces. Reads \
+                  only.",
+            ),
         Route::new(
             "debug_wait_for_event",
             "Wait for the next event",
-            "Block until an event not shown yet (one waiting returns at once) or the next traced snapshot \
-             arrives, or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
-             Sends progress notifications about every second while waiting when the call carries a \
-             progressToken. bp_id waits for that stop point (or bpset_ family) only. \
-             Suspends nothing itself.",
+            "Wait for an event or traced snapshot not shown yet (one waiting returns at once), up \
+             to timeout_ms (default 30000); a timeout is an answer. bp_id waits for that stop point \
+             or family only. Suspends nothing.",
             Effect::Read,
             wait,
-        ),
+        )
+            .with_guide(
+                "Block until an event not shown yet (one already waiting returns at once) or a traced \
+                  snapshot arrives, or until timeout_ms (default 30000, max 600000); a timeout is an answer, \
+                  not an error. Each call returns what follows the last one it returned (a cursor per bp_id, \
+                  and one without), so no snapshot comes twice; since N starts after seq N instead. Sends \
+                  progress notifications about every second while waiting when the call carries a \
+                  progressToken. bp_id waits for that stop point (or bpset_ family) only. Suspends nothing itself.",
+            ),
         Route::new(
             "debug_get_traces",
             "Get trace snapshots",
-            "Snapshots of traced stop points, oldest first: seq, stop, thread, class.method:line, callers, \
-             locals (plus the val$ captures of an anonymous class), details (exception, rethrows, field \
-             change, returned value, monitor duration). Objects carry @0x… \
-             handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
-             location), since (pages forward from that seq); limit (default 50; newest if no since). The ring \
-             keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
-             match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
-             details repeated from the previous snapshot. Reads only.",
+            "Trace snapshots, oldest first: seq, stop, thread, location, callers, locals, details \
+             (exception, field change, return value, duration); objects as weak @0x… handles. \
+             Filter by bp_id, class_filter; since pages on; limit keeps the newest. group_by \
+             counts every match per key (p50/p99/max of timed calls). clear:true removes what \
+             matched.",
             Effect::Read,
             traces,
         )
+            .with_guide(
+                "Snapshots of traced stop points, oldest first: seq, stop, thread, class.method:line, callers, \
+                  locals (plus the val$ captures of an anonymous class), details (exception, rethrows, field \
+                  change, returned value, monitor duration). Objects carry @0x… \
+                  handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
+                  location), since (pages forward from that seq: Next: since= skips nothing); limit (default \
+                  50; without since, the newest). The ring \
+                  keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
+                  match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
+                  details repeated from the previous snapshot. Reads only.",
+            )
         .with_output::<super::data::Traces>(),
     ]
 }

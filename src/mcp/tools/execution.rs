@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::kinds::Kind;
 use super::session::SessionParams;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{DEFAULT_EXCLUDES, PauseOutcome, StepFilter, StepKind};
@@ -18,7 +19,7 @@ pub struct ListThreadsParams {
     pub session_id: Option<String>,
     /// Only threads whose name contains this text.
     pub name_contains: Option<String>,
-    /// Threads to show; default 100. A cut list shows one thread of every name family first.
+    /// Threads to show; default 100.
     pub limit: Option<usize>,
 }
 
@@ -31,70 +32,60 @@ const THREADS_SHOWN: usize = 100;
 pub struct ThreadParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread id as debug_list_threads prints it (@0x…).
     pub thread_id: String,
 }
 
-/// Arguments of the step tools.
+/// Arguments of debug_step (every kind).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread to step; default: the newest thread a stop point suspended.
     pub thread_id: Option<String>,
-    /// Class patterns to skip (replaces the default JDK/container list; [] for none).
+    /// Class patterns to skip (replaces the default list).
     pub exclude_classes: Option<Vec<String>>,
-    /// Stop only in classes matching these patterns (instead of excluding).
+    /// Stop only in classes matching these.
     pub only_classes: Option<Vec<String>>,
-    /// How long to wait for the landing, ms; default 10000.
+    /// Wait for the landing, ms; default 10000.
     pub timeout_ms: Option<u64>,
-}
-
-/// A step tool's description: its own first sentence, then what all
-/// three share.
-macro_rules! step_doc {
-    ($head:literal) => {
-        concat!(
-            $head,
-            " Runs only the stepped thread (all its suspensions lifted) until it lands; the reply and \
-             debug_get_last_event show where. Skips java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, \
-             org.jboss.*, io.undertow.*, org.wildfly.*, org.hibernate.* unless exclude_classes replaces \
-             the list ([] for none) or only_classes names where to stop."
-        )
-    };
 }
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::new(
-            "debug_step_over",
-            "Step over",
-            step_doc!("Step to the next line of the current method, over calls."),
-            Effect::Changes,
-            |ctx, call| step(ctx, call, StepKind::Over),
-        ),
-        Route::new(
-            "debug_step_into",
-            "Step into",
-            step_doc!("Step to the next line, entering a called method when the line calls one."),
-            Effect::Changes,
-            |ctx, call| step(ctx, call, StepKind::Into),
-        ),
-        Route::new(
-            "debug_step_out",
-            "Step out",
-            step_doc!("Run until the current method returns, and stop in its caller."),
-            Effect::Changes,
-            |ctx, call| step(ctx, call, StepKind::Out),
-        ),
+        {
+            let tool = "debug_step";
+            let kind = |name, k: StepKind, guide: &'static str| {
+                let handler = move |ctx, call| step(ctx, call, k);
+                let route = Route::new(tool, "", "", Effect::Changes, handler).with_guide(guide);
+                Kind::new(name, route)
+            };
+            Route::by_kind(
+                tool,
+                "Step",
+                "Step the current thread: over (next line here), into (into a call), out (to the \
+                 caller). Only that thread runs until it lands; the reply shows where. JDK and \
+                 container packages are skipped unless exclude_classes replaces the list ([] for \
+                 none) or only_classes says where to stop.",
+                Effect::Changes,
+                vec![
+                    kind("over", StepKind::Over, "Step to the next line of the current method, over calls."),
+                    kind("into", StepKind::Into, "Step to the next line, entering a called method when the line calls one."),
+                    kind("out", StepKind::Out, "Run until the current method returns, and stop in its caller."),
+                ],
+            )
+        },
         Route::new(
             "debug_suspend_thread",
             "Suspend one thread",
-            "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
+            "Suspend one thread while the others run on: the cheap way to read a live frame. \
+             Suspends are counted. Methods cannot be invoked on a thread held this way (JDWP allows \
+             that only after an event).",
             Effect::Changes,
             |ctx, call| suspend_thread(ctx, call, true),
-        ),
+        )
+            .with_guide(
+                "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
+            ),
         Route::new(
             "debug_resume_thread",
             "Resume one thread once",
@@ -112,21 +103,29 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_list_threads",
             "List threads",
-            "Every live thread: id (@0x…), name, status, suspend count, sorted by name with numbers read as \
-             numbers (worker-2 before worker-10). A list cut by limit shows one thread of every name family \
-             (digits collapsed) before a second of any, and names the biggest groups left out. Reads only; \
-             suspends nothing.",
+            "Live threads: id, name, status, suspend count, sorted by name (worker-2 before \
+             worker-10); a list cut by limit shows one per name family first. Suspends nothing.",
             Effect::Read,
             list_threads,
-        ),
+        )
+            .with_guide(
+                "Every live thread: id (@0x…), name, status, suspend count, sorted by name with numbers read as \
+                  numbers (worker-2 before worker-10). A list cut by limit shows one thread of every name family \
+                  (digits collapsed) before a second of any, and names the biggest groups left out. Reads only; \
+                  suspends nothing.",
+            ),
         Route::new(
             "debug_continue",
             "Resume the JVM",
-            "Resume every thread, repeating until no suspend count is left, then verify by reading each \
-             thread's count back. Says when a new event re-suspended the JVM right away.",
+            "Resume every thread until no suspend count is left, verified per thread. Says when a \
+             new event suspended the JVM again at once.",
             Effect::Changes,
             resume,
-        ),
+        )
+            .with_guide(
+                "Resume every thread, repeating until no suspend count is left, then verify by reading each \
+                  thread's count back. Says when a new event re-suspended the JVM right away.",
+            ),
     ]
 }
 

@@ -1,5 +1,5 @@
-//! What a loaded class declares and what lives of it: debug_list_methods,
-//! debug_list_fields (rendered as Java source lines, inherited members
+//! What a loaded class declares and what lives of it: debug_list_members (methods
+//! and fields, rendered as Java source lines, inherited members
 //! with their origin, class-loader copies named) and debug_list_instances
 //! (several classes in one heap walk, its stop-the-world time reported).
 
@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::kinds::Kind;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{InstanceReport, Member, MemberSet, Members, TypeMembers};
 use crate::mcp::error::ToolError;
@@ -19,15 +20,15 @@ const DEFAULT_LIMIT: usize = 200;
 /// Handles per class by default.
 const DEFAULT_HANDLES: usize = 10;
 
-/// Arguments of debug_list_methods and debug_list_fields.
+/// Arguments of debug_list_members (both kinds).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MembersParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Dotted class name (Outer$Inner for a nested class); Name@0x<loader> pins one class-loader copy.
+    /// Loaded class (Outer$Inner); Name@0x<loader> picks a copy.
     pub class_name: String,
-    /// Add superclasses' and interfaces' members; default false.
+    /// Add the supertypes' members.
     pub inherited: Option<bool>,
     /// Only members whose name contains this.
     pub name_filter: Option<String>,
@@ -49,35 +50,54 @@ pub struct InstancesParams {
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::new(
-            "debug_list_methods",
-            "List a class's methods",
-            "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
-             has them, parameter names where it has a variable table. Constructors kept, <clinit> and synthetic \
-             methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
-             class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
-            Effect::Read,
-            |ctx, call| list(ctx, call, MemberSet::Methods),
-        ),
-        Route::new(
-            "debug_list_fields",
-            "List a class's fields",
-            "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
-             values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
-             pinning as in debug_list_methods. Suspends nothing.",
-            Effect::Read,
-            |ctx, call| list(ctx, call, MemberSet::Fields),
-        ),
+        {
+            let tool = "debug_list_members";
+            let kind = |name, set: MemberSet, guide: &'static str| {
+                let handler = move |ctx, call| list(ctx, call, set);
+                let route = Route::new(tool, "", "", Effect::Read, handler).with_guide(guide);
+                Kind::new(name, route)
+            };
+            Route::by_kind(
+                tool,
+                "List a class's methods or fields",
+                "A loaded class's methods or fields (kind) as Java source lines: modifiers, \
+                 generic types, parameter names where known; no values read. inherited:true adds \
+                 the supertypes'. Name@0x<loader> picks one loader's copy.",
+                Effect::Read,
+                vec![
+                    kind(
+                        "methods",
+                        MemberSet::Methods,
+                "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
+                  has them, parameter names where it has a variable table. Constructors kept, <clinit> and synthetic \
+                  methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
+                  class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
+                    ),
+                    kind(
+                        "fields",
+                        MemberSet::Fields,
+                "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
+                  values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
+                  pinning as for methods. Suspends nothing.",
+                    ),
+                ],
+            )
+        },
         Route::new(
             "debug_list_instances",
             "Count and find live instances",
-            "Live instance counts of several classes in one heap walk, and up to max_instances @0x… handles each \
-             (debug_evaluate takes them). Exact type only: subclasses and implementations are not counted, so \
-             name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
-             how long.",
+            "Live instance counts of several classes in one heap walk, with up to max_instances \
+             @0x… handles each. Exact type only: subclasses are not counted. The walk stops the \
+             world; the reply says for how long.",
             Effect::Read,
             list_instances,
-        ),
+        )
+            .with_guide(
+                "Live instance counts of several classes in one heap walk, and up to max_instances @0x… handles each \
+                  (debug_evaluate takes them). Exact type only: subclasses and implementations are not counted, so \
+                  name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
+                  how long.",
+            ),
     ]
 }
 

@@ -14,6 +14,7 @@ pub mod execution;
 pub mod inspect;
 pub mod investigation;
 pub mod invoke;
+pub mod kinds;
 pub mod members;
 pub mod mutation;
 pub mod output;
@@ -76,6 +77,18 @@ pub fn progress_reporter(what: &'static str) -> Option<crate::actors::ProgressFn
             let _ = peer.notify_progress(param).await;
         });
     }))
+}
+
+/// What the arguments several tools share mean, said once (in the
+/// server's instructions and docs/tools.md) instead of in every schema.
+#[macro_export]
+macro_rules! shared_arguments {
+    () => {
+        "Every tool takes an optional session_id (default: the current session). thread_id is a \
+         thread's @0x… id (default: the newest thread a stop point suspended); class_roots and \
+         source_roots are directories where .class and .java package trees start; max_depth \
+         (default 2) and max_children (default 20) bound a field tree."
+    };
 }
 
 /// What every tool call gets.
@@ -198,6 +211,15 @@ fn strip_output_node(node: &mut JsonObject) {
         node.remove("minimum");
         node.remove("maximum");
     }
+    let number = match node.get("type") {
+        Some(serde_json::Value::String(t)) => t == "number",
+        Some(serde_json::Value::Array(t)) => t.iter().any(|t| t == "number"),
+        _ => false,
+    };
+    if number {
+        // `double` is how Rust stores it; JSON has one number type.
+        node.remove("format");
+    }
     for (key, value) in node.iter_mut() {
         match value {
             // Under these, the keys are names, each mapped to a schema.
@@ -271,6 +293,9 @@ type Handler = dyn Fn(Ctx, Option<JsonObject>) -> BoxFuture<'static, Reply> + Se
 pub struct Route {
     pub tool: Tool,
     call: Arc<Handler>,
+    /// What the tool's description leaves out, served as the resource
+    /// `jdwp://guide/<tool>` and in docs/tools.md.
+    guide: Option<String>,
 }
 
 impl Route {
@@ -297,7 +322,15 @@ impl Route {
                 let params = parse::<P>(name, args);
                 Box::pin(handler(ctx, Call { tool: name, params }))
             }),
+            guide: None,
         }
+    }
+
+    /// The tool's guide: the rules and traps its description has no room
+    /// for (tools/list is read whole before the first call).
+    pub fn with_guide(mut self, guide: &'static str) -> Self {
+        self.guide = Some(guide.to_string());
+        self
     }
 
     /// Declares that the tool's results are data of type `O`: its
@@ -394,62 +427,85 @@ pub fn data<O: Serialize>(s: impl Into<String>, data: &O) -> CallToolResult {
 /// `docs/tools.md`: the catalogue rendered for people. Generated from the
 /// same definitions tools/list serves; a test keeps the file in step.
 pub fn markdown() -> String {
-    let mut out = String::from(
+    let mut out = String::from(concat!(
         "# Tools\n\n<!-- Generated from the tool catalogue (src/mcp/tools); a test checks it. \
-         Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n\
-         Every session-scoped tool takes an optional `session_id` (default: the current session). \
-         Errors start with a stable `[LABEL]` and say what to do next.\n",
+         Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n",
+        crate::shared_arguments!(),
+        " Errors start with a stable `[LABEL]` and say what to do next. Each section is also \
+         served as the MCP resource `jdwp://guide/<tool>`.\n",
+    ));
+    for r in &routes().routes {
+        out.push('\n');
+        out.push_str(&route_markdown(r));
+    }
+    out
+}
+
+/// One tool's guide (`jdwp://guide/<tool>`): its description, what the
+/// description leaves out, its effect and its arguments.
+pub fn guide(name: &str) -> Option<String> {
+    let all = routes();
+    all.by_name
+        .get(name)
+        .map(|&i| route_markdown(&all.routes[i]))
+}
+
+fn route_markdown(r: &Route) -> String {
+    let t = &r.tool;
+    let hints = t.annotations.clone().unwrap_or_default();
+    let effect = if hints.read_only_hint == Some(true) {
+        "reads only"
+    } else if hints.destructive_hint == Some(true) {
+        "destructive"
+    } else if hints.idempotent_hint == Some(true) {
+        "changes state, idempotent"
+    } else {
+        "changes state"
+    };
+    let mut out = format!(
+        "## `{}` — {}\n\n{}\n\n",
+        t.name,
+        t.title.clone().unwrap_or_default(),
+        t.description.clone().unwrap_or_default(),
     );
-    for t in catalogue() {
-        let hints = t.annotations.clone().unwrap_or_default();
-        let effect = if hints.read_only_hint == Some(true) {
-            "reads only"
-        } else if hints.destructive_hint == Some(true) {
-            "destructive"
-        } else if hints.idempotent_hint == Some(true) {
-            "changes state, idempotent"
-        } else {
-            "changes state"
-        };
-        out.push_str(&format!(
-            "\n## `{}` — {}\n\n{}\n\n*Effect:* {}.\n\n| argument | type | required | meaning |\n|---|---|---|---|\n",
-            t.name,
-            t.title.clone().unwrap_or_default(),
-            t.description.clone().unwrap_or_default(),
-            effect
-        ));
-        let schema = t.input_schema.as_ref();
-        let required: Vec<String> = schema
-            .get("required")
-            .and_then(|r| r.as_array())
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
-            for (name, prop) in props {
-                let ty = match prop.get("type") {
-                    Some(serde_json::Value::String(s)) => s.clone(),
-                    Some(serde_json::Value::Array(a)) => a
-                        .iter()
-                        .filter_map(|v| v.as_str())
-                        .filter(|s| *s != "null")
-                        .collect::<Vec<_>>()
-                        .join("/"),
-                    _ => "any".into(),
-                };
-                let doc = prop
-                    .get("description")
-                    .and_then(|d| d.as_str())
-                    .unwrap_or("");
-                out.push_str(&format!(
-                    "| `{name}` | {ty} | {} | {} |\n",
-                    if required.contains(name) { "yes" } else { "no" },
-                    doc.replace('|', "\\|").replace('\n', " ")
-                ));
-            }
+    if let Some(g) = &r.guide {
+        out.push_str(g);
+        out.push_str("\n\n");
+    }
+    out.push_str(&format!(
+        "*Effect:* {effect}.\n\n| argument | type | required | meaning |\n|---|---|---|---|\n"
+    ));
+    let schema = t.input_schema.as_ref();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (name, prop) in props {
+            let ty = match prop.get("type") {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str())
+                    .filter(|s| *s != "null")
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                _ => "any".into(),
+            };
+            let doc = prop
+                .get("description")
+                .and_then(|d| d.as_str())
+                .unwrap_or("");
+            out.push_str(&format!(
+                "| `{name}` | {ty} | {} | {} |\n",
+                if required.contains(name) { "yes" } else { "no" },
+                doc.replace('|', "\\|").replace('\n', " ")
+            ));
         }
     }
     out

@@ -24,13 +24,11 @@ pub struct AttachParams {
     pub host: Option<String>,
     /// Port the JDWP agent listens on.
     pub port: u16,
-    /// Limit for connect + handshake + first replies, ms; default 5000.
+    /// Connect and handshake limit, ms; default 5000.
     pub timeout_ms: Option<u64>,
-    /// Refuse every mutation (invoke, set values, force return, pop frames, redefine) at the wire.
+    /// Refuse every change to the JVM, at the wire.
     pub read_only: Option<bool>,
-    /// Directories where the .java package tree starts.
     pub source_roots: Option<Vec<String>>,
-    /// Directories where the .class package tree starts.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -38,7 +36,7 @@ pub struct AttachParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchParams {
-    /// Fully qualified main class (with classpath); or give jar.
+    /// Main class (with classpath), or give jar.
     pub main_class: Option<String>,
     /// Classpath for main_class; default ".".
     pub classpath: Option<String>,
@@ -50,19 +48,17 @@ pub struct LaunchParams {
     pub args: Option<Vec<String>>,
     /// Working directory of the JVM.
     pub working_dir: Option<String>,
-    /// JDK to use; default JAVA_HOME, then java on PATH.
+    /// JDK; default JAVA_HOME, then PATH.
     pub java_home: Option<String>,
-    /// Hold it at its loaded main class until debug_continue; default true.
+    /// Hold it at its main class until debug_continue; default true.
     pub suspend: Option<bool>,
-    /// Leave the JVM running when the session ends; default false (it is terminated).
+    /// Leave the JVM running when the session ends.
     pub detach_on_disconnect: Option<bool>,
-    /// Limit for the JVM to open its JDWP port, ms; default 20000.
+    /// Wait for the JDWP port, ms; default 20000.
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation at the wire.
     pub read_only: Option<bool>,
-    /// Directories where the .java package tree starts.
     pub source_roots: Option<Vec<String>>,
-    /// Directories where the .class package tree starts.
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -92,32 +88,48 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_attach",
             "Attach to a JVM",
-            "Attach to a running JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT. \
-             Suspends nothing; a JVM started with suspend=y stays held until debug_continue. Opens a session \
-             that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
-             reported as NOT_JDWP within timeout_ms.",
+            "Attach to a JVM started with \
+             -agentlib:jdwp=transport=dt_socket,server=y,address=PORT; the session becomes \
+             current. Suspends nothing (a suspend=y JVM waits for debug_continue). read_only \
+             refuses every change at the wire. A port that is not JDWP says NOT_JDWP.",
             Effect::Changes,
             attach,
-        ),
+        )
+            .with_guide(
+                "Attach to a running JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT. \
+                  Suspends nothing; a JVM started with suspend=y stays held until debug_continue. Opens a session \
+                  that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
+                  reported as NOT_JDWP within timeout_ms.",
+            ),
         Route::new(
             "debug_launch",
             "Launch a JVM under the debugger",
-            "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
-             suspend (default true) holds it once its main class is loaded, before any of it runs; \
-             debug_continue starts it. Dying during startup is an error with its exit and last lines; \
-             debug_read_output reads its output. Terminated when the session ends unless detach_on_disconnect.",
+            "Start a JVM (main_class and classpath, or jar) with a JDWP agent on a free loopback \
+             port, and attach. suspend (default true) holds it at its main class until \
+             debug_continue. A startup death is an error with its last lines. Ends with the \
+             session unless detach_on_disconnect.",
             Effect::Changes,
             launch,
-        ),
+        )
+            .with_guide(
+                "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
+                  suspend (default true) holds it once its main class is loaded, before any of it runs; \
+                  debug_continue starts it. Dying during startup is an error with its exit and last lines; \
+                  debug_read_output reads its output. Terminated when the session ends unless detach_on_disconnect.",
+            ),
         Route::new(
             "debug_list_sessions",
             "List debug sessions",
-            "Every session: id, host:port, current marker, RUNNING / SUSPENDED (threads held) / DEAD (why), \
-             JVM name and version, JDWP packets sent, stop points. State is read live (one pipelined burst \
-             per JVM); nothing is suspended.",
+            "Every session: id, host:port, current, RUNNING, SUSPENDED or DEAD (why), JVM, packets \
+             sent, stop points. Read live; suspends nothing.",
             Effect::Read,
             list_sessions,
         )
+            .with_guide(
+                "Every session: id, host:port, current marker, RUNNING / SUSPENDED (threads held) / DEAD (why), \
+                  JVM name and version, JDWP packets sent, stop points. State is read live (one pipelined burst \
+                  per JVM); nothing is suspended.",
+            )
         .with_output::<super::data::Sessions>(),
         Route::new(
             "debug_set_current_session",
@@ -129,12 +141,17 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_disconnect",
             "Disconnect and release the JVM",
-            "End a session: clears every event request and resumes every thread in one step (JDWP Dispose), \
-             re-checks that no thread is left suspended, and reports what was released. A JVM started by \
-             debug_launch is terminated unless launched with detach_on_disconnect.",
+            "End a session: clear every request, resume every thread (JDWP Dispose), check none is \
+             left suspended, and report what was released. A launched JVM is terminated unless \
+             detach_on_disconnect.",
             Effect::Destructive,
             disconnect,
-        ),
+        )
+            .with_guide(
+                "End a session: clears every event request and resumes every thread in one step (JDWP Dispose), \
+                  re-checks that no thread is left suspended, and reports what was released. A JVM started by \
+                  debug_launch is terminated unless launched with detach_on_disconnect.",
+            ),
     ]
 }
 

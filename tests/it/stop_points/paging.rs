@@ -25,8 +25,8 @@ fn seqs(reply: &Value) -> Vec<u64> {
 fn traced_loop(server: &Server, max_hits: usize) -> String {
     let armed = ok(
         server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true,
                "trace_max_hits": max_hits, "trace_frames": 0, "trace_locals": "none"}),
     );
     first_id(&armed)
