@@ -331,6 +331,8 @@ async fn read_only_refuses_every_mutation_and_keeps_reads() {
         ),
         ("debug_set_value", json!({"target": "a", "value": "1"})),
         ("debug_pop_frame", json!({})),
+        // An invocation is refused as read-only, not for want of a thread.
+        ("debug_evaluate", json!({"expression": "String.valueOf(2)"})),
     ] {
         let (err, text) = call(s, tool, args.clone()).await;
         assert!(
@@ -338,6 +340,16 @@ async fn read_only_refuses_every_mutation_and_keeps_reads() {
             "{tool} {args}: {text}"
         );
     }
+    let (_, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"kind": "chain", "expression": "String.valueOf(2).length()"}),
+    )
+    .await;
+    assert!(
+        text.contains("runs code in the JVM, and this session is read-only"),
+        "the chain stops on read-only: {text}"
+    );
     hit(&r.session, "Execution", line("step-start")).await;
     let (err, text) = call(s, "debug_evaluate", json!({"expression": "helper(2)"})).await;
     assert!(

@@ -220,6 +220,44 @@ fn a_line_that_is_not_json_is_answered_with_a_parse_error_and_the_server_goes_on
     );
 }
 
+/// Lines that are JSON to a lenient eye but that rmcp cannot read: each is
+/// answered with a parse error carrying the request's id, and the server
+/// goes on.
+#[test]
+fn invalid_utf8_a_lone_surrogate_and_deep_nesting_are_answered() {
+    let server = Server::spawn();
+    server.initialize();
+    let deep = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":903,\"method\":\"ping\",\"params\":{{\"x\":{}{}}}}}",
+        "[".repeat(129),
+        "]".repeat(129)
+    );
+    let lines: [(&str, Vec<u8>, u64); 3] = [
+        (
+            "invalid UTF-8",
+            b"{\"jsonrpc\":\"2.0\",\"id\":901,\"method\":\"ping\",\"params\":{\"x\":\"\xC3\x28\"}}"
+                .to_vec(),
+            901,
+        ),
+        (
+            "a lone surrogate",
+            br#"{"jsonrpc":"2.0","id":902,"method":"ping","params":{"x":"\udc00"}}"#.to_vec(),
+            902,
+        ),
+        ("nesting past 128", deep.into_bytes(), 903),
+    ];
+    for (what, line, id) in lines {
+        server.send_raw_bytes(&line).expect("write the line");
+        let id = json!(id);
+        let reply = server.wait_response(&id, Duration::from_secs(10), what);
+        assert_eq!(reply["error"]["code"], -32700, "{what}: {reply}");
+        let pong = server.request("ping", json!({})).expect("ping answered");
+        assert_eq!(pong, json!({}), "{what}");
+    }
+    assert!(server.is_alive());
+    assert!(server.stdout_garbage().is_empty());
+}
+
 #[test]
 fn tools_call_with_arguments_that_are_not_an_object_is_invalid_params() {
     let server = Server::spawn();

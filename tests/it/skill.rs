@@ -72,6 +72,12 @@ fn the_skill_has_valid_frontmatter_and_names_only_tools_that_exist() {
         named.insert(word);
     }
     let unknown: Vec<&String> = named.difference(&tools).collect();
-    assert!(unknown.is_empty(), "the skill names tools that do not exist: {unknown:?}");
-    assert!(named.len() >= 15, "the skill walks through the tools: {named:?}");
+    assert!(
+        unknown.is_empty(),
+        "the skill names tools that do not exist: {unknown:?}"
+    );
+    assert!(
+        named.len() >= 15,
+        "the skill walks through the tools: {named:?}"
+    );
 }

@@ -13,6 +13,7 @@ mod families;
 mod filters;
 mod kinds;
 mod overhead;
+mod paging;
 mod parity;
 mod snapshots;
 

@@ -120,7 +120,8 @@ pub fn routes() -> Vec<Route> {
                 "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
                   sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
                   already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
-                  swap outlives the session. Refused in read-only mode (dry_run is not).",
+                  swap outlives the session. sources are .java files under the source roots, nothing else. \
+                  Refused in read-only mode (a dry_run is not, unless it compiles: no javac runs read-only).",
             ),
     ]
 }

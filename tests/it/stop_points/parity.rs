@@ -366,8 +366,9 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
         "{}",
         listing.text
     );
-    // The pending count says it includes the event shown.
-    ok(
+    // The pending count says it includes the event shown (waited for by
+    // its id: a wait without one also returns the traced snapshots).
+    let thrown = ok(
         &server,
         "debug_set_stop",
         json!({"kind": "exception", "class_pattern": "java.lang.IllegalStateException", "hit_count": 1}),
@@ -375,7 +376,7 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     ok(
         &server,
         "debug_wait_for_event",
-        json!({"timeout_ms": 15000}),
+        json!({"bp_id": first_id(&thrown), "timeout_ms": 15000}),
     );
     let last = ok(&server, "debug_get_last_event", json!({}));
     assert!(
