@@ -37,8 +37,10 @@ pub struct SourceParams {
     pub whole_file: Option<bool>,
     pub max_lines: Option<usize>,
     /// Replace the source roots.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub source_roots: Option<Vec<String>>,
     /// Replace the class roots; [] skips the check.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -53,6 +55,7 @@ pub struct CheckStaleParams {
     /// The .class to compare instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
     /// Also compare code bytes.
     pub bytecode: Option<bool>,
@@ -69,11 +72,13 @@ pub struct ReloadParams {
     /// The .class to install instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
     /// Check everything, send nothing.
     pub dry_run: Option<bool>,
     /// Run javac on sources first.
     pub compile: Option<bool>,
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub sources: Option<Vec<String>>,
 }
 

@@ -64,6 +64,7 @@ pub struct TracesParams {
     pub limit: Option<usize>,
     pub clear: Option<bool>,
     /// Keys to count every match by: locals, trace_expr sources or expr[i], thread, location.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub group_by: Option<Vec<String>>,
     /// Groups shown; default 20.
     pub max_groups: Option<usize>,

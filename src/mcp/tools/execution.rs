@@ -42,8 +42,10 @@ pub struct StepParams {
     pub session_id: Option<String>,
     pub thread_id: Option<String>,
     /// Class patterns to skip (replaces the default list).
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub exclude_classes: Option<Vec<String>>,
     /// Stop only in classes matching these.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub only_classes: Option<Vec<String>>,
     /// Wait for the landing, ms; default 10000.
     pub timeout_ms: Option<u64>,

@@ -38,6 +38,7 @@ pub struct InvokeParams {
     /// In order: number, string, boolean, null, "@0x…", enum name, array (array/List/Set), object (Map).
     pub args: Option<Vec<Json>>,
     /// Declared types picking an overload, e.g. ["int"].
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub param_types: Option<Vec<String>>,
     /// Show each overload's arguments; call nothing.
     pub template: Option<bool>,
@@ -59,6 +60,7 @@ pub struct SpringParams {
     pub session_id: Option<String>,
     /// Beans whose name or type contains this.
     pub beans: Option<String>,
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub keys: Option<Vec<String>>,
     /// Thread to run on; default as debug_invoke.
     pub thread_id: Option<String>,

@@ -244,6 +244,11 @@ fn strip_output_node(node: &mut JsonObject) {
 }
 
 fn compact_node(node: &mut JsonObject) {
+    // `#[serde(default)]` on an optional argument says `default: null`:
+    // being optional already says so.
+    if node.get("default") == Some(&serde_json::Value::Null) {
+        node.remove("default");
+    }
     if let Some(serde_json::Value::Array(types)) = node.get("type") {
         let kept: Vec<serde_json::Value> = types
             .iter()

@@ -27,7 +27,9 @@ pub struct AttachParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every change to the JVM, at the wire.
     pub read_only: Option<bool>,
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub source_roots: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -42,7 +44,9 @@ pub struct LaunchParams {
     /// Executable jar to run instead of main_class.
     pub jar: Option<String>,
     /// Extra JVM options, e.g. ["-Xmx256m"].
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub jvm_args: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub args: Option<Vec<String>>,
     pub working_dir: Option<String>,
     /// JDK; default JAVA_HOME, then PATH.
@@ -55,7 +59,9 @@ pub struct LaunchParams {
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation at the wire.
     pub read_only: Option<bool>,
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub source_roots: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
 }
 

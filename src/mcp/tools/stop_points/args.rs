@@ -168,6 +168,7 @@ stop_params! {
         /// Method name (filtered here); omit for every method.
         pub method: Option<String>,
         /// Class patterns the JVM excludes.
+        #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
         pub exclude_classes: Option<Vec<String>>,
         /// Keep calls or monitor pairs lasting this long.
         pub min_duration_ms: Option<u64>,
@@ -186,6 +187,7 @@ stop_params! {
     /// Arguments of debug_set_stop kind monitor.
     pub struct MonitorParams {
         /// monitor: blocked, acquired, wait, waited or all.
+        #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
         pub events: Option<Vec<String>>,
         /// Keep only pairs lasting at least this long (measured here).
         pub min_duration_ms: Option<u64>,
