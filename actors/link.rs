@@ -40,6 +40,11 @@ pub struct SessionInfo {
     vm: OnceLock<VmInfo>,
     /// Classes this session installed with RedefineClasses.
     installed: std::sync::Mutex<Vec<Installed>>,
+    /// The local process of the JVM, once found.
+    pub pid: OnceLock<u32>,
+    /// The last class histogram taken, which the next one's growth is
+    /// measured against: (channel, package filter, histogram).
+    pub last_histogram: std::sync::Mutex<Option<(u8, String, crate::model::histogram::Histogram)>>,
 }
 
 impl SessionInfo {
@@ -61,6 +66,8 @@ impl SessionInfo {
             roots,
             vm: OnceLock::new(),
             installed: std::sync::Mutex::new(Vec::new()),
+            pid: OnceLock::new(),
+            last_histogram: std::sync::Mutex::new(None),
         }
     }
 

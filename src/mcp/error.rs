@@ -5,7 +5,7 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::actors::ProbeRefusal;
+use crate::actors::{LocalError, ProbeRefusal};
 use crate::actors::{
     ArgNeed, ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError,
     ThreadUse,
@@ -164,6 +164,30 @@ impl From<SessionError> for ToolError {
                 .next("pin one of the copies named above, or drop the @loader suffix"),
             SessionError::Unsupported { .. } => ToolError::new("NOT_SUPPORTED", text),
             SessionError::Code(e) => e.into(),
+            SessionError::Local(e) => e.into(),
+            SessionError::NoInstance { .. } => ToolError::new("NO_INSTANCE", text)
+                .next("debug_class_histogram shows which classes have instances"),
+        }
+    }
+}
+
+impl From<LocalError> for ToolError {
+    fn from(e: LocalError) -> Self {
+        let text = e.to_string();
+        match e {
+            LocalError::NotLocal { .. } | LocalError::NoProcess { .. } => {
+                ToolError::new("LOCAL_JVMS_ONLY", text).next(
+                    "run jvmscope on the JVM's machine; debug_class_histogram and debug_find_holders work over JDWP from anywhere",
+                )
+            }
+            LocalError::NoPerfData { .. } | LocalError::PerfData { .. } => {
+                ToolError::new("NO_PERFDATA", text)
+                    .next("debug_list_jvms shows which JVMs expose hsperfdata")
+            }
+            LocalError::Proc { .. } => ToolError::new("PROCESS_UNREADABLE", text),
+            LocalError::Attach { .. } | LocalError::AttachDisabled { .. } => {
+                ToolError::new("ATTACH_FAILED", text).next("pass channel:\"jdwp\" to count over JDWP instead")
+            }
         }
     }
 }
