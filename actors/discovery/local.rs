@@ -52,7 +52,11 @@ pub fn vitals(pid: u32) -> Result<Vitals, LocalError> {
         detail: format!("{}: {e}", path.display()),
     })?;
     let counters = decode(&bytes).map_err(|source| LocalError::PerfData { pid, source })?;
-    Ok(Vitals::from(&counters))
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    Ok(Vitals::from(&counters, now_ms))
 }
 
 /// Seconds the JVM has spent at safepoints, when its perfdata says.

@@ -1,5 +1,6 @@
 //! MCP resources and prompts: `jdwp://jvms` (the local JVMs),
-//! `jdwp://diagnose` (the three-block report), both the texts the tools
+//! `jdwp://diagnose` (the report), `jdwp://vitals` (each local JVM's vital
+//! signs), the texts the tools
 //! answer with; the `investigate` prompt; and the subscriptions that turn
 //! a change in the sessions or the local JVMs into
 //! `notifications/resources/updated`.
@@ -18,6 +19,7 @@ use super::tools::{Ctx, diagnose};
 
 pub const JVMS: &str = "jdwp://jvms";
 pub const DIAGNOSE: &str = "jdwp://diagnose";
+pub const VITALS: &str = "jdwp://vitals";
 
 /// How often subscribed resources are checked for a change in the sessions.
 const WATCH_EVERY: Duration = Duration::from_millis(500);
@@ -35,6 +37,10 @@ pub fn list() -> Vec<Resource> {
             .with_title("Diagnosis")
             .with_description("This server, every session and the local JVMs (as debug_diagnose)")
             .with_mime_type("text/plain"),
+        Resource::new(VITALS, "vitals")
+            .with_title("Vital signs")
+            .with_description("Each local JVM's heap, GC, threads, classes, safepoints and JIT from hsperfdata, with rates since the last read")
+            .with_mime_type("text/plain"),
     ]
 }
 
@@ -43,9 +49,10 @@ pub async fn read(ctx: &Ctx, uri: &str) -> Result<ReadResourceResult, ErrorData>
     let text = match uri {
         JVMS => diagnose::jvms_text(ctx).await,
         DIAGNOSE => diagnose::report_text(ctx).await,
+        VITALS => diagnose::vitals_text(ctx).await,
         _ => {
             return Err(ErrorData::resource_not_found(
-                format!("no resource {uri:?}; resources/list names {JVMS} and {DIAGNOSE}"),
+                format!("no resource {uri:?}; resources/list names {JVMS}, {DIAGNOSE} and {VITALS}"),
                 None,
             ));
         }

@@ -205,7 +205,10 @@ pub struct Vitals {
 
 impl Vitals {
     /// The vital signs in a set of counters (missing ones read as 0).
-    pub fn from(c: &Counters) -> Vitals {
+    /// `now_ms` (milliseconds since the epoch) dates the reading when the
+    /// JVM keeps no running clock of its own (JDK 25 dropped the sampler
+    /// that kept `sun.os.hrt.ticks`).
+    pub fn from(c: &Counters, now_ms: i64) -> Vitals {
         let hz = c.long("sun.os.hrt.frequency").filter(|f| *f > 0).unwrap_or(1) as f64;
         let secs = |name: &str| c.long(name).unwrap_or(0) as f64 / hz;
         let area = |p: &str| Area {
@@ -235,8 +238,12 @@ impl Vitals {
             })
             .collect();
         let long = |n: &str| c.long(n).unwrap_or(0);
+        let uptime = match c.long("sun.os.hrt.ticks") {
+            Some(_) => secs("sun.os.hrt.ticks"),
+            None => (now_ms - long("sun.rt.createVmBeginTime")).max(0) as f64 / 1000.0,
+        };
         Vitals {
-            uptime: secs("sun.os.hrt.ticks"),
+            uptime,
             heap,
             spaces,
             metaspace: area("sun.gc.metaspace"),
@@ -366,13 +373,19 @@ mod tests {
         ]);
         let c = decode(&bytes).expect("decodes");
         assert_eq!(c.long("java.threads.live"), Some(12));
-        let v = Vitals::from(&c);
+        let v = Vitals::from(&c, 0);
         assert_eq!(v.uptime, 5.0);
         assert_eq!(v.heap, Area { used: 80, committed: 320 });
         assert_eq!(v.spaces[0].1.pct(), 30.0);
         assert_eq!(v.collectors[0].name, "G1 Young Generation");
         assert_eq!(v.collectors[0].secs, 0.25);
         assert_eq!(v.threads_daemon, 10);
+    }
+
+    #[test]
+    fn without_a_running_clock_uptime_comes_from_the_start_time() {
+        let c = decode(&file(&[long("sun.rt.createVmBeginTime", 1_000)])).expect("decodes");
+        assert_eq!(Vitals::from(&c, 3_500).uptime, 2.5);
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod inspect;
 pub mod investigation;
 pub mod invoke;
 pub mod members;
+pub mod memory;
 pub mod mutation;
 pub mod output;
 pub mod session;
@@ -330,6 +331,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(dump::routes());
         routes.extend(classes::routes());
         routes.extend(members::routes());
+        routes.extend(memory::routes());
         routes.extend(code::routes());
         routes.extend(mutation::routes());
         routes.extend(invoke::routes());

@@ -2,7 +2,8 @@
 // equals, so every put adds an entry. A thread "leaker" adds RATE entries a second (argument 1,
 // default 500), each a Leak$Key mapped to a Leak$Payload holding a 64-byte array. Output:
 // "leak rate=<n>/s" once the first entries are in (printed once), so Leak$Key and
-// Leak$Payload are loaded when a test reads it.
+// Leak$Payload are loaded when a test reads it; then "leak size=<entries>" every 250 ms, so
+// a test can wait for the map to grow instead of sleeping.
 import java.util.HashMap;
 import java.util.Map;
 
@@ -68,7 +69,12 @@ public class Leak {
         leaker.setDaemon(true);
         leaker.start();
         while (true) {
-            Thread.sleep(1000);
+            Thread.sleep(250);
+            int size;
+            synchronized (CACHE) {
+                size = CACHE.size();
+            }
+            System.out.println("leak size=" + size);
         }
     }
 }
