@@ -83,8 +83,8 @@ async fn held_calls(port: u16, samples: usize) -> Vec<Stats> {
     let line = support::marked_line("Ticker", "\"tick \" + ticks");
     let r = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Ticker", "line": line}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Ticker", "line": line}),
         )
         .await;
     assert!(r.is_error != Some(true), "{}", text(&r));

@@ -170,8 +170,9 @@ fn line_of(marker: &str) -> Result<usize> {
 async fn stop_points(server: &JvmScope) -> Result<()> {
     step(
         server,
-        "debug_set_line_stop",
+        "debug_set_stop",
         json!({
+            "kind": "line",
             "class_pattern": "Warehouse",
             "line": line_of("demo: trace")?,
             "trace": true,
@@ -200,8 +201,9 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
     step(server, "debug_get_traces", json!({ "clear": true })).await?;
     let stop = step(
         server,
-        "debug_set_line_stop",
+        "debug_set_stop",
         json!({
+            "kind": "line",
             "class_pattern": "Warehouse",
             "line": line_of("demo: stop")?,
             "condition": "sku == \"plum\" && after < 95",

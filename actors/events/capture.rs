@@ -17,7 +17,9 @@ use std::sync::Arc;
 use futures::future::join_all;
 
 use crate::actors::error::JdwpError;
-use crate::actors::events::ctx::{Ctx, FramesReply, Record, SharedFold, Slot, SlotSet, Thrown};
+use crate::actors::events::ctx::{
+    Ctx, Fold, FramesReply, Memo, Record, Slot, SlotSet, Thrown, remember,
+};
 use crate::actors::events::log::{HitEvent, TraceRecord};
 use crate::actors::jvm::classes::Variables;
 use crate::actors::jvm::inspect;
@@ -55,19 +57,24 @@ fn is_rethrow(last: &Thrown, exception: ObjectId, at: &Location) -> bool {
 }
 
 impl Ctx {
+    /// What dispatch remembers across hits, locked for one step.
+    fn memo(&self) -> std::sync::MutexGuard<'_, Memo> {
+        lock(&self.memo)
+    }
+
     /// The labels of locations already labelled, or `None` if one is not
     /// (a hot line's callers are, after its first hit).
     pub fn cached_labels<'a>(
         &self,
         locs: impl Iterator<Item = &'a Location>,
     ) -> Option<Vec<Arc<str>>> {
-        let g = lock(&self.labels);
-        locs.map(|l| g.get(l).cloned()).collect()
+        let g = self.memo();
+        locs.map(|l| g.labels.get(l).cloned()).collect()
     }
 
     /// `Class.method:line` for a location (cached).
     pub async fn label(&self, loc: &Location) -> Arc<str> {
-        if let Some(l) = lock(&self.labels).get(loc) {
+        if let Some(l) = self.memo().labels.get(loc) {
             return l.clone();
         }
         let (class, method, lines) = futures::join!(
@@ -85,11 +92,7 @@ impl Ctx {
         };
         let method = method.map(|m| m.name).unwrap_or_else(|| "?".into());
         let label: Arc<str> = format!("{class}.{method}:{line}").into();
-        let mut g = lock(&self.labels);
-        if g.len() >= LABEL_CACHE {
-            g.clear();
-        }
-        g.insert(*loc, label.clone());
+        remember(&mut self.memo().labels, LABEL_CACHE, *loc, label.clone());
         label
     }
 
@@ -105,7 +108,7 @@ impl Ctx {
 
     /// A thread's name (cached; thread names rarely change).
     pub async fn thread_name(&self, thread: ThreadId) -> Arc<str> {
-        if let Some(n) = lock(&self.names).get(&thread) {
+        if let Some(n) = self.memo().names.get(&thread) {
             return n.clone();
         }
         let name: Arc<str> = match self
@@ -116,11 +119,7 @@ impl Ctx {
             Ok(n) => n.into(),
             Err(_) => "?".into(),
         };
-        let mut g = lock(&self.names);
-        if g.len() >= THREAD_CACHE {
-            g.clear();
-        }
-        g.insert(thread, name.clone());
+        remember(&mut self.memo().names, THREAD_CACHE, thread, name.clone());
         name
     }
 
@@ -164,7 +163,7 @@ impl Ctx {
         let Variables::Known { vars, .. } = table.as_ref() else {
             return None;
         };
-        if let Some(set) = lock(&self.slot_sets).get(loc)
+        if let Some(set) = self.memo().slot_sets.get(loc)
             && Arc::ptr_eq(&set.vars, &table)
             && set.choice == *choice
         {
@@ -189,11 +188,9 @@ impl Ctx {
         live.sort_by_key(|s| s.request.slot);
         live.dedup_by_key(|s| s.request.slot);
         let slots: Arc<[Slot]> = live.into();
-        let mut sets = lock(&self.slot_sets);
-        if sets.len() >= LABEL_CACHE {
-            sets.clear();
-        }
-        sets.insert(
+        remember(
+            &mut self.memo().slot_sets,
+            LABEL_CACHE,
             *loc,
             SlotSet {
                 vars: table.clone(),
@@ -227,7 +224,7 @@ impl Ctx {
     /// field: nothing is invoked), or the helpful NPE text `condition::held_exception`
     /// computed while the thread was held.
     pub async fn exception(&self, exc: TaggedObjectId, max_len: usize) -> (Detail, Option<Detail>) {
-        let helpful = lock(&self.npe_messages).get(&exc.id).cloned();
+        let helpful = self.memo().npe_messages.get(&exc.id).cloned();
         let ty = match self
             .conn
             .send(&crate::jdwp::object_reference::ReferenceType { object: exc.id })
@@ -261,17 +258,17 @@ impl Ctx {
     /// Notes that code ran on a held thread (a condition, an expression, a
     /// helpful NPE text).
     pub fn mark_invoked(&self, thread: ThreadId) {
-        let mut g = lock(&self.invoked);
-        if g.len() >= THREAD_CACHE {
-            g.clear();
+        let invoked = &mut self.memo().invoked;
+        if invoked.len() >= THREAD_CACHE {
+            invoked.clear();
         }
-        g.insert(thread);
+        invoked.insert(thread);
     }
 
     /// Whether code ran on `thread` since the last call (and forgets it):
     /// frames read before must be read again.
     pub fn take_invoked(&self, thread: ThreadId) -> bool {
-        lock(&self.invoked).remove(&thread)
+        self.memo().invoked.remove(&thread)
     }
 
     /// The stored message of an exception, unrendered (`None`: null or
@@ -304,7 +301,7 @@ impl Ctx {
             return None;
         };
         // Several stop points may report one throw: computed once.
-        if lock(&self.npe_messages).contains_key(&exception.id) {
+        if self.memo().npe_messages.contains_key(&exception.id) {
             return None;
         }
         let t = self.classes.type_of(exception.id).await.ok()?;
@@ -319,11 +316,12 @@ impl Ctx {
     /// Keeps the helpful text of `exception` (or why there is none) for
     /// the reports that show it.
     pub fn note_helpful(&self, exception: ObjectId, helpful: Result<Shown, MessageGap>) {
-        let mut g = lock(&self.npe_messages);
-        if g.len() >= THREAD_CACHE {
-            g.clear();
-        }
-        g.insert(exception, helpful);
+        remember(
+            &mut self.memo().npe_messages,
+            THREAD_CACHE,
+            exception,
+            helpful,
+        );
     }
 
     /// Whether an exception event rethrows the instance `stop` last
@@ -342,30 +340,20 @@ impl Ctx {
             return false;
         };
         let key = (stop.clone(), *thread);
-        let again = lock(&self.thrown)
+        let again = self
+            .memo()
+            .thrown
             .get(&key)
             .is_some_and(|t| is_rethrow(t, exception.id, location));
         if !again {
-            let fold: SharedFold = Arc::default();
-            {
-                let mut g = lock(&self.unwritten);
-                if g.len() >= THREAD_CACHE {
-                    g.clear();
-                }
-                g.insert((stop.clone(), exception.id), fold.clone());
-            }
-            let mut g = lock(&self.thrown);
-            if g.len() >= THREAD_CACHE {
-                g.clear();
-            }
-            g.insert(
-                key,
-                Thrown {
-                    exception: exception.id,
-                    catch: *catch_location,
-                    fold,
-                },
-            );
+            let mut memo = self.memo();
+            let thrown = Thrown {
+                exception: exception.id,
+                catch: *catch_location,
+            };
+            remember(&mut memo.thrown, THREAD_CACHE, key, thrown);
+            let fold = (stop.clone(), exception.id);
+            remember(&mut memo.folds, THREAD_CACHE, fold, Fold::default());
             return false;
         }
         let caught = match catch_location {
@@ -373,15 +361,15 @@ impl Ctx {
             None => "uncaught".to_string(),
         };
         let site = format!("at {} ({caught})", self.label(location).await);
-        let fold = match lock(&self.thrown).get_mut(&key) {
-            Some(t) if t.exception == exception.id => {
-                t.catch = *catch_location;
-                t.fold.clone()
-            }
+        let mut memo = self.memo();
+        match memo.thrown.get_mut(&key) {
+            Some(t) if t.exception == exception.id => t.catch = *catch_location,
             // Replaced meanwhile by another exception: nothing to fold into.
             _ => return true,
+        }
+        let Some(f) = memo.folds.get_mut(&(stop.clone(), exception.id)) else {
+            return true;
         };
-        let mut f = lock(&fold);
         f.count += 1;
         if f.sites.len() < FOLD_SITES {
             f.sites.push(site);
@@ -394,42 +382,58 @@ impl Ctx {
         true
     }
 
-    /// The fold of the exception an event carries, taken for its report
-    /// (later rethrows reach it through `thrown`).
-    fn fold_of(&self, stop: &StopPointId, event: &Event) -> Option<SharedFold> {
-        let Event::Exception { exception, .. } = event else {
-            return None;
+    /// Writes a report of `event` with `write`, handing it the rethrows
+    /// folded into its exception so far; the first report of an exception
+    /// is the one later rethrows amend.
+    fn report(
+        &self,
+        stop: &StopPointId,
+        event: &Event,
+        write: impl FnOnce(Option<Detail>) -> u64,
+        record: fn(u64) -> Record,
+    ) -> u64 {
+        let Event::Exception {
+            thread, exception, ..
+        } = event
+        else {
+            return write(None);
         };
-        lock(&self.unwritten).remove(&(stop.clone(), exception.id))
+        let mut memo = self.memo();
+        let key = (stop.clone(), exception.id);
+        let Some(f) = memo.folds.get_mut(&key).filter(|f| f.record.is_none()) else {
+            drop(memo);
+            return write(None);
+        };
+        let seq = write((f.count > 0).then(|| f.detail()));
+        f.record = Some(record(seq));
+        // A thread that has moved on to another exception cannot rethrow
+        // this one again: its fold is done.
+        let current = memo.thrown.get(&(stop.clone(), *thread));
+        if current.is_none_or(|t| t.exception != exception.id) {
+            memo.folds.remove(&key);
+        }
+        seq
     }
 
     /// Writes a trace snapshot; an exception's carries the rethrows folded
     /// into it so far, and later ones amend it.
     pub fn push_trace(&self, stop: &StopPointId, event: &Event, mut rec: TraceRecord) -> u64 {
-        let Some(fold) = self.fold_of(stop, event) else {
-            return self.log.push_trace(rec);
+        let write = |rethrown: Option<Detail>| {
+            rec.details
+                .extend(rethrown.map(|d| ("rethrown".to_string(), d)));
+            self.log.push_trace(rec)
         };
-        let mut f = lock(&fold);
-        if f.count > 0 {
-            rec.details.push(("rethrown".into(), f.detail()));
-        }
-        let seq = self.log.push_trace(rec);
-        f.record = Some(Record::Trace(seq));
-        seq
+        self.report(stop, event, write, Record::Trace)
     }
 
     /// Writes a reportable hit, folding rethrows like `push_trace`.
     pub fn push_event(&self, stop: &StopPointId, event: &Event, mut hit: HitEvent) -> u64 {
-        let Some(fold) = self.fold_of(stop, event) else {
-            return self.log.push_event(hit);
+        let write = |rethrown: Option<Detail>| {
+            hit.details
+                .extend(rethrown.map(|d| ("rethrown".to_string(), d)));
+            self.log.push_event(hit)
         };
-        let mut f = lock(&fold);
-        if f.count > 0 {
-            hit.details.push(("rethrown".into(), f.detail()));
-        }
-        let seq = self.log.push_event(hit);
-        f.record = Some(Record::Event(seq));
-        seq
+        self.report(stop, event, write, Record::Event)
     }
 
     /// The locals an anonymous or local class captured from its enclosing
@@ -465,16 +469,12 @@ impl Ctx {
 
     /// Notes the opening event of a monitor pair.
     pub fn monitor_opened(&self, key: (StopPointId, ThreadId), at: std::time::Instant) {
-        let mut g = lock(&self.monitors);
-        if g.len() >= THREAD_CACHE {
-            g.clear();
-        }
-        g.insert(key, at);
+        remember(&mut self.memo().monitors, THREAD_CACHE, key, at);
     }
 
     /// Takes the opening event of a monitor pair.
     pub fn monitor_closed(&self, key: &(StopPointId, ThreadId)) -> Option<std::time::Instant> {
-        lock(&self.monitors).remove(key)
+        self.memo().monitors.remove(key)
     }
 
     /// Reads the current value of a field (the old value at a watch).
@@ -530,7 +530,6 @@ mod tests {
         let last = Thrown {
             exception: ObjectId(5),
             catch: Some(at(1, 20)),
-            fold: Arc::default(),
         };
         assert!(is_rethrow(&last, ObjectId(5), &at(1, 20)));
         assert!(is_rethrow(&last, ObjectId(5), &at(1, 31)));

@@ -1,10 +1,11 @@
 //! What event dispatch and its capture tasks share: the connection, the
-//! caches, the stop points and the log, and the types of what it keeps
-//! across hits. The lowest floor of `events/`: it imports none of its
-//! neighbours. The walk from an event to its snapshot starts at
-//! `dispatch.rs`; the reads it makes are `Ctx`'s methods in `capture.rs`.
+//! caches, the stop points and the log, and what it remembers across hits
+//! (`Memo`, one plain struct behind one lock, taken for a step at a time).
+//! The lowest floor of `events/`: it imports none of its neighbours. The
+//! walk from an event to its snapshot starts at `dispatch.rs`; the reads it
+//! makes are `Ctx`'s methods in `capture.rs`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OnceCell, Semaphore};
@@ -29,11 +30,7 @@ pub(in crate::actors::events) struct Thrown {
     /// Where the JVM said it would be caught: a rethrow of the instance
     /// comes from that handler.
     pub(in crate::actors::events) catch: Option<Location>,
-    pub(in crate::actors::events) fold: SharedFold,
 }
-
-/// A fold, shared by the remembered throw and its report.
-pub(in crate::actors::events) type SharedFold = Arc<Mutex<Fold>>;
 
 /// Rethrows folded into one exception's report.
 #[derive(Debug, Default)]
@@ -57,6 +54,46 @@ impl Fold {
             sites: self.sites.clone(),
         }
     }
+}
+
+/// What dispatch remembers across hits, behind the one lock of `Ctx`.
+/// Every field is a bounded cache or a per-thread note: each method
+/// that touches it takes the lock for one step and never across an await.
+#[derive(Default)]
+pub(in crate::actors::events) struct Memo {
+    pub(in crate::actors::events) names: HashMap<ThreadId, Arc<str>>,
+    pub(in crate::actors::events) labels: HashMap<Location, Arc<str>>,
+    /// The slots each traced location reads (`Ctx::slots`).
+    pub(in crate::actors::events) slot_sets: HashMap<Location, SlotSet>,
+    /// Opening monitor events, by stop point and thread.
+    pub(in crate::actors::events) monitors: HashMap<(StopPointId, ThreadId), std::time::Instant>,
+    /// The last exception each exception stop reported, by thread.
+    pub(in crate::actors::events) thrown: HashMap<(StopPointId, ThreadId), Thrown>,
+    /// The rethrows folded into each reported exception, by stop point and
+    /// exception: the thread may throw the next one before the report of
+    /// this one is written, so a fold outlives its `thrown` entry.
+    pub(in crate::actors::events) folds: HashMap<(StopPointId, ObjectId), Fold>,
+    /// Held threads on which something was invoked since the last look:
+    /// their frame ids read before the invocation are stale.
+    pub(in crate::actors::events) invoked: HashSet<ThreadId>,
+    /// Helpful NPE texts computed while their thread was held, for the
+    /// reports that show them (`Err`: why there is none).
+    pub(in crate::actors::events) npe_messages: HashMap<ObjectId, Result<Shown, MessageGap>>,
+}
+
+/// Inserts into a cache that is emptied when it reaches `cap` entries
+/// (threads, locations and exceptions come and go; the map must not grow
+/// for ever, and a miss only costs a read).
+pub(in crate::actors::events) fn remember<K: std::hash::Hash + Eq, V>(
+    map: &mut HashMap<K, V>,
+    cap: usize,
+    key: K,
+    value: V,
+) {
+    if map.len() >= cap {
+        map.clear();
+    }
+    map.insert(key, value);
 }
 
 /// A `Frames` request in flight.
@@ -88,26 +125,9 @@ pub struct Ctx {
     pub log: Arc<EventLog>,
     /// Bounds the captures in flight.
     pub window: Arc<Semaphore>,
-    pub(in crate::actors::events) names: Mutex<HashMap<ThreadId, Arc<str>>>,
-    pub(in crate::actors::events) labels: Mutex<HashMap<Location, Arc<str>>>,
-    /// The slots each traced location reads (`Ctx::slots`).
-    pub(in crate::actors::events) slot_sets: Mutex<HashMap<Location, SlotSet>>,
     pub(in crate::actors::events) throwable: OnceCell<Option<(ReferenceTypeId, FieldId)>>,
-    /// Opening monitor events, by stop point and thread.
-    pub(in crate::actors::events) monitors:
-        Mutex<HashMap<(StopPointId, ThreadId), std::time::Instant>>,
-    /// The last exception each exception stop reported, by thread.
-    pub(in crate::actors::events) thrown: Mutex<HashMap<(StopPointId, ThreadId), Thrown>>,
-    /// Folds of exceptions whose report is not written yet, by stop point
-    /// and exception: the thread may throw the next one before the report
-    /// of this one is written.
-    pub(in crate::actors::events) unwritten: Mutex<HashMap<(StopPointId, ObjectId), SharedFold>>,
-    /// Held threads on which something was invoked since the last look:
-    /// their frame ids read before the invocation are stale.
-    pub(in crate::actors::events) invoked: Mutex<std::collections::HashSet<ThreadId>>,
-    /// Helpful NPE texts computed while their thread was held, for the
-    /// reports that show them (`Err`: why there is none).
-    pub(in crate::actors::events) npe_messages: Mutex<HashMap<ObjectId, Result<Shown, MessageGap>>>,
+    /// What dispatch remembers across hits, under one lock.
+    pub(in crate::actors::events) memo: Mutex<Memo>,
     /// Taken while deciding whether a hit kept for the agent finds the VM
     /// held already (`dispatch/stack.rs`).
     pub agent_stops: tokio::sync::Mutex<()>,
@@ -128,15 +148,8 @@ impl Ctx {
             stops,
             log,
             window: Arc::new(Semaphore::new(CAPTURE_WINDOW)),
-            names: Mutex::new(HashMap::new()),
-            labels: Mutex::new(HashMap::new()),
-            slot_sets: Mutex::new(HashMap::new()),
             throwable: OnceCell::new(),
-            monitors: Mutex::new(HashMap::new()),
-            thrown: Mutex::new(HashMap::new()),
-            unwritten: Mutex::new(HashMap::new()),
-            invoked: Mutex::new(std::collections::HashSet::new()),
-            npe_messages: Mutex::new(HashMap::new()),
+            memo: Mutex::new(Memo::default()),
             agent_stops: tokio::sync::Mutex::new(()),
         }
     }

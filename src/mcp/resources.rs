@@ -1,7 +1,8 @@
 //! MCP resources and prompts: `jdwp://jvms` (the local JVMs),
 //! `jdwp://diagnose` (the report), `jdwp://vitals` (each local JVM's vital
-//! signs), the texts the tools
-//! answer with; the `investigate` prompt; and the subscriptions that turn
+//! signs), the texts the tools answer with; `jdwp://guide` and
+//! `jdwp://guide/<tool>` (the tools in full, beyond what tools/list has
+//! room for); the `investigate` prompt; and the subscriptions that turn
 //! a change in the sessions or the local JVMs into
 //! `notifications/resources/updated`.
 
@@ -15,11 +16,13 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, Peer, RoleServer};
 
-use super::tools::{Ctx, diagnose};
+use super::tools::{self, Ctx, diagnose};
 
 pub const JVMS: &str = "jdwp://jvms";
 pub const DIAGNOSE: &str = "jdwp://diagnose";
 pub const VITALS: &str = "jdwp://vitals";
+/// Every tool's guide; `jdwp://guide/<tool>` is one tool's.
+pub const GUIDE: &str = "jdwp://guide";
 
 /// How often subscribed resources are checked for a change in the sessions.
 const WATCH_EVERY: Duration = Duration::from_millis(500);
@@ -41,21 +44,41 @@ pub fn list() -> Vec<Resource> {
             .with_title("Vital signs")
             .with_description("Each local JVM's heap, GC, threads, classes, safepoints and JIT from hsperfdata, with rates since the last read")
             .with_mime_type("text/plain"),
+        Resource::new(GUIDE, "guide")
+            .with_title("Tool guide")
+            .with_description("Every tool in full: rules, traps and arguments; jdwp://guide/<tool> for one")
+            .with_mime_type("text/markdown"),
     ]
 }
 
 /// Reads one resource.
 pub async fn read(ctx: &Ctx, uri: &str) -> Result<ReadResourceResult, ErrorData> {
+    let guide = |text: String| {
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type("text/markdown"),
+        ]))
+    };
     let text = match uri {
         JVMS => diagnose::jvms_text(ctx).await,
         DIAGNOSE => diagnose::report_text(ctx).await,
         VITALS => diagnose::vitals_text(ctx).await,
-        _ => {
-            return Err(ErrorData::resource_not_found(
-                format!("no resource {uri:?}; resources/list names {JVMS}, {DIAGNOSE} and {VITALS}"),
-                None,
-            ));
-        }
+        GUIDE => return guide(tools::markdown()),
+        _ => match uri
+            .strip_prefix(GUIDE)
+            .and_then(|t| t.strip_prefix('/'))
+            .and_then(tools::guide)
+        {
+            Some(text) => return guide(text),
+            None => {
+                return Err(ErrorData::resource_not_found(
+                    format!(
+                        "no resource {uri:?}; resources/list names {JVMS}, {DIAGNOSE}, {VITALS} and {GUIDE} \
+                         ({GUIDE}/<tool> for one tool)"
+                    ),
+                    None,
+                ));
+            }
+        },
     };
     Ok(ReadResourceResult::new(vec![
         ResourceContents::text(text, uri).with_mime_type("text/plain"),
@@ -104,7 +127,7 @@ pub fn get_prompt(
         "Investigate {problem} on a JVM that others may depend on. Keep it running.\n\
          1. debug_list_jvms: find the JVM and its endpoint state. WAITING_FOR_DEBUGGER means its main has not run: attach only if it is yours.\n\
          2. {attach}. read_only refuses every change at the wire.\n\
-         3. Observe without suspending: debug_set_line_stop with trace:true, trace_expr for the values that matter and trace_max_hits; read them with debug_get_traces. Exception stops with trace:true show where errors start.\n\
+         3. Observe without suspending: debug_set_stop (kind line) with trace:true, trace_expr for the values that matter and trace_max_hits; read them with debug_get_traces. Exception stops with trace:true show where errors start.\n\
          4. Narrow with a condition. If a stop point stays silent, debug_diagnose {{stop_point}} says why.\n\
          5. Do not suspend a shared JVM (no debug_pause, no suspending stop points): every request thread waits while you read. If you must, keep it short; the watchdog resumes a JVM held too long.\n\
          6. debug_disconnect when done: it clears every stop point and releases every thread.\n\

@@ -30,6 +30,7 @@ Observe first: stop points with trace:true record values without stopping anythi
 A stop point that stays silent: debug_diagnose {stop_point}. Something else wrong: debug_diagnose.
 Every tool takes an optional session_id (default: the current session). Errors start with a \
 stable [LABEL] and name the next step. debug_disconnect releases every thread.
+jdwp://guide/<tool> explains a tool in full (rules, traps, every argument).
 The prompt `investigate` walks through an investigation of a shared JVM.";
 
 /// The MCP server: the engine plus the tool catalogue.

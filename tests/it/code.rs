@@ -149,8 +149,8 @@ fn check_stale_tells_the_three_edits_apart_and_reload_installs_the_body_edits() 
     let line = crate::support::java::line_of("Swap.java", "swap-compute");
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Swap", "line": line, "trace": true}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Swap", "line": line, "trace": true}),
         )
         .expect_ok();
     assert!(
@@ -298,8 +298,8 @@ fn pop_frame_enters_the_new_body(java_home: Option<PathBuf>) {
     let line = crate::support::java::line_of("Swap.java", "swap-compute");
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Swap", "line": line}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Swap", "line": line}),
         )
         .expect_ok();
     // The edited build moved no line: the stop checked and stays silent.

@@ -20,11 +20,7 @@ const DATA_TOOLS: &[&str] = &[
     "debug_list_jvms",
     "debug_list_stop_points",
     "debug_get_traces",
-    "debug_set_line_stop",
-    "debug_set_exception_stop",
-    "debug_set_field_stop",
-    "debug_set_method_exit_stop",
-    "debug_set_monitor_stop",
+    "debug_set_stop",
     "debug_arm_stop_points",
 ];
 
@@ -176,8 +172,8 @@ fn every_data_tool_reply_conforms_to_its_schema_on_a_real_jvm() {
     let line = checked(
         &server,
         &s,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": at, "trace": true, "trace_max_hits": 30}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": at, "trace": true, "trace_max_hits": 30}),
     );
     let id = line.json()["outcomes"][0]["id"]
         .as_str()
@@ -192,32 +188,32 @@ fn every_data_tool_reply_conforms_to_its_schema_on_a_real_jvm() {
     checked(
         &server,
         &s,
-        "debug_set_line_stop",
-        json!({"class_pattern": ["Ord*", "NoSuchClass"], "method": "size", "trace": true, "trace_max_hits": 3}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": ["Ord*", "NoSuchClass"], "method": "size", "trace": true, "trace_max_hits": 3}),
     );
     checked(
         &server,
         &s,
-        "debug_set_exception_stop",
-        json!({"class_pattern": "java.lang.IllegalStateException", "trace": true, "trace_max_hits": 3}),
+        "debug_set_stop",
+        json!({"kind": "exception", "class_pattern": "java.lang.IllegalStateException", "trace": true, "trace_max_hits": 3}),
     );
     checked(
         &server,
         &s,
-        "debug_set_field_stop",
-        json!({"class_name": "Orders", "field_name": "count", "trace": true, "trace_max_hits": 3}),
+        "debug_set_stop",
+        json!({"kind": "field", "class_pattern": "Orders", "field_name": "count", "trace": true, "trace_max_hits": 3}),
     );
     checked(
         &server,
         &s,
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": "Orders", "method": "describe", "trace_max_hits": 3}),
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_max_hits": 3}),
     );
     checked(
         &server,
         &s,
-        "debug_set_monitor_stop",
-        json!({"trace_max_hits": 3, "trace_frames": 1}),
+        "debug_set_stop",
+        json!({"kind": "monitor", "trace_max_hits": 3, "trace_frames": 1}),
     );
     poll_until_msg(WAIT, "snapshots of the line stop", || {
         let r = checked(&server, &s, "debug_get_traces", json!({"bp_id": id}));

@@ -287,7 +287,11 @@ fn resources_prompts_and_instructions_over_stdio() {
         .as_array()
         .map(|r| r.iter().filter_map(|x| x["uri"].as_str()).collect())
         .unwrap_or_default();
-    assert_eq!(uris, vec!["jdwp://jvms", "jdwp://diagnose"], "{list}");
+    assert_eq!(
+        uris,
+        vec!["jdwp://jvms", "jdwp://diagnose", "jdwp://guide"],
+        "{list}"
+    );
     let read = |uri: &str| {
         let r = server
             .request("resources/read", json!({"uri": uri}))
@@ -302,6 +306,18 @@ fn resources_prompts_and_instructions_over_stdio() {
     assert!(
         server
             .request("resources/read", json!({"uri": "jdwp://nope"}))
+            .is_err()
+    );
+    // A tool's guide holds what its description has no room for, and its arguments.
+    let guide = read("jdwp://guide/debug_set_stop");
+    assert!(
+        guide.starts_with("## `debug_set_stop`") && guide.contains("| `kind` |"),
+        "{guide}"
+    );
+    assert!(read("jdwp://guide").contains("## `debug_attach`"));
+    assert!(
+        server
+            .request("resources/read", json!({"uri": "jdwp://guide/debug_nope"}))
             .is_err()
     );
 
@@ -358,7 +374,9 @@ fn causes(server: &Server, id: &str) -> (Vec<String>, String) {
 }
 
 fn set(server: &Server, args: Value) -> String {
-    let r = server.call("debug_set_line_stop", args).expect_ok();
+    let mut args = args;
+    args["kind"] = json!("line");
+    let r = server.call("debug_set_stop", args).expect_ok();
     // The reply starts with the new stop point's id.
     r.text
         .split_whitespace()

@@ -271,8 +271,8 @@ fn virtual_threads_are_marked_and_a_stop_on_one_says_so() {
     let line = line_of("VirtualPark.java", "hit");
     server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "VirtualPark", "line": line}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "VirtualPark", "line": line}),
         )
         .expect_ok();
     let hit = server

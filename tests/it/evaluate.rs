@@ -297,10 +297,7 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     .await;
     assert!(err, "{text}");
     assert!(text.contains("suspended by an event"), "{text}");
-    assert!(
-        text.contains("debug_set_line_stop"),
-        "names the way: {text}"
-    );
+    assert!(text.contains("debug_set_stop"), "names the way: {text}");
     let (err, text) = call(
         s,
         "debug_evaluate",
@@ -413,8 +410,8 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
     let s = &r.server;
     let (err, text) = call(
         s,
-        "debug_set_line_stop",
-        json!({
+        "debug_set_stop",
+        json!({"kind": "line",
             "class_pattern": "Evaluate",
             "line": line_of("Evaluate.java", "eval-here"),
             "trace": true,
@@ -469,8 +466,8 @@ async fn trace_expressions_after_an_invocation_still_read_the_frame() {
     for exprs in [json!(["twice(2)", "b + 1"]), json!(["twice(3)", "s + 1"])] {
         let (err, text) = call(
             s,
-            "debug_set_line_stop",
-            json!({
+            "debug_set_stop",
+            json!({"kind": "line",
                 "class_pattern": "Evaluate",
                 "line": line,
                 "trace": true,

@@ -52,7 +52,12 @@ async fn step_over_into_and_out_land_on_the_expected_lines() {
     let r = rig().await;
     let s = &r.server;
     let t = hit(&r.session, "Execution", line("step-start")).await;
-    let (err, text) = call(s, "debug_step_over", json!({"thread_id": tid(t)})).await;
+    let (err, text) = call(
+        s,
+        "debug_step",
+        json!({"kind": "over", "thread_id": tid(t)}),
+    )
+    .await;
     assert!(!err, "{text}");
     assert!(
         text.contains(&format!("Execution.stepTarget:{}", line("step-call"))),
@@ -74,7 +79,7 @@ async fn step_over_into_and_out_land_on_the_expected_lines() {
             .unwrap_or_else(|| panic!("no seq in {t}"))
     };
     let first_seq = seq(&last);
-    let (_, text) = call(s, "debug_step_into", json!({})).await;
+    let (_, text) = call(s, "debug_step", json!({"kind": "into", })).await;
     let (_, last) = call(s, "debug_get_last_event", json!({})).await;
     assert!(
         last.contains(&format!("Execution.helper:{}", line("helper-body")))
@@ -85,9 +90,9 @@ async fn step_over_into_and_out_land_on_the_expected_lines() {
         text.contains(&format!("Execution.helper:{}", line("helper-body"))),
         "{text}"
     );
-    let (_, text) = call(s, "debug_step_out", json!({})).await;
+    let (_, text) = call(s, "debug_step", json!({"kind": "out", })).await;
     assert!(text.contains("Execution.stepTarget:"), "{text}");
-    let (_, text) = call(s, "debug_step_over", json!({})).await;
+    let (_, text) = call(s, "debug_step", json!({"kind": "over", })).await;
     assert!(
         text.contains(&format!("Execution.stepTarget:{}", line("step-next"))),
         "{text}"
@@ -96,14 +101,19 @@ async fn step_over_into_and_out_land_on_the_expected_lines() {
 
     // Into a JDK call: skipped by default, entered with no filter.
     let t = hit(&r.session, "Execution", line("print-compute")).await;
-    let (_, text) = call(s, "debug_step_into", json!({"thread_id": tid(t)})).await;
+    let (_, text) = call(
+        s,
+        "debug_step",
+        json!({"kind": "into", "thread_id": tid(t)}),
+    )
+    .await;
     assert!(text.contains("Execution.main:"), "java.* skipped: {text}");
     call(s, "debug_continue", json!({})).await;
     let t = hit(&r.session, "Execution", line("print-compute")).await;
     let (_, text) = call(
         s,
-        "debug_step_into",
-        json!({"thread_id": tid(t), "exclude_classes": []}),
+        "debug_step",
+        json!({"kind": "into", "thread_id": tid(t), "exclude_classes": []}),
     )
     .await;
     assert!(!text.contains("Execution.main:"), "entered the JDK: {text}");
@@ -112,8 +122,8 @@ async fn step_over_into_and_out_land_on_the_expected_lines() {
     let t = hit(&r.session, "Execution", line("step-call")).await;
     let (_, text) = call(
         s,
-        "debug_step_into",
-        json!({"thread_id": tid(t), "only_classes": ["Execution"]}),
+        "debug_step",
+        json!({"kind": "into", "thread_id": tid(t), "only_classes": ["Execution"]}),
     )
     .await;
     assert!(text.contains("Execution.helper:"), "{text}");
@@ -462,8 +472,8 @@ fn jdwp_watchdog_secs_bounds_a_suspending_hit_through_the_binary() {
         .expect_ok();
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Execution", "line": line("main-call")}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Execution", "line": line("main-call")}),
         )
         .expect_ok();
     assert!(armed.text.contains("bp_"), "{}", armed.text);
@@ -512,8 +522,8 @@ fn read_only_refuses_an_invoking_condition() {
         .expect_ok();
     server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Execution", "line": line("step-start"), "condition": "helper(2) == 4"}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Execution", "line": line("step-start"), "condition": "helper(2) == 4"}),
         )
         .expect_ok();
     let event = poll_until_msg(Duration::from_secs(10), "a condition error", || {

@@ -50,8 +50,8 @@ fn an_exported_set_re_armed_on_a_new_session_fires_again_and_the_report_says_it_
     let line = line_of("Orders.java", "place-add");
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line, "trace": true,
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Orders", "line": line, "trace": true,
                    "trace_max_hits": 0, "trace_expr": ["qty"]}),
         )
         .expect_ok();
@@ -74,7 +74,7 @@ fn an_exported_set_re_armed_on_a_new_session_fires_again_and_the_report_says_it_
         "{md}"
     );
     assert!(
-        md.contains("```json") && md.contains("debug_set_line_stop"),
+        md.contains("```json") && md.contains("debug_set_stop"),
         "{md}"
     );
 

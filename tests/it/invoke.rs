@@ -230,8 +230,8 @@ fn a_named_query_returns_the_known_rows_and_new_repairs_the_program() {
     let line = line_of("../java-frameworks/Shop.java", "checkout");
     let bp = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Shop", "line": line}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Shop", "line": line}),
         )
         .expect_ok();
     let id = bp.json()["outcomes"][0]["id"]

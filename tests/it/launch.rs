@@ -96,8 +96,8 @@ fn a_held_launch_stops_at_the_loaded_main_class_before_main_runs() {
     // arms at once instead of being deferred.
     let stop = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Ticker", "line": line_of("Ticker.java", "tick"), "trace": true}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Ticker", "line": line_of("Ticker.java", "tick"), "trace": true}),
         )
         .expect_ok();
     assert!(!stop.text.contains("DEFERRED"), "{}", stop.text);
@@ -299,8 +299,8 @@ fn a_held_jar_launch_stops_at_its_main_class_and_a_broken_jar_fails() {
     assert_eq!(sessions(&server)[0]["state"], "SUSPENDED");
     let stop = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Ticker", "line": line_of("Ticker.java", "tick"), "trace": true}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Ticker", "line": line_of("Ticker.java", "tick"), "trace": true}),
         )
         .expect_ok();
     assert!(!stop.text.contains("DEFERRED"), "loaded: {}", stop.text);

@@ -139,8 +139,8 @@ fn line_probe(server: &Server, condition: &str) -> (String, ToolReply) {
     let line = line_of("ProbeLoad.java", "probe-line");
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({
+            "debug_set_stop",
+            json!({"kind": "line",
                 "class_pattern": LEDGER, "line": line, "trace": true,
                 "condition": condition, "engine": "probe", "trace_max_hits": 0,
             }),
@@ -201,8 +201,8 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
     attach(&server, &jvm, json!({}));
     let armed = server
         .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": LEDGER, "method": "settle", "engine": "probe", "trace_max_hits": 0}),
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": LEDGER, "method": "settle", "engine": "probe", "trace_max_hits": 0}),
         )
         .expect_ok();
     assert!(armed.text.contains("PROBE:"), "{}", armed.text);
@@ -290,8 +290,8 @@ fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one() {
     // Every 50th call sleeps 3 ms: only those are kept.
     let slow = server
         .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "trace_max_hits": 0}),
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "trace_max_hits": 0}),
         )
         .expect_ok();
     assert!(
@@ -307,8 +307,8 @@ fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one() {
     // Over the wire a call cannot be timed: refused, not silently ignored.
     let wire = server
         .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "engine": "wire"}),
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": LEDGER, "method": "settle", "min_duration_ms": 2, "engine": "wire"}),
         )
         .expect_tool_error();
     assert!(wire.text.contains("min_duration_ms"), "{}", wire.text);
@@ -326,8 +326,8 @@ fn entry_and_field_write_probes_record_arguments_and_written_values() {
     attach(&server, &jvm, json!({}));
     let entry = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": LEDGER, "method": "charge", "trace": true,
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": LEDGER, "method": "charge", "trace": true,
                    "condition": "amountCents < 0", "engine": "probe", "trace_max_hits": 0}),
         )
         .expect_ok();
@@ -335,8 +335,8 @@ fn entry_and_field_write_probes_record_arguments_and_written_values() {
     let entry_id = first_id(&entry);
     let write = server
         .call(
-            "debug_set_field_stop",
-            json!({"class_name": LEDGER, "field_name": "count", "trace": true,
+            "debug_set_stop",
+            json!({"kind": "field", "class_pattern": LEDGER, "field_name": "count", "trace": true,
                    "condition": "newValue % 1000 == 0", "engine": "probe", "trace_max_hits": 0}),
         )
         .expect_ok();
@@ -376,15 +376,15 @@ fn read_only_refuses_a_probe_and_auto_falls_back_to_the_wire() {
     let line = line_of("ProbeLoad.java", "probe-line");
     let refused = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": LEDGER, "line": line, "trace": true, "engine": "probe"}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": LEDGER, "line": line, "trace": true, "engine": "probe"}),
         )
         .expect_tool_error();
     assert!(refused.text.contains("READ_ONLY"), "{}", refused.text);
     let auto = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": LEDGER, "line": line, "trace": true, "trace_max_hits": 3}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": LEDGER, "line": line, "trace": true, "trace_max_hits": 3}),
         )
         .expect_ok();
     assert!(auto.text.contains("WIRE: no probe"), "{}", auto.text);
@@ -433,8 +433,8 @@ fn a_reload_puts_the_probe_back_into_the_new_code() {
     attach(&server, &jvm, json!({}));
     let armed = server
         .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": LEDGER, "method": "settle", "trace_max_hits": 0,
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": LEDGER, "method": "settle", "trace_max_hits": 0,
                    "trace_locals": "n"}),
         )
         .expect_ok();
@@ -546,44 +546,41 @@ fn where_a_probe_cannot_go_it_is_refused_with_the_reason() {
         (
             "a static initialiser",
             refused(
-                "debug_set_line_stop",
-                json!({"class_pattern": "ProbeLoad", "line": line_of("ProbeLoad.java", "probe-clinit")}),
+                "debug_set_stop",
+                json!({"kind": "line", "class_pattern": "ProbeLoad", "line": line_of("ProbeLoad.java", "probe-clinit")}),
             ),
             "static initialiser",
         ),
         (
             "a local the line does not have",
             refused(
-                "debug_set_line_stop",
-                json!({"class_pattern": LEDGER, "line": line, "trace_locals": "nope"}),
+                "debug_set_stop",
+                json!({"kind": "line", "class_pattern": LEDGER, "line": line, "trace_locals": "nope"}),
             ),
             "no local \"nope\"",
         ),
         (
             "a condition naming nothing in scope",
             refused(
-                "debug_set_line_stop",
-                json!({"class_pattern": LEDGER, "line": line, "condition": "missing > 1"}),
+                "debug_set_stop",
+                json!({"kind": "line", "class_pattern": LEDGER, "line": line, "condition": "missing > 1"}),
             ),
             "missing",
         ),
         (
             "a class not loaded",
             refused(
-                "debug_set_line_stop",
-                json!({"class_pattern": "ProbeLoad$Nowhere", "method": "run"}),
+                "debug_set_stop",
+                json!({"kind": "line", "class_pattern": "ProbeLoad$Nowhere", "method": "run"}),
             ),
             "not loaded",
         ),
         (
             "a suspending stop point",
             {
-                let mut args = json!({"class_pattern": LEDGER, "line": line, "engine": "probe"});
+                let mut args = json!({"kind": "line", "class_pattern": LEDGER, "line": line, "engine": "probe"});
                 args["trace"] = json!(false);
-                server
-                    .call("debug_set_line_stop", args)
-                    .expect_tool_error()
-                    .text
+                server.call("debug_set_stop", args).expect_tool_error().text
             },
             "suspending",
         ),
@@ -602,8 +599,8 @@ fn where_a_probe_cannot_go_it_is_refused_with_the_reason() {
     attach_on_roots(&other, jvm.listening_port(2, WAIT), &out);
     let differs = other
         .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": LEDGER, "method": "settle", "engine": "probe"}),
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": LEDGER, "method": "settle", "engine": "probe"}),
         )
         .expect_tool_error();
     assert!(

@@ -68,8 +68,8 @@ async fn held_ticker() -> (Jvm, LevelProxy, Engine, SessionHandle, JvmScope) {
     let line = line_of("Ticker.java", "tick");
     let (err, text) = call(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Ticker", "line": line}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Ticker", "line": line}),
     )
     .await;
     assert!(!err, "{text}");

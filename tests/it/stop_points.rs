@@ -145,8 +145,8 @@ fn a_suspending_line_stop_reports_the_hit_and_resumes() {
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label")}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label")}),
     );
     let bp = first_id(&armed);
     assert_eq!(bp, "bp_1");
@@ -194,8 +194,8 @@ fn a_finally_line_is_armed_on_both_paths_and_traced_without_freezing() {
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-finally"), "trace": true, "trace_max_hits": 40}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-finally"), "trace": true, "trace_max_hits": 40}),
     );
     assert!(armed.text.contains("2 locations"), "{}", armed.text);
     let bp = first_id(&armed);
@@ -242,8 +242,8 @@ fn bad_lines_are_refused_and_unknown_classes_deferred_with_suggestions() {
     let blank = line("place-throw") - 4;
     let refused = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": blank}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Orders", "line": blank}),
         )
         .expect_tool_error();
     assert!(
@@ -258,8 +258,8 @@ fn bad_lines_are_refused_and_unknown_classes_deferred_with_suggestions() {
     );
     let deferred = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Ordrs", "line": 10}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Ordrs", "line": 10}),
     );
     assert_eq!(deferred.json()["outcomes"][0]["state"], "deferred");
     assert!(deferred.text.contains("DEFERRED"), "{}", deferred.text);
@@ -270,8 +270,8 @@ fn bad_lines_are_refused_and_unknown_classes_deferred_with_suggestions() {
     );
     let no_method = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "method": "plaice"}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Orders", "method": "plaice"}),
         )
         .expect_tool_error();
     assert!(
@@ -281,8 +281,8 @@ fn bad_lines_are_refused_and_unknown_classes_deferred_with_suggestions() {
     );
     let wildcard_line = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Ord*", "line": 10}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Ord*", "line": 10}),
         )
         .expect_tool_error();
     assert!(
@@ -300,8 +300,8 @@ fn a_class_loaded_later_and_again_by_a_second_loader_arms_into_one_id() {
     attach(&server, &jvm);
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "OrdersPlugin", "line": line_of("OrdersPlugin.java", "plugin-run"), "trace": true, "trace_max_hits": 0, "trace_frames": 1}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "OrdersPlugin", "line": line_of("OrdersPlugin.java", "plugin-run"), "trace": true, "trace_max_hits": 0, "trace_frames": 1}),
     );
     assert_eq!(
         armed.json()["outcomes"][0]["state"],
@@ -352,14 +352,14 @@ fn a_suspending_stop_at_a_traced_location_is_reported_as_overriding_it() {
     let at = line("place-add");
     let trace = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": at, "trace": true, "trace_max_hits": 0}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": at, "trace": true, "trace_max_hits": 0}),
     );
     let trace_id = first_id(&trace);
     let suspending = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": at}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": at}),
     );
     assert!(suspending.text.contains("OVERRIDE"), "{}", suspending.text);
     assert!(suspending.text.contains(&trace_id), "{}", suspending.text);
@@ -396,8 +396,8 @@ fn a_suspension_free_trace_holds_nothing_and_toggles_and_updates_in_place() {
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("label"), "trace": true, "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true, "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
     );
     assert!(armed.text.contains("without suspending"), "{}", armed.text);
     let id = first_id(&armed);
@@ -487,13 +487,13 @@ fn disconnect_clears_every_stop_point_and_the_jvm_runs_on() {
     let (jvm, server) = attached_orders();
     ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true, "trace_max_hits": 0}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "trace": true, "trace_max_hits": 0}),
     );
     ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label")}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label")}),
     );
     ok(
         &server,
@@ -532,8 +532,8 @@ fn eight_threads_hammering_a_traced_line_are_never_left_suspended() {
     attach(&server, &jvm);
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Contended", "line": line_of("Contended.java", "increment"), "trace": true, "trace_max_hits": 0}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Contended", "line": line_of("Contended.java", "increment"), "trace": true, "trace_max_hits": 0}),
     );
     let id = first_id(&armed);
     // A count of hits, not a time: a slow host hammers as long as it takes.

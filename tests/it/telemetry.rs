@@ -115,8 +115,9 @@ fn investigation(port: u16) -> Vec<Call> {
             ],
         },
         Call {
-            tool: "debug_set_line_stop",
+            tool: "debug_set_stop",
             args: json!({
+                "kind": "line",
                 "class_pattern": "Ticker",
                 "line": line_of("Ticker.java", "ticker-started"),
                 "trace": true,
@@ -127,8 +128,9 @@ fn investigation(port: u16) -> Vec<Call> {
             jdwp: &["VirtualMachine.ClassesBySignature", "EventRequest.Set"],
         },
         Call {
-            tool: "debug_set_line_stop",
+            tool: "debug_set_stop",
             args: json!({
+                "kind": "line",
                 "class_pattern": "Ticker",
                 "line": line_of("Ticker.java", "tick"),
                 "hit_count": 1,

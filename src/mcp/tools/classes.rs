@@ -30,13 +30,18 @@ pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_list_classes",
         "List the loaded classes",
-        "The classes the JVM has loaded, by dotted name, filtered (com.example.* prefix, *.OrderService \
-         suffix, or a bare substring) and paged, with how many matched of how many are loaded. A class not \
-         yet used is not loaded and does not appear, which is not the same as not existing. A name loaded \
-         by several class loaders shows its copy count. Arrays only with include_arrays. Suspends nothing.",
+        "Loaded classes by name, filtered (com.example.*, *.OrderService, or a substring) and \
+         paged, with counts. A class not used yet is not loaded, which is not the same as not \
+         existing. Copies in several loaders are counted. Suspends nothing.",
         Effect::Read,
         list_classes,
-    )]
+    )
+             .with_guide(
+                 "The classes the JVM has loaded, by dotted name, filtered (com.example.* prefix, *.OrderService \
+                   suffix, or a bare substring) and paged, with how many matched of how many are loaded. A class not \
+                   yet used is not loaded and does not appear, which is not the same as not existing. A name loaded \
+                   by several class loaders shows its copy count. Arrays only with include_arrays. Suspends nothing.",
+             )]
 }
 
 async fn list_classes(ctx: Ctx, call: Call<ListClassesParams>) -> Reply {

@@ -84,33 +84,49 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_source",
             "Source of a loaded class",
-            "The file a loaded class was compiled from (JSR-45 noted) and a window of it \
-             from the source roots: line with context, or whole_file. Inner and anonymous classes resolve to \
-             their file. With a class root, the window is checked against the running bytecode (JVM line \
-             tables vs .class, .class vs .java); silence means checked and equal. Suspends nothing.",
+            "A loaded class's source file from the source roots: a window around line, or \
+             whole_file; inner classes resolve to their file. With class roots, the window is \
+             checked against the running bytecode (silence: equal). Suspends nothing.",
             Effect::Read,
             source,
-        ),
+        )
+            .with_guide(
+                "The file a loaded class was compiled from (JSR-45 noted) and a window of it \
+                  from the source roots: line with context, or whole_file. Inner and anonymous classes resolve to \
+                  their file. With a class root, the window is checked against the running bytecode (JVM line \
+                  tables vs .class, .class vs .java); silence means checked and equal. Suspends nothing.",
+            ),
         Route::new(
             "debug_check_stale",
             "Is the JVM running this build?",
-            "Compares a loaded class with its .class under the class roots: per-method line tables (an edit \
-             that moved a line), with bytecode:true the code bytes too (a body edit that moved none), and \
-             methods on one side only. Forecasts the HotSpot restrictions a reload would trip, each with its \
-             JDWP code. One packet per method; suspends nothing.",
+            "Compare a loaded class with its .class under the class roots: moved lines per method, \
+             code bytes with bytecode:true, methods on one side only, and the HotSpot restrictions \
+             a reload would trip. One packet per method; suspends nothing.",
             Effect::Read,
             check_stale,
-        ),
+        )
+            .with_guide(
+                "Compares a loaded class with its .class under the class roots: per-method line tables (an edit \
+                  that moved a line), with bytecode:true the code bytes too (a body edit that moved none), and \
+                  methods on one side only. Forecasts the HotSpot restrictions a reload would trip, each with its \
+                  JDWP code. One packet per method; suspends nothing.",
+            ),
         Route::new(
             "debug_reload_class",
             "Hot-swap a class",
-            "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
-             sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
-             already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
-             swap outlives the session. Refused in read-only mode (dry_run is not).",
+            "Redefine a loaded class from its .class under the class roots or class_file; \
+             compile:true runs javac on sources first. Method bodies only: a refusal names the \
+             restriction. Running frames keep the old code. The new code outlives the session. \
+             Refused read-only (dry_run is not).",
             Effect::Changes,
             reload,
-        ),
+        )
+            .with_guide(
+                "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
+                  sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
+                  already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
+                  swap outlives the session. Refused in read-only mode (dry_run is not).",
+            ),
     ]
 }
 

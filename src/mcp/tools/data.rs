@@ -216,7 +216,7 @@ pub struct ExportCall {
     pub state: Option<String>,
 }
 
-/// `debug_set_*_stop` and `debug_arm_stop_points`: one outcome per entry
+/// `debug_set_stop` and `debug_arm_stop_points`: one outcome per entry
 /// armed (a single definition has one): its id and state. What it is and
 /// its counters are in `debug_list_stop_points`.
 #[derive(Debug, Serialize, JsonSchema, Deserialize)]

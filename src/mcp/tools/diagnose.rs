@@ -48,27 +48,39 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_list_jvms",
             "List the local JVMs",
-            "The JVMs this user runs here (/proc and hsperfdata, so JVMs without JDWP too): pid, main class or jar, \
-             JDK, uptime, command line with secrets masked, and the JDWP endpoint's state: CONNECTED_TO_US, \
-             LISTENING, WAITING_FOR_DEBUGGER (suspend=y; read from argv and sockets, never dialled, since a probe \
-             would release it), UNREACHABLE or NOT_PROBED, each with a remedy. Only loopback endpoints are \
-             handshaked. Changes nothing in any JVM.",
+            "The JVMs this user runs here, JDWP or not: pid, main class, JDK, uptime, masked \
+             command line, and the JDWP endpoint: CONNECTED_TO_US, LISTENING, WAITING_FOR_DEBUGGER \
+             (suspend=y: never dialled, a dial would release it), UNREACHABLE or NOT_PROBED, with a \
+             remedy. Changes nothing.",
             Effect::Read,
             list_jvms,
         )
+            .with_guide(
+                "The JVMs this user runs here (/proc and hsperfdata, so JVMs without JDWP too): pid, main class or jar, \
+                  JDK, uptime, command line with secrets masked, and the JDWP endpoint's state: CONNECTED_TO_US, \
+                  LISTENING, WAITING_FOR_DEBUGGER (suspend=y; read from argv and sockets, never dialled, since a probe \
+                  would release it), UNREACHABLE or NOT_PROBED, each with a remedy. Only loopback endpoints are \
+                  handshaked. Changes nothing in any JVM.",
+            )
         .with_output::<super::data::Jvms>(),
         Route::new(
             "debug_diagnose",
             "Diagnose the server, sessions and JVMs",
-            "Without stop_point: three blocks, this server (pid, version, tools, config, log), each session \
-             (connected, capabilities, suspension, stop points, recent events, last error) and the local JVMs \
-             with their vital signs (hsperfdata: heap, GC, threads, safepoints, JIT; rates since the last read). \
-             With stop_point: why it has not fired, each cause checked (class not loaded, line without code, \
-             stale bytecode, condition never true with its last operand values, thread or instance filter, hit_count pending, \
-             disabled or spent, VM held). Reads only.",
+            "Without stop_point: this server, each session (capabilities, suspension, stop points, \
+             recent events, last error) and the local JVMs with their vital signs (hsperfdata). With stop_point: why it has not fired, \
+             each cause checked (class not loaded, no code at the line, stale bytecode, condition \
+             never true, filters, disabled, VM held). Reads only.",
             Effect::Read,
             diagnose,
-        ),
+        )
+            .with_guide(
+                "Without stop_point: this server (pid, version, tools, config, log), each session \
+                  (connected, capabilities, suspension, stop points, recent events, last error), the local JVMs and \
+                  their vital signs from hsperfdata (heap, GC, threads, classes, safepoints, JIT; rates since the last read). \
+                  With stop_point: why it has not fired, each cause checked (class not loaded, line without code, \
+                  stale bytecode, condition never true with its last operand values, thread or instance filter, hit_count pending, \
+                  disabled or spent, VM held). Reads only.",
+            ),
     ]
 }
 

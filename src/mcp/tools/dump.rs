@@ -51,15 +51,21 @@ pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_thread_dump",
         "Dump every thread's stack and locks",
-        "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits for (`← held by \
-         0x<id> \"<name>\"`); a deadlock cycle is named first. Threads with identical stacks and locks collapse \
-         into one entry with count and ids. JDWP reads stacks and locks of suspended threads only: suspend:true \
-         freezes the VM just for the reads (max_suspend_ms bound, said loudly when hit; resumed and verified \
-         before the reply); without it only already-suspended threads are read. Reports packets spent and ms \
-         the VM was held. Virtual threads are marked; JDWP lists them only with includevirtualthreads=y.",
+        "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits \
+         for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended threads: \
+         suspend:true holds the VM for the reads (max_suspend_ms, resumed and verified), else only \
+         threads already held are read. Says how long the VM was held.",
         Effect::Read,
         thread_dump,
-    )]
+    )
+             .with_guide(
+                 "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits for (`← held by \
+                   0x<id> \"<name>\"`); a deadlock cycle is named first. Threads with identical stacks and locks collapse \
+                   into one entry with count and ids. JDWP reads stacks and locks of suspended threads only: suspend:true \
+                   freezes the VM just for the reads (max_suspend_ms bound, said loudly when hit; resumed and verified \
+                   before the reply); without it only already-suspended threads are read. Reports packets spent and ms \
+                   the VM was held. Virtual threads are marked; JDWP lists them only with includevirtualthreads=y.",
+             )]
 }
 
 async fn thread_dump(ctx: Ctx, call: Call<ThreadDumpParams>) -> Reply {

@@ -77,40 +77,59 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_get_last_event",
             "Get the last event",
-            "The newest reportable event (a hit that suspended something, or a condition that failed): an \
-             [event] line (seq, stop, kind, thread, class.method:line, what it suspended) and its details \
-             (exception, message, catch site; old → new; returned value; monitor, duration); [pending] counts \
-             the buffered ones; [suspended] is read live. limit N lists the N oldest instead; drain:true \
-             discards what was shown (all, without limit). Traced snapshots are in debug_get_traces. Reads \
-             only.",
+            "The newest reportable event (a suspending hit or a failed condition): seq, stop, \
+             thread, location, what it suspended, details; [pending] counts buffered ones. limit N \
+             lists the N oldest; drain:true discards what was shown. Snapshots are in \
+             debug_get_traces. Reads only.",
             Effect::Read,
             last_event,
-        ),
+        )
+            .with_guide(
+                "The newest reportable event (a hit that suspended something, or a condition that failed): an \
+                  [event] line (seq, stop, kind, thread, class.method:line, what it suspended) and its details \
+                  (exception, message, catch site; old → new; returned value; monitor, duration); [pending] counts \
+                  the buffered ones; [suspended] is read live. limit N lists the N oldest instead; drain:true \
+                  discards what was shown (all, without limit). Traced snapshots are in debug_get_traces. Reads \
+                  only.",
+            ),
         Route::new(
             "debug_wait_for_event",
             "Wait for the next event",
-            "Block until a reportable event arrives that was not shown yet (one already waiting returns at \
-             once), or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
-             Sends progress notifications about every second while waiting when the call carries a \
-             progressToken. bp_id waits for that stop point (or bpset_ family) only; for a traced one, its next snapshot. \
-             Suspends nothing itself.",
+            "Wait for a reportable event not shown yet (one waiting returns at once), up to \
+             timeout_ms (default 30000); a timeout is an answer. bp_id waits for that stop point or \
+             family (a traced one: its next snapshot). Sends progress while it waits. Suspends \
+             nothing.",
             Effect::Read,
             wait,
-        ),
+        )
+            .with_guide(
+                "Block until a reportable event arrives that was not shown yet (one already waiting returns at \
+                  once), or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
+                  Sends progress notifications about every second while waiting when the call carries a \
+                  progressToken. bp_id waits for that stop point (or bpset_ family) only; for a traced one, its next snapshot. \
+                  Suspends nothing itself.",
+            ),
         Route::new(
             "debug_get_traces",
             "Get trace snapshots",
-            "Snapshots of traced stop points, oldest first: seq, stop, thread, class.method:line, callers, \
-             locals (plus the val$ captures of an anonymous class), details (exception, rethrows, field \
-             change, returned value, monitor duration). Objects carry @0x… \
-             handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
-             location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
-             keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
-             match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
-             details repeated from the previous snapshot. Reads only.",
+            "Trace snapshots, oldest first: seq, stop, thread, location, callers, locals, details \
+             (exception, field change, return value, duration). Objects are weak @0x… handles. \
+             Filter by bp_id, class_filter, since (for polling); limit (default 50) keeps the \
+             newest. group_by counts every match per key (p50/p99/max of timed calls); clear:true \
+             removes what matched. Reads only.",
             Effect::Read,
             traces,
         )
+            .with_guide(
+                "Snapshots of traced stop points, oldest first: seq, stop, thread, class.method:line, callers, \
+                  locals (plus the val$ captures of an anonymous class), details (exception, rethrows, field \
+                  change, returned value, monitor duration). Objects carry @0x… \
+                  handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
+                  location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
+                  keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
+                  match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
+                  details repeated from the previous snapshot. Reads only.",
+            )
         .with_output::<super::data::Traces>(),
     ]
 }

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::kinds::Kind;
 use super::session::SessionParams;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{DEFAULT_EXCLUDES, PauseOutcome, StepFilter, StepKind};
@@ -35,7 +36,7 @@ pub struct ThreadParams {
     pub thread_id: String,
 }
 
-/// Arguments of the step tools.
+/// Arguments of debug_step (every kind).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepParams {
@@ -51,50 +52,44 @@ pub struct StepParams {
     pub timeout_ms: Option<u64>,
 }
 
-/// A step tool's description: its own first sentence, then what all
-/// three share.
-macro_rules! step_doc {
-    ($head:literal) => {
-        concat!(
-            $head,
-            " Runs only the stepped thread (all its suspensions lifted) until it lands; the reply and \
-             debug_get_last_event show where. Skips java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, \
-             org.jboss.*, io.undertow.*, org.wildfly.*, org.hibernate.* unless exclude_classes replaces \
-             the list ([] for none) or only_classes names where to stop."
-        )
-    };
-}
-
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::new(
-            "debug_step_over",
-            "Step over",
-            step_doc!("Step to the next line of the current method, over calls."),
-            Effect::Changes,
-            |ctx, call| step(ctx, call, StepKind::Over),
-        ),
-        Route::new(
-            "debug_step_into",
-            "Step into",
-            step_doc!("Step to the next line, entering a called method when the line calls one."),
-            Effect::Changes,
-            |ctx, call| step(ctx, call, StepKind::Into),
-        ),
-        Route::new(
-            "debug_step_out",
-            "Step out",
-            step_doc!("Run until the current method returns, and stop in its caller."),
-            Effect::Changes,
-            |ctx, call| step(ctx, call, StepKind::Out),
-        ),
+        {
+            let tool = "debug_step";
+            let kind = |name, k: StepKind| {
+                let handler = move |ctx, call| step(ctx, call, k);
+                Kind::new(name, Route::new(tool, "", "", Effect::Changes, handler))
+            };
+            Route::by_kind(
+                tool,
+                "Step",
+                "Step the current thread. over: to the next line of this method, over calls; into: \
+                 into a method the line calls; out: until this method returns, stopping in its \
+                 caller. Runs only the stepped thread (all its suspensions lifted) until it lands; \
+                 the reply and debug_get_last_event show where. Skips JDK and container code \
+                 (java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, org.jboss.*, io.undertow.*, \
+                 org.wildfly.*, org.hibernate.*) unless exclude_classes replaces the list ([] for \
+                 none) or only_classes names where to stop.",
+                Effect::Changes,
+                vec![
+                    kind("over", StepKind::Over),
+                    kind("into", StepKind::Into),
+                    kind("out", StepKind::Out),
+                ],
+            )
+        },
         Route::new(
             "debug_suspend_thread",
             "Suspend one thread",
-            "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
+            "Suspend one thread while the others run on: the cheap way to read a live frame. \
+             Suspends are counted. Methods cannot be invoked on a thread held this way (JDWP allows \
+             that only after an event).",
             Effect::Changes,
             |ctx, call| suspend_thread(ctx, call, true),
-        ),
+        )
+            .with_guide(
+                "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
+            ),
         Route::new(
             "debug_resume_thread",
             "Resume one thread once",
@@ -112,21 +107,30 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_list_threads",
             "List threads",
-            "Every live thread: id (@0x…), name, status, suspend count, sorted by name with numbers read as \
-             numbers (worker-2 before worker-10). A list cut by limit shows one thread of every name family \
-             (digits collapsed) before a second of any, and names the biggest groups left out. Reads only; \
-             suspends nothing.",
+            "Live threads: id, name, status, suspend count, sorted by name (worker-2 before \
+             worker-10). A list cut by limit shows one thread per name family first. Suspends \
+             nothing.",
             Effect::Read,
             list_threads,
-        ),
+        )
+            .with_guide(
+                "Every live thread: id (@0x…), name, status, suspend count, sorted by name with numbers read as \
+                  numbers (worker-2 before worker-10). A list cut by limit shows one thread of every name family \
+                  (digits collapsed) before a second of any, and names the biggest groups left out. Reads only; \
+                  suspends nothing.",
+            ),
         Route::new(
             "debug_continue",
             "Resume the JVM",
-            "Resume every thread, repeating until no suspend count is left, then verify by reading each \
-             thread's count back. Says when a new event re-suspended the JVM right away.",
+            "Resume every thread until no suspend count is left, verified per thread. Says when a \
+             new event suspended the JVM again at once.",
             Effect::Changes,
             resume,
-        ),
+        )
+            .with_guide(
+                "Resume every thread, repeating until no suspend count is left, then verify by reading each \
+                  thread's count back. Says when a new event re-suspended the JVM right away.",
+            ),
     ]
 }
 

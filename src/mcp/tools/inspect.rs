@@ -60,34 +60,50 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_get_stack",
             "Read a thread's stack and locals",
-            "Frames of a suspended thread, one line each (#i class.method:line), with the locals of each frame \
-             beneath; a declared generic type is shown where it says more than the value. max_frames:1 is the \
-             one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
-             Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
+            "Frames of a suspended thread (#i class.method:line) with each frame's locals; \
+             max_frames:1 is the locals view. Needs the thread held (a hit, debug_suspend_thread). \
+             Each local read is a safepoint; expand_objects reads fields and invokes nothing.",
             Effect::Read,
             get_stack,
-        ),
+        )
+            .with_guide(
+                "Frames of a suspended thread, one line each (#i class.method:line), with the locals of each frame \
+                  beneath; a declared generic type is shown where it says more than the value. max_frames:1 is the \
+                  one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
+                  Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
+            ),
         Route::new(
             "debug_evaluate",
             "Evaluate an expression",
-            "Evaluate a Java-like expression in a frame: locals, this, bare field names, class names, @0x… \
-             handles; .field and .method(args) chains (overloads chosen on runtime types); xs[i], m[\"k\"], \
-             xs[2..5], xs[?qty > 3], .length; == != < <= > >= && || ! + - * / %; #UTF-8 / #ISO-8859-1 / #raw \
-             for byte[]. HashMap, LinkedHashMap, ConcurrentHashMap and ArrayList subscripts walk fields (no \
-             invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
-             budget each). Parse errors name the column.",
+            "Evaluate a Java-like expression in a frame: locals, this, fields, classes, @0x… \
+             handles, .field and .method(args), xs[i], m[\"k\"], xs[2..5], xs[?qty > 3], operators; \
+             #UTF-8/#raw for byte[]. Collections are read by their fields; method calls and \
+             toString() need a thread a stop point suspended (2 s each). Errors point at the \
+             column.",
             Effect::Read,
             |ctx, call| evaluate(ctx, call, false),
-        ),
+        )
+            .with_guide(
+                "Evaluate a Java-like expression in a frame: locals, this, bare field names, class names, @0x… \
+                  handles; .field and .method(args) chains (overloads chosen on runtime types); xs[i], m[\"k\"], \
+                  xs[2..5], xs[?qty > 3], .length; == != < <= > >= && || ! + - * / %; #UTF-8 / #ISO-8859-1 / #raw \
+                  for byte[]. HashMap, LinkedHashMap, ConcurrentHashMap and ArrayList subscripts walk fields (no \
+                  invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
+                  budget each). Parse errors name the column.",
+            ),
         Route::new(
             "debug_evaluate_chain",
             "Find the null link of a chain",
-            "Walk a chain like a.getB().c.getD() left to right and print every link with its value, naming \
-             the first null one and how many links were never reached. Each method runs exactly once; no \
-             toString() is called. Same grammar and thread rules as debug_evaluate.",
+            "Walk a chain like a.getB().c.getD() and print each link's value, naming the first null \
+             one. Each method runs once; no toString(). Grammar and thread rules as debug_evaluate.",
             Effect::Read,
             |ctx, call| evaluate(ctx, call, true),
-        ),
+        )
+            .with_guide(
+                "Walk a chain like a.getB().c.getD() left to right and print every link with its value, naming \
+                  the first null one and how many links were never reached. Each method runs exactly once; no \
+                  toString() is called. Same grammar and thread rules as debug_evaluate.",
+            ),
     ]
 }
 
@@ -211,7 +227,7 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
                 ToolError::new("READ_ONLY", msg).next(crate::mcp::error::READ_ONLY_NEXT)
             } else if f.needs_event_thread {
                 let e = ToolError::new("EVAL_FAILED", msg);
-                e.next("arm a suspending stop point (debug_set_line_stop) where the code runs, and evaluate on its hit")
+                e.next("arm a suspending stop point (debug_set_stop) where the code runs, and evaluate on its hit")
             } else {
                 ToolError::new("EVAL_FAILED", msg)
             })

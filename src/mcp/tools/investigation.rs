@@ -1,8 +1,8 @@
 //! Keeping an investigation: debug_export_investigation writes one
 //! Markdown report of a session (not redacted, and it says so first);
 //! debug_arm_stop_points replays an exported stop-point set on any
-//! session, each entry through its own debug_set_* tool, so every refusal,
-//! clamp and deferral of those tools applies, and reports each outcome.
+//! session, each entry through debug_set_stop, so every refusal, clamp and
+//! deferral of that tool applies, and reports each outcome.
 
 use std::time::Instant;
 
@@ -16,14 +16,33 @@ use super::stop_points::{export_set, listing_text};
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::mcp::error::ToolError;
 
-/// The tools an exported set may name.
-const ARMING_TOOLS: &[&str] = &[
-    "debug_set_line_stop",
-    "debug_set_exception_stop",
-    "debug_set_field_stop",
-    "debug_set_method_exit_stop",
-    "debug_set_monitor_stop",
-];
+/// The tool an exported set names.
+const ARMING_TOOL: &str = "debug_set_stop";
+/// The kinds of `debug_set_stop`, which sets exported before it named as
+/// tools of their own (`debug_set_<kind>_stop`).
+const KINDS: &[&str] = &["line", "exception", "field", "method_exit", "monitor"];
+
+/// The `debug_set_stop` arguments of an exported entry, or `None` when it
+/// names another tool. An entry of an older set (`debug_set_line_stop`,
+/// with `class_name` for a field and `kinds` for a monitor) is read as its
+/// kind.
+fn arming_args(
+    tool: &str,
+    mut args: serde_json::Map<String, Value>,
+) -> Option<serde_json::Map<String, Value>> {
+    if tool == ARMING_TOOL {
+        return Some(args);
+    }
+    let kind = tool.strip_prefix("debug_set_")?.strip_suffix("_stop")?;
+    let kind = KINDS.iter().find(|k| **k == kind)?;
+    for (old, new) in [("class_name", "class_pattern"), ("kinds", "events")] {
+        if let Some(v) = args.remove(old) {
+            args.insert(new.into(), v);
+        }
+    }
+    args.insert("kind".into(), json!(kind));
+    Some(args)
+}
 /// Snapshots a report carries by default.
 const DEFAULT_SNAPSHOTS: usize = 200;
 
@@ -52,23 +71,33 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_export_investigation",
             "Export the investigation as Markdown",
-            "One Markdown report of a session: the JVM, stop points with hits and capture cost, the \
-             re-armable stop-point set, trace snapshots, pending events, threads held, notes. Not \
-             redacted: snapshots hold whatever the program held (payloads, tokens, credentials). Clears \
-             nothing.",
+            "One Markdown report of a session: the JVM, stop points with hits and cost, the \
+             re-armable set, snapshots, pending events, held threads. Not redacted: snapshots hold \
+             what the program held. Clears nothing.",
             Effect::Read,
             export,
-        ),
+        )
+            .with_guide(
+                "One Markdown report of a session: the JVM, stop points with hits and capture cost, the \
+                  re-armable stop-point set, trace snapshots, pending events, threads held, notes. Not \
+                  redacted: snapshots hold whatever the program held (payloads, tokens, credentials). Clears \
+                  nothing.",
+            ),
         Route::new(
             "debug_arm_stop_points",
             "Re-arm an exported stop-point set",
-            "Arms a set from debug_list_stop_points export:true on this session: each entry through its \
-             own debug_set_* tool (only those five), so their refusals and deferrals apply. Disabled or \
-             spent entries are skipped. Leads with N armed, N deferred, N refused, N skipped, then each \
-             entry's outcome. Lines are not checked against this build.",
+            "Arm a set from debug_list_stop_points export:true on this session, each entry through \
+             debug_set_stop (its refusals and deferrals apply); disabled or spent entries are \
+             skipped. Counts armed, deferred, refused and skipped.",
             Effect::Changes,
             arm,
         )
+            .with_guide(
+                "Arms a set from debug_list_stop_points export:true on this session: each entry through its \
+                  debug_set_stop, so its refusals and deferrals apply. Disabled or \
+                  spent entries are skipped. Leads with N armed, N deferred, N refused, N skipped, then each \
+                  entry's outcome. Lines are not checked against this build.",
+            )
         .with_output::<super::data::Armed>(),
     ]
 }
@@ -222,11 +251,11 @@ async fn arm(ctx: Ctx, call: Call<ArmSetParams>) -> Reply {
         let from = e["from"].as_str().unwrap_or("?").to_string();
         let entry = format!("#{i} ({from})");
         let tool = e["tool"].as_str().unwrap_or("");
-        if !ARMING_TOOLS.contains(&tool) {
+        let args = e["args"].as_object().cloned().unwrap_or_default();
+        let Some(mut args) = arming_args(tool, args) else {
             refused += 1;
             lines.push(format!(
-                "{entry}: REFUSED: {tool:?} is not an arming tool (a set names only {})",
-                ARMING_TOOLS.join(", ")
+                "{entry}: REFUSED: {tool:?} is not an arming tool (a set names only {ARMING_TOOL})"
             ));
             outcomes.push(Outcome {
                 entry: entry.clone(),
@@ -235,7 +264,7 @@ async fn arm(ctx: Ctx, call: Call<ArmSetParams>) -> Reply {
                 ..Outcome::default()
             });
             continue;
-        }
+        };
         if let Some(state) = e["state"].as_str() {
             skipped += 1;
             lines.push(format!(
@@ -248,9 +277,8 @@ async fn arm(ctx: Ctx, call: Call<ArmSetParams>) -> Reply {
             });
             continue;
         }
-        let mut args = e["args"].as_object().cloned().unwrap_or_default();
         args.insert("session_id".into(), json!(handle.id().0));
-        let r = super::call(&ctx, tool, Some(args)).await;
+        let r = super::call(&ctx, ARMING_TOOL, Some(args)).await;
         let text = r
             .content
             .iter()
@@ -301,8 +329,7 @@ mod tests {
     #[test]
     fn a_set_is_read_from_its_array_its_data_or_the_reply_text() {
         let entries = |set: &Value| entries("debug_arm_stop_points", set);
-        let calls =
-            json!([{"tool": "debug_set_line_stop", "args": {"class_pattern": "A", "line": 3}}]);
+        let calls = json!([{"tool": "debug_set_stop", "args": {"kind": "line", "class_pattern": "A", "line": 3}}]);
         assert_eq!(entries(&calls).ok(), calls.as_array().cloned());
         assert_eq!(
             entries(&json!({"export": calls})).ok(),
@@ -315,5 +342,25 @@ mod tests {
             let e = entries(&bad).err().map(|e| e.text()).unwrap_or_default();
             assert!(e.contains("debug_arm_stop_points"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn an_older_set_is_read_as_the_kinds_of_debug_set_stop() {
+        let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let field = arming_args(
+            "debug_set_field_stop",
+            args(json!({"class_name": "A", "field_name": "f"})),
+        );
+        assert_eq!(
+            field.map(Value::Object),
+            Some(json!({"kind": "field", "class_pattern": "A", "field_name": "f"}))
+        );
+        let monitor = arming_args("debug_set_monitor_stop", args(json!({"kinds": ["all"]})));
+        assert_eq!(
+            monitor.map(Value::Object),
+            Some(json!({"kind": "monitor", "events": ["all"]}))
+        );
+        assert!(arming_args("debug_set_value", args(json!({}))).is_none());
+        assert!(arming_args("debug_set_bogus_stop", args(json!({}))).is_none());
     }
 }

@@ -101,34 +101,50 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_invoke",
             "Call a method of the application",
-            "Calls a static method (class), or one on an object (@0x…) or a Spring bean (bean, bean_type), with \
-             JSON args typed by the declared parameters; param_types picks an overload. Runs on a thread an \
-             event suspended, else parks one (main first) at its next line and resumes it after; the reply \
-             says which. Single-threaded by default: a method waiting on a lock held by a suspended thread \
-             times out. Views: toString, JSON, field tree. template:true returns what each overload takes.",
+            "Call a static method, one on an object (@0x…) or on a Spring bean, with JSON args \
+             typed by the declared parameters. Runs on a thread an event suspended, else parks one \
+             at its next line and resumes it after; only that thread runs, so a lock held by a \
+             suspended thread times out. template:true shows what each overload takes.",
             Effect::Changes,
             invoke,
-        ),
+        )
+            .with_guide(
+                "Calls a static method (class), or one on an object (@0x…) or a Spring bean (bean, bean_type), with \
+                  JSON args typed by the declared parameters; param_types picks an overload. Runs on a thread an \
+                  event suspended, else parks one (main first) at its next line and resumes it after; the reply \
+                  says which. Single-threaded by default: a method waiting on a lock held by a suspended thread \
+                  times out. Views: toString, JSON, field tree. template:true returns what each overload takes.",
+            ),
         Route::new(
             "debug_spring",
             "Read the Spring context",
-            "The application's Spring context, found on the heap: ready (active and refresh finished), beans \
-             by name and type filtered, and Environment keys as Spring resolves them, each with the property \
-             source it came from. Values of keys naming a password, secret, token or key are masked. Runs \
-             calls like debug_invoke.",
+            "The Spring context, found on the heap: readiness, beans by name or type, and \
+             Environment keys with the property source each came from (secret-looking values \
+             masked). Calls run like debug_invoke.",
             Effect::Changes,
             spring,
-        ),
+        )
+            .with_guide(
+                "The application's Spring context, found on the heap: ready (active and refresh finished), beans \
+                  by name and type filtered, and Environment keys as Spring resolves them, each with the property \
+                  source it came from. Values of keys naming a password, secret, token or key are masked. Runs \
+                  calls like debug_invoke.",
+            ),
         Route::new(
             "debug_run_named_query",
             "Run a JPA named query",
-            "Runs a JPA named query through the application's EntityManager with typed parameters, at most \
-             max_rows fetched. Flush is suppressed (FlushModeType.COMMIT), so uncommitted changes are not \
-             written first and not seen. Rows are read by their fields, invoking nothing. Reaches the \
-             database; runs like debug_invoke.",
+            "Run a JPA named query through the application's EntityManager with typed parameters, \
+             up to max_rows. Flush is off (COMMIT): unflushed changes are not seen. Rows are read \
+             by field. Reaches the database; runs like debug_invoke.",
             Effect::Changes,
             named_query,
-        ),
+        )
+            .with_guide(
+                "Runs a JPA named query through the application's EntityManager with typed parameters, at most \
+                  max_rows fetched. Flush is suppressed (FlushModeType.COMMIT), so uncommitted changes are not \
+                  written first and not seen. Rows are read by their fields, invoking nothing. Reaches the \
+                  database; runs like debug_invoke.",
+            ),
     ]
 }
 

@@ -52,32 +52,47 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_list_methods",
             "List a class's methods",
-            "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
-             has them, parameter names where it has a variable table. Constructors kept, <clinit> and synthetic \
-             methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
-             class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
+            "A loaded class's methods as Java source lines: modifiers, generic signatures, \
+             parameter names where known; synthetic ones left out. inherited:true adds the \
+             supertypes'. Name@0x<loader> picks one loader's copy. Suspends nothing.",
             Effect::Read,
             |ctx, call| list(ctx, call, MemberSet::Methods),
-        ),
+        )
+            .with_guide(
+                "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
+                  has them, parameter names where it has a variable table. Constructors kept, <clinit> and synthetic \
+                  methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
+                  class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
+            ),
         Route::new(
             "debug_list_fields",
             "List a class's fields",
-            "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
-             values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
-             pinning as in debug_list_methods. Suspends nothing.",
+            "A loaded class's fields as Java source lines, statics first; reads no values. \
+             inherited:true adds the supertypes'. Name@0x<loader> picks one loader's copy. Suspends \
+             nothing.",
             Effect::Read,
             |ctx, call| list(ctx, call, MemberSet::Fields),
-        ),
+        )
+            .with_guide(
+                "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
+                  values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
+                  pinning as in debug_list_methods. Suspends nothing.",
+            ),
         Route::new(
             "debug_list_instances",
             "Count and find live instances",
-            "Live instance counts of several classes in one heap walk, and up to max_instances @0x… handles each \
-             (debug_evaluate takes them). Exact type only: subclasses and implementations are not counted, so \
-             name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
-             how long.",
+            "Live instance counts of several classes in one heap walk, with up to max_instances \
+             @0x… handles each. Exact type only: subclasses are not counted. The walk stops the \
+             world; the reply says for how long.",
             Effect::Read,
             list_instances,
-        ),
+        )
+            .with_guide(
+                "Live instance counts of several classes in one heap walk, and up to max_instances @0x… handles each \
+                  (debug_evaluate takes them). Exact type only: subclasses and implementations are not counted, so \
+                  name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
+                  how long.",
+            ),
     ]
 }
 

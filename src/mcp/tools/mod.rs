@@ -14,6 +14,7 @@ pub mod execution;
 pub mod inspect;
 pub mod investigation;
 pub mod invoke;
+pub mod kinds;
 pub mod members;
 pub mod memory;
 pub mod mutation;
@@ -272,6 +273,9 @@ type Handler = dyn Fn(Ctx, Option<JsonObject>) -> BoxFuture<'static, Reply> + Se
 pub struct Route {
     pub tool: Tool,
     call: Arc<Handler>,
+    /// What the tool's description leaves out, served as the resource
+    /// `jdwp://guide/<tool>` and in docs/tools.md.
+    guide: Option<&'static str>,
 }
 
 impl Route {
@@ -298,7 +302,15 @@ impl Route {
                 let params = parse::<P>(name, args);
                 Box::pin(handler(ctx, Call { tool: name, params }))
             }),
+            guide: None,
         }
+    }
+
+    /// The tool's guide: the rules and traps its description has no room
+    /// for (tools/list is read whole before the first call).
+    pub fn with_guide(mut self, guide: &'static str) -> Self {
+        self.guide = Some(guide);
+        self
     }
 
     /// Declares that the tool's results are data of type `O`: its
@@ -400,58 +412,81 @@ pub fn markdown() -> String {
         "# Tools\n\n<!-- Generated from the tool catalogue (src/mcp/tools); a test checks it. \
          Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n\
          Every session-scoped tool takes an optional `session_id` (default: the current session). \
-         Errors start with a stable `[LABEL]` and say what to do next.\n",
+         Errors start with a stable `[LABEL]` and say what to do next. Each section is also served \
+         as the MCP resource `jdwp://guide/<tool>`.\n",
     );
-    for t in catalogue() {
-        let hints = t.annotations.clone().unwrap_or_default();
-        let effect = if hints.read_only_hint == Some(true) {
-            "reads only"
-        } else if hints.destructive_hint == Some(true) {
-            "destructive"
-        } else if hints.idempotent_hint == Some(true) {
-            "changes state, idempotent"
-        } else {
-            "changes state"
-        };
-        out.push_str(&format!(
-            "\n## `{}` — {}\n\n{}\n\n*Effect:* {}.\n\n| argument | type | required | meaning |\n|---|---|---|---|\n",
-            t.name,
-            t.title.clone().unwrap_or_default(),
-            t.description.clone().unwrap_or_default(),
-            effect
-        ));
-        let schema = t.input_schema.as_ref();
-        let required: Vec<String> = schema
-            .get("required")
-            .and_then(|r| r.as_array())
-            .map(|r| {
-                r.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
-            for (name, prop) in props {
-                let ty = match prop.get("type") {
-                    Some(serde_json::Value::String(s)) => s.clone(),
-                    Some(serde_json::Value::Array(a)) => a
-                        .iter()
-                        .filter_map(|v| v.as_str())
-                        .filter(|s| *s != "null")
-                        .collect::<Vec<_>>()
-                        .join("/"),
-                    _ => "any".into(),
-                };
-                let doc = prop
-                    .get("description")
-                    .and_then(|d| d.as_str())
-                    .unwrap_or("");
-                out.push_str(&format!(
-                    "| `{name}` | {ty} | {} | {} |\n",
-                    if required.contains(name) { "yes" } else { "no" },
-                    doc.replace('|', "\\|").replace('\n', " ")
-                ));
-            }
+    for r in &routes().routes {
+        out.push('\n');
+        out.push_str(&route_markdown(r));
+    }
+    out
+}
+
+/// One tool's guide (`jdwp://guide/<tool>`): its description, what the
+/// description leaves out, its effect and its arguments.
+pub fn guide(name: &str) -> Option<String> {
+    let all = routes();
+    all.by_name
+        .get(name)
+        .map(|&i| route_markdown(&all.routes[i]))
+}
+
+fn route_markdown(r: &Route) -> String {
+    let t = &r.tool;
+    let hints = t.annotations.clone().unwrap_or_default();
+    let effect = if hints.read_only_hint == Some(true) {
+        "reads only"
+    } else if hints.destructive_hint == Some(true) {
+        "destructive"
+    } else if hints.idempotent_hint == Some(true) {
+        "changes state, idempotent"
+    } else {
+        "changes state"
+    };
+    let mut out = format!(
+        "## `{}` — {}\n\n{}\n\n",
+        t.name,
+        t.title.clone().unwrap_or_default(),
+        t.description.clone().unwrap_or_default(),
+    );
+    if let Some(g) = r.guide {
+        out.push_str(g);
+        out.push_str("\n\n");
+    }
+    out.push_str(&format!(
+        "*Effect:* {effect}.\n\n| argument | type | required | meaning |\n|---|---|---|---|\n"
+    ));
+    let schema = t.input_schema.as_ref();
+    let required: Vec<String> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(props) = schema.get("properties").and_then(|p| p.as_object()) {
+        for (name, prop) in props {
+            let ty = match prop.get("type") {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Array(a)) => a
+                    .iter()
+                    .filter_map(|v| v.as_str())
+                    .filter(|s| *s != "null")
+                    .collect::<Vec<_>>()
+                    .join("/"),
+                _ => "any".into(),
+            };
+            let doc = prop
+                .get("description")
+                .and_then(|d| d.as_str())
+                .unwrap_or("");
+            out.push_str(&format!(
+                "| `{name}` | {ty} | {} | {} |\n",
+                if required.contains(name) { "yes" } else { "no" },
+                doc.replace('|', "\\|").replace('\n', " ")
+            ));
         }
     }
     out

@@ -55,30 +55,44 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_set_value",
             "Change a value in the running program",
-            "Write a local, an instance or static field, or an array element of a suspended thread's frame; \
-             value is a literal coerced to the declared type or any expression (objects by reference). \
-             Reports the value it displaced; a type mismatch names both types. List/Map elements call \
-             set()/put() and need a thread suspended by a stop point. Refused in read-only mode.",
+            "Write a local, a field or an array element in a suspended thread's frame; value is a \
+             literal coerced to the declared type, or an expression. Reports the value replaced. \
+             List/Map elements go through set()/put() and need a thread a stop point suspended. \
+             Refused read-only.",
             Effect::Changes,
             set_value,
-        ),
+        )
+            .with_guide(
+                "Write a local, an instance or static field, or an array element of a suspended thread's frame; \
+                  value is a literal coerced to the declared type or any expression (objects by reference). \
+                  Reports the value it displaced; a type mismatch names both types. List/Map elements call \
+                  set()/put() and need a thread suspended by a stop point. Refused in read-only mode.",
+            ),
         Route::new(
             "debug_force_return",
             "Force the current method to return",
-            "Make the top frame's method return now with value (coerced to its return type; omit for void). \
-             The rest of the method does not run. Native frames are refused. Refused in read-only mode.",
+            "Return now from the top frame's method with value (coerced; omit for void); the rest \
+             does not run. Native frames are refused. Refused read-only.",
             Effect::Destructive,
             force_return,
-        ),
+        )
+            .with_guide(
+                "Make the top frame's method return now with value (coerced to its return type; omit for void). \
+                  The rest of the method does not run. Native frames are refused. Refused in read-only mode.",
+            ),
         Route::new(
             "debug_pop_frame",
             "Pop frames and re-run a call",
-            "Pop frames 0..=frame_index of a suspended thread; when it resumes, the caller re-executes the \
-             call. Side effects already done are not undone. Native frames and the outermost frame are \
-             refused. Refused in read-only mode.",
+            "Pop frames 0..=frame_index of a suspended thread; on resume the caller calls again. \
+             Side effects stay. Native and outermost frames are refused. Refused read-only.",
             Effect::Destructive,
             pop_frame,
-        ),
+        )
+            .with_guide(
+                "Pop frames 0..=frame_index of a suspended thread; when it resumes, the caller re-executes the \
+                  call. Side effects already done are not undone. Native frames and the outermost frame are \
+                  refused. Refused in read-only mode.",
+            ),
     ]
 }
 

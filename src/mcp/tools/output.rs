@@ -32,12 +32,16 @@ pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_read_output",
         "Read a launched JVM's output",
-        "Lines a launched JVM wrote to stdout/stderr, numbered and tagged out/err: the newest `tail`, only \
-         those above `since` (the reply's next, to follow output). Reads a kept buffer, even after the JVM \
-         exited; the JVM is untouched.",
+        "Lines a launched JVM wrote to stdout and stderr, numbered: the newest tail, or those after \
+         since (follow with the reply's next). Kept after the JVM exits.",
         Effect::Read,
         read,
-    )]
+    )
+             .with_guide(
+                 "Lines a launched JVM wrote to stdout/stderr, numbered and tagged out/err: the newest `tail`, only \
+                   those above `since` (the reply's next, to follow output). Reads a kept buffer, even after the JVM \
+                   exited; the JVM is untouched.",
+             )]
 }
 
 async fn read(ctx: Ctx, call: Call<ReadOutputParams>) -> Reply {

@@ -92,32 +92,48 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_attach",
             "Attach to a JVM",
-            "Attach to a running JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT. \
-             Suspends nothing; a JVM started with suspend=y stays held until debug_continue. Opens a session \
-             that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
-             reported as NOT_JDWP within timeout_ms.",
+            "Attach to a JVM started with \
+             -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT; the session becomes \
+             current. Suspends nothing (a suspend=y JVM stays held until debug_continue). read_only \
+             refuses every change at the wire. A port that is not JDWP says NOT_JDWP.",
             Effect::Changes,
             attach,
-        ),
+        )
+            .with_guide(
+                "Attach to a running JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT. \
+                  Suspends nothing; a JVM started with suspend=y stays held until debug_continue. Opens a session \
+                  that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
+                  reported as NOT_JDWP within timeout_ms.",
+            ),
         Route::new(
             "debug_launch",
             "Launch a JVM under the debugger",
-            "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
-             suspend (default true) holds it once its main class is loaded, before any of it runs; \
-             debug_continue starts it. Dying during startup is an error with its exit and last lines; \
-             debug_read_output reads its output. Terminated when the session ends unless detach_on_disconnect.",
+            "Start a JVM (main_class and classpath, or jar) with a JDWP agent on a free loopback \
+             port, and attach. suspend (default true) holds it once its main class is loaded; \
+             debug_continue starts it. A death at startup is an error with its last lines. Ends \
+             with the session unless detach_on_disconnect.",
             Effect::Changes,
             launch,
-        ),
+        )
+            .with_guide(
+                "Start a JVM (main_class + classpath, or jar) with a JDWP agent on a free loopback port and attach. \
+                  suspend (default true) holds it once its main class is loaded, before any of it runs; \
+                  debug_continue starts it. Dying during startup is an error with its exit and last lines; \
+                  debug_read_output reads its output. Terminated when the session ends unless detach_on_disconnect.",
+            ),
         Route::new(
             "debug_list_sessions",
             "List debug sessions",
-            "Every session: id, host:port, current marker, RUNNING / SUSPENDED (threads held) / DEAD (why), \
-             JVM name and version, JDWP packets sent, stop points. State is read live (one pipelined burst \
-             per JVM); nothing is suspended.",
+            "Every session: id, host:port, current, RUNNING, SUSPENDED or DEAD (why), JVM, packets \
+             sent, stop points. Read live; suspends nothing.",
             Effect::Read,
             list_sessions,
         )
+            .with_guide(
+                "Every session: id, host:port, current marker, RUNNING / SUSPENDED (threads held) / DEAD (why), \
+                  JVM name and version, JDWP packets sent, stop points. State is read live (one pipelined burst \
+                  per JVM); nothing is suspended.",
+            )
         .with_output::<super::data::Sessions>(),
         Route::new(
             "debug_set_current_session",
@@ -129,12 +145,17 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_disconnect",
             "Disconnect and release the JVM",
-            "End a session: clears every event request and resumes every thread in one step (JDWP Dispose), \
-             re-checks that no thread is left suspended, and reports what was released. A JVM started by \
-             debug_launch is terminated unless launched with detach_on_disconnect.",
+            "End a session: clear every request, resume every thread (JDWP Dispose), check none is \
+             left suspended, and report what was released. A launched JVM is terminated unless \
+             detach_on_disconnect.",
             Effect::Destructive,
             disconnect,
-        ),
+        )
+            .with_guide(
+                "End a session: clears every event request and resumes every thread in one step (JDWP Dispose), \
+                  re-checks that no thread is left suspended, and reports what was released. A JVM started by \
+                  debug_launch is terminated unless launched with detach_on_disconnect.",
+            ),
     ]
 }
 

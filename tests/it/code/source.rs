@@ -176,8 +176,8 @@ fn missing_roots_stale_builds_and_unchecked_stops(server: &Server, scratch: &Scr
     // A line stop without a class root says it did not check.
     let armed = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Swap", "line": compute, "trace": true}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Swap", "line": compute, "trace": true}),
         )
         .expect_ok();
     assert!(armed.text.contains("Build: not checked"), "{}", armed.text);

@@ -16,8 +16,8 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     let (jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "i < 0"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "i < 0"}),
     );
     let id = first_id(&armed);
     assert_eq!(
@@ -61,8 +61,8 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     // A name no armed location can resolve is refused when arming, with
     // the locals in scope and the column.
     let refused = server.call(
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "qty > 0 && nosuch > 1"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "qty > 0 && nosuch > 1"}),
     );
     assert!(refused.is_error, "{}", refused.text);
     assert!(
@@ -87,8 +87,8 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     // A condition that cannot be evaluated is reported, not guessed.
     let bad = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "condition": "o.nosuch > 1"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "o.nosuch > 1"}),
     );
     let bad_id = first_id(&bad);
     let err = ok(
@@ -111,8 +111,8 @@ fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 4,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 4,
                "trace_locals": "none", "trace_expr": ["o.name", "qty > 0", "o.nosuch"]}),
     );
     let t = traces_of(&server, &first_id(&armed), 4);
@@ -131,8 +131,8 @@ fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
     // newValue: the incoming value of a field write.
     let watch = ok(
         &server,
-        "debug_set_field_stop",
-        json!({"class_name": "Orders", "field_name": "count", "condition": "newValue % 2 == 0",
+        "debug_set_stop",
+        json!({"kind": "field", "class_pattern": "Orders", "field_name": "count", "condition": "newValue % 2 == 0",
                "trace": true, "trace_max_hits": 5, "trace_frames": 0}),
     );
     for s in traces_of(&server, &first_id(&watch), 5) {
@@ -155,8 +155,8 @@ fn a_condition_that_keeps_failing_disables_its_stop_point() {
     let (jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true,
                "trace_max_hits": 1, "condition": "o.nosuchvar > 1"}),
     );
     let id = first_id(&armed);
@@ -213,9 +213,9 @@ fn a_second_suspend_all_hit_does_not_stack_and_invokes_still_run() {
     jvm.wait_for_line("lanes ready", WAIT);
     let server = super::server();
     super::attach(&server, &jvm);
-    let args = json!({"class_pattern": "Stacked", "line": line_of("Stacked.java", "together"),
+    let args = json!({"kind": "line", "class_pattern": "Stacked", "line": line_of("Stacked.java", "together"),
                       "condition": "o.id % 2 == 0"});
-    let id = first_id(&ok(&server, "debug_set_line_stop", args));
+    let id = first_id(&ok(&server, "debug_set_stop", args));
     for round in 0..20 {
         // A hit the last continue released before it was read says so;
         // the next one holds its thread.
@@ -263,16 +263,16 @@ fn trace_expressions_read_a_caller_frames_locals() {
     let (_jvm, server) = attached_orders();
     let refused = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line("label"), "trace": true,
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true,
                    "trace_expr": ["frame[0].nosuch"]}),
         )
         .expect_tool_error();
     assert!(refused.text.contains("frame[0].nosuch"), "{}", refused.text);
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("label"), "trace": true, "trace_max_hits": 6,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true, "trace_max_hits": 6,
                "trace_locals": "none",
                "trace_expr": ["frame[1].i == n", "frame[1].o.name", "frame[1].nosuch", "frame[0].n == n"]}),
     );

@@ -26,8 +26,8 @@ fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
     // Orders has no `run`; OrdersPlugin (not loaded yet) has.
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders*", "method": "run", "max_classes": 1, "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders*", "method": "run", "max_classes": 1, "trace": true, "trace_frames": 0, "trace_locals": "none"}),
     );
     let fid = armed.json()["outcomes"][0]["id"]
         .as_str()
@@ -71,8 +71,8 @@ fn wildcard_families_and_lists_report_each_entry() {
     let (_jvm, server) = attached_orders();
     let listed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": ["Orders", "NoSuchClass", "Ord*"], "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": ["Orders", "NoSuchClass", "Ord*"], "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
     );
     assert!(
         listed.text.starts_with("2 armed, 1 deferred, 0 refused"),

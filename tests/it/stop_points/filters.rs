@@ -15,8 +15,8 @@ fn a_spent_hit_count_is_reported_and_clearing_it_sends_nothing() {
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("label"), "hit_count": 3}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "hit_count": 3}),
     );
     let bp = first_id(&armed);
     let hit = ok(
@@ -57,8 +57,8 @@ fn a_hit_count_over_several_locations_is_counted_here_holding_one_thread_at_a_ti
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-finally"), "hit_count": 3}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-finally"), "hit_count": 3}),
     );
     let id = first_id(&armed);
     assert_eq!(
@@ -111,15 +111,15 @@ fn a_thread_filter_keeps_one_thread() {
         .expect("orders-b");
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "thread_id": b, "trace": true, "trace_max_hits": 8}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "thread_id": b, "trace": true, "trace_max_hits": 8}),
     );
     let t = traces_of(&server, &first_id(&armed), 8);
     assert!(t.iter().all(|s| s["thread_name"] == "orders-b"), "{t:?}");
     let bad = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line("place-add"), "thread_id": "@0x7fffffff"}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "thread_id": "@0x7fffffff"}),
         )
         .expect_tool_error();
     assert!(
@@ -135,8 +135,8 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
     let (_jvm, server) = attached_orders();
     let refused = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line("label"), "instance_id": "@0x1"}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "instance_id": "@0x1"}),
         )
         .expect_tool_error();
     // @0x1 is not an object: an instance id is checked before anything else.
@@ -144,8 +144,8 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
     // Take worker a's Orders from a snapshot of loop's locals.
     let probe = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 10}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 10}),
     );
     let probe_id = first_id(&probe);
     let traces = traces_of(&server, &probe_id, 4);
@@ -159,8 +159,8 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
         .expect("o carries an @0x… handle");
     let on_static = server
         .call(
-            "debug_set_line_stop",
-            json!({"class_pattern": "Orders", "line": line("label"), "instance_id": handle}),
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "instance_id": handle}),
         )
         .expect_tool_error();
     assert!(
@@ -175,8 +175,8 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
     );
     let narrowed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "instance_id": handle, "trace": true, "trace_max_hits": 12}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "instance_id": handle, "trace": true, "trace_max_hits": 12}),
     );
     let bp = first_id(&narrowed);
     let t = traces_of(&server, &bp, 12);

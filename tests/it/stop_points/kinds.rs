@@ -15,8 +15,8 @@ fn exception_stops_report_type_message_and_catch_site() {
     // A superclass matches its subclasses.
     let caught = ok(
         &server,
-        "debug_set_exception_stop",
-        json!({"class_pattern": "java.lang.RuntimeException", "uncaught": false, "trace": true, "trace_max_hits": 3}),
+        "debug_set_stop",
+        json!({"kind": "exception", "class_pattern": "java.lang.RuntimeException", "uncaught": false, "trace": true, "trace_max_hits": 3}),
     );
     let exc = first_id(&caught);
     assert!(exc.starts_with("exc_"), "{exc}");
@@ -40,8 +40,8 @@ fn exception_stops_report_type_message_and_catch_site() {
     );
     let uncaught = ok(
         &server,
-        "debug_set_exception_stop",
-        json!({"class_pattern": "java.lang.IllegalStateException", "caught": false, "trace": true, "trace_max_hits": 1}),
+        "debug_set_stop",
+        json!({"kind": "exception", "class_pattern": "java.lang.IllegalStateException", "caught": false, "trace": true, "trace_max_hits": 1}),
     );
     let t = traces_of(&server, &first_id(&uncaught), 1);
     assert_eq!(detail(&t[0], "catch"), Some("uncaught"), "{}", t[0]);
@@ -60,8 +60,8 @@ fn field_stops_report_old_and_new_values() {
     // `count` has one writer per object, so old → new is exact: count = before + qty.
     let watch = ok(
         &server,
-        "debug_set_field_stop",
-        json!({"class_name": "Orders", "field_name": "count", "trace": true, "trace_max_hits": 5}),
+        "debug_set_stop",
+        json!({"kind": "field", "class_pattern": "Orders", "field_name": "count", "trace": true, "trace_max_hits": 5}),
     );
     let id = first_id(&watch);
     assert!(id.starts_with("watch_"), "{id}");
@@ -78,8 +78,8 @@ fn field_stops_report_old_and_new_values() {
         .to_string();
     let refused = server
         .call(
-            "debug_set_field_stop",
-            json!({"class_name": "Orders", "field_name": "total", "instance_id": object}),
+            "debug_set_stop",
+            json!({"kind": "field", "class_pattern": "Orders", "field_name": "total", "instance_id": object}),
         )
         .expect_tool_error();
     assert!(
@@ -90,8 +90,8 @@ fn field_stops_report_old_and_new_values() {
     assert!(refused.text.contains("static field"), "{}", refused.text);
     let missing = server
         .call(
-            "debug_set_field_stop",
-            json!({"class_name": "Orders", "field_name": "totl"}),
+            "debug_set_stop",
+            json!({"kind": "field", "class_pattern": "Orders", "field_name": "totl"}),
         )
         .expect_tool_error();
     assert!(
@@ -108,8 +108,8 @@ fn method_exit_stops_report_returns_and_count_discarded_exits() {
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": "Orders", "method": "describe", "trace_max_hits": 6}),
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_max_hits": 6}),
     );
     let id = first_id(&armed);
     assert!(id.starts_with("mexit_"), "{id}");
@@ -131,8 +131,8 @@ fn method_exit_stops_report_returns_and_count_discarded_exits() {
     );
     let refused = server
         .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": "Orders", "method": "size", "hit_count": 2}),
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": "Orders", "method": "size", "hit_count": 2}),
         )
         .expect_tool_error();
     assert!(
@@ -142,8 +142,8 @@ fn method_exit_stops_report_returns_and_count_discarded_exits() {
     );
     let refused = server
         .call(
-            "debug_set_method_exit_stop",
-            json!({"class_pattern": "Ord*", "trace": false}),
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": "Ord*", "trace": false}),
         )
         .expect_tool_error();
     assert!(refused.text.starts_with("[REFUSED]"), "{}", refused.text);
@@ -164,15 +164,15 @@ fn monitor_stops_measure_contention_without_suspending() {
     attach(&server, &jvm);
     let refused = server
         .call(
-            "debug_set_monitor_stop",
-            json!({"kinds": ["blocked"], "min_duration_ms": 5}),
+            "debug_set_stop",
+            json!({"kind": "monitor", "events": ["blocked"], "min_duration_ms": 5}),
         )
         .expect_tool_error();
     assert!(refused.text.contains("both halves"), "{}", refused.text);
     let armed = ok(
         &server,
-        "debug_set_monitor_stop",
-        json!({"trace_max_hits": 20, "trace_frames": 1}),
+        "debug_set_stop",
+        json!({"kind": "monitor", "trace_max_hits": 20, "trace_frames": 1}),
     );
     let id = first_id(&armed);
     assert!(id.starts_with("mon_"), "{id}");

@@ -28,8 +28,8 @@ fn arm_never_true(server: &Server) -> String {
     let line = line_of("HotPath.java", "hot");
     first_id(&ok(
         server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "HotPath", "line": line, "condition": "cents == 12345"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "HotPath", "line": line, "condition": "cents == 12345"}),
     ))
 }
 

@@ -18,8 +18,8 @@ fn exception_wildcards_and_lists_arm_one_stop_point_per_class() {
     // An exact type, a wildcard over the loaded exception classes (the
     // topmost of a matched hierarchy only) and a wildcard nothing matches.
     let exc = server.call(
-        "debug_set_exception_stop",
-        json!({"class_pattern": ["java.lang.IllegalStateException", "java.lang.*Error", "NoSuch*Thing"],
+        "debug_set_stop",
+        json!({"kind": "exception", "class_pattern": ["java.lang.IllegalStateException", "java.lang.*Error", "NoSuch*Thing"],
                "trace": true, "trace_frames": 0}),
     );
     assert!(!exc.is_error, "{}", exc.text);
@@ -62,8 +62,8 @@ fn exception_wildcards_and_lists_arm_one_stop_point_per_class() {
     // A wildcard over unrelated classes is bounded by max_classes.
     let capped = ok(
         &server,
-        "debug_set_exception_stop",
-        json!({"class_pattern": "java.lang.Illegal*", "max_classes": 1, "trace": true, "trace_frames": 0}),
+        "debug_set_stop",
+        json!({"kind": "exception", "class_pattern": "java.lang.Illegal*", "max_classes": 1, "trace": true, "trace_frames": 0}),
     );
     assert!(
         capped
@@ -88,8 +88,8 @@ fn exception_wildcards_and_lists_arm_one_stop_point_per_class() {
     );
 
     let exits = server.call(
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": ["Orders", "Ord*ers", "NoSuchClass"], "method": "size", "trace_frames": 0}),
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": ["Orders", "Ord*ers", "NoSuchClass"], "method": "size", "trace_frames": 0}),
     );
     assert!(!exits.is_error, "{}", exits.text);
     assert!(
@@ -105,8 +105,8 @@ fn exception_wildcards_and_lists_arm_one_stop_point_per_class() {
     // A method the loaded class does not have is warned about at once.
     let typo = ok(
         &server,
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": "Orders", "method": "sise"}),
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "sise"}),
     );
     assert!(
         typo.text.contains("WARNING: Orders has no method \"sise\"") && typo.text.contains("size"),
@@ -143,8 +143,8 @@ fn event_tools_refuse_unknown_ids_and_read_a_family_by_its_id() {
 
     let family = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Ord*", "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Ord*", "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
     );
     let fid = family.json()["outcomes"][0]["id"]
         .as_str()
@@ -193,8 +193,8 @@ fn event_tools_refuse_unknown_ids_and_read_a_family_by_its_id() {
 fn expression_errors_read_as_text_and_a_field_watch_lists_no_locations() {
     let (_jvm, server) = attached_orders();
     let bad = server.call(
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "condition": "qty +"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "condition": "qty +"}),
     );
     assert!(bad.is_error, "{}", bad.text);
     assert!(
@@ -206,8 +206,8 @@ fn expression_errors_read_as_text_and_a_field_watch_lists_no_locations() {
     );
     assert!(!bad.text.contains("ParseError"), "{}", bad.text);
     let bad = server.call(
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true, "trace_expr": ["qty", "count =="]}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "trace": true, "trace_expr": ["qty", "count =="]}),
     );
     assert!(
         bad.text.contains("does not parse: column") && !bad.text.contains("ParseError"),
@@ -216,8 +216,8 @@ fn expression_errors_read_as_text_and_a_field_watch_lists_no_locations() {
     );
     let watch = ok(
         &server,
-        "debug_set_field_stop",
-        json!({"class_name": "Orders", "field_name": "count", "trace": true, "trace_frames": 0}),
+        "debug_set_stop",
+        json!({"kind": "field", "class_pattern": "Orders", "field_name": "count", "trace": true, "trace_frames": 0}),
     );
     assert!(
         watch.text.contains("ARMED, 1 classloader"),
@@ -243,8 +243,8 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
     ok(&server, "debug_suspend_thread", json!({"thread_id": id}));
     ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "method": "size", "trace": true}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "method": "size", "trace": true}),
     );
     let panic = ok(&server, "debug_panic", json!({}));
     assert!(
@@ -263,8 +263,8 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
     // orders-a runs again: its next size() exit is seen.
     let exits = ok(
         &server,
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": "Orders", "method": "size", "thread_id": id, "trace_frames": 0}),
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "size", "thread_id": id, "trace_frames": 0}),
     );
     let mexit = first_id(&exits);
     traces_of(&server, &mexit, 1);
@@ -277,8 +277,8 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     // Suspension-free at first: thread and location only.
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "trace": true,
                "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
     );
     let bp = first_id(&armed);
@@ -338,8 +338,8 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     // hit_count counts hits, not matches: the arm reply says so.
     let counted = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "method": "size", "trace": true,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "method": "size", "trace": true,
                "hit_count": 3, "condition": "count > 0"}),
     );
     assert!(
@@ -363,8 +363,8 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     // The pending count says it includes the event shown.
     ok(
         &server,
-        "debug_set_exception_stop",
-        json!({"class_pattern": "java.lang.IllegalStateException", "hit_count": 1}),
+        "debug_set_stop",
+        json!({"kind": "exception", "class_pattern": "java.lang.IllegalStateException", "hit_count": 1}),
     );
     ok(
         &server,
@@ -385,8 +385,8 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
 fn a_field_watch_wildcard_arms_the_loaded_classes_declaring_the_field() {
     let (_jvm, server) = attached_orders();
     let armed = server.call(
-        "debug_set_field_stop",
-        json!({"class_name": ["Ord*", "NoSuch*"], "field_name": "count",
+        "debug_set_stop",
+        json!({"kind": "field", "class_pattern": ["Ord*", "NoSuch*"], "field_name": "count",
                "trace": true, "trace_frames": 0, "trace_max_hits": 3}),
     );
     assert!(
@@ -424,8 +424,8 @@ fn a_field_watch_wildcard_arms_the_loaded_classes_declaring_the_field() {
         t[0]
     );
     let none = server.call(
-        "debug_set_field_stop",
-        json!({"class_name": "Ord*", "field_name": "nosuch"}),
+        "debug_set_stop",
+        json!({"kind": "field", "class_pattern": "Ord*", "field_name": "nosuch"}),
     );
     assert!(
         none.is_error
@@ -451,25 +451,25 @@ fn an_exported_set_re_arms_by_replaying_its_calls() {
         .to_string();
     let line_stop = first_id(&ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "line": line("place-add"), "trace": true,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "trace": true,
                "trace_max_hits": 5000, "trace_expr": ["qty"], "thread_id": orders_a}),
     ));
     ok(
         &server,
-        "debug_set_exception_stop",
-        json!({"class_pattern": "java.lang.IllegalStateException", "condition": "qty < 0", "uncaught": false,
+        "debug_set_stop",
+        json!({"kind": "exception", "class_pattern": "java.lang.IllegalStateException", "condition": "qty < 0", "uncaught": false,
                "trace": true, "trace_frames": 0}),
     );
     let exits = first_id(&ok(
         &server,
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": "Orders", "method": "describe", "trace_frames": 0}),
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_frames": 0}),
     ));
     ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Ord*", "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Ord*", "method": "size", "trace": true, "trace_frames": 0, "trace_locals": "none"}),
     );
     ok(
         &server,
@@ -528,7 +528,9 @@ fn an_exported_set_re_arms_by_replaying_its_calls() {
         let before = calls
             .iter()
             .find(|b| {
-                b["tool"] == c["tool"] && b["args"]["class_pattern"] == c["args"]["class_pattern"]
+                b["tool"] == c["tool"]
+                    && b["args"]["kind"] == c["args"]["kind"]
+                    && b["args"]["class_pattern"] == c["args"]["class_pattern"]
             })
             .unwrap_or_else(|| panic!("{c} was not in the export"));
         // The same definition; only the budget moves on as hits land.
@@ -553,8 +555,8 @@ fn captured_values_are_cut_at_capture_time_and_the_ceiling_is_reported() {
     let (_jvm, server) = attached_orders();
     let armed = ok(
         &server,
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": "Orders", "method": "label", "trace_frames": 0,
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "label", "trace_frames": 0,
                "trace_locals": "s", "trace_max_length": 4, "trace_max_hits": 2}),
     );
     for t in traces_of(&server, &first_id(&armed), 2) {
@@ -571,8 +573,8 @@ fn captured_values_are_cut_at_capture_time_and_the_ceiling_is_reported() {
     }
     let clamped = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Orders", "method": "size", "trace": true, "trace_max_length": 9000}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "method": "size", "trace": true, "trace_max_length": 9000}),
     );
     assert!(
         clamped

@@ -40,11 +40,11 @@ fn relay_line(marker: &str) -> u32 {
 
 /// Arms a traced exception stop and returns its id.
 fn exception_stop(server: &Server, class: &str, extra: Value) -> String {
-    let mut args = json!({"class_pattern": class, "trace": true});
+    let mut args = json!({"kind": "exception", "class_pattern": class, "trace": true});
     if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
         a.extend(e.clone());
     }
-    first_id(&ok(server, "debug_set_exception_stop", args))
+    first_id(&ok(server, "debug_set_stop", args))
 }
 
 #[test]
@@ -182,13 +182,13 @@ fn an_anonymous_class_snapshot_shows_the_locals_it_captured() {
     let at = relay_line("anon-run");
     let all = first_id(&ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Relay$1", "line": at, "trace": true, "trace_max_hits": 2}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Relay$1", "line": at, "trace": true, "trace_max_hits": 2}),
     ));
     let only = first_id(&ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Relay$1", "line": at, "trace": true, "trace_max_hits": 2,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Relay$1", "line": at, "trace": true, "trace_max_hits": 2,
                "trace_locals": ["order"]}),
     ));
     for s in traces_of(&server, &all, 2) {
@@ -210,8 +210,8 @@ fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
     let (_jvm, server) = attached_orders();
     let id = first_id(&ok(
         &server,
-        "debug_set_method_exit_stop",
-        json!({"class_pattern": "Orders", "method": "describe", "trace_max_hits": 3,
+        "debug_set_stop",
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_max_hits": 3,
                "trace_expr": ["returnValue", "returnValue.length() > 2", "count >= 0"]}),
     ));
     for s in traces_of(&server, &id, 3) {
@@ -245,8 +245,8 @@ fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
     attach(&server, &jvm);
     let id = first_id(&ok(
         &server,
-        "debug_set_monitor_stop",
-        json!({"trace_max_hits": 20, "trace_frames": 0, "trace_locals": "none",
+        "debug_set_stop",
+        json!({"kind": "monitor", "trace_max_hits": 20, "trace_frames": 0, "trace_locals": "none",
                "trace_expr": ["monitor", "monitor.toString()"]}),
     ));
     let t = traces_of(&server, &id, 20);
@@ -286,8 +286,8 @@ fn a_collected_instance_filter_is_reported_and_refuses_to_re_arm() {
     // filtered stop point holds it: the loop's System.gc() cannot collect it in between.
     let held = first_id(&ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Relay", "line": at, "hit_count": 1}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Relay", "line": at, "hit_count": 1}),
     ));
     let hit = ok(
         &server,
@@ -308,8 +308,8 @@ fn a_collected_instance_filter_is_reported_and_refuses_to_re_arm() {
         .to_string();
     let filtered = first_id(&ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Relay", "line": at, "trace": true, "instance_id": handle}),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Relay", "line": at, "trace": true, "instance_id": handle}),
     ));
     ok(&server, "debug_clear_stop_point", json!({"id": held}));
     ok(&server, "debug_continue", json!({}));
@@ -362,8 +362,8 @@ fn an_armed_stop_point_keeps_its_class_copy_loaded() {
     attach(&server, &jvm);
     let bp = first_id(&ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "OrdersPlugin", "line": line_of("OrdersPlugin.java", "plugin-run"),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "OrdersPlugin", "line": line_of("OrdersPlugin.java", "plugin-run"),
                "trace": true, "trace_max_hits": 0, "trace_frames": 0, "trace_locals": "none"}),
     ));
     // HotSpot keeps a class copy loaded while a request of ours names it,
@@ -391,8 +391,8 @@ fn traces_grouped_by_a_local_count_what_the_program_counted() {
     attach(&server, &jvm);
     let armed = ok(
         &server,
-        "debug_set_line_stop",
-        json!({"class_pattern": "Burst", "line": line_of("Burst.java", "priced"),
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Burst", "line": line_of("Burst.java", "priced"),
                "trace": true, "trace_frames": 0, "trace_locals": "qty,sku",
                "trace_expr": ["qty * 7"]}),
     );

@@ -97,20 +97,20 @@ macro_rules! stop_params {
 }
 
 stop_params! {
-    /// Arguments of debug_set_line_stop.
+    /// Arguments of debug_set_stop kind line.
     pub struct LineStopParams {
         /// Exact class, wildcard (com.acme.*, *Repo) or a list of either.
         pub class_pattern: OneOrMany<String>,
         /// Source line.
         pub line: Option<u32>,
-        /// Method name: its entry, or (with line) only that method's code.
+        /// Method: its entry (no line), only its code (line), or the exits kept (method_exit).
         pub method: Option<String>,
         /// Expression; stop only when true.
         pub condition: Option<String>,
-        /// Expressions recorded per snapshot (up to 4; frame[1].x: the caller's x).
+        /// Recorded per snapshot (up to 4; frame[1].x: the caller's x).
         #[schemars(with = "Option<Vec<String>>")]
         pub trace_expr: Option<OneOrMany<String>>,
-        /// Only hits whose `this` is this object (@0x…); instance methods only.
+        /// Only hits whose `this` is this object (@0x…).
         pub instance_id: Option<String>,
         /// Most classes a wildcard arms; default 20.
         pub max_classes: Option<usize>,
@@ -119,7 +119,7 @@ stop_params! {
 
 stop_params! {
     wire:
-    /// Arguments of debug_set_exception_stop.
+    /// Arguments of debug_set_stop kind exception.
     pub struct ExceptionStopParams {
         /// Exception type (with subclasses), a wildcard, or a list; omit for every exception.
         pub class_pattern: Option<OneOrMany<String>>,
@@ -140,10 +140,10 @@ stop_params! {
 }
 
 stop_params! {
-    /// Arguments of debug_set_field_stop.
+    /// Arguments of debug_set_stop kind field.
     pub struct FieldStopParams {
-        /// Exact class declaring or inheriting the field, a wildcard, or a list.
-        pub class_name: OneOrMany<String>,
+        /// Exact class, wildcard (com.acme.*, *Repo) or a list of either.
+        pub class_pattern: OneOrMany<String>,
         /// Most classes a wildcard arms; default 20.
         pub max_classes: Option<usize>,
         /// Field name.
@@ -163,7 +163,7 @@ stop_params! {
 }
 
 stop_params! {
-    /// Arguments of debug_set_method_exit_stop.
+    /// Arguments of debug_set_stop kind method_exit.
     pub struct MethodExitParams {
         /// Class, a pattern with one * at the start or end, or a list of them.
         pub class_pattern: OneOrMany<String>,
@@ -171,7 +171,7 @@ stop_params! {
         pub method: Option<String>,
         /// Class patterns the JVM excludes.
         pub exclude_classes: Option<Vec<String>>,
-        /// Keep only calls at least this long (timed in the JVM; needs a probe).
+        /// Keep only calls (method_exit; in the JVM) or pairs (monitor) lasting this long.
         pub min_duration_ms: Option<u64>,
         /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
@@ -185,10 +185,10 @@ stop_params! {
 
 stop_params! {
     wire:
-    /// Arguments of debug_set_monitor_stop.
+    /// Arguments of debug_set_stop kind monitor.
     pub struct MonitorParams {
-        /// blocked, acquired, wait, waited, or all; default blocked+acquired.
-        pub kinds: Option<Vec<String>>,
+        /// monitor: blocked, acquired, wait, waited or all; default blocked, acquired.
+        pub events: Option<Vec<String>>,
         /// Keep only pairs lasting at least this long (measured here).
         pub min_duration_ms: Option<u64>,
         /// Only monitors of this loaded class (wait/waited only).
@@ -242,7 +242,7 @@ shared_view!(
 pub struct ListParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Return the set as the debug_set_* calls that re-arm it.
+    /// Return the set as the debug_set_stop calls that re-arm it.
     pub export: Option<bool>,
 }
 

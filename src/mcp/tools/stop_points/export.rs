@@ -1,5 +1,5 @@
 //! `debug_list_stop_points {export:true}`: the stop-point set as the
-//! `debug_set_*` calls that would arm it again, in this JVM after a
+//! `debug_set_stop` calls that would arm it again, in this JVM after a
 //! disconnect or in a redeployed one. Classes, lines and field names are
 //! carried as given (re-resolved when replayed); thread and instance
 //! filters are dropped and named, because their ids mean nothing in another
@@ -10,6 +10,9 @@ use serde_json::{Map, Value, json};
 use crate::actors::{FamilyView, Listing, PointView};
 use crate::mcp::tools::data::ExportCall;
 use crate::model::stop_point::{LocalsChoice, Mode, StopPointSpec, Target};
+
+/// The tool every exported call is to.
+const SET: &str = "debug_set_stop";
 
 /// One exported call, and what could not be carried.
 struct Entry {
@@ -73,6 +76,7 @@ pub(super) fn export(listing: &Listing) -> (String, Vec<ExportCall>) {
 
 fn family_entry(f: &FamilyView, first: Option<&PointView>) -> Entry {
     let mut args = Map::new();
+    args.insert("kind".into(), json!("line"));
     args.insert("class_pattern".into(), json!(f.pattern));
     if let Some(m) = &f.method {
         args.insert("method".into(), json!(m));
@@ -86,7 +90,7 @@ fn family_entry(f: &FamilyView, first: Option<&PointView>) -> Entry {
     }
     Entry {
         from: f.id.clone(),
-        tool: "debug_set_line_stop",
+        tool: SET,
         args,
         state,
         dropped,
@@ -95,7 +99,7 @@ fn family_entry(f: &FamilyView, first: Option<&PointView>) -> Entry {
 
 fn point_entry(p: &PointView) -> Entry {
     let mut args = Map::new();
-    let tool = match &p.spec.target {
+    let kind = match &p.spec.target {
         Target::Line(l) => {
             args.insert("class_pattern".into(), json!(l.class));
             if let Some(line) = l.line {
@@ -104,7 +108,7 @@ fn point_entry(p: &PointView) -> Entry {
             if let Some(m) = &l.method {
                 args.insert("method".into(), json!(m));
             }
-            "debug_set_line_stop"
+            "line"
         }
         Target::Exception(e) => {
             if let Some(c) = &e.class {
@@ -116,10 +120,10 @@ fn point_entry(p: &PointView) -> Entry {
             if !e.uncaught {
                 args.insert("uncaught".into(), json!(false));
             }
-            "debug_set_exception_stop"
+            "exception"
         }
         Target::Field(f) => {
-            args.insert("class_name".into(), json!(f.class));
+            args.insert("class_pattern".into(), json!(f.class));
             args.insert("field_name".into(), json!(f.field));
             if !f.modify {
                 args.insert("modify".into(), json!(false));
@@ -127,7 +131,7 @@ fn point_entry(p: &PointView) -> Entry {
             if f.access {
                 args.insert("access".into(), json!(true));
             }
-            "debug_set_field_stop"
+            "field"
         }
         Target::MethodExit(m) => {
             args.insert("class_pattern".into(), json!(m.class_pattern));
@@ -140,25 +144,26 @@ fn point_entry(p: &PointView) -> Entry {
             if let Some(d) = m.min_duration_ms {
                 args.insert("min_duration_ms".into(), json!(d));
             }
-            "debug_set_method_exit_stop"
+            "method_exit"
         }
         Target::Monitor(m) => {
             let kinds: Vec<&str> = m.kinds.iter().map(|k| k.label()).collect();
-            args.insert("kinds".into(), json!(kinds));
+            args.insert("events".into(), json!(kinds));
             if let Some(d) = m.min_duration_ms {
                 args.insert("min_duration_ms".into(), json!(d));
             }
             if let Some(c) = &m.monitor_class {
                 args.insert("monitor_class".into(), json!(c));
             }
-            "debug_set_monitor_stop"
+            "monitor"
         }
     };
+    args.insert("kind".into(), json!(kind));
     let mut dropped = Vec::new();
     common(&p.spec, p, &mut args, &mut dropped);
     Entry {
         from: p.id.clone(),
-        tool,
+        tool: SET,
         args,
         state: p.state.label(),
         dropped,

@@ -20,57 +20,83 @@ pub(super) fn manage_routes() -> Vec<Route> {
         Route::new(
             "debug_list_stop_points",
             "List stop points",
-            "Every stop point and family: id, target, state (armed, deferred, disabled, spent and why; \
-             watching for later classes or not), suspend policy, locations, classloaders, and Hits: N always \
-             (0 included). Traced ones add snapshots against the budget and hits over it; each held hit's \
-             cost (hold per hit for snapshots and condition checks, p99, hits/s, share of one thread's time \
-             against the overhead budget; PAUSED once past it); one sharing a location \
-             with a suspending stop point is marked SUSPEND POLICY OVERRIDDEN (it freezes the VM too). Method \
-             exits show exits discarded; families their members, max_classes and watch state. export:true \
-             returns the set as the debug_set_* calls that re-arm it (thread and instance filters dropped, \
-             named). Reads only.",
+            "Every stop point and family: id, target, state (armed, deferred, disabled, spent and \
+             why), policy, locations, hits. Traced ones add snapshots against their budget and \
+             their cost (hold per hit, share of a thread against max_overhead, PAUSED past it; a \
+             probe's ns per call). export:true gives the debug_set_stop calls that re-arm the set. \
+             Reads only.",
             Effect::Read,
             list,
         )
+            .with_guide(
+                "Every stop point and family: id, target, state (armed, deferred, disabled, spent and why; \
+                  watching for later classes or not), suspend policy, locations, classloaders, and Hits: N always \
+                  (0 included). Traced ones add snapshots against the budget and hits over it; each held hit's \
+                  cost (hold per hit for snapshots and condition checks, p99, hits/s, share of one thread's time \
+                  against the overhead budget; PAUSED once past it); one sharing a location \
+                  with a suspending stop point is marked SUSPEND POLICY OVERRIDDEN (it freezes the VM too). Method \
+                  exits show exits discarded; families their members, max_classes and watch state. export:true \
+                  returns the set as the debug_set_stop calls that re-arm it (thread and instance filters dropped, \
+                  named). Reads only.",
+            )
         .with_output::<StopPoints>(),
         Route::new(
             "debug_clear_stop_point",
             "Clear a stop point",
-            "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
-             its class-load watch). A spent stop point is removed without sending anything: the JVM already \
-             deleted its request. Clearing a family member frees a slot, so a full family watches for new \
-             classes again.",
+            "Clear a stop point, or a family (bpset_: its members and its class-load watch). A \
+             spent one is removed without a packet.",
             Effect::Changes,
             clear,
-        ),
+        )
+            .with_guide(
+                "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
+                  its class-load watch). A spent stop point is removed without sending anything: the JVM already \
+                  deleted its request. Clearing a family member frees a slot, so a full family watches for new \
+                  classes again.",
+            ),
         Route::new(
             "debug_toggle_stop_point",
             "Disable or re-arm a stop point",
-            "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
-             kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
-             fresh hit_count and trace budget.",
+            "Disable a stop point or family (requests cleared, definition and counters kept) or \
+             re-arm it; enabled omitted flips. Re-arming a spent one starts a fresh count and \
+             budget.",
             Effect::Changes,
             toggle,
-        ),
+        )
+            .with_guide(
+                "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
+                  kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
+                  fresh hit_count and trace budget.",
+            ),
         Route::new(
             "debug_update_stop_point",
             "Change a stop point in place",
-            "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
-             trace_frames, trace_locals, trace_max_hits, trace_max_length, trace_expr ([] removes), hit_count (0 removes), thread_id, \
-             instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
+            "Change a stop point's trace settings, filters or condition, keeping its id and \
+             counters. It is re-armed with a fresh budget; [], 0 or \"\" removes a setting. A \
              disabled one stays disabled.",
             Effect::Changes,
             update,
-        ),
+        )
+            .with_guide(
+                "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
+                  trace_frames, trace_locals, trace_max_hits, trace_max_length, trace_expr ([] removes), hit_count (0 removes), thread_id, \
+                  instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
+                  disabled one stays disabled.",
+            ),
         Route::new(
             "debug_panic",
             "Clear everything and resume",
-            "Safety: clear every stop point and family, then resume every thread until no suspend count is \
-             left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
-             debugger.",
+            "Safety: clear every stop point, then resume every thread until no suspend count is \
+             left (debug_suspend_thread holds too), verified per thread. For a JVM that seems \
+             frozen by the debugger.",
             Effect::Destructive,
             panic,
-        ),
+        )
+            .with_guide(
+                "Safety: clear every stop point and family, then resume every thread until no suspend count is \
+                  left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
+                  debugger.",
+            ),
     ]
 }
 

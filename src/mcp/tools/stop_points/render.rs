@@ -510,9 +510,7 @@ fn watch_word(w: &WatchState) -> &'static str {
 pub fn listing(l: &Listing, ring: &RingStats) -> (String, data::StopPoints) {
     if l.points.is_empty() && l.families.is_empty() {
         return (
-            "No stop points. debug_set_line_stop, debug_set_exception_stop, debug_set_field_stop, \
-             debug_set_method_exit_stop and debug_set_monitor_stop arm them."
-                .into(),
+            "No stop points. debug_set_stop arms them.".into(),
             data::StopPoints {
                 stop_points: Some(Vec::new()),
                 families: Some(Vec::new()),

@@ -1,5 +1,5 @@
-//! The five `debug_set_*_stop` tools: their declarations, and turning
-//! their arguments into stop-point definitions (wildcards expanded) that
+//! `debug_set_stop` and its five kinds: the declaration, and turning
+//! each kind's arguments into stop-point definitions (wildcards expanded) that
 //! are then armed.
 
 use super::args::{
@@ -10,6 +10,8 @@ use super::count_with_condition;
 use super::entries::{arm_entries, arm_one};
 use crate::actors::{Expanded, SessionHandle, WildcardError};
 use crate::mcp::error::ToolError;
+use crate::mcp::tools::data::Armed;
+use crate::mcp::tools::kinds::Kind;
 use crate::mcp::tools::{Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{
     Engine, ExceptionSpec, FieldSpec, Filters, LineSpec, MethodExitSpec, Mode, MonitorKind,
@@ -18,84 +20,48 @@ use crate::model::stop_point::{
 
 const MAX_CLASSES_DEFAULT: usize = 20;
 
-/// The declarations of the tools that set a stop point.
+/// The tool that sets a stop point: one kind per event the JVM reports.
 pub(super) fn set_routes() -> Vec<Route> {
-    vec![
-        Route::new(
-            "debug_set_line_stop",
-            "Stop at a line or method entry",
-            "Stop at a source line, or at a method's entry (method, no line). class_pattern: exact \
-             (Outer$Inner), a wildcard (com.acme.*, *Repo; needs method, refuses line: a bpset_ family of one \
-             bp_ per matching class, later-loaded ones included, up to max_classes) or a list (each entry \
-             armed, deferred or refused). One id covers every bytecode location of the line on every classloader copy, later ones included. An unloaded class is deferred \
-             (similar loaded names listed); a line without code is refused, naming the nearest lines with \
-             code. A hit suspends the VM (debug_wait_for_event, then debug_continue); trace:true snapshots \
-             and resumes, holding only the hit thread; trace_frames:0 with trace_locals:\"none\" suspends \
-             nothing. A condition runs on the hit thread alone and suspends the VM only when true; a \
-             failing one is reported. hit_count N fires once, on the Nth hit. trace:true on one loaded class \
-             goes into its bytecode as a probe (engine auto): no hold per hit.",
-            Effect::Changes,
-            set_line,
-        )
-        .with_output::<crate::mcp::tools::data::Armed>(),
-        Route::new(
-            "debug_set_exception_stop",
-            "Stop when an exception is thrown",
-            "Stop when an exception is thrown. class_pattern: an exact type with its subclasses \
-             (deferred until it loads), a wildcard (exception classes loaded now, up to max_classes) or a \
-             list, one exc_ per class; omitted: every exception (noisy). Reports type, stored message (read \
-             as a field), throw and catch location; an NPE's helpful text is not stored, so getMessage() runs \
-             on the held thread, bounded to 250 ms (not in read-only). A rethrow of the same instance on its \
-             thread (finally, catch-and-throw) folds into the first report, not a new hit. A hit suspends the \
-             VM; trace:true snapshots and resumes (debug_get_traces), right for a shared JVM. hit_count N \
-             fires once, on the Nth throw.",
-            Effect::Changes,
-            set_exception,
-        )
-        .with_output::<crate::mcp::tools::data::Armed>(),
-        Route::new(
-            "debug_set_field_stop",
-            "Stop when a field is written or read",
-            "Stop when a field is written (modify) or read (access). class_name: exact (deferred \
-             until it loads), a wildcard (loaded classes declaring the field, up to max_classes) or a list, \
-             one watch_ per class; an inherited field_name resolves to its declaring class. Over the wire a \
-             write reports old → new and the JVM runs interpreted while \
-             armed; a traced write on one loaded class is a probe in its bytecode. A hit \
-             suspends the VM; trace:true snapshots and resumes. instance_id watches one object's copy (refused on a static field). hit_count N fires \
-             once, on the Nth access.",
-            Effect::Changes,
-            set_field,
-        )
-        .with_output::<crate::mcp::tools::data::Armed>(),
-        Route::new(
-            "debug_set_method_exit_stop",
-            "Report what methods return",
-            "Report each return (value) or throw of a method. Exact class and method: a probe in the \
-             JVM (engine auto) that also times the call; min_duration_ms keeps slow ones; group_by gives \
-             p50/p99/max. Over the wire the JVM runs interpreted while armed; class_pattern is matched by \
-             the JVM (exact, or one * at either end; a list arms one mexit_ each) and method is filtered \
-             here. Traced by default; trace:false needs an exact class and a method. hit_count only \
-             without method. instance_id is refused.",
-            Effect::Changes,
-            set_method_exit,
-        )
-        .with_output::<crate::mcp::tools::data::Armed>(),
-        Route::new(
-            "debug_set_monitor_stop",
-            "Watch lock contention",
-            "Watch monitors without suspending: blocked (waits for a lock another thread holds), \
-             acquired (got it), wait (entered Object.wait), waited (returned); default \
-             [\"blocked\",\"acquired\"], [\"all\"] for the four. Pair durations are measured here (no event \
-             carries one; our latency included); min_duration_ms keeps longer pairs (needs both halves; the \
-             opening event then holds nothing). Contention can be anywhere, the JDK included: trace_max_hits \
-             bounds it. thread_id is the one filter the JVM applies; monitor_class works with wait/waited \
-             only; trace:false needs thread_id. No condition or instance_id: a blocked thread must not run \
-             our code, and HotSpot ignores instance filters here.",
-            Effect::Changes,
-            set_monitor,
-        )
-        .with_output::<crate::mcp::tools::data::Armed>(),
-    ]
+    let kind = |name, route: Route| Kind::new(name, route.with_output::<Armed>());
+    let tool = "debug_set_stop";
+    vec![Route::by_kind(
+        tool,
+        "Set a stop point",
+        "Arm a stop point; kind picks the event. line: a source line, or a method's entry \
+         (method, no line). exception: a throw of class_pattern or a subclass (omitted: every \
+         exception, noisy); a rethrow of one instance folds into its first report. field: writes \
+         (modify) or reads (access) of field_name. method_exit: each return (with its value) or \
+         throw; min_duration_ms keeps slow calls. monitor: lock contention (events), never \
+         suspends, pair durations measured here. class_pattern: exact (Outer$Inner; deferred \
+         until it loads), a wildcard (com.acme.*, *Repo: one id per loaded class, up to \
+         max_classes) or a list. A hit suspends the VM (debug_wait_for_event, then \
+         debug_continue); trace:true snapshots and resumes (debug_get_traces), right for a \
+         shared JVM. condition and trace_expr run on the hit thread (in scope: locals, \
+         exception, newValue, returnValue, monitor); hit_count N fires on the Nth hit. engine \
+         auto puts a traced line, entry, exit or field stop on one loaded class into its \
+         bytecode as a probe (no hold per hit); over the wire, method_exit and field stops make \
+         the JVM run interpreted. More: jdwp://guide/stop-points.",
+        Effect::Changes,
+        vec![
+            kind("line", Route::new(tool, "", "", Effect::Changes, set_line)),
+            kind(
+                "exception",
+                Route::new(tool, "", "", Effect::Changes, set_exception),
+            ),
+            kind(
+                "field",
+                Route::new(tool, "", "", Effect::Changes, set_field),
+            ),
+            kind(
+                "method_exit",
+                Route::new(tool, "", "", Effect::Changes, set_method_exit),
+            ),
+            kind(
+                "monitor",
+                Route::new(tool, "", "", Effect::Changes, set_monitor),
+            ),
+        ],
+    )]
 }
 
 async fn set_line(ctx: Ctx, call: Call<LineStopParams>) -> Reply {
@@ -368,14 +334,17 @@ async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
         engine,
     };
     let entries: Vec<String> = p
-        .class_name
+        .class_pattern
         .clone()
         .into_vec()
         .into_iter()
         .map(|c| c.trim().to_string())
         .collect();
     if entries.is_empty() {
-        return Err(ToolError::bad_argument(tool, "class_name is an empty list"));
+        return Err(ToolError::bad_argument(
+            tool,
+            "class_pattern is an empty list",
+        ));
     }
     let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
     let mut specs = Vec::new();
@@ -516,7 +485,7 @@ async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
     }
     let mut kinds = Vec::new();
     for k in p
-        .kinds
+        .events
         .clone()
         .unwrap_or_else(|| vec!["blocked".into(), "acquired".into()])
     {
@@ -541,7 +510,7 @@ async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
         }
     }
     if kinds.is_empty() {
-        return Err(ToolError::bad_argument(tool, "kinds is empty"));
+        return Err(ToolError::bad_argument(tool, "events is empty"));
     }
     let spec_probe = MonitorSpec {
         kinds: kinds.clone(),
@@ -567,7 +536,7 @@ async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
         return Err(refuse(
             "REFUSED",
             "monitor_class with blocked/acquired: on the contended pair HotSpot tests the class of the code that blocked, not the lock's",
-            "use monitor_class with kinds [\"wait\",\"waited\"], or drop it",
+            "use monitor_class with events [\"wait\",\"waited\"], or drop it",
         ));
     }
     if p.trace == Some(false) && p.thread_id.is_none() {
