@@ -18,11 +18,11 @@ use crate::actors::connection::dial::dial;
 use crate::actors::error::{AttachError, LocalError};
 use crate::model::cpu::TaskStat;
 use crate::model::histogram::{ClassCount, parse_hotspot};
-use crate::model::perfdata::Vitals;
 use crate::model::jvms::{
     Detail, JavaCommand, JdwpAgent, JdwpState, Launch, Plan, TcpSocket, TcpState, Verdict,
     is_loopback_host, is_secret_key, mask_argv, plan,
 };
+use crate::model::perfdata::Vitals;
 
 /// Budgets of one listing.
 #[derive(Debug, Clone, Copy)]
@@ -364,14 +364,12 @@ async fn blocking<T: Send + 'static>(
     pid: u32,
     f: impl FnOnce() -> Result<T, LocalError> + Send + 'static,
 ) -> Result<T, LocalError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| {
-            Err(LocalError::Proc {
-                pid,
-                detail: format!("the reader failed: {e}"),
-            })
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(LocalError::Proc {
+            pid,
+            detail: format!("the reader failed: {e}"),
         })
+    })
 }
 
 /// A local JVM's vital signs, from its hsperfdata (nothing attaches).
@@ -381,7 +379,10 @@ pub async fn vitals(pid: u32) -> Result<Vitals, LocalError> {
 
 /// Seconds a local JVM has spent at safepoints so far (its perfdata).
 pub async fn safepoint_secs(pid: u32) -> Option<f64> {
-    blocking(pid, move || Ok(local::safepoint_secs(pid))).await.ok().flatten()
+    blocking(pid, move || Ok(local::safepoint_secs(pid)))
+        .await
+        .ok()
+        .flatten()
 }
 
 /// Every native thread of a local JVM with its CPU ticks so far.
@@ -406,7 +407,12 @@ pub async fn hotspot_histogram(
     limit: Duration,
 ) -> Result<Vec<ClassCount>, LocalError> {
     blocking(pid, move || {
-        let text = attach::execute(pid, "inspectheap", &[if live { "-live" } else { "-all" }], limit)?;
+        let text = attach::execute(
+            pid,
+            "inspectheap",
+            &[if live { "-live" } else { "-all" }],
+            limit,
+        )?;
         Ok(parse_hotspot(&text))
     })
     .await

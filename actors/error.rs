@@ -261,7 +261,9 @@ pub enum LocalError {
     NotLocal { host: String },
     #[error("no local process holds the JDWP port {port}")]
     NoProcess { port: u16 },
-    #[error("JVM {pid} has no hsperfdata file (started with -XX:-UsePerfData, or under another user or /tmp)")]
+    #[error(
+        "JVM {pid} has no hsperfdata file (started with -XX:-UsePerfData, or under another user or /tmp)"
+    )]
     NoPerfData { pid: u32 },
     #[error("JVM {pid}'s hsperfdata: {source}")]
     PerfData {

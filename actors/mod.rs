@@ -71,11 +71,11 @@ use crate::model::perfdata::{Rates, Vitals};
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
-pub use error::{CodeError, LocalError};
 pub use error::{
     ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotWritable,
     ProbeRefusal, SessionError, SpawnError, ThreadUse,
 };
+pub use error::{CodeError, LocalError};
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
 pub use jvm::eval::{EvalContext, Failure, Outcome, explain, to_val};

@@ -31,7 +31,12 @@ fn socket_path(pid: u32) -> PathBuf {
 
 /// Runs one attach command (`inspectheap`, `threaddump`, …) with up to
 /// three arguments and returns its output, within `limit`.
-pub fn execute(pid: u32, command: &str, args: &[&str], limit: Duration) -> Result<String, LocalError> {
+pub fn execute(
+    pid: u32,
+    command: &str,
+    args: &[&str],
+    limit: Duration,
+) -> Result<String, LocalError> {
     let deadline = Instant::now() + limit;
     let fail = |detail: String| LocalError::Attach { pid, detail };
     let path = socket_path(pid);
@@ -39,7 +44,9 @@ pub fn execute(pid: u32, command: &str, args: &[&str], limit: Duration) -> Resul
         start_listener(pid, deadline)?;
     }
     let mut stream = UnixStream::connect(&path).map_err(|e| fail(format!("connect: {e}")))?;
-    let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
     stream
         .set_read_timeout(Some(left))
         .and_then(|()| stream.set_write_timeout(Some(left)))
@@ -51,7 +58,9 @@ pub fn execute(pid: u32, command: &str, args: &[&str], limit: Duration) -> Resul
         request.extend(args.get(i).copied().unwrap_or("").as_bytes());
         request.push(0);
     }
-    stream.write_all(&request).map_err(|e| fail(format!("write: {e}")))?;
+    stream
+        .write_all(&request)
+        .map_err(|e| fail(format!("write: {e}")))?;
     let mut reply = Vec::new();
     (&mut stream)
         .take(MAX_REPLY)
@@ -80,7 +89,10 @@ fn start_listener(pid: u32, deadline: Instant) -> Result<(), LocalError> {
         }
     }
     let name = format!(".attach_pid{pid}");
-    let candidates = [super::local::cwd(pid).map(|d| d.join(&name)), Some(PathBuf::from("/tmp").join(&name))];
+    let candidates = [
+        super::local::cwd(pid).map(|d| d.join(&name)),
+        Some(PathBuf::from("/tmp").join(&name)),
+    ];
     let trigger = candidates
         .into_iter()
         .flatten()

@@ -553,7 +553,8 @@ fn stack_of(raw: &Raw, labels: &MethodLabels, spec: &DumpSpec) -> Stack {
 
 /// What a frame label needs of its method: `class.method`, whether it is
 /// native, and its line table.
-pub(in crate::actors::session) type MethodLabels = HashMap<(ReferenceTypeId, MethodId), (String, bool, Option<Arc<Lines>>)>;
+pub(in crate::actors::session) type MethodLabels =
+    HashMap<(ReferenceTypeId, MethodId), (String, bool, Option<Arc<Lines>>)>;
 
 /// `com.acme.Foo.bar:42`, `…:native`, `…:?`.
 pub(in crate::actors::session) fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {

@@ -107,7 +107,10 @@ impl SessionHandle {
     }
 
     /// The class histogram (see the module).
-    pub async fn class_histogram(&self, spec: HistogramSpec) -> Result<HistogramView, SessionError> {
+    pub async fn class_histogram(
+        &self,
+        spec: HistogramSpec,
+    ) -> Result<HistogramView, SessionError> {
         self.check_alive()?;
         let local = self.local_pid().await;
         let (channel, attach_refused) = match (spec.channel, &local) {
@@ -121,12 +124,16 @@ impl SessionHandle {
             Channel::Jdwp => local.ok(),
         };
         let mut walks = Vec::new();
-        let first = self.one_histogram(channel, pid, &spec.package, &mut walks).await;
+        let first = self
+            .one_histogram(channel, pid, &spec.package, &mut walks)
+            .await;
         // The attach socket can fail where JDWP still works: fall back when
         // the agent did not insist on it.
         let (channel, first, attach_refused) = match (first, spec.channel) {
             (Err(SessionError::Local(e)), ChannelChoice::Auto) => {
-                let h = self.one_histogram(Channel::Jdwp, pid, &spec.package, &mut walks).await?;
+                let h = self
+                    .one_histogram(Channel::Jdwp, pid, &spec.package, &mut walks)
+                    .await?;
                 (Channel::Jdwp, h, Some(e))
             }
             (r, _) => (channel, r?, attach_refused),
@@ -146,7 +153,9 @@ impl SessionHandle {
                 view.second_skipped = true;
             } else {
                 tokio::time::sleep(interval).await;
-                let second = self.one_histogram(channel, pid, &spec.package, &mut view.walks).await?;
+                let second = self
+                    .one_histogram(channel, pid, &spec.package, &mut view.walks)
+                    .await?;
                 view.earlier = Some(std::mem::replace(&mut view.now, second));
                 view.sampled_twice = true;
             }
@@ -178,7 +187,9 @@ impl SessionHandle {
         };
         let started = Instant::now();
         let mut rows = match (channel, pid) {
-            (Channel::Attach, Some(pid)) => discovery::hotspot_histogram(pid, true, WALK_TIMEOUT).await?,
+            (Channel::Attach, Some(pid)) => {
+                discovery::hotspot_histogram(pid, true, WALK_TIMEOUT).await?
+            }
             (Channel::Attach, None) => {
                 return Err(LocalError::NoProcess { port: self.port() }.into());
             }

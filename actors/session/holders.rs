@@ -254,7 +254,10 @@ impl SessionHandle {
                     .send(&ReflectedType { class_object: r.id })
                     .await?;
                 let class = self.classes().info(t.id).await?.name.clone();
-                let field = self.static_holding(t.id, held).await.unwrap_or_else(|_| "?".into());
+                let field = self
+                    .static_holding(t.id, held)
+                    .await
+                    .unwrap_or_else(|_| "?".into());
                 Some((Root::Static { class, field }, None))
             }
             Tag::Thread => {
@@ -266,12 +269,24 @@ impl SessionHandle {
                     .await
                     .unwrap_or_default();
                 let link = self.link_to(r, held).await.unwrap_or(Link::Unknown);
-                Some((Root::Thread { name, object: r.id.0 }, Some(link)))
+                Some((
+                    Root::Thread {
+                        name,
+                        object: r.id.0,
+                    },
+                    Some(link),
+                ))
             }
             Tag::ClassLoader => {
                 let class = self.class_of(r.id).await.unwrap_or_default();
                 let link = self.link_to(r, held).await.unwrap_or(Link::Unknown);
-                Some((Root::Loader { class, object: r.id.0 }, Some(link)))
+                Some((
+                    Root::Loader {
+                        class,
+                        object: r.id.0,
+                    },
+                    Some(link),
+                ))
             }
             _ => None,
         })

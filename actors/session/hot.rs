@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use crate::actors::discovery;
 use crate::actors::error::{JdwpError, SessionError};
 use crate::actors::session::SessionHandle;
-use crate::actors::session::dump::{method_labels, frame_label};
+use crate::actors::session::dump::{frame_label, method_labels};
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Frames, Resume, Suspend};
 use crate::model::cpu::{HotThread, Owner, rank};
@@ -73,7 +73,8 @@ impl SessionHandle {
                 Owner::Main => Some("main"),
                 _ => None,
             };
-            let thread = name.and_then(|n| java.iter().find(|t| t.name == n && !read.contains(&t.id.0)));
+            let thread =
+                name.and_then(|n| java.iter().find(|t| t.name == n && !read.contains(&t.id.0)));
             let java = match thread {
                 Some(t) => {
                     read.insert(t.id.0);
@@ -114,7 +115,10 @@ impl SessionHandle {
         })
         .await;
         let Ok((suspended, frames, _resumed, held)) = held else {
-            return (Stack::Failed("the read was cancelled".into()), started.elapsed());
+            return (
+                Stack::Failed("the read was cancelled".into()),
+                started.elapsed(),
+            );
         };
         let frames = match (suspended, frames) {
             (Err(e), _) | (_, Err(e)) => return (stack_error(e), held),

@@ -5,11 +5,11 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::actors::{LocalError, ProbeRefusal};
 use crate::actors::{
     ArgNeed, ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError,
     ThreadUse,
 };
+use crate::actors::{LocalError, ProbeRefusal};
 use crate::mcp::render::change_line;
 
 /// A failure to report to the agent.

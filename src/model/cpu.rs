@@ -79,7 +79,14 @@ pub fn native_name(java: &str) -> String {
 /// The family of a JVM-internal native thread, by its name.
 fn jvm_family(comm: &str) -> JvmThread {
     const GC: &[&str] = &[
-        "GC Thread", "G1 ", "Parallel GC", "ZGC", "Z ", "Shenandoah", "Conc", "GC ",
+        "GC Thread",
+        "G1 ",
+        "Parallel GC",
+        "ZGC",
+        "Z ",
+        "Shenandoah",
+        "Conc",
+        "GC ",
     ];
     if GC.iter().any(|p| comm.starts_with(p)) {
         JvmThread::Gc
@@ -95,9 +102,14 @@ fn jvm_family(comm: &str) -> JvmThread {
 /// Names the JVM gives its own threads, prefix-matched.
 fn is_jvm_name(comm: &str) -> bool {
     jvm_family(comm) != JvmThread::Other
-        || ["Monitor Deflati", "Service Thread", "VM Periodic Tas"]
-            .iter()
-            .any(|p| comm.starts_with(p))
+        || [
+            "Monitor Deflati",
+            "Service Thread",
+            "VM Periodic Tas",
+            "JDWP ",
+        ]
+        .iter()
+        .any(|p| comm.starts_with(p))
 }
 
 /// Matches one native thread to its owner among `java_names` (every live
@@ -152,7 +164,9 @@ pub fn rank(
     let mut out: Vec<HotThread> = after
         .iter()
         .map(|t| {
-            let used = t.ticks.saturating_sub(then.get(&t.tid).copied().unwrap_or(0));
+            let used = t
+                .ticks
+                .saturating_sub(then.get(&t.tid).copied().unwrap_or(0));
             let pct = if secs > 0.0 && hz > 0.0 {
                 100.0 * used as f64 / hz / secs
             } else {
@@ -193,14 +207,23 @@ mod tests {
 
     #[test]
     fn native_threads_find_their_java_threads() {
-        let names: Vec<String> = ["busy-spinner-worker", "pool-1-thread-1", "pool-1-thread-10", "main"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let names: Vec<String> = [
+            "busy-spinner-worker",
+            "pool-1-thread-1",
+            "pool-1-thread-10",
+            "main",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let check = |tid, comm: &str, expect: Owner| {
             assert_eq!(owner(&stat(tid, comm, 0), 100, &names), expect, "{comm}");
         };
-        check(7, "busy-spinner-wo", Owner::Java("busy-spinner-worker".into()));
+        check(
+            7,
+            "busy-spinner-wo",
+            Owner::Java("busy-spinner-worker".into()),
+        );
         check(
             8,
             "pool-1-thread-1",

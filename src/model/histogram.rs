@@ -56,9 +56,20 @@ pub struct Ranking {
 impl Histogram {
     /// The top `n` rows whose class starts with `package` (any when empty),
     /// ranked by `by`, each with its growth since `earlier`.
-    pub fn rank(&self, earlier: Option<&Histogram>, package: &str, by: RankBy, n: usize) -> Ranking {
+    pub fn rank(
+        &self,
+        earlier: Option<&Histogram>,
+        package: &str,
+        by: RankBy,
+        n: usize,
+    ) -> Ranking {
         let before: HashMap<&str, i64> = earlier
-            .map(|e| e.rows.iter().map(|r| (r.class.as_str(), r.instances)).collect())
+            .map(|e| {
+                e.rows
+                    .iter()
+                    .map(|r| (r.class.as_str(), r.instances))
+                    .collect()
+            })
             .unwrap_or_default();
         let over = earlier.map(|e| self.at - e.at).filter(|d| *d > 0.0);
         let mut ranked: Vec<Ranked> = self
@@ -66,7 +77,8 @@ impl Histogram {
             .iter()
             .filter(|r| r.class.starts_with(package))
             .map(|r| {
-                let growth = earlier.map(|_| r.instances - before.get(r.class.as_str()).copied().unwrap_or(0));
+                let growth = earlier
+                    .map(|_| r.instances - before.get(r.class.as_str()).copied().unwrap_or(0));
                 Ranked {
                     row: r.clone(),
                     growth,
@@ -84,7 +96,12 @@ impl Histogram {
             RankBy::Bytes => r.row.bytes.unwrap_or(0),
             RankBy::Growth => r.growth.unwrap_or(0),
         };
-        ranked.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.row.class.cmp(&b.row.class)));
+        ranked.sort_by(|a, b| {
+            key(b)
+                .cmp(&key(a))
+                .then_with(|| b.row.instances.cmp(&a.row.instances))
+                .then_with(|| a.row.class.cmp(&b.row.class))
+        });
         let matched = ranked.len();
         let total_instances = ranked.iter().map(|r| r.row.instances).sum();
         let total_bytes = ranked
@@ -171,7 +188,11 @@ mod tests {
             at: 10.0,
         };
         let b = Histogram {
-            rows: vec![row("Leak$Key", 3000), row("java.lang.String", 5100), row("New", 7)],
+            rows: vec![
+                row("Leak$Key", 3000),
+                row("java.lang.String", 5100),
+                row("New", 7),
+            ],
             at: 12.0,
         };
         let r = b.rank(Some(&a), "", RankBy::Growth, 2);
@@ -207,7 +228,10 @@ mod tests {
     fn signatures_read_as_java() {
         assert_eq!(java_type("[B"), "byte[]");
         assert_eq!(java_type("[[Ljava/lang/String;"), "java.lang.String[][]");
-        assert_eq!(java_type("Ljava/util/HashMap$Node;"), "java.util.HashMap$Node");
+        assert_eq!(
+            java_type("Ljava/util/HashMap$Node;"),
+            "java.util.HashMap$Node"
+        );
     }
 
     proptest! {

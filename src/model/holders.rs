@@ -194,7 +194,9 @@ mod tests {
         ];
         let steps = fold(&hops);
         assert_eq!(steps.len(), 3);
-        assert!(matches!(&steps[0], Step::Collection { class, role, .. } if class == "java.util.HashSet" && role == "key"));
+        assert!(
+            matches!(&steps[0], Step::Collection { class, role, .. } if class == "java.util.HashSet" && role == "key")
+        );
         assert!(matches!(&steps[2], Step::Collection { role, .. } if role == "[7]"));
     }
 }

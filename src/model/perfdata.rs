@@ -209,7 +209,10 @@ impl Vitals {
     /// JVM keeps no running clock of its own (JDK 25 dropped the sampler
     /// that kept `sun.os.hrt.ticks`).
     pub fn from(c: &Counters, now_ms: i64) -> Vitals {
-        let hz = c.long("sun.os.hrt.frequency").filter(|f| *f > 0).unwrap_or(1) as f64;
+        let hz = c
+            .long("sun.os.hrt.frequency")
+            .filter(|f| *f > 0)
+            .unwrap_or(1) as f64;
         let secs = |name: &str| c.long(name).unwrap_or(0) as f64 / hz;
         let area = |p: &str| Area {
             used: c.long(&format!("{p}.used")).unwrap_or(0),
@@ -319,7 +322,7 @@ mod tests {
             let name_off = ENTRY_HEADER;
             let mut name_bytes = name.as_bytes().to_vec();
             name_bytes.push(0);
-            while (name_off + name_bytes.len()) % 8 != 0 {
+            while !(name_off + name_bytes.len()).is_multiple_of(8) {
                 name_bytes.push(0);
             }
             let data_off = name_off + name_bytes.len();
@@ -365,7 +368,10 @@ mod tests {
             long("sun.gc.generation.1.space.0.used", 50),
             long("sun.gc.generation.0.capacity", 120),
             long("sun.gc.generation.1.capacity", 200),
-            ("sun.gc.collector.0.name", Counter::Text("G1 Young Generation".into())),
+            (
+                "sun.gc.collector.0.name",
+                Counter::Text("G1 Young Generation".into()),
+            ),
             long("sun.gc.collector.0.invocations", 7),
             long("sun.gc.collector.0.time", 250_000_000),
             long("java.threads.live", 12),
@@ -375,7 +381,13 @@ mod tests {
         assert_eq!(c.long("java.threads.live"), Some(12));
         let v = Vitals::from(&c, 0);
         assert_eq!(v.uptime, 5.0);
-        assert_eq!(v.heap, Area { used: 80, committed: 320 });
+        assert_eq!(
+            v.heap,
+            Area {
+                used: 80,
+                committed: 320
+            }
+        );
         assert_eq!(v.spaces[0].1.pct(), 30.0);
         assert_eq!(v.collectors[0].name, "G1 Young Generation");
         assert_eq!(v.collectors[0].secs, 0.25);

@@ -25,17 +25,17 @@ use crate::model::holders::{Root, StopReason, chain_line};
 #[serde(deny_unknown_fields)]
 pub struct HistogramParams {
     pub session_id: Option<String>,
-    /// Only classes whose name starts with this.
+    /// Class name prefix.
     pub package: Option<String>,
-    /// Rows shown; default 15.
+    /// Default 15.
     pub top: Option<usize>,
     /// Sample twice this far apart.
     pub interval_ms: Option<u64>,
-    /// growth (default once known), instances or bytes.
+    /// growth, instances or bytes.
     pub sort: Option<String>,
-    /// auto (default), jdwp or attach.
+    /// auto, jdwp or attach.
     pub channel: Option<String>,
-    /// Pause budget; default 2000.
+    /// Default 2000.
     pub max_pause_ms: Option<u64>,
 }
 
@@ -46,13 +46,13 @@ pub struct HoldersParams {
     pub session_id: Option<String>,
     /// An @0x… handle.
     pub object: Option<String>,
-    /// Or a class: one of its instances.
+    /// Or one instance of this class.
     pub class_name: Option<String>,
     /// Default 12.
     pub max_depth: Option<usize>,
     /// Referrers per object; default 8.
     pub max_referrers: Option<usize>,
-    /// Pause budget; default 3000.
+    /// Default 3000.
     pub max_pause_ms: Option<u64>,
 }
 
@@ -61,11 +61,11 @@ pub struct HoldersParams {
 #[serde(deny_unknown_fields)]
 pub struct HotParams {
     pub session_id: Option<String>,
-    /// Sampling interval; default 1000.
+    /// Default 1000.
     pub interval_ms: Option<u64>,
-    /// Threads shown; default 5.
+    /// Default 5.
     pub top: Option<usize>,
-    /// Frames per stack; default 12.
+    /// Default 12.
     pub max_frames: Option<usize>,
 }
 
@@ -74,32 +74,65 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_class_histogram",
             "Top classes by instances, with growth",
-            "Live instances per class (bytes too for a local JVM), JDK types included, and growth per class and \
-             per second since this session's previous call, or over interval_ms. Local JVMs: HotSpot's attach \
-             socket (jmap -histo's command, a full GC first); else JDWP, one heap walk. Either stops the world: \
-             the reply states the pause. Exact type only: a leak in HashMap$Node shows as nodes.",
+            "Which classes grow: live instances per class (bytes for a local JVM) and growth per \
+             second since this session's last call or over interval_ms. Each walk stops the world \
+             (a local JVM's also runs a full GC); the reply states the pause. Exact type only.",
             Effect::Read,
             histogram,
+        )
+        .with_guide(
+            "Live instances per loaded class, JDK types included, ranked by growth once an earlier \
+             histogram is known (else by instances), filtered by package prefix. Growth is per class \
+             and per second, measured against this session's previous histogram of the same channel \
+             and a scope that contains this one, or against a first sample taken interval_ms earlier \
+             in the same call. Channels: a JVM on this machine is counted through HotSpot's attach \
+             socket (the command jmap -histo sends: a full GC, then HotSpot's own count, with bytes); \
+             any other over JDWP InstanceCounts across every loaded class (one heap walk, counts \
+             only). channel forces one; auto falls back to JDWP and says why. Both stop the world: \
+             the reply gives the safepoint time the JVM counted (local JVMs) or the request time. \
+             max_pause_ms bounds the call: the second sample is skipped when the first used over \
+             half. Exact type only: a leak of map entries shows as HashMap$Node, byte[] and the \
+             key and value classes; debug_find_holders {class_name} then names what holds them.",
         ),
         Route::new(
             "debug_find_holders",
             "Find what keeps an object alive",
-            "The chain from a root (static field, Thread, class loader) to an object, or to one instance of \
-             class_name, each link named by field or index, collection insides folded. Breadth first over JDWP \
-             ReferringObjects: every step is a heap walk that stops the world; the reply states the pause. \
-             No heap referrer means a stack frame or JNI holds it.",
+            "Why an object is not collected: the chain from a static field, Thread or class loader \
+             down to it (an @0x… handle, or one instance of class_name), links named by field or \
+             index. Every step is a heap walk that stops the world; the reply states the pause.",
             Effect::Read,
             holders,
+        )
+        .with_guide(
+            "Walks back from the object over JDWP ObjectReference.ReferringObjects, breadth first, \
+             max_referrers per object and max_depth deep, until a referrer is a root JDWP can see: a \
+             class (named with its static field, Leak.CACHE), a Thread object or a class loader. \
+             Each link is named by the referrer's field or array index; the insides of JDK \
+             collections are folded into one step (HashMap{value}: HashMap.table[i] → Node.next … \
+             → Node.value). \"no heap referrer\" means nothing on the heap refers to it: a stack \
+             frame or JNI holds it (or it is garbage not yet collected). With class_name one live \
+             instance is picked from the first 64 the heap walk lists. Each ReferringObjects is a \
+             full heap walk that stops the world: max_pause_ms (default 3000) ends the walk, which \
+             then says so and shows how far it got.",
         ),
         Route::new(
             "debug_hot_threads",
             "Rank a local JVM's threads by CPU",
-            "CPU per thread over interval_ms from /proc (local JVMs only), matched to Java threads by name, JVM \
-             threads (GC, JIT, VM) named as such; each Java thread's stack is read by suspending that thread \
-             alone, and the reply says for how long. Names cut to 15 bytes can match several threads: all are \
-             listed.",
+            "Which threads burn CPU, doing what: CPU per thread over interval_ms (local JVMs only), \
+             each busy Java thread's stack read by suspending that thread alone, for the time the \
+             reply states. GC, JIT and VM threads are named as such.",
             Effect::Read,
             hot,
+        )
+        .with_guide(
+            "Reads /proc/<pid>/task/*/stat twice, interval_ms apart (default 1000), so it works only \
+             for a JVM on this machine; a remote JVM is refused with LOCAL_JVMS_ONLY. HotSpot names \
+             each Java thread's native thread after it, cut to 15 bytes: a cut name shared by \
+             several Java threads is shown as one of them, all named. The thread running main and \
+             the launcher's thread are both `java` natively. JVM threads (GC Thread#0, G1 *, C2 \
+             CompilerThread, VM Thread) are named by role and have no Java stack. For each of the \
+             top Java threads: ThreadReference.Suspend, Frames, Resume queued back to back; the \
+             reply gives how long that thread alone was held. Nothing else is suspended.",
         ),
     ]
 }
@@ -143,7 +176,12 @@ async fn histogram(ctx: Ctx, call: Call<HistogramParams>) -> Reply {
         max_pause: Duration::from_millis(p.max_pause_ms.unwrap_or(2000)),
     };
     let view = handle.class_histogram(spec).await?;
-    Ok(super::text(histogram_text(&view, &package, sort, p.top.unwrap_or(15))))
+    Ok(super::text(histogram_text(
+        &view,
+        &package,
+        sort,
+        p.top.unwrap_or(15),
+    )))
 }
 
 /// The walks' cost in one clause.
@@ -164,7 +202,9 @@ fn walks_text(walks: &[Walk]) -> String {
 }
 
 fn histogram_text(view: &HistogramView, package: &str, sort: RankBy, top: usize) -> String {
-    let r = view.now.rank(view.earlier.as_ref(), package, sort, top.max(1));
+    let r = view
+        .now
+        .rank(view.earlier.as_ref(), package, sort, top.max(1));
     let how = match view.channel {
         Channel::Attach => "attach socket (inspectheap -live: a full GC, then HotSpot's count)",
         Channel::Jdwp => "JDWP InstanceCounts over every loaded class",
@@ -174,18 +214,34 @@ fn histogram_text(view: &HistogramView, package: &str, sort: RankBy, top: usize)
         out.push_str(&format!("\nAttach socket not used: {e}."));
     }
     match (r.over, view.sampled_twice) {
-        (Some(over), true) => out.push_str(&format!("\nGrowth over {over:.2} s (two samples in this call).")),
-        (Some(over), false) => out.push_str(&format!("\nGrowth over {over:.2} s since this session's previous histogram.")),
-        (None, _) => out.push_str("\nNo earlier histogram of this scope: call again (or pass interval_ms) for growth."),
+        (Some(over), true) => out.push_str(&format!(
+            "\nGrowth over {over:.2} s (two samples in this call)."
+        )),
+        (Some(over), false) => out.push_str(&format!(
+            "\nGrowth over {over:.2} s since this session's previous histogram."
+        )),
+        (None, _) => out.push_str(
+            "\nNo earlier histogram of this scope: call again (or pass interval_ms) for growth.",
+        ),
     }
     if view.second_skipped {
         out.push_str("\nSecond sample skipped: the first walk used over half of max_pause_ms.");
     }
     out.push_str("\n  instances        bytes    growth     per s  class");
     for row in &r.top {
-        let bytes = row.row.bytes.map(|b| b.to_string()).unwrap_or_else(|| "-".into());
-        let growth = row.growth.map(|g| format!("{g:+}")).unwrap_or_else(|| "-".into());
-        let per = row.per_sec.map(|g| format!("{g:+.1}")).unwrap_or_else(|| "-".into());
+        let bytes = row
+            .row
+            .bytes
+            .map(|b| b.to_string())
+            .unwrap_or_else(|| "-".into());
+        let growth = row
+            .growth
+            .map(|g| format!("{g:+}"))
+            .unwrap_or_else(|| "-".into());
+        let per = row
+            .per_sec
+            .map(|g| format!("{g:+.1}"))
+            .unwrap_or_else(|| "-".into());
         out.push_str(&format!(
             "\n  {:>9} {:>12} {:>9} {:>9}  {}",
             row.row.instances, bytes, growth, per, row.row.class
@@ -198,11 +254,18 @@ fn histogram_text(view: &HistogramView, package: &str, sort: RankBy, top: usize)
     out.push_str(&format!(
         "\n{} classes{}: {} instances{bytes}.",
         r.matched,
-        if package.is_empty() { String::new() } else { format!(" in {package}") },
+        if package.is_empty() {
+            String::new()
+        } else {
+            format!(" in {package}")
+        },
         r.total_instances
     ));
     if r.matched > r.top.len() {
-        out.push_str(&format!(" {} more: raise top or narrow with package.", r.matched - r.top.len()));
+        out.push_str(&format!(
+            " {} more: raise top or narrow with package.",
+            r.matched - r.top.len()
+        ));
     }
     out.push_str("\nNext: debug_find_holders {class_name} shows what keeps one instance alive.");
     out
@@ -211,12 +274,17 @@ fn histogram_text(view: &HistogramView, package: &str, sort: RankBy, top: usize)
 async fn holders(ctx: Ctx, call: Call<HoldersParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
     let target = match (p.object.as_deref(), p.class_name) {
-        (Some(raw), None) => HolderTarget::Object(super::args::object_id(raw).ok_or_else(|| {
-            ToolError::bad_argument(tool, format!("object {raw:?} is not an @0x… handle"))
-        })?),
+        (Some(raw), None) => {
+            HolderTarget::Object(super::args::object_id(raw).ok_or_else(|| {
+                ToolError::bad_argument(tool, format!("object {raw:?} is not an @0x… handle"))
+            })?)
+        }
         (None, Some(class)) => HolderTarget::Class(class),
         _ => {
-            return Err(ToolError::bad_argument(tool, "give exactly one of object or class_name"));
+            return Err(ToolError::bad_argument(
+                tool,
+                "give exactly one of object or class_name",
+            ));
         }
     };
     let handle = ctx.live(p.session_id.as_deref())?;
@@ -252,7 +320,12 @@ fn holders_text(v: &HoldersView) -> String {
             if n >= 64 { "+" } else { "" }
         ));
     }
-    out.push_str(&chain_line(&root_words(&v.chain.root), &v.chain, &v.target_class, v.target));
+    out.push_str(&chain_line(
+        &root_words(&v.chain.root),
+        &v.chain,
+        &v.target_class,
+        v.target,
+    ));
     let pause = match v.safepoint {
         Some(s) => format!("{} at safepoints ({} of requests)", ms(s), ms(v.wall)),
         None => format!("≤ {} (request time)", ms(v.wall)),
@@ -290,7 +363,11 @@ fn owner_words(o: &Owner) -> String {
         Owner::Java(n) => format!("\"{n}\""),
         Owner::OneOf(names) => format!(
             "one of {} (names cut to 15 bytes)",
-            names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Owner::Main => "\"main\"".into(),
         Owner::Launcher => "the launcher's first thread (not Java)".into(),

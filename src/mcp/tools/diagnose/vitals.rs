@@ -39,7 +39,11 @@ pub fn vitals_text(pid: u32, name: &str, v: &Vitals, rates: Option<&Rates>) -> S
         v.metaspace.pct(),
         area(&v.class_space),
         v.class_space.pct(),
-        if gcs.is_empty() { "-".to_string() } else { gcs.join("; ") },
+        if gcs.is_empty() {
+            "-".to_string()
+        } else {
+            gcs.join("; ")
+        },
         v.threads_live,
         v.threads_daemon,
         v.threads_peak,
