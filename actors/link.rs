@@ -156,6 +156,9 @@ pub struct Rescues {
 pub struct Lifeline {
     dead: Mutex<Option<String>>,
     tx: tokio::sync::watch::Sender<bool>,
+    /// Heap walks in flight: the JVM answers nothing else meanwhile, so a
+    /// liveness probe that times out then is no sign of death.
+    heap_walks: std::sync::atomic::AtomicUsize,
 }
 
 impl Default for Lifeline {
@@ -163,11 +166,36 @@ impl Default for Lifeline {
         Self {
             dead: Mutex::new(None),
             tx: tokio::sync::watch::channel(false).0,
+            heap_walks: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 }
 
+/// A heap walk in flight, counted until dropped.
+pub struct HeapWalk(Arc<Lifeline>);
+
+impl Drop for HeapWalk {
+    fn drop(&mut self) {
+        self.0
+            .heap_walks
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 impl Lifeline {
+    /// Counts a heap walk (an `InstanceCounts`, `Instances` or
+    /// `ReferringObjects`, or HotSpot's own) until the guard is dropped.
+    pub fn heap_walk(self: &Arc<Self>) -> HeapWalk {
+        self.heap_walks
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        HeapWalk(self.clone())
+    }
+
+    /// Whether a heap walk is in flight.
+    pub fn walking_heap(&self) -> bool {
+        self.heap_walks.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
     /// Why the session ended, or `None` while it lives.
     pub fn dead_reason(&self) -> Option<String> {
         self.dead.lock().ok().and_then(|d| d.clone())

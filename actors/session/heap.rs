@@ -185,6 +185,7 @@ impl SessionHandle {
             Some(pid) => discovery::safepoint_secs(pid).await,
             None => None,
         };
+        let _walking = self.link().life.heap_walk();
         let started = Instant::now();
         let mut rows = match (channel, pid) {
             (Channel::Attach, Some(pid)) => {

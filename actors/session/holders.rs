@@ -83,6 +83,7 @@ impl SessionHandle {
             Some(pid) => discovery::safepoint_secs(pid).await,
             None => None,
         };
+        let walking = self.link().life.heap_walk();
         let (target, instances, took) = match &spec.target {
             HolderTarget::Object(id) => (ObjectId(*id), None, None),
             HolderTarget::Class(name) => {
@@ -96,6 +97,8 @@ impl SessionHandle {
                 (object, Some(n), Some(took))
             }
         };
+        drop(walking);
+        let _walking = self.link().life.heap_walk();
         let mut view = self
             .walk_holders(&spec, target)
             .await

@@ -366,3 +366,58 @@ fn vital_signs_match_jstat_and_jcmd_on_jdk17() {
 fn vital_signs_match_jstat_and_jcmd_on_temurin25() {
     vitals_match(temurin25_required());
 }
+
+/// This machine's first address that is not loopback (`hostname -I`).
+fn outward_address() -> String {
+    let out = Command::new("hostname")
+        .arg("-I")
+        .output()
+        .expect("hostname -I runs");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .find(|a| !a.contains(':') && !a.starts_with("127."))
+        .expect("a non-loopback IPv4 address to reach the JVM as a remote one")
+        .to_string()
+}
+
+/// A JVM reached through a non-loopback address counts as remote: the CPU
+/// question is refused with the reason, and the histogram says why it
+/// counted over JDWP.
+#[test]
+fn a_remote_jvm_gets_local_only_answers() {
+    let port = crate::support::free_port();
+    let jvm = Jvm::start(
+        "Spinner",
+        JvmOpts {
+            no_jdwp: true,
+            jvm_args: vec![format!(
+                "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:{port}"
+            )],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("spinner ready", Duration::from_secs(20));
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"host": outward_address(), "port": port}),
+        )
+        .expect_ok();
+    let hot = server
+        .call("debug_hot_threads", json!({"interval_ms": 100}))
+        .expect_tool_error();
+    assert!(hot.text.starts_with("[LOCAL_JVMS_ONLY]"), "{}", hot.text);
+    assert!(hot.text.contains("not on this machine"), "{}", hot.text);
+    let h = server
+        .call("debug_class_histogram", json!({"package": "Spinner"}))
+        .expect_ok();
+    assert!(h.text.contains("via JDWP InstanceCounts"), "{}", h.text);
+    assert!(
+        h.text.contains("Attach socket not used: the JVM is at "),
+        "{}",
+        h.text
+    );
+    assert!(h.text.contains("(request time)"), "{}", h.text);
+}
