@@ -251,6 +251,8 @@ pub enum SessionError {
     Local(#[from] LocalError),
     #[error("{class} is loaded but has no live instance")]
     NoInstance { class: String },
+    #[error("the last heap walk of this kind stopped the world {:.0} ms, over the budget of {} ms: not walked again", last.as_secs_f64() * 1000.0, budget.as_millis())]
+    PauseOverBudget { last: Duration, budget: Duration },
 }
 
 /// Why a read of a local JVM's process (hsperfdata, `/proc`, its attach

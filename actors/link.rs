@@ -45,6 +45,10 @@ pub struct SessionInfo {
     /// The last class histogram taken, which the next one's growth is
     /// measured against: (channel, package filter, histogram).
     pub last_histogram: std::sync::Mutex<Option<(u8, String, crate::model::histogram::Histogram)>>,
+    /// The pause of the last histogram walk per channel (by its number),
+    /// so a call whose budget that walk would overrun is refused before
+    /// it stops the world again.
+    pub last_walk: std::sync::Mutex<[Option<std::time::Duration>; 2]>,
 }
 
 impl SessionInfo {
@@ -68,6 +72,7 @@ impl SessionInfo {
             installed: std::sync::Mutex::new(Vec::new()),
             pid: OnceLock::new(),
             last_histogram: std::sync::Mutex::new(None),
+            last_walk: std::sync::Mutex::new([None; 2]),
         }
     }
 

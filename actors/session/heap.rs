@@ -123,6 +123,14 @@ impl SessionHandle {
             Channel::Attach => Some(local?),
             Channel::Jdwp => local.ok(),
         };
+        if let Some(last) = lock(&self.info().last_walk)[channel as usize]
+            && last > spec.max_pause
+        {
+            return Err(SessionError::PauseOverBudget {
+                last,
+                budget: spec.max_pause,
+            });
+        }
         let mut walks = Vec::new();
         let first = self
             .one_histogram(channel, pid, &spec.package, &mut walks)
@@ -204,7 +212,9 @@ impl SessionHandle {
                 .map(|after| Duration::from_secs_f64((after - before).max(0.0))),
             _ => None,
         };
-        walks.push(Walk { wall, safepoint });
+        let walk = Walk { wall, safepoint };
+        lock(&self.info().last_walk)[channel as usize] = Some(walk.pause());
+        walks.push(walk);
         rows.retain(|r| r.class.starts_with(package));
         Ok(Histogram { rows, at })
     }

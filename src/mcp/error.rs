@@ -165,6 +165,8 @@ impl From<SessionError> for ToolError {
             SessionError::Unsupported { .. } => ToolError::new("NOT_SUPPORTED", text),
             SessionError::Code(e) => e.into(),
             SessionError::Local(e) => e.into(),
+            SessionError::PauseOverBudget { .. } => ToolError::new("PAUSE_BUDGET", text)
+                .next("raise max_pause_ms to accept that pause, or pass channel:\"attach\" for a local JVM"),
             SessionError::NoInstance { .. } => ToolError::new("NO_INSTANCE", text)
                 .next("debug_class_histogram shows which classes have instances"),
         }

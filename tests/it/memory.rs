@@ -106,24 +106,24 @@ fn leak_in_three_calls(java_home: PathBuf) {
             json!({"port": jvm.port(), "read_only": true}),
         )
         .expect_ok();
-    let first = server
-        .call("debug_class_histogram", json!({"top": 10}))
-        .expect_ok();
+    // Every tool call after the attach goes through `ask`, which counts.
+    let mut calls = 0;
+    let mut ask = |tool: &str, args: serde_json::Value| {
+        calls += 1;
+        server.call(tool, args).expect_ok()
+    };
+    let first = ask("debug_class_histogram", json!({"top": 10}));
     assert!(first.text.contains("via attach socket"), "{}", first.text);
     assert!(first.text.contains("at safepoints"), "{}", first.text);
     wait_for_growth(&jvm, rate as u64 * 2);
-    let second = server
-        .call("debug_class_histogram", json!({"top": 10}))
-        .expect_ok();
+    let second = ask("debug_class_histogram", json!({"top": 10}));
     assert_leak_ranked(&second.text, rate);
     let key = rows(&second.text)
         .into_iter()
         .find(|r| r.class == "Leak$Key")
         .expect("listed");
     assert!(key.bytes.is_some_and(|b| b > 0), "{}", second.text);
-    let holders = server
-        .call("debug_find_holders", json!({"class_name": "Leak$Key"}))
-        .expect_ok();
+    let holders = ask("debug_find_holders", json!({"class_name": "Leak$Key"}));
     assert!(
         holders
             .text
@@ -132,6 +132,7 @@ fn leak_in_three_calls(java_home: PathBuf) {
         holders.text
     );
     assert!(holders.text.contains("world stopped"), "{}", holders.text);
+    assert_eq!(calls, 3, "the leak question takes three calls after attach");
     crate::dump::assert_none_suspended(&server);
 }
 
@@ -181,6 +182,15 @@ fn leak_over_jdwp(java_home: PathBuf) {
         "{}",
         holders.text
     );
+    // A budget below what the last walk of the channel cost is refused
+    // before the world is stopped again.
+    let refused = server
+        .call(
+            "debug_class_histogram",
+            json!({"channel": "jdwp", "max_pause_ms": 0}),
+        )
+        .expect_tool_error();
+    assert!(refused.text.starts_with("[PAUSE_BUDGET]"), "{}", refused.text);
 }
 
 #[test]
@@ -204,6 +214,7 @@ fn spinner_first(java_home: PathBuf) {
     );
     jvm.wait_for_line("spinner ready", Duration::from_secs(20));
     let server = crate::dump::attached(&jvm);
+    // The CPU question, which thread and doing what, is this one call.
     let hot = server
         .call("debug_hot_threads", json!({"interval_ms": 1000, "top": 3}))
         .expect_ok();
