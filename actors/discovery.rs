@@ -8,16 +8,21 @@
 //! our own sessions are recognised, not dialled again. Secrets in argv are
 //! masked here, before anything leaves this layer.
 
+mod attach;
+mod local;
 mod procfs;
 
 use std::time::{Duration, Instant};
 
 use crate::actors::connection::dial::dial;
-use crate::actors::error::AttachError;
+use crate::actors::error::{AttachError, LocalError};
+use crate::model::cpu::TaskStat;
+use crate::model::histogram::{ClassCount, parse_hotspot};
 use crate::model::jvms::{
     Detail, JavaCommand, JdwpAgent, JdwpState, Launch, Plan, TcpSocket, TcpState, Verdict,
     is_loopback_host, is_secret_key, mask_argv, plan,
 };
+use crate::model::perfdata::Vitals;
 
 /// Budgets of one listing.
 #[derive(Debug, Clone, Copy)]
@@ -352,4 +357,63 @@ async fn probe_endpoint(
         pid: known.map(|j| j.pid),
         took: started.elapsed(),
     }
+}
+
+/// Runs a blocking read of a local process off the runtime.
+async fn blocking<T: Send + 'static>(
+    pid: u32,
+    f: impl FnOnce() -> Result<T, LocalError> + Send + 'static,
+) -> Result<T, LocalError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(LocalError::Proc {
+            pid,
+            detail: format!("the reader failed: {e}"),
+        })
+    })
+}
+
+/// A local JVM's vital signs, from its hsperfdata (nothing attaches).
+pub async fn vitals(pid: u32) -> Result<Vitals, LocalError> {
+    blocking(pid, move || local::vitals(pid)).await
+}
+
+/// Seconds a local JVM has spent at safepoints so far (its perfdata).
+pub async fn safepoint_secs(pid: u32) -> Option<f64> {
+    blocking(pid, move || Ok(local::safepoint_secs(pid)))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// Every native thread of a local JVM with its CPU ticks so far.
+pub async fn tasks(pid: u32) -> Result<Vec<TaskStat>, LocalError> {
+    blocking(pid, move || local::tasks(pid)).await
+}
+
+/// The local process that holds a loopback JDWP port.
+pub async fn pid_of_port(port: u16) -> Option<u32> {
+    tokio::task::spawn_blocking(move || local::pid_of_port(port))
+        .await
+        .ok()
+        .flatten()
+}
+
+/// HotSpot's own class histogram through the attach socket (`inspectheap`,
+/// what `jmap -histo` asks): live objects only (a full collection first)
+/// or every object on the heap.
+pub async fn hotspot_histogram(
+    pid: u32,
+    live: bool,
+    limit: Duration,
+) -> Result<Vec<ClassCount>, LocalError> {
+    blocking(pid, move || {
+        let text = attach::execute(
+            pid,
+            "inspectheap",
+            &[if live { "-live" } else { "-all" }],
+            limit,
+        )?;
+        Ok(parse_hotspot(&text))
+    })
+    .await
 }

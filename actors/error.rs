@@ -247,6 +247,37 @@ pub enum SessionError {
     Call(#[from] CallError),
     #[error(transparent)]
     Code(#[from] CodeError),
+    #[error(transparent)]
+    Local(#[from] LocalError),
+    #[error("{class} is loaded but has no live instance")]
+    NoInstance { class: String },
+    #[error("the last heap walk of this kind stopped the world {:.0} ms, over the budget of {} ms: not walked again", last.as_secs_f64() * 1000.0, budget.as_millis())]
+    PauseOverBudget { last: Duration, budget: Duration },
+}
+
+/// Why a read of a local JVM's process (hsperfdata, `/proc`, its attach
+/// socket) failed.
+#[derive(Debug, Clone, Error)]
+pub enum LocalError {
+    #[error("the JVM is at {host}, not on this machine; its process cannot be read from here")]
+    NotLocal { host: String },
+    #[error("no local process holds the JDWP port {port}")]
+    NoProcess { port: u16 },
+    #[error(
+        "JVM {pid} has no hsperfdata file (started with -XX:-UsePerfData, or under another user or /tmp)"
+    )]
+    NoPerfData { pid: u32 },
+    #[error("JVM {pid}'s hsperfdata: {source}")]
+    PerfData {
+        pid: u32,
+        source: crate::model::perfdata::PerfDataError,
+    },
+    #[error("process {pid} cannot be read: {detail}")]
+    Proc { pid: u32, detail: String },
+    #[error("JVM {pid}'s attach socket: {detail}")]
+    Attach { pid: u32, detail: String },
+    #[error("JVM {pid} refuses attach ({option})")]
+    AttachDisabled { pid: u32, option: &'static str },
 }
 
 /// Why a stop point (or one entry of a list) could not be armed, cleared

@@ -40,6 +40,15 @@ pub struct SessionInfo {
     vm: OnceLock<VmInfo>,
     /// Classes this session installed with RedefineClasses.
     installed: std::sync::Mutex<Vec<Installed>>,
+    /// The local process of the JVM, once found.
+    pub pid: OnceLock<u32>,
+    /// The last class histogram taken, which the next one's growth is
+    /// measured against: (channel, package filter, histogram).
+    pub last_histogram: std::sync::Mutex<Option<(u8, String, crate::model::histogram::Histogram)>>,
+    /// The pause of the last histogram walk per channel (by its number),
+    /// so a call whose budget that walk would overrun is refused before
+    /// it stops the world again.
+    pub last_walk: std::sync::Mutex<[Option<std::time::Duration>; 2]>,
 }
 
 impl SessionInfo {
@@ -61,6 +70,9 @@ impl SessionInfo {
             roots,
             vm: OnceLock::new(),
             installed: std::sync::Mutex::new(Vec::new()),
+            pid: OnceLock::new(),
+            last_histogram: std::sync::Mutex::new(None),
+            last_walk: std::sync::Mutex::new([None; 2]),
         }
     }
 
@@ -149,6 +161,9 @@ pub struct Rescues {
 pub struct Lifeline {
     dead: Mutex<Option<String>>,
     tx: tokio::sync::watch::Sender<bool>,
+    /// Heap walks in flight: the JVM answers nothing else meanwhile, so a
+    /// liveness probe that times out then is no sign of death.
+    heap_walks: std::sync::atomic::AtomicUsize,
 }
 
 impl Default for Lifeline {
@@ -156,11 +171,36 @@ impl Default for Lifeline {
         Self {
             dead: Mutex::new(None),
             tx: tokio::sync::watch::channel(false).0,
+            heap_walks: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 }
 
+/// A heap walk in flight, counted until dropped.
+pub struct HeapWalk(Arc<Lifeline>);
+
+impl Drop for HeapWalk {
+    fn drop(&mut self) {
+        self.0
+            .heap_walks
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 impl Lifeline {
+    /// Counts a heap walk (an `InstanceCounts`, `Instances` or
+    /// `ReferringObjects`, or HotSpot's own) until the guard is dropped.
+    pub fn heap_walk(self: &Arc<Self>) -> HeapWalk {
+        self.heap_walks
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        HeapWalk(self.clone())
+    }
+
+    /// Whether a heap walk is in flight.
+    pub fn walking_heap(&self) -> bool {
+        self.heap_walks.load(std::sync::atomic::Ordering::SeqCst) > 0
+    }
+
     /// Why the session ended, or `None` while it lives.
     pub fn dead_reason(&self) -> Option<String> {
         self.dead.lock().ok().and_then(|d| d.clone())

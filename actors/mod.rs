@@ -63,17 +63,19 @@ use std::time::Duration;
 
 use ractor::{Actor, ActorRef};
 
+use crate::model::perfdata::{Rates, Vitals};
+
 // The facade: the handles, what their methods return, and their errors.
 // Nothing else of this layer is reachable from outside it.
 /// JDWP vocabulary the handles speak in.
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
-pub use error::CodeError;
 pub use error::{
     ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotWritable,
     ProbeRefusal, SessionError, SpawnError, ThreadUse,
 };
+pub use error::{CodeError, LocalError};
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
 pub use jvm::eval::{EvalContext, Failure, Outcome, explain, to_val};
@@ -96,6 +98,9 @@ pub use session::code::{
 pub use session::context::{Depth, FrameWindow, HeldFrames};
 pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
+pub use session::heap::{Channel, ChannelChoice, HistogramSpec, HistogramView, Walk};
+pub use session::holders::{HolderTarget, HoldersSpec, HoldersView};
+pub use session::hot::{HotRow, HotSpec, HotView};
 pub use session::members::{InstanceReport, InstanceRow, Member, MemberSet, Members, TypeMembers};
 pub use session::mutate::Written;
 pub use session::stack::{FrameLocals, ShownLocal, ShownValue, StackFrame, StackQuery, StackView};
@@ -206,6 +211,8 @@ pub struct Engine {
     supervisor: ActorRef<SupervisorMsg>,
     registry: Arc<RwLock<Registry>>,
     config: EngineConfig,
+    /// Each local JVM's last vital signs read, for rates on the next read.
+    vitals_seen: Arc<std::sync::Mutex<std::collections::HashMap<u32, Vitals>>>,
 }
 
 impl Engine {
@@ -219,6 +226,7 @@ impl Engine {
             supervisor,
             registry,
             config,
+            vitals_seen: Arc::default(),
         })
     }
 
@@ -241,6 +249,33 @@ impl Engine {
     /// budget cut the scan short.
     pub async fn jvms_snapshot(&self, scan: Duration) -> Option<JvmsSnapshot> {
         discovery::jvms_snapshot(self.ours(), scan).await
+    }
+
+    /// A local JVM's vital signs from its hsperfdata (nothing attaches, so
+    /// a JVM without JDWP answers too), with the rates since the previous
+    /// reading of the same JVM when there was one; with `interval`, read
+    /// twice that far apart.
+    pub async fn vitals(
+        &self,
+        pid: u32,
+        interval: Option<Duration>,
+    ) -> Result<(Vitals, Option<Rates>), LocalError> {
+        let mut earlier = match interval {
+            Some(wait) => {
+                let first = discovery::vitals(pid).await?;
+                tokio::time::sleep(wait).await;
+                Some(first)
+            }
+            None => None,
+        };
+        let now = discovery::vitals(pid).await?;
+        let mut seen = lock::lock(&self.vitals_seen);
+        if earlier.is_none() {
+            earlier = seen.get(&pid).cloned();
+        }
+        seen.insert(pid, now.clone());
+        let rates = earlier.and_then(|e| now.rates_since(&e));
+        Ok((now, rates))
     }
 
     /// The live sessions, as discovery matches them.

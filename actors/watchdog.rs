@@ -153,6 +153,9 @@ impl WatchdogState {
         let probe = pending.await;
         match probe {
             Ok(_) => self.misses = 0,
+            // A heap walk holds the JVM's command thread: the probe waits
+            // behind it, and its silence says nothing.
+            Err(JdwpError::Timeout { .. }) if self.args.session.life.walking_heap() => {}
             Err(JdwpError::Timeout { .. }) => {
                 self.misses += 1;
                 if self.misses >= self.args.max_misses {

@@ -59,6 +59,20 @@ pub fn start_fixture_feeding(
     ready: &str,
     args: &[&str],
     port: u16,
+    feed: impl FnMut(String) + Send + 'static,
+) -> (Child, u16) {
+    start_fixture_with(home, class, ready, &[], args, port, feed)
+}
+
+/// As [`start_fixture_feeding`], with JVM options (`-Xmx1g`) before the
+/// class path.
+pub fn start_fixture_with(
+    home: Option<&std::path::Path>,
+    class: &str,
+    ready: &str,
+    jvm_args: &[&str],
+    args: &[&str],
+    port: u16,
     mut feed: impl FnMut(String) + Send + 'static,
 ) -> (Child, u16) {
     let tool = |t: &str| match home {
@@ -82,6 +96,7 @@ pub fn start_fixture_feeding(
         .arg(format!(
             "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{port}"
         ))
+        .args(jvm_args)
         .arg("-cp")
         .arg(&dir)
         .arg(class)

@@ -183,7 +183,7 @@ fn uptime_of(dir: &Path, boot_uptime: f64) -> Option<Duration> {
 
 /// The socket inodes a process holds (read only when its port must be
 /// found).
-fn socket_inodes(pid: u32) -> HashSet<u64> {
+pub(super) fn socket_inodes(pid: u32) -> HashSet<u64> {
     let mut out = HashSet::new();
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return out;

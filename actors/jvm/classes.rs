@@ -160,9 +160,11 @@ pub fn java_name(signature: &str) -> String {
     let dims = signature.chars().take_while(|c| *c == '[').count();
     let base = &signature[dims..];
     let name = match base.as_bytes().first() {
-        Some(b'L') => base
-            .trim_start_matches('L')
-            .trim_end_matches(';')
+        // One `L` and one `;`: a class of the default package may itself
+        // start with an L (`LLeak;` is `Leak`).
+        Some(b'L') => base[1..]
+            .strip_suffix(';')
+            .unwrap_or(&base[1..])
             .replace('/', "."),
         Some(b'Z') => "boolean".into(),
         Some(b'B') => "byte".into(),

@@ -553,10 +553,11 @@ fn stack_of(raw: &Raw, labels: &MethodLabels, spec: &DumpSpec) -> Stack {
 
 /// What a frame label needs of its method: `class.method`, whether it is
 /// native, and its line table.
-type MethodLabels = HashMap<(ReferenceTypeId, MethodId), (String, bool, Option<Arc<Lines>>)>;
+pub(in crate::actors::session) type MethodLabels =
+    HashMap<(ReferenceTypeId, MethodId), (String, bool, Option<Arc<Lines>>)>;
 
 /// `com.acme.Foo.bar:42`, `…:native`, `…:?`.
-fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {
+pub(in crate::actors::session) fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {
     match labels.get(&(f.location.class, f.location.method)) {
         Some((label, true, _)) => format!("{label}:native"),
         Some((label, false, lines)) => {
@@ -573,7 +574,7 @@ fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {
 }
 
 /// `class.method`, whether it is native, and its lines, per distinct method.
-async fn method_labels(
+pub(in crate::actors::session) async fn method_labels(
     classes: &ClassCache,
     methods: HashSet<(ReferenceTypeId, MethodId)>,
 ) -> MethodLabels {

@@ -279,6 +279,7 @@ impl SessionHandle {
             copies.extend(f.iter().map(|c| (c.name.clone(), c.id)));
         }
         let loaders = join_all(copies.iter().map(|(_, id)| self.classes().loader(*id))).await;
+        let _walking = self.link().life.heap_walk();
         let started = Instant::now();
         let counts = if copies.is_empty() {
             Vec::new()

@@ -5,11 +5,11 @@
 
 use rmcp::model::{CallToolResult, ContentBlock};
 
-use crate::actors::ProbeRefusal;
 use crate::actors::{
     ArgNeed, ArmError, AttachError, CallError, CodeError, JdwpError, LaunchError, SessionError,
     ThreadUse,
 };
+use crate::actors::{LocalError, ProbeRefusal};
 use crate::mcp::render::change_line;
 
 /// A failure to report to the agent.
@@ -164,6 +164,32 @@ impl From<SessionError> for ToolError {
                 .next("pin one of the copies named above, or drop the @loader suffix"),
             SessionError::Unsupported { .. } => ToolError::new("NOT_SUPPORTED", text),
             SessionError::Code(e) => e.into(),
+            SessionError::Local(e) => e.into(),
+            SessionError::PauseOverBudget { .. } => ToolError::new("PAUSE_BUDGET", text)
+                .next("raise max_pause_ms to accept that pause, or pass channel:\"attach\" for a local JVM"),
+            SessionError::NoInstance { .. } => ToolError::new("NO_INSTANCE", text)
+                .next("debug_heap kind histogram shows which classes have instances"),
+        }
+    }
+}
+
+impl From<LocalError> for ToolError {
+    fn from(e: LocalError) -> Self {
+        let text = e.to_string();
+        match e {
+            LocalError::NotLocal { .. } | LocalError::NoProcess { .. } => {
+                ToolError::new("LOCAL_JVMS_ONLY", text).next(
+                    "run jvmscope on the JVM's machine; debug_heap kind histogram and debug_heap kind holders work over JDWP from anywhere",
+                )
+            }
+            LocalError::NoPerfData { .. } | LocalError::PerfData { .. } => {
+                ToolError::new("NO_PERFDATA", text)
+                    .next("debug_list_jvms shows which JVMs expose hsperfdata")
+            }
+            LocalError::Proc { .. } => ToolError::new("PROCESS_UNREADABLE", text),
+            LocalError::Attach { .. } | LocalError::AttachDisabled { .. } => {
+                ToolError::new("ATTACH_FAILED", text).next("pass channel:\"jdwp\" to count over JDWP instead")
+            }
         }
     }
 }

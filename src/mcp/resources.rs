@@ -1,7 +1,8 @@
 //! MCP resources and prompts: `jdwp://jvms` (the local JVMs),
-//! `jdwp://diagnose` (the three-block report), both the texts the tools
-//! answer with; `jdwp://guide` and `jdwp://guide/<tool>` (the tools in
-//! full, beyond what tools/list has room for); the `investigate` prompt; and the subscriptions that turn
+//! `jdwp://diagnose` (the report), `jdwp://vitals` (each local JVM's vital
+//! signs), the texts the tools answer with; `jdwp://guide` and
+//! `jdwp://guide/<tool>` (the tools in full, beyond what tools/list has
+//! room for); the `investigate` prompt; and the subscriptions that turn
 //! a change in the sessions or the local JVMs into
 //! `notifications/resources/updated`.
 
@@ -19,6 +20,7 @@ use super::tools::{self, Ctx, diagnose};
 
 pub const JVMS: &str = "jdwp://jvms";
 pub const DIAGNOSE: &str = "jdwp://diagnose";
+pub const VITALS: &str = "jdwp://vitals";
 /// Every tool's guide; `jdwp://guide/<tool>` is one tool's.
 pub const GUIDE: &str = "jdwp://guide";
 
@@ -38,6 +40,10 @@ pub fn list() -> Vec<Resource> {
             .with_title("Diagnosis")
             .with_description("This server, every session and the local JVMs (as debug_diagnose)")
             .with_mime_type("text/plain"),
+        Resource::new(VITALS, "vitals")
+            .with_title("Vital signs")
+            .with_description("Each local JVM's heap, GC, threads, classes, safepoints and JIT from hsperfdata, with rates since the last read")
+            .with_mime_type("text/plain"),
         Resource::new(GUIDE, "guide")
             .with_title("Tool guide")
             .with_description("Every tool in full: rules, traps and arguments; jdwp://guide/<tool> for one")
@@ -55,6 +61,7 @@ pub async fn read(ctx: &Ctx, uri: &str) -> Result<ReadResourceResult, ErrorData>
     let text = match uri {
         JVMS => diagnose::jvms_text(ctx).await,
         DIAGNOSE => diagnose::report_text(ctx).await,
+        VITALS => diagnose::vitals_text(ctx).await,
         GUIDE => return guide(tools::markdown()),
         _ => match uri
             .strip_prefix(GUIDE)
@@ -65,7 +72,7 @@ pub async fn read(ctx: &Ctx, uri: &str) -> Result<ReadResourceResult, ErrorData>
             None => {
                 return Err(ErrorData::resource_not_found(
                     format!(
-                        "no resource {uri:?}; resources/list names {JVMS}, {DIAGNOSE} and {GUIDE} \
+                        "no resource {uri:?}; resources/list names {JVMS}, {DIAGNOSE}, {VITALS} and {GUIDE} \
                          ({GUIDE}/<tool> for one tool)"
                     ),
                     None,

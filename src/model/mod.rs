@@ -3,10 +3,14 @@
 
 pub mod classes;
 pub mod classfile;
+pub mod cpu;
 pub mod dump;
+pub mod histogram;
+pub mod holders;
 pub mod java_source;
 pub mod jvms;
 pub mod overhead;
+pub mod perfdata;
 pub mod prim;
 pub mod recent;
 pub mod session;

@@ -15,6 +15,7 @@ mod invoke;
 mod launch;
 mod mcp_surface;
 mod members;
+mod memory;
 mod middle;
 mod probe_verify;
 mod probes;

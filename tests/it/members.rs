@@ -1,4 +1,4 @@
-//! debug_list_members and debug_list_instances against
+//! debug_list_members and debug_heap kind instances against
 //! real JVMs through the real binary: a generic class, an inner class and a
 //! class loaded by two class loaders, rendered as Java source; instance
 //! counts of three types in one call matching what the fixture printed;
@@ -222,8 +222,8 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
     // Both copies are counted, each on its own.
     let instances = server
         .call(
-            "debug_list_instances",
-            json!({"class_names": ["Plugin", "TwoLoaders"]}),
+            "debug_heap",
+            json!({"kind": "instances", "class_names": ["Plugin", "TwoLoaders"]}),
         )
         .expect_ok();
     let rows = instances
@@ -268,8 +268,8 @@ fn inner_class(server: &Server) {
 fn three_types_in_one_walk(server: &Server, counts: &str) {
     let instances = server
         .call(
-            "debug_list_instances",
-            json!({"class_names": ["Box", "Box$Lid", "Widget"], "max_instances": 4}),
+            "debug_heap",
+            json!({"kind": "instances", "class_names": ["Box", "Box$Lid", "Widget"], "max_instances": 4}),
         )
         .expect_ok();
     let text = &instances.text;

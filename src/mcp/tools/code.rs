@@ -100,7 +100,7 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_check_stale",
-            "Is the JVM running this build?",
+            "Check for stale code",
             "Compare a loaded class with its .class under the class roots: moved lines, code bytes \
              (bytecode:true), methods on one side only, and the restrictions a reload would trip.",
             Effect::Read,

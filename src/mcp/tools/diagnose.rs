@@ -5,6 +5,7 @@
 
 mod jvms;
 mod report;
+mod vitals;
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -64,15 +65,15 @@ pub fn routes() -> Vec<Route> {
             "debug_diagnose",
             "Diagnose",
             "Without stop_point: this server, each session (capabilities, suspension, stop points, \
-             recent events, errors) and the local JVMs. With stop_point: why it has not fired, \
-             each cause checked (class not loaded, no code at the line, stale bytecode, condition \
-             never true, filters, disabled).",
+             recent events, errors) and the local JVMs with their vital signs. With stop_point: \
+             why it has not fired, each cause checked.",
             Effect::Read,
             diagnose,
         )
             .with_guide(
-                "Without stop_point: three blocks, this server (pid, version, tools, config, log), each session \
-                  (connected, capabilities, suspension, stop points, recent events, last error) and the local JVMs. \
+                "Without stop_point: this server (pid, version, tools, config, log), each session \
+                  (connected, capabilities, suspension, stop points, recent events, last error), the local JVMs and \
+                  their vital signs from hsperfdata (heap, GC, threads, classes, safepoints, JIT; rates since the last read). \
                   With stop_point: why it has not fired, each cause checked (class not loaded, line without code, \
                   stale bytecode, condition never true with its last operand values, thread or instance filter, hit_count pending, \
                   disabled or spent, VM held). Reads only.",
@@ -119,15 +120,22 @@ pub async fn jvms_text(ctx: &Ctx) -> String {
     jvms::listing_text(&listing(ctx, None).await)
 }
 
-/// The three-block report (the tool without stop_point, and `jdwp://diagnose`).
+/// The report (the tool without stop_point, and `jdwp://diagnose`):
+/// this server, the sessions, the local JVMs and their vital signs.
 pub async fn report_text(ctx: &Ctx) -> String {
     let (sessions, l) = futures::join!(report::sessions_block(ctx), listing(ctx, None));
     format!(
-        "{}\n\n{}\n\n== local JVMs\n{}",
+        "{}\n\n{}\n\n== local JVMs\n{}\n\n{}",
         report::server_block(ctx, started()),
         sessions,
-        jvms::listing_text(&l)
+        jvms::listing_text(&l),
+        vitals::block(ctx, &l).await
     )
+}
+
+/// Every local JVM's vital signs (the `jdwp://vitals` resource).
+pub async fn vitals_text(ctx: &Ctx) -> String {
+    vitals::block(ctx, &listing(ctx, None).await).await
 }
 
 async fn diagnose(ctx: Ctx, call: Call<DiagnoseParams>) -> Reply {

@@ -111,7 +111,7 @@ pub fn routes() -> Vec<Route> {
         },
         Route::new(
             "debug_pause",
-            "Suspend the whole JVM",
+            "Pause the JVM",
             "Suspend every thread. Idempotent: on a JVM that is already fully suspended it changes nothing and says what holds it. Resume with debug_continue.",
             Effect::Idempotent,
             pause,

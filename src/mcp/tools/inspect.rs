@@ -78,9 +78,9 @@ pub fn routes() -> Vec<Route> {
                 tool,
                 "Evaluate an expression",
                 "Evaluate a Java-like expression in a frame: locals, this, fields, classes, @0x… \
-                 handles, calls, xs[i], m[\"k\"], xs[?qty > 3], operators. Collections are read by \
-                 their fields; method calls need a thread a stop point suspended (2 s each). kind \
-                 chain prints each link of a.getB().c, naming the first null.",
+                 handles, calls, xs[i], m[\"k\"], xs[?qty > 3], operators. Method calls need a \
+                 thread a stop point suspended (2 s each). kind chain prints each link of \
+                 a.getB().c, naming the first null.",
                 Effect::Read,
                 vec![
                     kind(

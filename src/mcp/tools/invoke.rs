@@ -99,8 +99,7 @@ pub fn routes() -> Vec<Route> {
             "Call a method",
             "Call a static method, or one on an object (@0x…) or a Spring bean, with JSON args \
              typed by the declared parameters. Runs on a thread an event holds, else parks one at \
-             its next line; only that thread runs, so a lock another held thread owns times out. \
-             template:true shows each overload's arguments.",
+             its next line; only that thread runs. template:true shows each overload's arguments.",
             Effect::Changes,
             invoke,
         )

@@ -1,7 +1,8 @@
 //! What a loaded class declares and what lives of it: debug_list_members (methods
 //! and fields, rendered as Java source lines, inherited members
-//! with their origin, class-loader copies named) and debug_list_instances
-//! (several classes in one heap walk, its stop-the-world time reported).
+//! with their origin, class-loader copies named) and the instance counts of
+//! debug_heap kind instances (several classes in one heap walk, its
+//! stop-the-world time reported).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -35,7 +36,7 @@ pub struct MembersParams {
     pub limit: Option<usize>,
 }
 
-/// Arguments of debug_list_instances.
+/// Arguments of debug_heap kind instances.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InstancesParams {
@@ -47,56 +48,39 @@ pub struct InstancesParams {
 }
 
 pub fn routes() -> Vec<Route> {
-    vec![
-        {
-            let tool = "debug_list_members";
-            let kind = |name, set: MemberSet, guide: &'static str| {
-                let handler = move |ctx, call| list(ctx, call, set);
-                let route = Route::new(tool, "", "", Effect::Read, handler).with_guide(guide);
-                Kind::new(name, route)
-            };
-            Route::by_kind(
-                tool,
-                "List members",
-                "A loaded class's methods or fields (kind) as Java source lines, with generic \
+    vec![{
+        let tool = "debug_list_members";
+        let kind = |name, set: MemberSet, guide: &'static str| {
+            let handler = move |ctx, call| list(ctx, call, set);
+            let route = Route::new(tool, "", "", Effect::Read, handler).with_guide(guide);
+            Kind::new(name, route)
+        };
+        Route::by_kind(
+            tool,
+            "List members",
+            "A loaded class's methods or fields (kind) as Java source lines, with generic \
                  types and parameter names where known; no values read. inherited:true adds the \
                  supertypes'. Name@0x<loader> picks one copy.",
-                Effect::Read,
-                vec![
-                    kind(
-                        "methods",
-                        MemberSet::Methods,
-                "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
+            Effect::Read,
+            vec![
+                kind(
+                    "methods",
+                    MemberSet::Methods,
+                    "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
                   has them, parameter names where it has a variable table. Constructors kept, <clinit> and synthetic \
                   methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
                   class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
-                    ),
-                    kind(
-                        "fields",
-                        MemberSet::Fields,
-                "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
+                ),
+                kind(
+                    "fields",
+                    MemberSet::Fields,
+                    "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
                   values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
                   pinning as for methods. Suspends nothing.",
-                    ),
-                ],
-            )
-        },
-        Route::new(
-            "debug_list_instances",
-            "Count instances",
-            "Live instance counts of several classes in one heap walk, with up to max_instances \
-             @0x… handles each. Exact type only. The walk stops the world; the reply says for how \
-             long.",
-            Effect::Read,
-            list_instances,
+                ),
+            ],
         )
-            .with_guide(
-                "Live instance counts of several classes in one heap walk, and up to max_instances @0x… handles each \
-                  (debug_evaluate takes them). Exact type only: subclasses and implementations are not counted, so \
-                  name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
-                  how long.",
-            ),
-    ]
+    }]
 }
 
 async fn list(ctx: Ctx, call: Call<MembersParams>, set: MemberSet) -> Reply {
@@ -216,7 +200,7 @@ fn copies_note(out: &mut String, m: &Members) {
     ));
 }
 
-async fn list_instances(ctx: Ctx, call: Call<InstancesParams>) -> Reply {
+pub(super) async fn list_instances(ctx: Ctx, call: Call<InstancesParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     if p.class_names.is_empty() {

@@ -16,6 +16,7 @@ pub mod investigation;
 pub mod invoke;
 pub mod kinds;
 pub mod members;
+pub mod memory;
 pub mod mutation;
 pub mod output;
 pub mod session;
@@ -144,15 +145,16 @@ fn tool<P: JsonSchema + 'static>(
 ) -> Tool {
     // The title is the tool's own `title`, not repeated here; a read-only
     // tool needs no destructive or idempotent hint (the spec reads them
-    // only when readOnlyHint is false).
+    // only when readOnlyHint is false). openWorldHint is left at the spec's
+    // default (true): every tool acts on a running JVM outside this server,
+    // and through it on what the application reaches (a database).
     let annotations = match effect {
         Effect::Read => ToolAnnotations::new().read_only(true),
         _ => ToolAnnotations::new()
             .read_only(false)
             .destructive(matches!(effect, Effect::Destructive))
             .idempotent(matches!(effect, Effect::Idempotent)),
-    }
-    .open_world(false);
+    };
     let mut tool = Tool::new(name, description, Arc::new(JsonObject::new()))
         .with_input_schema::<P>()
         .with_title(title)
@@ -368,6 +370,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(dump::routes());
         routes.extend(classes::routes());
         routes.extend(members::routes());
+        routes.extend(memory::routes());
         routes.extend(code::routes());
         routes.extend(mutation::routes());
         routes.extend(invoke::routes());

@@ -74,6 +74,11 @@ fn launch(l: &Launch) -> String {
     }
 }
 
+/// What a JVM runs: its main class, jar or module.
+pub fn main_of(j: &crate::actors::LocalJvm) -> String {
+    launch(&j.launch)
+}
+
 fn uptime(d: Option<std::time::Duration>) -> String {
     let Some(d) = d else { return "?".into() };
     let s = d.as_secs();

@@ -82,7 +82,7 @@ pub(super) fn manage_routes() -> Vec<Route> {
         },
         Route::new(
             "debug_panic",
-            "Clear everything and resume",
+            "Panic",
             "Safety: clear every stop point, then resume every thread until no suspend count is \
              left, verified per thread. For a JVM that seems frozen by the debugger.",
             Effect::Destructive,

@@ -1,0 +1,433 @@
+//! Where the memory and the CPU go: debug_heap kind histogram (top classes by
+//! live instances, growth per second), debug_heap kind holders (the referrer
+//! chain from a root to an object) and debug_hot_threads (a local JVM's
+//! threads ranked by CPU, each with its stack). All read only; the two
+//! heap walkers take a pause budget and say what they cost.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::kinds::Kind;
+use super::{Call, Ctx, Effect, Reply, Route};
+use crate::actors::{
+    Channel, ChannelChoice, HistogramSpec, HistogramView, HolderTarget, HoldersSpec, HoldersView,
+    HotSpec, HotView, Walk,
+};
+use crate::mcp::error::ToolError;
+use crate::model::cpu::{JvmThread, Owner};
+use crate::model::dump::Stack;
+use crate::model::histogram::RankBy;
+use crate::model::holders::{Root, StopReason, chain_line};
+
+/// Arguments of debug_heap kind histogram.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistogramParams {
+    pub session_id: Option<String>,
+    /// Class name prefix.
+    pub package: Option<String>,
+    /// Default 15.
+    pub top: Option<usize>,
+    /// Sample twice this far apart.
+    pub interval_ms: Option<u64>,
+    /// growth, instances or bytes.
+    pub sort: Option<String>,
+    /// auto, jdwp or attach.
+    pub channel: Option<String>,
+    /// Default 2000.
+    pub max_pause_ms: Option<u64>,
+}
+
+/// Arguments of debug_heap kind holders.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HoldersParams {
+    pub session_id: Option<String>,
+    /// An @0x… handle.
+    pub object: Option<String>,
+    /// Or one instance of this class.
+    pub class_name: Option<String>,
+    /// Default 12.
+    pub max_depth: Option<usize>,
+    /// Referrers per object; default 8.
+    pub max_referrers: Option<usize>,
+    /// Default 3000.
+    pub max_pause_ms: Option<u64>,
+}
+
+/// Arguments of debug_hot_threads.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HotParams {
+    pub session_id: Option<String>,
+    /// Default 1000.
+    pub interval_ms: Option<u64>,
+    /// Default 5.
+    pub top: Option<usize>,
+    /// Default 12.
+    pub max_frames: Option<usize>,
+}
+
+pub fn routes() -> Vec<Route> {
+    vec![
+        {
+            let tool = "debug_heap";
+            let kind = |name, route: Route| Kind::new(name, route);
+            Route::by_kind(
+                tool,
+                "Read the heap",
+                "Walk the heap; each walk stops the world, and the reply says for how long. kind \
+                 histogram: live instances per class and their growth per second since the last \
+                 call or over interval_ms. kind holders: the chain from a static field, a Thread \
+                 or a class loader down to an object. kind instances: counts of named classes, \
+                 with @0x… handles.",
+                Effect::Read,
+                vec![
+                    kind(
+                        "histogram",
+                        Route::new(tool, "", "", Effect::Read, histogram).with_guide(
+                            "Live instances per loaded class, JDK types included, ranked by growth once an earlier \
+             histogram is known (else by instances), filtered by package prefix. Growth is per class \
+             and per second, measured against this session's previous histogram of the same channel \
+             and a scope that contains this one, or against a first sample taken interval_ms earlier \
+             in the same call. Channels: a JVM on this machine is counted through HotSpot's attach \
+             socket (the command jmap -histo sends: a full GC, then HotSpot's own count, with bytes); \
+             any other over JDWP InstanceCounts across every loaded class (one heap walk, counts \
+             only). channel forces one; auto falls back to JDWP and says why. Both stop the world: \
+             the reply gives the safepoint time the JVM counted (local JVMs) or the request time. \
+             max_pause_ms bounds the call: the second sample is skipped when the first used over \
+             half. Exact type only: a leak of map entries shows as HashMap$Node, byte[] and the \
+             key and value classes; debug_heap kind holders {class_name} then names what holds them.",
+                        ),
+                    ),
+                    kind(
+                        "holders",
+                        Route::new(tool, "", "", Effect::Read, holders).with_guide(
+                            "Walks back from the object over JDWP ObjectReference.ReferringObjects, breadth first, \
+             max_referrers per object and max_depth deep, until a referrer is a root JDWP can see: a \
+             class (named with its static field, Leak.CACHE), a Thread object or a class loader. \
+             Each link is named by the referrer's field or array index; the insides of JDK \
+             collections are folded into one step (HashMap{value}: HashMap.table[i] → Node.next … \
+             → Node.value). \"no heap referrer\" means nothing on the heap refers to it: a stack \
+             frame or JNI holds it (or it is garbage not yet collected). With class_name one live \
+             instance is picked from the first 64 the heap walk lists. Each ReferringObjects is a \
+             full heap walk that stops the world: max_pause_ms (default 3000) ends the walk, which \
+             then says so and shows how far it got.",
+                        ),
+                    ),
+                    kind(
+                        "instances",
+                        Route::new(tool, "", "", Effect::Read, super::members::list_instances)
+                            .with_guide(
+                                "Live instance counts of several classes in one heap walk, and up to max_instances @0x… handles each \
+                  (debug_evaluate takes them). Exact type only: subclasses and implementations are not counted, so \
+                  name them too. Suspends nothing, yet the JVM stops the world for each heap walk: the reply says \
+                  how long.",
+                            ),
+                    ),
+                ],
+            )
+        },
+        Route::new(
+            "debug_hot_threads",
+            "Hot threads",
+            "Which threads burn CPU, doing what (local JVMs only): CPU per thread over \
+             interval_ms, and the stack of each busy Java thread, read by suspending that thread \
+             alone. GC, JIT and VM threads are named.",
+            Effect::Read,
+            hot,
+        )
+        .with_guide(
+            "Reads /proc/<pid>/task/*/stat twice, interval_ms apart (default 1000), so it works only \
+             for a JVM on this machine; a remote JVM is refused with LOCAL_JVMS_ONLY. HotSpot names \
+             each Java thread's native thread after it, cut to 15 bytes: a cut name shared by \
+             several Java threads is shown as one of them, all named. The thread running main and \
+             the launcher's thread are both `java` natively. JVM threads (GC Thread#0, G1 *, C2 \
+             CompilerThread, VM Thread) are named by role and have no Java stack. For each of the \
+             top Java threads: ThreadReference.Suspend, Frames, Resume queued back to back; the \
+             reply gives how long that thread alone was held. Nothing else is suspended.",
+        ),
+    ]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn channel_choice(tool: &str, raw: Option<&str>) -> Result<ChannelChoice, ToolError> {
+    match raw.unwrap_or("auto") {
+        "auto" => Ok(ChannelChoice::Auto),
+        "jdwp" => Ok(ChannelChoice::Only(Channel::Jdwp)),
+        "attach" => Ok(ChannelChoice::Only(Channel::Attach)),
+        other => Err(ToolError::bad_argument(
+            tool,
+            format!("channel {other:?} is not auto, jdwp or attach"),
+        )),
+    }
+}
+
+async fn histogram(ctx: Ctx, call: Call<HistogramParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let channel = channel_choice(tool, p.channel.as_deref())?;
+    let sort = match p.sort.as_deref() {
+        None | Some("growth") => RankBy::Growth,
+        Some("instances") => RankBy::Instances,
+        Some("bytes") => RankBy::Bytes,
+        Some(other) => {
+            return Err(ToolError::bad_argument(
+                tool,
+                format!("sort {other:?} is not growth, instances or bytes"),
+            ));
+        }
+    };
+    let handle = ctx.live(p.session_id.as_deref())?;
+    let package = p.package.unwrap_or_default();
+    let spec = HistogramSpec {
+        channel,
+        package: package.clone(),
+        interval: p.interval_ms.map(Duration::from_millis),
+        max_pause: Duration::from_millis(p.max_pause_ms.unwrap_or(2000)),
+    };
+    let view = handle.class_histogram(spec).await?;
+    Ok(super::text(histogram_text(
+        &view,
+        &package,
+        sort,
+        p.top.unwrap_or(15),
+    )))
+}
+
+/// The walks' cost in one clause.
+fn walks_text(walks: &[Walk]) -> String {
+    let parts: Vec<String> = walks
+        .iter()
+        .map(|w| match w.safepoint {
+            Some(s) => format!("{} at safepoints ({} request)", ms(s), ms(w.wall)),
+            None => format!("≤ {} (request time)", ms(w.wall)),
+        })
+        .collect();
+    format!(
+        "{} heap walk{}, world stopped {}",
+        walks.len(),
+        if walks.len() == 1 { "" } else { "s" },
+        parts.join(" + ")
+    )
+}
+
+fn histogram_text(view: &HistogramView, package: &str, sort: RankBy, top: usize) -> String {
+    let r = view
+        .now
+        .rank(view.earlier.as_ref(), package, sort, top.max(1));
+    let how = match view.channel {
+        Channel::Attach => "attach socket (inspectheap -live: a full GC, then HotSpot's count)",
+        Channel::Jdwp => "JDWP InstanceCounts over every loaded class",
+    };
+    let mut out = format!("Class histogram via {how}; {}.", walks_text(&view.walks));
+    if let Some(e) = &view.attach_refused {
+        out.push_str(&format!("\nAttach socket not used: {e}."));
+    }
+    match (r.over, view.sampled_twice) {
+        (Some(over), true) => out.push_str(&format!(
+            "\nGrowth over {over:.2} s (two samples in this call)."
+        )),
+        (Some(over), false) => out.push_str(&format!(
+            "\nGrowth over {over:.2} s since this session's previous histogram."
+        )),
+        (None, _) => out.push_str(
+            "\nNo earlier histogram of this scope: call again (or pass interval_ms) for growth.",
+        ),
+    }
+    if view.second_skipped {
+        out.push_str("\nSecond sample skipped: the first walk used over half of max_pause_ms.");
+    }
+    out.push_str("\n  instances        bytes    growth     per s  class");
+    for row in &r.top {
+        let bytes = row
+            .row
+            .bytes
+            .map(|b| b.to_string())
+            .unwrap_or_else(|| "-".into());
+        let growth = row
+            .growth
+            .map(|g| format!("{g:+}"))
+            .unwrap_or_else(|| "-".into());
+        let per = row
+            .per_sec
+            .map(|g| format!("{g:+.1}"))
+            .unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "\n  {:>9} {:>12} {:>9} {:>9}  {}",
+            row.row.instances, bytes, growth, per, row.row.class
+        ));
+    }
+    let bytes = r
+        .total_bytes
+        .map(|b| format!(", {:.1} MB", b as f64 / 1_048_576.0))
+        .unwrap_or_default();
+    out.push_str(&format!(
+        "\n{} classes{}: {} instances{bytes}.",
+        r.matched,
+        if package.is_empty() {
+            String::new()
+        } else {
+            format!(" in {package}")
+        },
+        r.total_instances
+    ));
+    if r.matched > r.top.len() {
+        out.push_str(&format!(
+            " {} more: raise top or narrow with package.",
+            r.matched - r.top.len()
+        ));
+    }
+    out.push_str(
+        "\nNext: debug_heap kind holders {class_name} shows what keeps one instance alive.",
+    );
+    out
+}
+
+async fn holders(ctx: Ctx, call: Call<HoldersParams>) -> Reply {
+    let (tool, p) = (call.tool, call.params?);
+    let target = match (p.object.as_deref(), p.class_name) {
+        (Some(raw), None) => {
+            HolderTarget::Object(super::args::object_id(raw).ok_or_else(|| {
+                ToolError::bad_argument(tool, format!("object {raw:?} is not an @0x… handle"))
+            })?)
+        }
+        (None, Some(class)) => HolderTarget::Class(class),
+        _ => {
+            return Err(ToolError::bad_argument(
+                tool,
+                "give exactly one of object or class_name",
+            ));
+        }
+    };
+    let handle = ctx.live(p.session_id.as_deref())?;
+    let spec = HoldersSpec {
+        target,
+        max_depth: p.max_depth.unwrap_or(12).max(1),
+        fan_out: p.max_referrers.unwrap_or(8).max(1),
+        max_pause: Duration::from_millis(p.max_pause_ms.unwrap_or(3000)),
+    };
+    let view = handle.find_holders(spec).await?;
+    Ok(super::text(holders_text(&view)))
+}
+
+fn root_words(root: &Root) -> String {
+    match root {
+        Root::Static { class, field } => format!("{class}.{field}"),
+        Root::Thread { name, .. } => format!("Thread \"{name}\""),
+        Root::Loader { class, object } => format!("class loader {class}@{object:#x}"),
+        Root::NoHeapReferrer => "no heap referrer: held from a stack frame or JNI".into(),
+        Root::Stopped(StopReason::Budget) => "(walk stopped: max_pause_ms spent)".into(),
+        Root::Stopped(StopReason::Depth) => "(walk stopped at max_depth)".into(),
+        Root::Stopped(StopReason::Exhausted) => "(no root among the referrers read)".into(),
+    }
+}
+
+fn holders_text(v: &HoldersView) -> String {
+    let mut out = String::new();
+    if let Some(n) = v.instances {
+        out.push_str(&format!(
+            "{} @{:#x} (one of {n}{} live instances):\n",
+            v.target_class,
+            v.target,
+            if n >= 64 { "+" } else { "" }
+        ));
+    }
+    out.push_str(&chain_line(
+        &root_words(&v.chain.root),
+        &v.chain,
+        &v.target_class,
+        v.target,
+    ));
+    let pause = match v.safepoint {
+        Some(s) => format!("{} at safepoints ({} of requests)", ms(s), ms(v.wall)),
+        None => format!("≤ {} (request time)", ms(v.wall)),
+    };
+    out.push_str(&format!(
+        "\n{} heap walk{}, world stopped {pause}; {} objects looked at.",
+        v.walks,
+        if v.walks == 1 { "" } else { "s" },
+        v.visited
+    ));
+    match &v.chain.root {
+        Root::Stopped(StopReason::Budget) => {
+            out.push_str("\nNext: raise max_pause_ms, or start from the last object shown.")
+        }
+        Root::Stopped(_) => out.push_str("\nNext: raise max_depth or max_referrers."),
+        _ => {}
+    }
+    out
+}
+
+async fn hot(ctx: Ctx, call: Call<HotParams>) -> Reply {
+    let p = call.params?;
+    let handle = ctx.live(p.session_id.as_deref())?;
+    let spec = HotSpec {
+        interval: Duration::from_millis(p.interval_ms.unwrap_or(1000).clamp(50, 60_000)),
+        top: p.top.unwrap_or(5).max(1),
+        max_frames: p.max_frames.unwrap_or(12).max(1),
+    };
+    let view = handle.hot_threads(spec).await?;
+    Ok(super::text(hot_text(&view)))
+}
+
+fn owner_words(o: &Owner) -> String {
+    match o {
+        Owner::Java(n) => format!("\"{n}\""),
+        Owner::OneOf(names) => format!(
+            "one of {} (names cut to 15 bytes)",
+            names
+                .iter()
+                .map(|n| format!("\"{n}\""))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Owner::Main => "\"main\"".into(),
+        Owner::Launcher => "the launcher's first thread (not Java)".into(),
+        Owner::Jvm(JvmThread::Gc) => "JVM: garbage collector".into(),
+        Owner::Jvm(JvmThread::Compiler) => "JVM: JIT compiler".into(),
+        Owner::Jvm(JvmThread::Vm) => "JVM: VM thread (safepoints, VM operations)".into(),
+        Owner::Jvm(JvmThread::Other) => "JVM: service thread".into(),
+        Owner::Unknown => "no Java thread of this name (native, or renamed)".into(),
+    }
+}
+
+fn hot_text(v: &HotView) -> String {
+    let mut out = format!(
+        "JVM pid {}: {:.1}% of a core over {:.2} s in {} native threads; busiest first:",
+        v.pid,
+        v.total_pct,
+        v.interval.as_secs_f64(),
+        v.threads
+    );
+    for (i, row) in v.rows.iter().enumerate() {
+        out.push_str(&format!(
+            "\n{}. {:.1}% {} [{}, tid {}]",
+            i + 1,
+            row.hot.cpu_pct,
+            owner_words(&row.hot.owner),
+            row.hot.comm,
+            row.hot.tid
+        ));
+        if let Some((id, stack, held)) = &row.java {
+            out.push_str(&format!(" @{id:#x}, held {} for its stack:", ms(*held)));
+            match stack {
+                Stack::Read { frames, depth } => {
+                    for f in frames {
+                        out.push_str(&format!("\n     {f}"));
+                    }
+                    if *depth > frames.len() {
+                        out.push_str(&format!("\n     … {} more frames", depth - frames.len()));
+                    }
+                }
+                Stack::Failed(e) => out.push_str(&format!("\n     (unread: {e})")),
+                _ => out.push_str("\n     (unread)"),
+            }
+        }
+    }
+    out
+}

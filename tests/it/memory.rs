@@ -1,0 +1,444 @@
+//! Where the memory and the CPU go, against real JVMs (JDK 17 and
+//! Temurin 25) through the real binary: a leaking static map found in
+//! three calls (two histograms rank the leaking classes first with the
+//! fixture's own rate, then the referrer chain names the static field),
+//! over both channels; the one spinning thread among idle ones ranked
+//! first with its stack in one call; and the vital signs read from
+//! hsperfdata matching `jstat -gcutil` and `jcmd Thread.print` on the
+//! same JVM, which runs without JDWP.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::java::{Jvm, JvmOpts, default_java_home, temurin25_required};
+use crate::support::mcp::Server;
+use crate::support::text::number_after;
+
+/// One histogram row as shown: (class, instances, growth per second).
+#[derive(Debug)]
+struct Row {
+    class: String,
+    instances: i64,
+    bytes: Option<i64>,
+    per_sec: Option<f64>,
+}
+
+fn rows(text: &str) -> Vec<Row> {
+    text.lines()
+        .filter(|l| l.starts_with("  "))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let [instances, bytes, _growth, per, class] = f.as_slice() else {
+                return None;
+            };
+            Some(Row {
+                class: class.to_string(),
+                instances: instances.parse().ok()?,
+                bytes: bytes.parse().ok(),
+                per_sec: per.parse().ok(),
+            })
+        })
+        .collect()
+}
+
+fn leak(java_home: PathBuf) -> (Jvm, f64) {
+    let jvm = Jvm::start(
+        "Leak",
+        JvmOpts {
+            java_home: Some(java_home),
+            args: vec!["500".into()],
+            ..JvmOpts::default()
+        },
+    );
+    let line = jvm.wait_for_line("leak rate=", Duration::from_secs(20));
+    let rate = number_after(&line, "leak rate=").expect("the fixture prints its rate") as f64;
+    (jvm, rate)
+}
+
+/// Waits until the fixture's map has grown by `entries` since now.
+fn wait_for_growth(jvm: &Jvm, entries: u64) {
+    let seen = jvm.line_count();
+    let start = jvm
+        .lines()
+        .iter()
+        .rev()
+        .find_map(|l| number_after(l, "leak size="))
+        .unwrap_or(0);
+    jvm.wait_for_line_since(
+        seen,
+        |l| number_after(l, "leak size=").is_some_and(|n| n >= start + entries),
+        Duration::from_secs(30),
+    );
+}
+
+/// The leaking classes lead by growth, each near the fixture's rate.
+fn assert_leak_ranked(text: &str, rate: f64) {
+    let rows = rows(text);
+    // Keys, values, their nodes and the values' arrays all grow at the same rate.
+    let top: Vec<&str> = rows.iter().take(4).map(|r| r.class.as_str()).collect();
+    for class in ["Leak$Key", "Leak$Payload"] {
+        assert!(
+            top.contains(&class),
+            "{class} not in the top 4 {top:?}:\n{text}"
+        );
+        let row = rows.iter().find(|r| r.class == class).expect("listed");
+        let per = row.per_sec.expect("growth per second shown");
+        assert!(
+            per > rate * 0.6 && per < rate * 1.4,
+            "{class} grows {per}/s, the fixture adds {rate}/s:\n{text}"
+        );
+        assert!(row.instances > 0, "{text}");
+    }
+}
+
+/// The leak question in three calls after attach: two histograms, then
+/// the holders of one leaked key. Read-only mode allows all three.
+fn leak_in_three_calls(java_home: PathBuf) {
+    let (jvm, rate) = leak(java_home);
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"port": jvm.port(), "read_only": true}),
+        )
+        .expect_ok();
+    // Every tool call after the attach goes through `ask`, which counts.
+    let mut calls = 0;
+    let mut ask = |tool: &str, args: serde_json::Value| {
+        calls += 1;
+        server.call(tool, args).expect_ok()
+    };
+    let first = ask("debug_heap", json!({"kind": "histogram", "top": 10}));
+    assert!(first.text.contains("via attach socket"), "{}", first.text);
+    assert!(first.text.contains("at safepoints"), "{}", first.text);
+    wait_for_growth(&jvm, rate as u64 * 2);
+    let second = ask("debug_heap", json!({"kind": "histogram", "top": 10}));
+    assert_leak_ranked(&second.text, rate);
+    let key = rows(&second.text)
+        .into_iter()
+        .find(|r| r.class == "Leak$Key")
+        .expect("listed");
+    assert!(key.bytes.is_some_and(|b| b > 0), "{}", second.text);
+    let holders = ask(
+        "debug_heap",
+        json!({"kind": "holders", "class_name": "Leak$Key"}),
+    );
+    assert!(
+        holders
+            .text
+            .contains("Leak.CACHE → HashMap{key} → Leak$Key@0x"),
+        "{}",
+        holders.text
+    );
+    assert!(holders.text.contains("world stopped"), "{}", holders.text);
+    assert_eq!(calls, 3, "the leak question takes three calls after attach");
+    crate::dump::assert_none_suspended(&server);
+}
+
+#[test]
+fn a_leak_is_found_in_three_calls_on_jdk17() {
+    leak_in_three_calls(default_java_home());
+}
+
+#[test]
+fn a_leak_is_found_in_three_calls_on_temurin25() {
+    leak_in_three_calls(temurin25_required());
+}
+
+/// Over JDWP, in one call sampling twice; then the chain from a handle.
+fn leak_over_jdwp(java_home: PathBuf) {
+    let (jvm, rate) = leak(java_home);
+    let server = crate::dump::attached(&jvm);
+    let h = server
+        .call(
+            "debug_heap",
+            json!({"kind": "histogram", "channel": "jdwp", "interval_ms": 2000, "top": 10}),
+        )
+        .expect_ok();
+    assert!(h.text.contains("via JDWP InstanceCounts"), "{}", h.text);
+    assert!(h.text.contains("two samples in this call"), "{}", h.text);
+    assert_leak_ranked(&h.text, rate);
+    let listed = server
+        .call(
+            "debug_heap",
+            json!({"kind": "instances", "class_names": ["Leak$Payload"], "max_instances": 1}),
+        )
+        .expect_ok();
+    let handle = listed
+        .text
+        .split_whitespace()
+        .find(|w| w.starts_with("@0x"))
+        .expect("a handle")
+        .trim_end_matches([',', ';', '.'])
+        .to_string();
+    let holders = server
+        .call("debug_heap", json!({"kind": "holders", "object": handle}))
+        .expect_ok();
+    assert!(
+        holders
+            .text
+            .starts_with("Leak.CACHE → HashMap{value} → Leak$Payload@0x"),
+        "{}",
+        holders.text
+    );
+    // A budget below what the last walk of the channel cost is refused
+    // before the world is stopped again.
+    let refused = server
+        .call(
+            "debug_heap",
+            json!({"kind": "histogram", "channel": "jdwp", "max_pause_ms": 0}),
+        )
+        .expect_tool_error();
+    assert!(
+        refused.text.starts_with("[PAUSE_BUDGET]"),
+        "{}",
+        refused.text
+    );
+}
+
+#[test]
+fn a_leak_is_found_over_jdwp_on_jdk17() {
+    leak_over_jdwp(default_java_home());
+}
+
+#[test]
+fn a_leak_is_found_over_jdwp_on_temurin25() {
+    leak_over_jdwp(temurin25_required());
+}
+
+/// The CPU question in one call: the spinner first, with its stack.
+fn spinner_first(java_home: PathBuf) {
+    let jvm = Jvm::start(
+        "Spinner",
+        JvmOpts {
+            java_home: Some(java_home),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("spinner ready", Duration::from_secs(20));
+    let server = crate::dump::attached(&jvm);
+    // The CPU question, which thread and doing what, is this one call.
+    let hot = server
+        .call("debug_hot_threads", json!({"interval_ms": 1000, "top": 3}))
+        .expect_ok();
+    let first = hot.text.lines().nth(1).unwrap_or_default();
+    assert!(first.starts_with("1. "), "{}", hot.text);
+    assert!(first.contains("\"busy-spinner-worker\""), "{}", hot.text);
+    assert!(first.contains("[busy-spinner-wo, tid "), "{}", hot.text);
+    assert!(first.contains(" for its stack:"), "{}", hot.text);
+    let pct: f64 = first[3..]
+        .split('%')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a percentage");
+    // Two shared cores: the spinner gets what the machine leaves it.
+    assert!(pct > 5.0, "{}", hot.text);
+    assert!(hot.text.contains("     Spinner.burn:"), "{}", hot.text);
+    crate::dump::assert_none_suspended(&server);
+}
+
+#[test]
+fn the_spinning_thread_ranks_first_on_jdk17() {
+    spinner_first(default_java_home());
+}
+
+#[test]
+fn the_spinning_thread_ranks_first_on_temurin25() {
+    spinner_first(temurin25_required());
+}
+
+/// Runs a JDK tool and returns its stdout.
+fn jdk_tool(java_home: &Path, tool: &str, args: &[&str]) -> String {
+    let out = Command::new(java_home.join("bin").join(tool))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {tool}: {e}"));
+    assert!(
+        out.status.success(),
+        "{tool}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A figure after `label ` in the vital-signs block of one pid.
+fn figure(block: &str, label: &str) -> f64 {
+    let at = block
+        .find(label)
+        .unwrap_or_else(|| panic!("no {label:?} in\n{block}"))
+        + label.len();
+    block[at..]
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no number after {label:?} in\n{block}"))
+}
+
+/// Java threads as `jcmd Thread.print` lists them, without the ones the
+/// JVM hides from Java (they are not in `Thread.getAllStackTraces` and not
+/// counted live either).
+fn visible_threads(dump: &str) -> f64 {
+    const HIDDEN: &[&str] = &[
+        "CompilerThread",
+        "\"Service Thread\"",
+        "\"Monitor Deflation Thread\"",
+        "\"Sweeper thread\"",
+    ];
+    dump.lines()
+        .filter(|l| l.starts_with('"') && l.contains("\" #"))
+        .filter(|l| !HIDDEN.iter().any(|h| l.contains(h)))
+        .count() as f64
+}
+
+/// The `jdwp://vitals` block of one pid.
+fn vitals_block(server: &Server, pid: &str) -> String {
+    let read = server
+        .request("resources/read", json!({"uri": "jdwp://vitals"}))
+        .expect("jdwp://vitals reads");
+    let text = read["contents"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    text.split("\npid ")
+        .find(|b| b.starts_with(&format!("{pid} ")))
+        .unwrap_or_else(|| panic!("no block for {pid}:\n{text}"))
+        .to_string()
+}
+
+/// The vital signs of a JVM without JDWP, allocating enough to collect,
+/// match jstat and jcmd read at the same moment.
+fn vitals_match(java_home: PathBuf) {
+    let jvm = Jvm::start(
+        "Leak",
+        JvmOpts {
+            java_home: Some(java_home.clone()),
+            no_jdwp: true,
+            args: vec!["20000".into()],
+            jvm_args: vec!["-Xmx256m".into(), "-Xmn8m".into()],
+            ..JvmOpts::default()
+        },
+    );
+    wait_for_growth(&jvm, 40_000);
+    let pid = jvm.pid().to_string();
+    let server = Server::spawn();
+    server.initialize();
+    let dump = jdk_tool(&java_home, "jcmd", &[&pid, "Thread.print"]);
+    let gcutil = jdk_tool(&java_home, "jstat", &["-gcutil", &pid]);
+    let block = vitals_block(&server, &pid);
+    assert_eq!(
+        figure(&block, "threads "),
+        visible_threads(&dump),
+        "{block}\n{dump}"
+    );
+    let header: Vec<&str> = gcutil
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let values: Vec<&str> = gcutil
+        .lines()
+        .nth(1)
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let jstat = |col: &str| -> f64 {
+        let i = header
+            .iter()
+            .position(|h| *h == col)
+            .unwrap_or_else(|| panic!("{gcutil}"));
+        values[i].parse().unwrap_or(0.0)
+    };
+    assert!(
+        jstat("YGC") > 0.0,
+        "the fixture should have collected by now:\n{gcutil}"
+    );
+    for (col, label) in [("O", " O "), ("M", "(M "), ("CCS", "(CCS ")] {
+        let ours = figure(&block, label);
+        assert!(
+            (ours - jstat(col)).abs() < 3.0,
+            "{col}: {ours} vs jstat\n{gcutil}\n{block}"
+        );
+    }
+    // A collection may land between jstat's reading and ours.
+    let young = figure(&block, "GC: G1 young collection pauses ");
+    assert!((young - jstat("YGC")).abs() <= 1.0, "{gcutil}\n{block}");
+    // A later reading gives rates.
+    let rated = crate::support::poll_until(Duration::from_secs(10), || {
+        let b = vitals_block(&server, &pid);
+        b.contains("per s over the last").then_some(b)
+    });
+    assert!(figure(&rated, "heap ") > 0.0, "{rated}");
+}
+
+#[test]
+fn vital_signs_match_jstat_and_jcmd_on_jdk17() {
+    vitals_match(default_java_home());
+}
+
+#[test]
+fn vital_signs_match_jstat_and_jcmd_on_temurin25() {
+    vitals_match(temurin25_required());
+}
+
+/// This machine's first address that is not loopback (`hostname -I`).
+fn outward_address() -> String {
+    let out = Command::new("hostname")
+        .arg("-I")
+        .output()
+        .expect("hostname -I runs");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .find(|a| !a.contains(':') && !a.starts_with("127."))
+        .expect("a non-loopback IPv4 address to reach the JVM as a remote one")
+        .to_string()
+}
+
+/// A JVM reached through a non-loopback address counts as remote: the CPU
+/// question is refused with the reason, and the histogram says why it
+/// counted over JDWP.
+#[test]
+fn a_remote_jvm_gets_local_only_answers() {
+    let port = crate::support::free_port();
+    let jvm = Jvm::start(
+        "Spinner",
+        JvmOpts {
+            no_jdwp: true,
+            jvm_args: vec![format!(
+                "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=*:{port}"
+            )],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("spinner ready", Duration::from_secs(20));
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"host": outward_address(), "port": port}),
+        )
+        .expect_ok();
+    let hot = server
+        .call("debug_hot_threads", json!({"interval_ms": 100}))
+        .expect_tool_error();
+    assert!(hot.text.starts_with("[LOCAL_JVMS_ONLY]"), "{}", hot.text);
+    assert!(hot.text.contains("not on this machine"), "{}", hot.text);
+    let h = server
+        .call(
+            "debug_heap",
+            json!({"kind": "histogram", "package": "Spinner"}),
+        )
+        .expect_ok();
+    assert!(h.text.contains("via JDWP InstanceCounts"), "{}", h.text);
+    assert!(
+        h.text.contains("Attach socket not used: the JVM is at "),
+        "{}",
+        h.text
+    );
+    assert!(h.text.contains("(request time)"), "{}", h.text);
+}
