@@ -289,7 +289,12 @@ fn resources_prompts_and_instructions_over_stdio() {
         .unwrap_or_default();
     assert_eq!(
         uris,
-        vec!["jdwp://jvms", "jdwp://diagnose", "jdwp://guide"],
+        vec![
+            "jdwp://jvms",
+            "jdwp://diagnose",
+            "jdwp://vitals",
+            "jdwp://guide"
+        ],
         "{list}"
     );
     let read = |uri: &str| {

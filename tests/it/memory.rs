@@ -190,7 +190,11 @@ fn leak_over_jdwp(java_home: PathBuf) {
             json!({"channel": "jdwp", "max_pause_ms": 0}),
         )
         .expect_tool_error();
-    assert!(refused.text.starts_with("[PAUSE_BUDGET]"), "{}", refused.text);
+    assert!(
+        refused.text.starts_with("[PAUSE_BUDGET]"),
+        "{}",
+        refused.text
+    );
 }
 
 #[test]
