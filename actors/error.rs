@@ -541,6 +541,25 @@ pub enum CodeError {
     },
     #[error("the class root {} is not a directory javac can write to", root.display())]
     NoWritableRoot { root: std::path::PathBuf },
+    #[error("{} is not read: {why}", path.display())]
+    NotASource {
+        path: std::path::PathBuf,
+        why: SourceRefusal,
+    },
+}
+
+/// Why a path is not taken as a source file: only files with a source
+/// extension under the source roots are read, or given to javac.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum SourceRefusal {
+    #[error("no source root is configured")]
+    NoRoots,
+    #[error("no such file")]
+    Missing,
+    #[error("it is not under a source root")]
+    OutsideRoots,
+    #[error("it is not a source file (.java, .kt, .scala, .groovy, .jsp)")]
+    NotSource,
 }
 
 /// Why a stop point's condition gave no answer at a hit.

@@ -118,6 +118,7 @@ impl Ring {
 pub struct LaunchedJvm {
     pub pid: u32,
     pub detach_on_disconnect: bool,
+    /// The command line, secrets masked: what a report may show.
     pub command_line: String,
     child: tokio::sync::Mutex<Option<Child>>,
     exit: Mutex<Option<String>>,
@@ -330,7 +331,11 @@ pub async fn start(spec: &LaunchSpec) -> Result<(Arc<LaunchedJvm>, u16), LaunchE
     let jvm = Arc::new(LaunchedJvm {
         pid,
         detach_on_disconnect: spec.detach_on_disconnect,
-        command_line: format!("{} {}", java.display(), args.join(" ")),
+        command_line: format!(
+            "{} {}",
+            java.display(),
+            crate::model::jvms::mask_argv(&args).join(" ")
+        ),
         child: tokio::sync::Mutex::new(Some(child)),
         exit: Mutex::new(None),
         terminated: Mutex::new(None),

@@ -37,7 +37,7 @@ async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
         .expect("deep thread")
         .to_string();
     server
-        .call("debug_suspend_thread", json!({"thread_id": id}))
+        .call("debug_thread", json!({"kind": "suspend", "thread_id": id}))
         .await;
     // Frame 1 is `descend(0, …)` (frame 0 is Thread.sleep).
     let cases = [
@@ -69,7 +69,7 @@ async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
         out.push((label.to_string(), times[CALLS / 2], packets));
     }
     server
-        .call("debug_resume_thread", json!({"thread_id": id}))
+        .call("debug_thread", json!({"kind": "resume", "thread_id": id}))
         .await;
     let _ = session.disconnect().await;
     engine.shutdown().await;

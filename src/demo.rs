@@ -120,8 +120,8 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
     if let Some(picker) = picker {
         step(
             server,
-            "debug_suspend_thread",
-            json!({ "thread_id": picker }),
+            "debug_thread",
+            json!({"kind": "suspend", "thread_id": picker }),
         )
         .await?;
         let stack = step(
@@ -145,8 +145,8 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
         .await?;
         step(
             server,
-            "debug_resume_thread",
-            json!({ "thread_id": picker }),
+            "debug_thread",
+            json!({"kind": "resume", "thread_id": picker }),
         )
         .await?;
     }
@@ -225,7 +225,12 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))
         .unwrap_or("bp_2")
         .to_string();
-    step(server, "debug_clear_stop_point", json!({ "id": id })).await?;
+    step(
+        server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": id }),
+    )
+    .await?;
     step(server, "debug_continue", json!({})).await?;
     Ok(())
 }

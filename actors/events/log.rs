@@ -4,7 +4,7 @@
 //! counted. One sequence numbers both, so `since` works across them.
 //! Waiters (`debug_wait_for_event`) are woken on every addition.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -67,6 +67,10 @@ struct Inner {
     /// Highest event seq shown to the agent.
     reported: u64,
     traces: VecDeque<TraceRecord>,
+    /// Per wait scope (a stop id, or "" for every stop): the highest seq a
+    /// wait returned, or where its first wait began, so the next wait
+    /// returns what follows and never the same snapshot twice.
+    cursors: HashMap<String, u64>,
     evicted: u64,
     captured_total: u64,
 }
@@ -223,6 +227,30 @@ impl EventLog {
         lock(&self.inner).reported
     }
 
+    /// Where a wait of `scope` starts: above `since` when given; else
+    /// events not shown yet, and snapshots after the last one a wait of
+    /// this scope returned (the first wait: those arriving from now on,
+    /// not the whole ring).
+    pub fn wait_from(&self, scope: &str, since: Option<u64>) -> WaitFrom {
+        let mut g = lock(&self.inner);
+        if let Some(s) = since {
+            return WaitFrom::above(s);
+        }
+        let now = g.next_seq;
+        let traces = *g.cursors.entry(scope.to_string()).or_insert(now);
+        WaitFrom {
+            events: g.reported,
+            traces,
+        }
+    }
+
+    /// Notes that a wait of `scope` returned `seq`.
+    pub fn mark_waited(&self, scope: &str, seq: u64) {
+        let mut g = lock(&self.inner);
+        let c = g.cursors.entry(scope.to_string()).or_insert(seq);
+        *c = (*c).max(seq);
+    }
+
     /// The newest sequence number handed out.
     pub fn latest_seq(&self) -> u64 {
         lock(&self.inner).next_seq
@@ -240,6 +268,26 @@ impl EventLog {
         let total = all.len();
         let skip = total.saturating_sub(limit);
         (all.into_iter().skip(skip).cloned().collect(), total)
+    }
+
+    /// Trace records matching `pred`, oldest first, at most `limit` of
+    /// the oldest (a page forward from where `pred` starts), and how many
+    /// match.
+    pub fn traces_oldest(
+        &self,
+        pred: impl Fn(&TraceRecord) -> bool,
+        limit: usize,
+    ) -> (Vec<TraceRecord>, usize) {
+        let g = lock(&self.inner);
+        let mut total = 0;
+        let mut page = Vec::new();
+        for t in g.traces.iter().filter(|t| pred(t)) {
+            total += 1;
+            if page.len() < limit {
+                page.push(t.clone());
+            }
+        }
+        (page, total)
     }
 
     /// Removes trace records matching `pred`; returns how many.
@@ -260,31 +308,33 @@ impl EventLog {
         }
     }
 
-    /// The first event with a sequence above `after` that `pred` accepts,
-    /// or the first such trace when `traces` is set.
+    /// The first event after `from.events` that `pred` accepts, or the
+    /// first trace after `from.traces` that `trace_pred` accepts, whichever
+    /// came first: a cursor moved to what is returned then skips nothing.
     fn find_after(
         &self,
-        after: u64,
+        from: WaitFrom,
         pred: &(dyn Fn(&HitEvent) -> bool + Sync),
         trace_pred: Option<&(dyn Fn(&TraceRecord) -> bool + Sync)>,
     ) -> Option<Found> {
         let g = lock(&self.inner);
-        if let Some(e) = g.events.iter().find(|e| e.seq > after && pred(e)) {
-            return Some(Found::Event(e.clone()));
+        let event = g.events.iter().find(|e| e.seq > from.events && pred(e));
+        let trace =
+            trace_pred.and_then(|tp| g.traces.iter().find(|t| t.seq > from.traces && tp(t)));
+        match (event, trace) {
+            (Some(e), Some(t)) if t.seq < e.seq => Some(Found::Trace(t.clone())),
+            (Some(e), _) => Some(Found::Event(e.clone())),
+            (None, Some(t)) => Some(Found::Trace(t.clone())),
+            (None, None) => None,
         }
-        let tp = trace_pred?;
-        g.traces
-            .iter()
-            .find(|t| t.seq > after && tp(t))
-            .map(|t| Found::Trace(t.clone()))
     }
 
     /// Waits up to `limit` for an event (or, with `trace_pred`, a trace)
-    /// newer than `after`. `tick` is called about every `every` while
+    /// newer than `from`. `tick` is called about every `every` while
     /// waiting (progress notifications).
     pub async fn wait_after(
         &self,
-        after: u64,
+        from: WaitFrom,
         pred: &(dyn Fn(&HitEvent) -> bool + Sync),
         trace_pred: Option<&(dyn Fn(&TraceRecord) -> bool + Sync)>,
         limit: Duration,
@@ -296,7 +346,7 @@ impl EventLog {
         let mut rx = self.changed.subscribe();
         loop {
             rx.borrow_and_update();
-            if let Some(found) = self.find_after(after, pred, trace_pred) {
+            if let Some(found) = self.find_after(from, pred, trace_pred) {
                 return Some(found);
             }
             let now = Instant::now();
@@ -309,6 +359,24 @@ impl EventLog {
                 Ok(Err(_)) => return None,
                 Err(_) => tick(start.elapsed()),
             }
+        }
+    }
+}
+
+/// The sequence numbers a wait starts above, one for events and one for
+/// trace snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitFrom {
+    pub events: u64,
+    pub traces: u64,
+}
+
+impl WaitFrom {
+    /// Both above `seq`.
+    pub fn above(seq: u64) -> Self {
+        Self {
+            events: seq,
+            traces: seq,
         }
     }
 }
@@ -416,7 +484,7 @@ mod tests {
         let mut ticks = 0;
         let found = log
             .wait_after(
-                before,
+                WaitFrom::above(before),
                 &|_| true,
                 None,
                 Duration::from_secs(5),
@@ -428,7 +496,7 @@ mod tests {
         let _ = pushed.await;
         let none = log
             .wait_after(
-                log.latest_seq(),
+                WaitFrom::above(log.latest_seq()),
                 &|_| true,
                 None,
                 Duration::from_millis(30),

@@ -207,6 +207,10 @@ impl SessionHandle {
 
     /// Compiles (when asked) and installs a class's build in the JVM.
     pub async fn reload_class(&self, q: &ReloadQuery) -> Result<ReloadView, SessionError> {
+        // javac writes class files, dry run or not: read-only runs none.
+        if q.compile {
+            self.ensure_writable("compiling with javac")?;
+        }
         if !q.dry_run {
             self.ensure_writable("redefining a class")?;
         }

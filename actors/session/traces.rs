@@ -12,11 +12,12 @@ use crate::actors::session::SessionHandle;
 pub struct TraceQuery {
     /// A stop point or family id.
     pub stop: Option<String>,
-    /// Only snapshots after this sequence number.
-    pub since: u64,
+    /// Only snapshots after this sequence number; given, the page is the
+    /// oldest `limit` of them (paging forward), else the newest `limit`.
+    pub since: Option<u64>,
     /// Only snapshots whose location contains this.
     pub class_filter: Option<String>,
-    /// At most this many, the newest.
+    /// At most this many: the oldest after `since`, or the newest.
     pub limit: usize,
     /// Also every match, not only the newest `limit` (for grouping).
     pub all: bool,
@@ -27,7 +28,7 @@ pub struct TraceQuery {
 /// What a trace read found.
 #[derive(Debug, Clone)]
 pub struct TracesView {
-    /// The newest `limit` matches, oldest first.
+    /// The page of matches (see `TraceQuery::since`), oldest first.
     pub shown: Vec<TraceRecord>,
     /// How many matched.
     pub matching: usize,
@@ -66,7 +67,7 @@ pub async fn traces(session: &SessionHandle, q: &TraceQuery) -> Result<TracesVie
     };
     let ids = stop.map(|b| known.clone().unwrap_or_else(|| vec![b.to_string()]));
     let pred = |t: &TraceRecord| {
-        t.seq > q.since
+        t.seq > q.since.unwrap_or(0)
             && ids
                 .as_ref()
                 .is_none_or(|ids| ids.iter().any(|i| **i == *t.stop))
@@ -74,7 +75,12 @@ pub async fn traces(session: &SessionHandle, q: &TraceQuery) -> Result<TracesVie
                 .as_ref()
                 .is_none_or(|c| t.location.contains(c.as_str()))
     };
-    let (shown, matching) = log.traces(pred, q.limit.max(1));
+    // Paging from `since` must go forward: the newest page above it would
+    // make the next `since` skip everything between.
+    let (shown, matching) = match q.since {
+        Some(_) => log.traces_oldest(pred, q.limit.max(1)),
+        None => log.traces(pred, q.limit.max(1)),
+    };
     if let Some(b) = stop
         && matching == 0
         && known.is_none()

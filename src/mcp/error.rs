@@ -119,7 +119,7 @@ impl From<SessionError> for ToolError {
             SessionError::NoThreadSuspended { purpose } => {
                 ToolError::new("NO_THREAD", text).next(match purpose {
                     ThreadUse::Read => {
-                        "pass thread_id of a thread held by debug_suspend_thread, or arm a suspending stop point and wait for its hit"
+                        "pass thread_id of a thread held by debug_thread, or arm a suspending stop point and wait for its hit"
                     }
                     ThreadUse::Step => {
                         "pass thread_id of a suspended thread (debug_list_threads), or arm a suspending stop point and wait for its hit"
@@ -132,10 +132,10 @@ impl From<SessionError> for ToolError {
             SessionError::ThreadRunning { purpose, .. } => {
                 ToolError::new("THREAD_RUNNING", text).next(match purpose {
                     ThreadUse::Step => {
-                        "a step starts from a suspended thread: a stop point hit, or debug_suspend_thread"
+                        "a step starts from a suspended thread: a stop point hit, or debug_thread"
                     }
                     ThreadUse::Read | ThreadUse::Write => {
-                        "suspend it with debug_suspend_thread, or hit a suspending stop point"
+                        "suspend it with debug_thread, or hit a suspending stop point"
                     }
                 })
             }
@@ -400,6 +400,8 @@ impl From<CodeError> for ToolError {
             CodeError::CompileFailed { .. } => ToolError::new("COMPILE_FAILED", text)
                 .next("fix the errors above and call again with compile:true"),
             CodeError::NoWritableRoot { .. } => ToolError::new("NO_CLASS_ROOT", text).next(CLASS_ROOTS_NEXT),
+            CodeError::NotASource { .. } => ToolError::new("NOT_A_SOURCE", text)
+                .next("name a source file under the source roots (source_roots on debug_attach, or JDWP_SOURCE_ROOTS)"),
         }
     }
 }

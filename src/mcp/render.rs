@@ -78,7 +78,7 @@ pub fn rescue(r: &Rescue) -> String {
         String::new()
     } else {
         format!(
-            " (stop point{} {} now DISABLED; debug_toggle_stop_point re-enables)",
+            " (stop point{} {} now DISABLED; debug_update_stop_point kind toggle re-enables)",
             if r.disabled.len() == 1 { "" } else { "s" },
             r.disabled.join(", ")
         )

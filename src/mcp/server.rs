@@ -22,16 +22,20 @@ use crate::actors::Engine;
 
 /// Guidance sent once at initialize: how to start, and what not to do to
 /// a JVM that is not yours.
-const INSTRUCTIONS: &str = "jvmscope debugs live JVMs over JDWP.
+const INSTRUCTIONS: &str = concat!(
+    "jvmscope debugs live JVMs over JDWP.
 Start: debug_list_jvms shows the local JVMs and which can be attached; debug_attach {port} \
 (read_only for a shared JVM) or debug_launch your own program.
 Observe first: stop points with trace:true record values without stopping anything \
 (debug_get_traces). Suspend (suspending stop points, debug_pause) only a JVM that is yours.
 A stop point that stays silent: debug_diagnose {stop_point}. Something else wrong: debug_diagnose.
-Every tool takes an optional session_id (default: the current session). Errors start with a \
-stable [LABEL] and name the next step. debug_disconnect releases every thread.
+",
+    crate::shared_arguments!(),
+    " Errors start with a stable [LABEL] and name the next step. debug_disconnect releases every \
+thread.
 jdwp://guide/<tool> explains a tool in full (rules, traps, every argument).
-The prompt `investigate` walks through an investigation of a shared JVM.";
+The prompt `investigate` walks through an investigation of a shared JVM."
+);
 
 /// The MCP server: the engine plus the tool catalogue.
 #[derive(Clone)]

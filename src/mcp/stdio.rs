@@ -1,16 +1,20 @@
 //! The stdio transport: rmcp's own line transport, with a guard on each
-//! side so that a line which is not JSON gets the JSON-RPC answer
-//! (`-32700 Parse error`, `id: null`) instead of silence.
+//! side so that a line rmcp cannot read gets the JSON-RPC answer
+//! (`-32700 Parse error`, with the request's id when a lenient read finds
+//! one, else `id: null`) instead of silence.
 //!
 //! rmcp drops an unparsable line without a word (it cannot know the id),
 //! which leaves a client waiting for ever. Two small pumps sit between the
-//! process's stdio and rmcp's transport: the reader passes every line that
-//! is JSON through unchanged and answers every other one; the writer copies
+//! process's stdio and rmcp's transport: the reader parses each line as
+//! rmcp will, passes every line it can read through unchanged and answers
+//! every other one (not JSON, invalid UTF-8, a lone surrogate, nesting too
+//! deep); the writer copies
 //! rmcp's frames to stdout whole and slips each parse-error reply in
 //! between two frames, so stdout carries only complete JSON-RPC lines. The
 //! line length is bounded as rmcp bounds it. Everything that is JSON, valid
 //! or not as JSON-RPC, is still judged by rmcp.
 
+use serde_json::error::Category;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -63,23 +67,47 @@ enum Line {
     Malformed(String),
 }
 
-/// Judges one line (without its `\n`).
+/// Judges one line (without its `\n`) as rmcp will: parsed into the very
+/// message type rmcp reads, so whatever rmcp would drop as unparsable
+/// (not JSON, invalid UTF-8 in a string, a lone surrogate escape, nesting
+/// past serde_json's 128 levels) is answered here. JSON that is merely not
+/// a valid message goes on to rmcp, which answers it as an invalid request.
 fn judge(line: &[u8]) -> Line {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Line::Blank;
     }
-    match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+    match serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(line) {
         Ok(_) => Line::Json,
-        Err(e) => Line::Malformed(parse_error(&e.to_string())),
+        Err(e) => match e.classify() {
+            Category::Syntax | Category::Eof => {
+                Line::Malformed(parse_error(request_id(line), &e.to_string()))
+            }
+            Category::Data | Category::Io => Line::Json,
+        },
     }
 }
 
-/// The JSON-RPC reply to a line that is not JSON, as one frame.
-fn parse_error(why: &str) -> String {
+/// The id of a request whose line rmcp cannot read, when a lenient read
+/// (one that skips the other members unchecked) still finds one: the
+/// client waiting on it gets its answer. `null` otherwise.
+fn request_id(line: &[u8]) -> serde_json::Value {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<serde_json::Value>,
+    }
+    serde_json::from_slice::<Probe>(line)
+        .ok()
+        .and_then(|p| p.id)
+        .filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// The JSON-RPC reply to a line that cannot be read, as one frame.
+fn parse_error(id: serde_json::Value, why: &str) -> String {
     let frame = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": {"code": -32700, "message": format!("Parse error: {why}")},
     });
     format!("{frame}\n")
@@ -105,9 +133,10 @@ where
             }
         };
         let verdict = if too_long {
-            Line::Malformed(parse_error(&format!(
-                "the line is longer than {MAX_LINE} bytes"
-            )))
+            Line::Malformed(parse_error(
+                serde_json::Value::Null,
+                &format!("the line is longer than {MAX_LINE} bytes"),
+            ))
         } else {
             judge(line.strip_suffix(b"\n").unwrap_or(&line))
         };
@@ -228,5 +257,45 @@ mod tests {
         assert_eq!(v["id"], serde_json::Value::Null);
         assert_eq!(v["error"]["code"], -32700);
         assert!(frame.ends_with('\n') && !frame[..frame.len() - 1].contains('\n'));
+    }
+
+    /// Lines rmcp drops unread, each answered with the id a lenient read
+    /// finds (null when none).
+    #[test]
+    fn what_rmcp_cannot_read_is_answered_with_the_id_when_one_is_found() {
+        let deep = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{{\"x\":{}{}}}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        for (line, id) in [
+            (
+                &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xFF\"}}"
+                    [..],
+                serde_json::json!(1),
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":"a","method":"ping","params":{"x":"\ud800"}}"#,
+                serde_json::json!("a"),
+            ),
+            (deep.as_bytes(), serde_json::json!(3)),
+            (
+                br#"{"jsonrpc":"2.0","id":{"x":1},"params":"\ud800"}"#,
+                serde_json::Value::Null,
+            ),
+        ] {
+            let Line::Malformed(frame) = judge(line) else {
+                panic!("{:?} must be answered", String::from_utf8_lossy(line))
+            };
+            let v: serde_json::Value = serde_json::from_str(&frame).expect("a frame is JSON");
+            assert_eq!(v["id"], id, "{frame}");
+            assert_eq!(v["error"]["code"], -32700);
+        }
+        // JSON that is not a valid message is rmcp's to answer.
+        assert_eq!(judge(br#"{"jsonrpc":"2.0","id":1}"#), Line::Json);
+        assert_eq!(
+            judge(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Line::Json
+        );
     }
 }

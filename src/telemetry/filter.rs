@@ -54,6 +54,52 @@ impl<S> Filter<S> for NoHotSpans {
     }
 }
 
+/// Crates whose lines below INFO carry payloads verbatim: rmcp logs every
+/// request and reply (a launch's secret arguments, every value read) at
+/// DEBUG and each unreadable line at DEBUG, and the HTTP and gRPC stack
+/// under the exporter its traffic, headers (the collector's token) among
+/// it. Whatever `RUST_LOG` asks, their lines stop at INFO: logs never
+/// carry what the replies mask.
+pub const PAYLOAD_TARGETS: &[&str] = &[
+    "rmcp",
+    "h2",
+    "hyper",
+    "hyper_util",
+    "tonic",
+    "tower",
+    "reqwest",
+];
+
+/// The log layers' payload filter: [`PAYLOAD_TARGETS`] at INFO and above.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoPayloads;
+
+impl NoPayloads {
+    fn payload(meta: &Metadata<'_>) -> bool {
+        let target = meta.target();
+        *meta.level() > Level::INFO
+            && PAYLOAD_TARGETS.iter().any(|t| {
+                target
+                    .strip_prefix(t)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+            })
+    }
+}
+
+impl<S> Filter<S> for NoPayloads {
+    fn enabled(&self, meta: &Metadata<'_>, _cx: &Context<'_, S>) -> bool {
+        !Self::payload(meta)
+    }
+
+    fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
+        if Self::payload(meta) {
+            Interest::never()
+        } else {
+            Interest::always()
+        }
+    }
+}
+
 /// True for the OpenTelemetry crates' internal diagnostics.
 fn is_otel_internal(target: &str) -> bool {
     target.starts_with("opentelemetry")
@@ -131,6 +177,22 @@ mod tests {
         fn on_event(&self, _: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
             self.0.fetch_add(1, Ordering::SeqCst);
         }
+    }
+
+    #[test]
+    fn payload_crates_stop_at_info_and_ours_do_not() {
+        let seen = Arc::new(AtomicUsize::new(0));
+        let subscriber =
+            tracing_subscriber::registry().with(Count(seen.clone()).with_filter(NoPayloads));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::debug!(target: "rmcp::service", "received request");
+            tracing::trace!(target: "h2::codec", "headers");
+            tracing::debug!(target: "hyper_util::client", "request");
+            tracing::info!(target: "rmcp::service", "serve finished");
+            tracing::debug!(target: "jvmscope::mcp", "ours");
+            tracing::debug!(target: "rmcpx", "another crate");
+        });
+        assert_eq!(seen.load(Ordering::SeqCst), 3);
     }
 
     #[test]

@@ -171,6 +171,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
         .with_target(true)
         .with_filter(
             filter::NoHotSpans
+                .and(filter::NoPayloads)
                 .and(env_filter("stderr", &mut warnings))
                 .and(filter::OncePerCallsite::new(verbose)),
         );
@@ -186,6 +187,7 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
                     .with_target(true)
                     .with_filter(
                         filter::NoHotSpans
+                            .and(filter::NoPayloads)
                             .and(env_filter("the log file", &mut Vec::new()))
                             .and(filter::OncePerCallsite::new(verbose)),
                     ),

@@ -6,6 +6,7 @@
 //! forecast's reason, pop_frame enters a swapped body, javac runs in the
 //! loop, and debug_source shows windows with and without roots.
 
+mod guard;
 mod source;
 
 use std::path::{Path, PathBuf};
@@ -327,7 +328,10 @@ fn pop_frame_enters_the_new_body(java_home: Option<PathBuf>) {
     );
     assert!(swapped.text.contains("debug_pop_frame"), "{}", swapped.text);
     server
-        .call("debug_clear_stop_point", json!({"id": bp}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": bp}),
+        )
         .expect_ok();
     server
         .call("debug_pop_frame", json!({"frame_index": 0}))
@@ -346,7 +350,10 @@ fn compile_and_reload_shows_javac_errors_then_installs_the_fix() {
     std::fs::create_dir_all(&out).expect("out");
     let src = scratch.path("Swap.java");
     let jvm = started_swap(JvmOpts::default());
-    let server = attached(&jvm, json!({"class_roots": [dir(&out)]}));
+    let server = attached(
+        &jvm,
+        json!({"class_roots": [dir(&out)], "source_roots": [dir(&scratch.0)]}),
+    );
     let reload = || {
         server.call(
             "debug_reload_class",

@@ -566,3 +566,85 @@ fn a_subscriber_hears_when_a_jvm_outside_our_sessions_starts_and_stops() {
         (updates() > before && !listed(pid)).then_some(())
     });
 }
+
+/// Each secret shape on a real command line, and a part of what it must
+/// read as once masked.
+const SECRET_ARGS: &[(&str, &str, &str)] = &[
+    (
+        "-Ddb.url=jdbc:postgresql://app:pg-S3cr3t@db:5432/orders",
+        "pg-S3cr3t",
+        "jdbc:postgresql://app:****@db",
+    ),
+    (
+        "-Dmongo.uri=mongodb://root:mongo-S3cr3t@mongo:27017/admin",
+        "mongo-S3cr3t",
+        "mongodb://root:****@mongo",
+    ),
+    (
+        "-Dpg=postgres://u:postgres-S3cr3t@h/db",
+        "postgres-S3cr3t",
+        "postgres://u:****@h",
+    ),
+    (
+        "-Drepo=https://alice:https-S3cr3t@git.example.com/r.git",
+        "https-S3cr3t",
+        "https://alice:****@git",
+    ),
+    ("-Dpwd=pwd-S3cr3t", "pwd-S3cr3t", "-Dpwd=****"),
+    (
+        "-Dssl.private.key=key-S3cr3t",
+        "key-S3cr3t",
+        "-Dssl.private.key=****",
+    ),
+    (
+        "-Dssl.passphrase=phrase-S3cr3t",
+        "phrase-S3cr3t",
+        "-Dssl.passphrase=****",
+    ),
+    (
+        "-Dauth.header=Bearer bearer-S3cr3t",
+        "bearer-S3cr3t",
+        "-Dauth.header=Bearer ****",
+    ),
+];
+
+#[test]
+fn secrets_of_every_shape_are_masked_in_listings_reports_and_resources() {
+    let jvm = Jvm::start(
+        "Ticker",
+        JvmOpts {
+            jvm_args: SECRET_ARGS.iter().map(|(a, _, _)| a.to_string()).collect(),
+            ..JvmOpts::default()
+        },
+    );
+    let server = server();
+    let listed = server.call("debug_list_jvms", json!({})).expect_ok();
+    let data = by_pid(&listed.json(), jvm.pid()).to_string();
+    let report = server.call("debug_diagnose", json!({})).expect_ok();
+    let resources: Vec<String> = ["jdwp://jvms", "jdwp://diagnose"]
+        .iter()
+        .map(|uri| {
+            server
+                .request("resources/read", json!({"uri": uri}))
+                .unwrap_or_else(|e| panic!("{uri}: {e}"))
+                .to_string()
+        })
+        .collect();
+    let mut seen = vec![
+        ("debug_list_jvms text", listed.text.clone()),
+        ("debug_list_jvms data", data),
+        ("debug_diagnose", report.text.clone()),
+    ];
+    seen.extend(
+        ["jdwp://jvms", "jdwp://diagnose"]
+            .into_iter()
+            .zip(resources),
+    );
+    for (arg, secret, masked) in SECRET_ARGS {
+        for (place, text) in &seen {
+            assert!(!text.contains(secret), "{arg} leaks in {place}:\n{text}");
+        }
+        // The text cuts a long command line; the data has all of it.
+        assert!(seen[1].1.contains(masked), "{arg} reads as {masked}");
+    }
+}

@@ -289,7 +289,10 @@ fn virtual_threads_are_marked_and_a_stop_on_one_says_so() {
     let listed = server.call("debug_list_stop_points", json!({})).expect_ok();
     let id = listed.json()["stop_points"][0]["id"].clone();
     server
-        .call("debug_clear_stop_point", json!({"id": id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
         .expect_ok();
     server.call("debug_continue", json!({})).expect_ok();
     assert_none_suspended(&server);

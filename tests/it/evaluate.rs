@@ -1,5 +1,5 @@
 //! Reading a live JVM: the expression language, debug_evaluate,
-//! debug_evaluate_chain and debug_get_stack against the Evaluate fixture.
+//! debug_evaluate kind chain and debug_get_stack against the Evaluate fixture.
 //! The tools run in-process through the real tool layer (`JvmScope::call`);
 //! an event-suspended thread comes from a one-shot breakpoint armed through
 //! the session API.
@@ -118,8 +118,8 @@ async fn chains_overloads_and_each_method_once() {
     let before = eval_ok(s, "Evaluate.getBCalls").await;
     let (err, chain) = call(
         s,
-        "debug_evaluate_chain",
-        json!({"expression": "a.getB().c.getD().name"}),
+        "debug_evaluate",
+        json!({"kind": "chain", "expression": "a.getB().c.getD().name"}),
     )
     .await;
     assert!(!err, "{chain}");
@@ -265,7 +265,12 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     let r = rig().await;
     let s = &r.server;
     let id = evaluator_thread(s).await;
-    let (err, text) = call(s, "debug_suspend_thread", json!({"thread_id": id})).await;
+    let (err, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": id}),
+    )
+    .await;
     assert!(!err, "{text}");
     assert!(text.contains("suspend count now 1"), "{text}");
     // Frame 0 is in Thread.sleep; frame 1 is `work`.
@@ -306,7 +311,12 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     .await;
     assert!(!err, "{text}");
     assert!(text.starts_with("counts[\"k4\"] = 40"), "{text}");
-    call(s, "debug_resume_thread", json!({"thread_id": id})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": id}),
+    )
+    .await;
     r.engine.shutdown().await;
 }
 

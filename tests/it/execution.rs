@@ -230,20 +230,40 @@ async fn suspends_are_counted_and_continue_verifies() {
     assert_runs(&r.jvm);
 
     let main = tid(t);
-    call(s, "debug_suspend_thread", json!({"thread_id": main})).await;
-    let (_, text) = call(s, "debug_suspend_thread", json!({"thread_id": main})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": main}),
+    )
+    .await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": main}),
+    )
+    .await;
     assert!(text.contains("suspend count now 2"), "{text}");
-    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": main})).await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": main}),
+    )
+    .await;
     assert!(
         text.contains("count now 1") && text.contains("still suspended"),
         "{text}"
     );
-    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": main})).await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": main}),
+    )
+    .await;
     assert!(text.contains("count now 0"), "{text}");
     let (err, text) = call(
         s,
-        "debug_suspend_thread",
-        json!({"thread_id": "@0x7fffff01"}),
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": "@0x7fffff01"}),
     )
     .await;
     assert!(err && text.starts_with("[NO_THREAD]"), "{text}");
@@ -311,6 +331,8 @@ async fn read_only_refuses_every_mutation_and_keeps_reads() {
         ),
         ("debug_set_value", json!({"target": "a", "value": "1"})),
         ("debug_pop_frame", json!({})),
+        // An invocation is refused as read-only, not for want of a thread.
+        ("debug_evaluate", json!({"expression": "String.valueOf(2)"})),
     ] {
         let (err, text) = call(s, tool, args.clone()).await;
         assert!(
@@ -318,6 +340,16 @@ async fn read_only_refuses_every_mutation_and_keeps_reads() {
             "{tool} {args}: {text}"
         );
     }
+    let (_, text) = call(
+        s,
+        "debug_evaluate",
+        json!({"kind": "chain", "expression": "String.valueOf(2).length()"}),
+    )
+    .await;
+    assert!(
+        text.contains("runs code in the JVM, and this session is read-only"),
+        "the chain stops on read-only: {text}"
+    );
     hit(&r.session, "Execution", line("step-start")).await;
     let (err, text) = call(s, "debug_evaluate", json!({"expression": "helper(2)"})).await;
     assert!(
@@ -363,7 +395,12 @@ async fn disconnect_while_stopped_and_while_a_thread_is_held() {
     let r = rig().await;
     let s = &r.server;
     let t = hit(&r.session, "Execution", line("step-start")).await;
-    call(s, "debug_suspend_thread", json!({"thread_id": tid(t)})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": tid(t)}),
+    )
+    .await;
     let (err, text) = call(s, "debug_disconnect", json!({})).await;
     assert!(!err, "{text}");
     assert!(text.contains("verified: all"), "{text}");
@@ -387,7 +424,12 @@ async fn continue_leaves_the_threads_you_hold_and_says_so() {
         .and_then(|l| l.split_whitespace().next())
         .expect("Finalizer thread")
         .to_string();
-    call(s, "debug_suspend_thread", json!({"thread_id": fin})).await;
+    call(
+        s,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": fin}),
+    )
+    .await;
     hit(&r.session, "Execution", line("step-start")).await;
     let (err, text) = call(s, "debug_continue", json!({})).await;
     assert!(!err, "{text}");
@@ -406,7 +448,12 @@ async fn continue_leaves_the_threads_you_hold_and_says_so() {
     );
     let (_, sessions) = call(s, "debug_list_sessions", json!({})).await;
     assert!(sessions.contains("held_by_you=["), "{sessions}");
-    let (_, text) = call(s, "debug_resume_thread", json!({"thread_id": fin})).await;
+    let (_, text) = call(
+        s,
+        "debug_thread",
+        json!({"kind": "resume", "thread_id": fin}),
+    )
+    .await;
     assert!(text.contains("count now 0"), "{text}");
     r.engine.shutdown().await;
 }

@@ -268,7 +268,10 @@ fn a_named_query_returns_the_known_rows_and_new_repairs_the_program() {
         .expect_ok();
     assert!(set.text.contains("Coupon"), "{}", set.text);
     server
-        .call("debug_clear_stop_point", json!({"id": id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
         .expect_ok();
     server.call("debug_continue", json!({})).expect_ok();
     jvm.wait_for_line("PATH coupon SAVE10 -10%", READY);

@@ -329,3 +329,36 @@ fn a_held_jar_launch_stops_at_its_main_class_and_a_broken_jar_fails() {
     assert!(failed.text.contains("NoSuchMain"), "{}", failed.text);
     let _ = std::fs::remove_dir_all(good.parent().unwrap_or(&good));
 }
+
+/// A launch's secret arguments, masked in every reply, are in no log line
+/// either, however verbose `RUST_LOG` is, and the report masks the
+/// command line it shows.
+#[test]
+fn verbose_logs_and_the_report_never_carry_a_masked_launch_secret() {
+    const SECRETS: [&str; 2] = ["launch-S3cr3t", "launch-T0ken"];
+    let server = Server::spawn_with_env(&[("RUST_LOG", "trace")]);
+    server.initialize();
+    server
+        .call(
+            "debug_launch",
+            json!({"main_class": "Ticker", "classpath": fixtures().display().to_string(),
+                   "jvm_args": ["-Ddb.password=launch-S3cr3t", "-Dauth.header=Bearer launch-T0ken"],
+                   "suspend": false}),
+        )
+        .expect_ok();
+    let report = server
+        .call("debug_export_investigation", json!({}))
+        .expect_ok();
+    assert!(
+        report.text.contains("-Ddb.password=****") && report.text.contains("Bearer ****"),
+        "{}",
+        report.text
+    );
+    server.call("debug_disconnect", json!({})).expect_ok();
+    let logs = server.stderr_lines().join("\n");
+    assert!(!logs.is_empty(), "RUST_LOG=trace logs something");
+    for secret in SECRETS {
+        assert!(!report.text.contains(secret), "{secret}: {}", report.text);
+        assert!(!logs.contains(secret), "{secret} in the logs");
+    }
+}

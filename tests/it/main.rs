@@ -21,6 +21,7 @@ mod probe_verify;
 mod probes;
 mod round_trips;
 mod sessions;
+mod skill;
 mod stop_points;
 mod supervision;
 mod support;

@@ -1,4 +1,4 @@
-//! debug_list_methods, debug_list_fields and debug_list_instances against
+//! debug_list_members and debug_list_instances against
 //! real JVMs through the real binary: a generic class, an inner class and a
 //! class loaded by two class loaders, rendered as Java source; instance
 //! counts of three types in one call matching what the fixture printed;
@@ -36,7 +36,10 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
     let server = attached(&jvm);
 
     let methods = server
-        .call("debug_list_methods", json!({"class_name": "Box"}))
+        .call(
+            "debug_list_members",
+            json!({"kind": "methods", "class_name": "Box"}),
+        )
         .expect_ok();
     let m = sources(&methods.text);
     let has = |want: &str| m.iter().any(|l| l == want);
@@ -78,8 +81,8 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
     // Inherited members name their origin.
     let inherited = server
         .call(
-            "debug_list_methods",
-            json!({"class_name": "Box", "inherited": true, "name_filter": "compareTo"}),
+            "debug_list_members",
+            json!({"kind": "methods", "class_name": "Box", "inherited": true, "name_filter": "compareTo"}),
         )
         .expect_ok();
     assert!(
@@ -101,9 +104,33 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         inherited.text
     );
 
-    // Fields: statics first, generic types, modifiers.
+    fields_of_box(&server);
+    inner_class(&server);
+    // A class not loaded points at debug_list_classes.
+    let missing = server
+        .call(
+            "debug_list_members",
+            json!({"kind": "methods", "class_name": "NoSuchThing"}),
+        )
+        .expect_tool_error();
+    assert!(missing.text.contains("[NOT_LOADED]"), "{}", missing.text);
+    assert!(
+        missing.text.contains("debug_list_classes"),
+        "{}",
+        missing.text
+    );
+
+    three_types_in_one_walk(&server, &counts);
+    crate::dump::assert_none_suspended(&server);
+}
+
+/// Box's fields: statics first, generic types, modifiers.
+fn fields_of_box(server: &Server) {
     let fields = server
-        .call("debug_list_fields", json!({"class_name": "Box"}))
+        .call(
+            "debug_list_members",
+            json!({"kind": "fields", "class_name": "Box"}),
+        )
         .expect_ok();
     let f = sources(&fields.text);
     assert_eq!(
@@ -130,21 +157,6 @@ fn members_of_a_generic_and_an_inner_class_read_as_java_and_instances_are_counte
         "{}",
         fields.text
     );
-
-    inner_class(&server);
-    // A class not loaded points at debug_list_classes.
-    let missing = server
-        .call("debug_list_methods", json!({"class_name": "NoSuchThing"}))
-        .expect_tool_error();
-    assert!(missing.text.contains("[NOT_LOADED]"), "{}", missing.text);
-    assert!(
-        missing.text.contains("debug_list_classes"),
-        "{}",
-        missing.text
-    );
-
-    three_types_in_one_walk(&server, &counts);
-    crate::dump::assert_none_suspended(&server);
 }
 
 #[test]
@@ -162,7 +174,10 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
     );
 
     let fields = server
-        .call("debug_list_fields", json!({"class_name": "Plugin"}))
+        .call(
+            "debug_list_members",
+            json!({"kind": "fields", "class_name": "Plugin"}),
+        )
         .expect_ok();
     let copies = copies(&fields.text);
     assert_eq!(copies.len(), 2, "{}", fields.text);
@@ -181,7 +196,10 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
     );
     // Pin the second copy by its loader.
     let pinned = server
-        .call("debug_list_methods", json!({"class_name": copies[1]}))
+        .call(
+            "debug_list_members",
+            json!({"kind": "methods", "class_name": copies[1]}),
+        )
         .expect_ok();
     assert!(
         pinned.text.contains(&format!(". This is {};", copies[1])),
@@ -194,7 +212,10 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
         pinned.text
     );
     let wrong = server
-        .call("debug_list_methods", json!({"class_name": "Plugin@0x1"}))
+        .call(
+            "debug_list_members",
+            json!({"kind": "methods", "class_name": "Plugin@0x1"}),
+        )
         .expect_tool_error();
     assert!(wrong.text.contains("[NO_SUCH_COPY]"), "{}", wrong.text);
     assert!(wrong.text.contains(&copies[0]), "{}", wrong.text);
@@ -217,7 +238,10 @@ fn copies_from_two_class_loaders_are_named_and_one_can_be_pinned() {
 /// An inner class: its constructor takes the outer instance first.
 fn inner_class(server: &Server) {
     let lid = server
-        .call("debug_list_methods", json!({"class_name": "Box$Lid"}))
+        .call(
+            "debug_list_members",
+            json!({"kind": "methods", "class_name": "Box$Lid"}),
+        )
         .expect_ok();
     let l = sources(&lid.text);
     assert!(
@@ -228,7 +252,10 @@ fn inner_class(server: &Server) {
     );
     assert!(l.contains(&"T owner()".to_string()), "{}", lid.text);
     let lid_fields = server
-        .call("debug_list_fields", json!({"class_name": "Box$Lid"}))
+        .call(
+            "debug_list_members",
+            json!({"kind": "fields", "class_name": "Box$Lid"}),
+        )
         .expect_ok();
     assert!(
         sources(&lid_fields.text).contains(&"final int size".to_string()),

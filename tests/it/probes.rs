@@ -175,7 +175,10 @@ fn a_line_probe_records_passing_hits_and_clear_restores(java_home: Option<std::p
         (calls > 100 * passed.max(1)).then_some(())
     });
     server
-        .call("debug_clear_stop_point", json!({"id": id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
         .expect_ok();
     assert!(
         !ledger_instrumented(&server),
@@ -277,7 +280,10 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
     );
 
     server
-        .call("debug_clear_stop_point", json!({"id": id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
         .expect_ok();
     assert!(!ledger_instrumented(&server));
 }
@@ -314,7 +320,10 @@ fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one() {
     assert!(wire.text.contains("min_duration_ms"), "{}", wire.text);
 
     server
-        .call("debug_clear_stop_point", json!({"id": slow_id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": slow_id}),
+        )
         .expect_ok();
     assert!(!ledger_instrumented(&server));
 }
@@ -356,14 +365,20 @@ fn entry_and_field_write_probes_record_arguments_and_written_values() {
     }
     // Both probes sit in one class; clearing one keeps the other working.
     server
-        .call("debug_clear_stop_point", json!({"id": entry_id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": entry_id}),
+        )
         .expect_ok();
     assert!(ledger_instrumented(&server));
     let since = last_seq(&server, &write_id);
     // Writes keep arriving after the other probe left.
     traces_since(&server, &write_id, since, 3);
     server
-        .call("debug_clear_stop_point", json!({"id": write_id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": write_id}),
+        )
         .expect_ok();
     assert!(!ledger_instrumented(&server));
 }
@@ -474,7 +489,10 @@ fn a_reload_puts_the_probe_back_into_the_new_code() {
     );
     // Clearing gives back the reloaded bytes, not the first build's.
     server
-        .call("debug_clear_stop_point", json!({"id": id}))
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
         .expect_ok();
     let stale = server
         .call(

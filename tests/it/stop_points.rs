@@ -13,6 +13,7 @@ mod families;
 mod filters;
 mod kinds;
 mod overhead;
+mod paging;
 mod parity;
 mod snapshots;
 
@@ -120,11 +121,19 @@ fn assert_all_running(server: &Server) {
     let listing = ok(server, "debug_list_stop_points", json!({}));
     let data = listing.json();
     for f in data["families"].as_array().cloned().unwrap_or_default() {
-        ok(server, "debug_clear_stop_point", json!({"id": f["id"]}));
+        ok(
+            server,
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": f["id"]}),
+        );
     }
     for p in data["stop_points"].as_array().cloned().unwrap_or_default() {
         if p["family"].is_null() {
-            ok(server, "debug_clear_stop_point", json!({"id": p["id"]}));
+            ok(
+                server,
+                "debug_update_stop_point",
+                json!({"kind": "clear", "id": p["id"]}),
+            );
         }
     }
     let held = |server: &Server| {
@@ -171,7 +180,11 @@ fn a_suspending_line_stop_reports_the_hit_and_resumes() {
     assert!(last.text.contains("[pending]"), "{}", last.text);
     let listed = point(&server, &bp);
     assert!(listed["hits"].as_u64().unwrap_or(0) >= 1, "{listed}");
-    ok(&server, "debug_clear_stop_point", json!({"id": bp}));
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": bp}),
+    );
     ok(&server, "debug_continue", json!({}));
     let drained = ok(
         &server,
@@ -342,7 +355,11 @@ fn a_class_loaded_later_and_again_by_a_second_loader_arms_into_one_id() {
         listing.json()["stop_points"].as_array().map(Vec::len),
         Some(1)
     );
-    ok(&server, "debug_clear_stop_point", json!({"id": bp}));
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": bp}),
+    );
     assert_all_running(&server);
 }
 
@@ -405,8 +422,8 @@ fn a_suspension_free_trace_holds_nothing_and_toggles_and_updates_in_place() {
     traces_of(&server, &id, 5);
     let off = ok(
         &server,
-        "debug_toggle_stop_point",
-        json!({"id": id, "enabled": false}),
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": id, "enabled": false}),
     );
     assert!(
         off.text.starts_with(&format!("{id} disabled.")),
@@ -415,7 +432,11 @@ fn a_suspension_free_trace_holds_nothing_and_toggles_and_updates_in_place() {
     );
     assert_eq!(point(&server, &id)["state"], "disabled", "{}", off.text);
     let hits = point(&server, &id)["hits"].as_u64().unwrap_or(0);
-    let on = ok(&server, "debug_toggle_stop_point", json!({"id": id}));
+    let on = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": id}),
+    );
     assert!(
         on.text.starts_with(&format!("{id} enabled.")),
         "{}",
@@ -547,8 +568,8 @@ fn eight_threads_hammering_a_traced_line_are_never_left_suspended() {
     });
     ok(
         &server,
-        "debug_toggle_stop_point",
-        json!({"id": id, "enabled": false}),
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": id, "enabled": false}),
     );
     // Captures in flight finish; then every count is final: two readings in
     // a row agree, and the books balance.

@@ -144,7 +144,8 @@ fn investigation(port: u16) -> Vec<Call> {
         },
         Call {
             tool: "debug_wait_for_event",
-            args: json!({ "timeout_ms": 15000 }),
+            // The line stop's hit, not the traced one's snapshot.
+            args: json!({ "bp_id": "bp_2", "timeout_ms": 15000 }),
             jdwp: &[],
         },
         Call {
@@ -668,9 +669,12 @@ fn the_log_file_rotates_by_size_and_stdout_stays_clean() {
         ("JVMSCOPE_LOG_MAX_BYTES", "2000"),
         ("RUST_LOG", "debug"),
     ]);
-    for _ in 0..20 {
-        server.call("debug_list_sessions", json!({})).expect_ok();
+    // Each line that is not JSON logs one DEBUG line of ours (rmcp's
+    // DEBUG lines, which carry payloads, are never logged).
+    for _ in 0..60 {
+        server.send_raw("not json").expect("write");
     }
+    server.request("ping", json!({})).expect("ping answered");
     stop(&server, Duration::from_secs(10));
     let rotated = dir.path().join("logs/jvmscope.log.1");
     assert!(

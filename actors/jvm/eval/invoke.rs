@@ -193,6 +193,14 @@ impl Driver<'_> {
     /// The thread to invoke on, or the refusal when no event suspended
     /// one: JDWP runs methods only on such a thread.
     fn invoke_thread(&self, name: &str) -> Resolved<ThreadId> {
+        // Read-only is what blocks a call whatever the thread: say that
+        // first, not that a thread is missing.
+        if self.classes.connection().shared().read_only {
+            self.refused_read_only.store(true, Ordering::Relaxed);
+            return Err(Answer::Failed(format!(
+                "calling {name}() runs code in the JVM, and this session is read-only"
+            )));
+        }
         let Some(thread) = self.ctx.thread.filter(|_| self.ctx.invocable) else {
             let why = if self.ctx.not_invocable_because.is_empty() {
                 "no thread is suspended by an event".to_string()

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::actors::error::JavacError;
+use crate::actors::error::{JavacError, SourceRefusal};
 
 /// Longest a class file may be (the JVM's own limit is far lower in practice).
 pub const MAX_CLASS_FILE: u64 = 16 * 1024 * 1024;
@@ -87,6 +87,56 @@ pub async fn read_bounded(path: &Path, max: u64) -> Result<Read, ReadFailure> {
             modified: meta.modified().ok(),
         }),
         Err(e) => Err(ReadFailure::Unreadable(e.to_string())),
+    }
+}
+
+/// The extensions of source files: nothing else under a source root is
+/// read, or handed to javac.
+pub const SOURCE_EXTENSIONS: &[&str] = &["java", "kt", "kts", "scala", "groovy", "jsp", "jspx"];
+
+/// Just `.java`: what javac is given.
+pub const JAVA: &[&str] = &["java"];
+
+/// `path` with every link and `..` resolved, when it is a file whose
+/// extension is one of `extensions` inside one of the directory `roots`
+/// (themselves resolved): the one gate every source read and every javac
+/// argument passes, so `../../etc/passwd`, `/proc/self/environ`, a link
+/// out of a root or a javac option is never taken for a source file.
+pub async fn source_under_roots(
+    roots: &[PathBuf],
+    path: &Path,
+    extensions: &[&str],
+) -> Result<PathBuf, SourceRefusal> {
+    let dirs: Vec<&PathBuf> = roots.iter().filter(|r| !is_jar(r)).collect();
+    if dirs.is_empty() {
+        return Err(SourceRefusal::NoRoots);
+    }
+    let real = match tokio::fs::canonicalize(path).await {
+        Ok(p) => p,
+        Err(_) => return Err(SourceRefusal::Missing),
+    };
+    let mut inside = false;
+    for root in dirs {
+        if let Ok(r) = tokio::fs::canonicalize(root).await
+            && real.starts_with(&r)
+        {
+            inside = true;
+            break;
+        }
+    }
+    if !inside {
+        return Err(SourceRefusal::OutsideRoots);
+    }
+    let ext = real
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if !extensions.contains(&ext.as_str()) {
+        return Err(SourceRefusal::NotSource);
+    }
+    match tokio::fs::metadata(&real).await {
+        Ok(m) if m.is_file() => Ok(real),
+        _ => Err(SourceRefusal::NotSource),
     }
 }
 

@@ -4,9 +4,9 @@
 //! loaded type explains it, marked foreseeable; a success is remembered by
 //! the session and says which suspended threads still run the old code.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use crate::actors::error::{CodeError, SessionError};
+use crate::actors::error::{CodeError, SessionError, SourceRefusal};
 use crate::actors::session::SessionHandle;
 use crate::jdwp::ReferenceTypeId;
 use crate::jdwp::reference_type::ClassFileVersion;
@@ -282,11 +282,10 @@ async fn compile(
     if !out.is_dir() {
         return Err(CodeError::NoWritableRoot { root: out.clone() }.into());
     }
-    let sources: Vec<PathBuf> = q
-        .sources
-        .iter()
-        .map(|s| resolve_source(session, s))
-        .collect();
+    let mut sources = Vec::with_capacity(q.sources.len());
+    for s in &q.sources {
+        sources.push(resolve_source(session, s).await?);
+    }
     // The build should match what runs: compile for the release of the
     // loaded class file (major 52 = Java 8, +1 per release).
     let release = match session
@@ -313,16 +312,31 @@ async fn compile(
     })
 }
 
-/// A relative source path is looked for under the source roots first.
-fn resolve_source(session: &SessionHandle, given: &std::path::Path) -> PathBuf {
-    if given.is_absolute() || given.is_file() {
-        return given.to_path_buf();
+/// A `.java` file under the source roots, as given (relative to a root,
+/// or absolute), resolved to its real path: javac is handed nothing else,
+/// so no argument can be an option (`-d`, `-processor`) or an `@argfile`.
+async fn resolve_source(session: &SessionHandle, given: &Path) -> Result<PathBuf, SessionError> {
+    let roots = &session.roots().source;
+    let refused = |why| CodeError::NotASource {
+        path: given.to_path_buf(),
+        why,
+    };
+    if given.is_absolute() {
+        return files::source_under_roots(roots, given, files::JAVA)
+            .await
+            .map_err(|why| refused(why).into());
     }
-    session
-        .roots()
-        .source
-        .iter()
-        .map(|r| r.join(given))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| given.to_path_buf())
+    let mut why = if roots.is_empty() {
+        SourceRefusal::NoRoots
+    } else {
+        SourceRefusal::Missing
+    };
+    for root in roots.iter().filter(|r| !files::is_jar(r)) {
+        match files::source_under_roots(roots, &root.join(given), files::JAVA).await {
+            Ok(real) => return Ok(real),
+            Err(SourceRefusal::Missing) => {}
+            Err(other) => why = other,
+        }
+    }
+    Err(refused(why).into())
 }

@@ -156,8 +156,24 @@ async fn locate_file(roots: &[PathBuf], file: &str) -> (Option<(PathBuf, String)
     (None, searched)
 }
 
-/// Reads the window the query asks for.
-async fn window(q: &SourceQuery, path: &Path) -> (SourceText, Option<std::time::SystemTime>) {
+/// Reads the window the query asks for, from a source file under the
+/// source roots and nothing else (`NotASource` names why not).
+async fn window(
+    q: &SourceQuery,
+    roots: &[PathBuf],
+    path: &Path,
+) -> Result<(SourceText, Option<std::time::SystemTime>), SessionError> {
+    let real = files::source_under_roots(roots, path, files::SOURCE_EXTENSIONS)
+        .await
+        .map_err(|why| CodeError::NotASource {
+            path: path.to_path_buf(),
+            why,
+        })?;
+    Ok(read_window(q, &real).await)
+}
+
+/// Reads the window of a file the gate let through.
+async fn read_window(q: &SourceQuery, path: &Path) -> (SourceText, Option<std::time::SystemTime>) {
     match files::read_bounded(path, files::MAX_SOURCE_FILE).await {
         Ok(read) => {
             let text = String::from_utf8_lossy(&read.bytes);
@@ -266,7 +282,7 @@ pub async fn view(session: &SessionHandle, q: &SourceQuery) -> Result<SourceView
         format!("{}.java", &outer[outer.rfind('.').map_or(0, |i| i + 1)..])
     };
     let (text, source_mtime) = match (found, &source_file) {
-        (Some(path), _) => window(q, &path).await,
+        (Some(path), _) => window(q, source_roots, &path).await?,
         (None, _) if q.file.is_some() => (SourceText::NotFound { searched, jars }, None),
         (None, None) => {
             let name = guess(&class_name);
@@ -278,7 +294,7 @@ pub async fn view(session: &SessionHandle, q: &SourceQuery) -> Result<SourceView
             {
                 Some(path) => {
                     guessed = Some(name);
-                    window(q, &path).await
+                    window(q, source_roots, &path).await?
                 }
                 None => (SourceText::NoSourceName, None),
             }
@@ -292,7 +308,7 @@ pub async fn view(session: &SessionHandle, q: &SourceQuery) -> Result<SourceView
                 .map(|r| r.join(&rel))
                 .collect();
             match candidates.iter().find(|c| c.is_file()) {
-                Some(path) => window(q, path).await,
+                Some(path) => window(q, source_roots, path).await?,
                 None => (
                     SourceText::NotFound {
                         searched: candidates,

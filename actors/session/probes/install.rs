@@ -123,31 +123,36 @@ pub async fn install(
     }
     let classes = session.classes();
     let (target, loader) = the_copy(session, &choice.class).await?;
+    // Everything that can refuse without a parked thread is checked first:
+    // parking one costs a step on a live thread, and up to a second when no
+    // thread passes a line soon.
+    let known = match probes.class(target) {
+        // A class we instrumented already keeps its original in the book.
+        Some(c) => Some(c.original),
+        None => match bytes_from_roots(session, &choice.class, target).await {
+            Some(bytes) => Some(Arc::new(
+                verified(session, &choice.class, target, loader, bytes).await?,
+            )),
+            None => None,
+        },
+    };
+    let planned = match &known {
+        Some(original) => Some(plan(probes, spec, &choice, target, original)?),
+        None => None,
+    };
     let (seat, caller) = seated(session).await?;
     let result = async {
-        // A class we instrumented already keeps its original in the book.
-        let original = match probes.class(target) {
-            Some(c) => c.original,
-            None => {
-                Arc::new(original_bytes(session, &caller, &choice.class, target, loader).await?)
+        let (original, (probe, helper, instrumented)) = match (known, planned) {
+            (Some(original), Some(planned)) => (original, planned),
+            _ => {
+                let bytes = through_loader(session, &caller, &choice.class, loader).await?;
+                let original =
+                    Arc::new(verified(session, &choice.class, target, loader, bytes).await?);
+                let planned = plan(probes, spec, &choice, target, &original)?;
+                (original, planned)
             }
         };
-        let shape = classfile::parse(&original).map_err(|e| ProbeRefusal::NoBytes {
-            class: choice.class.clone(),
-            why: e.0,
-        })?;
-        captures_over_the_wire(spec, &shape)?;
-        let method = pick_method(&shape, &choice)?;
-        let mut site = choice.site.clone();
-        if let Site::FieldWrite { descriptor, .. } = &mut site {
-            *descriptor = field_descriptor(&shape, &choice)?;
-        }
-        let helper_name = probes.helper_name(&choice.class);
-        let probe = probe_spec(spec, helper_name.clone(), method, site)?;
-        let helper = core::helper_class(&original, &probe)?;
-        let mut all = probes.specs_in(target, None);
-        all.push(probe.clone());
-        let instrumented = core::instrument(&original, &all)?;
+        let helper_name = probe.helper.clone();
         let helper_type = define(session, &caller, loader, &helper_name, &helper.bytes).await?;
         let fields = helper_fields(session, helper_type).await?;
         start(&caller, helper_type).await?;
@@ -308,35 +313,39 @@ async fn seated(session: &SessionHandle) -> Result<(seat::Seat, Caller<'_>), Pro
     Ok((seat, caller))
 }
 
-/// The class file of `class` as the JVM loaded it: from the class roots
-/// when one holds it, else read through its own loader
-/// (`getResourceAsStream`), and in both cases checked method by method
-/// against the loaded bytecodes.
-async fn original_bytes(
+/// The class file of `class` from this session's own sources, with no
+/// thread needed: a reload's bytes first (the class roots may hold an older
+/// build), else the class roots. `None`: read it through its loader.
+async fn bytes_from_roots(
     session: &SessionHandle,
-    caller: &Caller<'_>,
+    class: &str,
+    target: ReferenceTypeId,
+) -> Option<Vec<u8>> {
+    if let Some(b) = session.probes().reloaded_bytes(target) {
+        return Some(b.as_ref().clone());
+    }
+    session
+        .read_build(
+            class,
+            &ClassSource {
+                class_file: None,
+                roots: None,
+            },
+        )
+        .await
+        .ok()
+        .map(|b| b.bytes)
+}
+
+/// `bytes` when they are the class file the JVM loaded for `class`,
+/// checked method by method against the loaded bytecodes.
+async fn verified(
+    session: &SessionHandle,
     class: &str,
     target: ReferenceTypeId,
     loader: ObjectId,
+    bytes: Vec<u8>,
 ) -> Result<Vec<u8>, ProbeRefusal> {
-    // A reload's bytes first: the class roots may hold an older build.
-    let from_roots = match session.probes().reloaded_bytes(target) {
-        Some(b) => Ok(b.as_ref().clone()),
-        None => session
-            .read_build(
-                class,
-                &ClassSource {
-                    class_file: None,
-                    roots: None,
-                },
-            )
-            .await
-            .map(|b| b.bytes),
-    };
-    let bytes = match from_roots {
-        Ok(b) => b,
-        Err(_) => through_loader(session, caller, class, loader).await?,
-    };
     let built = classfile::parse(&bytes).map_err(|e| ProbeRefusal::NoBytes {
         class: class.to_string(),
         why: e.0,
@@ -362,6 +371,33 @@ async fn original_bytes(
         });
     }
     Ok(bytes)
+}
+
+/// The probe, its helper class and the instrumented class, planned from
+/// the original bytes (pure: every refusal of the core comes from here).
+fn plan(
+    probes: &Probes,
+    spec: &StopPointSpec,
+    choice: &SiteChoice,
+    target: ReferenceTypeId,
+    original: &[u8],
+) -> Result<(ProbeSpec, core::Helper, Vec<u8>), ProbeRefusal> {
+    let shape = classfile::parse(original).map_err(|e| ProbeRefusal::NoBytes {
+        class: choice.class.clone(),
+        why: e.0,
+    })?;
+    captures_over_the_wire(spec, &shape)?;
+    let method = pick_method(&shape, choice)?;
+    let mut site = choice.site.clone();
+    if let Site::FieldWrite { descriptor, .. } = &mut site {
+        *descriptor = field_descriptor(&shape, choice)?;
+    }
+    let probe = probe_spec(spec, probes.helper_name(&choice.class), method, site)?;
+    let helper = core::helper_class(original, &probe)?;
+    let mut all = probes.specs_in(target, None);
+    all.push(probe.clone());
+    let instrumented = core::instrument(original, &all)?;
+    Ok((probe, helper, instrumented))
 }
 
 /// Reads `class`'s class file through its loader, on the parked thread.

@@ -1,9 +1,43 @@
 //! Arguments several tool families read the same way: object and thread
-//! ids as the agent was shown them, and how deep and wide a value view
-//! goes. One reading each, so the families accept the same spellings.
+//! ids as the agent was shown them, how deep and wide a value view goes,
+//! and lists of strings (one string is a list of one). One reading each, so
+//! the families accept the same spellings.
 
 use crate::actors::{Budget, ThreadId};
 use crate::mcp::error::ToolError;
+
+/// Reads an optional list of strings, taking one string as a list of one
+/// (`"group_by": "qty"` means `["qty"]`): `#[serde(default,
+/// deserialize_with = "strings")]` on an `Option<Vec<String>>`.
+pub fn strings<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    struct Strings;
+    impl<'de> serde::de::Visitor<'de> for Strings {
+        type Value = Option<Vec<String>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a string or a list of strings")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            Ok(Some(vec![s.to_string()]))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(s) = seq.next_element::<String>()? {
+                out.push(s);
+            }
+            Ok(Some(out))
+        }
+    }
+    d.deserialize_any(Strings)
+}
 
 /// `@0x1f`, `0x1f` or `31` → 31.
 pub fn object_id(s: &str) -> Option<u64> {
@@ -41,6 +75,35 @@ pub fn view_budget(max_depth: Option<usize>, max_children: Option<usize>) -> Bud
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    struct P {
+        #[serde(default, deserialize_with = "strings")]
+        keys: Option<Vec<String>>,
+    }
+
+    #[test]
+    fn one_string_is_a_list_of_one_and_anything_else_is_refused_by_what_it_takes() {
+        let p = |v: serde_json::Value| serde_json::from_value::<P>(v).map(|p| p.keys);
+        assert_eq!(
+            p(serde_json::json!({"keys": "qty"})).ok(),
+            Some(Some(vec!["qty".into()]))
+        );
+        assert_eq!(
+            p(serde_json::json!({"keys": ["a", "b"]})).ok(),
+            Some(Some(vec!["a".into(), "b".into()]))
+        );
+        assert_eq!(p(serde_json::json!({})).ok(), Some(None));
+        assert_eq!(p(serde_json::json!({"keys": null})).ok(), Some(None));
+        let e = p(serde_json::json!({"keys": 3})).expect_err("a number is refused");
+        assert!(
+            e.to_string().contains("a string or a list of strings"),
+            "{e}"
+        );
+        let e = p(serde_json::json!({"keys": [1]})).expect_err("a list of numbers is refused");
+        assert!(e.to_string().contains("string"), "{e}");
+    }
 
     #[test]
     fn ids_parse_in_every_spelling() {

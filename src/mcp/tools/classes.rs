@@ -16,13 +16,12 @@ const DEFAULT_LIMIT: usize = 100;
 pub struct ListClassesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Dotted-name filter: `com.example.*` (prefix), `*.OrderService` (suffix), or a bare substring.
+    /// com.example.* (prefix), *.OrderService (suffix), or a substring.
     pub filter: Option<String>,
-    /// Include array types; default false.
     pub include_arrays: Option<bool>,
     /// Classes per page; default 100.
     pub limit: Option<usize>,
-    /// Matches to skip (the next page starts where the last one ended); default 0.
+    /// Matches to skip.
     pub offset: Option<usize>,
 }
 
@@ -31,8 +30,7 @@ pub fn routes() -> Vec<Route> {
         "debug_list_classes",
         "List the loaded classes",
         "Loaded classes by name, filtered (com.example.*, *.OrderService, or a substring) and \
-         paged, with counts. A class not used yet is not loaded, which is not the same as not \
-         existing. Copies in several loaders are counted. Suspends nothing.",
+         paged, with counts. A class not used yet is not loaded.",
         Effect::Read,
         list_classes,
     )

@@ -30,16 +30,17 @@ pub struct SourceParams {
     pub class_name: Option<String>,
     /// Instead of class_name: Foo.java:42 or com/acme/Foo.java.
     pub file: Option<String>,
-    /// Centre of the window.
     pub line: Option<u32>,
     /// Lines either side; default 20.
     pub context: Option<u32>,
     /// Whole file, up to max_lines (default 400).
     pub whole_file: Option<bool>,
     pub max_lines: Option<usize>,
-    /// Replace the session's source roots; [] reads no file.
+    /// Replace the source roots.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub source_roots: Option<Vec<String>>,
-    /// Replace the session's class roots; [] skips the check.
+    /// Replace the class roots; [] skips the check.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -51,11 +52,12 @@ pub struct CheckStaleParams {
     pub session_id: Option<String>,
     /// Loaded class; Name@0x<loader> pins a copy.
     pub class_name: String,
-    /// The .class to compare instead of <root>/<package>/<Name>.class.
+    /// The .class to compare instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
-    /// Also compare code bytes (one packet per method).
+    /// Also compare code bytes.
     pub bytecode: Option<bool>,
 }
 
@@ -67,15 +69,16 @@ pub struct ReloadParams {
     pub session_id: Option<String>,
     /// Loaded class; Name@0x<loader> pins a copy.
     pub class_name: String,
-    /// The .class to install instead of the one under the class roots.
+    /// The .class to install instead.
     pub class_file: Option<String>,
     /// Replace the session's class roots.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
     /// Check everything, send nothing.
     pub dry_run: Option<bool>,
-    /// Run javac on sources into the first class root first.
+    /// Run javac on sources first.
     pub compile: Option<bool>,
-    /// .java files for compile.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub sources: Option<Vec<String>>,
 }
 
@@ -85,8 +88,7 @@ pub fn routes() -> Vec<Route> {
             "debug_source",
             "Source of a loaded class",
             "A loaded class's source file from the source roots: a window around line, or \
-             whole_file; inner classes resolve to their file. With class roots, the window is \
-             checked against the running bytecode (silence: equal). Suspends nothing.",
+             whole_file. With class roots, the window is checked against the running bytecode.",
             Effect::Read,
             source,
         )
@@ -99,9 +101,8 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_check_stale",
             "Is the JVM running this build?",
-            "Compare a loaded class with its .class under the class roots: moved lines per method, \
-             code bytes with bytecode:true, methods on one side only, and the HotSpot restrictions \
-             a reload would trip. One packet per method; suspends nothing.",
+            "Compare a loaded class with its .class under the class roots: moved lines, code bytes \
+             (bytecode:true), methods on one side only, and the restrictions a reload would trip.",
             Effect::Read,
             check_stale,
         )
@@ -116,8 +117,7 @@ pub fn routes() -> Vec<Route> {
             "Hot-swap a class",
             "Redefine a loaded class from its .class under the class roots or class_file; \
              compile:true runs javac on sources first. Method bodies only: a refusal names the \
-             restriction. Running frames keep the old code. The new code outlives the session. \
-             Refused read-only (dry_run is not).",
+             restriction. Running frames keep the old code. Refused read-only (dry_run is not).",
             Effect::Changes,
             reload,
         )
@@ -125,7 +125,8 @@ pub fn routes() -> Vec<Route> {
                 "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
                   sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
                   already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
-                  swap outlives the session. Refused in read-only mode (dry_run is not).",
+                  swap outlives the session. sources are .java files under the source roots, nothing else. \
+                  Refused in read-only mode (a dry_run is not, unless it compiles: no javac runs read-only).",
             ),
     ]
 }

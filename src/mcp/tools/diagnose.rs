@@ -29,7 +29,7 @@ pub fn started() -> Instant {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListJvmsParams {
-    /// Also handshake this loopback endpoint (`127.0.0.1:5005` or a port) to learn whether it is JDWP.
+    /// Also handshake this loopback endpoint (host:port or port).
     pub probe: Option<String>,
 }
 
@@ -39,7 +39,6 @@ pub struct ListJvmsParams {
 pub struct DiagnoseParams {
     /// Session id; default: the current session (only with stop_point).
     pub session_id: Option<String>,
-    /// A stop point id: explain why it has not fired.
     pub stop_point: Option<String>,
 }
 
@@ -49,9 +48,8 @@ pub fn routes() -> Vec<Route> {
             "debug_list_jvms",
             "List the local JVMs",
             "The JVMs this user runs here, JDWP or not: pid, main class, JDK, uptime, masked \
-             command line, and the JDWP endpoint: CONNECTED_TO_US, LISTENING, WAITING_FOR_DEBUGGER \
-             (suspend=y: never dialled, a dial would release it), UNREACHABLE or NOT_PROBED, with a \
-             remedy. Changes nothing.",
+             command line, and the JDWP endpoint's state (LISTENING, WAITING_FOR_DEBUGGER: never \
+             dialled, a dial would release it; CONNECTED_TO_US, UNREACHABLE, NOT_PROBED).",
             Effect::Read,
             list_jvms,
         )
@@ -65,11 +63,11 @@ pub fn routes() -> Vec<Route> {
         .with_output::<super::data::Jvms>(),
         Route::new(
             "debug_diagnose",
-            "Diagnose the server, sessions and JVMs",
+            "Diagnose",
             "Without stop_point: this server, each session (capabilities, suspension, stop points, \
-             recent events, last error) and the local JVMs with their vital signs (hsperfdata). With stop_point: why it has not fired, \
+             recent events, errors) and the local JVMs, vitals too. With stop_point: why it has not fired, \
              each cause checked (class not loaded, no code at the line, stale bytecode, condition \
-             never true, filters, disabled, VM held). Reads only.",
+             never true, filters, disabled).",
             Effect::Read,
             diagnose,
         )

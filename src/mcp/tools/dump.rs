@@ -29,11 +29,11 @@ const IDS_SHOWN: usize = 12;
 pub struct ThreadDumpParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Freeze the VM for the reads (bounded, resumed and verified); default false.
+    /// Hold the VM for the reads (bounded).
     pub suspend: Option<bool>,
     /// Bound on the suspension, ms; default 2000.
     pub max_suspend_ms: Option<u64>,
-    /// Only threads that were suspended before the dump.
+    /// Only threads already suspended.
     pub only_suspended: Option<bool>,
     /// Locks only, no frames.
     pub monitors_only: Option<bool>,
@@ -50,11 +50,10 @@ pub struct ThreadDumpParams {
 pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_thread_dump",
-        "Dump every thread's stack and locks",
+        "Thread dump",
         "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits \
-         for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended threads: \
-         suspend:true holds the VM for the reads (max_suspend_ms, resumed and verified), else only \
-         threads already held are read. Says how long the VM was held.",
+         for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended \
+         threads: suspend:true holds the VM for the reads (max_suspend_ms) and says for how long.",
         Effect::Read,
         thread_dump,
     )

@@ -28,9 +28,9 @@ const TRACES_DEFAULT_LIMIT: usize = 50;
 pub struct LastEventParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// List this many of the oldest buffered events instead of the newest.
+    /// List this many of the oldest buffered events.
     pub limit: Option<usize>,
-    /// Discard what was shown (every buffered event when no limit).
+    /// Discard what was shown.
     pub drain: Option<bool>,
 }
 
@@ -42,9 +42,9 @@ pub struct WaitParams {
     pub session_id: Option<String>,
     /// Longest wait, ms; default 30000, max 600000.
     pub timeout_ms: Option<u64>,
-    /// Only this stop point (for a traced one: its next snapshot).
+    /// Only this stop point or family.
     pub bp_id: Option<String>,
-    /// Only events with a seq above this; default: above the last one shown.
+    /// Only events with a seq above this.
     pub since: Option<u64>,
 }
 
@@ -54,21 +54,21 @@ pub struct WaitParams {
 pub struct TracesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Only this stop point's (or bpset_ family's) snapshots.
+    /// Only this stop point's or family's.
     pub bp_id: Option<String>,
-    /// Only snapshots whose location contains this text.
+    /// Location contains this text.
     pub class_filter: Option<String>,
-    /// Only snapshots with a seq above this (for polling).
+    /// Page forward from this seq.
     pub since: Option<u64>,
-    /// Most snapshots shown (the newest); default 50.
+    /// Most shown, default 50; newest unless since.
     pub limit: Option<usize>,
-    /// Remove the matching snapshots after reading.
     pub clear: Option<bool>,
-    /// Group every matching snapshot by these keys (locals, trace_expr sources or expr[i], thread, location): counts, first/last seq, one example each.
+    /// Keys to count every match by: locals, trace_expr sources or expr[i], thread, location.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub group_by: Option<Vec<String>>,
     /// Groups shown; default 20.
     pub max_groups: Option<usize>,
-    /// Leave out details that repeat from the stop point's previous snapshot.
+    /// Drop details repeated from the previous snapshot.
     pub compact: Option<bool>,
 }
 
@@ -78,9 +78,8 @@ pub fn routes() -> Vec<Route> {
             "debug_get_last_event",
             "Get the last event",
             "The newest reportable event (a suspending hit or a failed condition): seq, stop, \
-             thread, location, what it suspended, details; [pending] counts buffered ones. limit N \
-             lists the N oldest; drain:true discards what was shown. Snapshots are in \
-             debug_get_traces. Reads only.",
+             thread, location, what it suspended, details; [pending] counts the rest. limit N \
+             lists the N oldest; drain:true discards them.",
             Effect::Read,
             last_event,
         )
@@ -95,28 +94,27 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_wait_for_event",
             "Wait for the next event",
-            "Wait for a reportable event not shown yet (one waiting returns at once), up to \
-             timeout_ms (default 30000); a timeout is an answer. bp_id waits for that stop point or \
-             family (a traced one: its next snapshot). Sends progress while it waits. Suspends \
-             nothing.",
+            "Wait for an event or traced snapshot not shown yet, up to \
+             timeout_ms (default 30000); a timeout is an answer. bp_id waits for that stop point \
+             or family only. Suspends nothing.",
             Effect::Read,
             wait,
         )
             .with_guide(
-                "Block until a reportable event arrives that was not shown yet (one already waiting returns at \
-                  once), or until timeout_ms (default 30000, max 600000); a timeout is an answer, not an error. \
-                  Sends progress notifications about every second while waiting when the call carries a \
-                  progressToken. bp_id waits for that stop point (or bpset_ family) only; for a traced one, its next snapshot. \
-                  Suspends nothing itself.",
+                "Block until an event not shown yet (one already waiting returns at once) or a traced \
+                  snapshot arrives, or until timeout_ms (default 30000, max 600000); a timeout is an answer, \
+                  not an error. Each call returns what follows the last one it returned (a cursor per bp_id, \
+                  and one without), so no snapshot comes twice; since N starts after seq N instead. Sends \
+                  progress notifications about every second while waiting when the call carries a \
+                  progressToken. bp_id waits for that stop point (or bpset_ family) only. Suspends nothing itself.",
             ),
         Route::new(
             "debug_get_traces",
             "Get trace snapshots",
             "Trace snapshots, oldest first: seq, stop, thread, location, callers, locals, details \
-             (exception, field change, return value, duration). Objects are weak @0x… handles. \
-             Filter by bp_id, class_filter, since (for polling); limit (default 50) keeps the \
-             newest. group_by counts every match per key (p50/p99/max of timed calls); clear:true \
-             removes what matched. Reads only.",
+             (exception, field change, return value, duration). Filter by bp_id, class_filter; \
+             since pages forward, else limit keeps the newest. group_by counts every match per \
+             key (p50/p99/max of timed calls). clear:true removes what matched.",
             Effect::Read,
             traces,
         )
@@ -125,7 +123,8 @@ pub fn routes() -> Vec<Route> {
                   locals (plus the val$ captures of an anonymous class), details (exception, rethrows, field \
                   change, returned value, monitor duration). Objects carry @0x… \
                   handles (weak: a collected one reads Vanished). Filter with bp_id, class_filter (text in the \
-                  location), since (seq above it, for polling); limit (default 50) keeps the newest. The ring \
+                  location), since (pages forward from that seq: Next: since= skips nothing); limit (default \
+                  50; without since, the newest). The ring \
                   keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
                   match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
                   details repeated from the previous snapshot. Reads only.",
@@ -337,8 +336,8 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
     let handle = ctx.live(p.session_id.as_deref())?;
     let log = handle.events().clone();
     let limit = Duration::from_millis(p.timeout_ms.unwrap_or(WAIT_DEFAULT_MS).min(WAIT_MAX_MS));
-    let after = p.since.unwrap_or_else(|| log.reported());
     // A misspelt or cleared id would wait out the whole timeout for nothing.
+    let scope = p.bp_id.as_deref().map(str::trim).unwrap_or_default();
     let ids = match p.bp_id.as_deref().map(str::trim) {
         Some(b) => Some(handle.stop_ids(b).await.ok_or_else(|| unknown_stop(b))?),
         None => None,
@@ -353,8 +352,9 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
     };
     let trace_pred = move |t: &TraceRecord| {
         ids2.as_ref()
-            .is_some_and(|ids| ids.iter().any(|i| **i == *t.stop))
+            .is_none_or(|ids| ids.iter().any(|i| **i == *t.stop))
     };
+    let from = log.wait_from(scope, p.since);
     let progress = PROGRESS.try_with(|p| p.clone()).ok();
     let total_ms = limit.as_millis() as f64;
     let mut tick = move |elapsed: Duration| {
@@ -375,13 +375,14 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
         }
     };
     let found = tokio::select! {
-        f = log.wait_after(after, &pred, Some(&trace_pred), limit, PROGRESS_EVERY, &mut tick) => f,
+        f = log.wait_after(from, &pred, Some(&trace_pred), limit, PROGRESS_EVERY, &mut tick) => f,
         _ = handle.died() => None,
     };
     let now = Instant::now();
     match found {
         Some(Found::Event(e)) => {
             log.mark_reported(e.seq);
+            log.mark_waited(scope, e.seq);
             let (line, _) = suspended_line(&handle).await;
             let mut text = event_text(&e, now);
             if handle.thread_is_virtual(e.thread).await {
@@ -390,7 +391,10 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
             let text = format!("{text}\n{line}");
             Ok(super::text(text))
         }
-        Some(Found::Trace(t)) => Ok(super::text(trace_text(&t, now))),
+        Some(Found::Trace(t)) => {
+            log.mark_waited(scope, t.seq);
+            Ok(super::text(trace_text(&t, now)))
+        }
         None => {
             handle.check_alive()?;
             let (line, _) = suspended_line(&handle).await;
@@ -514,7 +518,7 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
     let keys = p.group_by.as_ref().filter(|k| !k.is_empty());
     let query = TraceQuery {
         stop: p.bp_id.clone(),
-        since: p.since.unwrap_or(0),
+        since: p.since,
         class_filter: p.class_filter.clone(),
         limit: p.limit.unwrap_or(TRACES_DEFAULT_LIMIT).max(1),
         all: keys.is_some(),
@@ -526,8 +530,10 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
     let mut text = format!(
         "{} snapshots{} (ring {}/{}, {} evicted)",
         shown.len(),
-        if total > shown.len() {
-            format!(" of {total} matching (the newest; raise limit or use since)")
+        if total > shown.len() && p.since.is_some() {
+            format!(" of {total} matching (the oldest; Next pages on)")
+        } else if total > shown.len() {
+            format!(" of {total} matching (the newest; since=0 pages from the oldest)")
         } else {
             String::new()
         },
@@ -561,8 +567,13 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
         text.push_str(&trace_text_after(t, now, previous.filter(|_| compact)));
     }
     let last_seq = shown.iter().map(|t| t.seq).max();
-    if let Some(s) = last_seq {
-        text.push_str(&format!("\nNext: since={s} returns only newer snapshots"));
+    let rest = total.saturating_sub(shown.len());
+    match last_seq {
+        Some(s) if p.since.is_some() && rest > 0 => {
+            text.push_str(&format!("\nNext: since={s} shows the {rest} after these"));
+        }
+        Some(s) => text.push_str(&format!("\nNext: since={s} returns only newer snapshots")),
+        None => {}
     }
     if cleared > 0 {
         // clear removes every match, not only the page shown: say so.
@@ -570,7 +581,8 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
         text.push_str(&format!(
             "\nCleared {cleared} snapshots{}.",
             if unseen > 0 {
-                format!(" ({unseen} of them not shown: older than the limit)")
+                let side = if p.since.is_some() { "newer" } else { "older" };
+                format!(" ({unseen} of them not shown: {side} than the limit)")
             } else {
                 String::new()
             }

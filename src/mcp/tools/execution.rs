@@ -17,9 +17,8 @@ use crate::model::threads;
 pub struct ListThreadsParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Only threads whose name contains this text.
     pub name_contains: Option<String>,
-    /// Threads to show; default 100. A cut list shows one thread of every name family first.
+    /// Threads to show; default 100.
     pub limit: Option<usize>,
 }
 
@@ -32,7 +31,6 @@ const THREADS_SHOWN: usize = 100;
 pub struct ThreadParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread id as debug_list_threads prints it (@0x…).
     pub thread_id: String,
 }
 
@@ -42,13 +40,14 @@ pub struct ThreadParams {
 pub struct StepParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread to step; default: the newest thread a stop point suspended.
     pub thread_id: Option<String>,
-    /// Class patterns to skip (replaces the default JDK/container list; [] for none).
+    /// Class patterns to skip (replaces the default list).
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub exclude_classes: Option<Vec<String>>,
-    /// Stop only in classes matching these patterns (instead of excluding).
+    /// Stop only in classes matching these.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub only_classes: Option<Vec<String>>,
-    /// How long to wait for the landing, ms; default 10000.
+    /// Wait for the landing, ms; default 10000.
     pub timeout_ms: Option<u64>,
 }
 
@@ -56,47 +55,60 @@ pub fn routes() -> Vec<Route> {
     vec![
         {
             let tool = "debug_step";
-            let kind = |name, k: StepKind| {
+            let kind = |name, k: StepKind, guide: &'static str| {
                 let handler = move |ctx, call| step(ctx, call, k);
-                Kind::new(name, Route::new(tool, "", "", Effect::Changes, handler))
+                let route = Route::new(tool, "", "", Effect::Changes, handler).with_guide(guide);
+                Kind::new(name, route)
             };
             Route::by_kind(
                 tool,
                 "Step",
-                "Step the current thread. over: to the next line of this method, over calls; into: \
-                 into a method the line calls; out: until this method returns, stopping in its \
-                 caller. Runs only the stepped thread (all its suspensions lifted) until it lands; \
-                 the reply and debug_get_last_event show where. Skips JDK and container code \
-                 (java.*, javax.*, jakarta.*, sun.*, com.sun.*, jdk.*, org.jboss.*, io.undertow.*, \
-                 org.wildfly.*, org.hibernate.*) unless exclude_classes replaces the list ([] for \
-                 none) or only_classes names where to stop.",
+                "Step the current thread: over (next line here), into (into a call), out (to the \
+                 caller). Only that thread runs until it lands. JDK and container packages are \
+                 skipped unless exclude_classes replaces the list ([] for none) or only_classes \
+                 says where to stop.",
                 Effect::Changes,
                 vec![
-                    kind("over", StepKind::Over),
-                    kind("into", StepKind::Into),
-                    kind("out", StepKind::Out),
+                    kind("over", StepKind::Over, "Step to the next line of the current method, over calls."),
+                    kind("into", StepKind::Into, "Step to the next line, entering a called method when the line calls one."),
+                    kind("out", StepKind::Out, "Run until the current method returns, and stop in its caller."),
                 ],
             )
         },
-        Route::new(
-            "debug_suspend_thread",
-            "Suspend one thread",
-            "Suspend one thread while the others run on: the cheap way to read a live frame. \
-             Suspends are counted. Methods cannot be invoked on a thread held this way (JDWP allows \
-             that only after an event).",
-            Effect::Changes,
-            |ctx, call| suspend_thread(ctx, call, true),
-        )
-            .with_guide(
-                "Suspend one named thread; every other thread keeps running. The cheap way to read a live frame (debug_get_stack, debug_evaluate of locals and fields). Suspends are counted: the reply reads the count back. A thread held this way cannot run invoked methods (JDWP allows that only after an event).",
-            ),
-        Route::new(
-            "debug_resume_thread",
-            "Resume one thread once",
-            "Take one suspension off one thread and report the count left (a thread held by a stop point and by debug_suspend_thread needs two).",
-            Effect::Changes,
-            |ctx, call| suspend_thread(ctx, call, false),
-        ),
+        {
+            let tool = "debug_thread";
+            let kind = |name, suspend: bool, guide: &'static str| {
+                let handler = move |ctx, call| suspend_thread(ctx, call, suspend);
+                let route = Route::new(tool, "", "", Effect::Changes, handler).with_guide(guide);
+                Kind::new(name, route)
+            };
+            Route::by_kind(
+                tool,
+                "Hold one thread",
+                "Suspend one thread while the others run on (kind suspend), the cheap way to read \
+                 a live frame, or take one suspension off it (kind resume). Suspends are counted. \
+                 Methods cannot be invoked on a thread held this way (JDWP allows that only after \
+                 an event).",
+                Effect::Changes,
+                vec![
+                    kind(
+                        "suspend",
+                        true,
+                        "Suspend one named thread; every other thread keeps running. The cheap way \
+                         to read a live frame (debug_get_stack, debug_evaluate of locals and \
+                         fields). Suspends are counted: the reply reads the count back. A thread \
+                         held this way cannot run invoked methods (JDWP allows that only after an \
+                         event).",
+                    ),
+                    kind(
+                        "resume",
+                        false,
+                        "Take one suspension off one thread and report the count left (a thread \
+                         held by a stop point and by debug_thread kind suspend needs two).",
+                    ),
+                ],
+            )
+        },
         Route::new(
             "debug_pause",
             "Suspend the whole JVM",
@@ -108,8 +120,7 @@ pub fn routes() -> Vec<Route> {
             "debug_list_threads",
             "List threads",
             "Live threads: id, name, status, suspend count, sorted by name (worker-2 before \
-             worker-10). A list cut by limit shows one thread per name family first. Suspends \
-             nothing.",
+             worker-10); a list cut by limit shows one per name family first. Suspends nothing.",
             Effect::Read,
             list_threads,
         )
@@ -226,7 +237,7 @@ async fn resume(ctx: Ctx, call: Call<SessionParams>) -> Reply {
         out.push_str(&format!("\nVerified: all {} threads run.", report.total));
     } else if report.still_held == 0 {
         out.push_str(&format!(
-            "\nVerified: all {} other threads run. Still held by you (debug_suspend_thread): {}; debug_resume_thread releases them.",
+            "\nVerified: all {} other threads run. Still held by you (debug_thread): {}; debug_thread kind resume releases them.",
             report.total.saturating_sub(held.len()),
             held.iter()
                 .map(|h| format!(
@@ -276,7 +287,7 @@ async fn suspend_thread(ctx: Ctx, call: Call<ThreadParams>, suspend: bool) -> Re
         ));
     }
     if suspend {
-        out.push_str("\nNext: debug_get_stack / debug_evaluate with this thread_id; debug_resume_thread releases it");
+        out.push_str("\nNext: debug_get_stack / debug_evaluate with this thread_id; debug_thread kind resume releases it");
     }
     Ok(super::text(out))
 }

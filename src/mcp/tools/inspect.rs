@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::args::{thread_id, view_budget};
+use super::kinds::Kind;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
     EvalContext, Failure, FrameLocals, Outcome, SessionHandle, ShownValue, StackQuery, StackView,
@@ -21,37 +22,31 @@ use crate::mcp::render::value;
 pub struct GetStackParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Thread (hex id from debug_list_threads); default: the newest thread a stop point suspended.
     pub thread_id: Option<String>,
     /// Frames to show; default 20.
     pub max_frames: Option<usize>,
-    /// Show locals only for frames whose class starts with this prefix.
+    /// Locals only for frames of classes with this prefix.
     pub package_filter: Option<String>,
-    /// Expand each object local into a field tree (reads fields, invokes nothing).
+    /// Expand object locals into field trees.
     pub expand_objects: Option<bool>,
-    /// Field-tree depth when expanding; default 2.
     pub max_depth: Option<usize>,
-    /// Fields or elements per object when expanding; default 20.
     pub max_children: Option<usize>,
 }
 
-/// Arguments of debug_evaluate and debug_evaluate_chain.
+/// Arguments of debug_evaluate (both kinds).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EvaluateParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// The expression, e.g. order.items[0].getSku(), m["k"], xs[?qty > 3], bytes#ISO-8859-1.
+    /// e.g. order.items[0].getSku(), m["k"], xs[?qty > 3].
     pub expression: String,
-    /// Thread (hex id); default: the newest thread a stop point suspended.
     pub thread_id: Option<String>,
-    /// Frame whose locals and `this` are in scope; default 0 (top).
+    /// Frame in scope; default 0 (top).
     pub frame_index: Option<usize>,
-    /// Render the result as a field tree (reads fields, invokes nothing).
+    /// Render the result as a field tree.
     pub expand_objects: Option<bool>,
-    /// Field-tree depth; default 2.
     pub max_depth: Option<usize>,
-    /// Fields or elements per object; default 20.
     pub max_children: Option<usize>,
 }
 
@@ -59,51 +54,55 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_get_stack",
-            "Read a thread's stack and locals",
+            "Read a stack",
             "Frames of a suspended thread (#i class.method:line) with each frame's locals; \
-             max_frames:1 is the locals view. Needs the thread held (a hit, debug_suspend_thread). \
-             Each local read is a safepoint; expand_objects reads fields and invokes nothing.",
+             max_frames:1 is the locals view. Each local read is a safepoint; expand_objects \
+             invokes nothing.",
             Effect::Read,
             get_stack,
         )
             .with_guide(
                 "Frames of a suspended thread, one line each (#i class.method:line), with the locals of each frame \
                   beneath; a declared generic type is shown where it says more than the value. max_frames:1 is the \
-                  one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_suspend_thread). \
+                  one-call 'local variables' view. Needs the thread suspended (a stop point hit, debug_thread). \
                   Each local read costs the JVM a safepoint; expand_objects reads fields and invokes nothing.",
             ),
-        Route::new(
-            "debug_evaluate",
-            "Evaluate an expression",
-            "Evaluate a Java-like expression in a frame: locals, this, fields, classes, @0x… \
-             handles, .field and .method(args), xs[i], m[\"k\"], xs[2..5], xs[?qty > 3], operators; \
-             #UTF-8/#raw for byte[]. Collections are read by their fields; method calls and \
-             toString() need a thread a stop point suspended (2 s each). Errors point at the \
-             column.",
-            Effect::Read,
-            |ctx, call| evaluate(ctx, call, false),
-        )
-            .with_guide(
+        {
+            let tool = "debug_evaluate";
+            let kind = |name, chain: bool, guide: &'static str| {
+                let handler = move |ctx, call| evaluate(ctx, call, chain);
+                let route = Route::new(tool, "", "", Effect::Read, handler).with_guide(guide);
+                Kind::new(name, route)
+            };
+            Route::by_kind_or_first(
+                tool,
+                "Evaluate an expression",
+                "Evaluate a Java-like expression in a frame: locals, this, fields, classes, @0x… \
+                 handles, calls, xs[i], m[\"k\"], xs[?qty > 3], operators. Collections are read by \
+                 their fields; method calls need a thread a stop point suspended (2 s each). kind \
+                 chain prints each link of a.getB().c, naming the first null.",
+                Effect::Read,
+                vec![
+                    kind(
+                        "value",
+                        false,
                 "Evaluate a Java-like expression in a frame: locals, this, bare field names, class names, @0x… \
                   handles; .field and .method(args) chains (overloads chosen on runtime types); xs[i], m[\"k\"], \
                   xs[2..5], xs[?qty > 3], .length; == != < <= > >= && || ! + - * / %; #UTF-8 / #ISO-8859-1 / #raw \
                   for byte[]. HashMap, LinkedHashMap, ConcurrentHashMap and ArrayList subscripts walk fields (no \
                   invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
                   budget each). Parse errors name the column.",
-            ),
-        Route::new(
-            "debug_evaluate_chain",
-            "Find the null link of a chain",
-            "Walk a chain like a.getB().c.getD() and print each link's value, naming the first null \
-             one. Each method runs once; no toString(). Grammar and thread rules as debug_evaluate.",
-            Effect::Read,
-            |ctx, call| evaluate(ctx, call, true),
-        )
-            .with_guide(
+                    ),
+                    kind(
+                        "chain",
+                        true,
                 "Walk a chain like a.getB().c.getD() left to right and print every link with its value, naming \
                   the first null one and how many links were never reached. Each method runs exactly once; no \
                   toString() is called. Same grammar and thread rules as debug_evaluate.",
-            ),
+                    ),
+                ],
+            )
+        },
     ]
 }
 

@@ -29,30 +29,26 @@ const DEFAULT_TIMEOUT_MS: u64 = 5_000;
 pub struct InvokeParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Class of a static method.
     pub class: Option<String>,
-    /// Object handle (@0x…) to call on.
     pub object: Option<String>,
-    /// Spring bean name to call on.
     pub bean: Option<String>,
     /// Spring bean type (class name) to call on.
     pub bean_type: Option<String>,
     pub method: String,
-    /// In declaration order: number, string, boolean, null, "@0x…", enum constant name, array (→ array/List/Set), object (→ Map).
+    /// In order: number, string, boolean, null, "@0x…", enum name, array (array/List/Set), object (Map).
     pub args: Option<Vec<Json>>,
-    /// Declared parameter types picking the overload, e.g. ["java.lang.String","int"].
+    /// Declared types picking an overload, e.g. ["int"].
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub param_types: Option<Vec<String>>,
-    /// Return each overload's argument template; call nothing.
+    /// Show each overload's arguments; call nothing.
     pub template: Option<bool>,
-    /// Thread to run on; default: one an event suspended, else one parked.
+    /// Thread to run on; default: a held one, else one parked.
     pub thread_id: Option<String>,
     /// Call budget; default 5000.
     pub timeout_ms: Option<u64>,
-    /// Let other threads run during the call; default false.
+    /// Let other threads run during the call.
     pub all_threads: Option<bool>,
-    /// Field-tree depth; default 2.
     pub max_depth: Option<usize>,
-    /// Fields per object; default 20.
     pub max_children: Option<usize>,
 }
 
@@ -62,9 +58,9 @@ pub struct InvokeParams {
 pub struct SpringParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// List beans whose name or type contains this ("" lists all).
+    /// Beans whose name or type contains this.
     pub beans: Option<String>,
-    /// Environment keys to resolve.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub keys: Option<Vec<String>>,
     /// Thread to run on; default as debug_invoke.
     pub thread_id: Option<String>,
@@ -80,13 +76,13 @@ pub struct NamedQueryParams {
     pub session_id: Option<String>,
     /// Named query, e.g. "Order.byStatus".
     pub name: String,
-    /// Parameters by name, JSON-typed as debug_invoke's args.
+    /// By name, typed as debug_invoke's args.
     pub parameters: Option<serde_json::Map<String, Json>>,
     /// Rows fetched and shown; default 20.
     pub max_rows: Option<usize>,
-    /// EntityManager expression (Repo.em, this.em, @0x…); default: found in the frame.
+    /// EntityManager expression; default: found in the frame.
     pub entity_manager: Option<String>,
-    /// Let the provider flush pending changes first (a write); default false.
+    /// Flush pending changes first (a write).
     pub allow_flush: Option<bool>,
     /// Thread to run on; default as debug_invoke.
     pub thread_id: Option<String>,
@@ -100,11 +96,11 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_invoke",
-            "Call a method of the application",
-            "Call a static method, one on an object (@0x…) or on a Spring bean, with JSON args \
-             typed by the declared parameters. Runs on a thread an event suspended, else parks one \
-             at its next line and resumes it after; only that thread runs, so a lock held by a \
-             suspended thread times out. template:true shows what each overload takes.",
+            "Call a method",
+            "Call a static method, or one on an object (@0x…) or a Spring bean, with JSON args \
+             typed by the declared parameters. Runs on a thread an event holds, else parks one at \
+             its next line; only that thread runs, so a lock another held thread owns times out. \
+             template:true shows each overload's arguments.",
             Effect::Changes,
             invoke,
         )
@@ -118,9 +114,9 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_spring",
             "Read the Spring context",
-            "The Spring context, found on the heap: readiness, beans by name or type, and \
-             Environment keys with the property source each came from (secret-looking values \
-             masked). Calls run like debug_invoke.",
+            "The Spring context, found on the heap: readiness, beans by name or type, Environment \
+             keys with the property source of each (secret-looking values masked). Calls run like \
+             debug_invoke.",
             Effect::Changes,
             spring,
         )
@@ -134,8 +130,8 @@ pub fn routes() -> Vec<Route> {
             "debug_run_named_query",
             "Run a JPA named query",
             "Run a JPA named query through the application's EntityManager with typed parameters, \
-             up to max_rows. Flush is off (COMMIT): unflushed changes are not seen. Rows are read \
-             by field. Reaches the database; runs like debug_invoke.",
+             up to max_rows. Flush is off: unflushed changes are not seen. Reaches the database; \
+             runs like debug_invoke.",
             Effect::Changes,
             named_query,
         )

@@ -49,11 +49,39 @@ impl Route {
         effect: Effect,
         kinds: Vec<Kind>,
     ) -> Self {
+        Self::merged(name, title, description, effect, kinds, false)
+    }
+
+    /// Like [`Route::by_kind`], but `kind` may be left out: the first
+    /// kind is the tool's plain use, the others variants of it.
+    pub fn by_kind_or_first(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        effect: Effect,
+        kinds: Vec<Kind>,
+    ) -> Self {
+        Self::merged(name, title, description, effect, kinds, true)
+    }
+
+    fn merged(
+        name: &'static str,
+        title: &'static str,
+        description: &'static str,
+        effect: Effect,
+        kinds: Vec<Kind>,
+        optional: bool,
+    ) -> Self {
         let mut merged = tool::<Empty>(name, title, description, effect);
-        merged.input_schema = Arc::new(merged_schema(&kinds));
+        merged.input_schema = Arc::new(merged_schema(&kinds, optional));
         merged.output_schema = kinds
             .first()
             .and_then(|k| k.route.tool.output_schema.clone());
+        let guide = kinds
+            .iter()
+            .filter_map(|k| Some(format!("kind `{}`: {}", k.name, k.route.guide.as_deref()?)))
+            .collect::<Vec<_>>()
+            .join("\n\n");
         let kinds = Arc::new(kinds);
         Self {
             tool: merged,
@@ -61,7 +89,10 @@ impl Route {
                 let kinds = kinds.clone();
                 Box::pin(async move {
                     let mut args = args.unwrap_or_default();
-                    let kind = pick(name, &kinds, args.remove("kind"))?;
+                    let kind = match args.remove("kind") {
+                        None if optional => &kinds[0],
+                        given => pick(name, &kinds, given)?,
+                    };
                     let accepted = kind.accepted();
                     if let Some(other) = args.keys().find(|k| !accepted.contains(*k)) {
                         let list: Vec<&str> = accepted.iter().map(String::as_str).collect();
@@ -77,7 +108,7 @@ impl Route {
                     (kind.route.call)(ctx, Some(args)).await
                 })
             }),
-            guide: None,
+            guide: (!guide.is_empty()).then_some(guide),
         }
     }
 }
@@ -96,8 +127,8 @@ fn pick<'k>(tool: &str, kinds: &'k [Kind], kind: Option<Value>) -> Result<&'k Ki
 }
 
 /// The union of the kinds' input schemas, with `kind` first among the
-/// required arguments.
-fn merged_schema(kinds: &[Kind]) -> JsonObject {
+/// required arguments (unless it may be left out).
+fn merged_schema(kinds: &[Kind], optional: bool) -> JsonObject {
     let mut props = serde_json::Map::new();
     let mut defs = serde_json::Map::new();
     let names: Vec<&str> = kinds.iter().map(|k| k.name).collect();
@@ -126,7 +157,9 @@ fn merged_schema(kinds: &[Kind]) -> JsonObject {
         });
     }
     let mut required: Vec<String> = required.unwrap_or_default().into_iter().collect();
-    required.insert(0, "kind".into());
+    if !optional {
+        required.insert(0, "kind".into());
+    }
     let mut schema = JsonObject::new();
     if !defs.is_empty() {
         schema.insert("$defs".into(), Value::Object(defs));
@@ -178,7 +211,11 @@ mod tests {
     }
 
     fn merged() -> Route {
-        Route::by_kind(
+        merged_with(false)
+    }
+
+    fn merged_with(optional: bool) -> Route {
+        Route::merged(
             "t",
             "T",
             "d",
@@ -187,6 +224,7 @@ mod tests {
                 Kind::new("a", Route::new("t", "", "", Effect::Read, a)),
                 Kind::new("b", Route::new("t", "", "", Effect::Read, b)),
             ],
+            optional,
         )
     }
 
@@ -226,14 +264,24 @@ mod tests {
         let r = merged();
         let ok = run(&r, json!({"kind": "b", "shared": "x", "only_b": true})).expect("b");
         assert!(ok.contains("b x Some(true)"), "{ok}");
-        let e = run(&r, json!({"kind": "a", "shared": "x", "only_b": true})).unwrap_err();
+        let e = run(&r, json!({"kind": "a", "shared": "x", "only_b": true})).expect_err("refused");
         assert!(
             e.contains("kind a takes no `only_b`; it accepts kind, only_a, shared"),
             "{e}"
         );
-        let e = run(&r, json!({"shared": "x"})).unwrap_err();
+        let e = run(&r, json!({"shared": "x"})).expect_err("refused");
         assert!(e.contains("kind is required; one of a, b"), "{e}");
-        let e = run(&r, json!({"kind": "c"})).unwrap_err();
+        let e = run(&r, json!({"kind": "c"})).expect_err("refused");
         assert!(e.contains("unknown kind \"c\"; one of a, b"), "{e}");
+    }
+
+    #[test]
+    fn an_optional_kind_defaults_to_the_first() {
+        let r = merged_with(true);
+        assert_eq!(r.tool.input_schema["required"], json!(["shared"]));
+        let ok = run(&r, json!({"shared": "x", "only_a": 3})).expect("a");
+        assert!(ok.contains("a x Some(3)"), "{ok}");
+        let e = run(&r, json!({"kind": "z", "shared": "x"})).expect_err("refused");
+        assert!(e.contains("unknown kind \"z\"; one of a, b"), "{e}");
     }
 }

@@ -1,5 +1,5 @@
-//! What a loaded class declares and what lives of it: debug_list_methods,
-//! debug_list_fields (rendered as Java source lines, inherited members
+//! What a loaded class declares and what lives of it: debug_list_members (methods
+//! and fields, rendered as Java source lines, inherited members
 //! with their origin, class-loader copies named) and debug_list_instances
 //! (several classes in one heap walk, its stop-the-world time reported).
 
@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::kinds::Kind;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{InstanceReport, Member, MemberSet, Members, TypeMembers};
 use crate::mcp::error::ToolError;
@@ -19,17 +20,16 @@ const DEFAULT_LIMIT: usize = 200;
 /// Handles per class by default.
 const DEFAULT_HANDLES: usize = 10;
 
-/// Arguments of debug_list_methods and debug_list_fields.
+/// Arguments of debug_list_members (both kinds).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MembersParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Dotted class name (Outer$Inner for a nested class); Name@0x<loader> pins one class-loader copy.
+    /// Loaded class (Outer$Inner); Name@0x<loader> picks a copy.
     pub class_name: String,
-    /// Add superclasses' and interfaces' members; default false.
+    /// Add the supertypes' members.
     pub inherited: Option<bool>,
-    /// Only members whose name contains this.
     pub name_filter: Option<String>,
     /// Members shown; default 200.
     pub limit: Option<usize>,
@@ -41,7 +41,6 @@ pub struct MembersParams {
 pub struct InstancesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Dotted class names, counted in one heap walk.
     pub class_names: Vec<String>,
     /// Handles per class; default 10, 0 = counts only.
     pub max_instances: Option<usize>,
@@ -49,41 +48,45 @@ pub struct InstancesParams {
 
 pub fn routes() -> Vec<Route> {
     vec![
-        Route::new(
-            "debug_list_methods",
-            "List a class's methods",
-            "A loaded class's methods as Java source lines: modifiers, generic signatures, \
-             parameter names where known; synthetic ones left out. inherited:true adds the \
-             supertypes'. Name@0x<loader> picks one loader's copy. Suspends nothing.",
-            Effect::Read,
-            |ctx, call| list(ctx, call, MemberSet::Methods),
-        )
-            .with_guide(
+        {
+            let tool = "debug_list_members";
+            let kind = |name, set: MemberSet, guide: &'static str| {
+                let handler = move |ctx, call| list(ctx, call, set);
+                let route = Route::new(tool, "", "", Effect::Read, handler).with_guide(guide);
+                Kind::new(name, route)
+            };
+            Route::by_kind(
+                tool,
+                "List members",
+                "A loaded class's methods or fields (kind) as Java source lines, with generic \
+                 types and parameter names where known; no values read. inherited:true adds the \
+                 supertypes'. Name@0x<loader> picks one copy.",
+                Effect::Read,
+                vec![
+                    kind(
+                        "methods",
+                        MemberSet::Methods,
                 "A loaded class's methods as Java source lines: modifiers, generic signatures where the class file \
                   has them, parameter names where it has a variable table. Constructors kept, <clinit> and synthetic \
                   methods left out. inherited:true adds superclasses and interfaces, each under its origin. Several \
                   class-loader copies are named; Name@0x<loader> pins one. Suspends nothing.",
-            ),
-        Route::new(
-            "debug_list_fields",
-            "List a class's fields",
-            "A loaded class's fields as Java source lines, statics first; reads no values. \
-             inherited:true adds the supertypes'. Name@0x<loader> picks one loader's copy. Suspends \
-             nothing.",
-            Effect::Read,
-            |ctx, call| list(ctx, call, MemberSet::Fields),
-        )
-            .with_guide(
+                    ),
+                    kind(
+                        "fields",
+                        MemberSet::Fields,
                 "A loaded class's fields as Java source lines (modifiers, generic type), statics first; reads no \
                   values. inherited:true adds superclasses' and interfaces' fields under their origin. Copies and \
-                  pinning as in debug_list_methods. Suspends nothing.",
-            ),
+                  pinning as for methods. Suspends nothing.",
+                    ),
+                ],
+            )
+        },
         Route::new(
             "debug_list_instances",
-            "Count and find live instances",
+            "Count instances",
             "Live instance counts of several classes in one heap walk, with up to max_instances \
-             @0x… handles each. Exact type only: subclasses are not counted. The walk stops the \
-             world; the reply says for how long.",
+             @0x… handles each. Exact type only. The walk stops the world; the reply says for how \
+             long.",
             Effect::Read,
             list_instances,
         )

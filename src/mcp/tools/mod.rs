@@ -80,6 +80,18 @@ pub fn progress_reporter(what: &'static str) -> Option<crate::actors::ProgressFn
     }))
 }
 
+/// What the arguments several tools share mean, said once (in the
+/// server's instructions and docs/tools.md) instead of in every schema.
+#[macro_export]
+macro_rules! shared_arguments {
+    () => {
+        "Every tool takes an optional session_id (default: the current session). thread_id is a \
+         thread's @0x… id (default: the newest thread a stop point suspended); class_roots and \
+         source_roots are directories where .class and .java package trees start; max_depth \
+         (default 2) and max_children (default 20) bound a field tree."
+    };
+}
+
 /// What every tool call gets.
 #[derive(Clone)]
 pub struct Ctx {
@@ -200,6 +212,15 @@ fn strip_output_node(node: &mut JsonObject) {
         node.remove("minimum");
         node.remove("maximum");
     }
+    let number = match node.get("type") {
+        Some(serde_json::Value::String(t)) => t == "number",
+        Some(serde_json::Value::Array(t)) => t.iter().any(|t| t == "number"),
+        _ => false,
+    };
+    if number {
+        // `double` is how Rust stores it; JSON has one number type.
+        node.remove("format");
+    }
     for (key, value) in node.iter_mut() {
         match value {
             // Under these, the keys are names, each mapped to a schema.
@@ -224,6 +245,11 @@ fn strip_output_node(node: &mut JsonObject) {
 }
 
 fn compact_node(node: &mut JsonObject) {
+    // `#[serde(default)]` on an optional argument says `default: null`:
+    // being optional already says so.
+    if node.get("default") == Some(&serde_json::Value::Null) {
+        node.remove("default");
+    }
     if let Some(serde_json::Value::Array(types)) = node.get("type") {
         let kept: Vec<serde_json::Value> = types
             .iter()
@@ -275,7 +301,7 @@ pub struct Route {
     call: Arc<Handler>,
     /// What the tool's description leaves out, served as the resource
     /// `jdwp://guide/<tool>` and in docs/tools.md.
-    guide: Option<&'static str>,
+    guide: Option<String>,
 }
 
 impl Route {
@@ -309,7 +335,7 @@ impl Route {
     /// The tool's guide: the rules and traps its description has no room
     /// for (tools/list is read whole before the first call).
     pub fn with_guide(mut self, guide: &'static str) -> Self {
-        self.guide = Some(guide);
+        self.guide = Some(guide.to_string());
         self
     }
 
@@ -408,13 +434,13 @@ pub fn data<O: Serialize>(s: impl Into<String>, data: &O) -> CallToolResult {
 /// `docs/tools.md`: the catalogue rendered for people. Generated from the
 /// same definitions tools/list serves; a test keeps the file in step.
 pub fn markdown() -> String {
-    let mut out = String::from(
+    let mut out = String::from(concat!(
         "# Tools\n\n<!-- Generated from the tool catalogue (src/mcp/tools); a test checks it. \
-         Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n\
-         Every session-scoped tool takes an optional `session_id` (default: the current session). \
-         Errors start with a stable `[LABEL]` and say what to do next. Each section is also served \
-         as the MCP resource `jdwp://guide/<tool>`.\n",
-    );
+         Refresh with `UPDATE_GOLDEN=1 cargo test --test it docs_tools_md`. -->\n\n",
+        crate::shared_arguments!(),
+        " Errors start with a stable `[LABEL]` and say what to do next. Each section is also \
+         served as the MCP resource `jdwp://guide/<tool>`.\n",
+    ));
     for r in &routes().routes {
         out.push('\n');
         out.push_str(&route_markdown(r));
@@ -449,7 +475,7 @@ fn route_markdown(r: &Route) -> String {
         t.title.clone().unwrap_or_default(),
         t.description.clone().unwrap_or_default(),
     );
-    if let Some(g) = r.guide {
+    if let Some(g) = &r.guide {
         out.push_str(g);
         out.push_str("\n\n");
     }

@@ -16,11 +16,10 @@ use crate::mcp::render::value;
 pub struct SetValueParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// What to write: a local, obj.field, Class.STATIC, xs[i] or m["k"].
+    /// A local, obj.field, Class.STATIC, xs[i] or m["k"].
     pub target: String,
-    /// The new value: a literal or any expression (an object is stored by reference).
+    /// A literal or an expression.
     pub value: String,
-    /// Thread (hex id); default: the newest thread a stop point suspended.
     pub thread_id: Option<String>,
     /// Frame whose locals are in scope; default 0.
     pub frame_index: Option<usize>,
@@ -32,9 +31,8 @@ pub struct SetValueParams {
 pub struct ForceReturnParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Value to return (an expression), coerced to the method's return type; omit for void.
+    /// An expression, coerced to the return type; omit for void.
     pub value: Option<String>,
-    /// Thread (hex id); default: the newest thread a stop point suspended.
     pub thread_id: Option<String>,
 }
 
@@ -44,9 +42,8 @@ pub struct ForceReturnParams {
 pub struct PopFrameParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Pop frames 0..=frame_index; the caller re-runs the call. Default 0.
+    /// Pop frames 0..=frame_index; default 0.
     pub frame_index: Option<usize>,
-    /// Thread (hex id); default: the newest thread a stop point suspended.
     pub thread_id: Option<String>,
 }
 
@@ -54,11 +51,10 @@ pub fn routes() -> Vec<Route> {
     vec![
         Route::new(
             "debug_set_value",
-            "Change a value in the running program",
-            "Write a local, a field or an array element in a suspended thread's frame; value is a \
-             literal coerced to the declared type, or an expression. Reports the value replaced. \
-             List/Map elements go through set()/put() and need a thread a stop point suspended. \
-             Refused read-only.",
+            "Set a value",
+            "Write a local, a field or an array element in a suspended thread's frame: a literal \
+             coerced to the declared type, or an expression. Reports the value replaced. List/Map \
+             elements go through set()/put(). Refused read-only.",
             Effect::Changes,
             set_value,
         )
@@ -70,7 +66,7 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_force_return",
-            "Force the current method to return",
+            "Force a return",
             "Return now from the top frame's method with value (coerced; omit for void); the rest \
              does not run. Native frames are refused. Refused read-only.",
             Effect::Destructive,
@@ -82,7 +78,7 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_pop_frame",
-            "Pop frames and re-run a call",
+            "Pop frames",
             "Pop frames 0..=frame_index of a suspended thread; on resume the caller calls again. \
              Side effects stay. Native and outermost frames are refused. Refused read-only.",
             Effect::Destructive,

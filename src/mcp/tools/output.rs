@@ -31,7 +31,7 @@ pub struct ReadOutputParams {
 pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_read_output",
-        "Read a launched JVM's output",
+        "Read JVM output",
         "Lines a launched JVM wrote to stdout and stderr, numbered: the newest tail, or those after \
          since (follow with the reply's next). Kept after the JVM exits.",
         Effect::Read,

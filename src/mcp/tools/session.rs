@@ -22,15 +22,14 @@ const DEFAULT_LAUNCH_TIMEOUT_MS: u64 = 20_000;
 pub struct AttachParams {
     /// Host of the JDWP agent; default 127.0.0.1.
     pub host: Option<String>,
-    /// Port the JDWP agent listens on.
     pub port: u16,
-    /// Limit for connect + handshake + first replies, ms; default 5000.
+    /// Connect and handshake limit, ms; default 5000.
     pub timeout_ms: Option<u64>,
-    /// Refuse every mutation (invoke, set values, force return, pop frames, redefine) at the wire.
+    /// Refuse every change to the JVM, at the wire.
     pub read_only: Option<bool>,
-    /// Directories where the .java package tree starts.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub source_roots: Option<Vec<String>>,
-    /// Directories where the .class package tree starts.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -38,31 +37,31 @@ pub struct AttachParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchParams {
-    /// Fully qualified main class (with classpath); or give jar.
+    /// Main class (with classpath), or give jar.
     pub main_class: Option<String>,
     /// Classpath for main_class; default ".".
     pub classpath: Option<String>,
     /// Executable jar to run instead of main_class.
     pub jar: Option<String>,
     /// Extra JVM options, e.g. ["-Xmx256m"].
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub jvm_args: Option<Vec<String>>,
-    /// Program arguments.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub args: Option<Vec<String>>,
-    /// Working directory of the JVM.
     pub working_dir: Option<String>,
-    /// JDK to use; default JAVA_HOME, then java on PATH.
+    /// JDK; default JAVA_HOME, then PATH.
     pub java_home: Option<String>,
-    /// Hold it at its loaded main class until debug_continue; default true.
+    /// Hold it at its main class until debug_continue; default true.
     pub suspend: Option<bool>,
-    /// Leave the JVM running when the session ends; default false (it is terminated).
+    /// Leave the JVM running when the session ends.
     pub detach_on_disconnect: Option<bool>,
-    /// Limit for the JVM to open its JDWP port, ms; default 20000.
+    /// Wait for the JDWP port, ms; default 20000.
     pub timeout_ms: Option<u64>,
     /// Refuse every mutation at the wire.
     pub read_only: Option<bool>,
-    /// Directories where the .java package tree starts.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub source_roots: Option<Vec<String>>,
-    /// Directories where the .class package tree starts.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub class_roots: Option<Vec<String>>,
 }
 
@@ -93,9 +92,9 @@ pub fn routes() -> Vec<Route> {
             "debug_attach",
             "Attach to a JVM",
             "Attach to a JVM started with \
-             -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT; the session becomes \
-             current. Suspends nothing (a suspend=y JVM stays held until debug_continue). read_only \
-             refuses every change at the wire. A port that is not JDWP says NOT_JDWP.",
+             -agentlib:jdwp=transport=dt_socket,server=y,address=PORT; the session becomes \
+             current. Suspends nothing. read_only refuses every change at the wire. A port that is \
+             not JDWP says NOT_JDWP.",
             Effect::Changes,
             attach,
         )
@@ -107,11 +106,10 @@ pub fn routes() -> Vec<Route> {
             ),
         Route::new(
             "debug_launch",
-            "Launch a JVM under the debugger",
+            "Launch a JVM",
             "Start a JVM (main_class and classpath, or jar) with a JDWP agent on a free loopback \
-             port, and attach. suspend (default true) holds it once its main class is loaded; \
-             debug_continue starts it. A death at startup is an error with its last lines. Ends \
-             with the session unless detach_on_disconnect.",
+             port, and attach. suspend (default true) holds it at its main class until \
+             debug_continue. Ends with the session unless detach_on_disconnect.",
             Effect::Changes,
             launch,
         )
@@ -137,17 +135,16 @@ pub fn routes() -> Vec<Route> {
         .with_output::<super::data::Sessions>(),
         Route::new(
             "debug_set_current_session",
-            "Choose the current session",
+            "Choose the session",
             "Make a session current: tools called without session_id use it.",
             Effect::Idempotent,
             set_current,
         ),
         Route::new(
             "debug_disconnect",
-            "Disconnect and release the JVM",
+            "Disconnect",
             "End a session: clear every request, resume every thread (JDWP Dispose), check none is \
-             left suspended, and report what was released. A launched JVM is terminated unless \
-             detach_on_disconnect.",
+             left suspended. A launched JVM is terminated unless detach_on_disconnect.",
             Effect::Destructive,
             disconnect,
         )

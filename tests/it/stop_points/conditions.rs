@@ -56,7 +56,11 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
         "{}",
         hit.text
     );
-    ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": id}),
+    );
     ok(&server, "debug_continue", json!({}));
     // A name no armed location can resolve is refused when arming, with
     // the locals in scope and the column.
@@ -249,7 +253,11 @@ fn a_second_suspend_all_hit_does_not_stack_and_invokes_still_run() {
         );
         ok(&server, "debug_continue", json!({}));
     }
-    ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": id}),
+    );
     ok(&server, "debug_continue", json!({}));
     assert_all_running(&server);
 }

@@ -52,7 +52,11 @@ fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
     assert_eq!(f["watch"], "parked", "full at max_classes 1: {f}");
     let member = f["members"][0]["id"].as_str().unwrap_or("").to_string();
     traces_of(&server, &member, 2);
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": member}));
+    let cleared = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": member}),
+    );
     assert!(
         cleared
             .text
@@ -62,7 +66,11 @@ fn a_full_family_parks_its_watch_and_a_cleared_member_frees_a_slot() {
     );
     let l = ok(&server, "debug_list_stop_points", json!({}));
     assert_eq!(l.json()["families"][0]["watch"], "watching", "{}", l.text);
-    ok(&server, "debug_clear_stop_point", json!({"id": fid}));
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": fid}),
+    );
     assert_all_running(&server);
 }
 
@@ -104,7 +112,11 @@ fn wildcard_families_and_lists_report_each_entry() {
             .map(|l| l.starts_with("Orders.size:")),
         Some(true)
     );
-    let toggled = ok(&server, "debug_toggle_stop_point", json!({"id": fid}));
+    let toggled = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": fid}),
+    );
     assert!(
         toggled.text.starts_with(&format!("{fid} disabled.")),
         "{}",
@@ -112,7 +124,11 @@ fn wildcard_families_and_lists_report_each_entry() {
     );
     let listing = ok(&server, "debug_list_stop_points", json!({}));
     assert!(listing.text.contains("DISABLED"), "{}", listing.text);
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": fid}));
+    let cleared = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": fid}),
+    );
     assert!(
         cleared
             .text

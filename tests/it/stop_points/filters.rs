@@ -36,7 +36,11 @@ fn a_spent_hit_count_is_reported_and_clearing_it_sends_nothing() {
     });
     assert_eq!(p["hits"], 1, "the JVM reports only the Nth: {p}");
     ok(&server, "debug_continue", json!({}));
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": bp}));
+    let cleared = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": bp}),
+    );
     assert!(
         cleared
             .text
@@ -86,7 +90,11 @@ fn a_hit_count_over_several_locations_is_counted_here_holding_one_thread_at_a_ti
     assert_eq!(p["spent_reason"], "hit_count 3 reached", "{p}");
     assert!(p["hits"].as_u64().unwrap_or(0) >= 3, "{p}");
     ok(&server, "debug_continue", json!({}));
-    let cleared = ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    let cleared = ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": id}),
+    );
     assert!(
         cleared
             .text

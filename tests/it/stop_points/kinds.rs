@@ -187,6 +187,10 @@ fn monitor_stops_measure_contention_without_suspending() {
             .any(|s| detail(s, "monitor").is_some_and(|m| m.starts_with("java.lang.Object @0x"))),
         "{t:?}"
     );
-    ok(&server, "debug_clear_stop_point", json!({"id": id}));
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": id}),
+    );
     assert_all_running(&server);
 }

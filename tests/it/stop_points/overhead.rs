@@ -85,7 +85,7 @@ fn a_never_true_condition_on_a_hot_path_is_paused_by_the_overhead_guard() {
     assert!(
         notice.contains(&id)
             && notice.contains("budget 20%")
-            && notice.contains("debug_toggle_stop_point")
+            && notice.contains("debug_update_stop_point kind toggle")
             && notice.contains("max_overhead"),
         "{notice}"
     );
@@ -157,8 +157,8 @@ fn the_session_budget_pauses_the_costliest_stop_point() {
     // A toggle re-arms it as it was.
     ok(
         &server,
-        "debug_toggle_stop_point",
-        json!({"id": id, "enabled": true}),
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": id, "enabled": true}),
     );
     let armed = point(&server, &id);
     assert!(

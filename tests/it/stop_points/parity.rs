@@ -239,8 +239,16 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
         .and_then(|l| l.split_whitespace().next())
         .unwrap_or_else(|| panic!("orders-a in {}", threads.text))
         .to_string();
-    ok(&server, "debug_suspend_thread", json!({"thread_id": id}));
-    ok(&server, "debug_suspend_thread", json!({"thread_id": id}));
+    ok(
+        &server,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": id}),
+    );
+    ok(
+        &server,
+        "debug_thread",
+        json!({"kind": "suspend", "thread_id": id}),
+    );
     ok(
         &server,
         "debug_set_stop",
@@ -248,9 +256,7 @@ fn panic_releases_the_threads_the_agent_holds_and_names_them() {
     );
     let panic = ok(&server, "debug_panic", json!({}));
     assert!(
-        panic
-            .text
-            .contains("Released 1 thread debug_suspend_thread held:")
+        panic.text.contains("Released 1 thread debug_thread held:")
             && panic.text.contains("\"orders-a\""),
         "{}",
         panic.text
@@ -360,8 +366,9 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
         "{}",
         listing.text
     );
-    // The pending count says it includes the event shown.
-    ok(
+    // The pending count says it includes the event shown (waited for by
+    // its id: a wait without one also returns the traced snapshots).
+    let thrown = ok(
         &server,
         "debug_set_stop",
         json!({"kind": "exception", "class_pattern": "java.lang.IllegalStateException", "hit_count": 1}),
@@ -369,7 +376,7 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     ok(
         &server,
         "debug_wait_for_event",
-        json!({"timeout_ms": 15000}),
+        json!({"bp_id": first_id(&thrown), "timeout_ms": 15000}),
     );
     let last = ok(&server, "debug_get_last_event", json!({}));
     assert!(
@@ -473,8 +480,8 @@ fn an_exported_set_re_arms_by_replaying_its_calls() {
     );
     ok(
         &server,
-        "debug_toggle_stop_point",
-        json!({"id": exits, "enabled": false}),
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": exits, "enabled": false}),
     );
     traces_of(&server, &line_stop, 2);
     let exported = ok(&server, "debug_list_stop_points", json!({"export": true}));

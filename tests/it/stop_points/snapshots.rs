@@ -311,13 +311,17 @@ fn a_collected_instance_filter_is_reported_and_refuses_to_re_arm() {
         "debug_set_stop",
         json!({"kind": "line", "class_pattern": "Relay", "line": at, "trace": true, "instance_id": handle}),
     ));
-    ok(&server, "debug_clear_stop_point", json!({"id": held}));
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": held}),
+    );
     ok(&server, "debug_continue", json!({}));
     // Armed, the request holds its object; disabled, nothing does.
     ok(
         &server,
-        "debug_toggle_stop_point",
-        json!({"id": filtered, "enabled": false}),
+        "debug_update_stop_point",
+        json!({"kind": "toggle", "id": filtered, "enabled": false}),
     );
     let p = poll_until_msg(WAIT, "the filtered object to be collected", || {
         let p = point(&server, &filtered);
@@ -332,8 +336,8 @@ fn a_collected_instance_filter_is_reported_and_refuses_to_re_arm() {
     );
     let refused = server
         .call(
-            "debug_toggle_stop_point",
-            json!({"id": filtered, "enabled": true}),
+            "debug_update_stop_point",
+            json!({"kind": "toggle", "id": filtered, "enabled": true}),
         )
         .expect_tool_error();
     assert!(
@@ -414,7 +418,8 @@ fn traces_grouped_by_a_local_count_what_the_program_counted() {
     let grouped = ok(
         &server,
         "debug_get_traces",
-        json!({"bp_id": id, "group_by": ["qty"], "limit": 1}),
+        // One key may be given as a plain string.
+        json!({"bp_id": id, "group_by": "qty", "limit": 1}),
     );
     let groups = grouped.json()["groups"]
         .as_array()

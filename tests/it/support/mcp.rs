@@ -248,11 +248,16 @@ impl Server {
 
     /// Writes `line` plus `\n` verbatim (for malformed-input tests).
     pub fn send_raw(&self, line: &str) -> std::io::Result<()> {
+        self.send_raw_bytes(line.as_bytes())
+    }
+
+    /// Writes `line` plus `\n` verbatim, UTF-8 or not.
+    pub fn send_raw_bytes(&self, line: &[u8]) -> std::io::Result<()> {
         let mut stdin = lock(&self.stdin);
         let pipe = stdin.as_mut().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin already closed")
         })?;
-        pipe.write_all(line.as_bytes())?;
+        pipe.write_all(line)?;
         pipe.write_all(b"\n")?;
         pipe.flush()
     }

@@ -240,7 +240,7 @@ fn cause_text(c: &Cause) -> String {
         Cause::ConditionErrors { errors, last, stopped } => format!(
             "the condition failed {errors} times{}{}",
             last.as_ref().map(|l| format!(" (last: {l})")).unwrap_or_default(),
-            if *stopped { "; it disabled itself after too many in a row. Fix the condition, then debug_toggle_stop_point" } else { "" }
+            if *stopped { "; it disabled itself after too many in a row. Fix the condition, then debug_update_stop_point kind toggle" } else { "" }
         ),
         Cause::ThreadFilter { thread, name, alive } => format!(
             "only thread @{thread:#x}{} is watched; hits on every other thread are dropped by the JVM and not counted{}",
@@ -255,10 +255,10 @@ fn cause_text(c: &Cause) -> String {
             Some(n) => format!("hit_count {target}: {n} of {target} hits so far; it fires on hit {target}"),
             None => format!("hit_count {target}: the JVM counts and reports only hit {target}"),
         },
-        Cause::Disabled => "it is disabled: debug_toggle_stop_point re-arms it".into(),
+        Cause::Disabled => "it is disabled: debug_update_stop_point kind toggle re-arms it".into(),
         Cause::PausedByBudget(o) => crate::mcp::tools::stop_points::render::paused_text(o),
-        Cause::DisabledByWatchdog => "the watchdog disabled it because its hits kept the JVM suspended: fix the cause, then debug_toggle_stop_point".into(),
-        Cause::Spent(reason) => format!("it is spent ({reason}): debug_toggle_stop_point re-arms it"),
+        Cause::DisabledByWatchdog => "the watchdog disabled it because its hits kept the JVM suspended: fix the cause, then debug_update_stop_point kind toggle".into(),
+        Cause::Spent(reason) => format!("it is spent ({reason}): debug_update_stop_point kind toggle re-arms it"),
         Cause::VmHeld { held, total } => format!(
             "{held} of {total} threads are suspended: no thread can run to it. debug_continue lets them go"
         ),

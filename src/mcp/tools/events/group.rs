@@ -27,6 +27,18 @@ pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
     if let Some((_, v)) = t.locals.iter().find(|(n, _)| &**n == key) {
         return Some(value::line(v));
     }
+    // A wire exit reports its value as the detail `returned`, a probe's as
+    // the column `returnValue` (the name conditions use): either name
+    // groups both.
+    let key = match key {
+        "returnValue" => "returned",
+        other => other,
+    };
+    if key == "returned"
+        && let Some((_, v)) = t.locals.iter().find(|(n, _)| &**n == "returnValue")
+    {
+        return Some(value::line(v));
+    }
     // A trace expression reads as `expr[i] <source>`: either part names it.
     t.details
         .iter()
@@ -218,6 +230,19 @@ mod tests {
         assert_eq!(key_value(&t, "nosuch"), None);
         let g = group(&[t], &["nosuch".to_string()], 5);
         assert_eq!((g.groups.len(), g.without_keys), (0, 1));
+    }
+
+    #[test]
+    fn a_return_value_groups_by_either_name_over_the_wire_or_from_a_probe() {
+        let seven = || Shown::Scalar(Scalar::Prim(Prim::Int(7)));
+        let mut wire = snap(1, 2, 6);
+        wire.details = vec![("returned".into(), Detail::Value(seven()))];
+        let mut probe = snap(2, 2, 6);
+        probe.locals.push(("returnValue".into(), seven()));
+        for key in ["returnValue", "returned"] {
+            assert_eq!(key_value(&wire, key).as_deref(), Some("7"), "{key}");
+            assert_eq!(key_value(&probe, key).as_deref(), Some("7"), "{key}");
+        }
     }
 
     #[test]

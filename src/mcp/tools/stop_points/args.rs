@@ -61,14 +61,14 @@ macro_rules! stop_params {
             pub trace: Option<bool>,
             /// Caller frames per snapshot; default 3.
             pub trace_frames: Option<u32>,
-            /// "all" (default), "none", or names ("a,b"); over the wire each is a safepoint.
+            /// "all" (default), "none", or names ("a,b").
             #[schemars(with = "Option<String>")]
             pub trace_locals: Option<LocalsParam>,
-            /// Snapshots before disarming; default 200, 0 = unbounded.
+            /// Snapshots kept; default 200, 0 unbounded.
             pub trace_max_hits: Option<u32>,
             /// Chars kept per value; default 100, max 4000.
             pub trace_max_length: Option<u32>,
-            /// % of one thread's time holds may take (2 s) before a pause; default 20, 0 = off.
+            /// % of a thread's time holds may take before a pause; default 20, 0 off.
             pub max_overhead: Option<u32>,
             $(
             /// auto (default), wire or probe (in the bytecode).
@@ -99,11 +99,10 @@ macro_rules! stop_params {
 stop_params! {
     /// Arguments of debug_set_stop kind line.
     pub struct LineStopParams {
-        /// Exact class, wildcard (com.acme.*, *Repo) or a list of either.
+        /// Exact class, wildcard, or a list.
         pub class_pattern: OneOrMany<String>,
-        /// Source line.
         pub line: Option<u32>,
-        /// Method: its entry (no line), only its code (line), or the exits kept (method_exit).
+        /// Method: its entry (no line), its code (line), or its exits.
         pub method: Option<String>,
         /// Expression; stop only when true.
         pub condition: Option<String>,
@@ -125,9 +124,9 @@ stop_params! {
         pub class_pattern: Option<OneOrMany<String>>,
         /// Most classes a wildcard arms; default 20.
         pub max_classes: Option<usize>,
-        /// Report throws that will be caught; default true.
+        /// Report caught throws; default true.
         pub caught: Option<bool>,
-        /// Report throws nothing catches; default true.
+        /// Report uncaught throws; default true.
         pub uncaught: Option<bool>,
         /// Expression; stop only when true (`exception` is in scope).
         pub condition: Option<String>,
@@ -142,11 +141,10 @@ stop_params! {
 stop_params! {
     /// Arguments of debug_set_stop kind field.
     pub struct FieldStopParams {
-        /// Exact class, wildcard (com.acme.*, *Repo) or a list of either.
+        /// Exact class, wildcard, or a list.
         pub class_pattern: OneOrMany<String>,
         /// Most classes a wildcard arms; default 20.
         pub max_classes: Option<usize>,
-        /// Field name.
         pub field_name: String,
         /// Report writes; default true.
         pub modify: Option<bool>,
@@ -170,8 +168,9 @@ stop_params! {
         /// Method name (filtered here); omit for every method.
         pub method: Option<String>,
         /// Class patterns the JVM excludes.
+        #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
         pub exclude_classes: Option<Vec<String>>,
-        /// Keep only calls (method_exit; in the JVM) or pairs (monitor) lasting this long.
+        /// Keep calls or monitor pairs lasting this long.
         pub min_duration_ms: Option<u64>,
         /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
@@ -187,11 +186,12 @@ stop_params! {
     wire:
     /// Arguments of debug_set_stop kind monitor.
     pub struct MonitorParams {
-        /// monitor: blocked, acquired, wait, waited or all; default blocked, acquired.
+        /// monitor: blocked, acquired, wait, waited or all.
+        #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
         pub events: Option<Vec<String>>,
         /// Keep only pairs lasting at least this long (measured here).
         pub min_duration_ms: Option<u64>,
-        /// Only monitors of this loaded class (wait/waited only).
+        /// Only monitors of this class (wait, waited).
         pub monitor_class: Option<String>,
         /// Expressions recorded per snapshot (up to 4; `monitor` in scope; no method calls on blocked).
         #[schemars(with = "Option<Vec<String>>")]
@@ -242,7 +242,7 @@ shared_view!(
 pub struct ListParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// Return the set as the debug_set_stop calls that re-arm it.
+    /// Return the set as debug_set_stop calls.
     pub export: Option<bool>,
 }
 
@@ -256,7 +256,7 @@ pub struct IdParams {
     pub id: String,
 }
 
-/// Arguments of debug_toggle_stop_point.
+/// Arguments of debug_update_stop_point kind toggle.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToggleParams {
@@ -274,7 +274,6 @@ pub struct ToggleParams {
 pub struct UpdateParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
-    /// The stop point to change.
     pub id: String,
     /// Snapshot and resume (true) or suspend (false).
     pub trace: Option<bool>,
@@ -283,22 +282,22 @@ pub struct UpdateParams {
     /// "all", "none", or names ("a,b").
     #[schemars(with = "Option<String>")]
     pub trace_locals: Option<LocalsParam>,
-    /// Snapshots before it disarms itself; 0 = no limit.
+    /// Snapshots kept; 0 unbounded.
     pub trace_max_hits: Option<u32>,
     /// Characters kept per captured value; max 4000.
     pub trace_max_length: Option<u32>,
     /// Fire on the Nth hit only; 0 removes it.
     pub hit_count: Option<u32>,
-    /// Only this thread (@0x…); "" removes the filter.
+    /// Only this thread; "" removes.
     pub thread_id: Option<String>,
-    /// Only this object (@0x…); "" removes the filter.
+    /// Only this object; "" removes.
     pub instance_id: Option<String>,
     /// Stop only when true; "" removes it.
     pub condition: Option<String>,
-    /// Expressions recorded per snapshot (up to 4; they replace the old ones).
+    /// Recorded per snapshot (up to 4; replaces).
     #[schemars(with = "Option<Vec<String>>")]
     pub trace_expr: Option<OneOrMany<String>>,
-    /// Overhead budget, % of one thread's time; 0 = none. Re-arms a paused one.
+    /// Overhead budget, %; 0 none. Re-arms a paused one.
     pub max_overhead: Option<u32>,
 }
 

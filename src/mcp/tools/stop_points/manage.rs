@@ -10,6 +10,7 @@ use super::{count_with_condition, export};
 use crate::actors::SessionHandle;
 use crate::mcp::error::ToolError;
 use crate::mcp::tools::data::StopPoints;
+use crate::mcp::tools::kinds::Kind;
 use crate::mcp::tools::session::SessionParams;
 use crate::mcp::tools::{self, Call, Ctx, Effect, Reply, Route};
 use crate::model::stop_point::{Mode, StopPointSpec, Target, TraceSpec};
@@ -21,10 +22,9 @@ pub(super) fn manage_routes() -> Vec<Route> {
             "debug_list_stop_points",
             "List stop points",
             "Every stop point and family: id, target, state (armed, deferred, disabled, spent and \
-             why), policy, locations, hits. Traced ones add snapshots against their budget and \
-             their cost (hold per hit, share of a thread against max_overhead, PAUSED past it; a \
-             probe's ns per call). export:true gives the debug_set_stop calls that re-arm the set. \
-             Reads only.",
+             why), hits, and for traced ones the snapshots against their budget and their cost \
+             (hold per hit, share of a thread, PAUSED past max_overhead; a probe's ns per call). \
+             export:true gives the calls that re-arm the set.",
             Effect::Read,
             list,
         )
@@ -40,61 +40,57 @@ pub(super) fn manage_routes() -> Vec<Route> {
                   named). Reads only.",
             )
         .with_output::<StopPoints>(),
-        Route::new(
-            "debug_clear_stop_point",
-            "Clear a stop point",
-            "Clear a stop point, or a family (bpset_: its members and its class-load watch). A \
-             spent one is removed without a packet.",
-            Effect::Changes,
-            clear,
-        )
-            .with_guide(
-                "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
-                  its class-load watch). A spent stop point is removed without sending anything: the JVM already \
-                  deleted its request. Clearing a family member frees a slot, so a full family watches for new \
-                  classes again.",
-            ),
-        Route::new(
-            "debug_toggle_stop_point",
-            "Disable or re-arm a stop point",
-            "Disable a stop point or family (requests cleared, definition and counters kept) or \
-             re-arm it; enabled omitted flips. Re-arming a spent one starts a fresh count and \
-             budget.",
-            Effect::Changes,
-            toggle,
-        )
-            .with_guide(
-                "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
-                  kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
-                  fresh hit_count and trace budget.",
-            ),
-        Route::new(
-            "debug_update_stop_point",
-            "Change a stop point in place",
-            "Change a stop point's trace settings, filters or condition, keeping its id and \
-             counters. It is re-armed with a fresh budget; [], 0 or \"\" removes a setting. A \
-             disabled one stays disabled.",
-            Effect::Changes,
-            update,
-        )
-            .with_guide(
+        {
+            let tool = "debug_update_stop_point";
+            Route::by_kind_or_first(
+                tool,
+                "Change a stop point",
+                "Change a stop point or family by id. kind settings (default): trace settings, \
+                 filters or condition, keeping id and counters ([], 0 or \"\" removes one). kind \
+                 toggle: disable (definition kept) or re-arm; enabled omitted flips. kind clear: \
+                 remove it.",
+                Effect::Changes,
+                vec![
+                    Kind::new(
+                        "settings",
+                        Route::new(tool, "", "", Effect::Changes, update).with_guide(
                 "Change a stop point's trace settings or filters, keeping its id and counters: trace, \
                   trace_frames, trace_locals, trace_max_hits, trace_max_length, trace_expr ([] removes), hit_count (0 removes), thread_id, \
                   instance_id and condition (\"\" removes). It is re-armed with the new definition and a fresh budget; a \
                   disabled one stays disabled.",
-            ),
+                        ),
+                    ),
+                    Kind::new(
+                        "toggle",
+                        Route::new(tool, "", "", Effect::Idempotent, toggle).with_guide(
+                "Disable a stop point or family (its JDWP requests are cleared; the definition and counters are \
+                  kept) or re-arm it; enabled true/false, omitted flips. Re-arming a spent stop point starts a \
+                  fresh hit_count and trace budget.",
+                        ),
+                    ),
+                    Kind::new(
+                        "clear",
+                        Route::new(tool, "", "", Effect::Changes, clear).with_guide(
+                "Clear a stop point (bp_, exc_, watch_, mexit_, mon_) or a whole family (bpset_: every member and \
+                  its class-load watch). A spent stop point is removed without sending anything: the JVM already \
+                  deleted its request. Clearing a family member frees a slot, so a full family watches for new \
+                  classes again.",
+                        ),
+                    ),
+                ],
+            )
+        },
         Route::new(
             "debug_panic",
             "Clear everything and resume",
             "Safety: clear every stop point, then resume every thread until no suspend count is \
-             left (debug_suspend_thread holds too), verified per thread. For a JVM that seems \
-             frozen by the debugger.",
+             left, verified per thread. For a JVM that seems frozen by the debugger.",
             Effect::Destructive,
             panic,
         )
             .with_guide(
                 "Safety: clear every stop point and family, then resume every thread until no suspend count is \
-                  left (threads debug_suspend_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
+                  left (threads debug_thread holds included, named), verified by reading each thread's count back. Use it when the JVM seems frozen by the \
                   debugger.",
             ),
     ]
@@ -338,7 +334,7 @@ async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.live(p.session_id.as_deref())?;
     let cleared = handle.clear_all_stops().await;
-    // A panic releases the threads debug_suspend_thread holds too: resuming
+    // A panic releases the threads debug_thread holds too: resuming
     // around them would report "all threads run" over a held one.
     let held = released_names(&handle).await;
     let report = handle.resume_all().await?;
@@ -349,7 +345,7 @@ async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     );
     if !held.is_empty() {
         text.push_str(&format!(
-            "\nReleased {} thread{} debug_suspend_thread held: {}.",
+            "\nReleased {} thread{} debug_thread held: {}.",
             held.len(),
             if held.len() == 1 { "" } else { "s" },
             held.join(", ")
@@ -374,7 +370,7 @@ async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     Ok(tools::text(text))
 }
 
-/// Releases the threads the agent holds with debug_suspend_thread and
+/// Releases the threads the agent holds with debug_thread and
 /// names them, as `@0x… "name"` (the id alone when the name cannot be
 /// read).
 async fn released_names(handle: &SessionHandle) -> Vec<String> {

@@ -258,7 +258,7 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
     if p.stopped_by_errors {
         s.push_str(&format!(
             "\n  DISABLED by itself after {} condition errors in a row: it no longer holds any thread. \
-             Fix the condition (debug_update_stop_point), then debug_toggle_stop_point re-enables it",
+             Fix the condition (debug_update_stop_point), then debug_update_stop_point kind toggle re-enables it",
             crate::actors::CONDITION_ERROR_LIMIT
         ));
     }
@@ -362,7 +362,7 @@ pub fn paused_text(o: &Overspent) -> String {
     };
     format!(
         "PAUSED by the overhead guard: {measured}. Nothing holds a thread for it now; its definition \
-         and counters are kept. debug_toggle_stop_point re-arms it as it is; debug_update_stop_point \
+         and counters are kept. debug_update_stop_point kind toggle re-arms it as it is; debug_update_stop_point \
          with a larger max_overhead (0 = no budget) or a cheaper condition re-arms it changed"
     )
 }

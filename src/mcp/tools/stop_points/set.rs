@@ -27,38 +27,92 @@ pub(super) fn set_routes() -> Vec<Route> {
     vec![Route::by_kind(
         tool,
         "Set a stop point",
-        "Arm a stop point; kind picks the event. line: a source line, or a method's entry \
-         (method, no line). exception: a throw of class_pattern or a subclass (omitted: every \
-         exception, noisy); a rethrow of one instance folds into its first report. field: writes \
-         (modify) or reads (access) of field_name. method_exit: each return (with its value) or \
-         throw; min_duration_ms keeps slow calls. monitor: lock contention (events), never \
-         suspends, pair durations measured here. class_pattern: exact (Outer$Inner; deferred \
-         until it loads), a wildcard (com.acme.*, *Repo: one id per loaded class, up to \
-         max_classes) or a list. A hit suspends the VM (debug_wait_for_event, then \
-         debug_continue); trace:true snapshots and resumes (debug_get_traces), right for a \
-         shared JVM. condition and trace_expr run on the hit thread (in scope: locals, \
-         exception, newValue, returnValue, monitor); hit_count N fires on the Nth hit. engine \
-         auto puts a traced line, entry, exit or field stop on one loaded class into its \
-         bytecode as a probe (no hold per hit); over the wire, method_exit and field stops make \
-         the JVM run interpreted. More: jdwp://guide/stop-points.",
+        "Arm a stop point; kind picks the event: line (a line, or a method's entry), exception (a \
+         throw of class_pattern or a subclass), field (writes, or reads with access), method_exit \
+         (returns with their values, throws; min_duration_ms keeps slow calls) or monitor (lock \
+         contention). class_pattern: exact, a wildcard (com.acme.*, *Repo) or a list. A hit \
+         suspends the VM (debug_wait_for_event, then debug_continue); trace:true snapshots and \
+         resumes (debug_get_traces), right for a shared JVM. engine auto compiles a traced stop on \
+         one loaded class into its bytecode (no hold per hit); over the wire, method_exit and \
+         field stops make the JVM run interpreted.",
         Effect::Changes,
         vec![
-            kind("line", Route::new(tool, "", "", Effect::Changes, set_line)),
+            kind(
+                "line",
+                Route::new(tool, "", "", Effect::Changes, set_line).with_guide(
+                    "Stop at a source line, or at a method's entry (method, no line). \
+                    class_pattern: exact (Outer$Inner), a wildcard (com.acme.*, *Repo; needs \
+                    method, refuses line: a bpset_ family of one bp_ per matching class, \
+                    later-loaded ones included, up to max_classes) or a list (each entry \
+                    armed, deferred or refused). One id covers every bytecode location of \
+                    the line on every classloader copy, later ones included. An unloaded \
+                    class is deferred (similar loaded names listed); a line without code is \
+                    refused, naming the nearest lines with code. A hit suspends the VM \
+                    (debug_wait_for_event, then debug_continue); trace:true snapshots and \
+                    resumes, holding only the hit thread; trace_frames:0 with \
+                    trace_locals:\"none\" suspends nothing. A condition runs on the hit \
+                    thread alone and suspends the VM only when true; a failing one is \
+                    reported. hit_count N fires once, on the Nth hit. trace:true on one \
+                    loaded class goes into its bytecode as a probe (engine auto): no hold \
+                    per hit.",
+                ),
+            ),
             kind(
                 "exception",
-                Route::new(tool, "", "", Effect::Changes, set_exception),
+                Route::new(tool, "", "", Effect::Changes, set_exception).with_guide(
+                    "Stop when an exception is thrown. class_pattern: an exact type with its \
+                    subclasses (deferred until it loads), a wildcard (exception classes \
+                    loaded now, up to max_classes) or a list, one exc_ per class; omitted: \
+                    every exception (noisy). Reports type, stored message (read as a field), \
+                    throw and catch location; an NPE's helpful text is not stored, so \
+                    getMessage() runs on the held thread, bounded to 250 ms (not in \
+                    read-only). A rethrow of the same instance on its thread (finally, \
+                    catch-and-throw) folds into the first report, not a new hit. A hit \
+                    suspends the VM; trace:true snapshots and resumes (debug_get_traces), \
+                    right for a shared JVM. hit_count N fires once, on the Nth throw.",
+                ),
             ),
             kind(
                 "field",
-                Route::new(tool, "", "", Effect::Changes, set_field),
+                Route::new(tool, "", "", Effect::Changes, set_field).with_guide(
+                    "Stop when a field is written (modify) or read (access). class_pattern: \
+                    exact (deferred until it loads), a wildcard (loaded classes declaring \
+                    the field, up to max_classes) or a list, one watch_ per class; an \
+                    inherited field_name resolves to its declaring class. Over the wire a \
+                    write reports old → new and the JVM runs interpreted while armed; a \
+                    traced write on one loaded class is a probe in its bytecode. A hit \
+                    suspends the VM; trace:true snapshots and resumes. instance_id watches \
+                    one object's copy (refused on a static field). hit_count N fires once, \
+                    on the Nth access.",
+                ),
             ),
             kind(
                 "method_exit",
-                Route::new(tool, "", "", Effect::Changes, set_method_exit),
+                Route::new(tool, "", "", Effect::Changes, set_method_exit).with_guide(
+                    "Report each return (value) or throw of a method. Exact class and method: \
+                    a probe in the JVM (engine auto) that also times the call; \
+                    min_duration_ms keeps slow ones; group_by gives p50/p99/max. Over the \
+                    wire the JVM runs interpreted while armed; class_pattern is matched by \
+                    the JVM (exact, or one * at either end; a list arms one mexit_ each) and \
+                    method is filtered here. Traced by default; trace:false needs an exact \
+                    class and a method. hit_count only without method. instance_id is \
+                    refused.",
+                ),
             ),
             kind(
                 "monitor",
-                Route::new(tool, "", "", Effect::Changes, set_monitor),
+                Route::new(tool, "", "", Effect::Changes, set_monitor).with_guide(
+                    "Watch monitors without suspending: blocked (waits for a lock another \
+                    thread holds), acquired (got it), wait (entered Object.wait), waited \
+                    (returned); events default [\"blocked\",\"acquired\"], [\"all\"] for the \
+                    four. Pair durations are measured here (no event carries one; our \
+                    latency included); min_duration_ms keeps longer pairs (needs both \
+                    halves; the opening event then holds nothing). Contention can be \
+                    anywhere, the JDK included: trace_max_hits bounds it. thread_id is the \
+                    one filter the JVM applies; monitor_class works with wait/waited only; \
+                    trace:false needs thread_id. No condition or instance_id: a blocked \
+                    thread must not run our code, and HotSpot ignores instance filters here.",
+                ),
             ),
         ],
     )]
