@@ -45,7 +45,7 @@ pub enum Root {
 pub enum StopReason {
     /// `max_pause_ms` was spent.
     Budget,
-    /// Every path went deeper than `max_depth`.
+    /// Every path went deeper than the depth bound.
     Depth,
     /// Every referrer was visited already, or had none (a cycle of garbage).
     Exhausted,

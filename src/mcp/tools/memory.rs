@@ -28,15 +28,11 @@ pub struct HistogramParams {
     pub session_id: Option<String>,
     /// Class name prefix.
     pub package: Option<String>,
-    /// Default 15.
     pub top: Option<usize>,
     /// Sample twice this far apart.
     pub interval_ms: Option<u64>,
-    /// growth, instances or bytes.
-    pub sort: Option<String>,
     /// auto, jdwp or attach.
     pub channel: Option<String>,
-    /// Default 2000.
     pub max_pause_ms: Option<u64>,
 }
 
@@ -45,15 +41,9 @@ pub struct HistogramParams {
 #[serde(deny_unknown_fields)]
 pub struct HoldersParams {
     pub session_id: Option<String>,
-    /// An @0x… handle.
     pub object: Option<String>,
-    /// Or one instance of this class.
     pub class_name: Option<String>,
-    /// Default 12.
-    pub max_depth: Option<usize>,
-    /// Referrers per object; default 8.
     pub max_referrers: Option<usize>,
-    /// Default 3000.
     pub max_pause_ms: Option<u64>,
 }
 
@@ -62,12 +52,8 @@ pub struct HoldersParams {
 #[serde(deny_unknown_fields)]
 pub struct HotParams {
     pub session_id: Option<String>,
-    /// Default 1000.
     pub interval_ms: Option<u64>,
-    /// Default 5.
     pub top: Option<usize>,
-    /// Default 12.
-    pub max_frames: Option<usize>,
 }
 
 pub fn routes() -> Vec<Route> {
@@ -99,14 +85,15 @@ pub fn routes() -> Vec<Route> {
              the reply gives the safepoint time the JVM counted (local JVMs) or the request time. \
              max_pause_ms bounds the call: the second sample is skipped when the first used over \
              half. Exact type only: a leak of map entries shows as HashMap$Node, byte[] and the \
-             key and value classes; debug_heap kind holders {class_name} then names what holds them.",
+             key and value classes; debug_heap kind holders {class_name} then names what holds them. \
+             Defaults: top 15, max_pause_ms 2000.",
                         ),
                     ),
                     kind(
                         "holders",
                         Route::new(tool, "", "", Effect::Read, holders).with_guide(
                             "Walks back from the object over JDWP ObjectReference.ReferringObjects, breadth first, \
-             max_referrers per object and max_depth deep, until a referrer is a root JDWP can see: a \
+             max_referrers per object and 12 links deep, until a referrer is a root JDWP can see: a \
              class (named with its static field, Leak.CACHE), a Thread object or a class loader. \
              Each link is named by the referrer's field or array index; the insides of JDK \
              collections are folded into one step (HashMap{value}: HashMap.table[i] → Node.next … \
@@ -114,7 +101,8 @@ pub fn routes() -> Vec<Route> {
              frame or JNI holds it (or it is garbage not yet collected). With class_name one live \
              instance is picked from the first 64 the heap walk lists. Each ReferringObjects is a \
              full heap walk that stops the world: max_pause_ms (default 3000) ends the walk, which \
-             then says so and shows how far it got.",
+             then says so and shows how far it got. Depth is bounded at 12 links; max_referrers \
+             defaults to 8.",
                         ),
                     ),
                     kind(
@@ -147,7 +135,8 @@ pub fn routes() -> Vec<Route> {
              the launcher's thread are both `java` natively. JVM threads (GC Thread#0, G1 *, C2 \
              CompilerThread, VM Thread) are named by role and have no Java stack. For each of the \
              top Java threads: ThreadReference.Suspend, Frames, Resume queued back to back; the \
-             reply gives how long that thread alone was held. Nothing else is suspended.",
+             reply gives how long that thread alone was held. Nothing else is suspended. \
+             Defaults: interval_ms 1000, top 5; 12 frames per stack.",
         ),
     ]
 }
@@ -171,17 +160,6 @@ fn channel_choice(tool: &str, raw: Option<&str>) -> Result<ChannelChoice, ToolEr
 async fn histogram(ctx: Ctx, call: Call<HistogramParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
     let channel = channel_choice(tool, p.channel.as_deref())?;
-    let sort = match p.sort.as_deref() {
-        None | Some("growth") => RankBy::Growth,
-        Some("instances") => RankBy::Instances,
-        Some("bytes") => RankBy::Bytes,
-        Some(other) => {
-            return Err(ToolError::bad_argument(
-                tool,
-                format!("sort {other:?} is not growth, instances or bytes"),
-            ));
-        }
-    };
     let handle = ctx.live(p.session_id.as_deref())?;
     let package = p.package.unwrap_or_default();
     let spec = HistogramSpec {
@@ -194,7 +172,7 @@ async fn histogram(ctx: Ctx, call: Call<HistogramParams>) -> Reply {
     Ok(super::text(histogram_text(
         &view,
         &package,
-        sort,
+        RankBy::Growth,
         p.top.unwrap_or(15),
     )))
 }
@@ -307,7 +285,7 @@ async fn holders(ctx: Ctx, call: Call<HoldersParams>) -> Reply {
     let handle = ctx.live(p.session_id.as_deref())?;
     let spec = HoldersSpec {
         target,
-        max_depth: p.max_depth.unwrap_or(12).max(1),
+        max_depth: 12,
         fan_out: p.max_referrers.unwrap_or(8).max(1),
         max_pause: Duration::from_millis(p.max_pause_ms.unwrap_or(3000)),
     };
@@ -322,7 +300,7 @@ fn root_words(root: &Root) -> String {
         Root::Loader { class, object } => format!("class loader {class}@{object:#x}"),
         Root::NoHeapReferrer => "no heap referrer: held from a stack frame or JNI".into(),
         Root::Stopped(StopReason::Budget) => "(walk stopped: max_pause_ms spent)".into(),
-        Root::Stopped(StopReason::Depth) => "(walk stopped at max_depth)".into(),
+        Root::Stopped(StopReason::Depth) => "(walk stopped 12 links deep)".into(),
         Root::Stopped(StopReason::Exhausted) => "(no root among the referrers read)".into(),
     }
 }
@@ -357,7 +335,9 @@ fn holders_text(v: &HoldersView) -> String {
         Root::Stopped(StopReason::Budget) => {
             out.push_str("\nNext: raise max_pause_ms, or start from the last object shown.")
         }
-        Root::Stopped(_) => out.push_str("\nNext: raise max_depth or max_referrers."),
+        Root::Stopped(_) => {
+            out.push_str("\nNext: raise max_referrers, or start from the last object shown.")
+        }
         _ => {}
     }
     out
@@ -369,7 +349,7 @@ async fn hot(ctx: Ctx, call: Call<HotParams>) -> Reply {
     let spec = HotSpec {
         interval: Duration::from_millis(p.interval_ms.unwrap_or(1000).clamp(50, 60_000)),
         top: p.top.unwrap_or(5).max(1),
-        max_frames: p.max_frames.unwrap_or(12).max(1),
+        max_frames: 12,
     };
     let view = handle.hot_threads(spec).await?;
     Ok(super::text(hot_text(&view)))
