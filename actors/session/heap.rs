@@ -14,7 +14,7 @@ use crate::actors::error::{LocalError, SessionError};
 use crate::actors::lock::lock;
 use crate::actors::session::SessionHandle;
 use crate::jdwp::TypeTag;
-use crate::jdwp::virtual_machine::{AllClasses, CapabilitiesNew, InstanceCounts};
+use crate::jdwp::virtual_machine::{AllClasses, InstanceCounts};
 use crate::model::histogram::{ClassCount, Histogram, java_type};
 
 /// How long one heap walk may take before the request is given up.
@@ -222,16 +222,7 @@ impl SessionHandle {
     /// Live instances of every loaded class (of `package`) in one
     /// `InstanceCounts`; copies of a class under several loaders summed.
     async fn jdwp_counts(&self, package: &str) -> Result<Vec<ClassCount>, SessionError> {
-        let caps = self
-            .connection()
-            .send(&CapabilitiesNew)
-            .await
-            .map_err(|e| self.map_err(e))?;
-        if !caps.can_get_instance_info {
-            return Err(SessionError::Unsupported {
-                capability: "canGetInstanceInfo",
-            });
-        }
+        self.require_instance_info().await?;
         let all = self
             .connection()
             .send(&AllClasses)

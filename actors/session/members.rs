@@ -249,6 +249,23 @@ impl SessionHandle {
         })
     }
 
+    /// Refuses, naming the capability, a JVM that cannot count instances
+    /// (every heap walk needs `canGetInstanceInfo`).
+    pub(super) async fn require_instance_info(&self) -> Result<(), SessionError> {
+        let caps = self
+            .connection()
+            .send(&CapabilitiesNew)
+            .await
+            .map_err(|e| self.map_err(e))?;
+        if caps.can_get_instance_info {
+            Ok(())
+        } else {
+            Err(SessionError::Unsupported {
+                capability: "canGetInstanceInfo",
+            })
+        }
+    }
+
     /// Counts the live instances of every loaded copy of `names` in one
     /// `VirtualMachine.InstanceCounts` (one heap walk), then reads up to
     /// `max_handles` handles of each copy that has any.
@@ -258,16 +275,7 @@ impl SessionHandle {
         max_handles: usize,
     ) -> Result<InstanceReport, SessionError> {
         self.check_alive()?;
-        let caps = self
-            .connection()
-            .send(&CapabilitiesNew)
-            .await
-            .map_err(|e| self.map_err(e))?;
-        if !caps.can_get_instance_info {
-            return Err(SessionError::Unsupported {
-                capability: "canGetInstanceInfo",
-            });
-        }
+        self.require_instance_info().await?;
         let found = join_all(names.iter().map(|n| self.classes().by_name(n.trim()))).await;
         let mut copies: Vec<(String, ReferenceTypeId)> = Vec::new();
         let mut not_loaded = Vec::new();

@@ -55,10 +55,10 @@ pub fn routes() -> Vec<Route> {
     vec![
         {
             let tool = "debug_step";
-            let kind = |name, k: StepKind, guide: &'static str| {
-                let handler = move |ctx, call| step(ctx, call, k);
-                let route = Route::new(tool, "", "", Effect::Changes, handler).with_guide(guide);
-                Kind::new(name, route)
+            let kind = |name, k: StepKind, guide| {
+                Kind::answered(tool, name, Effect::Changes, guide, move |ctx, call| {
+                    step(ctx, call, k)
+                })
             };
             Route::by_kind(
                 tool,
@@ -77,10 +77,10 @@ pub fn routes() -> Vec<Route> {
         },
         {
             let tool = "debug_thread";
-            let kind = |name, suspend: bool, guide: &'static str| {
-                let handler = move |ctx, call| suspend_thread(ctx, call, suspend);
-                let route = Route::new(tool, "", "", Effect::Changes, handler).with_guide(guide);
-                Kind::new(name, route)
+            let kind = |name, suspend: bool, guide| {
+                Kind::answered(tool, name, Effect::Changes, guide, move |ctx, call| {
+                    suspend_thread(ctx, call, suspend)
+                })
             };
             Route::by_kind(
                 tool,

@@ -69,10 +69,10 @@ pub fn routes() -> Vec<Route> {
             ),
         {
             let tool = "debug_evaluate";
-            let kind = |name, chain: bool, guide: &'static str| {
-                let handler = move |ctx, call| evaluate(ctx, call, chain);
-                let route = Route::new(tool, "", "", Effect::Read, handler).with_guide(guide);
-                Kind::new(name, route)
+            let kind = |name, chain: bool, guide| {
+                Kind::answered(tool, name, Effect::Read, guide, move |ctx, call| {
+                    evaluate(ctx, call, chain)
+                })
             };
             Route::by_kind_or_first(
                 tool,

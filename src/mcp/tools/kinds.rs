@@ -26,6 +26,26 @@ impl Kind {
         Self { name, route }
     }
 
+    /// A kind of the merged tool `tool`, answered by `handler`, with the
+    /// guide that says its rules in full.
+    pub fn answered<P, H, F>(
+        tool: &'static str,
+        name: &'static str,
+        effect: Effect,
+        guide: &'static str,
+        handler: H,
+    ) -> Self
+    where
+        P: schemars::JsonSchema + serde::de::DeserializeOwned + Send + 'static,
+        H: Fn(super::Ctx, super::Call<P>) -> F + Send + Sync + 'static,
+        F: Future<Output = super::Reply> + Send + 'static,
+    {
+        Self::new(
+            name,
+            Route::new(tool, "", "", effect, handler).with_guide(guide),
+        )
+    }
+
     fn accepted(&self) -> BTreeSet<String> {
         properties(&self.route.tool.input_schema)
             .map(|p| p.keys().cloned().collect())

@@ -50,10 +50,10 @@ pub struct InstancesParams {
 pub fn routes() -> Vec<Route> {
     vec![{
         let tool = "debug_list_members";
-        let kind = |name, set: MemberSet, guide: &'static str| {
-            let handler = move |ctx, call| list(ctx, call, set);
-            let route = Route::new(tool, "", "", Effect::Read, handler).with_guide(guide);
-            Kind::new(name, route)
+        let kind = |name, set: MemberSet, guide| {
+            Kind::answered(tool, name, Effect::Read, guide, move |ctx, call| {
+                list(ctx, call, set)
+            })
         };
         Route::by_kind(
             tool,
