@@ -121,9 +121,11 @@ pub async fn list_jvms(
         planned.push(classify(raw, &scan.tcp, &ours));
     }
     let probe_deadline = tokio::time::Instant::now() + budget.total;
-    let dials = planned.iter().map(|(_, p)| async move {
+    let dials = planned.iter().map(|(_, p, hosts)| async move {
         match p {
-            Plan::Dial(ports) => Some(dial_first(ports, budget.per_probe, probe_deadline).await),
+            Plan::Dial(ports) => {
+                Some(dial_first(ports, hosts, budget.per_probe, probe_deadline).await)
+            }
             Plan::Settled { .. } => None,
         }
     });
@@ -131,7 +133,7 @@ pub async fn list_jvms(
     let jvms: Vec<LocalJvm> = planned
         .into_iter()
         .zip(dialled)
-        .map(|((mut jvm, plan), dial)| {
+        .map(|((mut jvm, plan, _), dial)| {
             (jvm.port, jvm.verdict) = match (plan, dial) {
                 (Plan::Settled { port, verdict }, _) => (port, verdict),
                 (Plan::Dial(_), Some(done)) => done,
@@ -190,7 +192,7 @@ pub async fn jvms_snapshot(ours: Vec<Ours>, scan: Duration) -> Option<JvmsSnapsh
         .jvms
         .iter()
         .map(|raw| {
-            let (jvm, plan) = classify(raw, &scan.tcp, &ours);
+            let (jvm, plan, _) = classify(raw, &scan.tcp, &ours);
             match plan {
                 Plan::Dial(ports) => (jvm.pid, ports, None),
                 Plan::Settled { port, verdict } => {
@@ -203,8 +205,13 @@ pub async fn jvms_snapshot(ours: Vec<Ours>, scan: Duration) -> Option<JvmsSnapsh
     Some(JvmsSnapshot(seen))
 }
 
-/// Reads one JVM's command line and decides how to learn its endpoint.
-fn classify(raw: &procfs::RawJvm, tcp: &[TcpSocket], ours: &[Ours]) -> (LocalJvm, Plan) {
+/// Reads one JVM's command line and decides how to learn its endpoint;
+/// with the address each of its listening ports is bound to.
+fn classify(
+    raw: &procfs::RawJvm,
+    tcp: &[TcpSocket],
+    ours: &[Ours],
+) -> (LocalJvm, Plan, Vec<(u16, String)>) {
     let cmd = JavaCommand::parse(&raw.argv);
     let launched_by = ours
         .iter()
@@ -222,17 +229,21 @@ fn classify(raw: &procfs::RawJvm, tcp: &[TcpSocket], ours: &[Ours]) -> (LocalJvm
         (None, Some(p)) => s.local_port == p,
         (None, None) => false,
     };
-    let ports = |state: TcpState| -> Vec<u16> {
-        let mut v: Vec<u16> = tcp
-            .iter()
-            .filter(|s| s.state == state && s.local.reachable_on_loopback())
+    let sockets = |state: TcpState| {
+        tcp.iter()
+            .filter(move |s| s.state == state && s.local.reachable_on_loopback())
             .filter(mine)
-            .map(|s| s.local_port)
-            .collect();
+    };
+    let ports = |state: TcpState| -> Vec<u16> {
+        let mut v: Vec<u16> = sockets(state).map(|s| s.local_port).collect();
         v.sort_unstable();
         v.dedup();
         v
     };
+    // Where each listening port is dialled: the address it is bound to.
+    let hosts: Vec<(u16, String)> = sockets(TcpState::Listen)
+        .map(|s| (s.local_port, s.local.dial_host()))
+        .collect();
     let listening = ports(TcpState::Listen);
     let established = ports(TcpState::Established);
     let agent_result = match (&cmd.agent, &cmd.agent_error) {
@@ -267,7 +278,7 @@ fn classify(raw: &procfs::RawJvm, tcp: &[TcpSocket], ours: &[Ours]) -> (LocalJvm
         },
         launched_by,
     };
-    (jvm, plan)
+    (jvm, plan, hosts)
 }
 
 fn mask_agent(mut a: JdwpAgent) -> JdwpAgent {
@@ -279,9 +290,11 @@ fn mask_agent(mut a: JdwpAgent) -> JdwpAgent {
     a
 }
 
-/// Handshakes each port in turn until one answers, inside both budgets.
+/// Handshakes each port in turn, at the address it is bound to, until one
+/// answers, inside both budgets.
 async fn dial_first(
     ports: &[u16],
+    hosts: &[(u16, String)],
     per_probe: Duration,
     deadline: tokio::time::Instant,
 ) -> (Option<u16>, Verdict) {
@@ -294,7 +307,11 @@ async fn dial_first(
         if left.is_zero() {
             break;
         }
-        let verdict = handshake(port, per_probe.min(left)).await;
+        let host = hosts
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map_or("127.0.0.1", |(_, h)| h.as_str());
+        let verdict = handshake(host, port, per_probe.min(left)).await;
         let ok = verdict.state == JdwpState::Listening;
         last = (Some(port), verdict);
         if ok {
@@ -304,9 +321,9 @@ async fn dial_first(
     last
 }
 
-/// One handshake on a loopback port; the connection is closed at once.
-async fn handshake(port: u16, limit: Duration) -> Verdict {
-    match dial("127.0.0.1", port, limit).await {
+/// One handshake on a loopback endpoint; the connection is closed at once.
+async fn handshake(host: &str, port: u16, limit: Duration) -> Verdict {
+    match dial(host, port, limit).await {
         Ok(stream) => {
             drop(stream);
             Verdict::new(JdwpState::Listening, Detail::Handshook)
@@ -348,7 +365,15 @@ async fn probe_endpoint(
         // discovery read from its argv and sockets is the answer.
         j.verdict.clone()
     } else {
-        handshake(port, budget.per_probe.max(Duration::from_millis(300))).await
+        // The host named, which is loopback: `[::1]` is dialled as `::1`.
+        let dial_host = host.trim_start_matches('[').trim_end_matches(']');
+        let dial_host = if dial_host.is_empty() || dial_host == "*" {
+            "127.0.0.1"
+        } else {
+            dial_host
+        };
+        let limit = budget.per_probe.max(Duration::from_millis(300));
+        handshake(dial_host, port, limit).await
     };
     ProbeReport {
         host,

@@ -12,6 +12,7 @@ pub mod capture;
 pub mod condition;
 pub mod ctx;
 pub mod dispatch;
+pub mod dropped;
 pub mod hit;
 pub mod log;
 
@@ -111,13 +112,7 @@ impl Actor for EventDispatch {
                             .instrument(span)
                             .await
                     }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "undecodable event composite");
-                        ctx.session
-                            .note_event(crate::model::recent::RecentEvent::Undecodable(
-                                e.to_string(),
-                            ));
-                    }
+                    Err(e) => dropped::release(&ctx.conn, &ctx.session, &data, e.to_string()).await,
                 }
             }
             EventsMsg::Crash => panic!("EventDispatch crash requested by a test"),

@@ -1,6 +1,7 @@
 //! Starting a JVM under the debugger: the command line, the JDWP port it
 //! picked, its captured output (a bounded ring of numbered lines, each
-//! tagged with its stream), and terminating it when the session ends.
+//! tagged with its stream), and terminating it when the session ends or,
+//! unless it was launched to stay, when the server dies (`tether.rs`).
 //! Letting it run to its main class is the session's
 //! (`session/startup.rs`): that needs a live session.
 
@@ -12,6 +13,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
+
+mod tether;
 
 use crate::actors::error::LaunchError;
 use crate::model::{LaunchSpec, LaunchTarget};
@@ -302,7 +305,8 @@ pub async fn start(spec: &LaunchSpec) -> Result<(Arc<LaunchedJvm>, u16), LaunchE
     if let Some(dir) = &spec.working_dir {
         cmd.current_dir(dir);
     }
-    let mut child = cmd.spawn().map_err(|e| LaunchError::Spawn {
+    let spawned = tether::spawn(cmd, spec.detach_on_disconnect).await;
+    let mut child = spawned.map_err(|e| LaunchError::Spawn {
         program: java.display().to_string(),
         detail: e.to_string(),
     })?;

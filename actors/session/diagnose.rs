@@ -20,6 +20,11 @@ use super::SessionHandle;
 /// One reason a stop point stays silent, with what shows it.
 #[derive(Debug, Clone)]
 pub enum Cause {
+    /// The JVM did not answer the check of the stop point's class: nothing
+    /// is known of it. `error` names the request that timed out.
+    Unanswered {
+        error: String,
+    },
     /// Deferred: no class loader has loaded the class yet; a class-load
     /// watch arms every copy any loader loads. `similar`: loaded names
     /// that look alike (a typo, another package).
@@ -195,7 +200,15 @@ impl SessionHandle {
         let Some(class) = point.spec.target.class_name().map(str::to_string) else {
             return Vec::new();
         };
-        let copies = self.classes().by_name(&class).await.unwrap_or_default();
+        let copies = match self.classes().by_name(&class).await {
+            Ok(copies) => copies,
+            // A timeout or a lost connection is not "not loaded".
+            Err(e) => {
+                return vec![Cause::Unanswered {
+                    error: e.to_string(),
+                }];
+            }
+        };
         if copies.is_empty() {
             let loaded = self.loaded_classes().await.unwrap_or_default();
             let similar = similar_names(&class, loaded.iter().map(|c| c.name.as_str()));

@@ -313,6 +313,11 @@ impl SessionHandle {
             Ok(_) => SessionState::Running,
             Err(e) => match self.link.life.dead_reason() {
                 Some(reason) => SessionState::Dead { reason },
+                // A timeout says nothing about the program: the session is
+                // alive until the Watchdog's liveness check ends it.
+                None if matches!(e, JdwpError::Timeout { .. }) => SessionState::Unanswered {
+                    reason: e.to_string(),
+                },
                 None => SessionState::Dead {
                     reason: e.to_string(),
                 },

@@ -37,6 +37,48 @@ impl Composite {
     }
 }
 
+/// What can still be read of a composite the decoder refused, so whatever
+/// it suspended can be released: the suspend policy (its first byte) and
+/// the thread of its first event when that event's kind starts with one.
+/// A suspending composite's events all happened in one thread, so that
+/// thread is the one an `EventThread` policy suspended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Salvage {
+    /// `None` when the first byte is missing or not a policy.
+    pub suspend_policy: Option<SuspendPolicy>,
+    /// `None` when no event's thread could be read.
+    pub thread: Option<ThreadId>,
+}
+
+impl Composite {
+    /// Reads what it can of a composite's data, never failing.
+    pub fn salvage(data: &[u8], sizes: IdSizes) -> Salvage {
+        let mut r = Reader::new(data, sizes);
+        let suspend_policy = SuspendPolicy::decode(&mut r).ok();
+        let thread = first_thread(&mut r);
+        Salvage {
+            suspend_policy,
+            thread,
+        }
+    }
+}
+
+/// The thread of a composite's first event, read after the policy byte.
+fn first_thread(r: &mut Reader<'_>) -> Option<ThreadId> {
+    if r.i32().ok()? < 1 {
+        return None;
+    }
+    let kind = EventKind::decode(r).ok()?;
+    RequestId::decode(r).ok()?;
+    match kind {
+        EventKind::UserDefined
+        | EventKind::ClassUnload
+        | EventKind::VmDeath
+        | EventKind::VmDisconnected => None,
+        _ => ThreadId::decode(r).ok(),
+    }
+}
+
 /// Defines `Event`: one variant per event kind (named as in `EventKind`),
 /// each starting with the request id, then its fields in wire order.
 macro_rules! events {
@@ -363,6 +405,31 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_refused_composite_still_gives_its_policy_and_thread() {
+        let check = |data: &[u8], policy: Option<SuspendPolicy>, thread: Option<u32>| {
+            let expect = Salvage {
+                suspend_policy: policy,
+                thread: thread.map(|t| ThreadId(u64::from(t))),
+            };
+            assert!(Composite::decode_data(data, FOUR).is_err(), "{data:?}");
+            assert_eq!(Composite::salvage(data, FOUR), expect, "{data:?}");
+        };
+        let (all, one) = (Some(SuspendPolicy::All), Some(SuspendPolicy::EventThread));
+        // A breakpoint cut inside its location.
+        check(&[2, 0, 0, 0, 1, 2, 0, 0, 0, 7, 0, 0, 0, 9, 1], all, Some(9));
+        check(&[1, 0, 0, 0, 1, 2, 0, 0, 0, 7, 0, 0, 0, 9], one, Some(9));
+        // Cut inside the thread id, an unknown kind, a kind without a thread.
+        check(&[1, 0, 0, 0, 1, 2, 0, 0, 0, 7, 0, 0], one, None);
+        check(&[1, 0, 0, 0, 1, 11, 0, 0, 0, 7, 0, 0, 0, 9], one, None);
+        check(&[2, 0, 0, 0, 1, 9, 0, 0, 0, 7, 0, 0], all, None);
+        // No events, no count, no policy.
+        check(&[2, 0, 0, 0, 0, 5], all, None);
+        check(&[0, 0, 0], Some(SuspendPolicy::None), None);
+        check(&[7, 0, 0, 0, 1, 2, 0, 0, 0, 7, 0, 0, 0, 9], None, Some(9));
+        check(&[], None, None);
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub use constants::{
     ThreadStatus,
 };
 pub use error::ErrorCode;
-pub use event::{Composite, Event};
+pub use event::{Composite, Event, Salvage};
 pub use event_request::Modifier;
 pub use ids::*;
 pub use packet::{CommandPacket, FrameDecoder, FrameError, Packet, ReplyPacket};

@@ -5,7 +5,7 @@
 pub mod value;
 
 use crate::actors::Rescue;
-use crate::model::recent::{LateOutcome, LateReturn, RecentEvent};
+use crate::model::recent::{DroppedHold, LateOutcome, LateReturn, RecentEvent};
 use crate::model::stale::{Change, modifier_words};
 
 /// Pluralises `word` for `n`.
@@ -40,9 +40,32 @@ pub fn recent_event(e: &RecentEvent) -> String {
             let _ = write!(s, " (suspend {suspend:?})");
             s
         }
-        RecentEvent::Undecodable(e) => format!("undecodable event composite: {e}"),
+        RecentEvent::Undecodable {
+            error,
+            policy,
+            released,
+        } => {
+            let policy = policy.map_or("unreadable".to_string(), |p| format!("{p:?}"));
+            dropped_composite(error, &policy, released)
+        }
         RecentEvent::LateReturn(l) => late_return(l),
     }
+}
+
+/// A composite the decoder refused, and what became of its hold.
+fn dropped_composite(error: &str, policy: &str, released: &DroppedHold) -> String {
+    let what = match released {
+        DroppedHold::Nothing => "it held nothing".to_string(),
+        DroppedHold::Thread(t) => format!("thread @{:#x} was resumed", t.0),
+        DroppedHold::Vm => "the JVM was resumed once".to_string(),
+        DroppedHold::LeftToWatchdog => {
+            "its thread is unreadable and others are held, so the watchdog will release it"
+                .to_string()
+        }
+        DroppedHold::UnknownPolicy => "any hold is left to the watchdog".to_string(),
+        DroppedHold::ResumeFailed(e) => format!("resuming its hold failed: {e}"),
+    };
+    format!("undecodable event composite dropped (suspend {policy}): {error}; {what}")
 }
 
 /// A method that returned past its budget, and what became of the

@@ -15,10 +15,33 @@ pub enum RecentEvent {
         at: Option<Location>,
         suspend: SuspendPolicy,
     },
-    /// An event composite the decoder refused, with the decoder's error.
-    Undecodable(String),
+    /// An event composite the decoder refused: the decoder's error, its
+    /// suspend policy if readable, and what was released of its hold.
+    Undecodable {
+        error: String,
+        policy: Option<SuspendPolicy>,
+        released: DroppedHold,
+    },
     /// A method invoked past its budget returned after all.
     LateReturn(LateReturn),
+}
+
+/// What became of the threads a refused composite suspended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DroppedHold {
+    /// It suspended nothing.
+    Nothing,
+    /// Its thread was resumed.
+    Thread(ThreadId),
+    /// The VM was resumed once.
+    Vm,
+    /// Its thread could not be read and other threads are held, which a VM
+    /// resume would release too: the Watchdog bounds the hold.
+    LeftToWatchdog,
+    /// Its first byte is no suspend policy: the Watchdog bounds any hold.
+    UnknownPolicy,
+    /// The resume failed, with the error.
+    ResumeFailed(String),
 }
 
 /// A method invoked on `thread` returned `after_ms` after it started, past

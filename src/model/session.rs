@@ -23,6 +23,9 @@ pub enum SessionState {
     Suspended { held: usize, total: usize },
     /// The connection ended; `reason` says how.
     Dead { reason: String },
+    /// The JVM did not answer in time; the session is alive, and what the
+    /// JVM is doing is unknown. `reason` names the timeout.
+    Unanswered { reason: String },
 }
 
 impl SessionState {
@@ -32,6 +35,7 @@ impl SessionState {
             SessionState::Running => "RUNNING",
             SessionState::Suspended { .. } => "SUSPENDED",
             SessionState::Dead { .. } => "DEAD",
+            SessionState::Unanswered { .. } => "NOT_ANSWERING",
         }
     }
 }

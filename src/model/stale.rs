@@ -225,11 +225,17 @@ impl Comparison {
     }
 }
 
-/// Method modifier bits HotSpot compares on redefinition (the access
-/// flags without `ACC_NATIVE`, which a native-method prefix may change).
-const METHOD_MODIFIERS: i32 = 0x0FFF & !0x0100;
-/// Field modifier bits (JDWP may add a synthetic marker above 0xFFFF).
-const FIELD_MODIFIERS: i32 = 0x0FFF;
+/// Method modifier bits compared: those the class file defines (JVMS 4.6:
+/// public to synchronized, bridge, varargs, abstract, strict) without
+/// `ACC_NATIVE`, which a native-method prefix may change. The modifiers
+/// JDWP reports also carry HotSpot's internal flags; they are not the
+/// class's.
+const METHOD_MODIFIERS: i32 = 0x0CFF;
+/// Field modifier bits compared: those the class file defines (JVMS 4.5:
+/// public to final, volatile, transient). On JDK 17 HotSpot reports its
+/// internal flag for a field with a generic signature as 0x800, where
+/// strictfp would be, and JDWP may add a synthetic marker above 0xFFFF.
+const FIELD_MODIFIERS: i32 = 0x00DF;
 /// Class modifier bits as `Class.getModifiers` reports them.
 const CLASS_MODIFIERS: i32 = 0x7FFF & !0x0020;
 

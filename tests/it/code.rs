@@ -443,3 +443,39 @@ fn check_stale_costs_one_packet_per_method_and_caches_the_rest() {
     }
     assert_eq!(least, [4, 9], "a repeat reads 4 packets, bytecode adds 5");
 }
+
+/// Before the fix, on JDK 17, a generic-typed field read as `strictfp`:
+/// HotSpot's internal flag for a field with a generic signature (0x800)
+/// leaked into the modifiers JDWP reports, so the very build that runs was
+/// STALE with a REFUSED reload forecast.
+#[test]
+fn a_generic_field_is_no_modifier_change_on_jdk17() {
+    let scratch = Scratch::new("generic");
+    let text = edit(
+        &swap_source(),
+        "public class Swap {\n",
+        "public class Swap {\n    private final java.util.List<String> names = java.util.List.of();\n",
+    );
+    let classes = build(&scratch, "g", &text, &["-g"]);
+    let home = crate::support::java::default_java_home();
+    let release = std::fs::read_to_string(home.join("release")).unwrap_or_default();
+    assert!(
+        release.contains("JAVA_VERSION=\"17"),
+        "this test needs the default JDK to be 17 ({}): {release}",
+        home.display()
+    );
+    let jvm = Jvm::start(
+        "Swap",
+        JvmOpts {
+            java_home: Some(home),
+            classpath: Some(classes.clone()),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("swap v1 14 h", WAIT);
+    let server = attached(&jvm, json!({}));
+    let reply = stale(&server, &classes, true);
+    assert!(!reply.text.contains("strictfp"), "{}", reply.text);
+    assert!(!reply.text.contains("REFUSED"), "{}", reply.text);
+    assert!(!reply.text.contains("STALE"), "{}", reply.text);
+}

@@ -648,3 +648,46 @@ fn secrets_of_every_shape_are_masked_in_listings_reports_and_resources() {
         assert!(seen[1].1.contains(masked), "{arg} reads as {masked}");
     }
 }
+
+/// Before the fix a JVM listening on 127.0.0.2 or `[::1]` was "nothing
+/// listens there": discovery dialled 127.0.0.1 at its port, and so did a
+/// probe of 127.0.0.2:P.
+#[test]
+fn a_jvm_listening_on_another_loopback_address_is_dialled_there() {
+    let on = |host: &str| {
+        let port = crate::support::free_port();
+        let jvm = Jvm::start(
+            "Ticker",
+            JvmOpts {
+                no_jdwp: true,
+                jvm_args: vec![format!(
+                    "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address={host}:{port}"
+                )],
+                ..JvmOpts::default()
+            },
+        );
+        (jvm, port)
+    };
+    let (v4, v4_port) = on("127.0.0.2");
+    let (v6, v6_port) = on("[::1]");
+    let server = server();
+    let reply = server.call("debug_list_jvms", json!({})).expect_ok();
+    let listing = reply.json();
+    for jvm in [&v4, &v6] {
+        assert_eq!(
+            by_pid(&listing, jvm.pid())["state"],
+            "LISTENING",
+            "{}",
+            reply.text
+        );
+    }
+    // The listing's handshake closed; the agent listens again soon after.
+    for probe in [format!("127.0.0.2:{v4_port}"), format!("[::1]:{v6_port}")] {
+        crate::support::poll_until_msg(WAIT, &format!("a probe of {probe} to handshake"), || {
+            let reply = server
+                .call("debug_list_jvms", json!({"probe": probe}))
+                .expect_ok();
+            (reply.json()["probe"]["state"] == "LISTENING").then_some(())
+        });
+    }
+}

@@ -672,3 +672,60 @@ async fn a_static_field_is_written_with_no_thread_suspended() {
     assert_runs(&r.jvm);
     r.engine.shutdown().await;
 }
+
+/// Before the fix, on a JVM that did not answer, debug_evaluate said the
+/// class "is not a loaded class" and debug_list_sessions said DEAD while
+/// the session was alive: a timeout must never read as a fact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_jvm_is_a_timeout_in_evaluate_and_the_session_list() {
+    let config = EngineConfig {
+        request_timeout: Duration::from_millis(800),
+        watchdog_interval: Duration::from_secs(60),
+        ..EngineConfig::default()
+    };
+    let r = rig_with("Execution", "execution ready", config, false).await;
+    // A stop point on a class never loaded: deferred.
+    let (_, armed) = call(
+        &r.server,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "NeverLoaded", "line": 3}),
+    )
+    .await;
+    let bp = armed
+        .split_whitespace()
+        .find(|w| w.starts_with("bp"))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string())
+        .unwrap_or_else(|| panic!("no stop point id in {armed}"));
+    let pid = r.jvm.pid().to_string();
+    let signal = |sig: &str| {
+        let ok = std::process::Command::new("kill")
+            .args([sig, &pid])
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} {pid}");
+    };
+    signal("-STOP");
+    let (_, evaluated) = call(
+        &r.server,
+        "debug_evaluate",
+        json!({"expression": "java.util.Collections.EMPTY_LIST"}),
+    )
+    .await;
+    let (_, listed) = call(&r.server, "debug_list_sessions", json!({})).await;
+    let (_, diagnosed) = call(&r.server, "debug_diagnose", json!({"stop_point": bp})).await;
+    signal("-CONT");
+    assert!(evaluated.contains("got no reply within"), "{evaluated}");
+    assert!(!evaluated.contains("not a loaded class"), "{evaluated}");
+    assert!(!listed.contains("DEAD"), "{listed}");
+    assert!(listed.contains("NOT_ANSWERING"), "{listed}");
+    assert!(!diagnosed.contains("CLASS_NOT_LOADED"), "{diagnosed}");
+    assert!(diagnosed.contains("did not answer"), "{diagnosed}");
+    let (_, evaluated) = call(
+        &r.server,
+        "debug_evaluate",
+        json!({"expression": "Execution.limit"}),
+    )
+    .await;
+    assert!(evaluated.starts_with("Execution.limit = "), "{evaluated}");
+    r.engine.shutdown().await;
+}

@@ -288,6 +288,16 @@ impl FakeJdwp {
             .unwrap_or_else(|e| panic!("fake JDWP: inject: {e}"));
     }
 
+    /// Sends `packet` like [`FakeJdwp::inject`], raising only `thread`'s
+    /// count first, as a JVM does before an EVENT_THREAD event.
+    pub fn inject_holding(&self, packet: &[u8], thread: u64) {
+        lock(&self.state.counts)
+            .iter_mut()
+            .filter(|c| c.0 == thread)
+            .for_each(|c| c.1 += 1);
+        self.inject(packet, false);
+    }
+
     /// Raw bytes seen by `Http` mode or a rejected handshake, one entry per connection.
     pub fn raw_received(&self) -> Vec<Vec<u8>> {
         lock(&self.state.log).raw.clone()

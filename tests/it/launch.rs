@@ -362,3 +362,55 @@ fn verbose_logs_and_the_report_never_carry_a_masked_launch_secret() {
         assert!(!logs.contains(secret), "{secret} in the logs");
     }
 }
+
+/// Whether `pid` runs: its `/proc` entry exists and is not a zombie
+/// waiting for a reaper.
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X")
+    })
+}
+
+/// Before the fix a launched JVM ran on, orphaned, after its server was
+/// killed with SIGKILL; one launched to stay still does.
+#[test]
+fn a_launched_jvm_dies_with_its_killed_server_unless_launched_to_stay() {
+    let server = server();
+    let tied = launch(&server, "Ticker", &[], false);
+    server
+        .call(
+            "debug_launch",
+            json!({"main_class": "Ticker", "classpath": fixtures().display().to_string(),
+                   "suspend": false, "detach_on_disconnect": true}),
+        )
+        .expect_ok();
+    let stays = sessions(&server)
+        .last()
+        .and_then(|s| s["pid"].as_u64())
+        .expect("pid") as u32;
+    let _reap = KillOnDrop([tied, stays]);
+    assert!(running(tied) && running(stays));
+    server.kill();
+    poll_until_msg(
+        Duration::from_secs(10),
+        "the JVM to die with its server",
+        || (!running(tied)).then_some(()),
+    );
+    assert!(running(stays), "a JVM launched to stay outlives its server");
+}
+
+/// Kills the JVMs a test left, whatever it asserted.
+struct KillOnDrop([u32; 2]);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for pid in self.0.iter().filter(|p| running(**p)) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        }
+    }
+}

@@ -44,6 +44,12 @@ impl Evaluation<'_> {
                     found = Some((n, v));
                     break;
                 }
+                // A lookup that failed (a timeout, a lost connection) says
+                // nothing about whether the class is loaded: report it
+                // rather than read it as "no such class".
+                Ok(Answer::Failed(m)) if !pending => {
+                    return Err(Stop::at(segments[0].span, m));
+                }
                 Ok(_) => {}
                 Err(Stop::Pending) => pending = true,
                 Err(s) => return Err(s),

@@ -187,3 +187,19 @@ fn caller_frame_locals_are_asked_by_depth_and_walked_like_names() {
     let err = eval("frame[2].req").expect_err("missing");
     assert!(err.contains("not a local of frame[2]"), "{err}");
 }
+
+/// A class lookup that timed out is reported as the timeout, never as
+/// "no loaded class is named" (the JVM did not say that).
+#[test]
+fn a_failed_class_lookup_is_reported_not_read_as_absent() {
+    let timing_out = |n: &Need| match n {
+        Need::Class { .. } => Answer::Failed("ClassesBySignature got no reply within 800ms".into()),
+        other => world(other),
+    };
+    let src = "java.util.List.EMPTY";
+    let p = parse(src).expect("parses");
+    let (r, _, _) = run_with(&p.expr, timing_out);
+    let text = r.map_err(|e| e.render(src)).expect_err("fails");
+    assert!(text.contains("got no reply within 800ms"), "{text}");
+    assert!(!text.contains("no loaded class"), "{text}");
+}

@@ -272,6 +272,10 @@ async fn suspended_line(handle: &SessionHandle) -> (String, Value) {
             format!("[suspended] unknown: the session is gone ({reason})"),
             json!({"suspended": null}),
         ),
+        SessionState::Unanswered { reason } => (
+            format!("[suspended] unknown: the JVM does not answer ({reason})"),
+            json!({"suspended": null}),
+        ),
     }
 }
 

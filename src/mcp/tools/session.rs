@@ -305,6 +305,9 @@ pub fn describe_state(state: &SessionState) -> String {
             format!("SUSPENDED ({held} of {total} threads held)")
         }
         SessionState::Dead { reason } => format!("DEAD ({reason})"),
+        SessionState::Unanswered { reason } => {
+            format!("NOT_ANSWERING ({reason}; the session is alive, its state unknown)")
+        }
     }
 }
 
@@ -326,7 +329,7 @@ async fn list_sessions(ctx: Ctx, call: Call<ListSessionsParams>) -> Reply {
     let rows = join_all(sessions.iter().map(|s| async move {
         let state = tokio::time::timeout(Duration::from_secs(3), s.state())
             .await
-            .unwrap_or(SessionState::Dead {
+            .unwrap_or(SessionState::Unanswered {
                 reason: "no answer within 3 s".into(),
             });
         let stop_points = if s.check_alive().is_ok() {

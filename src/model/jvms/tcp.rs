@@ -28,6 +28,26 @@ impl Ip {
     }
 }
 
+impl Ip {
+    /// The address to dial to reach a socket bound here, as a host for a
+    /// connect: the address itself, the loopback of its family for the
+    /// unspecified address, the IPv4 one inside an IPv4-mapped address.
+    pub fn dial_host(&self) -> String {
+        match self {
+            Ip::V4([0, 0, 0, 0]) => "127.0.0.1".into(),
+            Ip::V4(a) => core::net::Ipv4Addr::from(*a).to_string(),
+            Ip::V6(a) => {
+                let v6 = core::net::Ipv6Addr::from(*a);
+                match v6.to_ipv4_mapped() {
+                    Some(v4) => Ip::V4(v4.octets()).dial_host(),
+                    None if v6.is_unspecified() => "::1".into(),
+                    None => v6.to_string(),
+                }
+            }
+        }
+    }
+}
+
 /// The states discovery cares about; the rest are `Other`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TcpState {
@@ -134,6 +154,23 @@ mod tests {
                 .reachable_on_loopback()
         );
         assert!(TcpSocket::parse("  sl  local_address rem_address   st tx_queue").is_none());
+    }
+
+    #[test]
+    fn each_bound_address_is_dialled_where_it_listens() {
+        let check = |ip: Ip, expect: &str| assert_eq!(ip.dial_host(), expect, "{ip:?}");
+        check(Ip::V4([127, 0, 0, 1]), "127.0.0.1");
+        check(Ip::V4([127, 0, 0, 2]), "127.0.0.2");
+        check(Ip::V4([0, 0, 0, 0]), "127.0.0.1");
+        let mut lo = [0u8; 16];
+        lo[15] = 1;
+        check(Ip::V6(lo), "::1");
+        check(Ip::V6([0; 16]), "::1");
+        let mut mapped = [0u8; 16];
+        mapped[10..].copy_from_slice(&[0xff, 0xff, 127, 0, 0, 3]);
+        check(Ip::V6(mapped), "127.0.0.3");
+        mapped[12..].copy_from_slice(&[0; 4]);
+        check(Ip::V6(mapped), "127.0.0.1");
     }
 
     proptest! {

@@ -144,3 +144,52 @@ fn no_line_tables_is_unknown_not_equal() {
     assert!(c.no_lines());
     assert_eq!(c.moved().count(), 0);
 }
+
+/// Only the bits the class file defines count: HotSpot's internal flags,
+/// which JDWP reports too, never make a build stale.
+#[test]
+fn modifier_bits_outside_the_class_file_are_not_changes() {
+    let check = |field_extra: i32, method_extra: i32, expect: &[&str]| {
+        let built = shapes();
+        let mut loaded = loaded_from(&built, false);
+        loaded.fields[0].modifiers ^= field_extra;
+        loaded.methods[0].modifiers ^= method_extra;
+        let found: Vec<&str> = compare(&loaded, &built)
+            .changes
+            .iter()
+            .map(|c| match c {
+                Change::FieldModifiers { .. } => "field",
+                Change::MethodModifiers { .. } => "method",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(
+            found, expect,
+            "field ^{field_extra:#x}, method ^{method_extra:#x}"
+        );
+    };
+    // JDK 17's JVM_ACC_FIELD_HAS_GENERIC_SIGNATURE, other internal bits,
+    // the JDWP synthetic marker, synthetic and enum.
+    for extra in [
+        0x0800,
+        0x0100,
+        0x0200,
+        0x0400,
+        0x1000,
+        0x4000,
+        0xF000_0000_u32 as i32,
+    ] {
+        check(extra, 0, &[]);
+    }
+    // Native (a prefix may change it), a bit methods do not define, and
+    // HotSpot's internal method flags.
+    for extra in [0x0100, 0x0200, 0x1000, 0x2000_0000, 0x0001_0000] {
+        check(0, extra, &[]);
+    }
+    for extra in [0x0001, 0x0008, 0x0010, 0x0040, 0x0080] {
+        check(extra, 0, &["field"]);
+    }
+    for extra in [0x0020, 0x0040, 0x0080, 0x0400, 0x0800] {
+        check(0, extra, &["method"]);
+    }
+}

@@ -12,14 +12,20 @@ use jvmscope::jdwp::{
     TypeTag,
 };
 use jvmscope::model::SessionState;
+use jvmscope::model::recent::{DroppedHold, RecentEvent};
 
 use super::{attach, config, poll};
 use crate::fake_jdwp::{Behaviour, FakeJdwp, cmd, command_packet};
 
 /// A breakpoint hit of request `request` in `thread`, suspending all.
 fn breakpoint(request: i32, thread: u64) -> Vec<u8> {
+    hit(SuspendPolicy::All, request, thread, usize::MAX)
+}
+
+/// A breakpoint hit's composite cut after `keep` bytes of its data.
+fn hit(policy: SuspendPolicy, request: i32, thread: u64, keep: usize) -> Vec<u8> {
     let composite = Composite {
-        suspend_policy: SuspendPolicy::All,
+        suspend_policy: policy,
         events: vec![Event::Breakpoint {
             request_id: RequestId(request),
             thread: ThreadId(thread),
@@ -31,11 +37,27 @@ fn breakpoint(request: i32, thread: u64) -> Vec<u8> {
             },
         }],
     };
-    command_packet(
-        1,
-        cmd::COMPOSITE_EVENT,
-        &composite.encode_data(IdSizes::HOTSPOT),
-    )
+    let data = composite.encode_data(IdSizes::HOTSPOT);
+    command_packet(1, cmd::COMPOSITE_EVENT, &data[..keep.min(data.len())])
+}
+
+/// Bytes of a breakpoint composite up to its thread id (policy, count,
+/// kind, request id, 8-byte thread): cut past it, the thread is readable.
+const THROUGH_THREAD: usize = 1 + 4 + 1 + 4 + 8;
+
+/// What the session recorded of the first refused composite.
+async fn dropped(session: &jvmscope::actors::SessionHandle, nth: usize) -> DroppedHold {
+    poll("the refused composite's record", async || {
+        session
+            .recent_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                RecentEvent::Undecodable { released, .. } => Some(released),
+                _ => None,
+            })
+            .nth(nth)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -91,5 +113,67 @@ async fn a_foreign_suspending_event_is_held_then_disarmed_and_resumed() {
     assert_eq!(fake.suspend_counts(), [(1, 0), (2, 0)]);
     assert!(session.event_threads().await.is_empty());
     assert_eq!(session.state().await, SessionState::Running);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_undecodable_composite_releases_what_its_policy_suspended() {
+    let fake = FakeJdwp::start(Behaviour::Vm {
+        threads: vec![1, 2],
+        then: vec![],
+    });
+    let (engine, session) = attach(config(), &fake, false).await;
+
+    fake.inject(&hit(SuspendPolicy::All, 5, 2, THROUGH_THREAD + 3), true);
+    assert_eq!(dropped(&session, 0).await, DroppedHold::Vm);
+    assert_eq!(fake.suspend_counts(), [(1, 0), (2, 0)]);
+
+    fake.inject_holding(
+        &hit(SuspendPolicy::EventThread, 5, 2, THROUGH_THREAD + 3),
+        2,
+    );
+    assert_eq!(dropped(&session, 1).await, DroppedHold::Thread(ThreadId(2)));
+    assert_eq!(fake.suspend_counts(), [(1, 0), (2, 0)]);
+    assert_eq!(
+        fake.commands()
+            .iter()
+            .filter(|c| **c == cmd::RESUME)
+            .count(),
+        1,
+        "the event thread alone was resumed"
+    );
+    assert_eq!(session.state().await, SessionState::Running);
+    engine.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_unreadable_event_thread_is_released_by_the_vm_only_when_nothing_else_is_held() {
+    let fake = FakeJdwp::start(Behaviour::Vm {
+        threads: vec![1, 2],
+        then: vec![],
+    });
+    let (engine, session) = attach(config(), &fake, false).await;
+    let cut = hit(SuspendPolicy::EventThread, 5, 2, THROUGH_THREAD - 3);
+
+    fake.inject_holding(&cut, 2);
+    assert_eq!(dropped(&session, 0).await, DroppedHold::Vm);
+    assert_eq!(fake.suspend_counts(), [(1, 0), (2, 0)]);
+
+    // A foreign suspend-all hit the agent holds: a VM resume would free it.
+    fake.inject(&breakpoint(77, 1), true);
+    poll("the held hit", async || {
+        (!session.event_threads().await.is_empty()).then_some(())
+    })
+    .await;
+    fake.inject_holding(&cut, 2);
+    assert_eq!(dropped(&session, 1).await, DroppedHold::LeftToWatchdog);
+    assert_eq!(fake.suspend_counts(), [(1, 1), (2, 2)]);
+    assert_eq!(
+        fake.commands()
+            .iter()
+            .filter(|c| **c == cmd::RESUME)
+            .count(),
+        1
+    );
     engine.shutdown().await;
 }

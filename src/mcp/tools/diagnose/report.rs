@@ -65,7 +65,7 @@ pub async fn sessions_block(ctx: &Ctx) -> String {
 async fn session_block(s: &SessionHandle) -> String {
     let state = tokio::time::timeout(SESSION_BUDGET, s.state())
         .await
-        .unwrap_or(SessionState::Dead {
+        .unwrap_or(SessionState::Unanswered {
             reason: "no answer within 2 s".into(),
         });
     let vm = s.vm().unwrap_or_default();
@@ -180,6 +180,7 @@ pub fn stop_point_text(d: &StopPointDiagnosis) -> String {
 /// A stable word for each cause, for scripts.
 pub fn cause_code(c: &Cause) -> &'static str {
     match c {
+        Cause::Unanswered { .. } => "NOT_ANSWERING",
         Cause::ClassNotLoaded { .. } => "CLASS_NOT_LOADED",
         Cause::NoCodeAtLine { .. } => "NO_CODE_AT_LINE",
         Cause::NotArmable { .. } => "NOT_ARMABLE",
@@ -200,6 +201,9 @@ pub fn cause_code(c: &Cause) -> &'static str {
 fn cause_text(c: &Cause) -> String {
     let code = cause_code(c);
     let words = match c {
+        Cause::Unanswered { error } => {
+            format!("the JVM did not answer, so whether its class is loaded is unknown: {error}")
+        }
         Cause::ClassNotLoaded { class, watching, similar } => {
             let mut s = format!(
                 "{class} is not loaded by any class loader yet; {}",
