@@ -167,6 +167,16 @@ fn misspelt_arguments_are_refused_naming_the_accepted_ones() {
     assert!(reply.text.contains("[BAD_ARGUMENT]"), "{}", reply.text);
     let reply = server.call("debug_teleport", json!({})).expect_tool_error();
     assert!(reply.text.starts_with("[UNKNOWN_TOOL]"), "{}", reply.text);
+    // A tool that became a kind of another says which.
+    let reply = server
+        .call("debug_step_over", json!({}))
+        .expect_tool_error();
+    assert!(
+        reply.text.starts_with("[UNKNOWN_TOOL]")
+            && reply.text.contains("now debug_step with kind \"over\""),
+        "{}",
+        reply.text
+    );
 }
 
 #[test]

@@ -133,6 +133,38 @@ impl Route {
     }
 }
 
+/// Tools that became kinds of a merged tool, by their old names without
+/// the `debug_` prefix: a call by an old name is told the new one.
+const RENAMED: &[(&str, &str, &str)] = &[
+    ("set_line_stop", "debug_set_stop", "line"),
+    ("set_exception_stop", "debug_set_stop", "exception"),
+    ("set_field_stop", "debug_set_stop", "field"),
+    ("set_method_exit_stop", "debug_set_stop", "method_exit"),
+    ("set_monitor_stop", "debug_set_stop", "monitor"),
+    ("step_over", "debug_step", "over"),
+    ("step_into", "debug_step", "into"),
+    ("step_out", "debug_step", "out"),
+    ("suspend_thread", "debug_thread", "suspend"),
+    ("resume_thread", "debug_thread", "resume"),
+    ("list_methods", "debug_list_members", "methods"),
+    ("list_fields", "debug_list_members", "fields"),
+    ("evaluate_chain", "debug_evaluate", "chain"),
+    ("toggle_stop_point", "debug_update_stop_point", "toggle"),
+    ("clear_stop_point", "debug_update_stop_point", "clear"),
+    ("class_histogram", "debug_heap", "histogram"),
+    ("find_holders", "debug_heap", "holders"),
+    ("list_instances", "debug_heap", "instances"),
+];
+
+/// The tool and kind a former tool's name became.
+pub fn renamed(name: &str) -> Option<(&'static str, &'static str)> {
+    let old = name.strip_prefix("debug_")?;
+    RENAMED
+        .iter()
+        .find(|(o, _, _)| *o == old)
+        .map(|(_, tool, kind)| (*tool, *kind))
+}
+
 /// The kind a call names, or a refusal naming the kinds there are.
 fn pick<'k>(tool: &str, kinds: &'k [Kind], kind: Option<Value>) -> Result<&'k Kind, ToolError> {
     let names: Vec<&str> = kinds.iter().map(|k| k.name).collect();
@@ -293,6 +325,29 @@ mod tests {
         assert!(e.contains("kind is required; one of a, b"), "{e}");
         let e = run(&r, json!({"kind": "c"})).expect_err("refused");
         assert!(e.contains("unknown kind \"c\"; one of a, b"), "{e}");
+    }
+
+    #[test]
+    fn a_former_tool_name_leads_to_its_tool_and_kind() {
+        let old = |rest: &str| format!("debug_{rest}");
+        assert_eq!(
+            renamed(&old("set_line_stop")),
+            Some(("debug_set_stop", "line"))
+        );
+        assert_eq!(
+            renamed(&old("list_instances")),
+            Some(("debug_heap", "instances"))
+        );
+        assert_eq!(renamed(&old("set_stop")), None);
+        assert_eq!(renamed("set_line_stop"), None);
+        let catalogue: BTreeSet<String> = crate::mcp::tools::catalogue()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+        for (o, tool, _) in RENAMED {
+            assert!(catalogue.contains(*tool), "{tool}");
+            assert!(!catalogue.contains(&old(o)), "{o} is still a tool");
+        }
     }
 
     #[test]

@@ -394,10 +394,17 @@ pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolRe
     let all = routes();
     let reply = match all.by_name.get(name) {
         Some(&i) => (all.routes[i].call)(ctx.clone(), args).await,
-        None => Err(
-            ToolError::new("UNKNOWN_TOOL", format!("there is no tool {name:?}"))
+        None => Err(match kinds::renamed(name) {
+            Some((tool, kind)) => ToolError::new(
+                "UNKNOWN_TOOL",
+                format!("there is no tool {name:?}: it is now {tool} with kind {kind:?}"),
+            )
+            .next(format!(
+                "call {tool} with \"kind\": \"{kind}\"; jdwp://guide/{tool} lists its arguments"
+            )),
+            None => ToolError::new("UNKNOWN_TOOL", format!("there is no tool {name:?}"))
                 .next("tools/list names every tool"),
-        ),
+        }),
     };
     let mut result = reply.unwrap_or_else(|e| e.in_tool(name).into_result());
     if let Some(&i) = all.by_name.get(name)
