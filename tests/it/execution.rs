@@ -581,6 +581,16 @@ fn read_only_refuses_an_invoking_condition() {
     assert_runs(&jvm);
 }
 
+/// Sends `sig` (`-STOP`, `-CONT`) to a process.
+#[track_caller]
+fn kill(sig: &str, pid: u32) {
+    let ok = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "kill {sig} {pid}");
+}
+
 /// A JVM frozen by SIGSTOP while one of its threads is held by a hit: a
 /// stack read with no thread_id names the timeout that blocks it, never
 /// "no thread is suspended".
@@ -594,14 +604,7 @@ async fn a_frozen_jvm_is_reported_as_a_timeout_not_as_no_thread() {
     };
     let r = rig_with("Execution", "execution ready", config, false).await;
     hit(&r.session, "Execution", line("main-call")).await;
-    let pid = r.jvm.pid().to_string();
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill {sig} {pid}");
-    };
+    let signal = |sig: &str| kill(sig, r.jvm.pid());
     signal("-STOP");
     let started = std::time::Instant::now();
     let (err, text) = call(&r.server, "debug_get_stack", json!({})).await;
@@ -696,14 +699,7 @@ async fn a_frozen_jvm_is_a_timeout_in_evaluate_and_the_session_list() {
         .find(|w| w.starts_with("bp"))
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_string())
         .unwrap_or_else(|| panic!("no stop point id in {armed}"));
-    let pid = r.jvm.pid().to_string();
-    let signal = |sig: &str| {
-        let ok = std::process::Command::new("kill")
-            .args([sig, &pid])
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "kill {sig} {pid}");
-    };
+    let signal = |sig: &str| kill(sig, r.jvm.pid());
     signal("-STOP");
     let (_, evaluated) = call(
         &r.server,
