@@ -22,11 +22,22 @@ fn shown(text: &str) -> u64 {
 
 /// A server attached to `jvm`.
 pub fn attached(jvm: &Jvm) -> Server {
+    attached_with(jvm, json!({}))
+}
+
+/// A server attached to `jvm` read-only.
+pub fn attached_read_only(jvm: &Jvm) -> Server {
+    attached_with(jvm, json!({"read_only": true}))
+}
+
+fn attached_with(jvm: &Jvm, extra: serde_json::Value) -> Server {
     let server = Server::spawn();
     server.initialize();
-    server
-        .call("debug_attach", json!({"port": jvm.port()}))
-        .expect_ok();
+    let mut args = json!({"port": jvm.port()});
+    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+        a.extend(e.clone());
+    }
+    server.call("debug_attach", args).expect_ok();
     server
 }
 

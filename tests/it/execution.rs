@@ -556,17 +556,9 @@ fn jdwp_watchdog_secs_bounds_a_suspending_hit_through_the_binary() {
 #[test]
 fn read_only_refuses_an_invoking_condition() {
     use crate::support::java::JvmOpts;
-    use crate::support::mcp::Server;
     let jvm = Jvm::start("Execution", JvmOpts::default());
     jvm.wait_for_line("execution ready", Duration::from_secs(10));
-    let server = Server::spawn();
-    server.initialize();
-    server
-        .call(
-            "debug_attach",
-            json!({"port": jvm.port(), "read_only": true}),
-        )
-        .expect_ok();
+    let server = crate::dump::attached_read_only(&jvm);
     server
         .call(
             "debug_set_stop",

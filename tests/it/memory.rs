@@ -98,14 +98,7 @@ fn assert_leak_ranked(text: &str, rate: f64) {
 /// the holders of one leaked key. Read-only mode allows all three.
 fn leak_in_three_calls(java_home: PathBuf) {
     let (jvm, rate) = leak(java_home);
-    let server = Server::spawn();
-    server.initialize();
-    server
-        .call(
-            "debug_attach",
-            json!({"port": jvm.port(), "read_only": true}),
-        )
-        .expect_ok();
+    let server = crate::dump::attached_read_only(&jvm);
     // Every tool call after the attach goes through `ask`, which counts.
     let mut calls = 0;
     let mut ask = |tool: &str, args: serde_json::Value| {
