@@ -35,7 +35,7 @@ mod report;
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -248,31 +248,10 @@ impl Fixture {
             Some(h) if h.is_file() => h.with_file_name(name),
             _ => support::jdk(name),
         };
-        let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/data/java")
-            .join(format!("{FIXTURE}.java"));
         let classes = tempfile::tempdir()?;
-        let ok = Command::new(tool("javac"))
-            .args(["-g", "--release", "17", "-d"])
-            .arg(classes.path())
-            .arg(&source)
-            .status()
-            .context("javac (a JDK 17+ is needed)")?
-            .success();
-        if !ok {
-            bail!("javac failed on {}", source.display());
-        }
-        let version = Command::new(tool("java"))
-            .arg("-version")
-            .output()
-            .ok()
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .next()
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        support::compile_fixture(&tool("javac"), FIXTURE, classes.path())
+            .map_err(anyhow::Error::msg)?;
+        let version = support::java_version(&tool("java"));
         let mut child = Command::new(tool("java"))
             .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
             .arg("-cp")

@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// A JDK tool: `$JAVA_HOME/bin/<tool>`, else on PATH.
@@ -14,6 +14,40 @@ pub fn jdk(tool: &str) -> PathBuf {
         .map(|h| PathBuf::from(h).join("bin").join(tool))
         .filter(|p| p.exists())
         .unwrap_or_else(|| PathBuf::from(tool))
+}
+
+/// Compiles `tests/data/java/<class>.java` (with `-g`, release 17) into
+/// `dir` with `javac`; `Err` says why it did not.
+pub fn compile_fixture(javac: &Path, class: &str, dir: &Path) -> Result<(), String> {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/java")
+        .join(format!("{class}.java"));
+    let status = Command::new(javac)
+        .args(["-g", "--release", "17", "-d"])
+        .arg(dir)
+        .arg(&src)
+        .status()
+        .map_err(|e| format!("javac (a JDK 17+ is needed): {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("javac failed on {}", src.display()))
+    }
+}
+
+/// The first line `java -version` prints (empty when it cannot run).
+pub fn java_version(java: &Path) -> String {
+    Command::new(java)
+        .arg("-version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .next()
+                .map(str::to_string)
+        })
+        .unwrap_or_default()
 }
 
 /// Prints one line of results.
@@ -81,17 +115,9 @@ pub fn start_fixture_with(
     };
     let dir = classes_dir(class);
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/java")
-        .join(format!("{class}.java"));
-    let ok = Command::new(tool("javac"))
-        .args(["-g", "--release", "17", "-d"])
-        .arg(&dir)
-        .arg(&src)
-        .status()
-        .expect("javac (a JDK is required)")
-        .success();
-    assert!(ok, "javac failed");
+    if let Err(e) = compile_fixture(&tool("javac"), class, &dir) {
+        panic!("{e}");
+    }
     let mut child = Command::new(tool("java"))
         .arg(format!(
             "-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{port}"

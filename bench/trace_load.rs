@@ -202,33 +202,14 @@ impl Drop for Fixture {
 
 impl Fixture {
     fn start(threads: usize, home: Option<&Path>) -> Result<Fixture> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let source = root.join("tests/data/java").join(format!("{FIXTURE}.java"));
         let tool = |name: &str| match home {
             Some(h) if h.join("bin").join(name).is_file() => h.join("bin").join(name),
             _ => PathBuf::from(name),
         };
         let classes = tempfile::tempdir()?;
-        let status = Command::new(tool("javac"))
-            .args(["-g", "--release", "17", "-d"])
-            .arg(classes.path())
-            .arg(&source)
-            .status()
-            .context("javac (a JDK 17+ is needed)")?;
-        if !status.success() {
-            bail!("javac failed on {}", source.display());
-        }
-        let version = Command::new(tool("java"))
-            .arg("-version")
-            .output()
-            .ok()
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .next()
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        support::compile_fixture(&tool("javac"), FIXTURE, classes.path())
+            .map_err(anyhow::Error::msg)?;
+        let version = support::java_version(&tool("java"));
         let mut child = Command::new(tool("java"))
             .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
             .arg("-cp")

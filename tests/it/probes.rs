@@ -135,6 +135,19 @@ fn ledger_instrumented(server: &Server) -> bool {
     r.text.contains("Bytecode: STALE")
 }
 
+/// Clears stop point `id` and checks the Ledger class runs its original
+/// bytecode again.
+#[track_caller]
+fn clear_restores_the_ledger(server: &Server, id: &str) {
+    server
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
+        .expect_ok();
+    assert!(!ledger_instrumented(server));
+}
+
 fn line_probe(server: &Server, condition: &str) -> (String, ToolReply) {
     let line = line_of("ProbeLoad.java", "probe-line");
     let armed = server
@@ -279,13 +292,7 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
         odd.len()
     );
 
-    server
-        .call(
-            "debug_update_stop_point",
-            json!({"kind": "clear", "id": id}),
-        )
-        .expect_ok();
-    assert!(!ledger_instrumented(&server));
+    clear_restores_the_ledger(&server, &id);
 }
 
 #[test]
@@ -319,13 +326,7 @@ fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one() {
         .expect_tool_error();
     assert!(wire.text.contains("min_duration_ms"), "{}", wire.text);
 
-    server
-        .call(
-            "debug_update_stop_point",
-            json!({"kind": "clear", "id": slow_id}),
-        )
-        .expect_ok();
-    assert!(!ledger_instrumented(&server));
+    clear_restores_the_ledger(&server, &slow_id);
 }
 
 #[test]
@@ -374,13 +375,7 @@ fn entry_and_field_write_probes_record_arguments_and_written_values() {
     let since = last_seq(&server, &write_id);
     // Writes keep arriving after the other probe left.
     traces_since(&server, &write_id, since, 3);
-    server
-        .call(
-            "debug_update_stop_point",
-            json!({"kind": "clear", "id": write_id}),
-        )
-        .expect_ok();
-    assert!(!ledger_instrumented(&server));
+    clear_restores_the_ledger(&server, &write_id);
 }
 
 #[test]
