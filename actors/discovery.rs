@@ -1,11 +1,13 @@
 //! Discovery of the local JVMs this user runs, and the handshake probe.
-//! `/proc/<pid>/cmdline` (every `-agentlib:jdwp` / `-Xrunjdwp` option) is
-//! merged with `hsperfdata_<user>` (what `jps` lists, JVMs without JDWP
-//! included); the JVM's own listening socket is read from `/proc/net/tcp`.
-//! Only loopback endpoints of JVMs that are running are dialled, with the
-//! 14-byte handshake under a per-probe and a total budget, concurrently. A
-//! JVM waiting for its debugger is never dialled (`model::jvms::plan`);
-//! our own sessions are recognised, not dialled again. Secrets in argv are
+//! Each JVM's options are read where the JVM reads them: `/proc/<pid>/
+//! cmdline`, the `@argfile`s it names and the option variables of
+//! `/proc/<pid>/environ` (`JAVA_TOOL_OPTIONS`, `JDK_JAVA_OPTIONS`,
+//! `_JAVA_OPTIONS`); merged with `hsperfdata_<user>` (what `jps` lists,
+//! JVMs without JDWP included). Its listening socket is its own, read from
+//! its `fd/` links and `/proc/net/tcp`. A listing dials nothing
+//! (`model::jvms::plan`); only an explicit probe handshakes a loopback
+//! endpoint, never one of a JVM waiting for its debugger, of a JVM whose
+//! options could not be read, or of another user. Secrets in argv are
 //! masked here, before anything leaves this layer.
 
 mod attach;
@@ -19,7 +21,7 @@ use crate::actors::error::{AttachError, LocalError};
 use crate::model::cpu::TaskStat;
 use crate::model::histogram::{ClassCount, parse_hotspot};
 use crate::model::jvms::{
-    Detail, JavaCommand, JdwpAgent, JdwpState, Launch, Plan, TcpSocket, TcpState, Verdict,
+    Detail, JdwpAgent, JdwpState, Launch, Plan, Sight, TcpSocket, TcpState, Verdict,
     is_loopback_host, is_secret_key, mask_argv, plan,
 };
 use crate::model::perfdata::Vitals;
@@ -29,18 +31,15 @@ use crate::model::perfdata::Vitals;
 pub struct DiscoveryBudget {
     /// Reading `/proc`.
     pub scan: Duration,
-    /// One handshake (connect + 14 bytes each way).
+    /// The handshake of an explicit probe (connect + 14 bytes each way).
     pub per_probe: Duration,
-    /// Every handshake together.
-    pub total: Duration,
 }
 
 impl Default for DiscoveryBudget {
     fn default() -> Self {
         Self {
             scan: Duration::from_millis(150),
-            per_probe: Duration::from_millis(200),
-            total: Duration::from_millis(500),
+            per_probe: Duration::from_millis(300),
         }
     }
 }
@@ -116,37 +115,15 @@ pub async fn list_jvms(
     let scan = tokio::task::spawn_blocking(move || procfs::scan(deadline))
         .await
         .unwrap_or_default();
-    let mut planned = Vec::with_capacity(scan.jvms.len());
-    for raw in &scan.jvms {
-        planned.push(classify(raw, &scan.tcp, &ours));
-    }
-    let probe_deadline = tokio::time::Instant::now() + budget.total;
-    let dials = planned.iter().map(|(_, p, hosts)| async move {
-        match p {
-            Plan::Dial(ports) => {
-                Some(dial_first(ports, hosts, budget.per_probe, probe_deadline).await)
-            }
-            Plan::Settled { .. } => None,
-        }
-    });
-    let dialled = futures::future::join_all(dials).await;
-    let jvms: Vec<LocalJvm> = planned
-        .into_iter()
-        .zip(dialled)
-        .map(|((mut jvm, plan, _), dial)| {
-            (jvm.port, jvm.verdict) = match (plan, dial) {
-                (Plan::Settled { port, verdict }, _) => (port, verdict),
-                (Plan::Dial(_), Some(done)) => done,
-                (Plan::Dial(ports), None) => (
-                    ports.first().copied(),
-                    Verdict::new(JdwpState::NotProbed, Detail::OutOfBudget),
-                ),
-            };
-            jvm
-        })
+    let jvms: Vec<LocalJvm> = scan
+        .jvms
+        .iter()
+        .map(|raw| classify(raw, &scan.tcp, &ours).0)
         .collect();
     let probe = match probe {
-        Some((host, port)) => Some(probe_endpoint(host, port, &jvms, &ours, budget).await),
+        Some((host, port)) => {
+            Some(probe_endpoint(host, port, &jvms, &ours, &scan.tcp, budget).await)
+        }
         None => None,
     };
     JvmListing {
@@ -192,27 +169,26 @@ pub async fn jvms_snapshot(ours: Vec<Ours>, scan: Duration) -> Option<JvmsSnapsh
         .jvms
         .iter()
         .map(|raw| {
-            let (jvm, plan, _) = classify(raw, &scan.tcp, &ours);
-            match plan {
-                Plan::Dial(ports) => (jvm.pid, ports, None),
-                Plan::Settled { port, verdict } => {
-                    (jvm.pid, port.into_iter().collect(), Some(verdict.state))
-                }
-            }
+            let (jvm, hosts) = classify(raw, &scan.tcp, &ours);
+            let mut ports: Vec<u16> = jvm.port.into_iter().collect();
+            ports.extend(hosts.iter().map(|(p, _)| *p));
+            ports.sort_unstable();
+            ports.dedup();
+            (jvm.pid, ports, Some(jvm.verdict.state))
         })
         .collect();
     seen.sort_unstable_by_key(|e| e.0);
     Some(JvmsSnapshot(seen))
 }
 
-/// Reads one JVM's command line and decides how to learn its endpoint;
+/// Reads one JVM's options and sockets and says what its endpoint is;
 /// with the address each of its listening ports is bound to.
 fn classify(
     raw: &procfs::RawJvm,
     tcp: &[TcpSocket],
     ours: &[Ours],
-) -> (LocalJvm, Plan, Vec<(u16, String)>) {
-    let cmd = JavaCommand::parse(&raw.argv);
+) -> (LocalJvm, Vec<(u16, String)>) {
+    let cmd = raw.command.clone();
     let launched_by = ours
         .iter()
         .find(|o| raw.pid != 0 && o.pid == Some(raw.pid))
@@ -250,14 +226,20 @@ fn classify(
         (_, Some(e)) => Err(e.as_str()),
         (a, None) => Ok(a.as_ref()),
     };
-    let mut plan = plan(agent_result, &listening, &established, |p| {
+    let sight = Sight {
+        listening: &listening,
+        established: &established,
+        own_sockets: raw.sockets.is_some(),
+        unseen: &raw.unseen,
+    };
+    let mut plan = plan(agent_result, sight, |p| {
         ours.iter()
             .find(|o| o.local && o.port == p)
             .map(|o| o.id.clone())
     });
     if let Some(id) = &launched_by {
         let port = ours.iter().find(|o| &o.id == id).map(|o| o.port);
-        plan = Plan::Settled {
+        plan = Plan {
             port,
             verdict: Verdict::new(JdwpState::ConnectedToUs, Detail::Ours(id.clone())),
         };
@@ -269,8 +251,8 @@ fn classify(
         java_home: raw.exe.as_deref().and_then(procfs::java_home),
         uptime: raw.uptime,
         agent: cmd.agent.map(mask_agent),
-        port: None,
-        verdict: Verdict::new(JdwpState::NotProbed, Detail::NoAgent),
+        port: plan.port,
+        verdict: plan.verdict,
         seen: match (raw.in_proc, raw.in_perfdata) {
             (true, true) => Seen::Both,
             (false, true) => Seen::PerfData,
@@ -278,7 +260,7 @@ fn classify(
         },
         launched_by,
     };
-    (jvm, plan, hosts)
+    (jvm, hosts)
 }
 
 fn mask_agent(mut a: JdwpAgent) -> JdwpAgent {
@@ -288,37 +270,6 @@ fn mask_agent(mut a: JdwpAgent) -> JdwpAgent {
         }
     }
     a
-}
-
-/// Handshakes each port in turn, at the address it is bound to, until one
-/// answers, inside both budgets.
-async fn dial_first(
-    ports: &[u16],
-    hosts: &[(u16, String)],
-    per_probe: Duration,
-    deadline: tokio::time::Instant,
-) -> (Option<u16>, Verdict) {
-    let mut last = (
-        ports.first().copied(),
-        Verdict::new(JdwpState::NotProbed, Detail::OutOfBudget),
-    );
-    for &port in ports {
-        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-        if left.is_zero() {
-            break;
-        }
-        let host = hosts
-            .iter()
-            .find(|(p, _)| *p == port)
-            .map_or("127.0.0.1", |(_, h)| h.as_str());
-        let verdict = handshake(host, port, per_probe.min(left)).await;
-        let ok = verdict.state == JdwpState::Listening;
-        last = (Some(port), verdict);
-        if ok {
-            break;
-        }
-    }
-    last
 }
 
 /// One handshake on a loopback endpoint; the connection is closed at once.
@@ -337,15 +288,21 @@ async fn handshake(host: &str, port: u16, limit: Duration) -> Verdict {
     }
 }
 
-/// An explicit probe: loopback only; a port of ours or of a JVM waiting
-/// for its debugger is answered without dialling.
+/// An explicit probe: loopback only; a port of ours, of a JVM waiting for
+/// its debugger, of a JVM whose options could not be read or of another
+/// user's process is answered without dialling.
 async fn probe_endpoint(
     host: String,
     port: u16,
     jvms: &[LocalJvm],
     ours: &[Ours],
+    tcp: &[TcpSocket],
     budget: DiscoveryBudget,
 ) -> ProbeReport {
+    let me = procfs::my_uid();
+    let strangers = tcp
+        .iter()
+        .find(|s| s.state == TcpState::Listen && s.local_port == port && Some(s.uid) != me);
     let started = Instant::now();
     let known = jvms.iter().find(|j| {
         j.port == Some(port)
@@ -359,11 +316,24 @@ async fn probe_endpoint(
     } else if let Some(o) = ours.iter().find(|o| o.local && o.port == port) {
         Verdict::new(JdwpState::ConnectedToUs, Detail::Ours(o.id.clone()))
     } else if let Some(j) = known.filter(|j| {
-        j.agent.as_ref().is_some_and(|a| a.suspend) || j.verdict.state == JdwpState::ConnectedToUs
+        j.agent.as_ref().is_some_and(|a| a.suspend)
+            || matches!(
+                j.verdict.state,
+                JdwpState::ConnectedToUs | JdwpState::WaitingForDebugger
+            )
+            || matches!(j.verdict.detail, Detail::Hidden(_))
     }) {
         // Never dial what may be a JVM waiting for its debugger: what
-        // discovery read from its argv and sockets is the answer.
+        // discovery read from its options and sockets is the answer.
         j.verdict.clone()
+    } else if let Some(s) = strangers.filter(|_| known.is_none()) {
+        Verdict::new(
+            JdwpState::NotProbed,
+            Detail::Hidden(format!(
+                "the options of the process of uid {} that listens there",
+                s.uid
+            )),
+        )
     } else {
         // The host named, which is loopback: `[::1]` is dialled as `::1`.
         let dial_host = host.trim_start_matches('[').trim_end_matches(']');
@@ -372,7 +342,7 @@ async fn probe_endpoint(
         } else {
             dial_host
         };
-        let limit = budget.per_probe.max(Duration::from_millis(300));
+        let limit = budget.per_probe;
         handshake(dial_host, port, limit).await
     };
     ProbeReport {

@@ -110,7 +110,7 @@ pub fn pid_of_port(port: u16) -> Option<u32> {
         .iter()
         .map(|j| j.pid)
         .filter(|pid| *pid != me)
-        .find(|pid| !super::procfs::socket_inodes(*pid).is_disjoint(&inodes))
+        .find(|pid| super::procfs::socket_inodes(*pid).is_some_and(|s| !s.is_disjoint(&inodes)))
 }
 
 /// The JVM's command line (to see whether attach is switched off).

@@ -9,7 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::model::jvms::{JavaCommand, TcpSocket, looks_like_java};
+use crate::model::jvms::options::{Lookup, MAX_ARGFILE, OPTION_VARS};
+use crate::model::jvms::{JavaCommand, TcpSocket, Unseen, looks_like_java, read_command};
 
 /// Longest command line read (bytes): the rest is cut.
 const MAX_CMDLINE: usize = 64 * 1024;
@@ -25,12 +26,16 @@ pub struct RawJvm {
     pub pid: u32,
     /// Unmasked: never leaves the actor layer.
     pub argv: Vec<String>,
+    /// Its options read with its environment and argfiles.
+    pub command: JavaCommand,
+    /// What could not be read while looking for its options.
+    pub unseen: Unseen,
     pub exe: Option<PathBuf>,
     pub uptime: Option<Duration>,
     pub in_proc: bool,
     pub in_perfdata: bool,
-    /// Its socket inodes, read when its JDWP port is ephemeral (the port
-    /// must then be found among its own sockets).
+    /// Its socket inodes, read when it loads a JDWP agent (its endpoint
+    /// is then told by its own listening socket); `None` when unreadable.
     pub sockets: Option<HashSet<u64>>,
 }
 
@@ -49,7 +54,7 @@ pub struct Scan {
 /// directories, until `deadline`.
 pub fn scan(deadline: Instant) -> Scan {
     let mut out = Scan::default();
-    let uid = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    let uid = my_uid();
     let me = std::process::id();
     let perf = perfdata_pids(uid);
     let boot_uptime = system_uptime();
@@ -83,12 +88,17 @@ pub fn scan(deadline: Instant) -> Scan {
             continue;
         }
         seen.insert(pid);
-        let ephemeral = JavaCommand::parse(&argv)
+        let (command, unseen) = options_of(&dir, &argv);
+        let sockets = command
             .agent
-            .is_some_and(|a| a.address.as_ref().is_none_or(|ad| ad.port == 0));
+            .is_some()
+            .then(|| socket_inodes(pid))
+            .flatten();
         out.jvms.push(RawJvm {
             pid,
-            sockets: ephemeral.then(|| socket_inodes(pid)),
+            command,
+            unseen,
+            sockets,
             exe: read_exe(&dir),
             uptime: boot_uptime.and_then(|up| uptime_of(&dir, up)),
             in_proc: !argv.is_empty(),
@@ -103,6 +113,11 @@ pub fn scan(deadline: Instant) -> Scan {
             out.jvms.push(RawJvm {
                 pid,
                 argv: Vec::new(),
+                command: JavaCommand::parse(&[]),
+                unseen: Unseen {
+                    environment: true,
+                    argfiles: Vec::new(),
+                },
                 exe: None,
                 uptime: None,
                 in_proc: false,
@@ -114,6 +129,11 @@ pub fn scan(deadline: Instant) -> Scan {
     out.jvms.sort_by_key(|j| j.pid);
     out.tcp = tcp_table();
     out
+}
+
+/// The uid this server runs as.
+pub fn my_uid() -> Option<u32> {
+    std::fs::metadata("/proc/self").map(|m| m.uid()).ok()
 }
 
 /// Pids named by this user's `hsperfdata_<user>` directories (what `jps`
@@ -159,6 +179,49 @@ fn read_cmdline(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A JVM's options with what its environment and argfiles add. Argfile
+/// paths are relative to the process's working directory.
+fn options_of(dir: &Path, argv: &[String]) -> (JavaCommand, Unseen) {
+    let env = read_option_vars(dir);
+    let lookup = |name: &str| {
+        env.as_ref()
+            .ok()
+            .and_then(|e| e.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+    };
+    let cwd = dir.join("cwd");
+    let mut argfile = |path: &str| {
+        let path = Path::new(path);
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            cwd.join(path)
+        };
+        let file = std::fs::File::open(full).ok()?;
+        if file.metadata().ok()?.len() > MAX_ARGFILE {
+            return None;
+        }
+        std::io::read_to_string(file).ok()
+    };
+    let env_view: Option<Lookup<'_>> = env.is_ok().then_some(&lookup);
+    read_command(argv, env_view, &mut argfile)
+}
+
+/// The option-carrying variables of a process's environment; `Err` when
+/// the environment cannot be read.
+fn read_option_vars(dir: &Path) -> Result<Vec<(String, String)>, ()> {
+    let bytes = std::fs::read(dir.join("environ")).map_err(|_| ())?;
+    Ok(bytes
+        .split(|b| *b == 0)
+        .filter_map(|kv| {
+            let kv = String::from_utf8_lossy(kv);
+            let (k, v) = kv.split_once('=')?;
+            OPTION_VARS
+                .contains(&k)
+                .then(|| (k.to_string(), v.to_string()))
+        })
+        .collect())
+}
+
 fn read_exe(dir: &Path) -> Option<PathBuf> {
     let link = std::fs::read_link(dir.join("exe")).ok()?;
     let text = link.to_string_lossy();
@@ -181,13 +244,11 @@ fn uptime_of(dir: &Path, boot_uptime: f64) -> Option<Duration> {
     (secs >= 0.0).then(|| Duration::from_secs_f64(secs))
 }
 
-/// The socket inodes a process holds (read only when its port must be
-/// found).
-pub(super) fn socket_inodes(pid: u32) -> HashSet<u64> {
+/// The socket inodes a process holds; `None` when its `fd/` cannot be
+/// read.
+pub(super) fn socket_inodes(pid: u32) -> Option<HashSet<u64>> {
     let mut out = HashSet::new();
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return out;
-    };
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
     for fd in fds.flatten().take(MAX_FDS) {
         if let Ok(link) = std::fs::read_link(fd.path())
             && let Some(inode) = link
@@ -199,7 +260,7 @@ pub(super) fn socket_inodes(pid: u32) -> HashSet<u64> {
             out.insert(inode);
         }
     }
-    out
+    Some(out)
 }
 
 /// Every socket of `/proc/net/tcp` and `/proc/net/tcp6`.

@@ -5,12 +5,14 @@
 //! actors read `/proc` and dial, the MCP layer renders.
 
 pub mod mask;
+pub mod options;
 pub mod tcp;
 pub mod verdict;
 
 pub use mask::{MASK, is_secret_key, mask_argv, mask_text};
+pub use options::{Origin, Unseen, read_command};
 pub use tcp::{Ip, TcpSocket, TcpState};
-pub use verdict::{Detail, JdwpState, Plan, Verdict, plan};
+pub use verdict::{Detail, JdwpState, Plan, Sight, Verdict, plan};
 
 /// Where a JDWP agent listens (or, with `server=n`, what it dials).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +90,9 @@ pub struct JdwpAgent {
     pub address: Option<Address>,
     /// Every option as written, in order (`onthrow`, `timeout`, …).
     pub options: Vec<(String, String)>,
+    /// Where the JVM read it: its command line, an argfile or the
+    /// environment.
+    pub origin: Origin,
 }
 
 impl JdwpAgent {
@@ -102,6 +107,7 @@ impl JdwpAgent {
             suspend: true,
             address: None,
             options: Vec::new(),
+            origin: Origin::CommandLine,
         };
         for part in opts.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = part.split_once('=').unwrap_or((part, ""));
@@ -197,10 +203,8 @@ impl JavaCommand {
         };
         let mut args = argv.iter().skip(1);
         while let Some(a) = args.next() {
-            if let Some(opts) = a.strip_prefix("-agentlib:jdwp=") {
-                cmd.take_agent(JdwpAgent::parse(AgentSyntax::Agentlib, opts));
-            } else if let Some(opts) = a.strip_prefix("-Xrunjdwp:") {
-                cmd.take_agent(JdwpAgent::parse(AgentSyntax::Xrun, opts));
+            if let Some(agent) = options::agent_argument(a) {
+                cmd.take_agent(agent);
             } else if a == "-jar" {
                 cmd.launch = args
                     .next()

@@ -7,6 +7,8 @@
 //! killed during a long call. Tests run in parallel with others that start
 //! JVMs, so every assertion is about this test's own pids.
 
+mod options;
+
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
@@ -78,7 +80,7 @@ fn one_jvm_of_each_kind() -> Kinds {
             ..JvmOpts::default()
         },
     );
-    // A fixed port is the one kind of endpoint a listing handshakes.
+    // A fixed port: its own listening socket tells it listens.
     let fixed_port = crate::support::free_port();
     let fixed = Jvm::start(
         "Ticker",
@@ -116,14 +118,14 @@ fn each_local_jvm_is_listed_in_its_state_and_a_waiting_one_keeps_waiting() {
     assert_eq!(state(&k.waiting), "WAITING_FOR_DEBUGGER", "{}", reply.text);
     assert_eq!(state(&k.plain), "NOT_PROBED", "{}", reply.text);
     assert_eq!(state(&k.ours), "CONNECTED_TO_US", "{}", reply.text);
-    let handshook = by_pid(&listing, k.fixed.pid());
-    assert_eq!(handshook["state"], "LISTENING", "{}", reply.text);
+    let fixed = by_pid(&listing, k.fixed.pid());
+    assert_eq!(fixed["state"], "LISTENING", "{}", reply.text);
     assert!(
-        handshook["remedy"]
+        fixed["remedy"]
             .as_str()
             .unwrap_or("")
-            .contains("answers the handshake"),
-        "{handshook}"
+            .contains("not dialled"),
+        "{fixed}"
     );
     let far = by_pid(&listing, k.remote.pid());
     assert_eq!(far["state"], "NOT_PROBED", "{far}");
@@ -681,7 +683,7 @@ fn a_jvm_listening_on_another_loopback_address_is_dialled_there() {
             reply.text
         );
     }
-    // The listing's handshake closed; the agent listens again soon after.
+    // Asked explicitly, each is dialled at the address it is bound to.
     for probe in [format!("127.0.0.2:{v4_port}"), format!("[::1]:{v6_port}")] {
         crate::support::poll_until_msg(WAIT, &format!("a probe of {probe} to handshake"), || {
             let reply = server

@@ -66,6 +66,7 @@ pub struct Agent {
     pub server: bool,
     pub suspend: bool,
     pub port: Option<u16>,
+    pub from: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

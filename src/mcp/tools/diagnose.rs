@@ -56,9 +56,10 @@ pub fn routes() -> Vec<Route> {
             .with_guide(
                 "The JVMs this user runs here (/proc and hsperfdata, so JVMs without JDWP too): pid, main class or jar, \
                   JDK, uptime, command line with secrets masked, and the JDWP endpoint's state: CONNECTED_TO_US, \
-                  LISTENING, WAITING_FOR_DEBUGGER (suspend=y; read from argv and sockets, never dialled, since a probe \
-                  would release it), UNREACHABLE or NOT_PROBED, each with a remedy. Only loopback endpoints are \
-                  handshaked. Changes nothing in any JVM.",
+                  LISTENING, WAITING_FOR_DEBUGGER (suspend=y), UNREACHABLE or NOT_PROBED, each with a remedy. The agent \
+                  is read from the command line, its @argfiles and JAVA_TOOL_OPTIONS/JDK_JAVA_OPTIONS/_JAVA_OPTIONS, its \
+                  state from the JVM's own sockets: a listing dials nothing. Only `probe` handshakes a loopback endpoint, \
+                  never a JVM that waits for its debugger. Changes nothing in any JVM.",
             )
         .with_output::<super::data::Jvms>(),
         Route::new(

@@ -1,14 +1,14 @@
 //! What can be said about a JVM's JDWP endpoint, and how it was learned.
-//! `plan` decides from the command line, the JVM's sockets and our own
-//! sessions whether the endpoint may be dialled at all; only `Plan::Dial`
-//! leads to a handshake. A JVM waiting for its debugger (`suspend=y`) is
-//! never dialled: a handshake followed by a close releases it, and its
-//! `main` would start with no debugger attached. Nor is an ephemeral port
-//! (`address=…:0`): after the close the agent listens again on a new port
-//! (measured here), so the port its owner read in its log would go stale.
-//! Only a fixed port of a running JVM is handshaked.
+//! `plan` decides from the JVM's options (command line, argfiles,
+//! environment), its own sockets and our own sessions, and a listing
+//! never dials: a handshake followed by a close releases a JVM waiting
+//! for its debugger (`suspend=y`) into a `main` with no debugger, moves an
+//! ephemeral port (`address=…:0`: the agent listens again on a new one,
+//! measured here), and prints "Listening for transport…" again in the
+//! JVM's log. Only an explicit probe handshakes, and never a JVM whose
+//! options discovery could not read.
 
-use super::JdwpAgent;
+use super::{JdwpAgent, Unseen};
 
 /// The state of an endpoint, as agents read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,8 +45,15 @@ pub enum Detail {
     Ours(String),
     /// Its socket listens and it waits for a debugger; not dialled.
     Waiting,
-    /// The 14 bytes came back.
+    /// The 14 bytes came back (an explicit probe).
     Handshook,
+    /// Its own socket listens on its agent's fixed port; read from
+    /// `/proc`, not dialled.
+    OwnListener,
+    /// No agent was seen, or its socket could not be told apart, and these
+    /// could not be read: not dialled, since an agent hiding there may
+    /// wait for its debugger.
+    Hidden(String),
     /// An ephemeral port (`address=…:0`) this JVM's agent listens on:
     /// not dialled, since after a handshake and close the agent listens
     /// again on a new ephemeral port, and the port it printed goes stale.
@@ -62,8 +69,6 @@ pub enum Detail {
     NotJdwp(String),
     /// The connection was not accepted within the per-probe budget (ms).
     Silent(u64),
-    /// The total probe budget ran out before this one.
-    OutOfBudget,
     /// Another socket error.
     Failed(String),
 }
@@ -86,33 +91,54 @@ impl Verdict {
     }
 }
 
-/// What to do about one endpoint.
+/// What discovery says of one endpoint, and on which port.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
-    /// Known without dialling.
-    Settled { port: Option<u16>, verdict: Verdict },
-    /// Handshake these loopback ports (the first that answers is it).
-    Dial(Vec<u16>),
+pub struct Plan {
+    pub port: Option<u16>,
+    pub verdict: Verdict,
 }
 
-/// Decides how to learn the state of a JVM's endpoint.
-///
-/// `listening`: the loopback-reachable ports this JVM listens on (from its
-/// own sockets when known, else every listener on the argv port);
-/// `established`: local ports with an established connection; `ours`:
-/// the id of our live session on a port, if any.
+/// What discovery could read of one JVM besides its agent.
+#[derive(Debug, Clone, Copy)]
+pub struct Sight<'a> {
+    /// The loopback-reachable ports it listens on, from its own sockets
+    /// (every listener on the agent's port when they are unreadable).
+    pub listening: &'a [u16],
+    /// Local ports with an established connection.
+    pub established: &'a [u16],
+    /// Its own sockets could be read: `listening` is its own.
+    pub own_sockets: bool,
+    /// Where options could hide that could not be read.
+    pub unseen: &'a Unseen,
+}
+
+/// Decides an endpoint's state from the JVM's options and sockets alone:
+/// nothing is dialled, so a listing never shows in the JVM's log and never
+/// releases a JVM that waits for its debugger. `ours`: the id of our live
+/// session on a port, if any.
 pub fn plan(
     agent: Result<Option<&JdwpAgent>, &str>,
-    listening: &[u16],
-    established: &[u16],
+    sight: Sight<'_>,
     ours: impl Fn(u16) -> Option<String>,
 ) -> Plan {
-    let settled = |port, state, detail| Plan::Settled {
+    let settled = |port, state, detail| Plan {
         port,
         verdict: Verdict::new(state, detail),
     };
+    let Sight {
+        listening,
+        established,
+        ..
+    } = sight;
     let agent = match agent {
         Err(e) => return settled(None, JdwpState::NotProbed, Detail::BadAgent(e.into())),
+        Ok(None) if !sight.unseen.is_empty() => {
+            return settled(
+                None,
+                JdwpState::NotProbed,
+                Detail::Hidden(sight.unseen.to_string()),
+            );
+        }
         Ok(None) => return settled(None, JdwpState::NotProbed, Detail::NoAgent),
         Ok(Some(a)) => a,
     };
@@ -176,7 +202,16 @@ pub fn plan(
     if argv_port == 0 {
         return settled(Some(port), JdwpState::Listening, Detail::EphemeralListener);
     }
-    Plan::Dial(vec![port])
+    if !sight.own_sockets {
+        // Another process may hold the port: only its own socket says the
+        // agent listens, and a handshake would show in the JVM's log.
+        return settled(
+            Some(port),
+            JdwpState::NotProbed,
+            Detail::Hidden("its sockets".into()),
+        );
+    }
+    settled(Some(port), JdwpState::Listening, Detail::OwnListener)
 }
 
 #[cfg(test)]
@@ -193,26 +228,38 @@ mod tests {
     }
 
     fn state(p: &Plan) -> Option<JdwpState> {
-        match p {
-            Plan::Settled { verdict, .. } => Some(verdict.state),
-            Plan::Dial(_) => None,
+        Some(p.verdict.state)
+    }
+
+    static SEEN: Unseen = Unseen {
+        environment: false,
+        argfiles: Vec::new(),
+    };
+
+    /// What discovery read when every file was readable.
+    fn sees<'a>(listening: &'a [u16], established: &'a [u16]) -> Sight<'a> {
+        Sight {
+            listening,
+            established,
+            own_sockets: true,
+            unseen: &SEEN,
         }
     }
 
     #[test]
     fn a_waiting_jvm_is_never_dialled() {
         let a = agent("transport=dt_socket,server=y,address=127.0.0.1:0");
-        let p = plan(Ok(Some(&a)), &[40001], &[], none);
+        let p = plan(Ok(Some(&a)), sees(&[40001], &[]), none);
         assert_eq!(state(&p), Some(JdwpState::WaitingForDebugger));
         let a = agent("transport=dt_socket,server=y,suspend=y,address=*:5005");
         assert_eq!(
-            state(&plan(Ok(Some(&a)), &[5005], &[], none)),
+            state(&plan(Ok(Some(&a)), sees(&[5005], &[]), none)),
             Some(JdwpState::WaitingForDebugger)
         );
         // Several listeners and suspend=y: still not dialled.
         let a = agent("transport=dt_socket,server=y,address=0");
         assert_eq!(
-            state(&plan(Ok(Some(&a)), &[1, 2], &[], none)),
+            state(&plan(Ok(Some(&a)), sees(&[1, 2], &[]), none)),
             Some(JdwpState::NotProbed)
         );
     }
@@ -220,39 +267,71 @@ mod tests {
     #[test]
     fn only_running_loopback_listeners_are_dialled() {
         let a = agent("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:5005");
+        // A fixed port is read from the JVM's own socket, never dialled.
         assert_eq!(
-            plan(Ok(Some(&a)), &[5005], &[], none),
-            Plan::Dial(vec![5005])
+            plan(Ok(Some(&a)), sees(&[5005], &[]), none),
+            Plan {
+                port: Some(5005),
+                verdict: Verdict::new(JdwpState::Listening, Detail::OwnListener)
+            }
+        );
+        let blind = Sight {
+            own_sockets: false,
+            ..sees(&[5005], &[])
+        };
+        assert_eq!(
+            plan(Ok(Some(&a)), blind, none).verdict.detail,
+            Detail::Hidden("its sockets".into())
+        );
+        // No agent seen, and the environment unreadable: it may hide there.
+        let hidden = Unseen {
+            environment: true,
+            argfiles: vec!["opts".into()],
+        };
+        let p = plan(
+            Ok(None),
+            Sight {
+                unseen: &hidden,
+                ..sees(&[], &[])
+            },
+            none,
+        );
+        assert_eq!(
+            p.verdict,
+            Verdict::new(
+                JdwpState::NotProbed,
+                Detail::Hidden("its environment, @opts".into())
+            )
         );
         // An ephemeral port moves after a handshake: read, not dialled.
         let a = agent("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0");
         assert_eq!(
-            plan(Ok(Some(&a)), &[40001], &[], none),
-            Plan::Settled {
+            plan(Ok(Some(&a)), sees(&[40001], &[]), none),
+            Plan {
                 port: Some(40001),
                 verdict: Verdict::new(JdwpState::Listening, Detail::EphemeralListener)
             }
         );
         assert_eq!(
-            state(&plan(Ok(Some(&a)), &[7, 8], &[], none)),
+            state(&plan(Ok(Some(&a)), sees(&[7, 8], &[]), none)),
             Some(JdwpState::NotProbed)
         );
         let remote = agent("transport=dt_socket,server=y,suspend=n,address=192.0.2.1:5005");
         assert_eq!(
-            state(&plan(Ok(Some(&remote)), &[5005], &[], none)),
+            state(&plan(Ok(Some(&remote)), sees(&[5005], &[]), none)),
             Some(JdwpState::NotProbed)
         );
         let client = agent("transport=dt_socket,server=n,address=localhost:5005");
         assert_eq!(
-            state(&plan(Ok(Some(&client)), &[], &[], none)),
+            state(&plan(Ok(Some(&client)), sees(&[], &[]), none)),
             Some(JdwpState::NotProbed)
         );
         assert_eq!(
-            state(&plan(Ok(None), &[], &[], none)),
+            state(&plan(Ok(None), sees(&[], &[]), none)),
             Some(JdwpState::NotProbed)
         );
         assert_eq!(
-            state(&plan(Err("bad"), &[], &[], none)),
+            state(&plan(Err("bad"), sees(&[], &[]), none)),
             Some(JdwpState::NotProbed)
         );
     }
@@ -262,23 +341,23 @@ mod tests {
         let a = agent("transport=dt_socket,server=y,suspend=n,address=5005");
         let ours = |p: u16| (p == 5005).then(|| "s1".to_string());
         assert_eq!(
-            state(&plan(Ok(Some(&a)), &[], &[5005], ours)),
+            state(&plan(Ok(Some(&a)), sees(&[], &[5005]), ours)),
             Some(JdwpState::ConnectedToUs)
         );
         let eph = agent("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0");
         assert_eq!(
-            state(&plan(Ok(Some(&eph)), &[], &[5005], ours)),
+            state(&plan(Ok(Some(&eph)), sees(&[], &[5005]), ours)),
             Some(JdwpState::ConnectedToUs)
         );
-        let p = plan(Ok(Some(&a)), &[], &[5005], none);
+        let p = plan(Ok(Some(&a)), sees(&[], &[5005]), none);
         assert_eq!(
             p,
-            Plan::Settled {
+            Plan {
                 port: Some(5005),
                 verdict: Verdict::unreachable(Detail::HeldByAnother)
             }
         );
-        let p = plan(Ok(Some(&a)), &[], &[], none);
+        let p = plan(Ok(Some(&a)), sees(&[], &[]), none);
         assert_eq!(state(&p), Some(JdwpState::Unreachable));
     }
 }

@@ -283,6 +283,8 @@ pub struct JvmOpts {
     pub no_jdwp: bool,
     /// The class path; [`fixtures()`] when `None`.
     pub classpath: Option<PathBuf>,
+    /// Environment variables set for the JVM (e.g. `JAVA_TOOL_OPTIONS`).
+    pub env: Vec<(String, String)>,
 }
 
 /// Lines read from one child stream by a background thread.
@@ -362,6 +364,7 @@ impl Jvm {
             .arg(opts.classpath.as_deref().unwrap_or(fixtures()))
             .arg(main_class)
             .args(&opts.args)
+            .envs(opts.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -5,7 +5,7 @@
 use crate::mcp::tools::data;
 
 use crate::actors::{JvmListing, LocalJvm, ProbeReport, Seen};
-use crate::model::jvms::{Detail, JdwpState, Launch, Verdict};
+use crate::model::jvms::{Detail, JdwpState, Launch, Origin, Verdict};
 
 /// Longest command line shown, in characters.
 const ARGV_CHARS: usize = 240;
@@ -27,6 +27,10 @@ pub fn remedy(v: &Verdict, port: Option<u16>) -> String {
     match &v.detail {
         Detail::Ours(id) => format!("session {id} is attached to it: pass session_id {id:?}"),
         Detail::Handshook => format!("answers the handshake, no debugger holds it: debug_attach {{port: {p}}}"),
+        Detail::OwnListener => format!("its agent listens, no debugger holds it (read from /proc, not dialled): debug_attach {{port: {p}}}"),
+        Detail::Hidden(what) => format!(
+            "{what} could not be read, and a JDWP agent may be set there (one waiting for its debugger would be released by a probe): not dialled; its output names the port (\"Listening for transport dt_socket at address: N\")"
+        ),
         Detail::EphemeralListener => format!(
             "its agent listens on ephemeral port {p} (not dialled: a probe would move it): debug_attach {{port: {p}}}"
         ),
@@ -52,7 +56,6 @@ pub fn remedy(v: &Verdict, port: Option<u16>) -> String {
         Detail::Refused => "connection refused: nothing listens there".into(),
         Detail::NotJdwp(d) => format!("not JDWP: {d}"),
         Detail::Silent(ms) => format!("no connection within {ms} ms"),
-        Detail::OutOfBudget => format!("probe budget spent before this one: probe {{\"probe\": \"127.0.0.1:{p}\"}} asks again"),
         Detail::Failed(e) => format!("probe failed: {e}"),
     }
 }
@@ -102,8 +105,12 @@ fn endpoint(j: &LocalJvm) -> String {
             (Some(h), None) => format!("{h}:{}", ad.port),
             (None, None) => ad.port.to_string(),
         });
+    let from = match &a.origin {
+        Origin::CommandLine => String::new(),
+        o => format!(" (from {o})"),
+    };
     format!(
-        "jdwp {addr} server={} suspend={}",
+        "jdwp {addr} server={} suspend={}{from}",
         yn(a.server),
         yn(a.suspend)
     )
@@ -196,6 +203,7 @@ pub fn listing_data(l: &JvmListing) -> data::Jvms {
                 server: a.server,
                 suspend: a.suspend,
                 port: j.port,
+                from: a.origin.to_string(),
             }),
             seen_in: match j.seen {
                 Seen::Proc => "proc",
