@@ -593,6 +593,7 @@ const SECRET_ARGS: &[(&str, &str, &str)] = &[
         "https://alice:****@git",
     ),
     ("-Dpwd=pwd-S3cr3t", "pwd-S3cr3t", "-Dpwd=****"),
+    ("-DAPI_KEY=k1,key2-S3cr3t", "key2-S3cr3t", "-DAPI_KEY=****"),
     (
         "-Dssl.private.key=key-S3cr3t",
         "key-S3cr3t",

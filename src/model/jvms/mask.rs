@@ -175,9 +175,12 @@ fn mask_schemes(text: &str) -> String {
     out
 }
 
-/// Masks the value of every `key=value` whose key names a secret; the
-/// value ends at `,`, `;`, `&`, a quote or whitespace, or spans a
-/// scheme and its credential (`auth=Bearer abc`).
+/// Masks the value of every `key=value` whose key names a secret. A key
+/// that starts its argument (`-Dkey=`, `--key=`) owns the rest of it, as
+/// a property's value does (`-DAPI_KEY=k1,k2` is one value); inside an
+/// argument (`a=1,password=x`, a query) the value ends at `,`, `;`, `&`,
+/// a quote or whitespace. A scheme and its credential (`auth=Bearer abc`)
+/// are left to [`mask_schemes`].
 fn mask_pairs(arg: &str) -> String {
     let mut out = String::with_capacity(arg.len());
     let mut rest = arg;
@@ -192,8 +195,16 @@ fn mask_pairs(arg: &str) -> String {
         out.push_str(before);
         out.push('=');
         let value = &after[1..];
-        let end = value.find(ends_value).unwrap_or(value.len());
-        let scheme = AUTH_SCHEMES.contains(&value[..end].to_lowercase().as_str());
+        let starts_argument =
+            key_start == 0 || before[..key_start].ends_with(char::is_whitespace);
+        let end = if starts_argument && is_secret_key(key) {
+            value.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\''))
+        } else {
+            value.find(ends_value)
+        }
+        .unwrap_or(value.len());
+        let first_word = value[..end].split(ends_value).next().unwrap_or_default();
+        let scheme = AUTH_SCHEMES.contains(&first_word.to_lowercase().as_str());
         if is_secret_key(key) && end > 0 && !scheme {
             out.push_str(MASK);
         } else {
@@ -240,7 +251,12 @@ mod tests {
             "Authorization: Bearer abc",
             "Authorization: Bearer ****",
         ),
-        ("a list value", "-DAPI_KEY=k1,k2", "-DAPI_KEY=****,k2"),
+        ("a list value", "-DAPI_KEY=k1,k2", "-DAPI_KEY=****"),
+        (
+            "a secret inside an option list",
+            "-Dopts=x=1,password=p1,y=2",
+            "-Dopts=x=1,password=****,y=2",
+        ),
         ("a long option", "--apiKey=zz", "--apiKey=****"),
         (
             "a query parameter",
