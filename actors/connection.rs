@@ -306,13 +306,22 @@ pub struct ConnectionState {
     /// The window and the outbox, shared with the reader task.
     wire: Arc<Wire>,
     events: Arc<Mutex<EventRoute>>,
+    /// The reader task, which holds the socket's read half.
+    reader: tokio::task::AbortHandle,
 }
 
 impl Drop for ConnectionState {
-    /// However the actor ends, its writer ends with it (closing the
-    /// socket's write half).
+    /// However the actor ends (stopped, or killed with its Session, which
+    /// skips `post_stop`): every request still waiting is answered that
+    /// the session ended, the writer ends (closing the socket's write
+    /// half) and the reader is stopped (closing the read half), so no
+    /// caller waits for a peer that may never speak again, and the JVM
+    /// sees its debugger leave.
     fn drop(&mut self) {
+        let reason = self.shared.ended.get_or_init(|| "the session ended".into());
+        self.wire.fail_all(reason);
         self.wire.outbox.close();
+        self.reader.abort();
     }
 }
 
@@ -433,7 +442,7 @@ impl Actor for Connection {
             args.shared.clone(),
             outbox.clone(),
         ));
-        tokio::spawn(read_loop(
+        let reader = tokio::spawn(read_loop(
             read_half,
             args.config.max_packet,
             Reader {
@@ -441,13 +450,15 @@ impl Actor for Connection {
                 wire: wire.clone(),
                 events: events.clone(),
             },
-        ));
+        ))
+        .abort_handle();
         tokio::spawn(write_loop(write_half, outbox, myself.clone()));
         myself.send_interval(TICK, || ConnectionMsg::Tick);
         Ok(ConnectionState {
             shared: args.shared,
             wire,
             events,
+            reader,
         })
     }
 
@@ -477,17 +488,6 @@ impl Actor for Connection {
                 myself.stop(Some(reason));
             }
         }
-        Ok(())
-    }
-
-    async fn post_stop(
-        &self,
-        _: ActorRef<Self::Msg>,
-        state: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        let _ = state.shared.ended.set("the session ended".into());
-        state.wire.fail_all("the session ended");
-        state.wire.outbox.close();
         Ok(())
     }
 }

@@ -459,10 +459,28 @@ impl SessionCore {
             probes::restore_all(&self.connection, &self.classes, &self.probes),
         )
         .await;
-        let _ = self
+        let cleared_all = self
             .connection
             .send_within(&ClearAllBreakpoints, Duration::from_secs(2))
             .await;
+        if let Err(e @ crate::actors::error::JdwpError::Timeout { .. }) = cleared_all {
+            // A JVM that does not answer would leave every later step to
+            // its own timeout. Closing the socket, which ending the session
+            // does, makes its agent clear every request and resume every
+            // thread whenever it runs again.
+            self.ledger.release_all();
+            self.link.life.mark_dead("disconnected by the agent");
+            return DisconnectReport {
+                threads_held: 0,
+                threads_total: 0,
+                stop_points_cleared: cleared.unwrap_or(0),
+                verification: ReleaseCheck::Unverified(format!(
+                    "{e}; the socket is closed, so its JDWP agent releases every thread and clears every request when it runs again"
+                )),
+                dispose_failed: None,
+                process: None,
+            };
+        }
         let (threads_held, threads_total) =
             match crate::actors::jvm::threads::census(&self.connection).await {
                 Ok(census) => (census.held, census.total),

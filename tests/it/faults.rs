@@ -469,3 +469,49 @@ fn replies_read_together_each_reach_their_own_request() {
         assert_eq!(data, b"ok");
     });
 }
+
+/// Before the fix a call waiting on a JVM that stopped answering was
+/// answered only when the peer closed its socket (197 s with a silent
+/// peer), if the liveness check ended the session first: the Session's
+/// end killed the Connection, which failed nothing and kept reading. It is
+/// answered `[VM_GONE]` when the session ends, and the socket is closed.
+#[test]
+fn a_call_waiting_when_the_liveness_check_ends_the_session_is_answered_vm_gone() {
+    let fake = FakeJdwp::start(Behaviour::AfterAttach {
+        skip: 2, // the attach's capabilities and its thread census
+        then: vec![Step::Stall],
+    });
+    // The request timeout outlasts the liveness check (2 misses of 2 s).
+    let server = Server::spawn_with_env(&[
+        ("JVMSCOPE_REQUEST_TIMEOUT_MS", "60000"),
+        ("JVMSCOPE_LIVENESS_MS", "1000"),
+    ]);
+    server.initialize();
+    attach(&server, fake.port(), 2000).expect_ok();
+    let reply = server.call_with_timeout("debug_list_threads", json!({}), Duration::from_secs(30));
+    assert!(reply.text.starts_with("[VM_GONE]"), "{}", reply.text);
+    assert!(reply.text.contains("stopped answering"), "{}", reply.text);
+    fake.wait_until(
+        "jvmscope to close its socket",
+        Duration::from_secs(10),
+        |v| v.closed >= 1,
+    );
+    assert_no_panic(&server);
+}
+
+/// Before the fix a disconnect from a JVM that had stopped answering took
+/// each of its steps' timeouts in turn (9 s with a 1 s request timeout)
+/// and then said "released 0 of 0 threads". It gives up at the first
+/// silence and says nothing could be verified.
+#[test]
+fn a_disconnect_from_a_silent_jvm_gives_up_at_the_first_silence() {
+    let (_fake, server, reply) = fault_after_attach(Step::Stall);
+    assert!(reply.text.starts_with("[TIMEOUT]"), "{}", reply.text);
+    let started = Instant::now();
+    let bye = server.call("debug_disconnect", json!({})).expect_ok();
+    let took = started.elapsed();
+    assert!(bye.text.contains("could not verify"), "{}", bye.text);
+    assert!(bye.text.contains("socket is closed"), "{}", bye.text);
+    assert!(took < Duration::from_secs(5), "{took:?}: {}", bye.text);
+    assert_no_panic(&server);
+}

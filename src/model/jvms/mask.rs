@@ -195,8 +195,7 @@ fn mask_pairs(arg: &str) -> String {
         out.push_str(before);
         out.push('=');
         let value = &after[1..];
-        let starts_argument =
-            key_start == 0 || before[..key_start].ends_with(char::is_whitespace);
+        let starts_argument = key_start == 0 || before[..key_start].ends_with(char::is_whitespace);
         let end = if starts_argument && is_secret_key(key) {
             value.find(|c: char| c.is_whitespace() || matches!(c, '"' | '\''))
         } else {
