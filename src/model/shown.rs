@@ -122,6 +122,28 @@ pub enum Shown {
     Unknown,
 }
 
+impl Shown {
+    /// Methods the reading ran in the JVM: an object's `toString()`,
+    /// which is application code and may change state like any call.
+    pub fn invocations(&self) -> usize {
+        match self {
+            Shown::Object {
+                to_string: Some(_), ..
+            } => 1,
+            Shown::Many { items, .. } => items.iter().map(Shown::invocations).sum(),
+            Shown::Entries { entries, .. } => entries
+                .iter()
+                .map(|(k, v)| k.invocations() + v.invocations())
+                .sum(),
+            Shown::Array {
+                elements: Elements::Read(items),
+                ..
+            } => items.iter().map(Shown::invocations).sum(),
+            _ => 0,
+        }
+    }
+}
+
 /// How a child of a tree node is reached from its parent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edge {

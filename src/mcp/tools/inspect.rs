@@ -194,22 +194,29 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
     }
     match result {
         Ok(o) => {
-            let rendered = if p.expand_objects.unwrap_or(false) {
-                value::tree(&renderer.tree(&o.value).await)
+            let (rendered, display_calls) = if p.expand_objects.unwrap_or(false) {
+                (value::tree(&renderer.tree(&o.value).await), 0)
             } else {
-                value::line(&renderer.line(&o.value).await)
+                let shown = renderer.line(&o.value).await;
+                (value::line(&shown), shown.invocations())
             };
             let mut out = format!("{} = {}", src.trim(), rendered);
             for n in &o.notes {
                 out.push_str(&format!("\nNote: {}", value::eval_note(n)));
             }
+            let invocations = o.invocations + display_calls;
             out.push_str(&format!(
-                "\nCost: {} reads in {} round{}, {} invocation{}",
+                "\nCost: {} reads in {} round{}, {} invocation{}{}",
                 o.reads,
                 o.steps.saturating_sub(1),
                 if o.steps == 2 { "" } else { "s" },
-                o.invocations,
-                if o.invocations == 1 { "" } else { "s" }
+                invocations,
+                if invocations == 1 { "" } else { "s" },
+                if display_calls > 0 {
+                    " (toString() for display included: application code that may change state)"
+                } else {
+                    ""
+                }
             ));
             Ok(super::text(out))
         }

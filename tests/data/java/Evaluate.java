@@ -16,6 +16,7 @@ public class Evaluate {
     static String GREETING = "hello";
     static int getBCalls = 0;
     static int getDCalls = 0;
+    static int toStringCalls = 0;
 
     static class D {
         String name = "dee";
@@ -56,6 +57,7 @@ public class Evaluate {
 
         @Override
         public String toString() {
+            toStringCalls++;
             return sku + "x" + qty;
         }
     }
