@@ -227,6 +227,40 @@ impl EventLog {
         lock(&self.inner).reported
     }
 
+    /// Buffered events above `lo` and below `hi` matching `pred` that a
+    /// resume released before they were read, oldest first.
+    pub fn released_unread(
+        &self,
+        lo: u64,
+        hi: u64,
+        pred: &(dyn Fn(&HitEvent) -> bool + Sync),
+    ) -> Vec<HitEvent> {
+        lock(&self.inner)
+            .events
+            .iter()
+            .filter(|e| e.seq > lo && e.seq < hi && e.note == Some(HitNote::ReleasedUnread))
+            .filter(|e| pred(e))
+            .cloned()
+            .collect()
+    }
+
+    /// The newest buffered event the agent has read, if still buffered.
+    pub fn last_read(&self) -> Option<HitEvent> {
+        let g = lock(&self.inner);
+        let seq = g.reported;
+        g.events.iter().rev().find(|e| e.seq <= seq).cloned()
+    }
+
+    /// The newest buffered event of `thread` that holds it.
+    pub fn holding(&self, thread: ThreadId) -> Option<HitEvent> {
+        lock(&self.inner)
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.thread == thread && e.suspended != SuspendPolicy::None)
+            .cloned()
+    }
+
     /// Where a wait of `scope` starts: above `since` when given; else
     /// events not shown yet, and snapshots after the last one a wait of
     /// this scope returned (the first wait: those arriving from now on,

@@ -257,8 +257,12 @@ impl Driver<'_> {
 
     async fn name(&self, name: &str) -> Result<Answer, JdwpError> {
         let (Some(thread), Some(frame)) = (self.ctx.thread, self.ctx.frame.as_ref()) else {
+            let why = match self.ctx.not_invocable_because.as_str() {
+                "" => String::new(),
+                w => format!(" ({w})"),
+            };
             return Ok(Answer::Missing(format!(
-                "`{name}` is not a loaded class, and names of locals and fields need a frame: pass thread_id of a suspended thread"
+                "`{name}` is not a loaded class, and names of locals and fields need a frame{why}: pass thread_id of a suspended thread"
             )));
         };
         if let Locals::Known(locals) =

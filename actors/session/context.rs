@@ -58,7 +58,18 @@ pub async fn held_frames(
     let event_threads = session.event_threads().await;
     let candidates: Vec<ThreadId> = match thread {
         Some(t) => vec![t],
-        None => event_threads.iter().rev().copied().collect(),
+        None => {
+            // The thread of the event the agent read last comes first
+            // while it holds; then the newest event's.
+            let mut c: Vec<ThreadId> = event_threads.iter().rev().copied().collect();
+            if let Some(read) = session.events().last_read()
+                && read.suspended != crate::jdwp::SuspendPolicy::None
+                && let Some(i) = c.iter().position(|t| *t == read.thread)
+            {
+                c[..=i].rotate_right(1);
+            }
+            c
+        }
     };
     let Some(&first) = candidates.first() else {
         return Ok(None);
@@ -143,6 +154,19 @@ pub async fn held_frames(
     }))
 }
 
+/// Why no thread is there to evaluate in: the event the agent read last
+/// may already have been released, by a resume before it was read.
+fn nothing_held(session: &SessionHandle) -> String {
+    match session.events().last_read() {
+        Some(e) => format!(
+            "no thread is held by an event: the event read last (seq={} on \"{}\") no longer holds its thread, \
+             a resume released it; debug_wait_for_event waits for the next hit",
+            e.seq, e.thread_name
+        ),
+        None => "no thread is suspended by an event".into(),
+    }
+}
+
 /// Builds the context a tool evaluates in: the named thread (or the
 /// newest thread an event suspended), frame `frame_index` of it, `this`,
 /// and whether methods may be invoked there. Without any suspended thread
@@ -159,7 +183,7 @@ pub async fn context(
     };
     let Some(held) = held_frames(session, thread, window).await? else {
         return Ok(EvalContext {
-            not_invocable_because: "no thread is suspended by an event".into(),
+            not_invocable_because: nothing_held(session),
             ..EvalContext::default()
         });
     };

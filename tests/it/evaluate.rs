@@ -157,11 +157,20 @@ async fn chains_overloads_and_each_method_once() {
     assert_eq!(eval_ok(s, "items[0].getSku()").await, "\"sku-0\"");
     // The one-line view runs toString(), which changes state here: the
     // cost counts it (before the fix it said "0 invocations").
-    let calls_before: i64 = eval_ok(s, "Evaluate.toStringCalls").await.parse().expect("int");
+    let calls_before: i64 = eval_ok(s, "Evaluate.toStringCalls")
+        .await
+        .parse()
+        .expect("int");
     let (err, shown) = call(s, "debug_evaluate", json!({"expression": "items[3]"})).await;
-    assert!(!err && shown.contains("\"sku-3x6\""), "toString on an event thread: {shown}");
+    assert!(
+        !err && shown.contains("\"sku-3x6\""),
+        "toString on an event thread: {shown}"
+    );
     assert!(shown.contains(", 1 invocation (toString()"), "{shown}");
-    let calls_after: i64 = eval_ok(s, "Evaluate.toStringCalls").await.parse().expect("int");
+    let calls_after: i64 = eval_ok(s, "Evaluate.toStringCalls")
+        .await
+        .parse()
+        .expect("int");
     assert_eq!(calls_after, calls_before + 1, "{shown}");
     let e = eval_err(s, "twice(1, 2)").await;
     assert!(e.contains("no overload"), "{e}");

@@ -13,6 +13,7 @@ use crate::actors::SessionHandle;
 use crate::actors::{Found, HitEvent, SuspendPolicy, TraceQuery, TraceRecord};
 use crate::mcp::error::ToolError;
 use crate::mcp::render::value;
+use crate::model::shown::HitNote;
 
 mod group;
 use crate::model::SessionState;
@@ -347,13 +348,19 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
         None => None,
     };
     let ids2 = ids.clone();
-    let pred = move |e: &HitEvent| {
+    let in_scope = move |e: &HitEvent| {
         ids.as_ref().is_none_or(|ids| {
             e.stop
                 .as_deref()
                 .is_some_and(|s| ids.iter().any(|i| i == s))
         })
     };
+    // Waiting for what comes next, a hit that a resume released before it
+    // was read is passed over (and named): nothing can be read or invoked
+    // on its thread for it. Paging with `since` shows every one.
+    let skip_released = p.since.is_none();
+    let pred =
+        |e: &HitEvent| in_scope(e) && !(skip_released && e.note == Some(HitNote::ReleasedUnread));
     let trace_pred = move |t: &TraceRecord| {
         ids2.as_ref()
             .is_none_or(|ids| ids.iter().any(|i| **i == *t.stop))
@@ -385,10 +392,12 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
     let now = Instant::now();
     match found {
         Some(Found::Event(e)) => {
+            let passed = log.released_unread(from.events, e.seq, &in_scope);
             log.mark_reported(e.seq);
             log.mark_waited(scope, e.seq);
             let (line, _) = suspended_line(&handle).await;
             let mut text = event_text(&e, now);
+            text.push_str(&passed_over(&passed));
             if handle.thread_is_virtual(e.thread).await {
                 text.push_str("\n  thread: a virtual thread (stops and reads work on it as on a platform thread)");
             }
@@ -412,6 +421,32 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
             )))
         }
     }
+}
+
+/// The hits a wait passed over because a resume released them before
+/// they were read.
+fn passed_over(passed: &[HitEvent]) -> String {
+    if passed.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = passed
+        .iter()
+        .take(3)
+        .map(|e| format!("seq={} \"{}\"", e.seq, e.thread_name))
+        .collect();
+    format!(
+        "\n  passed over {} earlier hit{} that a resume released before {} read ({}{}): since={} lists them",
+        passed.len(),
+        if passed.len() == 1 { "" } else { "s" },
+        if passed.len() == 1 {
+            "it was"
+        } else {
+            "they were"
+        },
+        named.join(", "),
+        if passed.len() > 3 { ", …" } else { "" },
+        passed[0].seq - 1
+    )
 }
 
 /// The grouped view of `all` (every matching snapshot, oldest first).

@@ -204,6 +204,9 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
             for n in &o.notes {
                 out.push_str(&format!("\nNote: {}", value::eval_note(n)));
             }
+            if thread.is_none() {
+                out.push_str(&implicit_thread(&session, &ectx));
+            }
             let invocations = o.invocations + display_calls;
             out.push_str(&format!(
                 "\nCost: {} reads in {} round{}, {} invocation{}{}",
@@ -238,6 +241,41 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
                 ToolError::new("EVAL_FAILED", msg)
             })
         }
+    }
+}
+
+/// Which thread an evaluation without `thread_id` ran in, when that is
+/// not the thread of the event the agent read last (that one was released
+/// before it was read, or a later hit holds another thread).
+fn implicit_thread(session: &SessionHandle, ectx: &EvalContext) -> String {
+    let Some(t) = ectx.thread else {
+        return String::new();
+    };
+    let events = session.events();
+    let holding = events.holding(t);
+    let read = events.last_read();
+    if holding.as_ref().map(|e| e.seq) == read.as_ref().map(|e| e.seq) {
+        return String::new();
+    }
+    let by = match &holding {
+        Some(e) => format!(
+            "\"{}\" @{:#x}, held by event seq={}",
+            e.thread_name, t.0, e.seq
+        ),
+        None => format!("thread @{:#x}", t.0),
+    };
+    match read {
+        Some(r) => format!(
+            "\nIn {by}, not the event read last (seq={} on \"{}\"{}): pass thread_id to choose",
+            r.seq,
+            r.thread_name,
+            if r.suspended == crate::jdwp::SuspendPolicy::None {
+                ", released before it was read"
+            } else {
+                ""
+            }
+        ),
+        None => format!("\nIn {by}"),
     }
 }
 

@@ -262,6 +262,63 @@ fn a_second_suspend_all_hit_does_not_stack_and_invokes_still_run() {
     assert_all_running(&server);
 }
 
+/// Before the fix, when two threads passed a suspend-all conditional line
+/// at once, an evaluation without thread_id failed about one time in six
+/// ("names of locals and fields need a frame") or read the other thread's
+/// frame: the wait had returned a hit a resume had already released, and
+/// the evaluation took whichever event still held a thread. Now the wait
+/// passes over released hits, and an evaluation without thread_id runs in
+/// the thread of the hit just read.
+#[test]
+fn an_evaluation_without_a_thread_reads_the_hit_just_waited_for() {
+    let jvm = Jvm::start("Stacked", JvmOpts::default());
+    jvm.wait_for_line("lanes ready", WAIT);
+    let server = super::server();
+    super::attach(&server, &jvm);
+    let args = json!({"kind": "line", "class_pattern": "Stacked", "line": line_of("Stacked.java", "together"),
+                      "condition": "o.id % 2 == 0"});
+    let id = first_id(&ok(&server, "debug_set_stop", args));
+    for round in 0..12 {
+        let hit = ok(
+            &server,
+            "debug_wait_for_event",
+            json!({"timeout_ms": 15000, "bp_id": id}),
+        );
+        assert_eq!(
+            event_field(&hit.text, "suspended").as_deref(),
+            Some("all"),
+            "{}",
+            hit.text
+        );
+        let lane = event_field(&hit.text, "thread").unwrap_or_default();
+        let got = server.call("debug_evaluate", json!({"expression": "o.id"}));
+        assert!(!got.is_error, "round {round}: {}\n{}", got.text, hit.text);
+        // lane-N carries id N.
+        let want = format!(
+            "o.id = {}",
+            hit.text
+                .split("\"lane-")
+                .nth(1)
+                .and_then(|r| r.get(..1))
+                .unwrap_or("?")
+        );
+        assert!(
+            got.text.starts_with(&want),
+            "round {round} ({lane}): {}\n{}",
+            got.text,
+            hit.text
+        );
+        ok(&server, "debug_continue", json!({}));
+    }
+    ok(
+        &server,
+        "debug_update_stop_point",
+        json!({"kind": "clear", "id": id}),
+    );
+    ok(&server, "debug_continue", json!({}));
+    assert_all_running(&server);
+}
+
 /// `frame[1].x` reads a caller's local on every hit: label(n) is called
 /// by loop(o) as label(i), so `frame[1].i == n` holds on each snapshot.
 /// A caller's missing local fails that expression with the caller's
