@@ -269,7 +269,7 @@ fn implicit_thread(session: &SessionHandle, ectx: &EvalContext) -> String {
             "\nIn {by}, not the event read last (seq={} on \"{}\"{}): pass thread_id to choose",
             r.seq,
             r.thread_name,
-            if r.suspended == crate::jdwp::SuspendPolicy::None {
+            if r.suspended == crate::actors::SuspendPolicy::None {
                 ", released before it was read"
             } else {
                 ""
