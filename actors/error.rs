@@ -367,6 +367,12 @@ impl ArmError {
             _ => false,
         }
     }
+
+    /// True when the JVM did not answer or the session is gone: arming
+    /// further entries of a list would wait as long again for nothing.
+    pub fn stops_a_list(&self) -> bool {
+        self.is_gone() || matches!(self, ArmError::Jdwp(JdwpError::Timeout { .. }))
+    }
 }
 
 fn unknown_name(

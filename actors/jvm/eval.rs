@@ -73,6 +73,9 @@ pub struct Failure {
     pub needs_event_thread: bool,
     /// A method call was refused because the session is read-only.
     pub read_only: bool,
+    /// A read got no reply in time: the failure says nothing about the
+    /// program, only that the JVM did not answer.
+    pub timed_out: bool,
 }
 
 struct Driver<'a> {
@@ -82,6 +85,7 @@ struct Driver<'a> {
     invocations: Mutex<usize>,
     refused_invoke: std::sync::atomic::AtomicBool,
     refused_read_only: std::sync::atomic::AtomicBool,
+    timed_out: std::sync::atomic::AtomicBool,
 }
 
 /// Evaluates `expr` in `ctx`.
@@ -117,6 +121,7 @@ async fn drive(
         invocations: Mutex::new(0),
         refused_invoke: std::sync::atomic::AtomicBool::new(false),
         refused_read_only: std::sync::atomic::AtomicBool::new(false),
+        timed_out: std::sync::atomic::AtomicBool::new(false),
     };
     let mut steps = 0;
     loop {
@@ -143,6 +148,7 @@ async fn drive(
                         read_only: driver
                             .refused_read_only
                             .load(std::sync::atomic::Ordering::Relaxed),
+                        timed_out: driver.timed_out.load(std::sync::atomic::Ordering::Relaxed),
                     }),
                 };
             }
@@ -241,9 +247,14 @@ impl Driver<'_> {
             Need::New { class, args } => self.construct(class, args).await,
         };
         result.unwrap_or_else(|e| {
-            if matches!(e, JdwpError::ReadOnly { .. }) {
-                self.refused_read_only
-                    .store(true, std::sync::atomic::Ordering::Relaxed);
+            match e {
+                JdwpError::ReadOnly { .. } => self
+                    .refused_read_only
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
+                JdwpError::Timeout { .. } => self
+                    .timed_out
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
+                _ => {}
             }
             Answer::Failed(explain(&e))
         })
@@ -380,8 +391,10 @@ impl Driver<'_> {
         if !name.contains('.') {
             candidates.push(format!("java.lang.{name}"));
         }
-        for candidate in candidates {
-            let mut copies = self.classes.by_name(&candidate).await?;
+        // Every form is asked at once; the first that names a class wins.
+        let found = join_all(candidates.iter().map(|c| self.classes.by_name(c))).await;
+        for (candidate, copies) in candidates.into_iter().zip(found) {
+            let mut copies = copies?;
             if copies.is_empty() {
                 continue;
             }

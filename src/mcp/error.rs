@@ -71,6 +71,9 @@ impl ToolError {
     }
 }
 
+/// What to do after a JVM did not answer in time.
+pub const TIMEOUT_NEXT: &str = "the JVM may be busy or wedged; debug_list_sessions shows its state";
+
 /// What to do about a read-only refusal.
 pub const READ_ONLY_NEXT: &str =
     "attach a new session without read_only (JDWP_READONLY set on the server cannot be relaxed)";
@@ -297,8 +300,9 @@ impl From<JdwpError> for ToolError {
             JdwpError::Disconnected { command, reason } => {
                 ToolError::vm_gone(format!("{reason}; during {command}"))
             }
-            JdwpError::Timeout { .. } => ToolError::new("TIMEOUT", e.to_string())
-                .next("the JVM may be busy or wedged; debug_list_sessions shows its state"),
+            JdwpError::Timeout { .. } => {
+                ToolError::new("TIMEOUT", e.to_string()).next(TIMEOUT_NEXT)
+            }
             JdwpError::ReadOnly { .. } => {
                 ToolError::new("READ_ONLY", e.to_string()).next(READ_ONLY_NEXT)
             }

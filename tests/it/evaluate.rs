@@ -518,3 +518,20 @@ async fn trace_expressions_after_an_invocation_still_read_the_frame() {
     }
     r.engine.shutdown().await;
 }
+
+/// A long dotted chain that names nothing is refused after a bounded
+/// number of class lookups: before, every prefix was tried in all its
+/// nested forms, one after another (900 links took over a minute).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_chain_that_names_nothing_is_refused_in_bounded_lookups() {
+    let r = rig().await;
+    let chain = format!("nope{}", ".x".repeat(899));
+    let refused = tokio::time::timeout(Duration::from_secs(30), eval_err(&r.server, &chain))
+        .await
+        .expect("refused within 30 s");
+    assert!(refused.starts_with("[EVAL_FAILED]"), "{refused}");
+    assert!(
+        refused.contains("no loaded class is named by its first 16 parts or fewer (`nope.x.x.…`, 900 parts in all)"),
+        "{refused}"
+    );
+}

@@ -515,3 +515,71 @@ fn a_disconnect_from_a_silent_jvm_gives_up_at_the_first_silence() {
     assert!(took < Duration::from_secs(5), "{took:?}: {}", bye.text);
     assert_no_panic(&server);
 }
+
+#[test]
+fn an_evaluation_the_jvm_does_not_answer_is_a_timeout_not_a_fact_about_the_program() {
+    let (_fake, server, reply) = fault_after_attach(Step::Stall);
+    assert!(reply.text.starts_with("[TIMEOUT]"), "{}", reply.text);
+    let eval = server.call_with_timeout(
+        "debug_evaluate",
+        json!({"expression": "Target.count"}),
+        Duration::from_secs(10),
+    );
+    assert!(eval.is_error, "{}", eval.text);
+    assert!(eval.text.starts_with("[TIMEOUT]"), "{}", eval.text);
+    assert!(eval.text.contains("no reply within"), "{}", eval.text);
+    assert!(!eval.text.contains("not a loaded class"), "{}", eval.text);
+    assert_no_panic(&server);
+}
+
+#[test]
+fn a_class_list_on_a_silent_jvm_stops_at_the_first_silence() {
+    let (fake, server, reply) = fault_after_attach(Step::Stall);
+    assert!(reply.text.starts_with("[TIMEOUT]"), "{}", reply.text);
+    let sent_before = fake.commands().len();
+    let armed = server.call_with_timeout(
+        "debug_set_stop",
+        json!({"kind": "exception",
+               "class_pattern": ["a.OneError", "b.TwoError", "c.ThreeError", "d.FourError"]}),
+        Duration::from_secs(10),
+    );
+    assert!(armed.is_error, "nothing armed: {}", armed.text);
+    assert!(
+        armed
+            .text
+            .starts_with("0 armed, 0 deferred, 1 refused, 3 skipped"),
+        "{}",
+        armed.text
+    );
+    assert!(
+        armed.text.contains("a.OneError: REFUSED [TIMEOUT]"),
+        "{}",
+        armed.text
+    );
+    for later in ["b.TwoError", "c.ThreeError", "d.FourError"] {
+        assert!(
+            armed
+                .text
+                .contains(&format!("{later}: SKIPPED, not tried after a.OneError")),
+            "{}",
+            armed.text
+        );
+    }
+    let data = armed.structured.as_ref().expect("structured outcomes");
+    let states: Vec<&str> = data["outcomes"]
+        .as_array()
+        .expect("outcomes")
+        .iter()
+        .map(|o| o["state"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(states, ["refused", "skipped", "skipped", "skipped"]);
+    // Only the first entry reached the wire (the liveness check's
+    // VirtualMachine.Version aside): its first command, which went unanswered.
+    let arming: Vec<_> = fake.commands()[sent_before..]
+        .iter()
+        .copied()
+        .filter(|c| *c != (1, 1))
+        .collect();
+    assert_eq!(arming.len(), 1, "{arming:?}");
+    assert_no_panic(&server);
+}

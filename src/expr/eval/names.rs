@@ -6,6 +6,10 @@ use super::{Answer, Evaluation, Need, NeedKey, R, Stop, Val};
 use crate::expr::ast::{Expr, Ident, Span};
 use crate::model::Prim;
 
+/// The most dotted parts a class name is looked up with (packages and
+/// nested classes together); no class name of real code comes near it.
+pub const MAX_CLASS_NAME_PARTS: usize = 16;
+
 impl Evaluation<'_> {
     pub(super) fn path(&mut self, e: &Expr, segments: &[Ident], scope: u64) -> R {
         let Some(first) = segments.first() else {
@@ -32,11 +36,13 @@ impl Evaluation<'_> {
 
     /// The path is not a name in the frame: the shortest prefix that is a
     /// loaded class wins, and every prefix is asked at once so the lookup
-    /// costs one round trip.
+    /// costs one round trip. Only the first [`MAX_CLASS_NAME_PARTS`]
+    /// prefixes are asked: each is several lookups (its nested forms), so
+    /// a long chain would otherwise cost the square of its length.
     fn class_path(&mut self, e: &Expr, segments: &[Ident], scope: u64, why: &str) -> R {
         let mut found = None;
         let mut pending = false;
-        for n in 1..=segments.len() {
+        for n in 1..=segments.len().min(MAX_CLASS_NAME_PARTS) {
             let name = joined(&segments[..n]);
             let key = NeedKey::of(e, scope, 100 + n as u32);
             match self.ask(key, Need::Class { name, loader: None }) {
@@ -62,6 +68,14 @@ impl Evaluation<'_> {
                 self.walk_fields(e, v, &segments[n..], scope, 1 + n as u32)
             }
             _ if pending => Err(Stop::Pending),
+            _ if segments.len() > MAX_CLASS_NAME_PARTS => Err(Stop::at(
+                segments[0].span,
+                format!(
+                    "{why}; and no loaded class is named by its first {MAX_CLASS_NAME_PARTS} parts or fewer (`{}.…`, {} parts in all)",
+                    joined(&segments[..3]),
+                    segments.len()
+                ),
+            )),
             _ => Err(Stop::at(
                 segments[0].span,
                 format!("{why}; and no loaded class is named `{}`", joined(segments)),

@@ -234,6 +234,9 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
             }
             Err(if f.read_only {
                 ToolError::new("READ_ONLY", msg).next(crate::mcp::error::READ_ONLY_NEXT)
+            } else if f.timed_out {
+                // The JVM did not answer: nothing is known about the program.
+                ToolError::new("TIMEOUT", msg).next(crate::mcp::error::TIMEOUT_NEXT)
             } else if f.needs_event_thread {
                 let e = ToolError::new("EVAL_FAILED", msg);
                 e.next("arm a suspending stop point (debug_set_stop) where the code runs, and evaluate on its hit")

@@ -1,7 +1,8 @@
 //! Arming one definition, or every entry of a class list, and replying:
 //! a single entry answers as itself (its failure is a tool error); a list
 //! arms each entry on its own and leads with "N armed, N deferred, N
-//! refused", then every entry's outcome.
+//! refused" (and "N skipped" when a silent JVM stopped the list), then
+//! every entry's outcome.
 
 use super::describe_point;
 use super::render;
@@ -98,12 +99,26 @@ pub(super) async fn arm_entries(
     let mut lines = Vec::new();
     let mut data = Vec::new();
     let (mut armed, mut deferred, mut refused) = (0, 0, 0);
+    // After a silence or a lost session the rest are not tried: each would
+    // wait a full timeout for the same answer.
+    let mut stopped_by: Option<String> = None;
     for (entry, spec) in specs {
+        if let Some(first) = &stopped_by {
+            lines.push(format!("{entry}: SKIPPED, not tried after {first} failed"));
+            data.push(Outcome {
+                entry,
+                state: "skipped".into(),
+                ..Outcome::default()
+            });
+            continue;
+        }
         let r = match spec {
-            Ok(spec) => handle
-                .arm_stop(spec, max_classes)
-                .await
-                .map_err(ToolError::from),
+            Ok(spec) => handle.arm_stop(spec, max_classes).await.map_err(|e| {
+                if e.stops_a_list() {
+                    stopped_by = Some(entry.clone());
+                }
+                ToolError::from(e)
+            }),
             Err(t) => Err(t),
         };
         match &r {
@@ -123,6 +138,10 @@ pub(super) async fn arm_entries(
         data.push(d);
     }
     let mut text = format!("{armed} armed, {deferred} deferred, {refused} refused");
+    let skipped = data.len() - armed - deferred - refused;
+    if skipped > 0 {
+        text.push_str(&format!(", {skipped} skipped"));
+    }
     for n in &notes {
         text.push_str(&format!("\n{n}"));
     }
