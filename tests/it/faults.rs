@@ -583,3 +583,28 @@ fn a_class_list_on_a_silent_jvm_stops_at_the_first_silence() {
     assert_eq!(arming.len(), 1, "{arming:?}");
     assert_no_panic(&server);
 }
+
+#[test]
+fn a_diagnosis_of_a_silent_jvm_waits_one_timeout_not_one_per_question() {
+    let (_fake, server, reply) = fault_after_attach(Step::Stall);
+    assert!(reply.text.starts_with("[TIMEOUT]"), "{}", reply.text);
+    let started = Instant::now();
+    let report = server.call_with_timeout("debug_diagnose", json!({}), Duration::from_secs(10));
+    let took = started.elapsed();
+    assert!(!report.is_error, "{}", report.text);
+    assert!(report.text.contains("NOT_ANSWERING"), "{}", report.text);
+    assert!(
+        report.text.contains(
+            "capabilities: unreadable (VirtualMachine.CapabilitiesNew got no reply within 1s)"
+        ),
+        "{}",
+        report.text
+    );
+    // Two questions each waiting the 1 s timeout in turn take 2 s or more.
+    assert!(
+        took < Duration::from_millis(1900),
+        "{took:?}\n{}",
+        report.text
+    );
+    assert_no_panic(&server);
+}

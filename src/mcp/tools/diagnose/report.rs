@@ -63,11 +63,14 @@ pub async fn sessions_block(ctx: &Ctx) -> String {
 }
 
 async fn session_block(s: &SessionHandle) -> String {
-    let state = tokio::time::timeout(SESSION_BUDGET, s.state())
-        .await
-        .unwrap_or(SessionState::Unanswered {
-            reason: "no answer within 2 s".into(),
-        });
+    // Asked together, so a silent JVM costs one timeout, not one per question.
+    let (state, caps) = tokio::join!(
+        tokio::time::timeout(SESSION_BUDGET, s.state()),
+        tokio::time::timeout(SESSION_BUDGET, s.capabilities())
+    );
+    let state = state.unwrap_or(SessionState::Unanswered {
+        reason: "no answer within 2 s".into(),
+    });
     let vm = s.vm().unwrap_or_default();
     let mut out = format!(
         "{} · {} {}",
@@ -88,7 +91,7 @@ async fn session_block(s: &SessionHandle) -> String {
         let _ = write!(out, "\n  last error: {reason}");
         return out;
     }
-    match tokio::time::timeout(SESSION_BUDGET, s.capabilities()).await {
+    match caps {
         Ok(Ok(caps)) => {
             let yes: Vec<&str> = caps.iter().filter(|c| c.1).map(|c| c.0).collect();
             let no: Vec<&str> = caps.iter().filter(|c| !c.1).map(|c| c.0).collect();
