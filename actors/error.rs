@@ -552,6 +552,13 @@ pub enum CodeError {
         path: std::path::PathBuf,
         why: SourceRefusal,
     },
+    #[error("{} does not compile, so there is nothing to compare it with:\n{diagnostics}", file.display())]
+    SourceDoesNotCompile {
+        file: std::path::PathBuf,
+        diagnostics: String,
+    },
+    #[error("no javac runs in a read-only session, so the source is not compiled for a comparison")]
+    ReadOnlyCompile,
 }
 
 /// Why a path is not taken as a source file: only files with a source

@@ -49,6 +49,21 @@ pub struct SessionInfo {
     /// so a call whose budget that walk would overrun is refused before
     /// it stops the world again.
     pub last_walk: std::sync::Mutex<[Option<std::time::Duration>; 2]>,
+    /// Line tables of sources compiled for a line stop's check, by class,
+    /// source file and its modification time, so a file is compiled once
+    /// per version.
+    pub source_checks: std::sync::Mutex<Vec<SourceCheckKey>>,
+}
+
+/// A source compiled for a line stop's check, and whether it matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceCheckKey {
+    pub class: String,
+    pub source: std::path::PathBuf,
+    pub modified: Option<std::time::SystemTime>,
+    pub len: u64,
+    /// The running code against what the source compiles to.
+    pub comparison: crate::model::stale::Comparison,
 }
 
 impl SessionInfo {
@@ -73,6 +88,7 @@ impl SessionInfo {
             pid: OnceLock::new(),
             last_histogram: std::sync::Mutex::new(None),
             last_walk: std::sync::Mutex::new([None; 2]),
+            source_checks: std::sync::Mutex::new(Vec::new()),
         }
     }
 

@@ -7,6 +7,7 @@
 pub mod files;
 pub(in crate::actors) mod loaded;
 mod reload;
+mod scratch;
 mod source;
 
 pub use crate::actors::link::Installed;
@@ -45,6 +46,9 @@ pub struct StaleView {
     pub built_version: (u16, u16),
     /// What the JVM says it can redefine.
     pub caps: RedefineCaps,
+    /// The build was compiled from the source just now (`class_path` is
+    /// then the source file).
+    pub from_source: bool,
 }
 
 /// What a line stop's class looks like against its build.
@@ -54,10 +58,12 @@ pub enum StopStaleness {
     NoClassRoot,
     /// The class is not loaded yet (the stop point is deferred).
     NotLoaded,
-    /// Compared: the class file used and what differs.
+    /// Compared: the class file used (or the source compiled for the
+    /// check, `from_source`) and what differs.
     Checked {
         class_path: PathBuf,
         comparison: Comparison,
+        from_source: bool,
     },
     /// A class root is configured but the comparison could not run.
     Failed(SessionError),
@@ -156,19 +162,24 @@ impl SessionHandle {
         class_file: Option<PathBuf>,
         class_roots: Option<Vec<PathBuf>>,
         bytecode: bool,
+        from_source: bool,
     ) -> Result<StaleView, SessionError> {
         self.check_alive()?;
         let before = self.packets_sent();
         let pinned = loaded::pin(self, selector).await?;
-        let build = self
-            .read_build(
+        let build = if from_source {
+            let source = self.source_of(&pinned).await?;
+            self.build_from_source(&pinned, &source).await?
+        } else {
+            self.read_build(
                 &pinned.name,
                 &ClassSource {
                     class_file: class_file.as_deref(),
                     roots: class_roots.as_deref(),
                 },
             )
-            .await?;
+            .await?
+        };
         let running = loaded::shape(self, &pinned, bytecode)
             .await
             .map_err(|e| self.map_err(e))?;
@@ -180,19 +191,34 @@ impl SessionHandle {
             class_path: build.path,
             packets: self.packets_sent().saturating_sub(before),
             built_version: (build.shape.major, build.shape.minor),
+            from_source,
         })
     }
 
     /// The staleness a line stop on `class` reports when it is armed: the
     /// line tables of the first loaded copy against the session's build.
     pub async fn line_stop_staleness(&self, class: &str) -> StopStaleness {
+        // The line was read from the source: when the session has one and
+        // may run javac, what it compiles to is what the line must match.
+        if self.roots().source.iter().any(|r| !files::is_jar(r))
+            && !self.read_only()
+            && let Ok(pinned) = loaded::pin(self, class).await
+            && let Ok((source, comparison)) = self.against_source(&pinned).await
+        {
+            return StopStaleness::Checked {
+                class_path: source,
+                comparison,
+                from_source: true,
+            };
+        }
         if self.roots().class.is_empty() {
             return StopStaleness::NoClassRoot;
         }
-        match self.check_stale(class, None, None, false).await {
+        match self.check_stale(class, None, None, false, false).await {
             Ok(v) => StopStaleness::Checked {
                 class_path: v.class_path,
                 comparison: v.comparison,
+                from_source: false,
             },
             Err(SessionError::Code(CodeError::NotLoaded { .. })) => StopStaleness::NotLoaded,
             Err(e) => StopStaleness::Failed(e),

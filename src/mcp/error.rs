@@ -404,6 +404,10 @@ impl From<CodeError> for ToolError {
             CodeError::CompileFailed { .. } => ToolError::new("COMPILE_FAILED", text)
                 .next("fix the errors above and call again with compile:true"),
             CodeError::NoWritableRoot { .. } => ToolError::new("NO_CLASS_ROOT", text).next(CLASS_ROOTS_NEXT),
+            CodeError::SourceDoesNotCompile { .. } => ToolError::new("COMPILE_FAILED", text)
+                .next("fix the source, or compare with the build (without source:true)"),
+            CodeError::ReadOnlyCompile => ToolError::new("READ_ONLY", text)
+                .next("compare with the build (without source:true)"),
             CodeError::NotASource { .. } => ToolError::new("NOT_A_SOURCE", text)
                 .next("name a source file under the source roots (source_roots on debug_attach, or JDWP_SOURCE_ROOTS)"),
         }

@@ -6,6 +6,7 @@
 //! forecast's reason, pop_frame enters a swapped body, javac runs in the
 //! loop, and debug_source shows windows with and without roots.
 
+mod edited;
 mod guard;
 mod source;
 

@@ -218,10 +218,11 @@ pub async fn javac_compile(
     out: &Path,
     classpath: &[PathBuf],
     release: Option<u32>,
+    options: &[&str],
 ) -> Result<Compiled, JavacError> {
     let javac = javac();
     let mut cmd = tokio::process::Command::new(&javac);
-    cmd.arg("-g").arg("-d").arg(out);
+    cmd.arg("-g").args(options).arg("-d").arg(out);
     if !classpath.is_empty() {
         let joined =
             std::env::join_paths(classpath).map_err(|e| JavacError::Classpath(e.to_string()))?;
@@ -233,8 +234,9 @@ pub async fn javac_compile(
     cmd.args(sources);
     cmd.stdin(std::process::Stdio::null()).kill_on_drop(true);
     let command = format!(
-        "{} -g -d {}{}{} {}",
+        "{} -g{} -d {}{}{} {}",
         javac.display(),
+        options.iter().map(|o| format!(" {o}")).collect::<String>(),
         out.display(),
         if classpath.is_empty() {
             String::new()

@@ -286,17 +286,8 @@ async fn compile(
     for s in &q.sources {
         sources.push(resolve_source(session, s).await?);
     }
-    // The build should match what runs: compile for the release of the
-    // loaded class file (major 52 = Java 8, +1 per release).
-    let release = match session
-        .connection()
-        .send(&ClassFileVersion { ref_type: id })
-        .await
-    {
-        Ok(v) if v.major_version >= 52 => Some((v.major_version - 44) as u32),
-        _ => None,
-    };
-    let compiled = files::javac_compile(&sources, out, roots, release)
+    let release = release_of(session, id).await;
+    let compiled = files::javac_compile(&sources, out, roots, release, &[])
         .await
         .map_err(|detail| CodeError::CompilerFailed { detail })?;
     if !compiled.success {
@@ -310,6 +301,19 @@ async fn compile(
         command: compiled.command,
         diagnostics: compiled.diagnostics,
     })
+}
+
+/// The release javac builds for so the build matches what runs: that of
+/// the loaded class file (major 52 = Java 8, +1 per release).
+pub(super) async fn release_of(session: &SessionHandle, id: ReferenceTypeId) -> Option<u32> {
+    match session
+        .connection()
+        .send(&ClassFileVersion { ref_type: id })
+        .await
+    {
+        Ok(v) if v.major_version >= 52 => Some((v.major_version - 44) as u32),
+        _ => None,
+    }
 }
 
 /// A `.java` file under the source roots, as given (relative to a root,

@@ -59,6 +59,8 @@ pub struct CheckStaleParams {
     pub class_roots: Option<Vec<String>>,
     /// Also compare code bytes.
     pub bytecode: Option<bool>,
+    /// Compare with the source under the source roots, compiled now.
+    pub source: Option<bool>,
 }
 
 /// Arguments of debug_reload_class.
@@ -313,12 +315,20 @@ async fn check_stale(ctx: Ctx, call: Call<CheckStaleParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
     let bytecode = p.bytecode.unwrap_or(false);
+    let source = p.source.unwrap_or(false);
+    if source && (p.class_file.is_some() || p.class_roots.is_some()) {
+        return Err(ToolError::new(
+            "BAD_ARGUMENT",
+            "source:true compares with the source compiled now; class_file and class_roots name a build instead: pass one or the other",
+        ));
+    }
     let v = handle
         .check_stale(
             &p.class_name,
             p.class_file.map(PathBuf::from),
             paths(p.class_roots),
             bytecode,
+            source,
         )
         .await?;
     Ok(super::text(render_stale(&v)))
@@ -327,9 +337,10 @@ async fn check_stale(ctx: Ctx, call: Call<CheckStaleParams>) -> Reply {
 fn render_stale(v: &StaleView) -> String {
     let c = &v.comparison;
     let mut out = format!(
-        "{} vs {} (class file {}.{})",
+        "{} vs {}{} (class file {}.{})",
         pinned_line(&v.class),
         v.class_path.display(),
+        if v.from_source { " compiled now" } else { "" },
         v.built_version.0,
         v.built_version.1
     );
@@ -478,20 +489,29 @@ pub fn line_stop_note(s: &StopStaleness) -> Option<String> {
             "Build: not checked (no class root; set class_roots to compare the running bytecode with your build)".into(),
         ),
         StopStaleness::NotLoaded => None,
-        StopStaleness::Checked { class_path, comparison } => {
+        StopStaleness::Checked {
+            class_path,
+            comparison,
+            from_source,
+        } => {
             let moved: Vec<String> = comparison.moved().map(|m| m.name.clone()).collect();
             let forecast = comparison.forecast();
+            let (built, detail) = if *from_source {
+                (" compiled now", "debug_check_stale source:true")
+            } else {
+                ("", "debug_check_stale")
+            };
             if moved.is_empty() && comparison.changes.is_empty() {
                 None
             } else if !moved.is_empty() {
                 Some(format!(
-                    "STALE: the JVM's line tables differ from {} in {}: this line may be another statement. debug_check_stale has the detail",
+                    "STALE: the JVM's line tables differ from {}{built} in {}: this line may be another statement. {detail} has the detail",
                     class_path.display(),
                     moved.join(", ")
                 ))
             } else {
                 Some(format!(
-                    "STALE: the loaded class differs structurally from {} ({}); debug_check_stale has the detail",
+                    "STALE: the loaded class differs structurally from {}{built} ({}); {detail} has the detail",
                     class_path.display(),
                     forecast.iter().map(|r| r.name()).collect::<Vec<_>>().join(", ")
                 ))
