@@ -2,9 +2,11 @@
 //! the JVM's own), a full dump (every thread, every frame, locks) with a
 //! suspension of its own, read serially (one thread at a time) and
 //! pipelined (the default: 24 threads at once through the 32-request
-//! window), in one run against one JVM. Reports the milliseconds the VM
-//! was held, the whole call, and the packets spent. Run:
-//! `cargo bench --bench dump` (needs a JDK).
+//! window), in one run against one JVM; then the same dump narrowed by
+//! `name_filter` to the two deadlocked lock takers, which still reads the
+//! wait-for graph of every other waiting thread (ADR 0008). Reports the
+//! milliseconds the VM was held, the whole call, and the packets spent.
+//! Run: `cargo bench --bench dump` (needs a JDK).
 
 #[path = "support.rs"]
 mod support;
@@ -12,6 +14,7 @@ mod support;
 use std::time::Duration;
 
 use jvmscope::actors::{DEFAULT_PIPELINE, DumpSpec};
+use jvmscope::model::classes::NameFilter;
 use jvmscope::model::dump::Stack;
 
 const RUNS: usize = 9;
@@ -28,27 +31,28 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-async fn measure(port: u16, pipelines: &[usize]) -> Vec<(usize, Figures)> {
-    let (engine, session) = support::attached(port, None).await;
-    let spec = |pipeline: usize| DumpSpec {
+/// A dump of every thread, `pipeline` threads read at once.
+fn full(pipeline: usize) -> DumpSpec {
+    DumpSpec {
         suspend: true,
         max_suspend: Duration::from_secs(30),
         pipeline,
         ..DumpSpec::default()
-    };
+    }
+}
+
+async fn measure(port: u16, rows: Vec<(String, DumpSpec)>) -> Vec<(String, Figures)> {
+    let (engine, session) = support::attached(port, None).await;
     // Warm the class cache once, as any second dump finds it.
     session
-        .thread_dump(spec(DEFAULT_PIPELINE), None)
+        .thread_dump(full(DEFAULT_PIPELINE), None)
         .await
         .expect("dump");
     let mut out = Vec::new();
-    for &pipeline in pipelines {
+    for (label, spec) in rows {
         let (mut held, mut total, mut packets, mut threads) = (vec![], vec![], 0, 0);
         for _ in 0..RUNS {
-            let d = session
-                .thread_dump(spec(pipeline), None)
-                .await
-                .expect("dump");
+            let d = session.thread_dump(spec.clone(), None).await.expect("dump");
             let hold = d.hold.expect("it suspended");
             assert!(hold.verified && hold.cut == 0, "resumed and complete");
             held.push(hold.held);
@@ -61,7 +65,7 @@ async fn measure(port: u16, pipelines: &[usize]) -> Vec<(usize, Figures)> {
                 .count();
         }
         out.push((
-            pipeline,
+            label,
             Figures {
                 held: median(held),
                 total: median(total),
@@ -82,7 +86,25 @@ fn main() {
     // The runtime the binary runs the engine on (ADR 0014).
     let rt = jvmscope::actors::runtime::build().expect("runtime");
     let (mut jvm, port) = support::start_fixture("Wedged", "wedged ready", &["0", "300", "60"]);
-    let rows = rt.block_on(measure(port, &[1, 4, 8, DEFAULT_PIPELINE, 64]));
+    let mut rows: Vec<(String, DumpSpec)> = [1, 4, 8, DEFAULT_PIPELINE, 64]
+        .into_iter()
+        .map(|p| {
+            let label = if p == 1 {
+                "1 (serial)".into()
+            } else {
+                p.to_string()
+            };
+            (label, full(p))
+        })
+        .collect();
+    rows.push((
+        format!("{DEFAULT_PIPELINE}, name_filter lock-*"),
+        DumpSpec {
+            name_filter: NameFilter::parse(Some("lock-*")),
+            ..full(DEFAULT_PIPELINE)
+        },
+    ));
+    let rows = rt.block_on(measure(port, rows));
     let _ = jvm.kill();
     let _ = jvm.wait();
     support::report(&format!(
@@ -92,12 +114,7 @@ fn main() {
         "| threads read at once | VM held | whole call | JDWP packets | 60-frame threads read |",
     );
     support::report("|---|---|---|---|---|");
-    for (pipeline, f) in &rows {
-        let label = if *pipeline == 1 {
-            "1 (serial)".to_string()
-        } else {
-            pipeline.to_string()
-        };
+    for (label, f) in &rows {
         support::report(&format!(
             "| {label} | {:.1} ms | {:.1} ms | {} | {} |",
             f.held.as_secs_f64() * 1e3,

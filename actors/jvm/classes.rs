@@ -139,6 +139,8 @@ struct Inner {
     /// JDWP never reuses an object id within a connection.
     object_types: HashMap<ObjectId, crate::jdwp::TaggedTypeId>,
     vars: HashMap<(ReferenceTypeId, MethodId), Arc<Variables>>,
+    /// Fields of JDK classes looked up by name (`Thread.parkBlocker`).
+    boot_fields: HashMap<(&'static str, &'static str), Option<FieldId>>,
 }
 
 /// The cache. Cheap to clone through its `Arc`.
@@ -542,6 +544,29 @@ impl ClassCache {
         let vars = Arc::new(vars);
         lock(&self.inner).vars.insert((class, method), vars.clone());
         Ok(vars)
+    }
+
+    /// A field of a JDK class that only the bootstrap loader defines
+    /// (`java.lang.Thread`), by class and field name; `None` when this JDK
+    /// has no such field. Looked up once per session: such a class is
+    /// never unloaded, and a redefinition cannot change its fields.
+    pub async fn boot_field(
+        &self,
+        class: &'static str,
+        field: &'static str,
+    ) -> Result<Option<FieldId>, JdwpError> {
+        if let Some(f) = lock(&self.inner).boot_fields.get(&(class, field)) {
+            return Ok(*f);
+        }
+        let mut found = None;
+        for info in self.by_name(class).await? {
+            if let Some(f) = self.fields(info.id).await?.iter().find(|f| f.name == field) {
+                found = Some(f.id);
+                break;
+            }
+        }
+        lock(&self.inner).boot_fields.insert((class, field), found);
+        Ok(found)
     }
 
     /// A field of a type or its superclasses, nearest first; with the type

@@ -1,13 +1,16 @@
-//! A thread dump as plain data: each thread's stack, the monitors it holds
-//! and the one it waits for; the deadlock cycles in that wait-for graph;
-//! and threads with identical stacks and lock state grouped into one
-//! entry. Pure: the actors read the JVM, the MCP layer renders.
+//! A thread dump as plain data: each thread's stack, the monitors and
+//! ownable synchronizers it holds and the lock it waits for (a monitor, or
+//! the `java.util.concurrent` blocker it is parked on); the deadlock cycles
+//! of that one wait-for graph, whatever kind of lock each edge is; and
+//! threads with identical stacks and lock state grouped into one entry.
+//! Pure: the actors read the JVM, the MCP layer renders.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::threads::family;
 
-/// A monitor: the locked object and its class.
+/// A lock: the monitor's object, or a `java.util.concurrent` blocker
+/// (a `ReentrantLock$NonfairSync`), and its class.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Monitor {
     pub object: u64,
@@ -15,16 +18,30 @@ pub struct Monitor {
     pub class: String,
 }
 
-/// How a thread waits on a monitor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// How a thread waits on a lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum WaitKind {
     /// Blocked entering `synchronized`: somebody else holds it.
     Enter,
     /// In `Object.wait()`: it released the monitor and waits for a notify.
     Wait,
+    /// Parked (`LockSupport.park`) with this object as its
+    /// `Thread.parkBlocker`; the owner is the synchronizer's
+    /// `exclusiveOwnerThread`, when it is an `AbstractOwnableSynchronizer`
+    /// that a thread holds exclusively.
+    Park,
 }
 
-/// The monitor a thread waits for, and who holds it now.
+impl WaitKind {
+    /// Whether the thread stays stuck until the owner lets go: an edge of
+    /// the wait-for graph (a thread in `Object.wait()` waits for a notify,
+    /// not for the monitor's owner).
+    pub fn blocks_on_owner(self) -> bool {
+        matches!(self, WaitKind::Enter | WaitKind::Park)
+    }
+}
+
+/// The lock a thread waits for, and who holds it now.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Waiting {
     pub monitor: Monitor,
@@ -69,24 +86,25 @@ pub struct DumpThread {
     pub is_virtual: bool,
     pub stack: Stack,
     pub held: Vec<Held>,
+    /// The ownable synchronizers (`ReentrantLock`, the write lock of a
+    /// `ReentrantReadWriteLock`) it owns, as far as the dump saw them:
+    /// JDWP lists none, so these are the blockers of parked threads whose
+    /// `exclusiveOwnerThread` is this one.
+    pub synchronizers: Vec<Monitor>,
     pub waiting: Option<Waiting>,
 }
 
-/// The deadlock cycles among `threads`: each a list of thread ids where
-/// every thread is blocked entering a monitor the next one holds (the last
+/// The deadlock cycles of a wait-for graph given as each waiting thread's
+/// id, how it waits and the thread that holds what it waits for: each
+/// cycle a list of thread ids where every thread is blocked entering a
+/// monitor, or parked on a synchronizer, that the next one holds (the last
 /// waits for the first). Each cycle is reported once, starting at its
 /// smallest id; cycles are ordered by that id.
-pub fn deadlocks(threads: &[DumpThread]) -> Vec<Vec<u64>> {
-    let next: HashMap<u64, u64> = threads
-        .iter()
-        .filter_map(|t| match &t.waiting {
-            Some(Waiting {
-                kind: WaitKind::Enter,
-                owner: Some(owner),
-                ..
-            }) => Some((t.id, *owner)),
-            _ => None,
-        })
+pub fn deadlocks(waits: impl IntoIterator<Item = (u64, WaitKind, Option<u64>)>) -> Vec<Vec<u64>> {
+    let next: HashMap<u64, u64> = waits
+        .into_iter()
+        .filter(|(_, kind, _)| kind.blocks_on_owner())
+        .filter_map(|(thread, _, owner)| Some((thread, owner?)))
         .collect();
     cycles(&next)
 }
@@ -148,7 +166,8 @@ struct GroupKey {
     frames: Vec<String>,
     stack_kind: u8,
     held: Vec<u64>,
-    waiting: Option<(u64, bool)>,
+    synchronizers: Vec<u64>,
+    waiting: Option<(u64, WaitKind)>,
 }
 
 fn key(t: &DumpThread) -> GroupKey {
@@ -171,10 +190,8 @@ fn key(t: &DumpThread) -> GroupKey {
         frames,
         stack_kind,
         held: t.held.iter().map(|h| h.monitor.object).collect(),
-        waiting: t
-            .waiting
-            .as_ref()
-            .map(|w| (w.monitor.object, w.kind == WaitKind::Enter)),
+        synchronizers: t.synchronizers.iter().map(|m| m.object).collect(),
+        waiting: t.waiting.as_ref().map(|w| (w.monitor.object, w.kind)),
     }
 }
 
@@ -213,8 +230,19 @@ mod tests {
                 depth: frames.len(),
             },
             held: Vec::new(),
+            synchronizers: Vec::new(),
             waiting: None,
         }
+    }
+
+    /// The cycles among dump threads, from what each waits for.
+    fn cycles_of(threads: &[DumpThread]) -> Vec<Vec<u64>> {
+        deadlocks(
+            threads
+                .iter()
+                .filter_map(|t| Some((t.id, t.waiting.as_ref()?)))
+                .map(|(id, w)| (id, w.kind, w.owner)),
+        )
     }
 
     fn lock(object: u64) -> Monitor {
@@ -247,8 +275,30 @@ mod tests {
         let a = blocked(holding(thread(7, "a", &["X.f:1"]), 100), 200, 3);
         let b = blocked(holding(thread(3, "b", &["X.g:2"]), 200), 100, 7);
         let c = blocked(thread(9, "c", &["X.h:3"]), 100, 7);
-        let found = deadlocks(&[a, b, c]);
+        let found = cycles_of(&[a, b, c]);
         assert_eq!(found, vec![vec![3, 7]]);
+    }
+
+    #[test]
+    fn a_cycle_may_mix_a_monitor_edge_and_a_parked_edge() {
+        let mut a = holding(thread(4, "a", &["X.f:1"]), 100);
+        a.waiting = Some(Waiting {
+            monitor: Monitor {
+                object: 300,
+                class: "java.util.concurrent.locks.ReentrantLock$NonfairSync".into(),
+            },
+            kind: WaitKind::Park,
+            owner: Some(5),
+        });
+        let b = blocked(thread(5, "b", &["X.g:2"]), 100, 4);
+        // Parked on a synchronizer nobody owns: no edge.
+        let mut c = thread(6, "c", &["X.h:3"]);
+        c.waiting = Some(Waiting {
+            monitor: lock(400),
+            kind: WaitKind::Park,
+            owner: None,
+        });
+        assert_eq!(cycles_of(&[a, b, c]), vec![vec![4, 5]]);
     }
 
     #[test]
@@ -260,7 +310,7 @@ mod tests {
             owner: Some(2),
         });
         let b = blocked(holding(thread(2, "b", &["X.g:2"]), 200), 100, 1);
-        assert!(deadlocks(&[a, b]).is_empty());
+        assert!(cycles_of(&[a, b]).is_empty());
     }
 
     #[test]

@@ -2,7 +2,11 @@
 //! two-thread deadlock is named as a cycle, a pool parked at one site is
 //! one entry, 300 deep threads all come back, virtual threads are marked
 //! (Temurin 25, includevirtualthreads=y), and after every dump the fixture
-//! keeps running with no thread left suspended.
+//! keeps running with no thread left suspended. Deadlocks on
+//! `java.util.concurrent` locks, and filters that must not hide one, are in
+//! `dump/deadlocks.rs`.
+
+mod deadlocks;
 
 use std::time::Duration;
 
@@ -118,6 +122,16 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
         "{}",
         pool.header
     );
+    // Parked on a latch: its sync is named, and nobody owns it.
+    assert!(
+        pool.block.contains("\n  parking to wait for <0x")
+            && pool
+                .block
+                .contains("(a java.util.concurrent.CountDownLatch$Sync)\n")
+            && !pool.block.contains("← held by"),
+        "{}",
+        pool.block
+    );
     let park = line_of("Wedged.java", "park");
     assert!(text.contains(&format!("at Wedged.park:{park}")), "{text}");
     // The cost is stated, and the suspension undone and verified.
@@ -128,7 +142,13 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
     assert!(number_after(text, "the VM was held ").is_some(), "{text}");
     assert!(text.contains(RESUMED), "{text}");
     assert_running(&server, &jvm, "tick");
+    narrowed_dumps_of_wedged(&server);
+    assert_running(&server, &jvm, "tick");
+}
 
+/// monitors_only, a bound too small, limit and package_filter on the
+/// Wedged fixture: each narrows the dump, none hides the deadlocked pair.
+fn narrowed_dumps_of_wedged(server: &Server) {
     // monitors_only: the lock graph without frames, the cycle still named.
     let locks = server
         .call(
@@ -158,14 +178,21 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
         assert!(cut.text.contains("CUT SHORT"), "{}", cut.text);
     }
     assert!(cut.text.contains(RESUMED), "{}", cut.text);
-    // package_filter and limit narrow the dump.
+    // package_filter and limit narrow the dump, but never hide the
+    // deadlocked pair.
     let limited = server
         .call(
             "debug_thread_dump",
             json!({"suspend": true, "limit": 3, "max_frames": 2}),
         )
         .expect_ok();
-    assert_eq!(shown(&limited.text), 3, "{}", limited.text);
+    assert_eq!(shown(&limited.text), 5, "{}", limited.text);
+    assert!(
+        limited.text.contains("2 deadlocked shown past the filters")
+            && limited.text.contains("DEADLOCK 1: 2 threads in a cycle"),
+        "{}",
+        limited.text
+    );
     assert!(
         limited.text.contains("Not read (limit)"),
         "{}",
@@ -178,8 +205,14 @@ fn a_dump_names_the_deadlock_and_collapses_the_parked_pool() {
         )
         .expect_ok();
     assert!(shown(&pkg.text) >= 50, "{}", pkg.text);
-    assert!(!pkg.text.contains("lock-a-taker"), "{}", pkg.text);
-    assert_running(&server, &jvm, "tick");
+    assert!(!pkg.text.contains("\"main\" @"), "{}", pkg.text);
+    let pkg_entries = dump_entries(&pkg.text);
+    dump_entry(&pkg_entries, "lock-a-taker");
+    assert!(
+        pkg.text.contains("2 deadlocked shown past the filters"),
+        "{}",
+        pkg.text
+    );
 }
 
 #[test]
@@ -193,11 +226,17 @@ fn a_full_dump_of_300_deep_threads_returns_them_all() {
             Duration::from_secs(60),
         )
         .expect_ok();
-    assert_eq!(shown(&dump.text), 300, "{}", dump.text);
+    // The 300 the filter matched, and the deadlocked pair past it.
+    assert_eq!(shown(&dump.text), 302, "{}", dump.text);
+    assert!(
+        dump.text.contains("2 deadlocked shown past the filters"),
+        "{}",
+        dump.text
+    );
     let entries = dump_entries(&dump.text);
     let read: u64 = entries
         .iter()
-        .filter(|e| e.frames() > 0)
+        .filter(|e| e.header.contains("\"deep-") && e.frames() > 0)
         .map(|e| e.count)
         .sum();
     assert_eq!(read, 300, "{}", dump.text);

@@ -1,6 +1,8 @@
-//! debug_thread_dump: every thread's stack with the monitors it holds and
-//! the one it waits for, deadlock cycles first, identical stacks collapsed,
-//! and what the dump cost (packets, the milliseconds it held the VM).
+//! debug_thread_dump: every thread's stack with the monitors and ownable
+//! synchronizers it holds and the lock it waits for (worded as `jstack -l`
+//! words a parked thread), deadlock cycles first, identical stacks
+//! collapsed, and what the dump cost (packets, the milliseconds it held
+//! the VM).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -12,7 +14,7 @@ use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{Dump, DumpSpec, VmHold};
 use crate::mcp::error::ToolError;
 use crate::model::classes::NameFilter;
-use crate::model::dump::{DumpThread, Stack, WaitKind, collapse, deadlocks};
+use crate::model::dump::{DumpThread, Monitor, Stack, WaitKind, Waiting, collapse};
 
 /// Threads a dump reads by default.
 const DEFAULT_LIMIT: usize = 100;
@@ -51,15 +53,19 @@ pub fn routes() -> Vec<Route> {
     vec![Route::new(
         "debug_thread_dump",
         "Thread dump",
-        "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits \
-         for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended \
+        "Who is blocked on what: each thread's stack, the locks (monitors, j.u.c) it holds and the \
+         one it waits for; deadlock cycles first, identical stacks collapsed. JDWP reads only suspended \
          threads: suspend:true holds the VM for the reads (max_suspend_ms) and says for how long.",
         Effect::Read,
         thread_dump,
     )
              .with_guide(
                  "Who is blocked on what: each thread's stack, the monitors it holds and the one it waits for (`← held by \
-                   0x<id> \"<name>\"`); a deadlock cycle is named first. Threads with identical stacks and locks collapse \
+                   0x<id> \"<name>\"`). A thread parked on a java.util.concurrent lock is named as jstack -l names it \
+                   (`parking to wait for <0x…> (a java.util.concurrent.locks.ReentrantLock$NonfairSync)`, with the owning \
+                   thread), and the owner lists it as a locked ownable synchronizer. Deadlock cycles, over monitors and \
+                   such locks in one graph, are named first; no filter hides a deadlocked thread or its cycle, and \
+                   package_filter matches any frame of the stack, shown or not. Threads with identical stacks and locks collapse \
                    into one entry with count and ids. JDWP reads stacks and locks of suspended threads only: suspend:true \
                    freezes the VM just for the reads (max_suspend_ms bound, said loudly when hit; resumed and verified \
                    before the reply); without it only already-suspended threads are read. Reports packets spent and ms \
@@ -107,8 +113,15 @@ fn render(dump: &Dump, threads: &[DumpThread], suspend: bool) -> String {
         if threads.len() == 1 { "" } else { "s" },
         dump.live
     );
+    let mut why = Vec::new();
     if dump.matched != dump.live {
-        out.push_str(&format!(" ({} matched the filters)", dump.matched));
+        why.push(format!("{} matched the filters", dump.matched));
+    }
+    if dump.exempt > 0 {
+        why.push(format!("{} deadlocked shown past the filters", dump.exempt));
+    }
+    if !why.is_empty() {
+        out.push_str(&format!(" ({})", why.join("; ")));
     }
     let groups = collapse(threads);
     if groups.len() < threads.len() {
@@ -118,8 +131,7 @@ fn render(dump: &Dump, threads: &[DumpThread], suspend: bool) -> String {
         ));
     }
     out.push('.');
-    let cycles = deadlocks(threads);
-    for (i, cycle) in cycles.iter().enumerate() {
+    for (i, cycle) in dump.deadlocks.iter().enumerate() {
         out.push_str(&format!(
             "\nDEADLOCK {}: {}",
             i + 1,
@@ -174,7 +186,7 @@ fn cycle_line(cycle: &[u64], dump: &Dump) -> String {
             .iter()
             .find(|t| t.id == *id)
             .and_then(|t| t.waiting.as_ref())
-            .map(|w| format!("{}@{:#x}", w.monitor.class, w.monitor.object))
+            .map(|w| lock_name(&w.monitor))
             .unwrap_or_default();
         parts.push(format!(
             "{:?} @{id:#x} waits for {lock} held by {:?} @{next:#x}",
@@ -221,21 +233,7 @@ fn entry(out: &mut String, group: &[usize], threads: &[DumpThread], names: &Hash
         ));
     }
     if let Some(w) = &t.waiting {
-        let how = match w.kind {
-            WaitKind::Enter => "waiting to lock",
-            WaitKind::Wait => "in Object.wait() on",
-        };
-        let owner = match w.owner {
-            Some(o) => format!(
-                " ← held by 0x{o:x} {:?}",
-                names.get(&o).cloned().unwrap_or_default()
-            ),
-            None => String::new(),
-        };
-        out.push_str(&format!(
-            "\n  {how} {}@{:#x}{owner}",
-            w.monitor.class, w.monitor.object
-        ));
+        waiting_line(out, w, names);
     }
     match &t.stack {
         Stack::Read { frames, depth } => {
@@ -275,6 +273,38 @@ fn entry(out: &mut String, group: &[usize], threads: &[DumpThread], names: &Hash
     if !other.is_empty() {
         out.push_str(&format!("\n  holds {}", other.join(", ")));
     }
+    for s in &t.synchronizers {
+        out.push_str(&format!(
+            "\n  locked ownable synchronizer <{:#x}> (a {})",
+            s.object, s.class
+        ));
+    }
+}
+
+/// `java.lang.Object@0x1f`.
+fn lock_name(m: &Monitor) -> String {
+    format!("{}@{:#x}", m.class, m.object)
+}
+
+/// What a thread waits for and who holds it; a parked thread as `jstack
+/// -l` words it (`parking to wait for <0x…> (a …ReentrantLock$NonfairSync)`).
+fn waiting_line(out: &mut String, w: &Waiting, names: &HashMap<u64, String>) {
+    let what = match w.kind {
+        WaitKind::Enter => format!("waiting to lock {}", lock_name(&w.monitor)),
+        WaitKind::Wait => format!("in Object.wait() on {}", lock_name(&w.monitor)),
+        WaitKind::Park => format!(
+            "parking to wait for <{:#x}> (a {})",
+            w.monitor.object, w.monitor.class
+        ),
+    };
+    let owner = match w.owner {
+        Some(o) => format!(
+            " ← held by 0x{o:x} {:?}",
+            names.get(&o).cloned().unwrap_or_default()
+        ),
+        None => String::new(),
+    };
+    out.push_str(&format!("\n  {what}{owner}"));
 }
 
 /// What the suspension did, loudly when it was cut or not undone.
