@@ -37,6 +37,42 @@ pub enum JdwpError {
     },
     #[error("{command} refused: the session is read-only, so nothing that changes the JVM is sent")]
     ReadOnly { command: &'static str },
+    /// An invocation ran past its budget and was cancelled: its thread is
+    /// back where it was before the call.
+    #[error("{command} ran past its budget of {after:?} and was cancelled ({})", ended.what())]
+    Cancelled {
+        command: &'static str,
+        after: Duration,
+        ended: CallEnd,
+    },
+    /// An invocation ran past its budget and could not be cancelled: its
+    /// thread stays inside the call until it returns.
+    #[error(
+        "{command} ran past its budget of {after:?} and could not be cancelled; its thread stays inside the call until it returns"
+    )]
+    Overran {
+        command: &'static str,
+        after: Duration,
+    },
+}
+
+/// How a cancelled call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallEnd {
+    /// The `Error` the cancel threw into it ended it.
+    Thrown,
+    /// It ended by itself once interrupted (an `InterruptedException`, or
+    /// a return).
+    Interrupted,
+}
+
+impl CallEnd {
+    fn what(self) -> &'static str {
+        match self {
+            CallEnd::Thrown => "an Error thrown into it ended it",
+            CallEnd::Interrupted => "it ended once interrupted",
+        }
+    }
 }
 
 impl JdwpError {

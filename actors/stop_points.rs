@@ -76,6 +76,9 @@ pub struct PointView {
     /// a row.
     pub stopped_by_errors: bool,
     pub cost: Cost,
+    /// Threads its condition or trace expressions left inside a call
+    /// that could not be cancelled (each one all of a thread's time).
+    pub invoking: usize,
     /// Served by a probe in the class's bytecode: what it measured.
     pub probe: Option<routes::ProbeCost>,
     pub locations: usize,

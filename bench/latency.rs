@@ -2,7 +2,8 @@
 //! in-process server, as an MCP client's call reaches it, rendering
 //! included): the Ticker fixture hits a suspending line stop every 50 ms;
 //! for each hit, timed one after the other, `debug_get_stack` of 3 frames
-//! (typed locals), `debug_evaluate` of a local, and `debug_continue`
+//! (typed locals), `debug_evaluate` of a local, `debug_evaluate` of a
+//! method call (one invocation on the held thread), and `debug_continue`
 //! (verified by the suspend counts read back). Then `debug_launch` until
 //! the session is attached, against the JVM's own start-up: `java` run on
 //! the same class without an agent, until main prints its first line.
@@ -90,6 +91,7 @@ async fn held_calls(port: u16, samples: usize) -> Vec<Stats> {
     assert!(r.is_error != Some(true), "{}", text(&r));
     let mut stack = Stats::new("`debug_get_stack`, 3 frames, typed locals");
     let mut eval = Stats::new("`debug_evaluate` of a local (`limit`)");
+    let mut invoke = Stats::new("`debug_evaluate` of a call (`Math.abs(limit)`)");
     let mut cont = Stats::new("`debug_continue` (verified)");
     // One warm-up hit fills the caches.
     for i in 0..=samples {
@@ -99,16 +101,23 @@ async fn held_calls(port: u16, samples: usize) -> Vec<Stats> {
         assert!(r.is_error != Some(true), "{}", text(&r));
         let s = timed(&server, "debug_get_stack", json!({"max_frames": 3})).await;
         let e = timed(&server, "debug_evaluate", json!({"expression": "limit"})).await;
+        let v = timed(
+            &server,
+            "debug_evaluate",
+            json!({"expression": "Math.abs(limit)"}),
+        )
+        .await;
         let c = timed(&server, "debug_continue", json!({})).await;
         if i > 0 {
             stack.times.push(s);
             eval.times.push(e);
+            invoke.times.push(v);
             cont.times.push(c);
         }
     }
     let _ = server.call("debug_disconnect", json!({})).await;
     engine.shutdown().await;
-    vec![stack, eval, cont]
+    vec![stack, eval, invoke, cont]
 }
 
 /// `java` on Ticker without an agent, until main's first line.

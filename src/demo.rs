@@ -178,7 +178,7 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
             "trace": true,
             "trace_frames": 1,
             "trace_locals": ["sku", "qty", "after"],
-            "trace_expr": ["before - after", "stock.size()"],
+            "trace_expr": ["before - after", "stock.size"],
             "trace_max_hits": 3,
         }),
     )

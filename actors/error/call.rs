@@ -48,9 +48,18 @@ pub enum CallError {
         handle: u64,
     },
     #[error(
-        "{method} did not return within {ms} ms; JDWP cannot cancel it, so it runs on and its late return is undone when it comes"
+        "{method} did not return within {ms} ms and could not be cancelled; its thread stays inside the call until it returns, and its late return is undone when it comes"
     )]
     Timeout { method: String, ms: u128 },
+    #[error(
+        "{method} did not return within {ms} ms, so it was cancelled ({}); its thread runs its own code again",
+        match ended { crate::actors::error::CallEnd::Thrown => "an Error thrown into it ended it", crate::actors::error::CallEnd::Interrupted => "it ended once interrupted" }
+    )]
+    Cancelled {
+        method: String,
+        ms: u128,
+        ended: crate::actors::error::CallEnd,
+    },
     #[error(
         "no Spring ApplicationContext is alive in the JVM (searched the heap for instances of every loaded AbstractApplicationContext subclass)"
     )]

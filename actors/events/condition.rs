@@ -22,6 +22,7 @@ use crate::expr::{Binding, Bound, Charset};
 use crate::jdwp::{Event, FrameInfo, ObjectId, Tag, TaggedObjectId, ThreadId, Value};
 use crate::model::Prim;
 use crate::model::shown::{Detail, MessageGap, Shown};
+use crate::model::stop_point::Calls;
 
 use super::ctx::Ctx;
 
@@ -74,12 +75,17 @@ fn event_val(v: &Value) -> Val {
     }
 }
 
+/// Why a stop point's evaluation invokes nothing unless it allows calls.
+const CALLS_REFUSED: &str = "this stop point was armed without allowing calls, so it runs none of \
+                             the application's code";
+
 /// The evaluation context of a hit: the top frame of the thread the event
-/// suspended, its `this`, invocation allowed (bounded).
+/// suspended, its `this`, invocation (bounded) allowed when `calls` is.
 pub async fn hit_context(
     ctx: &Ctx,
     thread: ThreadId,
     top: Option<&FrameInfo>,
+    calls: Calls,
 ) -> Result<EvalContext, String> {
     let top = match top {
         Some(t) => *t,
@@ -108,14 +114,29 @@ pub async fn hit_context(
     let this = inspect::this_object(&ctx.classes, thread, &frame)
         .await
         .map_err(|e| e.to_string())?;
+    let invocable = calls == Calls::Allowed;
     Ok(EvalContext {
         thread: Some(thread),
         frame: Some(frame),
         this,
-        invocable: true,
-        not_invocable_because: String::new(),
+        invocable,
+        not_invocable_because: if invocable {
+            String::new()
+        } else {
+            CALLS_REFUSED.into()
+        },
         invoke_budget: Some(INVOKE_BUDGET),
     })
+}
+
+/// `ectx` with invocation refused, for a stop point that allows no calls
+/// sharing a hit with one that does.
+pub fn refusing_calls(ectx: &EvalContext) -> EvalContext {
+    EvalContext {
+        invocable: false,
+        not_invocable_because: CALLS_REFUSED.into(),
+        ..ectx.clone()
+    }
 }
 
 /// Evaluates a compiled expression, with the value the event binds in
@@ -158,8 +179,9 @@ pub async fn evaluate(
     thread: ThreadId,
     event: &Event,
     condition: &Program,
+    calls: Calls,
 ) -> Result<bool, ConditionError> {
-    let ectx = hit_context(ctx, thread, None)
+    let ectx = hit_context(ctx, thread, None, calls)
         .await
         .map_err(ConditionError::Eval)?;
     match value(ctx, &ectx, condition, bound(event).as_ref())
@@ -202,7 +224,7 @@ pub async fn expressions(
         if let Some(thread) = ectx.thread.filter(|_| ectx.invocable)
             && ctx.take_invoked(thread)
         {
-            fresh = hit_context(ctx, thread, None).await.ok();
+            fresh = hit_context(ctx, thread, None, Calls::Allowed).await.ok();
         }
         let current = fresh.as_ref().unwrap_or(ectx);
         let shown = match value(ctx, current, e, bound.as_ref()).await {

@@ -52,6 +52,15 @@ use crate::model::stop_point::{LocalsChoice, Target};
 
 /// Handles one composite.
 pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) {
+    // The marker requests of a cancel are its own (`jvm::invoke::markers`):
+    // taken out before anything records or routes them.
+    let claim = ctx.classes.runaways().markers().claim(composite);
+    if let Some(thread) = claim.release {
+        release(ctx, SuspendPolicy::EventThread, thread).await;
+    }
+    let Some(composite) = claim.rest else {
+        return;
+    };
     let routes = settled_routes(ctx, &composite).await;
     let policy = composite.suspend_policy;
     // Hits of our own that hold at most their thread, which we release

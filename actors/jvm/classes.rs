@@ -155,6 +155,9 @@ pub struct ClassCache {
     invocations: Mutex<HashMap<crate::jdwp::ThreadId, u64>>,
     /// Invocations past their budget whose late return is being watched.
     late_watches: Arc<std::sync::atomic::AtomicUsize>,
+    /// Invocations that outran their budget: what cancels them, and the
+    /// threads still inside one.
+    runaways: Arc<crate::actors::jvm::invoke::runaways::Runaways>,
 }
 
 /// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
@@ -216,6 +219,7 @@ impl ClassCache {
             session: std::sync::OnceLock::new(),
             invocations: Mutex::new(HashMap::new()),
             late_watches: Arc::default(),
+            runaways: Arc::default(),
         }
     }
 
@@ -247,6 +251,11 @@ impl ClassCache {
     /// `session::invoke`).
     pub fn late_watches(&self) -> &Arc<std::sync::atomic::AtomicUsize> {
         &self.late_watches
+    }
+
+    /// Invocations that outran their budget (see `invoke::runaways`).
+    pub fn runaways(&self) -> &Arc<crate::actors::jvm::invoke::runaways::Runaways> {
+        &self.runaways
     }
 
     /// The session, if the cache was tied to one.

@@ -1,21 +1,27 @@
-//! Bounded method invocation. JDWP cannot cancel an invoke: one that
-//! outlives its budget keeps running in the JVM, and when it finally
-//! returns HotSpot suspends its thread again — by then whoever invoked it
-//! (a trace, a condition, a tool) has given up and released the thread, so
-//! that suspension would hold it for good. Every invocation goes through
-//! [`bounded`], which answers within the budget and keeps watching the
-//! late reply in the background to undo that suspension.
+//! Bounded method invocation. Every invocation goes through [`bounded`],
+//! which answers within the budget. One that outlives it is cancelled
+//! (`cancel.rs`: an `Error` thrown into the call, after an interrupt wakes
+//! a thread that sleeps, waits or parks) and its thread runs its own code
+//! again. One that cannot be cancelled (it catches the `Error`, or nothing
+//! wakes it) keeps its thread: the thread is named as taken until the
+//! call returns (`runaways.rs`), and its late return is watched so the
+//! suspension HotSpot restores then is undone (`late.rs`).
+
+pub mod cancel;
+mod late;
+pub mod markers;
+pub mod runaways;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
+use crate::actors::error::{CallEnd, JdwpError};
 use crate::actors::jvm::classes::ClassCache;
-use crate::actors::link::SessionLink;
-use crate::actors::lock::lock;
-use crate::jdwp::{Command, ThreadId};
-use crate::model::recent::{LateOutcome, LateReturn, RecentEvent};
+use crate::jdwp::class_type::{InvokeMethodReply, NewInstanceReply};
+use crate::jdwp::{Command, MethodId, ObjectId, ReferenceTypeId, ThreadId};
+
+pub use late::late_returns;
 
 /// How long a late invocation is watched for; past this its window slot
 /// is given back and a return after it is left to the Watchdog.
@@ -27,12 +33,41 @@ const LATE_WATCH: Duration = Duration::from_secs(600);
 /// beyond this many, an invocation is given up at its budget as before.
 const MAX_LATE_WATCHES: usize = 8;
 
+/// A command that runs a method in the JVM: what it calls, and the
+/// exception its reply carries.
+pub trait Invocation: Command {
+    /// The class and method called.
+    fn target(&self) -> (ReferenceTypeId, MethodId);
+    /// The exception the call threw (0 when it returned).
+    fn thrown(reply: &Self::Reply) -> ObjectId;
+}
+
+macro_rules! invocation {
+    ($($cmd:ty => $class:ident, $reply:ty;)*) => {$(
+        impl Invocation for $cmd {
+            fn target(&self) -> (ReferenceTypeId, MethodId) {
+                (self.$class, self.method)
+            }
+            fn thrown(reply: &$reply) -> ObjectId {
+                reply.exception.id
+            }
+        }
+    )*};
+}
+
+invocation! {
+    crate::jdwp::class_type::InvokeMethod => class, InvokeMethodReply;
+    crate::jdwp::class_type::NewInstance => class, NewInstanceReply;
+    crate::jdwp::interface_type::InvokeMethod => interface, InvokeMethodReply;
+    crate::jdwp::object_reference::InvokeMethod => class, InvokeMethodReply;
+}
+
 /// Counts the invocation (see [`ClassCache::invocations_on`]), sends
-/// `cmd` on `thread` and waits up to `budget` for its
-/// reply. Past the budget it answers `Timeout` and watches the reply in
-/// the background: when the method returns, the suspension HotSpot
-/// restores is undone unless the agent holds the thread.
-pub async fn bounded<C: Command>(
+/// `cmd` on `thread` and waits up to `budget` for its reply. Past the
+/// budget the call is cancelled (`Cancelled`), or, when it cannot be, its
+/// thread is recorded as taken and its reply watched in the background
+/// (`Overran`).
+pub async fn bounded<C: Invocation>(
     classes: &ClassCache,
     cmd: &C,
     thread: ThreadId,
@@ -42,83 +77,69 @@ where
     C::Reply: Send + 'static,
 {
     let conn = classes.connection();
-    let session = classes.session();
     classes.note_invocation(thread);
     // JDWP resumes an invoking thread once: held twice over (two events,
     // or an event and the agent), it would never run the method. Bring its
     // count to one for the call and give the holds back afterwards.
     let extra = lift_extra_holds(conn, thread).await?;
+    let runaways = classes.runaways().clone();
+    runaways.prepare(classes, thread).await;
     let watches = classes.late_watches().clone();
     let may_watch = watches.load(Ordering::Relaxed) < MAX_LATE_WATCHES;
     let wait = if may_watch {
-        LATE_WATCH.max(budget)
+        LATE_WATCH.max(budget + cancel::WITHIN)
     } else {
-        budget
+        budget + cancel::WITHIN
     };
     let mut reply = Box::pin(conn.send_within(cmd, wait));
     let started = Instant::now();
-    match tokio::time::timeout(budget, &mut reply).await {
-        Ok(answer) => {
+    if let Ok(answer) = tokio::time::timeout(budget, &mut reply).await {
+        restore_holds(conn, thread, extra).await;
+        return answer;
+    }
+    let interrupted = cancel::interrupted_method(classes).await;
+    let why = match cancel::cancel(classes, thread, &mut reply).await {
+        cancel::Attempt::Ended(answer) => {
+            cancel::settle(conn, &runaways, interrupted, thread).await;
             restore_holds(conn, thread, extra).await;
-            answer
-        }
-        Err(_) => {
-            if may_watch {
-                watches.fetch_add(1, Ordering::Relaxed);
-                let conn = conn.clone();
-                tokio::spawn(async move {
-                    // A timeout or a lost connection here means it never
-                    // came back while we watched: nothing to undo.
-                    let answer = reply.await;
-                    watches.fetch_sub(1, Ordering::Relaxed);
-                    if let Ok(_) | Err(JdwpError::Jvm { .. } | JdwpError::Decode { .. }) = answer {
-                        restore_holds(&conn, thread, extra).await;
-                        after_late_return(&conn, session, thread, started.elapsed()).await;
-                    }
-                });
-            } else {
-                tracing::warn!(
-                    thread = thread.0,
-                    "{MAX_LATE_WATCHES} late invocations are already watched; this one is given up at its budget"
-                );
-            }
-            Err(JdwpError::Timeout {
+            let ended = match answer? {
+                r if Some(C::thrown(&r)) == runaways.throwable() => CallEnd::Thrown,
+                _ => CallEnd::Interrupted,
+            };
+            return Err(JdwpError::Cancelled {
                 command: C::NAME,
                 after: budget,
-            })
+                ended,
+            });
         }
-    }
-}
-
-/// Late returns handled so far, per (session, thread).
-static LATE_RETURNS: std::sync::Mutex<Vec<(String, ThreadId, u64)>> =
-    std::sync::Mutex::new(Vec::new());
-
-/// How many invocations on `thread` of session `session` returned past
-/// their budget and were dealt with (resumed, or left to the agent's hold
-/// or the next resume): a caller that gave one up waits for this to move.
-pub fn late_returns(session: &str, thread: ThreadId) -> u64 {
-    let l = lock(&LATE_RETURNS);
-    l.iter()
-        .find(|(s, t, _)| s == session && *t == thread)
-        .map_or(0, |(_, _, n)| *n)
-}
-
-fn count_late_return(session: Option<&SessionLink>, thread: ThreadId) {
-    let Some(s) = session else { return };
-    let mut l = lock(&LATE_RETURNS);
-    match l
-        .iter_mut()
-        .find(|(id, t, _)| *id == s.id.0 && *t == thread)
-    {
-        Some((_, _, n)) => *n += 1,
-        None => {
-            if l.len() >= 4096 {
-                l.clear();
-            }
-            l.push((s.id.0.clone(), thread, 1));
+        cancel::Attempt::Left(why) => why,
+    };
+    runaways
+        .take(classes, thread, cmd.target(), started, why)
+        .await;
+    if may_watch {
+        watches.fetch_add(1, Ordering::Relaxed);
+        late::Watch {
+            conn: conn.clone(),
+            session: classes.session(),
+            runaways,
+            watches,
+            interrupted,
+            thread,
+            extra,
+            started,
         }
+        .spawn(reply);
+    } else {
+        tracing::warn!(
+            thread = thread.0,
+            "{MAX_LATE_WATCHES} late invocations are already watched; this one is given up at its budget"
+        );
     }
+    Err(JdwpError::Overran {
+        command: C::NAME,
+        after: budget,
+    })
 }
 
 /// Resumes `thread` down to a suspend count of one; how many holds were
@@ -135,81 +156,12 @@ async fn lift_extra_holds(conn: &ConnectionHandle, thread: ThreadId) -> Result<u
 }
 
 /// Gives back the holds [`lift_extra_holds`] lifted.
-async fn restore_holds(conn: &ConnectionHandle, thread: ThreadId, extra: u32) {
+pub(super) async fn restore_holds(conn: &ConnectionHandle, thread: ThreadId, extra: u32) {
     use crate::jdwp::thread_reference::Suspend;
     let suspends = (0..extra).map(|_| conn.send(&Suspend { thread }));
     for r in futures::future::join_all(suspends).await {
         if let Err(e) = r {
             tracing::warn!(thread = thread.0, error = %e, "a hold lifted for an invocation could not be restored");
         }
-    }
-}
-
-/// The method invoked on `thread` returned `after` its start, past its
-/// budget: HotSpot has suspended the thread again.
-async fn after_late_return(
-    conn: &ConnectionHandle,
-    session: Option<SessionLink>,
-    thread: ThreadId,
-    after: Duration,
-) {
-    handle_late_return(conn, session.as_ref(), thread, after).await;
-    count_late_return(session.as_ref(), thread);
-}
-
-async fn handle_late_return(
-    conn: &ConnectionHandle,
-    session: Option<&SessionLink>,
-    thread: ThreadId,
-    after: Duration,
-) {
-    let late = |outcome| {
-        RecentEvent::LateReturn(LateReturn {
-            thread,
-            after_ms: after.as_millis(),
-            outcome,
-        })
-    };
-    if let Some(s) = session {
-        let view = s.session.view().await;
-        let event_threads = view.event_threads;
-        let agent_holds =
-            view.held.iter().any(|(t, _, _)| *t == thread) || event_threads.contains(&thread);
-        if agent_holds {
-            s.note_event(late(LateOutcome::AgentHolds));
-            return;
-        }
-        if !event_threads.is_empty() || view.maybe_suspended {
-            // The JVM is stopped for the agent: the next verified resume
-            // clears this thread too; the Watchdog watches meanwhile.
-            s.session.note_suspension();
-            s.note_event(late(LateOutcome::LeftToResume));
-            return;
-        }
-    }
-    let count = conn
-        .send(&crate::jdwp::thread_reference::SuspendCount { thread })
-        .await;
-    let outcome = match count {
-        Ok(n) if n > 0 => {
-            match conn
-                .send(&crate::jdwp::thread_reference::Resume { thread })
-                .await
-            {
-                Ok(()) => LateOutcome::Resumed,
-                Err(e) => LateOutcome::ResumeFailed(e.to_string()),
-            }
-        }
-        Ok(_) => LateOutcome::Runs,
-        Err(e) => LateOutcome::Unreadable(e.to_string()),
-    };
-    tracing::info!(
-        thread = thread.0,
-        after_ms = after.as_millis() as u64,
-        ?outcome,
-        "late invocation"
-    );
-    if let Some(s) = session {
-        s.note_event(late(outcome));
     }
 }

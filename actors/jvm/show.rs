@@ -317,8 +317,13 @@ impl ValueReader<'_> {
                     .map_err(|e| ToStringFailure::Failed(e.to_string())),
                 _ => Ok(Cut::new("null", 4)),
             },
-            Err(crate::actors::error::JdwpError::Timeout { .. }) => Err(ToStringFailure::Late {
+            Err(crate::actors::error::JdwpError::Cancelled { .. }) => Err(ToStringFailure::Late {
                 ms: budget.as_millis(),
+                cancelled: true,
+            }),
+            Err(crate::actors::error::JdwpError::Overran { .. }) => Err(ToStringFailure::Late {
+                ms: budget.as_millis(),
+                cancelled: false,
             }),
             Err(crate::actors::error::JdwpError::ReadOnly { .. }) => return None,
             Err(e) => Err(ToStringFailure::Failed(e.to_string())),

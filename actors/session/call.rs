@@ -384,10 +384,18 @@ impl<'a> Caller<'a> {
     ) -> Result<Value, SessionError> {
         let reply = match reply {
             Ok(r) => r,
-            Err(JdwpError::Timeout { .. }) => {
+            Err(JdwpError::Overran { .. }) => {
                 return Err(CallError::Timeout {
                     method: label.into(),
                     ms: self.budget.as_millis(),
+                }
+                .into());
+            }
+            Err(JdwpError::Cancelled { ended, .. }) => {
+                return Err(CallError::Cancelled {
+                    method: label.into(),
+                    ms: self.budget.as_millis(),
+                    ended,
                 }
                 .into());
             }

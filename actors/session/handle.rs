@@ -218,6 +218,12 @@ impl SessionHandle {
         self.link.rescues.take_unreported()
     }
 
+    /// Threads still inside a call of ours that ran past its budget and
+    /// could not be cancelled, longest first.
+    pub fn invoking(&self) -> Vec<crate::model::invoking::Invoking> {
+        self.classes.runaways().list()
+    }
+
     /// Stop points the overhead guard paused since the last call, emptied.
     pub fn take_untold_pauses(&self) -> Vec<crate::actors::stop_points::Paused> {
         self.stop_points.guard().take_untold()

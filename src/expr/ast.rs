@@ -430,6 +430,34 @@ impl Expr {
         self.names().1
     }
 
+    /// The methods and constructors the expression calls, each once, in
+    /// source order (`getSku()`, `new a.B()`): each runs code in the JVM.
+    pub fn calls(&self) -> Vec<String> {
+        fn walk(e: &Expr, out: &mut Vec<String>) {
+            let call = match &e.kind {
+                ExprKind::Call { name, .. } => Some(format!("{}()", name.name)),
+                ExprKind::New { class, .. } => Some(format!(
+                    "new {}()",
+                    class
+                        .iter()
+                        .map(|i| i.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(".")
+                )),
+                _ => None,
+            };
+            if let Some(c) = call
+                && !out.contains(&c)
+            {
+                out.push(c);
+            }
+            e.kind.for_each_child(|c| walk(c, out));
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
     fn names(&self) -> (Vec<&Ident>, Vec<(u32, &Ident)>) {
         type Found<'a> = (Vec<&'a Ident>, Vec<(u32, &'a Ident)>);
         fn walk<'a>(e: &'a Expr, out: &mut Found<'a>) {

@@ -234,6 +234,8 @@ impl From<CallError> for ToolError {
             CallError::Threw { .. } => ToolError::new("INVOKE_THREW", text),
             CallError::Timeout { .. } => ToolError::new("INVOKE_TIMEOUT", text)
                 .next("raise timeout_ms, or set all_threads:true if the method waits on another thread"),
+            CallError::Cancelled { .. } => ToolError::new("INVOKE_CANCELLED", text)
+                .next("raise timeout_ms, or set all_threads:true if the method waits on another thread"),
             CallError::NoSpringContext => ToolError::new("NO_SPRING", text)
                 .next("wait until the application has created its context, then call again"),
             CallError::NoBean { .. } => ToolError::new("NO_BEAN", text)
@@ -306,6 +308,8 @@ impl From<JdwpError> for ToolError {
             JdwpError::ReadOnly { .. } => {
                 ToolError::new("READ_ONLY", e.to_string()).next(READ_ONLY_NEXT)
             }
+            JdwpError::Cancelled { .. } => ToolError::new("INVOKE_CANCELLED", e.to_string()),
+            JdwpError::Overran { .. } => ToolError::new("INVOKE_TIMEOUT", e.to_string()),
             _ if e.is_gone() => ToolError::vm_gone(&e),
             _ => ToolError::new("JDWP_ERROR", e.to_string()),
         }

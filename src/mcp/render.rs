@@ -5,6 +5,7 @@
 pub mod value;
 
 use crate::actors::Rescue;
+use crate::model::invoking::{Invoking, Uncancelled};
 use crate::model::recent::{DroppedHold, LateOutcome, LateReturn, RecentEvent};
 use crate::model::stale::{Change, modifier_words};
 
@@ -85,6 +86,60 @@ fn late_return(l: &LateReturn) -> String {
         LateOutcome::Runs => format!("{took}; the thread runs"),
         LateOutcome::Unreadable(e) => format!("{took}; its state could not be read: {e}"),
     }
+}
+
+/// A thread still inside a call that could not be cancelled, as every
+/// reply names it.
+pub fn invoking(i: &Invoking) -> String {
+    let by = match &i.by {
+        Some(id) => format!(", made by stop point {id}"),
+        None => String::new(),
+    };
+    let why = match &i.why {
+        Uncancelled::Swallowed => "it caught the Error thrown into it to cancel the call".into(),
+        Uncancelled::Unwoken => {
+            "it is blocked where neither an interrupt nor a thread lent to interrupt it reached it"
+                .into()
+        }
+        Uncancelled::HeldInside => {
+            "an event suspended it inside the call; debug_continue lets the call go on".into()
+        }
+        Uncancelled::NoThrowable => "no Error to throw into it could be made".into(),
+        Uncancelled::NoMarker(e) => {
+            format!("the JVM refused the step that tells when it runs ({e})")
+        }
+    };
+    format!(
+        "thread @{:#x} {:?} is still inside {}() ({:.1} s{by}): {why}. It runs none of its own code until the call returns",
+        i.thread.0,
+        i.name,
+        i.method,
+        i.for_ms as f64 / 1000.0
+    )
+}
+
+/// "all N threads run" — or, while calls of ours hold some of them, how
+/// many run their own code and which do not. `other` counts threads
+/// besides those the agent holds.
+pub fn threads_run(total: usize, invoking: &[Invoking], other: bool) -> String {
+    let other = if other { " other" } else { "" };
+    if invoking.is_empty() {
+        return format!("all {total}{other} threads run");
+    }
+    let names: Vec<String> = invoking
+        .iter()
+        .map(|i| format!("@{:#x} {:?} in {}()", i.thread.0, i.name, i.method))
+        .collect();
+    format!(
+        "{} of {total}{other} threads run their own code; {} still inside a call that could not be cancelled: {}",
+        total.saturating_sub(invoking.len()),
+        if invoking.len() == 1 {
+            "1 is"
+        } else {
+            "the rest are"
+        },
+        names.join(", ")
+    )
 }
 
 /// One watchdog rescue, as the next reply reports it.

@@ -87,6 +87,15 @@ impl JvmScope {
                     super::render::rescue(&rescue)
                 )));
             }
+            // A thread a call of ours still holds is named until it is back.
+            let live = session.dead_reason().is_none();
+            for i in session.invoking().into_iter().filter(|_| live) {
+                result.content.push(rmcp::model::ContentBlock::text(format!(
+                    "[INVOKING] session {}: {}",
+                    session.id(),
+                    super::render::invoking(&i)
+                )));
+            }
             // So is a stop point the overhead guard paused.
             for p in session.take_untold_pauses() {
                 result.content.push(rmcp::model::ContentBlock::text(format!(

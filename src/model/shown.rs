@@ -45,8 +45,9 @@ impl Cut {
 pub enum ToStringFailure {
     /// It threw.
     Threw,
-    /// It had not returned within the invoke budget.
-    Late { ms: u128 },
+    /// It had not returned within the invoke budget, and was cancelled
+    /// (or, when `cancelled` is false, could not be and still runs).
+    Late { ms: u128, cancelled: bool },
     /// The JVM refused or failed the call.
     Failed(String),
 }

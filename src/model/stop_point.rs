@@ -341,6 +341,21 @@ pub enum Mode {
     Trace(TraceSpec),
 }
 
+/// Whether a stop point's condition and trace expressions may run the
+/// application's code at each hit: a method call, a constructor, a
+/// value's `toString()`, a subscript on a collection that is read by
+/// calling it. A call that never returns takes its thread until it is
+/// cancelled, or for good when it cannot be, so it is allowed only when
+/// asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Calls {
+    /// Fields, locals and structurally read collections only.
+    #[default]
+    Refused,
+    /// Calls run on the hit thread within their budget.
+    Allowed,
+}
+
 /// Filters that narrow which hits count.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filters {
@@ -355,6 +370,8 @@ pub struct Filters {
     /// Its overhead budget in percent of one thread's time (0 = no guard;
     /// `None` = the session's default).
     pub overhead_pct: Option<u32>,
+    /// Whether the condition and trace expressions may call methods.
+    pub calls: Calls,
 }
 
 /// Which engine watches a site: the JDWP wire (an event request, the

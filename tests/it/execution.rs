@@ -562,7 +562,7 @@ fn read_only_refuses_an_invoking_condition() {
     server
         .call(
             "debug_set_stop",
-            json!({"kind": "line", "class_pattern": "Execution", "line": line("step-start"), "condition": "helper(2) == 4"}),
+            json!({"kind": "line", "class_pattern": "Execution", "line": line("step-start"), "condition": "helper(2) == 4", "calls": true}),
         )
         .expect_ok();
     let event = poll_until_msg(Duration::from_secs(10), "a condition error", || {

@@ -20,6 +20,7 @@ mod middle;
 mod probe_verify;
 mod probes;
 mod round_trips;
+mod runaway;
 mod sessions;
 mod skill;
 mod stop_points;

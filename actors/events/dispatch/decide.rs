@@ -20,7 +20,7 @@ use crate::actors::stop_points::arm::monitor_kind;
 use crate::actors::stop_points::exprs::Program;
 use crate::jdwp::{SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, HitNote, Unmeasured};
-use crate::model::stop_point::{Mode, MonitorKind, MonitorSpec, Target};
+use crate::model::stop_point::{Calls, Mode, MonitorKind, MonitorSpec, Target};
 
 /// Filters one hit: method name, monitor pairing, count, condition,
 /// budget.
@@ -221,7 +221,7 @@ async fn read_operands(ctx: &Ctx, m: &Member, thread: ThreadId) {
     if operands.is_empty() {
         return;
     }
-    let Ok(ectx) = condition::hit_context(ctx, thread, None).await else {
+    let Ok(ectx) = condition::hit_context(ctx, thread, None, Calls::Refused).await else {
         return;
     };
     let ectx = crate::actors::jvm::eval::EvalContext {
@@ -260,9 +260,13 @@ async fn evaluate(
         "otel.status_code" = Empty,
         "otel.status_message" = Empty,
     );
-    let outcome = condition::evaluate(ctx, thread, &m.event, cond)
+    let taken = ctx.classes.runaways().is_taken(thread);
+    let outcome = condition::evaluate(ctx, thread, &m.event, cond, m.target.spec.filters.calls)
         .instrument(span.clone())
         .await;
+    if !taken && ctx.classes.runaways().is_taken(thread) {
+        super::guard::took_thread(ctx, &m.target, thread);
+    }
     match &outcome {
         Ok(b) => span.record("jvm.condition.result", *b),
         Err(e) => {

@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 use crate::actors::events::ctx::Ctx;
 use crate::actors::events::hit::RouteTarget;
 use crate::actors::stop_points::Paused;
-use crate::model::overhead::Overspent;
+use crate::jdwp::ThreadId;
+use crate::model::overhead::{Overspent, Scope, WINDOW};
 
 /// Judges the stop points one hold of `held` was charged to.
 pub(super) fn judge(ctx: &Ctx, charged: &[Arc<RouteTarget>], held: Duration) {
@@ -42,6 +43,32 @@ pub(super) fn judge(ctx: &Ctx, charged: &[Arc<RouteTarget>], held: Duration) {
         if let Some(over) = t.stats.pause(over) {
             pause(ctx, t, over);
         }
+    }
+}
+
+/// A call made by `t`'s condition or trace expressions could not be
+/// cancelled and keeps `thread`: the thread counts in `t`'s cost until the
+/// call returns, and `t` is paused as a stop point over any budget would
+/// be, since each hit could take one more thread.
+pub(super) fn took_thread(ctx: &Ctx, t: &RouteTarget, thread: ThreadId) {
+    ctx.classes.runaways().attribute(thread, &t.id.0);
+    let pct = ctx
+        .stops
+        .guard()
+        .stop_point_pct(t.spec.filters.overhead_pct);
+    if pct == 0 {
+        return;
+    }
+    let over = Overspent {
+        scope: Scope::StopPoint,
+        share: 1.0,
+        own_share: 1.0,
+        budget_pct: pct,
+        window: WINDOW,
+        holds: 1,
+    };
+    if let Some(over) = t.stats.pause(over) {
+        pause(ctx, t, over);
     }
 }
 

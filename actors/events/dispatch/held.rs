@@ -23,7 +23,7 @@ use crate::actors::events::hit::{
 use crate::jdwp::stack_frame::{GetValues, ThisObject};
 use crate::jdwp::{Composite, FrameInfo, SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, LocalsGap};
-use crate::model::stop_point::LocalsChoice;
+use crate::model::stop_point::{Calls, LocalsChoice};
 
 /// The stop points whose hits went no further (filtered after the thread
 /// was held): their holds are charged as checks.
@@ -241,13 +241,33 @@ impl Hit<'_> {
         if !traces.iter().any(|(_, t, _)| !t.exprs.is_empty()) {
             return results;
         }
-        let ectx = condition::hit_context(ctx, self.thread, top).await;
+        let allowed = |m: &Member| m.target.spec.filters.calls == Calls::Allowed;
+        let calls = if traces.iter().any(|(m, _, _)| allowed(m)) {
+            Calls::Allowed
+        } else {
+            Calls::Refused
+        };
+        let ectx = condition::hit_context(ctx, self.thread, top, calls).await;
+        let runaways = ctx.classes.runaways();
         for (m, t, _) in traces {
             results.push(match &ectx {
                 _ if t.exprs.is_empty() => Vec::new(),
                 Ok(e) => {
                     let exprs = &m.target.exprs.trace;
-                    condition::expressions(ctx, e, &m.event, exprs, detail_len(t)).await
+                    let refused;
+                    let e = if calls == Calls::Allowed && !allowed(m) {
+                        refused = condition::refusing_calls(e);
+                        &refused
+                    } else {
+                        e
+                    };
+                    let taken = runaways.is_taken(self.thread);
+                    let shown =
+                        condition::expressions(ctx, e, &m.event, exprs, detail_len(t)).await;
+                    if !taken && runaways.is_taken(self.thread) {
+                        guard::took_thread(ctx, &m.target, self.thread);
+                    }
+                    shown
                 }
                 Err(err) => t
                     .exprs

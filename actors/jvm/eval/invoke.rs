@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{Driver, INVOKE_BUDGET, to_val};
-use crate::actors::error::JdwpError;
+use crate::actors::error::{CallEnd, JdwpError};
 use crate::actors::jvm::classes::{MethodInfo, java_name};
 use crate::actors::jvm::invoke::bounded;
 use crate::expr::eval::{Answer, Val};
@@ -382,9 +382,19 @@ impl Driver<'_> {
     ) -> Result<Answer, JdwpError> {
         let reply = match reply {
             Ok(r) => r,
-            Err(JdwpError::Timeout { .. }) => {
+            Err(JdwpError::Cancelled { ended, .. }) => {
+                let how = match ended {
+                    CallEnd::Thrown => "an Error thrown into it ended it",
+                    CallEnd::Interrupted => "it ended once interrupted",
+                };
                 return Ok(Answer::Failed(format!(
-                    "{class_name}.{name}() did not return within {} ms; JDWP cannot cancel it, so the thread stays busy until it returns",
+                    "{class_name}.{name}() did not return within {} ms, so it was cancelled ({how}); the thread runs its own code again",
+                    budget.as_millis()
+                )));
+            }
+            Err(JdwpError::Overran { .. }) => {
+                return Ok(Answer::Failed(format!(
+                    "{class_name}.{name}() did not return within {} ms and could not be cancelled; the thread stays inside the call until it returns",
                     budget.as_millis()
                 )));
             }

@@ -119,6 +119,7 @@ impl Book {
             paused: p.stats.paused(),
             budget_pct: self.io.guard.stop_point_pct(p.spec.filters.overhead_pct),
             cost: p.stats.cost(now),
+            invoking: self.io.classes.runaways().taken_by(&p.id.0),
             probe: p
                 .probe
                 .then(|| p.stats.probe.cost(Stats::get(&p.stats.captured))),

@@ -144,6 +144,21 @@ fn non_finite_literals_print_as_the_division_that_makes_them() {
 }
 
 #[test]
+fn calls_are_listed_once_in_source_order() {
+    let check = |src: &str, want: &[&str]| {
+        let parsed = parse(src).expect("parses");
+        assert_eq!(parsed.expr.calls(), want, "{src}");
+    };
+    check("a.b + xs[0].c", &[]);
+    check(
+        "o.getSku() == \"x\" && isReady()",
+        &["getSku()", "isReady()"],
+    );
+    check("f(g(1), new a.B(f(2)))", &["f()", "g()", "new a.B()"]);
+    check("xs[?isOpen()].length", &["isOpen()"]);
+}
+
+#[test]
 fn children_and_spans() {
     let p = parse("f(a, b[1..2])").unwrap_or_else(|e| panic!("{e}"));
     let kids: Vec<String> = p.expr.children().iter().map(|c| c.to_string()).collect();

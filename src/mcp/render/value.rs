@@ -165,7 +165,14 @@ pub fn line(v: &Shown) -> String {
 fn failure(f: &ToStringFailure) -> String {
     match f {
         ToStringFailure::Threw => "threw".into(),
-        ToStringFailure::Late { ms } => format!("did not return within {ms} ms"),
+        ToStringFailure::Late {
+            ms,
+            cancelled: true,
+        } => format!("did not return within {ms} ms (cancelled)"),
+        ToStringFailure::Late {
+            ms,
+            cancelled: false,
+        } => format!("did not return within {ms} ms (could not be cancelled: [INVOKING])"),
         ToStringFailure::Failed(why) => why.clone(),
     }
 }

@@ -265,10 +265,19 @@ async fn suspended_line(handle: &SessionHandle) -> (String, Value) {
             ),
             json!({"suspended": true, "threads_held": held, "threads_total": total}),
         ),
-        SessionState::Running => (
-            "[suspended] no: every thread runs".into(),
-            json!({"suspended": false, "threads_held": 0}),
-        ),
+        SessionState::Running => match handle.invoking().len() {
+            0 => (
+                "[suspended] no: every thread runs".into(),
+                json!({"suspended": false, "threads_held": 0}),
+            ),
+            n => (
+                format!(
+                    "[suspended] no, but {} inside a call that could not be cancelled ([INVOKING])",
+                    crate::mcp::render::plural(n, "thread")
+                ),
+                json!({"suspended": false, "threads_held": 0}),
+            ),
+        },
         SessionState::Dead { reason } => (
             format!("[suspended] unknown: the session is gone ({reason})"),
             json!({"suspended": null}),

@@ -220,11 +220,12 @@ async fn resume(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     let handle = ctx.live(p.session_id.as_deref())?;
     let report = handle.resume_all().await?;
     let held = handle.held_threads().await;
+    let invoking = handle.invoking();
     if report.resumes == 0 && report.still_held == 0 && held.is_empty() {
         return Ok(super::text(format!(
-            "Nothing was suspended in session {}: all {} threads already run; nothing was sent.",
+            "Nothing was suspended in session {}: {} already; nothing was sent.",
             handle.id(),
-            report.total
+            crate::mcp::render::threads_run(report.total, &invoking, false)
         )));
     }
     let mut out = format!(
@@ -234,11 +235,18 @@ async fn resume(ctx: Ctx, call: Call<SessionParams>) -> Reply {
         if report.resumes == 1 { "" } else { "s" }
     );
     if report.still_held == 0 && held.is_empty() {
-        out.push_str(&format!("\nVerified: all {} threads run.", report.total));
+        out.push_str(&format!(
+            "\nVerified: {}.",
+            crate::mcp::render::threads_run(report.total, &invoking, false)
+        ));
     } else if report.still_held == 0 {
         out.push_str(&format!(
-            "\nVerified: all {} other threads run. Still held by you (debug_thread): {}; debug_thread kind resume releases them.",
-            report.total.saturating_sub(held.len()),
+            "\nVerified: {}. Still held by you (debug_thread): {}; debug_thread kind resume releases them.",
+            crate::mcp::render::threads_run(
+                report.total.saturating_sub(held.len()),
+                &invoking,
+                true
+            ),
             held.iter()
                 .map(|h| format!(
                     "@{:#x} x{} for {:.0} s",

@@ -180,7 +180,11 @@ async fn export(ctx: Ctx, call: Call<ExportParams>) -> Reply {
             h.since.elapsed().as_secs()
         ));
     }
-    if held.is_empty() && event_threads.is_empty() {
+    let invoking = handle.invoking();
+    for i in &invoking {
+        md.push_str(&format!("- {}\n", crate::mcp::render::invoking(i)));
+    }
+    if held.is_empty() && event_threads.is_empty() && invoking.is_empty() {
         md.push_str("None: every thread runs.\n");
     }
     md.push_str("\n## Classes reloaded\n\n");

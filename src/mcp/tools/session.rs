@@ -10,6 +10,7 @@ use serde::Deserialize;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{SessionHandle, Startup};
 use crate::mcp::error::ToolError;
+use crate::model::invoking::Invoking;
 use crate::model::session::ReleaseCheck;
 use crate::model::{AttachSpec, LaunchSpec, LaunchTarget, SessionState};
 
@@ -284,9 +285,12 @@ async fn opened(
 }
 
 /// What re-checking the JVM found after a disconnect released it.
-fn release_check(check: &ReleaseCheck) -> String {
+fn release_check(check: &ReleaseCheck, invoking: &[Invoking]) -> String {
     match check {
-        ReleaseCheck::AllRun { total } => format!("verified: all {total} threads run"),
+        ReleaseCheck::AllRun { total } => format!(
+            "verified: {}",
+            crate::mcp::render::threads_run(*total, invoking, false)
+        ),
         ReleaseCheck::StillHeld {
             still_held,
             total,
@@ -437,6 +441,8 @@ async fn set_current(ctx: Ctx, call: Call<SetCurrentParams>) -> Reply {
 async fn disconnect(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.engine.session(p.session_id.as_deref())?;
+    // Threads a call of ours holds stay inside it after the release.
+    let invoking = handle.invoking();
     let report = handle.disconnect().await?;
     let mut out = format!(
         "Disconnected session {} ({}): released {} of {} threads that were suspended, cleared {} stop points.\n{}",
@@ -445,7 +451,7 @@ async fn disconnect(ctx: Ctx, call: Call<SessionParams>) -> Reply {
         report.threads_held,
         report.threads_total,
         report.stop_points_cleared,
-        release_check(&report.verification)
+        release_check(&report.verification, &invoking)
     );
     if let Some(e) = &report.dispose_failed {
         out.push_str(&format!("; Dispose failed: {e}"));

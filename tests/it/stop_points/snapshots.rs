@@ -212,7 +212,7 @@ fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
         &server,
         "debug_set_stop",
         json!({"kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_max_hits": 3,
-               "trace_expr": ["returnValue", "returnValue.length() > 2", "count >= 0"]}),
+               "trace_expr": ["returnValue", "returnValue.length() > 2", "count >= 0"], "calls": true}),
     ));
     for s in traces_of(&server, &id, 3) {
         let returned = detail(&s, "returned").unwrap_or("?");
@@ -247,7 +247,7 @@ fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
         &server,
         "debug_set_stop",
         json!({"kind": "monitor", "trace_max_hits": 20, "trace_frames": 0, "trace_locals": "none",
-               "trace_expr": ["monitor", "monitor.toString()"]}),
+               "trace_expr": ["monitor", "monitor.toString()"], "calls": true}),
     ));
     let t = traces_of(&server, &id, 20);
     for s in &t {

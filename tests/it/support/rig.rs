@@ -26,7 +26,18 @@ pub struct Rig {
 
 /// Starts `main_class`, waits for `ready`, attaches with `config`.
 pub async fn rig_with(main_class: &str, ready: &str, config: EngineConfig, read_only: bool) -> Rig {
-    let jvm = Jvm::start(main_class, JvmOpts::default());
+    rig_on(main_class, ready, JvmOpts::default(), config, read_only).await
+}
+
+/// [`rig_with`] on a JVM started with `opts` (another JDK, say).
+pub async fn rig_on(
+    main_class: &str,
+    ready: &str,
+    opts: JvmOpts,
+    config: EngineConfig,
+    read_only: bool,
+) -> Rig {
+    let jvm = Jvm::start(main_class, opts);
     jvm.wait_for_line(ready, Duration::from_secs(10));
     let engine = Engine::start(config).await.expect("engine");
     let session = engine

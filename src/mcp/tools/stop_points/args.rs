@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::mcp::error::ToolError;
-use crate::model::stop_point::{Engine, Filters, LocalsChoice, Mode, TraceSpec};
+use crate::model::stop_point::{Calls, Engine, Filters, LocalsChoice, Mode, TraceSpec};
 
 /// One value or a list of them.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -70,6 +70,8 @@ macro_rules! stop_params {
             pub trace_max_length: Option<u32>,
             /// % of a thread's time holds may take before a pause; default 20, 0 off.
             pub max_overhead: Option<u32>,
+            /// Let condition and trace_expr call methods (cancelled past 500 ms).
+            pub calls: Option<bool>,
             $(
             /// auto (default), wire or probe (in the bytecode).
             pub $engine: Option<String>,
@@ -87,6 +89,7 @@ macro_rules! stop_params {
                     trace_max_hits: self.trace_max_hits,
                     trace_max_length: self.trace_max_length,
                     max_overhead: self.max_overhead,
+                    calls: self.calls,
                     engine: stop_params!(@engine self $($engine)?),
                 }
             }
@@ -299,6 +302,8 @@ pub struct UpdateParams {
     pub trace_expr: Option<OneOrMany<String>>,
     /// Overhead budget, %; 0 none. Re-arms a paused one.
     pub max_overhead: Option<u32>,
+    /// Let condition and trace_expr call methods.
+    pub calls: Option<bool>,
 }
 
 /// The filters and trace settings every set tool shares.
@@ -311,6 +316,7 @@ pub(super) struct Common {
     pub(super) trace_max_hits: Option<u32>,
     pub(super) trace_max_length: Option<u32>,
     pub(super) max_overhead: Option<u32>,
+    pub(super) calls: Option<bool>,
     pub(super) engine: Option<String>,
 }
 
@@ -487,8 +493,54 @@ pub(super) fn mode_and_filters(
         thread: id_arg(tool, "thread_id", &c.thread_id)?,
         instance: None,
         overhead_pct: overhead_arg(tool, c.max_overhead)?,
+        calls: calls_arg(c.calls),
     };
     Ok((mode, filters))
+}
+
+/// `calls` as the definition keeps it.
+pub(super) fn calls_arg(calls: Option<bool>) -> Calls {
+    if calls == Some(true) {
+        Calls::Allowed
+    } else {
+        Calls::Refused
+    }
+}
+
+/// Refuses a condition or trace expression that calls a method when the
+/// stop point does not allow calls: each hit would run the application's
+/// code on its thread, and a call that never returns takes that thread.
+pub(super) fn calls_allowed(filters: &Filters, mode: &Mode) -> Result<(), ToolError> {
+    if filters.calls == Calls::Allowed {
+        return Ok(());
+    }
+    let exprs = match mode {
+        Mode::Trace(t) => t.exprs.as_slice(),
+        Mode::Suspend => &[],
+    };
+    let sources = filters
+        .condition
+        .iter()
+        .map(|c| ("the condition", c))
+        .chain(exprs.iter().map(|e| ("trace_expr", e)));
+    for (what, src) in sources {
+        let Ok(parsed) = crate::expr::parse(src) else {
+            continue;
+        };
+        let calls = parsed.expr.calls();
+        if calls.is_empty() {
+            continue;
+        }
+        return Err(refuse(
+            "CALLS_NOT_ALLOWED",
+            format!(
+                "{what} {src:?} calls {}: every hit would run the application's code on its thread, and a call that never returns takes that thread",
+                calls.join(", ")
+            ),
+            "set calls:true to allow it (a call past its 500 ms budget is cancelled; one that cannot be keeps its thread, and every reply names it [INVOKING]), or read fields instead of calling getters",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -506,6 +558,7 @@ mod tests {
             trace_max_hits: None,
             trace_max_length: None,
             max_overhead: None,
+            calls: None,
             engine: None,
         };
         let mut notes = Vec::new();

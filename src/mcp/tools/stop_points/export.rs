@@ -216,6 +216,9 @@ fn common(
     if let Some(n) = spec.filters.hit_count {
         args.insert("hit_count".into(), json!(n));
     }
+    if spec.filters.calls == crate::model::stop_point::Calls::Allowed {
+        args.insert("calls".into(), json!(true));
+    }
     if spec.filters.thread.is_some() {
         dropped.push("thread_id");
     }

@@ -171,6 +171,10 @@ async fn update(ctx: Ctx, call: Call<UpdateParams>) -> Reply {
     spec.mode = updated_mode(tool, &p, &spec, &mut notes)?;
     update_trace_exprs(tool, &p, &mut spec.mode, &mut notes)?;
     update_filters(tool, &p, &mut spec)?;
+    if p.calls.is_some() {
+        spec.filters.calls = super::args::calls_arg(p.calls);
+    }
+    super::args::calls_allowed(&spec.filters, &spec.mode)?;
     count_with_condition(&spec.filters, &mut notes);
     let r = handle
         .update_stop(p.id.trim(), spec)
@@ -247,6 +251,7 @@ fn update_trace_settings(
         trace_max_hits: p.trace_max_hits,
         trace_max_length: p.trace_max_length,
         max_overhead: None,
+        calls: None,
         engine: None,
     };
     let (Mode::Trace(fresh), _) = mode_and_filters(tool, &common, true, notes)? else {
@@ -352,7 +357,10 @@ async fn panic(ctx: Ctx, call: Call<SessionParams>) -> Reply {
         ));
     }
     if report.still_held == 0 {
-        text.push_str(&format!("\nVerified: all {} threads run.", report.total));
+        text.push_str(&format!(
+            "\nVerified: {}.",
+            crate::mcp::render::threads_run(report.total, &handle.invoking(), false)
+        ));
     } else if report.resuspended_by_event {
         text.push_str(&format!(
             "\nWARNING: {} threads were suspended again by an event that is not a stop point of ours (a step or another debugger's request); debug_list_threads shows them.",

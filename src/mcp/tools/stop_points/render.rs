@@ -175,6 +175,9 @@ fn filters_text(p: &PointView) -> Vec<String> {
     if let Some(c) = &f.condition {
         out.push(format!("condition {c:?}"));
     }
+    if f.calls == crate::model::stop_point::Calls::Allowed {
+        out.push("calls allowed (cancelled past 500 ms)".into());
+    }
     out
 }
 
@@ -249,7 +252,10 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
     }
     if let Some(c) = &p.probe {
         s.push_str(&probe_line(c));
-    } else if p.spec.trace().is_some() && (listing || p.hits > 0) || p.cost.checks > 0 {
+    } else if p.spec.trace().is_some() && (listing || p.hits > 0)
+        || p.cost.checks > 0
+        || p.invoking > 0
+    {
         s.push_str(&cost_line(p));
     }
     if let Some(o) = &p.paused {
@@ -293,8 +299,24 @@ fn probe_line(c: &crate::actors::ProbeCost) -> String {
 /// What a stop point's holds cost the application's threads.
 fn cost_line(p: &PointView) -> String {
     let c = &p.cost;
+    // A thread left inside a call of its own is all of that thread's time.
+    let taken = p.invoking as f64;
+    let invoking = match p.invoking {
+        0 => String::new(),
+        n => format!(
+            " · {} inside a call of its own that could not be cancelled (100% each, counted in the share)",
+            crate::mcp::render::plural(n, "thread")
+        ),
+    };
     let Some(mean) = c.mean_hold else {
-        return "\n  cost: nothing held yet".into();
+        return match p.invoking {
+            0 => "\n  cost: nothing held yet".into(),
+            n => format!(
+                "\n  cost: {} of one thread's time: {} inside a call of its own that could not be cancelled",
+                pct(taken),
+                crate::mcp::render::plural(n, "thread")
+            ),
+        };
     };
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let mut s = format!("\n  cost: held {:.2} ms per hit", ms(mean));
@@ -315,15 +337,16 @@ fn cost_line(p: &PointView) -> String {
         s.push_str(&format!(" · {r:.0} hits/s"));
     }
     if let Some(b) = c.busy_share {
-        s.push_str(&format!(" · {} of one thread's time", pct(b)));
+        s.push_str(&format!(" · {} of one thread's time", pct(b + taken)));
     }
-    if let Some(r) = c.recent_share {
+    if let Some(r) = c.recent_share.map(|r| r + taken) {
         s.push_str(&format!(
             " (last {} s: {})",
             crate::model::overhead::WINDOW.as_secs(),
             pct(r)
         ));
     }
+    s.push_str(&invoking);
     if p.budget_pct == 0 {
         s.push_str(" · no overhead budget");
     } else {
@@ -403,8 +426,9 @@ pub fn point_data(p: &PointView) -> data::Point {
         mean_hold_ms: p.cost.mean_hold.map(|d| d.as_secs_f64() * 1e3),
         p99_hold_ms: p.cost.p99.map(|d| d.as_secs_f64() * 1e3),
         hits_per_second: p.cost.rate,
-        hold_share: p.cost.busy_share,
-        recent_hold_share: p.cost.recent_share,
+        // A thread left inside a call of its own counts as all its time.
+        hold_share: p.cost.busy_share.map(|b| b + p.invoking as f64),
+        recent_hold_share: p.cost.recent_share.map(|r| r + p.invoking as f64),
         overhead_budget_pct: p.budget_pct,
         paused: p.paused.map(|o| data::Paused {
             share: o.share,

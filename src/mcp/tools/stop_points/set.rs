@@ -4,7 +4,7 @@
 
 use super::args::{
     ExceptionStopParams, FieldStopParams, LineStopParams, MethodExitParams, MonitorParams, Shared,
-    engine_arg, expressions, id_arg, mode_and_filters, refuse, with_exprs,
+    calls_allowed, engine_arg, expressions, id_arg, mode_and_filters, refuse, with_exprs,
 };
 use super::count_with_condition;
 use super::entries::{arm_entries, arm_one};
@@ -52,7 +52,10 @@ pub(super) fn set_routes() -> Vec<Route> {
                     resumes, holding only the hit thread; trace_frames:0 with \
                     trace_locals:\"none\" suspends nothing. A condition runs on the hit \
                     thread alone and suspends the VM only when true; a failing one is \
-                    reported. hit_count N fires once, on the Nth hit. trace:true on one \
+                    reported. A condition or trace_expr that calls a method needs \
+                    calls:true (a call past its 500 ms budget is cancelled; one that \
+                    cannot be keeps its thread, named [INVOKING] in every reply). \
+                    hit_count N fires once, on the Nth hit. trace:true on one \
                     loaded class goes into its bytecode as a probe (engine auto): no hold \
                     per hit.",
                 ),
@@ -356,6 +359,7 @@ fn mode_with_condition(
     let (mut mode, mut filters) = mode_and_filters(tool, &a.common, default_trace, notes)?;
     with_exprs(tool, &mut mode, a.trace_expr, notes)?;
     filters.condition = a.condition.clone();
+    calls_allowed(&filters, &mode)?;
     count_with_condition(&filters, notes);
     Ok((mode, filters))
 }
@@ -610,6 +614,7 @@ async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
     let mut notes = Vec::new();
     let (mut mode, filters) = mode_and_filters(tool, &p.common(), true, &mut notes)?;
     with_exprs(tool, &mut mode, &p.trace_expr, &mut notes)?;
+    calls_allowed(&filters, &mode)?;
     let spec = StopPointSpec {
         target: Target::Monitor(spec_probe),
         mode,
