@@ -52,18 +52,16 @@ pub struct SessionInfo {
     /// Line tables of sources compiled for a line stop's check, by class,
     /// source file and its modification time, so a file is compiled once
     /// per version.
-    pub source_checks: std::sync::Mutex<Vec<SourceCheckKey>>,
+    pub source_checks: std::sync::Mutex<Vec<(SourceVersion, crate::model::stale::Comparison)>>,
 }
 
-/// A source compiled for a line stop's check, and whether it matched.
+/// One version of a class's source file, as a line stop's check saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceCheckKey {
+pub struct SourceVersion {
     pub class: String,
     pub source: std::path::PathBuf,
     pub modified: Option<std::time::SystemTime>,
     pub len: u64,
-    /// The running code against what the source compiles to.
-    pub comparison: crate::model::stale::Comparison,
 }
 
 impl SessionInfo {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Build, ClassSource, Pinned, files, reload};
 use crate::actors::error::{CodeError, SessionError, SourceRefusal};
-use crate::actors::link::SourceCheckKey;
+use crate::actors::link::SourceVersion;
 use crate::actors::session::SessionHandle;
 use crate::jdwp::ReferenceTypeId;
 use crate::jdwp::reference_type::SourceFile;
@@ -133,23 +133,16 @@ impl SessionHandle {
     ) -> Result<(PathBuf, Comparison), SessionError> {
         let source = self.source_of(pinned).await?;
         let meta = tokio::fs::metadata(&source).await.ok();
-        let key = |comparison| SourceCheckKey {
+        let version = SourceVersion {
             class: pinned.name.clone(),
             source: source.clone(),
             modified: meta.as_ref().and_then(|m| m.modified().ok()),
             len: meta.as_ref().map_or(0, |m| m.len()),
-            comparison,
         };
-        let probe = key(Comparison::default());
         let known = crate::actors::lock::lock(&self.info().source_checks)
             .iter()
-            .find(|k| {
-                k.class == probe.class
-                    && k.source == probe.source
-                    && k.modified == probe.modified
-                    && k.len == probe.len
-            })
-            .map(|k| k.comparison.clone());
+            .find(|(v, _)| *v == version)
+            .map(|(_, c)| c.clone());
         if let Some(c) = known {
             return Ok((source, c));
         }
@@ -162,7 +155,7 @@ impl SessionHandle {
         if remembered.len() >= REMEMBERED {
             remembered.remove(0);
         }
-        remembered.push(key(comparison.clone()));
+        remembered.push((version, comparison.clone()));
         Ok((source, comparison))
     }
 }
