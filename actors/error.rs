@@ -574,6 +574,8 @@ pub enum CodeError {
     },
     #[error("nothing to compile: give the .java files")]
     NothingToCompile,
+    #[error("cancelled while javac ran: javac was stopped and nothing was sent to the JVM")]
+    CompileCancelled,
     #[error("cannot compile: {detail}")]
     CompilerFailed { detail: JavacError },
     #[error("javac failed; nothing was reloaded:\n{diagnostics}")]

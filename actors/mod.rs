@@ -86,6 +86,7 @@ pub use launch::{
     LINE_BYTES as OUTPUT_LINE_BYTES, OUTPUT_LINES, OutputLine, OutputQuery, OutputSlice,
     OutputStream,
 };
+pub use lock::lock;
 pub use session::call::spring::{SpringQuery, is_secret};
 pub use session::call::{
     Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,

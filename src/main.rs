@@ -63,6 +63,7 @@ async fn serve() -> Result<()> {
         .await
         .map_err(anyhow::Error::msg)?;
     let server = JvmScope::new(engine.clone());
+    let tasks = server.clone();
     // rmcp's transport behind a guard that answers lines that are not JSON.
     let stdio = jvmscope::mcp::stdio::stdio();
     let running = server.serve(stdio.transport).await?;
@@ -78,7 +79,10 @@ async fn serve() -> Result<()> {
         _ = term.recv() => tracing::info!("SIGTERM: releasing every JVM"),
         _ = tokio::signal::ctrl_c() => tracing::info!("interrupted: releasing every JVM"),
     }
-    // Never leave a JVM suspended because our client went away.
+    // Calls still running as tasks end first (a dump undoes its
+    // suspension as it does when cancelled) ...
+    tasks.end_tasks();
+    // ... and no JVM is left suspended because our client went away.
     engine.shutdown().await;
     Ok(())
 }

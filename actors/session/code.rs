@@ -232,7 +232,15 @@ impl SessionHandle {
     }
 
     /// Compiles (when asked) and installs a class's build in the JVM.
-    pub async fn reload_class(&self, q: &ReloadQuery) -> Result<ReloadView, SessionError> {
+    ///
+    /// `cancel` is honoured while javac runs (javac is killed and nothing
+    /// reaches the JVM); once the redefinition starts it runs to its end,
+    /// probes and stop points re-armed, so a class is never left half done.
+    pub async fn reload_class(
+        &self,
+        q: &ReloadQuery,
+        cancel: impl std::future::Future<Output = ()>,
+    ) -> Result<ReloadView, SessionError> {
         // javac writes class files, dry run or not: read-only runs none.
         if q.compile {
             self.ensure_writable("compiling with javac")?;
@@ -241,7 +249,7 @@ impl SessionHandle {
             self.ensure_writable("redefining a class")?;
         }
         self.check_alive()?;
-        reload::reload(self, q).await
+        reload::reload(self, q, cancel).await
     }
 
     /// Every class this session installed, oldest first.

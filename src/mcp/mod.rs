@@ -7,6 +7,7 @@ pub mod render;
 pub mod resources;
 pub mod server;
 pub mod stdio;
+pub mod tasks;
 pub mod tools;
 
 pub use server::JvmScope;

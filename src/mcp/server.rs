@@ -7,16 +7,19 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, GetPromptRequestParams,
-    GetPromptResponse, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CancelledNotificationParam,
+    CreateTaskResult, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
     ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tracing::Instrument;
 
 use super::resources::{self, Subscriptions};
+use super::tasks::Tasks;
 use super::tools::{self, Ctx};
 use crate::actors::Engine;
 
@@ -43,6 +46,7 @@ pub struct JvmScope {
     ctx: Ctx,
     tools: Arc<Vec<Tool>>,
     subscriptions: Arc<Subscriptions>,
+    tasks: Tasks,
 }
 
 impl JvmScope {
@@ -53,7 +57,13 @@ impl JvmScope {
             ctx: Ctx { engine },
             tools: Arc::new(tools::catalogue()),
             subscriptions: Arc::default(),
+            tasks: Tasks::default(),
         }
+    }
+
+    /// Ends the tool calls still running as tasks (the server is exiting).
+    pub fn end_tasks(&self) {
+        self.tasks.shutdown();
     }
 
     pub fn engine(&self) -> &Engine {
@@ -110,6 +120,24 @@ impl JvmScope {
     }
 }
 
+impl JvmScope {
+    /// Runs a call inside its cancellation and progress scope (what
+    /// [`tools::cancelled`] and [`tools::progress`] read).
+    async fn scoped(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        cancel: futures::future::Shared<futures::future::BoxFuture<'static, ()>>,
+        progress: Option<tools::Progress>,
+    ) -> rmcp::model::CallToolResult {
+        let run = tools::CANCEL.scope(cancel, self.call(name, args));
+        match progress {
+            Some(progress) => tools::PROGRESS.scope(progress, run).await,
+            None => run.await,
+        }
+    }
+}
+
 impl ServerHandler for JvmScope {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
@@ -117,6 +145,7 @@ impl ServerHandler for JvmScope {
             .enable_resources()
             .enable_resources_subscribe()
             .enable_prompts()
+            .enable_tasks()
             .build();
         let mut info = ServerConfig::new(capabilities).with_instructions(INSTRUCTIONS);
         info.protocol_version = ProtocolVersion::LATEST;
@@ -142,36 +171,69 @@ impl ServerHandler for JvmScope {
             .meta
             .get_progress_token()
             .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
+        let notify = token.map(|token| (context.peer.clone(), token));
+        let as_task = tools::runs_long(&request.name, request.arguments.as_ref())
+            && context
+                .client_capabilities()
+                .is_some_and(|c| c.supports_tasks());
+        let name = request.name.to_string();
         let args = request
             .arguments
             .map(serde_json::Value::Object)
             .unwrap_or(serde_json::Value::Null);
-        // A call that asked for progress can report it from anywhere on its
-        // task (debug_wait_for_event does, while it waits).
+        if as_task {
+            let server = self.clone();
+            let tool = name.clone();
+            let task = self.tasks.spawn(context.id.clone(), &name, move |running| {
+                Box::pin(async move {
+                    let progress = tools::Progress::new(notify, Some(running.task));
+                    server.scoped(&tool, args, running.cancel, progress).await
+                })
+            });
+            return Ok(CallToolResponse::Task(CreateTaskResult::new(task)));
+        }
         // A tool that can stop early races its work against this.
         let cancel: futures::future::BoxFuture<'static, ()> =
             Box::pin(context.ct.clone().cancelled_owned());
         let cancel = futures::FutureExt::shared(cancel);
-        let result = match token {
-            Some(token) => {
-                let progress = tools::Progress {
-                    peer: context.peer.clone(),
-                    token,
-                };
-                tools::PROGRESS
-                    .scope(
-                        progress,
-                        tools::CANCEL.scope(cancel, self.call(&request.name, args)),
-                    )
-                    .await
-            }
-            None => {
-                tools::CANCEL
-                    .scope(cancel, self.call(&request.name, args))
-                    .await
-            }
-        };
-        Ok(result.into())
+        let progress = tools::Progress::new(notify, None);
+        Ok(self.scoped(&name, args, cancel, progress).await.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        Ok(GetTaskResult::new(self.tasks.get(&request.task_id)?))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(&request.task_id)
+    }
+
+    /// A cancelled request that created a task cancels the task (a plain
+    /// call's cancellation reaches it through rmcp's token).
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        if let Some(id) = &notification.request_id {
+            self.tasks.cancel_request(id);
+        }
     }
 
     // Resources and prompts (src/mcp/resources.rs).
@@ -259,6 +321,9 @@ const SERVED_METHODS: &[&str] = &[
     "prompts/get",
     "completion/complete",
     "logging/setLevel",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
 ];
 
 /// The JSON-RPC error for a request rmcp could not type.

@@ -27,6 +27,7 @@ mod stop_points;
 mod supervision;
 mod support;
 mod support_selftest;
+mod tasks;
 mod telemetry;
 mod threads;
 mod tidy;

@@ -79,12 +79,20 @@ pub struct ReloadView {
 }
 
 /// Runs debug_reload_class (read-only mode was checked by the caller).
-pub async fn reload(session: &SessionHandle, q: &ReloadQuery) -> Result<ReloadView, SessionError> {
+pub async fn reload(
+    session: &SessionHandle,
+    q: &ReloadQuery,
+    cancel: impl std::future::Future<Output = ()>,
+) -> Result<ReloadView, SessionError> {
     let pinned = loaded::pin(session, &q.class).await?;
     let id = ReferenceTypeId(pinned.type_id);
     let conn = session.connection();
     let compiled = if q.compile {
-        Some(compile(session, q, id).await?)
+        // Dropping the compile kills javac (kill_on_drop).
+        tokio::select! {
+            c = compile(session, q, id) => Some(c?),
+            () = cancel => return Err(CodeError::CompileCancelled.into()),
+        }
     } else {
         None
     };

@@ -129,7 +129,8 @@ pub fn routes() -> Vec<Route> {
                   already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
                   swap outlives the session. sources are .java files under the source roots, nothing else. \
                   Refused in read-only mode (a dry_run is not, unless it compiles: no javac runs read-only).",
-            ),
+            )
+            .runs_long_when(|args| super::flag(args, "compile")),
     ]
 }
 
@@ -435,7 +436,12 @@ async fn reload(ctx: Ctx, call: Call<ReloadParams>) -> Reply {
         compile: p.compile.unwrap_or(false),
         sources: paths(p.sources).unwrap_or_default(),
     };
-    let v = handle.reload_class(&q).await?;
+    if q.compile
+        && let Some(p) = super::progress()
+    {
+        p.report(0.0, None, "compiling with javac".into());
+    }
+    let v = handle.reload_class(&q, super::cancelled()).await?;
     let mut out = String::new();
     if let Some(c) = &v.compiled {
         out.push_str(&format!("Compiled: {}", c.command));

@@ -70,7 +70,8 @@ pub fn routes() -> Vec<Route> {
                    freezes the VM just for the reads (max_suspend_ms bound, said loudly when hit; resumed and verified \
                    before the reply); without it only already-suspended threads are read. Reports packets spent and ms \
                    the VM was held. Virtual threads are marked; JDWP lists them only with includevirtualthreads=y.",
-             )]
+             )
+             .runs_long_when(|args| super::flag(args, "suspend"))]
 }
 
 async fn thread_dump(ctx: Ctx, call: Call<ThreadDumpParams>) -> Reply {

@@ -3,12 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use rmcp::model::ProgressNotificationParam;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Call, Ctx, Effect, PROGRESS, Reply, Route, data};
+use super::{Call, Ctx, Effect, Reply, Route, data};
 use crate::actors::SessionHandle;
 use crate::actors::{Found, HitEvent, SuspendPolicy, TraceQuery, TraceRecord};
 use crate::mcp::error::ToolError;
@@ -107,8 +106,11 @@ pub fn routes() -> Vec<Route> {
                   not an error. Each call returns what follows the last one it returned (a cursor per bp_id, \
                   and one without), so no snapshot comes twice; since N starts after seq N instead. Sends \
                   progress notifications about every second while waiting when the call carries a \
-                  progressToken. bp_id waits for that stop point (or bpset_ family) only. Suspends nothing itself.",
-            ),
+                  progressToken; runs as an MCP task for a client that declares the tasks extension (tasks/cancel \
+                  or notifications/cancelled ends it). bp_id waits for that stop point (or bpset_ family) only. \
+                  Suspends nothing itself.",
+            )
+            .runs_long_when(|_| true),
         Route::new(
             "debug_get_traces",
             "Get trace snapshots",
@@ -375,28 +377,25 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
             .is_none_or(|ids| ids.iter().any(|i| **i == *t.stop))
     };
     let from = log.wait_from(scope, p.since);
-    let progress = PROGRESS.try_with(|p| p.clone()).ok();
+    let progress = super::progress();
     let total_ms = limit.as_millis() as f64;
     let mut tick = move |elapsed: Duration| {
         if let Some(pr) = &progress {
-            let param =
-                ProgressNotificationParam::new(pr.token.clone(), elapsed.as_millis() as f64)
-                    .with_total(total_ms);
-            let mut param = param;
-            param.message = Some(format!(
-                "waiting for an event: {:.0}s of {:.0}s",
-                elapsed.as_secs_f64(),
-                total_ms / 1e3
-            ));
-            let peer = pr.peer.clone();
-            tokio::spawn(async move {
-                let _ = peer.notify_progress(param).await;
-            });
+            pr.report(
+                elapsed.as_millis() as f64,
+                Some(total_ms),
+                format!(
+                    "waiting for an event: {:.0}s of {:.0}s",
+                    elapsed.as_secs_f64(),
+                    total_ms / 1e3
+                ),
+            );
         }
     };
     let found = tokio::select! {
         f = log.wait_after(from, &pred, Some(&trace_pred), limit, PROGRESS_EVERY, &mut tick) => f,
         _ = handle.died() => None,
+        _ = super::cancelled() => return Err(ToolError::new("CANCELLED", "the wait was cancelled; it changed nothing in the JVM")),
     };
     let now = Instant::now();
     match found {

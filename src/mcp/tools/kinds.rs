@@ -129,6 +129,7 @@ impl Route {
                 })
             }),
             guide: (!guide.is_empty()).then_some(guide),
+            long: None,
         }
     }
 }

@@ -212,7 +212,7 @@ pub(super) async fn list_instances(ctx: Ctx, call: Call<InstancesParams>) -> Rep
     let max = p.max_instances.unwrap_or(DEFAULT_HANDLES);
     let report = tokio::select! {
         r = handle.instances(&p.class_names, max) => r?,
-        _ = super::cancelled() => return Err(ToolError::new("CANCELLED", "cancelled; a heap walk already sent runs to its end in the JVM")),
+        _ = super::cancelled() => return Err(super::memory::walk_cancelled()),
     };
     Ok(super::text(render_instances(&report)))
 }

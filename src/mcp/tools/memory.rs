@@ -117,6 +117,8 @@ pub fn routes() -> Vec<Route> {
                     ),
                 ],
             )
+            // Every kind walks the heap.
+            .runs_long_when(|_| true)
         },
         Route::new(
             "debug_hot_threads",
@@ -139,6 +141,15 @@ pub fn routes() -> Vec<Route> {
              Defaults: interval_ms 1000, top 5; 12 frames per stack.",
         ),
     ]
+}
+
+/// A heap walk the client cancelled: what was sent runs to its end in the
+/// JVM (a walk cannot be stopped halfway), nothing else is started.
+pub(super) fn walk_cancelled() -> ToolError {
+    ToolError::new(
+        "CANCELLED",
+        "cancelled; a heap walk already sent runs to its end in the JVM, no further walk is started",
+    )
 }
 
 fn ms(d: Duration) -> String {
@@ -168,7 +179,10 @@ async fn histogram(ctx: Ctx, call: Call<HistogramParams>) -> Reply {
         interval: p.interval_ms.map(Duration::from_millis),
         max_pause: Duration::from_millis(p.max_pause_ms.unwrap_or(2000)),
     };
-    let view = handle.class_histogram(spec).await?;
+    let view = tokio::select! {
+        v = handle.class_histogram(spec) => v?,
+        _ = super::cancelled() => return Err(walk_cancelled()),
+    };
     Ok(super::text(histogram_text(
         &view,
         &package,
@@ -289,7 +303,10 @@ async fn holders(ctx: Ctx, call: Call<HoldersParams>) -> Reply {
         fan_out: p.max_referrers.unwrap_or(8).max(1),
         max_pause: Duration::from_millis(p.max_pause_ms.unwrap_or(3000)),
     };
-    let view = handle.find_holders(spec).await?;
+    let view = tokio::select! {
+        v = handle.find_holders(spec) => v?,
+        _ = super::cancelled() => return Err(walk_cancelled()),
+    };
     Ok(super::text(holders_text(&view)))
 }
 

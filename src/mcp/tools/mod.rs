@@ -36,12 +36,42 @@ use crate::actors::{Engine, SessionHandle};
 use crate::mcp::error::ToolError;
 
 /// Where a long tool call reports progress: the client's progress token
-/// and the peer to notify. Set (as a task-local) by the server for calls
-/// that carry a `progressToken`.
+/// and the peer to notify (a call that carried a `progressToken`), the
+/// task's status message (a call running as an MCP task), or both. Set
+/// (as a task-local) by the server.
 #[derive(Clone)]
 pub struct Progress {
-    pub peer: rmcp::Peer<rmcp::RoleServer>,
-    pub token: rmcp::model::ProgressToken,
+    notify: Option<(rmcp::Peer<rmcp::RoleServer>, rmcp::model::ProgressToken)>,
+    task: Option<rmcp::task_manager::TaskContext>,
+}
+
+impl Progress {
+    /// A sink, when there is anyone to tell.
+    pub fn new(
+        notify: Option<(rmcp::Peer<rmcp::RoleServer>, rmcp::model::ProgressToken)>,
+        task: Option<rmcp::task_manager::TaskContext>,
+    ) -> Option<Self> {
+        (notify.is_some() || task.is_some()).then_some(Self { notify, task })
+    }
+
+    /// Says how far the call is: one `notifications/progress` for a token,
+    /// and the task's status message (what `tasks/get` shows) for a task.
+    pub fn report(&self, done: f64, total: Option<f64>, message: String) {
+        if let Some(task) = &self.task {
+            task.set_status_message(message.clone());
+        }
+        if let Some((peer, token)) = &self.notify {
+            let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), done);
+            if let Some(total) = total {
+                param = param.with_total(total);
+            }
+            param.message = Some(message);
+            let peer = peer.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_progress(param).await;
+            });
+        }
+    }
 }
 
 tokio::task_local! {
@@ -51,7 +81,8 @@ tokio::task_local! {
 
 tokio::task_local! {
     /// Resolves when the client cancels the tool call running on this task
-    /// (`notifications/cancelled`). Set by the server for every call.
+    /// (`notifications/cancelled`, or `tasks/cancel` for a call running as
+    /// a task). Set by the server for every call.
     pub static CANCEL: futures::future::Shared<BoxFuture<'static, ()>>;
 }
 
@@ -65,18 +96,21 @@ pub async fn cancelled() {
     }
 }
 
+/// This call's progress sink, if it has one.
+pub fn progress() -> Option<Progress> {
+    PROGRESS.try_with(|p| p.clone()).ok()
+}
+
 /// A progress callback for a long call that asked for progress: each call
-/// `(done, total)` sends one `notifications/progress` saying `what`.
+/// `(done, total)` reports `done of total what`.
 pub fn progress_reporter(what: &'static str) -> Option<crate::actors::ProgressFn> {
-    let p = PROGRESS.try_with(|p| p.clone()).ok()?;
+    let p = progress()?;
     Some(Arc::new(move |done: u64, total: u64| {
-        let mut param = rmcp::model::ProgressNotificationParam::new(p.token.clone(), done as f64)
-            .with_total(total as f64);
-        param.message = Some(format!("{done} of {total} {what}"));
-        let peer = p.peer.clone();
-        tokio::spawn(async move {
-            let _ = peer.notify_progress(param).await;
-        });
+        p.report(
+            done as f64,
+            Some(total as f64),
+            format!("{done} of {total} {what}"),
+        );
     }))
 }
 
@@ -303,6 +337,10 @@ pub struct Route {
     /// What the tool's description leaves out, served as the resource
     /// `jdwp://guide/<tool>` and in docs/tools.md.
     guide: Option<String>,
+    /// When a call of this tool can run long enough to be an MCP task
+    /// (for a client that declares the tasks extension), judged on its
+    /// arguments.
+    long: Option<fn(&JsonObject) -> bool>,
 }
 
 impl Route {
@@ -330,7 +368,16 @@ impl Route {
                 Box::pin(handler(ctx, Call { tool: name, params }))
             }),
             guide: None,
+            long: None,
         }
+    }
+
+    /// Declares when a call of the tool runs long (a wait, a walk, a
+    /// build): such a call runs as an MCP task for a client that declared
+    /// the tasks extension, and stays a plain call for the others.
+    pub fn runs_long_when(mut self, when: fn(&JsonObject) -> bool) -> Self {
+        self.long = Some(when);
+        self
     }
 
     /// The tool's guide: the rules and traps its description has no room
@@ -387,6 +434,22 @@ fn routes() -> &'static Catalogue {
 /// Every tool, in catalogue order.
 pub fn catalogue() -> Vec<Tool> {
     routes().routes.iter().map(|r| r.tool.clone()).collect()
+}
+
+/// Whether this call runs long enough to be an MCP task (see
+/// [`Route::runs_long_when`]). Unknown tools and bad arguments do not.
+pub fn runs_long(name: &str, args: Option<&JsonObject>) -> bool {
+    let all = routes();
+    let empty = JsonObject::new();
+    all.by_name
+        .get(name)
+        .and_then(|&i| all.routes[i].long)
+        .is_some_and(|long| long(args.unwrap_or(&empty)))
+}
+
+/// Whether a boolean argument is given as `true`.
+pub fn flag(args: &JsonObject, name: &str) -> bool {
+    args.get(name).and_then(serde_json::Value::as_bool) == Some(true)
 }
 
 /// Runs one tool call.
