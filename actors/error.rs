@@ -314,6 +314,10 @@ pub enum LocalError {
     Attach { pid: u32, detail: String },
     #[error("JVM {pid} refuses attach ({option})")]
     AttachDisabled { pid: u32, option: &'static str },
+    #[error(
+        "JVM {pid} is suspended by this session, and HotSpot's attach listener is a thread the debugger holds too when it starts while the JVM is suspended"
+    )]
+    HeldByDebugger { pid: u32 },
 }
 
 /// Why a stop point (or one entry of a list) could not be armed, cleared

@@ -113,7 +113,15 @@ impl SessionHandle {
     ) -> Result<HistogramView, SessionError> {
         self.check_alive()?;
         let local = self.local_pid().await;
+        // While this session holds the JVM, the attach socket's listener
+        // (started on the first attach) would be held as well: a walk
+        // through it would wait its full timeout.
+        let held = self.link().session.view().await.maybe_suspended;
         let (channel, attach_refused) = match (spec.channel, &local) {
+            (ChannelChoice::Auto, Ok(pid)) if held => (
+                Channel::Jdwp,
+                Some(LocalError::HeldByDebugger { pid: *pid }),
+            ),
             (ChannelChoice::Only(c), _) => (c, None),
             (ChannelChoice::Auto, Ok(_)) => (Channel::Attach, None),
             (ChannelChoice::Auto, Err(SessionError::Local(e))) => (Channel::Jdwp, Some(e.clone())),

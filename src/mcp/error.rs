@@ -193,6 +193,8 @@ impl From<LocalError> for ToolError {
             LocalError::Attach { .. } | LocalError::AttachDisabled { .. } => {
                 ToolError::new("ATTACH_FAILED", text).next("pass channel:\"jdwp\" to count over JDWP instead")
             }
+            LocalError::HeldByDebugger { .. } => ToolError::new("ATTACH_FAILED", text)
+                .next("debug_continue first, or pass channel:\"jdwp\" to count over JDWP"),
         }
     }
 }

@@ -435,3 +435,39 @@ fn a_remote_jvm_gets_local_only_answers() {
     );
     assert!(h.text.contains("(request time)"), "{}", h.text);
 }
+
+/// A histogram asked while this session holds the JVM (a pause, a
+/// suspending stop): HotSpot's attach listener, started by the first
+/// attach, would be held as well, and the walk would wait out its
+/// two-minute timeout. The automatic channel counts over JDWP instead,
+/// at once, and says why.
+fn histogram_of_a_paused_jvm(java_home: PathBuf) {
+    let (jvm, _) = leak(java_home);
+    let server = crate::dump::attached(&jvm);
+    server.call("debug_pause", json!({})).expect_ok();
+    let h = server
+        .call_with_timeout(
+            "debug_heap",
+            json!({"kind": "histogram", "top": 5}),
+            Duration::from_secs(60),
+        )
+        .expect_ok();
+    assert!(h.text.contains("via JDWP InstanceCounts"), "{}", h.text);
+    assert!(
+        h.text.contains("Attach socket not used:") && h.text.contains("suspended by this session"),
+        "{}",
+        h.text
+    );
+    assert!(rows(&h.text).iter().any(|r| r.instances > 0), "{}", h.text);
+    server.call("debug_continue", json!({})).expect_ok();
+}
+
+#[test]
+fn a_paused_jvm_is_counted_over_jdwp_at_once_on_jdk17() {
+    histogram_of_a_paused_jvm(default_java_home());
+}
+
+#[test]
+fn a_paused_jvm_is_counted_over_jdwp_at_once_on_temurin25() {
+    histogram_of_a_paused_jvm(temurin25_required());
+}
