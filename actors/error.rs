@@ -572,8 +572,6 @@ pub enum CodeError {
         /// from the class files alone).
         changes: Vec<crate::model::stale::Change>,
     },
-    #[error("nothing to compile: give the .java files")]
-    NothingToCompile,
     #[error("cannot compile: {detail}")]
     CompilerFailed { detail: JavacError },
     #[error("javac failed; nothing was reloaded:\n{diagnostics}")]
