@@ -19,6 +19,7 @@ mod memory;
 mod middle;
 mod probe_verify;
 mod probes;
+mod questions;
 mod replies;
 mod round_trips;
 mod runaway;
