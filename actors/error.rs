@@ -576,8 +576,6 @@ pub enum CodeError {
         /// from the class files alone).
         changes: Vec<crate::model::stale::Change>,
     },
-    #[error("nothing to compile: give the .java files")]
-    NothingToCompile,
     #[error("cancelled while javac ran: javac was stopped and nothing was sent to the JVM")]
     CompileCancelled,
     #[error("cannot compile: {detail}")]

@@ -90,7 +90,7 @@ pub use lock::lock;
 pub use session::call::spring::{SpringQuery, is_secret};
 pub use session::call::{
     Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
-    Param, QueryRows, SpringReport, Venue,
+    Param, ParkedOn, QueryRows, SpringReport, Venue,
 };
 pub use session::code::{
     CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,

@@ -8,6 +8,7 @@
 
 mod args;
 mod jpa;
+mod parked;
 mod resolve;
 pub(in crate::actors) mod seat;
 pub(in crate::actors) mod spring;
@@ -17,6 +18,7 @@ use std::time::{Duration, Instant};
 
 pub use crate::actors::error::CallError;
 pub use jpa::{NamedQuery, QueryRows};
+pub use parked::ParkedOn;
 pub use seat::Venue;
 pub use spring::{BeanInfo, EnvKey, SpringReport};
 

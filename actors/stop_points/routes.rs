@@ -346,6 +346,9 @@ pub struct Cost {
     pub busy_share: Option<f64>,
     /// The same share over the overhead guard's window only.
     pub recent_share: Option<f64>,
+    /// The wall time `recent_share` was taken over (the window, or less
+    /// while the meter is young).
+    pub recent_window: Option<Duration>,
     /// Median and 99th percentile hold time (bucket upper bounds, ±25%).
     pub p50: Option<Duration>,
     pub p99: Option<Duration>,
@@ -603,6 +606,11 @@ impl Stats {
             rate,
             busy_share,
             recent_share: self.recent_share(now),
+            recent_window: self
+                .meter
+                .lock()
+                .ok()
+                .and_then(|m| m.observed(since_origin(now))),
             p50: self.hold_quantile(0.5),
             p99: self.hold_quantile(0.99),
         }

@@ -404,8 +404,6 @@ impl From<CodeError> for ToolError {
                 ToolError::new("REDEFINE_REFUSED", message).next(next)
             }
             CodeError::CompileCancelled => ToolError::new("CANCELLED", text),
-            CodeError::NothingToCompile => ToolError::new("BAD_ARGUMENT", text)
-                .next("pass sources:[\"path/to/Foo.java\"] with compile:true"),
             CodeError::CompilerFailed { .. } => ToolError::new("COMPILE_FAILED", text)
                 .next("set JAVA_HOME to a JDK, or put javac on the server's PATH"),
             CodeError::CompileFailed { .. } => ToolError::new("COMPILE_FAILED", text)

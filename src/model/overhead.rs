@@ -139,12 +139,15 @@ impl Meter {
     /// meter started, if that is shorter); `None` before it has watched
     /// for [`MIN_OBSERVED`].
     pub fn share(&self, now: Duration) -> Option<f64> {
-        let watched = now.saturating_sub(self.start?);
-        if watched < MIN_OBSERVED {
-            return None;
-        }
-        let wall = watched.min(WINDOW).as_secs_f64();
+        let wall = self.observed(now)?.as_secs_f64();
         Some(self.in_window(now).0 as f64 / 1e9 / wall)
+    }
+
+    /// The wall time a share at `now` is taken over: the window, or less
+    /// while the meter is young; `None` before [`MIN_OBSERVED`].
+    pub fn observed(&self, now: Duration) -> Option<Duration> {
+        let watched = now.saturating_sub(self.start?);
+        (watched >= MIN_OBSERVED).then(|| watched.min(WINDOW))
     }
 
     /// Holds charged in the window.
@@ -158,12 +161,13 @@ impl Meter {
             return None;
         }
         let share = self.share(now)?;
+        let window = self.observed(now)?;
         (share * 100.0 > f64::from(budget_pct)).then(|| Overspent {
             scope,
             share,
             own_share: share,
             budget_pct,
-            window: WINDOW,
+            window,
             holds: self.holds(now),
         })
     }
@@ -190,7 +194,14 @@ mod tests {
         assert_eq!(m.share(t0 + ms(500)), None);
         let s = m.share(t0 + ms(1000)).unwrap_or_default();
         assert!((s - 0.5).abs() < 1e-9, "{s}");
-        assert!(m.over(t0 + ms(1000), 40, Scope::StopPoint).is_some());
+        let over = m.over(t0 + ms(1000), 40, Scope::StopPoint);
+        // The figure names the wall time it was taken over: one second here.
+        assert_eq!(over.map(|o| o.window), Some(ms(1000)));
+        assert_eq!(
+            m.over(t0 + ms(1500), 20, Scope::StopPoint)
+                .map(|o| o.window),
+            Some(ms(1500))
+        );
         assert!(m.over(t0 + ms(1000), 60, Scope::StopPoint).is_none());
         assert!(m.over(t0 + ms(1000), 0, Scope::StopPoint).is_none());
     }

@@ -19,6 +19,8 @@ mod memory;
 mod middle;
 mod probe_verify;
 mod probes;
+mod questions;
+mod replies;
 mod round_trips;
 mod runaway;
 mod sessions;

@@ -44,7 +44,7 @@ fn rows(text: &str) -> Vec<Row> {
         .collect()
 }
 
-fn leak(java_home: PathBuf) -> (Jvm, f64) {
+pub(crate) fn leak(java_home: PathBuf) -> (Jvm, f64) {
     let jvm = Jvm::start(
         "Leak",
         JvmOpts {

@@ -90,7 +90,7 @@ pub async fn reload(
     let compiled = if q.compile {
         // Dropping the compile kills javac (kill_on_drop).
         tokio::select! {
-            c = compile(session, q, id) => Some(c?),
+            c = compile(session, q, &pinned) => Some(c?),
             () = cancel => return Err(CodeError::CompileCancelled.into()),
         }
     } else {
@@ -270,16 +270,15 @@ fn times_installed(session: &SessionHandle, pinned: &Pinned) -> u32 {
         .map_or(0, |i| i.times)
 }
 
-/// Runs javac on the query's sources into the first class root, against
-/// every class root, at the running class's release.
+/// Runs javac on the query's sources (without any, the class's own source
+/// found under the source roots) into the first class root, against every
+/// class root, at the running class's release.
 async fn compile(
     session: &SessionHandle,
     q: &ReloadQuery,
-    id: ReferenceTypeId,
+    pinned: &Pinned,
 ) -> Result<CompileReport, SessionError> {
-    if q.sources.is_empty() {
-        return Err(CodeError::NothingToCompile.into());
-    }
+    let id = ReferenceTypeId(pinned.type_id);
     let roots = session.class_roots_for(q.class_roots.as_deref());
     let Some(out) = roots.iter().find(|r| !files::is_jar(r)) else {
         return Err(CodeError::NoClassRoot {
@@ -290,9 +289,12 @@ async fn compile(
     if !out.is_dir() {
         return Err(CodeError::NoWritableRoot { root: out.clone() }.into());
     }
-    let mut sources = Vec::with_capacity(q.sources.len());
+    let mut sources = Vec::with_capacity(q.sources.len().max(1));
     for s in &q.sources {
         sources.push(resolve_source(session, s).await?);
+    }
+    if sources.is_empty() {
+        sources.push(session.source_of(pinned).await?);
     }
     let release = release_of(session, id).await;
     let compiled = files::javac_compile(&sources, out, roots, release, &[])

@@ -39,6 +39,12 @@ pub fn strings<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<Stri
     d.deserialize_any(Strings)
 }
 
+/// A required list of strings, taking one string as a list of one:
+/// `#[serde(deserialize_with = "string_list")]` on a `Vec<String>`.
+pub fn string_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    strings(d).map(Option::unwrap_or_default)
+}
+
 /// `@0x1f`, `0x1f` or `31` → 31.
 pub fn object_id(s: &str) -> Option<u64> {
     let t = s.trim().trim_start_matches('@');
@@ -103,6 +109,26 @@ mod tests {
         );
         let e = p(serde_json::json!({"keys": [1]})).expect_err("a list of numbers is refused");
         assert!(e.to_string().contains("string"), "{e}");
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    struct Required {
+        #[serde(deserialize_with = "string_list")]
+        names: Vec<String>,
+    }
+
+    #[test]
+    fn a_required_list_takes_one_string_too() {
+        let r = |v: serde_json::Value| serde_json::from_value::<Required>(v).map(|r| r.names);
+        assert_eq!(
+            r(serde_json::json!({"names": "Leak$Key"})).ok(),
+            Some(vec!["Leak$Key".to_string()])
+        );
+        assert_eq!(
+            r(serde_json::json!({"names": ["a", "b"]})).ok(),
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+        assert!(r(serde_json::json!({})).is_err(), "still required");
     }
 
     #[test]

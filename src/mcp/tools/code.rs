@@ -78,7 +78,7 @@ pub struct ReloadParams {
     pub class_roots: Option<Vec<String>>,
     /// Check everything, send nothing.
     pub dry_run: Option<bool>,
-    /// Run javac on sources first.
+    /// Run javac first, on sources or the class's own.
     pub compile: Option<bool>,
     #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub sources: Option<Vec<String>>,
@@ -127,7 +127,8 @@ pub fn routes() -> Vec<Route> {
                 "RedefineClasses with the .class from the class roots or class_file; compile:true runs javac on \
                   sources first and returns its errors. Method bodies only: a refusal names the restriction. Frames \
                   already running keep the old code: debug_pop_frame then debug_continue enters the new one. The \
-                  swap outlives the session. sources are .java files under the source roots, nothing else. \
+                  swap outlives the session. sources are .java files under the source roots, nothing else; \
+                  without them, compile:true builds the class's own source found there. \
                   Refused in read-only mode (a dry_run is not, unless it compiles: no javac runs read-only).",
             )
             .runs_long_when(|args| super::flag(args, "compile")),

@@ -96,14 +96,15 @@ pub fn routes() -> Vec<Route> {
             "Wait for the next event",
             "Wait for an event or traced snapshot not shown yet, up to \
              timeout_ms (default 30000); a timeout is an answer. bp_id waits for that stop point \
-             or family only. Suspends nothing.",
+             or family only. A suspending hit comes with its frame's locals. Suspends nothing.",
             Effect::Read,
             wait,
         )
             .with_guide(
                 "Block until an event not shown yet (one already waiting returns at once) or a traced \
                   snapshot arrives, or until timeout_ms (default 30000, max 600000); a timeout is an answer, \
-                  not an error. Each call returns what follows the last one it returned (a cursor per bp_id, \
+                  not an error. A hit that holds its thread comes with the locals of the top frame, as \
+                  debug_get_stack shows them; a snapshot with its own. Each call returns what follows the last one it returned (a cursor per bp_id, \
                   and one without), so no snapshot comes twice; since N starts after seq N instead. Sends \
                   progress notifications about every second while waiting when the call carries a \
                   progressToken; runs as an MCP task for a client that declares the tasks extension (tasks/cancel \
@@ -130,7 +131,7 @@ pub fn routes() -> Vec<Route> {
                   50; without since, the newest). The ring \
                   keeps 500 and counts evictions; clear:true removes what matched. group_by [keys] counts every \
                   match per value (first/last seq, one example, p50/p99/max of timed calls; max_groups, default 20); compact:true drops \
-                  details repeated from the previous snapshot. Reads only.",
+                  details repeated from the previous snapshot (never a trace_expr value or the returned one). Reads only.",
             )
         .with_output::<super::data::Traces>(),
     ]
@@ -405,6 +406,7 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
             log.mark_waited(scope, e.seq);
             let (line, _) = suspended_line(&handle).await;
             let mut text = event_text(&e, now);
+            text.push_str(&held_locals(&handle, &e).await);
             text.push_str(&passed_over(&passed));
             if handle.thread_is_virtual(e.thread).await {
                 text.push_str("\n  thread: a virtual thread (stops and reads work on it as on a platform thread)");
@@ -428,6 +430,32 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
                     .unwrap_or_default()
             )))
         }
+    }
+}
+
+/// The top frame's locals of the thread a suspending hit holds, so the
+/// hit answers without a debug_get_stack; nothing when it holds none.
+async fn held_locals(handle: &SessionHandle, e: &HitEvent) -> String {
+    if e.suspended == SuspendPolicy::None {
+        return String::new();
+    }
+    let query = crate::actors::StackQuery {
+        thread: Some(e.thread),
+        max_frames: 1,
+        package_filter: None,
+        expand: false,
+        budget: super::args::view_budget(None, None),
+    };
+    match handle.stack(&query).await {
+        Ok(view) => view.frames.first().map_or_else(String::new, |f| {
+            let lines = super::inspect::locals_lines(&f.locals, "    ");
+            if lines.is_empty() {
+                lines
+            } else {
+                format!("\n  locals of #0 {}:{lines}", f.frame.label())
+            }
+        }),
+        Err(_) => String::new(),
     }
 }
 
@@ -462,10 +490,10 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
     let g = group::group(all, keys, max);
     let key = keys.join(", ");
     let mut text = format!(
-        "\nGrouped by {key}: {} group{} over {} snapshots",
+        "\nGrouped by {key}: {} group{} over {}",
         g.distinct,
         if g.distinct == 1 { "" } else { "s" },
-        all.len() - g.without_keys
+        crate::mcp::render::plural(all.len() - g.without_keys, "snapshot")
     );
     let mut groups = Vec::new();
     for gr in &g.groups {
@@ -496,16 +524,26 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
             ));
         }
         if let Some(e) = example {
-            let locals: Vec<String> = e
+            // Its locals, then the values its trace expressions (and the
+            // return) recorded: what the agent asked each snapshot for.
+            // A key's value is on the group's line already.
+            let values: Vec<String> = e
                 .locals
                 .iter()
+                .filter(|(k, _)| !keys.iter().any(|key| **k == **key))
                 .map(|(k, v)| format!("{k}={}", value::line(v)))
+                .chain(
+                    e.details
+                        .iter()
+                        .filter(|(k, _)| group::asked_for(k))
+                        .map(|(k, d)| format!("{k}={}", value::detail(d))),
+                )
                 .collect();
             text.push_str(&format!(
                 "\n    e.g. #{} {:?} {}",
                 e.seq,
                 e.thread_name,
-                locals.join(", ")
+                values.join(", ")
             ));
         }
         groups.push(data::TraceGroup {
@@ -574,10 +612,13 @@ async fn traces(ctx: Ctx, call: Call<TracesParams>) -> Reply {
     let view = handle.traces(&query).await?;
     let (shown, total, ring, cleared) = (&view.shown, view.matching, &view.ring, view.cleared);
     let now = Instant::now();
+    let grouping_all = keys.and(view.all.as_ref());
     let mut text = format!(
-        "{} snapshots{} (ring {}/{}, {} evicted)",
-        shown.len(),
-        if total > shown.len() && p.since.is_some() {
+        "{}{} (ring {}/{}, {} evicted)",
+        crate::mcp::render::plural(grouping_all.map_or(shown.len(), Vec::len), "snapshot"),
+        if grouping_all.is_some() {
+            " matching, all grouped".to_string()
+        } else if total > shown.len() && p.since.is_some() {
             format!(" of {total} matching (the oldest; Next pages on)")
         } else if total > shown.len() {
             format!(" of {total} matching (the newest; since=0 pages from the oldest)")

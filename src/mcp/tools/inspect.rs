@@ -130,30 +130,7 @@ fn render_stack(view: &StackView) -> String {
     );
     for f in &view.frames {
         out.push_str(&format!("\n#{} {}", f.frame.index, f.frame.label()));
-        match &f.locals {
-            FrameLocals::Skipped => {}
-            FrameLocals::Unreadable(e) => {
-                out.push_str(&format!("\n    (locals unreadable: {})", explain(e)))
-            }
-            FrameLocals::Native => out.push_str("\n    (native method: no locals)"),
-            FrameLocals::NoTable => {
-                out.push_str("\n    (no local variable table: compiled without -g)")
-            }
-            FrameLocals::Known(ls) => {
-                for l in ls {
-                    let value = match &l.value {
-                        ShownValue::Tree(t) => value::tree(t).replace('\n', "\n    "),
-                        ShownValue::Line(v) => value::line(v),
-                    };
-                    let ty = if l.generic {
-                        format!("{} ", l.declared)
-                    } else {
-                        String::new()
-                    };
-                    out.push_str(&format!("\n    {ty}{} = {value}", l.name));
-                }
-            }
-        }
+        out.push_str(&locals_lines(&f.locals, "    "));
     }
     if view.depth > view.frames.len() {
         out.push_str(&format!(
@@ -162,6 +139,35 @@ fn render_stack(view: &StackView) -> String {
         ));
     }
     out
+}
+
+/// A frame's locals, one `\n{indent}name = value` line each (or why
+/// there are none), as debug_get_stack shows them.
+pub(super) fn locals_lines(locals: &FrameLocals, indent: &str) -> String {
+    match locals {
+        FrameLocals::Skipped => String::new(),
+        FrameLocals::Unreadable(e) => format!("\n{indent}(locals unreadable: {})", explain(e)),
+        FrameLocals::Native => format!("\n{indent}(native method: no locals)"),
+        FrameLocals::NoTable => {
+            format!("\n{indent}(no local variable table: compiled without -g)")
+        }
+        FrameLocals::Known(ls) => {
+            let mut out = String::new();
+            for l in ls {
+                let value = match &l.value {
+                    ShownValue::Tree(t) => value::tree(t).replace('\n', &format!("\n{indent}")),
+                    ShownValue::Line(v) => value::line(v),
+                };
+                let ty = if l.generic {
+                    format!("{} ", l.declared)
+                } else {
+                    String::new()
+                };
+                out.push_str(&format!("\n{indent}{ty}{} = {value}", l.name));
+            }
+            out
+        }
+    }
 }
 
 async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
@@ -174,6 +180,70 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
     let ectx = session
         .eval_context(thread, p.frame_index.unwrap_or(0))
         .await?;
+    let result = session.evaluate(&ectx, &parsed.expr).await;
+    let wants_thread = matches!(&result, Err(f) if f.needs_event_thread);
+    // A method call with no thread to run on: one is parked for it, as
+    // debug_invoke parks one (nothing was invoked before the refusal, so
+    // evaluating again repeats no call).
+    let mut parked_note = String::new();
+    if wants_thread && thread.is_none() && session.ensure_writable("invoke").is_ok() {
+        let on = session
+            .on_parked_thread(async |pctx: &EvalContext| {
+                let again = session.evaluate(pctx, &parsed.expr).await;
+                answer(&session, &p, &parsed, pctx, chain, again, false).await
+            })
+            .await;
+        match on {
+            Ok((answered, on)) => {
+                return answered.map(|text| {
+                    super::text(format!(
+                        "{text}\nRan on thread {:?} @{:#x}, parked for the call at its next line of \
+                         application code and resumed after (as debug_invoke does)",
+                        on.name, on.thread.0
+                    ))
+                });
+            }
+            Err(e) => {
+                parked_note = format!(
+                    "\nNo thread could be parked for the call: {}",
+                    crate::mcp::error::ToolError::from(e).message
+                )
+            }
+        }
+    }
+    let out = answer(
+        &session,
+        &p,
+        &parsed,
+        &ectx,
+        chain,
+        result,
+        thread.is_none(),
+    )
+    .await;
+    match out {
+        Ok(text) => Ok(super::text(text)),
+        Err(mut e) if wants_thread && e.label == "EVAL_FAILED" => {
+            e.message.push_str(&parked_note);
+            Err(e.next(
+                "debug_invoke calls a method on a thread it parks itself; or arm a suspending \
+                 stop point (debug_set_stop) where the code runs, and evaluate on its hit",
+            ))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The reply text of an evaluation in `ectx`, or its error.
+async fn answer(
+    session: &SessionHandle,
+    p: &EvaluateParams,
+    parsed: &crate::expr::Parsed,
+    ectx: &EvalContext,
+    chain: bool,
+    result: Result<Outcome, Failure>,
+    implicit: bool,
+) -> Result<String, ToolError> {
     let budget = view_budget(p.max_depth, p.max_children);
     let quiet = EvalContext {
         invocable: false,
@@ -184,13 +254,12 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
     let render_ctx = if chain || p.expand_objects.unwrap_or(false) {
         &quiet
     } else {
-        &ectx
+        ectx
     };
     let renderer = session.value_reader(render_ctx, budget, parsed.charset);
     let src = &p.expression;
-    let result = session.evaluate(&ectx, &parsed.expr).await;
     if chain {
-        return render_chain(&renderer, src, &result).await;
+        return Ok(render_chain(&renderer, src, &result).await);
     }
     match result {
         Ok(o) => {
@@ -204,8 +273,8 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
             for n in &o.notes {
                 out.push_str(&format!("\nNote: {}", value::eval_note(n)));
             }
-            if thread.is_none() {
-                out.push_str(&implicit_thread(&session, &ectx));
+            if implicit {
+                out.push_str(&implicit_thread(session, ectx));
             }
             let invocations = o.invocations + display_calls;
             out.push_str(&format!(
@@ -221,7 +290,7 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
                     ""
                 }
             ));
-            Ok(super::text(out))
+            Ok(out)
         }
         Err(f) => {
             let mut msg = format!(
@@ -237,9 +306,6 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
             } else if f.timed_out {
                 // The JVM did not answer: nothing is known about the program.
                 ToolError::new("TIMEOUT", msg).next(crate::mcp::error::TIMEOUT_NEXT)
-            } else if f.needs_event_thread {
-                let e = ToolError::new("EVAL_FAILED", msg);
-                e.next("arm a suspending stop point (debug_set_stop) where the code runs, and evaluate on its hit")
             } else {
                 ToolError::new("EVAL_FAILED", msg)
             })
@@ -289,7 +355,7 @@ async fn render_chain(
     renderer: &ValueReader<'_>,
     src: &str,
     result: &Result<Outcome, Failure>,
-) -> Reply {
+) -> String {
     let (links, failure) = match result {
         Ok(o) => (o.links.clone(), None),
         Err(f) => (f.links.clone(), Some(f.error.clone())),
@@ -326,7 +392,7 @@ async fn render_chain(
     for n in notes {
         out.push_str(&format!("\nNote: {}", value::eval_note(&n)));
     }
-    Ok(super::text(out))
+    out
 }
 
 fn caret(src: &str, at: usize) -> String {

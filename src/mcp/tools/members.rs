@@ -42,6 +42,7 @@ pub struct MembersParams {
 pub struct InstancesParams {
     /// Session id; default: the current session.
     pub session_id: Option<String>,
+    #[serde(deserialize_with = "crate::mcp::tools::args::string_list")]
     pub class_names: Vec<String>,
     /// Handles per class; default 10, 0 = counts only.
     pub max_instances: Option<usize>,

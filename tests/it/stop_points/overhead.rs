@@ -89,8 +89,34 @@ fn a_never_true_condition_on_a_hot_path_is_paused_by_the_overhead_guard() {
             && notice.contains("max_overhead"),
         "{notice}"
     );
+    assert_eq!(
+        notice
+            .matches(" of one thread's time over the last ")
+            .count(),
+        1,
+        "one figure, with its window: {notice}"
+    );
     let listing = ok(&server, "debug_list_stop_points", json!({}));
     assert!(!listing.text.contains("[OVERHEAD]"), "{}", listing.text);
+    // The listing gives the same one figure, the one that paused it, and
+    // no later share beside it.
+    assert_eq!(
+        listing.text.matches(" of one thread's time").count(),
+        1,
+        "{}",
+        listing.text
+    );
+    let figure = |t: &str| {
+        t.split(" of one thread's time")
+            .next()
+            .and_then(|l| l.rsplit(' ').next())
+            .map(str::to_string)
+    };
+    assert_eq!(figure(&listing.text), figure(notice), "{}", listing.text);
+    assert!(
+        p["hold_share"].is_null() && p["recent_hold_share"].is_null(),
+        "{p}"
+    );
     assert!(
         listing.text.contains("PAUSED (overhead budget)")
             && listing.text.contains("checks")

@@ -170,15 +170,25 @@ pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
 }
 
 /// The details of `t` that differ from those of the snapshot before it of
-/// the same stop point: what a compact listing shows.
+/// the same stop point: what a compact listing shows. A value the agent
+/// asked for (a trace expression's, the returned one) is always shown:
+/// a row without it would lose its category.
 pub fn changed_details<'a>(
     t: &'a TraceRecord,
     previous: Option<&TraceRecord>,
 ) -> Vec<&'a (String, Detail)> {
     t.details
         .iter()
-        .filter(|d| previous.is_none_or(|p| p.stop != t.stop || !p.details.contains(d)))
+        .filter(|d| {
+            asked_for(&d.0) || previous.is_none_or(|p| p.stop != t.stop || !p.details.contains(d))
+        })
         .collect()
+}
+
+/// A detail that carries a value asked for: a trace expression's or the
+/// method's return.
+pub fn asked_for(key: &str) -> bool {
+    key.starts_with("expr[") || key == "returned"
 }
 
 #[cfg(test)]
@@ -271,10 +281,21 @@ mod tests {
     }
 
     #[test]
-    fn compact_leaves_out_details_that_repeat() {
-        let a = snap(1, 1, 3);
-        let b = snap(2, 2, 3);
-        assert!(changed_details(&b, Some(&a)).is_empty());
-        assert_eq!(changed_details(&b, None).len(), 1);
+    fn compact_leaves_out_details_that_repeat_but_never_an_asked_value() {
+        let caught = |seq, qty| {
+            let mut t = snap(seq, qty, 3);
+            t.details.push((
+                "message".into(),
+                Detail::Value(Shown::Scalar(Scalar::Prim(Prim::Int(1)))),
+            ));
+            t
+        };
+        let (a, b) = (caught(1, 1), caught(2, 2));
+        let kept: Vec<&str> = changed_details(&b, Some(&a))
+            .iter()
+            .map(|d| d.0.as_str())
+            .collect();
+        assert_eq!(kept, vec!["expr[0] qty * 3"]);
+        assert_eq!(changed_details(&b, None).len(), 2);
     }
 }

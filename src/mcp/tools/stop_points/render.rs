@@ -336,15 +336,21 @@ fn cost_line(p: &PointView) -> String {
     if let Some(r) = c.rate {
         s.push_str(&format!(" · {r:.0} hits/s"));
     }
-    if let Some(b) = c.busy_share {
-        s.push_str(&format!(" · {} of one thread's time", pct(b + taken)));
-    }
-    if let Some(r) = c.recent_share.map(|r| r + taken) {
-        s.push_str(&format!(
-            " (last {} s: {})",
-            crate::model::overhead::WINDOW.as_secs(),
-            pct(r)
-        ));
+    // One share figure, with the wall time it was taken over. A paused
+    // stop point's is the one that paused it (below), not a later one.
+    if p.paused.is_none() {
+        match (c.recent_share, c.recent_window, c.busy_share) {
+            (Some(r), Some(w), _) => s.push_str(&format!(
+                " · {} of one thread's time over the last {}",
+                pct(r + taken),
+                secs(w)
+            )),
+            (_, _, Some(b)) => s.push_str(&format!(
+                " · {} of one thread's time since its first hit",
+                pct(b + taken)
+            )),
+            _ => {}
+        }
     }
     s.push_str(&invoking);
     if p.budget_pct == 0 {
@@ -365,18 +371,28 @@ pub fn pct(share: f64) -> String {
     }
 }
 
+/// A window's length: `2 s`, `1.4 s`.
+fn secs(d: std::time::Duration) -> String {
+    let v = d.as_secs_f64();
+    if v.fract() < 0.05 {
+        format!("{v:.0} s")
+    } else {
+        format!("{v:.1} s")
+    }
+}
+
 /// Why the overhead guard paused a stop point, and what the agent can do.
 pub fn paused_text(o: &Overspent) -> String {
-    let window = o.window.as_secs();
+    let window = secs(o.window);
     let measured = match o.scope {
         Scope::StopPoint => format!(
-            "its holds took {} of one thread's time over the last {window} s ({} holds; budget {}%)",
+            "its holds took {} of one thread's time over the last {window} ({} holds; budget {}%)",
             pct(o.share),
             o.holds,
             o.budget_pct
         ),
         Scope::Session => format!(
-            "the session's stop points held {} of one thread's time over the last {window} s \
+            "the session's stop points held {} of one thread's time over the last {window} \
              (session budget {}%, JVMSCOPE_SESSION_OVERHEAD_PCT), this one the most: {}",
             pct(o.share),
             o.budget_pct,
@@ -427,8 +443,17 @@ pub fn point_data(p: &PointView) -> data::Point {
         p99_hold_ms: p.cost.p99.map(|d| d.as_secs_f64() * 1e3),
         hits_per_second: p.cost.rate,
         // A thread left inside a call of its own counts as all its time.
-        hold_share: p.cost.busy_share.map(|b| b + p.invoking as f64),
-        recent_hold_share: p.cost.recent_share.map(|r| r + p.invoking as f64),
+        // A paused stop point's one figure is `paused.share`.
+        hold_share: p
+            .cost
+            .busy_share
+            .filter(|_| p.paused.is_none())
+            .map(|b| b + p.invoking as f64),
+        recent_hold_share: p
+            .cost
+            .recent_share
+            .filter(|_| p.paused.is_none())
+            .map(|r| r + p.invoking as f64),
         overhead_budget_pct: p.budget_pct,
         paused: p.paused.map(|o| data::Paused {
             share: o.share,
