@@ -183,11 +183,17 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
         .await?;
     let result = session.evaluate(&ectx, &parsed.expr).await;
     let wants_thread = matches!(&result, Err(f) if f.needs_event_thread);
-    // A method call with no thread to run on: one is parked for it, as
-    // debug_invoke parks one (nothing was invoked before the refusal, so
-    // evaluating again repeats no call).
+    // A method call with no thread to run on, and no frame in scope: one
+    // is parked for it, as debug_invoke parks one (nothing was invoked
+    // before the refusal, so evaluating again repeats no call). With a
+    // frame in scope (a thread held otherwise), its names would not
+    // resolve on the parked thread: the refusal says what to do instead.
     let mut parked_note = String::new();
-    if wants_thread && thread.is_none() && session.ensure_writable("invoke").is_ok() {
+    if wants_thread
+        && thread.is_none()
+        && ectx.frame.is_none()
+        && session.ensure_writable("invoke").is_ok()
+    {
         let on = session
             .on_parked_thread(async |pctx: &EvalContext| {
                 let again = session.evaluate(pctx, &parsed.expr).await;
