@@ -78,9 +78,9 @@ pub fn routes() -> Vec<Route> {
                 tool,
                 "Evaluate an expression",
                 "Evaluate a Java-like expression in a frame: locals, this, fields, classes, @0x… \
-                 handles, calls, xs[i], m[\"k\"], xs[?qty > 3], operators. Method calls need a \
-                 thread a stop point suspended (2 s each). kind chain prints each link of \
-                 a.getB().c, naming the first null.",
+                 handles, calls, xs[i], m[\"k\"], xs[?qty > 3], operators. Method calls run on a \
+                 held thread, else on one parked for them (2 s each). kind chain prints each \
+                 link of a.getB().c, naming the first null.",
                 Effect::Read,
                 vec![
                     kind(
@@ -90,8 +90,9 @@ pub fn routes() -> Vec<Route> {
                   handles; .field and .method(args) chains (overloads chosen on runtime types); xs[i], m[\"k\"], \
                   xs[2..5], xs[?qty > 3], .length; == != < <= > >= && || ! + - * / %; #UTF-8 / #ISO-8859-1 / #raw \
                   for byte[]. HashMap, LinkedHashMap, ConcurrentHashMap and ArrayList subscripts walk fields (no \
-                  invoke); method calls and the default toString() need a thread suspended by a stop point (2 s \
-                  budget each). Parse errors name the column.",
+                  invoke); method calls and the default toString() run on a thread suspended by a stop point, or, \
+                  when none is held, on one parked for the call as debug_invoke parks one (names then resolve \
+                  as with no frame: classes, statics, handles) and resumed after (2 s budget each). Parse errors name the column.",
                     ),
                     kind(
                         "chain",
@@ -182,11 +183,17 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
         .await?;
     let result = session.evaluate(&ectx, &parsed.expr).await;
     let wants_thread = matches!(&result, Err(f) if f.needs_event_thread);
-    // A method call with no thread to run on: one is parked for it, as
-    // debug_invoke parks one (nothing was invoked before the refusal, so
-    // evaluating again repeats no call).
+    // A method call with no thread to run on, and no frame in scope: one
+    // is parked for it, as debug_invoke parks one (nothing was invoked
+    // before the refusal, so evaluating again repeats no call). With a
+    // frame in scope (a thread held otherwise), its names would not
+    // resolve on the parked thread: the refusal says what to do instead.
     let mut parked_note = String::new();
-    if wants_thread && thread.is_none() && session.ensure_writable("invoke").is_ok() {
+    if wants_thread
+        && thread.is_none()
+        && ectx.frame.is_none()
+        && session.ensure_writable("invoke").is_ok()
+    {
         let on = session
             .on_parked_thread(async |pctx: &EvalContext| {
                 let again = session.evaluate(pctx, &parsed.expr).await;
