@@ -211,6 +211,7 @@ async fn read_records(
         .max()
         .unwrap_or(0);
     let shown = show_objects(session, probe, &r).await;
+    let labels = column_names(probe);
     for k in 0..ready as usize {
         let thread = match th.get(k) {
             Some(Value::Object { id, .. }) => id.0,
@@ -241,7 +242,7 @@ async fn read_records(
             thread_name,
             location: probe.location.clone(),
             callers: Vec::new(),
-            locals: columns(probe, row_p, row_r, &shown),
+            locals: columns(probe, &labels, row_p, row_r, &shown),
             locals_note: None,
             details,
             overridden: false,
@@ -249,10 +250,23 @@ async fn read_records(
     }
     // The ring must not keep the application's objects alive:
     // what was read lets go (the slots are free only once `tail`
-    // moves on, below, so no new record is in them).
-    forget(conn, refs, from, ready, rw, cap).await?;
+    // moves on, below, so no new record is in them); records whose
+    // references were all null (an exit that returned) need no write.
+    if let Some((first, last)) = held(&r, rw) {
+        forget(conn, refs, from + first, last + 1 - first, rw, cap).await?;
+    }
     forget(conn, threads, from, ready, 1, cap).await?;
     Ok(records)
+}
+
+/// The first and last record (from 0) of `refs`, `width` references a
+/// record, that holds an object; `None` when every one is null.
+fn held(refs: &[Value], width: u64) -> Option<(u64, u64)> {
+    let object = |v: &Value| matches!(v, Value::Object { id, .. } if id.0 != 0);
+    let first = refs.iter().position(object)?;
+    let last = refs.iter().rposition(object)?;
+    let w = width.max(1) as usize;
+    Some(((first / w) as u64, (last / w) as u64))
 }
 
 /// Logs the records (up to the trace budget), moves `tail` on and renews
@@ -340,18 +354,33 @@ async fn show_objects(
         .collect()
 }
 
+/// The names of a probe's columns, once a round: the written value goes
+/// by the name conditions know it by.
+fn column_names(probe: &Live) -> Vec<Arc<str>> {
+    probe
+        .layout
+        .columns
+        .iter()
+        .map(|c| match c.source {
+            Source::Written => Arc::from("newValue"),
+            _ => Arc::from(c.name.as_str()),
+        })
+        .collect()
+}
+
 /// The values of one record, named as the layout names its columns.
 /// Primitives come from the bits the helper stored; object values from
 /// what the round read of them, with no code run in the JVM.
 fn columns(
     probe: &Live,
+    names: &[Arc<str>],
     prims: &[Value],
     refs: &[Value],
     shown: &HashMap<u64, Shown>,
 ) -> Vec<(Arc<str>, Shown)> {
     let (mut pi, mut ri) = (0usize, 0usize);
     let mut out = Vec::with_capacity(probe.layout.columns.len());
-    for c in &probe.layout.columns {
+    for (c, name) in probe.layout.columns.iter().zip(names) {
         let shown = match c.kind {
             Kind::Ref => {
                 let v = refs.get(ri);
@@ -376,13 +405,7 @@ fn columns(
                 Shown::Scalar(Scalar::Prim(decode(prim, bits)))
             }
         };
-        // The written value goes by the name conditions know it by.
-        let name = if c.source == Source::Written {
-            "newValue"
-        } else {
-            c.name.as_str()
-        };
-        out.push((Arc::from(name), shown));
+        out.push((name.clone(), shown));
     }
     out
 }
@@ -685,6 +708,21 @@ async fn long_adder(session: &SessionHandle, adder: ObjectId) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::runs;
+
+    #[test]
+    fn only_records_holding_an_object_are_cleared() {
+        use super::held;
+        use crate::jdwp::{ObjectId, Tag, Value};
+        let o = |id| Value::Object {
+            tag: Tag::Object,
+            id: ObjectId(id),
+        };
+        assert_eq!(held(&[o(0), o(0), o(0)], 1), None);
+        assert_eq!(held(&[o(0), o(7), o(0), o(9), o(0)], 1), Some((1, 3)));
+        // Two references a record: records 1 and 2 hold objects.
+        assert_eq!(held(&[o(0), o(0), o(0), o(5), o(6), o(0)], 2), Some((1, 2)));
+        assert_eq!(held(&[], 2), None);
+    }
 
     #[test]
     fn a_read_that_wraps_is_two_runs_and_one_that_does_not_is_one() {
