@@ -27,7 +27,9 @@
 //!
 //! Run: `cargo bench --bench probe_load` (`-- --rounds N`, `--seconds N`
 //! per measurement, `--threads N`, `--work N` rounds of the hot method's
-//! loop, `--java PATH` / `--jdk N`).
+//! loop, `--java PATH` / `--jdk N`, `--only never,capture,exit,field,
+//! wire-exit,wire-field` for some of the stop points; the SIGKILL
+//! measurement runs when `capture` is among them).
 
 #[path = "probe_load/report.rs"]
 mod report;
@@ -78,6 +80,20 @@ impl Probe {
         Probe::WireExit,
         Probe::WireField,
     ];
+
+    fn parse(name: &str) -> Result<Probe> {
+        let all = [
+            "never",
+            "capture",
+            "exit",
+            "field",
+            "wire-exit",
+            "wire-field",
+        ];
+        let k = all.iter().position(|n| *n == name);
+        k.map(|k| Probe::ALL[k])
+            .with_context(|| format!("--only takes some of {}", all.join(",")))
+    }
 
     fn name(self) -> &'static str {
         match self {
@@ -167,6 +183,7 @@ struct Settings {
     threads: usize,
     work: u32,
     java: Option<PathBuf>,
+    probes: Vec<Probe>,
 }
 
 #[allow(clippy::print_stdout)]
@@ -178,6 +195,7 @@ fn main() -> Result<()> {
         threads: 4,
         work: 200,
         java: None,
+        probes: Probe::ALL.to_vec(),
     };
     let mut hold: Option<(u16, PathBuf, u32)> = None;
     let mut args = std::env::args().skip(1);
@@ -204,11 +222,15 @@ fn main() -> Result<()> {
                 let line = args.next().context("LINE")?.parse()?;
                 hold = Some((port, root, line));
             }
+            "--only" => {
+                let v = args.next().context("--only NAME,...")?;
+                s.probes = v.split(',').map(Probe::parse).collect::<Result<_>>()?;
+            }
             "--bench" => {}
             "--list" => return Ok(()),
             other => bail!(
                 "unknown argument {other:?} (accepted: --rounds N, --seconds N, --threads N, \
-                 --work N, --java PATH, --jdk N)"
+                 --work N, --java PATH, --jdk N, --only NAME,...)"
             ),
         }
     }
@@ -432,9 +454,10 @@ struct Arming {
     pause: Duration,
 }
 
-/// The capture probe's counters with the workers parked.
+/// A recording probe's counters with the workers parked.
 #[derive(Clone, Copy)]
 struct Tally {
+    probe: Probe,
     calls: u64,
     captured: u64,
     drops: u64,
@@ -524,11 +547,17 @@ async fn arm(h: &SessionHandle, probe: Probe, hot: u32) -> Result<(String, Armin
 
 /// With the workers parked, the probe's counters once they stop moving
 /// (the drain reads the JVM's call counter every 500 ms).
-async fn settled_counts(fixture: &Fixture, h: &SessionHandle, id: &str) -> Result<Tally> {
+async fn settled_counts(
+    fixture: &Fixture,
+    h: &SessionHandle,
+    id: &str,
+    probe: Probe,
+) -> Result<Tally> {
     fixture.tell("pause")?;
     fixture.quiet().await?;
     let read = |p: &PointView| {
         p.probe.map(|c| Tally {
+            probe,
             calls: c.calls,
             captured: p.captured,
             drops: c.drops,
@@ -586,7 +615,7 @@ async fn run(s: &Settings) -> Result<String> {
     let mut tallies: Vec<Tally> = Vec::new();
     for round in 0..s.rounds {
         let mut phases = Vec::new();
-        for probe in Probe::ALL {
+        for probe in s.probes.iter().copied() {
             let (id, arming) = arm(&session, probe, hot).await?;
             if probe == Probe::Capture {
                 armings.push(arming);
@@ -604,8 +633,8 @@ async fn run(s: &Settings) -> Result<String> {
                 p.ours_cpu * 100.0,
                 p.steal * 100.0
             ));
-            if probe == Probe::Capture {
-                let t = settled_counts(&fixture, &session, &id).await?;
+            if matches!(probe, Probe::Capture | Probe::Exit | Probe::FieldWrite) {
+                let t = settled_counts(&fixture, &session, &id, probe).await?;
                 say(&format!(
                     "  counters, workers parked: {} calls, {} captured + {} dropped = {}",
                     t.calls,
@@ -634,9 +663,21 @@ async fn run(s: &Settings) -> Result<String> {
     }
     let _ = session.disconnect().await;
     engine.shutdown().await;
-    let kill = kill_child(&fixture, hot, s).await?;
+    let kill = match s.probes.contains(&Probe::Capture) {
+        true => Some(kill_child(&fixture, hot, s).await?),
+        false => None,
+    };
     Ok(render(
-        s, &fixture, hot, &l0, &alone, &bases, &runs, &armings, &tallies, &kill,
+        s,
+        &fixture,
+        hot,
+        &l0,
+        &alone,
+        &bases,
+        &runs,
+        &armings,
+        &tallies,
+        kill.as_ref(),
     ))
 }
 

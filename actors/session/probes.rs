@@ -43,7 +43,7 @@ pub struct HelperFields {
     pub renew: FieldId,
     pub head: FieldId,
     pub tail: FieldId,
-    pub drops: FieldId,
+    pub passed: FieldId,
     pub seq: FieldId,
     pub prims: FieldId,
     pub refs: FieldId,

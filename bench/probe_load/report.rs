@@ -39,7 +39,7 @@ pub fn render(
     runs: &[Vec<(Probe, Phase)>],
     armings: &[Arming],
     tallies: &[Tally],
-    kill: &Kill,
+    kill: Option<&Kill>,
 ) -> String {
     let mut out = format!(
         "probe_load: {} worker threads on {FIXTURE}:{hot} (work {}), {}, {} rounds, {} s per \
@@ -68,22 +68,22 @@ pub fn render(
          snapshots/s | probe ns/call (sampled) | jvmscope CPU | JVM CPU | target | met |\n\
          |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
-    table(&mut out, bases, runs);
+    table(&mut out, &s.probes, bases, runs);
     notes(&mut out, bases, runs, tallies, armings, kill);
     out
 }
 
 /// One row per stop point: its throughput against the unprobed phases
 /// measured just before and after it.
-fn table(out: &mut String, bases: &[Phase], runs: &[Vec<(Probe, Phase)>]) {
-    for (k, probe) in Probe::ALL.iter().enumerate() {
-        // Phase k of round r sits between bases[r*6 + k] and the next.
+fn table(out: &mut String, probes: &[Probe], bases: &[Phase], runs: &[Vec<(Probe, Phase)>]) {
+    for (k, probe) in probes.iter().enumerate() {
+        // Phase k of round r sits between bases[r*n + k] and the next.
         let per: Vec<(f64, f64, &Phase)> = runs
             .iter()
             .enumerate()
             .filter_map(|(r, phases)| {
                 let (_, p) = phases.get(k)?;
-                let i = r * Probe::ALL.len() + k;
+                let i = r * probes.len() + k;
                 let (b0, b1) = (bases.get(i)?, bases.get(i + 1)?);
                 let around = (b0.rate + b1.rate) / 2.0;
                 // Calls per second of the JVM's own CPU: what is left when
@@ -146,7 +146,7 @@ fn notes(
     runs: &[Vec<(Probe, Phase)>],
     tallies: &[Tally],
     armings: &[Arming],
-    kill: &Kill,
+    kill: Option<&Kill>,
 ) {
     let steal = bases
         .iter()
@@ -157,11 +157,11 @@ fn notes(
         "\nsteal: at most {:.0}% in a measurement\n",
         steal * 100.0
     ));
-    out.push_str("\ncapture counters with the workers parked (calls = captured + dropped?):\n");
-    for (r, t) in tallies.iter().enumerate() {
+    out.push_str("\ncounters with the workers parked (calls = captured + dropped?):\n");
+    for t in tallies {
         out.push_str(&format!(
-            "  round {}: {} calls, {} captured + {} dropped = {} {}\n",
-            r + 1,
+            "  {}: {} calls, {} captured + {} dropped = {} {}\n",
+            t.probe.name(),
             t.calls,
             t.captured,
             t.drops,
@@ -192,6 +192,9 @@ fn notes(
             armings.iter().map(|a| a.pause.as_secs_f64()).collect()
         ))),
     ));
+    let Some(kill) = kill else {
+        return;
+    };
     out.push_str(&format!(
         "\nSIGKILL of a jvmscope holding the capture probe: no debugger {:.0} calls/s, probe held \
          {:.0} calls/s ({:.1}%); back at ≥ 95% {} after the kill (target ≤ 3 s)\n  after the kill, \

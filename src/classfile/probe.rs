@@ -13,9 +13,19 @@
 //! Sites: a line (its first instruction: branches to the line run the
 //! probe), method entry (branches back to the start do not), every exit of
 //! a method (each return with its value, and a catch-all handler that
-//! records a throw and rethrows it; the call's duration comes from a
-//! `System.nanoTime()` kept in a new local, which every stack map frame
-//! then carries), and every write of one field in the class.
+//! records a throw and rethrows it; the call's duration comes from the
+//! helper's `start()`, a `System.nanoTime()` kept in a new local, which
+//! every stack map frame then carries), and every write of one field in
+//! the class.
+//!
+//! What a call costs the application: a call counts itself in a striped
+//! counter; one that passes claims a ring slot with one compare-and-set
+//! and reads the clock once for its record's time (an exit's end time is
+//! that time); at a full ring it claims nothing and writes nothing, and
+//! the drops are what passed less what was claimed. An exit reads the
+//! clock at entry only when a record may follow (the ring has room, or a
+//! `min_duration` needs every call timed): a call that begins at a full
+//! ring is not timed and counts as a drop if it passes.
 //!
 //! Pure: bytes in, bytes out. Restoring is redefining with the original
 //! bytes, which the caller keeps.
@@ -75,6 +85,16 @@ pub struct ProbeSpec {
     pub min_duration_ns: u64,
     /// Records in the ring, a power of two.
     pub ring_capacity: u32,
+}
+
+impl ProbeSpec {
+    /// Whether some calls may be filtered out before a record (a
+    /// condition, or an exit's `min_duration`): then the helper counts
+    /// the calls that pass (its `passed`); otherwise every call passes.
+    /// Either way the drops are what passed less the records claimed.
+    pub fn filters(&self) -> bool {
+        self.condition.is_some() || (self.site == Site::Exit && self.min_duration_ns > 0)
+    }
 }
 
 /// How one recorded value is stored.
@@ -253,7 +273,9 @@ pub mod field {
     pub const MISSES: &str = "misses";
     pub const HEAD: &str = "head";
     pub const TAIL: &str = "tail";
-    pub const DROPS: &str = "drops";
+    /// Calls that passed the filters (a `LongAdder`), when
+    /// [`super::ProbeSpec::filters`]; the drops are these less `head`.
+    pub const PASSED: &str = "passed";
     pub const SEQ: &str = "seq";
     pub const PRIMS: &str = "prims";
     pub const REFS: &str = "refs";
@@ -273,6 +295,13 @@ pub mod field {
 
 /// The helper's set-up method: ring, switch, lease thread.
 pub const INIT: &str = "init";
+/// The helper's method an exit site calls at entry: the start time, or
+/// [`UNTIMED`].
+pub const START: &str = "start";
+/// The start time of a call that will not be recorded: the probe is off,
+/// or the ring was full as the call began (and no `min_duration` asks
+/// for every call's time).
+pub const UNTIMED: i64 = i64::MIN;
 /// The helper's empty method a suspending probe breaks in.
 pub const TRAP: &str = "trap";
 /// How long a lease lasts without renewal: the lease thread's ticks.

@@ -121,7 +121,7 @@ async fn drain_one(
     let head = atomic_long(session, head_obj, &mut cursor.atomic_value).await?;
     cursor.round = cursor.round.wrapping_add(1);
     if cursor.round % COUNTERS_EVERY == 1 {
-        counters(session, probe).await;
+        counters(session, probe, cursor).await;
     }
     let cap = u64::from(probe.spec.ring_capacity);
     let mut ready = 0u64;
@@ -210,7 +210,8 @@ async fn read_records(
         })
         .max()
         .unwrap_or(0);
-    let mut reads = READS_PER_ROUND;
+    let shown = show_objects(session, probe, &r).await;
+    let labels = column_names(probe);
     for k in 0..ready as usize {
         let thread = match th.get(k) {
             Some(Value::Object { id, .. }) => id.0,
@@ -241,7 +242,7 @@ async fn read_records(
             thread_name,
             location: probe.location.clone(),
             callers: Vec::new(),
-            locals: columns(session, probe, row_p, row_r, &mut reads).await,
+            locals: columns(probe, &labels, row_p, row_r, &shown),
             locals_note: None,
             details,
             overridden: false,
@@ -249,10 +250,23 @@ async fn read_records(
     }
     // The ring must not keep the application's objects alive:
     // what was read lets go (the slots are free only once `tail`
-    // moves on, below, so no new record is in them).
-    forget(conn, refs, from, ready, rw, cap).await?;
+    // moves on, below, so no new record is in them); records whose
+    // references were all null (an exit that returned) need no write.
+    if let Some((first, last)) = held(&r, rw) {
+        forget(conn, refs, from + first, last + 1 - first, rw, cap).await?;
+    }
     forget(conn, threads, from, ready, 1, cap).await?;
     Ok(records)
+}
+
+/// The first and last record (from 0) of `refs`, `width` references a
+/// record, that holds an object; `None` when every one is null.
+fn held(refs: &[Value], width: u64) -> Option<(u64, u64)> {
+    let object = |v: &Value| matches!(v, Value::Object { id, .. } if id.0 != 0);
+    let first = refs.iter().position(object)?;
+    let last = refs.iter().rposition(object)?;
+    let w = width.max(1) as usize;
+    Some(((first / w) as u64, (last / w) as u64))
 }
 
 /// Logs the records (up to the trace budget), moves `tail` on and renews
@@ -306,44 +320,74 @@ async fn hand_on(
     Ok(spent)
 }
 
-/// How many object values a drain round reads (type, string text): the
-/// ring holds references only, so these are the reads a record costs.
-/// Past the budget a round shows the declared type, so a flood of hits
+/// How many distinct objects a drain round reads (type, string text):
+/// the ring holds references only, so these are the reads a round costs.
+/// Past the budget a record shows the declared type, so a flood of hits
 /// never turns into a flood of round trips.
 const READS_PER_ROUND: usize = 512;
 
-/// The values of one record, named as the layout names its columns.
-/// Primitives come from the bits the helper stored; object values are
-/// read now, with no code run in the JVM, while `reads` lasts.
-async fn columns(
+/// The objects a round's records hold, each read once (an object in
+/// every record, such as `this`, costs one read a round), all at once.
+async fn show_objects(
     session: &SessionHandle,
     probe: &Live,
-    prims: &[Value],
     refs: &[Value],
-    reads: &mut usize,
-) -> Vec<(Arc<str>, Shown)> {
-    let live: Vec<Value> = refs
+) -> HashMap<u64, Shown> {
+    let mut seen = std::collections::HashSet::new();
+    let distinct: Vec<Value> = refs
         .iter()
-        .filter(|v| matches!(v, Value::Object { id, .. } if id.0 != 0))
+        .filter(|v| matches!(v, Value::Object { id, .. } if id.0 != 0 && seen.insert(id.0)))
+        .take(READS_PER_ROUND)
         .copied()
         .collect();
-    let mut read = if !live.is_empty() && *reads >= live.len() {
-        *reads -= live.len();
-        session.show_values(&live, probe.max_length).await
-    } else {
-        Vec::new()
+    if distinct.is_empty() {
+        return HashMap::new();
     }
-    .into_iter();
+    let shown = session.show_values(&distinct, probe.max_length).await;
+    distinct
+        .iter()
+        .zip(shown)
+        .filter_map(|(v, s)| match v {
+            Value::Object { id, .. } => Some((id.0, s)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The names of a probe's columns, once a round: the written value goes
+/// by the name conditions know it by.
+fn column_names(probe: &Live) -> Vec<Arc<str>> {
+    probe
+        .layout
+        .columns
+        .iter()
+        .map(|c| match c.source {
+            Source::Written => Arc::from("newValue"),
+            _ => Arc::from(c.name.as_str()),
+        })
+        .collect()
+}
+
+/// The values of one record, named as the layout names its columns.
+/// Primitives come from the bits the helper stored; object values from
+/// what the round read of them, with no code run in the JVM.
+fn columns(
+    probe: &Live,
+    names: &[Arc<str>],
+    prims: &[Value],
+    refs: &[Value],
+    shown: &HashMap<u64, Shown>,
+) -> Vec<(Arc<str>, Shown)> {
     let (mut pi, mut ri) = (0usize, 0usize);
     let mut out = Vec::with_capacity(probe.layout.columns.len());
-    for c in &probe.layout.columns {
+    for (c, name) in probe.layout.columns.iter().zip(names) {
         let shown = match c.kind {
             Kind::Ref => {
                 let v = refs.get(ri);
                 ri += 1;
                 match v {
                     Some(Value::Object { id, .. }) if id.0 != 0 => {
-                        read.next().unwrap_or_else(|| Shown::Object {
+                        shown.get(&id.0).cloned().unwrap_or_else(|| Shown::Object {
                             type_name: c.type_name.clone(),
                             id: id.0,
                             to_string: None,
@@ -361,13 +405,7 @@ async fn columns(
                 Shown::Scalar(Scalar::Prim(decode(prim, bits)))
             }
         };
-        // The written value goes by the name conditions know it by.
-        let name = if c.source == Source::Written {
-            "newValue"
-        } else {
-            c.name.as_str()
-        };
-        out.push((Arc::from(name), shown));
+        out.push((name.clone(), shown));
     }
     out
 }
@@ -528,15 +566,24 @@ async fn field_value(
     Ok(v.first().copied())
 }
 
-/// Reads the helper's calls (a `LongAdder`: its base and cells), drops,
-/// sampled cost and errors into the stop point's meter.
-async fn counters(session: &SessionHandle, probe: &Live) {
+/// Reads the helper's calls and passes (`LongAdder`s: their base and
+/// cells), sampled cost and errors into the stop point's meter. The drops
+/// are the passes (every call, with no filter) less the records claimed
+/// (`head`, read last, so a call in flight never shows as a drop).
+async fn counters(session: &SessionHandle, probe: &Live, cursor: &mut Cursor) {
     let conn = session.connection();
     let f = &probe.fields;
     let Ok(v) = conn
         .send(&GetStatics {
             ref_type: probe.helper,
-            fields: vec![f.calls, f.drops, f.cost_ns, f.cost_samples, f.errors],
+            fields: vec![
+                f.calls,
+                f.passed,
+                f.cost_ns,
+                f.cost_samples,
+                f.errors,
+                f.head,
+            ],
         })
         .await
     else {
@@ -546,6 +593,10 @@ async fn counters(session: &SessionHandle, probe: &Live) {
         Some(Value::Long(n)) => *n as u64,
         _ => 0,
     };
+    let obj = |i: usize| match v.get(i) {
+        Some(Value::Object { id, .. }) if id.0 != 0 => Some(*id),
+        _ => None,
+    };
     let meter = &probe.stats.probe;
     meter.cost_ns.store(long(2), Ordering::Relaxed);
     meter.cost_samples.store(long(3), Ordering::Relaxed);
@@ -554,19 +605,34 @@ async fn counters(session: &SessionHandle, probe: &Live) {
         .stats
         .condition_errors
         .store(base.errors + long(4), Ordering::Relaxed);
-    if let Some(Value::Object { id, .. }) = v.get(1)
-        && let Ok(drops) = atomic_long(session, *id, &mut None).await
-    {
-        meter.drops.store(base.drops + drops, Ordering::Relaxed);
-    }
-    if let Some(Value::Object { id, .. }) = v.first()
-        && let Some(calls) = long_adder(session, *id).await
-    {
-        meter.calls.store(base.calls + calls, Ordering::Relaxed);
-        probe
-            .stats
-            .hits
-            .store(base.calls + calls, Ordering::Relaxed);
+    let Some(calls) = (match obj(0) {
+        Some(a) => long_adder(session, a).await,
+        None => None,
+    }) else {
+        return;
+    };
+    meter.calls.store(base.calls + calls, Ordering::Relaxed);
+    probe
+        .stats
+        .hits
+        .store(base.calls + calls, Ordering::Relaxed);
+    let passed = if probe.spec.filters() {
+        match obj(1) {
+            Some(a) => long_adder(session, a).await,
+            None => None,
+        }
+    } else {
+        Some(calls)
+    };
+    let claimed = match obj(5) {
+        Some(h) => atomic_long(session, h, &mut cursor.atomic_value).await.ok(),
+        None => None,
+    };
+    if let (Some(passed), Some(claimed)) = (passed, claimed) {
+        meter.drops.store(
+            base.drops + passed.saturating_sub(claimed),
+            Ordering::Relaxed,
+        );
     }
 }
 
@@ -642,6 +708,21 @@ async fn long_adder(session: &SessionHandle, adder: ObjectId) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::runs;
+
+    #[test]
+    fn only_records_holding_an_object_are_cleared() {
+        use super::held;
+        use crate::jdwp::{ObjectId, Tag, Value};
+        let o = |id| Value::Object {
+            tag: Tag::Object,
+            id: ObjectId(id),
+        };
+        assert_eq!(held(&[o(0), o(0), o(0)], 1), None);
+        assert_eq!(held(&[o(0), o(7), o(0), o(9), o(0)], 1), Some((1, 3)));
+        // Two references a record: records 1 and 2 hold objects.
+        assert_eq!(held(&[o(0), o(0), o(0), o(5), o(6), o(0)], 2), Some((1, 2)));
+        assert_eq!(held(&[], 2), None);
+    }
 
     #[test]
     fn a_read_that_wraps_is_two_runs_and_one_that_does_not_is_one() {

@@ -691,7 +691,7 @@ async fn helper_fields(
         renew: id(field::RENEW)?,
         head: id(field::HEAD)?,
         tail: id(field::TAIL)?,
-        drops: id(field::DROPS)?,
+        passed: id(field::PASSED)?,
         seq: id(field::SEQ)?,
         prims: id(field::PRIMS)?,
         refs: id(field::REFS)?,

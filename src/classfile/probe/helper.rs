@@ -3,11 +3,13 @@
 //! for its lease thread, and only java.base types besides itself.
 //!
 //! Entry points the sites call: `hit(cols)` (a line, an entry, a field
-//! write), `exit(ret, t0, cols)` and `threw(exception, t0, cols)`. Each
-//! returns at once unless `live`; otherwise `rec(cols, duration)` counts
-//! the call, times about one call in 1024, evaluates the condition, claims
-//! a ring slot (or counts a drop), writes the record, publishes it in
-//! `seq`, and catches anything thrown: nothing reaches the application.
+//! write), `start()` at an exit site's entry, `exit(ret, t0, cols)` and
+//! `threw(exception, t0, cols)`. Each returns at once unless `live`;
+//! otherwise `rec(cols, duration, end)` counts the call, times about one
+//! call in 1024, evaluates the condition, claims a ring slot (nothing
+//! written at a full ring: the drop is counted by what is missing), writes
+//! the record, publishes it in `seq`, and catches anything thrown: nothing
+//! reaches the application.
 
 mod builder;
 mod record;
@@ -22,7 +24,9 @@ use self::builder::{AL, ALA, Gen, LA, cpe};
 use self::record::{rec, rec_descriptor};
 use super::asm::Asm;
 use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
-use super::{Kind, LEASE_TICK_MS, LEASE_TICKS, ProbeSpec, Refusal, Site, Source, field};
+use super::{
+    Kind, LEASE_TICK_MS, LEASE_TICKS, ProbeSpec, Refusal, START, Site, Source, UNTIMED, field,
+};
 
 type I = Instruction;
 
@@ -54,8 +58,8 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
         ),
         (field::TAIL, "J", true),
         (
-            field::DROPS,
-            "Ljava/util/concurrent/atomic/AtomicLong;",
+            field::PASSED,
+            "Ljava/util/concurrent/atomic/LongAdder;",
             false,
         ),
         (
@@ -111,7 +115,7 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
     trap(&mut g)?;
     claim(&mut g, cap_i)?;
     rec(&mut g, spec, plan, cap_i, pw, rw)?;
-    entries(&mut g, plan)?;
+    entries(&mut g, spec, plan, cap_i)?;
 
     let Gen {
         cp,
@@ -146,7 +150,7 @@ fn constructor(g: &mut Gen) -> Result<(), Refusal> {
 fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32) -> Result<(), Refusal> {
     let mut a = Asm::default();
     let head = g.own(field::HEAD, "Ljava/util/concurrent/atomic/AtomicLong;")?;
-    let drops = g.own(field::DROPS, "Ljava/util/concurrent/atomic/AtomicLong;")?;
+    let passed = g.own(field::PASSED, "Ljava/util/concurrent/atomic/LongAdder;")?;
     let seq = g.own(field::SEQ, "Ljava/util/concurrent/atomic/AtomicLongArray;")?;
     let prims = g.own(field::PRIMS, "[J")?;
     let refs = g.own(field::REFS, "[Ljava/lang/Object;")?;
@@ -168,12 +172,10 @@ fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32) -> Result<(), Refusal> {
     let skip = a.label();
     a.op(I::Getstatic(head));
     a.jump(I::Ifnonnull, skip);
-    for f in [head, drops] {
-        a.op(I::New(al));
-        a.op(I::Dup);
-        a.op(I::Invokespecial(al_init));
-        a.op(I::Putstatic(f));
-    }
+    a.op(I::New(al));
+    a.op(I::Dup);
+    a.op(I::Invokespecial(al_init));
+    a.op(I::Putstatic(head));
     a.op(I::New(ala));
     a.op(I::Dup);
     g.int(&mut a, cap)?;
@@ -193,10 +195,12 @@ fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32) -> Result<(), Refusal> {
     g.int(&mut a, cap)?;
     a.op(I::Anewarray(thread_c));
     a.op(I::Putstatic(threads));
-    a.op(I::New(la));
-    a.op(I::Dup);
-    a.op(I::Invokespecial(la_init));
-    a.op(I::Putstatic(calls));
+    for f in [calls, passed] {
+        a.op(I::New(la));
+        a.op(I::Dup);
+        a.op(I::Invokespecial(la_init));
+        a.op(I::Putstatic(f));
+    }
     a.bind(skip);
     a.op(I::Iconst_1);
     a.op(I::Putstatic(renew));
@@ -302,16 +306,14 @@ fn trap(g: &mut Gen) -> Result<(), Refusal> {
     )
 }
 
-/// `long claim()`: the next record number, or -1 (a drop counted) when
-/// the ring is full.
+/// `long claim()`: the next record number, or -1 when the ring is full
+/// (nothing written: a drop is a pass that claimed nothing).
 fn claim(g: &mut Gen, cap: i32) -> Result<(), Refusal> {
     let mut a = Asm::default();
     let head = g.own(field::HEAD, "Ljava/util/concurrent/atomic/AtomicLong;")?;
     let tail = g.own(field::TAIL, "J")?;
-    let drops = g.own(field::DROPS, "Ljava/util/concurrent/atomic/AtomicLong;")?;
     let get = g.mref(AL, "get", "()J")?;
     let cas = g.mref(AL, "compareAndSet", "(JJ)Z")?;
-    let inc = g.mref(AL, "incrementAndGet", "()J")?;
     let (top, room) = (a.label(), a.label());
     a.bind(top);
     a.op(I::Getstatic(head));
@@ -323,9 +325,6 @@ fn claim(g: &mut Gen, cap: i32) -> Result<(), Refusal> {
     g.long(&mut a, i64::from(cap))?;
     a.op(I::Lcmp);
     a.jump(I::Iflt, room);
-    a.op(I::Getstatic(drops));
-    a.op(I::Invokevirtual(inc));
-    a.op(I::Pop2);
     g.long(&mut a, -1)?;
     a.op(I::Lreturn);
     a.bind(room);
@@ -348,8 +347,47 @@ fn claim(g: &mut Gen, cap: i32) -> Result<(), Refusal> {
     )
 }
 
+/// `long start()`, an exit site's entry: the time, or [`UNTIMED`] when
+/// the probe is off or (with no `min_duration`, which needs every call
+/// timed) the ring is full, as no record can follow.
+fn start(g: &mut Gen, spec: &ProbeSpec, cap: i32) -> Result<(), Refusal> {
+    let mut a = Asm::default();
+    let live = g.own(field::LIVE, "Z")?;
+    let head = g.own(field::HEAD, "Ljava/util/concurrent/atomic/AtomicLong;")?;
+    let tail = g.own(field::TAIL, "J")?;
+    let get = g.mref(AL, "get", "()J")?;
+    let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
+    let (untimed, timed) = (a.label(), a.label());
+    a.op(I::Getstatic(live));
+    a.jump(I::Ifeq, untimed);
+    if spec.min_duration_ns == 0 {
+        a.op(I::Getstatic(head));
+        a.op(I::Invokevirtual(get));
+        a.op(I::Getstatic(tail));
+        a.op(I::Lsub);
+        g.long(&mut a, i64::from(cap))?;
+        a.op(I::Lcmp);
+        a.jump(I::Iflt, timed);
+        a.jump(I::Goto, untimed);
+    }
+    a.bind(timed);
+    a.op(I::Invokestatic(nano));
+    a.op(I::Lreturn);
+    a.bind(untimed);
+    g.long(&mut a, UNTIMED)?;
+    a.op(I::Lreturn);
+    g.method(
+        START,
+        "()J",
+        MethodAccessFlags::PUBLIC | MethodAccessFlags::STATIC,
+        a,
+        4,
+        0,
+    )
+}
+
 /// The methods the sites call.
-fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
+fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), Refusal> {
     let live = g.own(field::LIVE, "Z")?;
     let rec = g.own_method("rec", &rec_descriptor(plan))?;
     let flags = MethodAccessFlags::PUBLIC | MethodAccessFlags::STATIC;
@@ -367,16 +405,18 @@ fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
             at += c.kind.slots();
         }
         a.op(I::Lconst_0);
+        a.op(I::Lconst_0);
         a.op(I::Invokestatic(rec));
         a.op(I::Return);
         return g.method("hit", &hit_descriptor(plan), flags, a, p + 4, p);
     }
+    start(g, spec, cap)?;
     let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
     let ret_kind = (plan.returns != "V").then(|| Kind::of(&plan.returns));
     let others: Vec<_> = plan.pushed().into_iter().cloned().collect();
     for threw in [false, true] {
         let mut a = Asm::default();
-        let go = a.label();
+        let (go, timed) = (a.label(), a.label());
         a.op(I::Getstatic(live));
         a.jump(I::Ifne, go);
         a.op(I::Return);
@@ -388,32 +428,27 @@ fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
             ret_kind.map_or(0, Kind::slots)
         };
         let t0 = first_slots;
-        let mut at = t0 + 2;
-        for c in &others {
-            a.op(c.kind.load(at));
-            at += c.kind.slots();
-        }
-        if let Some(k) = ret_kind {
-            if threw {
-                a.op(match k {
-                    Kind::Long => I::Lconst_0,
-                    Kind::Float => I::Fconst_0,
-                    Kind::Double => I::Dconst_0,
-                    Kind::Ref => I::Aconst_null,
-                    _ => I::Iconst_0,
-                });
-            } else {
-                a.op(k.load(0));
-            }
-        }
-        if threw {
-            a.op(I::Aload_0);
-        } else {
-            a.op(I::Aconst_null);
-        }
+        let others_slots: u16 = others.iter().map(|c| c.kind.slots()).sum();
+        let end = t0 + 2 + others_slots;
+        // A call that began untimed passes duration -1 (no record).
+        a.op(Kind::Long.load(t0));
+        g.long(&mut a, UNTIMED)?;
+        a.op(I::Lcmp);
+        a.jump(I::Ifne, timed);
+        exit_columns(&mut a, &others, t0, ret_kind, threw);
+        g.long(&mut a, -1)?;
+        a.op(I::Lconst_0);
+        a.op(I::Invokestatic(rec));
+        a.op(I::Return);
+        // Timed: one clock read, the end time, which is also the record's.
+        a.bind(timed);
         a.op(I::Invokestatic(nano));
+        a.op(Kind::Long.store(end));
+        exit_columns(&mut a, &others, t0, ret_kind, threw);
+        a.op(Kind::Long.load(end));
         a.op(Kind::Long.load(t0));
         a.op(I::Lsub);
+        a.op(Kind::Long.load(end));
         a.op(I::Invokestatic(rec));
         a.op(I::Return);
         let (name, desc) = if threw {
@@ -421,8 +456,43 @@ fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
         } else {
             ("exit", exit_descriptor(plan))
         };
-        g.method(name, &desc, flags, a, p + 6, at)?;
+        g.method(name, &desc, flags, a, p + 8, end + 2)?;
     }
     let _ = Source::Returned;
     Ok(())
+}
+
+/// `rec`'s columns from an `exit`'s or `threw`'s parameters: the others,
+/// then the returned value (a zero of its type on a throw), then the
+/// exception (null on a return).
+fn exit_columns(
+    a: &mut Asm,
+    others: &[super::Column],
+    t0: u16,
+    ret_kind: Option<Kind>,
+    threw: bool,
+) {
+    let mut at = t0 + 2;
+    for c in others {
+        a.op(c.kind.load(at));
+        at += c.kind.slots();
+    }
+    if let Some(k) = ret_kind {
+        if threw {
+            a.op(match k {
+                Kind::Long => I::Lconst_0,
+                Kind::Float => I::Fconst_0,
+                Kind::Double => I::Dconst_0,
+                Kind::Ref => I::Aconst_null,
+                _ => I::Iconst_0,
+            });
+        } else {
+            a.op(k.load(0));
+        }
+    }
+    if threw {
+        a.op(I::Aload_0);
+    } else {
+        a.op(I::Aconst_null);
+    }
 }

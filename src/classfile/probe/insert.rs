@@ -1,6 +1,7 @@
 //! The code a probe puts at its sites, per site kind: a line, an entry or
 //! a field write pushes its columns and calls the helper's `hit`; an exit
-//! takes the time at entry into a new local, calls `exit` before every
+//! takes the helper's `start()` (the time, when a record may follow) at
+//! entry into a new local, calls `exit` before every
 //! return and, from a catch-all handler after the code, `threw` before
 //! rethrowing. Where the blocks go into the method is [`super::rewrite`]'s
 //! business.
@@ -90,7 +91,7 @@ fn exit_sites(
     let (pushes, push_slots) = pushes(class, plan)?;
     let exit = method_ref(class, &spec.helper, "exit", &exit_descriptor(plan))?;
     let threw = method_ref(class, &spec.helper, "threw", &threw_descriptor(plan))?;
-    let nano = method_ref(class, "java/lang/System", "nanoTime", "()J")?;
+    let start = method_ref(class, &spec.helper, super::START, "()J")?;
     let Some(ci) = code_of(&class.methods[mi].attributes) else {
         return Err(Refusal::NoCode {
             method: String::new(),
@@ -123,9 +124,10 @@ fn exit_sites(
             },
         );
     }
-    // Entry: take the time; branches back to the start skip it. A method
-    // whose first instruction returns keeps that return's block after it.
-    let mut entry = vec![Instruction::Invokestatic(nano), Kind::Long.store(t0)];
+    // Entry: take the start time; branches back to the start skip it. A
+    // method whose first instruction returns keeps that return's block
+    // after it.
+    let mut entry = vec![Instruction::Invokestatic(start), Kind::Long.store(t0)];
     if let Some(b) = blocks.remove(&0) {
         entry.extend(b.code);
     }

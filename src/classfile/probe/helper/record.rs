@@ -1,7 +1,10 @@
-//! The helper's record method, `rec(cols, duration)`: counts the call,
-//! times about one call in 1024, filters by duration and condition, claims
-//! a ring slot, writes the record, publishes it, and catches anything
-//! thrown, so nothing reaches the application.
+//! The helper's record method, `rec(cols, duration, end)`: counts the
+//! call, times about one call in 1024, filters by duration and condition
+//! (counting the passes when something filters), claims a ring slot,
+//! writes the record, publishes it, and catches anything thrown, so
+//! nothing reaches the application. An exit's `end` is its record's time;
+//! a line, an entry or a field write reads the clock for a record only,
+//! never for a call that finds the ring full.
 
 use ristretto_classfile::MethodAccessFlags;
 use ristretto_classfile::attributes::Instruction;
@@ -19,12 +22,13 @@ pub fn rec_descriptor(plan: &Plan) -> String {
         .iter()
         .map(|c| c.kind.param(&c.descriptor))
         .collect();
-    format!("({cols}J)V")
+    format!("({cols}JJ)V")
 }
 
 /// The constants `rec` uses, added to the pool in one fixed order.
 struct RecRefs {
     calls: u16,
+    passed: u16,
     increment: u16,
     tlr_current: u16,
     next_int: u16,
@@ -52,6 +56,7 @@ impl RecRefs {
     fn add(g: &mut Gen) -> Result<RecRefs, Refusal> {
         Ok(RecRefs {
             calls: g.own(field::CALLS, "Ljava/util/concurrent/atomic/LongAdder;")?,
+            passed: g.own(field::PASSED, "Ljava/util/concurrent/atomic/LongAdder;")?,
             increment: g.mref(LA, "increment", "()V")?,
             tlr_current: g.mref(
                 "java/util/concurrent/ThreadLocalRandom",
@@ -81,12 +86,13 @@ impl RecRefs {
     }
 }
 
-/// `rec`'s locals after its parameters: the duration parameter, the
-/// sampled start time, the record number, its ring slot, a caught
-/// exception.
+/// `rec`'s locals after its parameters: the duration and end time
+/// parameters, the sampled start time, the record number, its ring slot,
+/// a caught exception.
 #[derive(Clone, Copy)]
 struct RecLocals {
     dur: u16,
+    end: u16,
     t: u16,
     n: u16,
     slot: u16,
@@ -113,10 +119,11 @@ pub fn rec(
     let p: u16 = plan.columns.iter().map(|c| c.kind.slots()).sum();
     let l = RecLocals {
         dur: p,
-        t: p + 2,
-        n: p + 4,
-        slot: p + 6,
-        e: p + 7,
+        end: p + 2,
+        t: p + 4,
+        n: p + 6,
+        slot: p + 8,
+        e: p + 9,
     };
     let ring = Ring { cap, pw, rw };
     let r = RecRefs::add(g)?;
@@ -149,6 +156,17 @@ pub fn rec(
         let env = cond::Env::of(plan, 0);
         cond::compile(&mut a, &mut g.cp, c, &env, done)?;
     }
+    if spec.filters() {
+        a.op(I::Getstatic(r.passed));
+        a.op(I::Invokevirtual(r.increment));
+    }
+    if spec.site == Site::Exit {
+        // A call that began at a full ring was not timed: a drop.
+        a.op(Kind::Long.load(l.dur));
+        a.op(I::Lconst_0);
+        a.op(I::Lcmp);
+        a.jump(I::Iflt, done);
+    }
     a.op(I::Invokestatic(r.claim));
     a.op(Kind::Long.store(l.n));
     a.op(Kind::Long.load(l.n));
@@ -161,7 +179,7 @@ pub fn rec(
     a.op(I::L2i);
     a.op(Kind::Int.store(l.slot));
     store_columns(g, &mut a, plan, &r, l, ring)?;
-    publish(&mut a, &r, l, done);
+    publish(&mut a, &r, l, spec.site == Site::Exit, done);
     a.bind(done);
     cost_and_errors(&mut a, &r, l, ret, handler);
     a.handler(try_from, done, handler, 0);
@@ -226,12 +244,17 @@ fn store_columns(
     Ok(())
 }
 
-/// The record's time, duration and thread, then its sequence number
-/// (which makes it visible to the drain), then the trap when suspending.
-fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, done: Label) {
+/// The record's time (an exit's end time, else the clock read now),
+/// duration and thread, then its sequence number (which makes it visible
+/// to the drain), then the trap when suspending.
+fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, timed: bool, done: Label) {
     a.op(I::Getstatic(r.times));
     a.op(Kind::Int.load(l.slot));
-    a.op(I::Invokestatic(r.nano));
+    if timed {
+        a.op(Kind::Long.load(l.end));
+    } else {
+        a.op(I::Invokestatic(r.nano));
+    }
     a.op(I::Lastore);
     a.op(I::Getstatic(r.durs));
     a.op(Kind::Int.load(l.slot));
