@@ -368,6 +368,9 @@ pub struct ProbeMeter {
     pub pause_us: AtomicU64,
     /// The lease lapsed (the probe turned itself off) and was renewed.
     pub lapses: AtomicU64,
+    /// Drain rounds that failed (the JVM refused a read): their records
+    /// stay in the ring for the next round, or are counted as drops.
+    pub drain_failures: AtomicU64,
 }
 
 /// A probe's cost, as listings show it.
@@ -380,6 +383,7 @@ pub struct ProbeCost {
     pub ns_per_call: Option<u64>,
     pub pause_us: u64,
     pub lapses: u64,
+    pub drain_failures: u64,
 }
 
 impl ProbeMeter {
@@ -392,6 +396,7 @@ impl ProbeMeter {
             ns_per_call: (samples > 0).then(|| self.cost_ns.load(Ordering::Relaxed) / samples),
             pause_us: self.pause_us.load(Ordering::Relaxed),
             lapses: self.lapses.load(Ordering::Relaxed),
+            drain_failures: self.drain_failures.load(Ordering::Relaxed),
         }
     }
 }

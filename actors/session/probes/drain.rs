@@ -79,7 +79,16 @@ pub fn spawn_drain(session: SessionHandle, probes: Arc<Probes>) {
                             .await;
                     }
                     Err(e) if e.is_gone() => return,
-                    Err(_) => {}
+                    Err(e) => {
+                        // Counted where the listing shows it, and logged:
+                        // a drain that keeps failing is otherwise silent.
+                        tracing::warn!(probe = %id, error = %e, "a probe's drain round failed");
+                        probe
+                            .stats
+                            .probe
+                            .drain_failures
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
             }
         }

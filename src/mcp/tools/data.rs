@@ -154,6 +154,8 @@ pub struct ProbeMeter {
     /// The redefinition that armed it.
     pub pause_ms: f64,
     pub lease_lapses: u64,
+    /// Drain rounds that failed.
+    pub drain_failures: u64,
 }
 
 /// What the overhead guard measured when it paused a stop point.

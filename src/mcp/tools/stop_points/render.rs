@@ -293,6 +293,12 @@ fn probe_line(c: &crate::actors::ProbeCost) -> String {
     if c.lapses > 0 {
         s.push_str(&format!("; its lease lapsed {} times", c.lapses));
     }
+    if c.drain_failures > 0 {
+        s.push_str(&format!(
+            "; {} drain rounds failed (the server log says why)",
+            c.drain_failures
+        ));
+    }
     s
 }
 
@@ -474,6 +480,7 @@ pub fn point_data(p: &PointView) -> data::Point {
             ns_per_call: c.ns_per_call,
             pause_ms: c.pause_us as f64 / 1000.0,
             lease_lapses: c.lapses,
+            drain_failures: c.drain_failures,
         }),
         stopped_by_errors: p.stopped_by_errors,
         notes: arm_notes(&p.notes),
