@@ -17,6 +17,7 @@ mod mcp_surface;
 mod members;
 mod memory;
 mod middle;
+mod packaging;
 mod probe_refusals;
 mod probe_verify;
 mod probes;

@@ -429,33 +429,20 @@ fn a_session_exports_one_trace_per_tool_call_with_its_jdwp_round_trips() {
 
 // ---- the real collector -----------------------------------------------------------------------
 
-/// rotel, or `None` outside CI when it is not installed. Under CI a missing rotel fails.
-fn rotel_or_skip() -> Option<std::path::PathBuf> {
-    match rotel_binary() {
-        Some(path) => Some(path),
-        None if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") => panic!(
-            "rotel is not installed: `pip install --pre rotel` and point ROTEL at its rotel-agent \
-             (.ci/run does) — the end-to-end telemetry check never skips under CI"
-        ),
-        None => {
-            #[allow(clippy::print_stderr)] // the only way to say a local run skipped this check
-            {
-                eprintln!(
-                    "SKIPPED: rotel not found (set ROTEL or put rotel on PATH); the end-to-end \
-                     collector check runs under CI"
-                );
-            }
-            None
-        }
-    }
+/// rotel; a missing one fails the test, which never skips.
+fn rotel_agent() -> std::path::PathBuf {
+    rotel_binary().unwrap_or_else(|| {
+        panic!(
+            "rotel is not installed: `cargo xtask setup` installs it (pip install \
+             rotel==0.0.1a15), or point ROTEL at its rotel-agent — the end-to-end telemetry \
+             check never skips"
+        )
+    })
 }
 
 #[test]
 fn the_shipped_binary_exports_to_a_real_collector_over_grpc_and_http() {
-    let Some(binary) = rotel_or_skip() else {
-        return;
-    };
-    let rotel = Rotel::start(&binary);
+    let rotel = Rotel::start(&rotel_agent());
     for (protocol, endpoint) in [
         ("grpc", rotel.grpc_endpoint()),
         ("http/protobuf", rotel.http_endpoint()),
