@@ -129,6 +129,20 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Waits for the task to end and returns its result's text; panics
+    /// unless it completed.
+    async fn completed(&self, id: &str, what: &str) -> String {
+        let done = self
+            .until(id, WAIT, what, |t| t.task.status.is_terminal())
+            .await;
+        let TaskPayload::Completed { result } = &done.payload else {
+            panic!("{what}: the task did not complete: {done:?}")
+        };
+        text_of(&Value::Object(result.clone()))
+    }
+}
+
 fn text_of(result: &Value) -> String {
     result["content"]
         .as_array()
@@ -195,15 +209,7 @@ fn a_wait_declared_as_a_task_completes_with_the_hit_and_a_suspending_dump_runs_a
             )
             .await;
         assert!(armed.contains("ARMED"), "{armed}");
-        let done = client
-            .until(&wait, WAIT, "the wait completes", |t| {
-                t.task.status.is_terminal()
-            })
-            .await;
-        let TaskPayload::Completed { result } = &done.payload else {
-            panic!("the wait should complete: {done:?}")
-        };
-        let hit = text_of(&Value::Object(result.clone()));
+        let hit = client.completed(&wait, "the wait completes").await;
         assert!(hit.starts_with("[event] seq="), "{hit}");
         assert!(hit.contains("stop=bp_1"), "{hit}");
         assert!(hit.contains(&format!("Orders.loop:{line}")), "{hit}");
@@ -212,15 +218,7 @@ fn a_wait_declared_as_a_task_completes_with_the_hit_and_a_suspending_dump_runs_a
         let dump = client
             .task("debug_thread_dump", json!({"suspend": true}))
             .await;
-        let done = client
-            .until(&dump, WAIT, "the dump completes", |t| {
-                t.task.status.is_terminal()
-            })
-            .await;
-        let TaskPayload::Completed { result } = &done.payload else {
-            panic!("the dump should complete: {done:?}")
-        };
-        let text = text_of(&Value::Object(result.clone()));
+        let text = client.completed(&dump, "the dump completes").await;
         assert!(text.contains("orders-a"), "{text}");
         // A call that does not run long stays plain for the same client.
         client
@@ -237,15 +235,7 @@ fn a_wait_declared_as_a_task_completes_with_the_hit_and_a_suspending_dump_runs_a
         let heap = client
             .task("debug_heap", json!({"kind": "histogram", "top": 3}))
             .await;
-        let done = client
-            .until(&heap, WAIT, "the histogram completes", |t| {
-                t.task.status.is_terminal()
-            })
-            .await;
-        let TaskPayload::Completed { result } = &done.payload else {
-            panic!("the histogram should complete: {done:?}")
-        };
-        let text = text_of(&Value::Object(result.clone()));
+        let text = client.completed(&heap, "the histogram completes").await;
         assert!(text.contains("heap walk"), "{text}");
         let _ = client.service.cancel().await;
     });
@@ -438,15 +428,7 @@ fn a_reload_cancelled_while_javac_runs_sends_nothing_and_one_left_alone_installs
         // The same reload, left to run, installs the edit.
         std::fs::write(gate.join("open"), b"").expect("open the gate");
         let second = client.task("debug_reload_class", reload).await;
-        let done = client
-            .until(&second, WAIT, "the reload completes", |t| {
-                t.task.status.is_terminal()
-            })
-            .await;
-        let TaskPayload::Completed { result } = &done.payload else {
-            panic!("the reload should complete: {done:?}")
-        };
-        let text = text_of(&Value::Object(result.clone()));
+        let text = client.completed(&second, "the reload completes").await;
         assert!(text.contains("Reloaded Swap"), "{text}");
         let since = jvm.line_count();
         jvm.wait_for_line_since(since, |l| l == "swap v1 35 h", WAIT);
