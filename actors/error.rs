@@ -523,6 +523,8 @@ pub enum ProbeRefusal {
     },
     #[error("no thread could run the helper's set-up: {0}")]
     NoThread(String),
+    #[error("the suspending probe's trap could not be set, so the probe was taken out again: {0}")]
+    Trap(String),
     #[error(transparent)]
     Jdwp(#[from] JdwpError),
 }

@@ -14,6 +14,7 @@ pub mod ctx;
 pub mod dispatch;
 pub mod dropped;
 pub mod hit;
+pub mod landings;
 pub mod log;
 
 use std::sync::Arc;

@@ -205,6 +205,18 @@ pub enum StopPointsMsg {
     },
     /// The counters of one stop point.
     Stats(String, RpcReplyPort<Option<Arc<routes::Stats>>>),
+    /// Hands a paused wire stop point to the probe put in for it.
+    BecomeProbe {
+        id: String,
+        note: ArmNote,
+        reply: RpcReplyPort<bool>,
+    },
+    /// Sets (or takes out) a suspending probe's trap breakpoint.
+    Trap {
+        id: String,
+        at: Option<crate::jdwp::Location>,
+        reply: RpcReplyPort<Result<(), ArmError>>,
+    },
 }
 
 /// A typed handle on the StopPoints actor, plus the table it publishes.
@@ -317,6 +329,28 @@ impl StopPointsHandle {
             reply,
         })
         .unwrap_or(false)
+    }
+
+    /// Hands a paused wire stop point to the probe the session put in for
+    /// it (false: it is gone or still armed on the wire).
+    pub async fn become_probe(&self, id: &str, note: ArmNote) -> bool {
+        ractor::call!(self.actor, |reply| StopPointsMsg::BecomeProbe {
+            id: id.to_string(),
+            note,
+            reply,
+        })
+        .unwrap_or(false)
+    }
+
+    /// Routes a suspending probe's hits from the breakpoint at `at`, its
+    /// helper's trap (`None`: the probe is out, the trap goes too).
+    pub async fn trap(&self, id: &str, at: Option<crate::jdwp::Location>) -> Result<(), ArmError> {
+        ractor::call!(self.actor, |reply| StopPointsMsg::Trap {
+            id: id.to_string(),
+            at,
+            reply,
+        })
+        .unwrap_or_else(|_| Err(ArmError::Internal("the stop points actor is gone")))
     }
 
     /// One stop point as the listing shows it.
@@ -447,6 +481,12 @@ impl Actor for StopPoints {
                 reply,
             } => {
                 let _ = reply.send(book.mark(&id, state, spec.map(|s| *s)));
+            }
+            StopPointsMsg::BecomeProbe { id, note, reply } => {
+                let _ = reply.send(book.become_probe(&id, note));
+            }
+            StopPointsMsg::Trap { id, at, reply } => {
+                let _ = reply.send(book.trap(&id, at).await);
             }
         }
         Ok(())

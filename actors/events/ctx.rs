@@ -1,7 +1,8 @@
 //! What event dispatch and its capture tasks share: the connection, the
 //! caches, the stop points and the log, and what it remembers across hits
 //! (`Memo`, one plain struct behind one lock, taken for a step at a time).
-//! The lowest floor of `events/`: it imports none of its neighbours. The
+//! The lowest floor of `events/` but one: of its neighbours it imports only
+//! `landings`, which imports none. The
 //! walk from an event to its snapshot starts at `dispatch.rs`; the reads it
 //! makes are `Ctx`'s methods in `capture.rs`.
 
@@ -12,6 +13,7 @@ use tokio::sync::{OnceCell, Semaphore};
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
+use crate::actors::events::landings::Landings;
 use crate::actors::events::log::EventLog;
 use crate::actors::jvm::classes::{ClassCache, Variables};
 use crate::actors::link::SessionLink;
@@ -131,6 +133,8 @@ pub struct Ctx {
     /// Taken while deciding whether a hit kept for the agent finds the VM
     /// held already (`dispatch/stack.rs`).
     pub agent_stops: tokio::sync::Mutex<()>,
+    /// Steps out of a suspending probe's trap, awaiting their events.
+    pub(in crate::actors::events) landings: Landings,
 }
 
 impl Ctx {
@@ -151,6 +155,7 @@ impl Ctx {
             throwable: OnceCell::new(),
             memo: Mutex::new(Memo::default()),
             agent_stops: tokio::sync::Mutex::new(()),
+            landings: Landings::default(),
         }
     }
 }

@@ -33,6 +33,7 @@ mod decide;
 mod details;
 mod guard;
 mod held;
+mod land;
 mod plan;
 mod record;
 mod stack;
@@ -59,6 +60,10 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
         release(ctx, SuspendPolicy::EventThread, thread).await;
     }
     let Some(composite) = claim.rest else {
+        return;
+    };
+    // So are the steps out of a suspending probe's trap (`land`).
+    let Some(composite) = ctx.landings.claim(composite) else {
         return;
     };
     let routes = settled_routes(ctx, &composite).await;

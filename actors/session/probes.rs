@@ -13,6 +13,8 @@ mod drain;
 mod install;
 mod leftovers;
 mod restore;
+mod switch;
+mod trap;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -23,6 +25,8 @@ pub use drain::spawn_drain;
 pub use install::{install, probe_site};
 pub use leftovers::{Leftover, restore_leftovers};
 pub use restore::{remove, restore_all};
+pub use switch::spawn_switcher;
+pub use trap::sync_trap;
 
 use crate::actors::lock::lock;
 use crate::actors::stop_points::routes::Stats;
@@ -76,6 +80,9 @@ pub struct Live {
     /// Its stop point's trace settings (`max_hits`, value length).
     pub max_hits: u32,
     pub max_length: usize,
+    /// A suspending stop point's probe: its hits reach the agent through
+    /// the trap, and its records (which hold nothing) are not traces.
+    pub suspends: bool,
     /// What earlier helpers of the same stop point counted (a toggle or an
     /// update installs a new one, whose counters start at zero).
     pub base: Counted,

@@ -28,6 +28,7 @@ impl SessionHandle {
             self.probes().set_leftovers(left);
         }
         probes::spawn_drain(self.clone(), self.probes().clone());
+        probes::spawn_switcher(self.clone());
     }
 
     /// Classes an earlier jvmscope had instrumented, restored at attach.
@@ -43,7 +44,7 @@ impl SessionHandle {
         spec: StopPointSpec,
         max_classes: usize,
     ) -> Result<ArmReport, ArmError> {
-        if spec.engine == Engine::Wire {
+        if spec.engine == Engine::Wire || (spec.engine == Engine::Auto && wire_suits(&spec)) {
             return self.arm_wire(spec, max_classes, Vec::new()).await;
         }
         let fits = probe_site(&spec).and_then(|_| {
@@ -95,6 +96,7 @@ impl SessionHandle {
         let installed = probes::install(self, self.probes(), &pending, spec, stats.clone()).await?;
         let notes = vec![ArmNote::ProbeArmed {
             pause_us: installed.pause.as_micros() as u64,
+            suspends: suspends(spec),
         }];
         let (report, registry_stats) = match self.stop_points().adopt(spec.clone(), notes).await {
             Ok(r) => r,
@@ -123,6 +125,11 @@ impl SessionHandle {
             std::sync::atomic::Ordering::Relaxed,
         );
         self.probes().rename(&pending, &id, registry_stats);
+        if let Err(e) = probes::sync_trap(self, &id).await {
+            // A suspending probe without its trap would never stop: out.
+            let _ = self.clear_stop(&id).await;
+            return Err(ProbeRefusal::Trap(e.to_string()));
+        }
         Ok(report)
     }
 
@@ -163,11 +170,14 @@ impl SessionHandle {
                 probes::install(self, self.probes(), id, &point.spec, registry_stats).await?;
             notes.push(ArmNote::ProbeArmed {
                 pause_us: installed.pause.as_micros() as u64,
+                suspends: suspends(&point.spec),
             });
             self.stop_points().mark(id, StopState::Armed).await;
+            probes::sync_trap(self, id).await?;
         } else if !want && is_on {
             probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
             self.stop_points().mark(id, StopState::Disabled).await;
+            probes::sync_trap(self, id).await?;
         }
         let point = self.stop_points().view(id).await;
         Ok(ToggleReport {
@@ -220,6 +230,7 @@ impl SessionHandle {
                 done.map(|i| {
                     vec![ArmNote::ProbeArmed {
                         pause_us: i.pause.as_micros() as u64,
+                        suspends: suspends(&spec),
                     }]
                 })
                 .unwrap_or_default()
@@ -241,6 +252,7 @@ impl SessionHandle {
             StopState::Disabled
         };
         self.stop_points().mark_as(id, state, Some(spec)).await;
+        probes::sync_trap(self, id).await?;
         let point = self.stop_points().view(id).await;
         Ok(ArmReport {
             point,
@@ -248,6 +260,19 @@ impl SessionHandle {
             notes,
         })
     }
+}
+
+/// A suspending stop point with no condition on a line or an entry: it
+/// stops at the first hit, so a probe would only add a redefinition; the
+/// wire's breakpoint serves it (`auto`). With a condition, only passing
+/// hits should reach the wire; at an exit or a field write, the wire would
+/// run every thread interpreted: a probe serves those.
+fn wire_suits(spec: &StopPointSpec) -> bool {
+    suspends(spec) && spec.filters.condition.is_none() && !interprets(&spec.target)
+}
+
+fn suspends(spec: &StopPointSpec) -> bool {
+    matches!(spec.mode, crate::model::stop_point::Mode::Suspend)
 }
 
 /// What the wire cannot serve at all: timing a call needs the probe's

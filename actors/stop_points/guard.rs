@@ -15,6 +15,9 @@ use crate::model::stop_point::StopPointId;
 pub struct Paused {
     pub id: StopPointId,
     pub over: Overspent,
+    /// Instead of staying paused, it was switched from the wire to a probe
+    /// whose redefinition paused the JVM this long (µs).
+    pub switched: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -22,6 +25,9 @@ pub struct Guard {
     budgets: Budgets,
     session: Mutex<Meter>,
     untold: Mutex<Vec<Paused>>,
+    /// Who decides what a pause becomes (the session, which can switch a
+    /// wire stop point to a probe) before it is told.
+    handoff: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Paused>>>,
 }
 
 impl Guard {
@@ -58,14 +64,34 @@ impl Guard {
             .share(super::routes::since_origin(now))
     }
 
-    /// A pause to tell the agent in the next reply. After it the session's
-    /// meter restarts: what the paused stop point cost is behind us.
+    /// A pause to tell the agent in the next reply (once the handoff, if
+    /// any, has decided what it becomes). After it the session's meter
+    /// restarts: what the paused stop point cost is behind us.
     pub fn paused(&self, p: Paused) {
         if let Ok(mut m) = self.session.lock() {
             m.reset();
         }
+        let p = match self.handoff.lock() {
+            Ok(h) => match h.as_ref().map(|tx| tx.send(p.clone())) {
+                Some(Ok(())) => return,
+                _ => p,
+            },
+            Err(_) => p,
+        };
+        self.tell(p);
+    }
+
+    /// Queues a pause (or a switch) for the next reply.
+    pub fn tell(&self, p: Paused) {
         if let Ok(mut u) = self.untold.lock() {
             u.push(p);
+        }
+    }
+
+    /// Hands every pause to `tx` before it is told.
+    pub fn hand_pauses_to(&self, tx: tokio::sync::mpsc::UnboundedSender<Paused>) {
+        if let Ok(mut h) = self.handoff.lock() {
+            *h = Some(tx);
         }
     }
 

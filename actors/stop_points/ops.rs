@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::jvm::classes::ClassCache;
-use crate::jdwp::{ErrorCode, EventKind, Modifier, SuspendPolicy, TaggedTypeId};
+use crate::jdwp::{ErrorCode, EventKind, Location, Modifier, SuspendPolicy, TaggedTypeId};
 use crate::model::stop_point::{ArmNote, FamilyId, MonitorKind, StopPointSpec, StopState, Target};
 
 use super::arm::{
@@ -136,6 +136,68 @@ impl Book {
             }
             _ => false,
         }
+    }
+
+    /// Hands a wire stop point (paused, its requests cleared) to the probe
+    /// the session put in for it: armed, holding no request, its guard
+    /// restarted, its counters kept. False when it is gone or still holds
+    /// requests.
+    pub fn become_probe(&mut self, id: &str, note: ArmNote) -> bool {
+        let Some(p) = self.reg.point_mut(id) else {
+            return false;
+        };
+        if !p.requests.is_empty() || p.watch.is_some() || p.family.is_some() {
+            return false;
+        }
+        p.probe = true;
+        p.state = StopState::Armed;
+        p.stats.restart_guard();
+        p.note(note);
+        true
+    }
+
+    /// Points a suspending probe's stop point at its trap: the breakpoint
+    /// in the probe helper's trap method (held at EVENT_THREAD, routed as
+    /// a trap), or none (the probe went out). An earlier trap is cleared.
+    pub async fn trap(&mut self, id: &str, at: Option<Location>) -> Result<(), ArmError> {
+        let Some(p) = self.reg.point_mut(id) else {
+            return Err(unknown(id));
+        };
+        if !p.probe {
+            return Err(ArmError::Internal("a trap on a stop point no probe serves"));
+        }
+        p.set_trap(at.is_some());
+        let window = self.io.table.arming();
+        let old = self.reg.strip(id);
+        self.publish();
+        clear_all(&self.io.conn, &old).await;
+        let Some(location) = at else {
+            return Ok(());
+        };
+        let planned = Planned {
+            kind: EventKind::Breakpoint,
+            modifiers: vec![Modifier::LocationOnly { location }],
+            location: Some(location),
+        };
+        let keys = set_all(
+            &self.io.conn,
+            std::slice::from_ref(&planned),
+            SuspendPolicy::EventThread,
+            &[],
+        )
+        .await?;
+        let held = keys
+            .into_iter()
+            .map(|key| Held {
+                key,
+                class: Some(location.class),
+                jvm_count: false,
+            })
+            .collect();
+        self.reg.add_requests(id, held);
+        self.publish();
+        drop(window);
+        Ok(())
     }
 
     /// Arms a registered stop point from its definition (a new one, or a

@@ -64,8 +64,11 @@ pub struct Point {
     /// Warnings and refusals seen while arming, newest last (bounded).
     pub notes: Vec<ArmNote>,
     /// A probe in the class's bytecode serves it (the session installs
-    /// and removes it); it holds no JDWP request.
+    /// and removes it); it holds no JDWP request but, when it suspends,
+    /// the breakpoint in its probe's trap.
     pub probe: bool,
+    /// Its requests are a suspending probe's trap (see [`Target::trap`]).
+    trap: bool,
     target: Arc<Target>,
 }
 
@@ -80,6 +83,7 @@ impl Point {
             spec: spec.clone(),
             stats: stats.clone(),
             count_here: None,
+            trap: false,
         });
         Self {
             id,
@@ -94,6 +98,7 @@ impl Point {
             count_mode: None,
             notes: Vec::new(),
             probe: false,
+            trap: false,
             target,
         }
     }
@@ -102,8 +107,11 @@ impl Point {
     /// its requests must be refreshed (the registry does it).
     fn retarget(&mut self) {
         // The same definition keeps its compiled expressions: a re-arm
-        // parses nothing.
-        let exprs = if Arc::ptr_eq(&self.target.spec, &self.spec) {
+        // parses nothing. A trap's condition ran in the JVM already.
+        let trap = self.trap;
+        let exprs = if trap {
+            Arc::new(StopExprs::default())
+        } else if Arc::ptr_eq(&self.target.spec, &self.spec) && !self.target.trap {
             self.target.exprs.clone()
         } else {
             Arc::new(StopExprs::of(&self.spec))
@@ -115,7 +123,15 @@ impl Point {
             spec: self.spec.clone(),
             stats: self.stats.clone(),
             count_here: self.count_here,
+            trap,
         });
+    }
+
+    /// Routes its hits as a suspending probe's trap (or not), as of its
+    /// current definition.
+    pub fn set_trap(&mut self, trap: bool) {
+        self.trap = trap;
+        self.retarget();
     }
 
     pub fn note(&mut self, note: ArmNote) {

@@ -54,6 +54,11 @@ pub struct Target {
     pub stats: Arc<Stats>,
     /// The hit count is checked here (several requests share one count).
     pub count_here: Option<u32>,
+    /// Its hits arrive in a suspending probe's trap (a method of the
+    /// probe's helper): the condition already passed in the JVM, and the
+    /// hit thread steps back out into the probed method before anything
+    /// is read or reported.
+    pub trap: bool,
 }
 
 /// What a request is for: one row of the table.

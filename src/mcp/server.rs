@@ -112,7 +112,10 @@ impl JvmScope {
                     "[OVERHEAD] session {}: stop point {} {}",
                     session.id(),
                     p.id.0,
-                    super::tools::stop_points::render::paused_text(&p.over)
+                    match p.switched {
+                        Some(us) => super::tools::stop_points::render::switched_text(&p.over, us),
+                        None => super::tools::stop_points::render::paused_text(&p.over),
+                    }
                 )));
             }
         }

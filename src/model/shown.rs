@@ -245,6 +245,9 @@ pub enum HitNote {
     /// Matched on the hit thread, then the VM was suspended: other threads
     /// ran for one round trip.
     Escalated,
+    /// A suspending probe's condition matched in the JVM; the hit thread
+    /// stepped out of the probe's helper, then the VM was suspended.
+    EscalatedFromProbe,
     /// The condition gave neither true nor false: nothing was suspended.
     Undecided,
     /// A resume released its thread before the agent read the event.

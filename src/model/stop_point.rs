@@ -612,6 +612,13 @@ pub enum ArmNote {
     /// paused its threads this long.
     ProbeArmed {
         pause_us: u64,
+        /// A suspending stop point: passing hits stop in the probe's trap.
+        suspends: bool,
+    },
+    /// The overhead guard would have paused it on the wire; a probe took
+    /// it over instead (its redefinition paused the JVM this long).
+    SwitchedByGuard {
+        pause_us: u64,
     },
     /// `engine: "auto"` chose the wire: why no probe could go.
     WireChosen {

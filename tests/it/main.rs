@@ -19,6 +19,8 @@ mod memory;
 mod middle;
 mod packaging;
 mod probe_refusals;
+mod probe_suspend;
+mod probe_switch;
 mod probe_verify;
 mod probes;
 mod questions;

@@ -589,13 +589,14 @@ fn where_a_probe_cannot_go_it_is_refused_with_the_reason() {
             "not loaded",
         ),
         (
-            "a suspending stop point",
+            "a hit count",
             {
                 let mut args = json!({"kind": "line", "class_pattern": LEDGER, "line": line, "engine": "probe"});
                 args["trace"] = json!(false);
+                args["hit_count"] = json!(3);
                 server.call("debug_set_stop", args).expect_tool_error().text
             },
-            "suspending",
+            "hit count",
         ),
     ];
     for (what, text, reason) in &cases {

@@ -117,7 +117,7 @@ fn detail<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 /// Clears every stop point, then checks that no thread of the JVM stays
 /// suspended (a capture in flight finishes within moments; a thread we
 /// forgot would stay suspended for ever).
-fn assert_all_running(server: &Server) {
+pub(crate) fn assert_all_running(server: &Server) {
     let listing = ok(server, "debug_list_stop_points", json!({}));
     let data = listing.json();
     for f in data["families"].as_array().cloned().unwrap_or_default() {

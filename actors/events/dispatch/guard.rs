@@ -76,6 +76,7 @@ fn pause(ctx: &Ctx, t: &RouteTarget, over: Overspent) {
     ctx.stops.guard().paused(Paused {
         id: t.id.clone(),
         over,
+        switched: None,
     });
     let stops = ctx.stops.clone();
     let id = t.id.0.clone();

@@ -11,6 +11,7 @@ use futures::future::{Either, join_all};
 
 use super::decide::decide;
 use super::guard;
+use super::land::land;
 use super::plan::{CapturePlan, Hold, Read, Reads, Sharing, Snapshot};
 use super::stack::{self, Ended};
 use crate::actors::connection::burst::Burst;
@@ -40,6 +41,10 @@ pub(super) async fn held(
     received: Instant,
     early: Option<(usize, FramesReply)>,
 ) {
+    // A suspending probe's hit first steps out of the probe's helper.
+    let Some(members) = land(ctx, thread, members).await else {
+        return;
+    };
     let hit = Hit {
         ctx,
         thread,

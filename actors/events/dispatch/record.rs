@@ -180,6 +180,9 @@ impl Hit<'_> {
             || (hold == Hold::Keep
                 && self.policy == SuspendPolicy::EventThread
                 && ctx.session.bus.resumed_since(self.received));
+        if m.target.trap && note == Some(HitNote::Escalated) {
+            note = Some(HitNote::EscalatedFromProbe);
+        }
         if suspended != SuspendPolicy::None && released {
             suspended = SuspendPolicy::None;
             note = Some(HitNote::ReleasedUnread);

@@ -81,7 +81,7 @@ pub(in crate::actors) async fn take(
     session: &SessionHandle,
     want: Option<ThreadId>,
 ) -> Result<Seat, SessionError> {
-    let event = session.event_threads().await;
+    let event = held_by_events(session).await;
     let chosen = match want {
         Some(t) => t,
         None => match event.first() {
@@ -130,6 +130,22 @@ pub(in crate::actors) async fn take(
             ..ctx
         },
     })
+}
+
+/// The threads the ledger says events hold, less any that is running
+/// after all (a class load's thread that the stop points released once
+/// they had armed the new class: the ledger is forgotten then).
+async fn held_by_events(session: &SessionHandle) -> Vec<ThreadId> {
+    let mut held = Vec::new();
+    for t in session.event_threads().await {
+        let count = session.connection().send(&SuspendCount { thread: t }).await;
+        match count {
+            Ok(n) if n > 0 => held.push(t),
+            Ok(_) => session.ledger().forget_event_threads(Some(t)),
+            Err(_) => {}
+        }
+    }
+    held
 }
 
 impl Seat {

@@ -292,7 +292,15 @@ async fn hand_on(
     let budget = u64::from(probe.max_hits);
     let captured = probe.stats.captured.load(Ordering::Relaxed);
     let mut spent = Spent::No;
-    for rec in records {
+    if probe.suspends {
+        // Its hits reach the agent through the trap; a record only counts.
+        let passed = records.len() as u64;
+        probe
+            .stats
+            .condition_passed
+            .fetch_add(passed, Ordering::Relaxed);
+    }
+    for rec in records.into_iter().filter(|_| !probe.suspends) {
         if budget > 0 && probe.stats.captured.load(Ordering::Relaxed) >= budget {
             spent = Spent::Yes;
             break;

@@ -42,13 +42,12 @@ pub struct SiteChoice {
 /// read from the JVM), and where it would go.
 pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
     let shape = |shape| ProbeRefusal::Shape {
-        what: "traced lines, method entries and exits, and field writes of one exact class",
+        what: "lines, method entries and exits, and field writes of one exact class",
         shape,
     };
-    let Mode::Trace(trace) = &spec.mode else {
-        return Err(shape("a suspending stop point"));
-    };
-    if !trace.exprs.is_empty() {
+    if let Mode::Trace(trace) = &spec.mode
+        && !trace.exprs.is_empty()
+    {
         return Err(shape("traced with trace_expr"));
     }
     let f = &spec.filters;
@@ -200,6 +199,7 @@ pub async fn install(
     );
     let location = location_of(&choice.class, &probe);
     let trace = spec.trace().cloned().unwrap_or_default();
+    let suspends = matches!(spec.mode, Mode::Suspend);
     let live = Live {
         helper: helper_type,
         helper_name: helper_name_of(&probe),
@@ -210,8 +210,10 @@ pub async fn install(
         location,
         base: Counted::from(&stats),
         stats,
-        max_hits: trace.max_hits,
+        // A suspending one has no trace budget to spend.
+        max_hits: trace.max_hits * u32::from(!suspends),
         max_length: trace.max_length,
+        suspends,
     };
     let class = Instrumented {
         name: choice.class,
@@ -265,7 +267,10 @@ fn probe_spec(
         helper,
         method,
         site,
+        // A suspending probe's records only give its condition the locals
+        // in scope (the agent reads the held thread's frame itself).
         locals: match &trace.locals {
+            _ if matches!(spec.mode, Mode::Suspend) => None,
             crate::model::stop_point::LocalsChoice::All => None,
             crate::model::stop_point::LocalsChoice::None => Some(Vec::new()),
             crate::model::stop_point::LocalsChoice::Only(n) => Some(n.clone()),

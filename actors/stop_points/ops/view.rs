@@ -122,7 +122,7 @@ impl Book {
             invoking: self.io.classes.runaways().taken_by(&p.id.0),
             probe: p
                 .probe
-                .then(|| p.stats.probe.cost(Stats::get(&p.stats.captured))),
+                .then(|| p.stats.probe.cost(Stats::get(&p.stats.condition_passed))),
             locations: p.locations(),
             copies: p.copies.len(),
             loaders: loaders.len(),

@@ -227,6 +227,10 @@ pub fn hit_note(n: &HitNote) -> String {
         HitNote::Escalated => "matched on the hit thread, then the VM was suspended: other \
              threads ran for one round trip"
             .into(),
+        HitNote::EscalatedFromProbe => "matched in the JVM by the probe; the hit thread stepped \
+             back into this method, then the VM was suspended: other threads ran for a few round \
+             trips"
+            .into(),
         HitNote::Stacked => "the VM was already held for another hit, so this hit's own \
              suspension was undone: its thread waits here, and one debug_continue releases both"
             .into(),

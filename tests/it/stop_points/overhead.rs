@@ -23,13 +23,14 @@ fn attached(server: &Server, jvm: &Jvm) {
     ok(server, "debug_attach", json!({"port": jvm.port()}));
 }
 
-/// Arms the never-true condition on the hot line.
+/// Arms the never-true condition on the hot line, over the wire (under
+/// `auto` a probe would serve it, and the guard would have nothing to do).
 fn arm_never_true(server: &Server) -> String {
     let line = line_of("HotPath.java", "hot");
     first_id(&ok(
         server,
         "debug_set_stop",
-        json!({"kind": "line", "class_pattern": "HotPath", "line": line, "condition": "cents == 12345"}),
+        json!({"kind": "line", "class_pattern": "HotPath", "line": line, "condition": "cents == 12345", "engine": "wire"}),
     ))
 }
 

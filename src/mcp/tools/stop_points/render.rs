@@ -62,9 +62,26 @@ pub fn arm_note(n: &ArmNote) -> String {
             "OVERRIDE: {suspender} suspends the VM at this location, so hits of this trace will \
              suspend the VM too, not just snapshot."
         ),
-        ArmNote::ProbeArmed { pause_us } => format!(
+        ArmNote::ProbeArmed {
+            pause_us,
+            suspends: false,
+        } => format!(
             "PROBE: compiled into the class's bytecode (redefinition paused it {:.1} ms); hits \
              are recorded in the JVM and drained without suspending anything; no callers recorded.",
+            *pause_us as f64 / 1000.0
+        ),
+        ArmNote::ProbeArmed {
+            pause_us,
+            suspends: true,
+        } => format!(
+            "PROBE: compiled into the class's bytecode (redefinition paused it {:.1} ms); the \
+             condition runs in the JVM and only a hit that passes reaches the debugger, which \
+             stops it in this method; the method stays compiled.",
+            *pause_us as f64 / 1000.0
+        ),
+        ArmNote::SwitchedByGuard { pause_us } => format!(
+            "PROBE: the overhead guard found it too costly over the wire and switched it to a \
+             probe compiled into the class (redefinition paused it {:.1} ms)",
             *pause_us as f64 / 1000.0
         ),
         ArmNote::WireChosen { why } => format!("WIRE: no probe: {why}"),
@@ -112,6 +129,10 @@ fn state_text(p: &PointView) -> String {
 
 fn mode_text(p: &PointView) -> String {
     match &p.spec.mode {
+        Mode::Suspend if p.probe.is_some() && p.spec.filters.condition.is_some() => {
+            "suspends the VM on a hit that passes (the condition runs in the JVM)".into()
+        }
+        Mode::Suspend if p.probe.is_some() => "suspends the VM on a hit".into(),
         Mode::Suspend => match p.policy {
             SuspendPolicy::All => "suspends the VM on a hit".into(),
             _ => {
@@ -389,8 +410,28 @@ fn secs(d: std::time::Duration) -> String {
 
 /// Why the overhead guard paused a stop point, and what the agent can do.
 pub fn paused_text(o: &Overspent) -> String {
+    format!(
+        "PAUSED by the overhead guard: {}. Nothing holds a thread for it now; its definition \
+         and counters are kept. debug_update_stop_point kind toggle re-arms it as it is; debug_update_stop_point \
+         with a larger max_overhead (0 = no budget) or a cheaper condition re-arms it changed",
+        measured(o)
+    )
+}
+
+/// What a guard's pause that became a probe says.
+pub fn switched_text(o: &Overspent, pause_us: u64) -> String {
+    format!(
+        "SWITCHED TO A PROBE by the overhead guard: {}. A probe compiled into the class \
+         (redefinition paused it {:.1} ms) serves it now, with the same id, definition and \
+         counters: its condition runs in the JVM, and nothing holds a thread for a hit that fails it",
+        measured(o),
+        pause_us as f64 / 1000.0
+    )
+}
+
+fn measured(o: &Overspent) -> String {
     let window = secs(o.window);
-    let measured = match o.scope {
+    match o.scope {
         Scope::StopPoint => format!(
             "its holds took {} of one thread's time over the last {window} ({} holds; budget {}%)",
             pct(o.share),
@@ -404,12 +445,7 @@ pub fn paused_text(o: &Overspent) -> String {
             o.budget_pct,
             pct(o.own_share)
         ),
-    };
-    format!(
-        "PAUSED by the overhead guard: {measured}. Nothing holds a thread for it now; its definition \
-         and counters are kept. debug_update_stop_point kind toggle re-arms it as it is; debug_update_stop_point \
-         with a larger max_overhead (0 = no budget) or a cheaper condition re-arms it changed"
-    )
+    }
 }
 
 pub fn point_data(p: &PointView) -> data::Point {

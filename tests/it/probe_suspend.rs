@@ -1,0 +1,190 @@
+//! Suspending probes against real JVMs (JDK 17 and Temurin 25): a
+//! suspending stop point with a condition on a hot line is served by a
+//! probe under `auto`, so the condition runs in the JVM and only a passing
+//! hit reaches the wire. The agent then finds the hit thread stopped in the
+//! probed method itself: its frame on top, at the probed line, with the
+//! locals the condition saw. Resuming lets the program run on, and
+//! clearing puts the class's own bytecode back.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::support::java::{Jvm, JvmOpts, fixtures, line_of, temurin25_required};
+use crate::support::mcp::Server;
+use crate::support::poll_until_msg;
+use crate::support::text::event_field;
+
+const WAIT: Duration = Duration::from_secs(30);
+const LEDGER: &str = "ProbeLoad$Ledger";
+
+fn attached(java_home: Option<std::path::PathBuf>) -> (Jvm, Server) {
+    let jvm = Jvm::start(
+        "ProbeLoad",
+        JvmOpts {
+            args: vec!["2".into()],
+            java_home,
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe load started", WAIT);
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"port": jvm.port(), "class_roots": [fixtures().display().to_string()]}),
+        )
+        .expect_ok();
+    (jvm, server)
+}
+
+/// The listing's text for stop point `id` (its header and detail lines).
+fn point(server: &Server, id: &str) -> String {
+    let r = server.call("debug_list_stop_points", json!({})).expect_ok();
+    let mut lines = r
+        .text
+        .lines()
+        .skip_while(|l| !l.starts_with(&format!("{id} ")));
+    let head = lines
+        .next()
+        .unwrap_or_else(|| panic!("no {id} in {}", r.text));
+    std::iter::once(head)
+        .chain(lines.take_while(|l| l.starts_with(' ')))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether the JVM runs other bytecode for the ledger than its class file.
+fn ledger_instrumented(server: &Server) -> bool {
+    let r = server
+        .call(
+            "debug_check_stale",
+            json!({"class_name": LEDGER, "class_roots": [fixtures().display().to_string()], "bytecode": true}),
+        )
+        .expect_ok();
+    assert!(r.text.contains("Bytecode:"), "{}", r.text);
+    r.text.contains("Bytecode: STALE")
+}
+
+fn a_suspending_probe_stops_in_the_probed_method(java_home: Option<std::path::PathBuf>) {
+    let (jvm, server) = attached(java_home);
+    let line = line_of("ProbeLoad.java", "probe-line");
+    let armed = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": LEDGER, "line": line,
+                "condition": "amountCents < 0"}),
+        )
+        .expect_ok();
+    let id = armed.json()["outcomes"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {}", armed.text))
+        .to_string();
+    assert!(armed.text.contains("PROBE: "), "{}", armed.text);
+    assert!(
+        armed.text.contains("condition runs in the JVM"),
+        "{}",
+        armed.text
+    );
+    assert!(ledger_instrumented(&server));
+
+    let hit = server
+        .call("debug_wait_for_event", json!({"timeout_ms": 20000}))
+        .expect_ok();
+    let e = |key| event_field(&hit.text, key).unwrap_or_default();
+    assert_eq!(e("suspended"), "all", "{}", hit.text);
+    assert!(
+        hit.text.contains("matched in the JVM by the probe"),
+        "{}",
+        hit.text
+    );
+    assert!(e("thread_name").starts_with("charger-"), "{}", hit.text);
+    assert!(
+        hit.text.contains(&format!("Ledger.charge:{line}")),
+        "the hit is at the probed line: {}",
+        hit.text
+    );
+    assert!(!hit.text.contains("$$jvmscope$"), "{}", hit.text);
+    // The probed method's own frame is on top, with the condition's local.
+    let stack = server
+        .call("debug_get_stack", json!({"max_frames": 3}))
+        .expect_ok();
+    let top = stack
+        .text
+        .lines()
+        .find(|l| l.starts_with("#0 "))
+        .unwrap_or_else(|| panic!("no top frame: {}", stack.text));
+    assert_eq!(
+        top,
+        format!("#0 ProbeLoad$Ledger.charge:{line}"),
+        "{}",
+        stack.text
+    );
+    assert!(!stack.text.contains("$$jvmscope$"), "{}", stack.text);
+    let amount = server
+        .call("debug_evaluate", json!({"expression": "amountCents"}))
+        .expect_ok();
+    let value: i64 = amount
+        .text
+        .split_whitespace()
+        .find_map(|w| {
+            w.trim_matches(|c: char| !c.is_ascii_digit() && c != '-')
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no number in {}", amount.text));
+    assert!(value < 0, "the condition held at the hit: {}", amount.text);
+
+    // Only passing hits reach the wire: the condition, true about once in
+    // 10,000 calls, ran in the JVM for every call.
+    let p = poll_until_msg(WAIT, "the passing hit counted", || {
+        let p = point(&server, &id);
+        (!p.contains(" 0 passed")).then_some(p)
+    });
+    let count = |after: &str| -> u64 {
+        let at = p.find(after).unwrap_or_else(|| panic!("{after}: {p}"));
+        p[..at]
+            .rsplit(|c: char| !c.is_ascii_digit())
+            .find(|w| !w.is_empty())
+            .and_then(|w| w.parse().ok())
+            .unwrap_or_else(|| panic!("no count before {after}: {p}"))
+    };
+    let (calls, passed) = (count(" calls"), count(" passed"));
+    assert!(p.contains("engine: probe"), "{p}");
+    assert!(
+        calls >= 1000 && passed * 1000 <= calls,
+        "{calls} calls ran the condition in the JVM, {passed} passed: {p}"
+    );
+
+    server.call("debug_continue", json!({})).expect_ok();
+    // The next negative charge stops again.
+    let again = server
+        .call("debug_wait_for_event", json!({"timeout_ms": 20000}))
+        .expect_ok();
+    assert!(
+        again.text.contains(&format!("Ledger.charge:{line}")),
+        "{}",
+        again.text
+    );
+    server
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
+        .expect_ok();
+    server.call("debug_continue", json!({})).expect_ok();
+    assert!(!ledger_instrumented(&server));
+    crate::stop_points::assert_all_running(&server);
+    drop(jvm);
+}
+
+#[test]
+fn a_suspending_probe_stops_in_the_probed_method_jdk17() {
+    a_suspending_probe_stops_in_the_probed_method(None);
+}
+
+#[test]
+fn a_suspending_probe_stops_in_the_probed_method_temurin25() {
+    a_suspending_probe_stops_in_the_probed_method(Some(temurin25_required()));
+}
