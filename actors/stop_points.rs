@@ -29,7 +29,7 @@ use crate::model::overhead::{Budgets, Overspent};
 use crate::model::stop_point::{ArmNote, StopKind, StopPointId, StopPointSpec, StopState};
 
 pub use arm::ArmError;
-pub use guard::{Guard, Paused};
+pub use guard::{Guard, Handoff, Paused};
 use ops::{Book, Io};
 pub use registry::{CountMode, WatchState};
 pub use routes::{Cost, ProbeCost, RequestKey, RouteTable};

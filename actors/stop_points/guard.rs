@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::model::overhead::{Budgets, Meter, Overspent, Scope};
-use crate::model::stop_point::StopPointId;
+use crate::model::stop_point::{StopPointId, StopPointSpec};
 
 /// A stop point paused by the guard, as the next reply tells it.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,8 +26,21 @@ pub struct Guard {
     session: Mutex<Meter>,
     untold: Mutex<Vec<Paused>>,
     /// Who decides what a pause becomes (the session, which can switch a
-    /// wire stop point to a probe) before it is told.
-    handoff: Mutex<Option<tokio::sync::mpsc::UnboundedSender<Paused>>>,
+    /// wire stop point to a probe) before it is told, and which pauses it
+    /// may make good.
+    handoff: Mutex<Option<Handoff>>,
+}
+
+/// Where the pauses of stop points a probe might take over go first.
+pub struct Handoff {
+    pub to: tokio::sync::mpsc::UnboundedSender<Paused>,
+    pub takes: Box<dyn Fn(&StopPointSpec) -> bool + Send + Sync>,
+}
+
+impl std::fmt::Debug for Handoff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Handoff")
+    }
 }
 
 impl Guard {
@@ -67,14 +80,17 @@ impl Guard {
     /// A pause to tell the agent in the next reply (once the handoff, if
     /// any, has decided what it becomes). After it the session's meter
     /// restarts: what the paused stop point cost is behind us.
-    pub fn paused(&self, p: Paused) {
+    pub fn paused(&self, p: Paused, spec: &StopPointSpec) {
         if let Ok(mut m) = self.session.lock() {
             m.reset();
         }
         let p = match self.handoff.lock() {
-            Ok(h) => match h.as_ref().map(|tx| tx.send(p.clone())) {
-                Some(Ok(())) => return,
-                _ => p,
+            Ok(h) => match h.as_ref().filter(|h| (h.takes)(spec)) {
+                Some(h) => match h.to.send(p) {
+                    Ok(()) => return,
+                    Err(back) => back.0,
+                },
+                None => p,
             },
             Err(_) => p,
         };
@@ -88,10 +104,10 @@ impl Guard {
         }
     }
 
-    /// Hands every pause to `tx` before it is told.
-    pub fn hand_pauses_to(&self, tx: tokio::sync::mpsc::UnboundedSender<Paused>) {
+    /// Hands the pauses `handoff` takes to it before they are told.
+    pub fn hand_pauses_to(&self, handoff: Handoff) {
         if let Ok(mut h) = self.handoff.lock() {
-            *h = Some(tx);
+            *h = Some(handoff);
         }
     }
 

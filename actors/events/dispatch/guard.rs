@@ -73,11 +73,14 @@ pub(super) fn took_thread(ctx: &Ctx, t: &RouteTarget, thread: ThreadId) {
 }
 
 fn pause(ctx: &Ctx, t: &RouteTarget, over: Overspent) {
-    ctx.stops.guard().paused(Paused {
-        id: t.id.clone(),
-        over,
-        switched: None,
-    });
+    ctx.stops.guard().paused(
+        Paused {
+            id: t.id.clone(),
+            over,
+            switched: None,
+        },
+        &t.spec,
+    );
     let stops = ctx.stops.clone();
     let id = t.id.0.clone();
     tokio::spawn(async move {

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 
 use super::{install, probe_site, remove, sync_trap};
 use crate::actors::session::SessionHandle;
-use crate::actors::stop_points::Paused;
+use crate::actors::stop_points::{Handoff, Paused};
 use crate::model::stop_point::{ArmNote, Engine};
 
 /// How often the switcher looks whether its session still lives.
@@ -21,7 +21,13 @@ const ALIVE_EVERY: Duration = Duration::from_secs(1);
 /// Takes the guard's pauses for this session from now on.
 pub fn spawn_switcher(session: SessionHandle) {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    session.stop_points().guard().hand_pauses_to(tx);
+    let read_only = session.read_only();
+    session.stop_points().guard().hand_pauses_to(Handoff {
+        to: tx,
+        takes: Box::new(move |spec| {
+            !read_only && spec.engine == Engine::Auto && probe_site(spec).is_ok()
+        }),
+    });
     tokio::spawn(async move {
         loop {
             let paused = match tokio::time::timeout(ALIVE_EVERY, rx.recv()).await {
