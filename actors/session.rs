@@ -10,6 +10,7 @@ pub mod context;
 pub mod control;
 pub mod diagnose;
 pub mod dump;
+mod guard;
 mod handle;
 pub mod heap;
 pub mod holders;

@@ -25,7 +25,7 @@ pub use drain::spawn_drain;
 pub use install::{install, probe_site};
 pub use leftovers::{Leftover, restore_leftovers};
 pub use restore::{remove, restore_all};
-pub use switch::spawn_switcher;
+pub use switch::switch;
 pub use trap::sync_trap;
 
 use crate::actors::lock::lock;

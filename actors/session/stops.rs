@@ -28,7 +28,7 @@ impl SessionHandle {
             self.probes().set_leftovers(left);
         }
         probes::spawn_drain(self.clone(), self.probes().clone());
-        probes::spawn_switcher(self.clone());
+        super::guard::spawn_guard(self.clone());
     }
 
     /// Classes an earlier jvmscope had instrumented, restored at attach.
@@ -284,6 +284,6 @@ fn only_a_probe_can(target: &Target) -> bool {
 
 /// Over the wire, HotSpot runs every thread interpreted while these are
 /// armed (JVMTI method-exit and field-watch events).
-fn interprets(target: &Target) -> bool {
+pub(super) fn interprets(target: &Target) -> bool {
     matches!(target, Target::MethodExit(_) | Target::Field(_))
 }

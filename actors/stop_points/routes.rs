@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::exprs::StopExprs;
 use crate::jdwp::{EventKind, RequestId};
-use crate::model::overhead::{Meter, Overspent, Scope};
+use crate::model::overhead::{INTERPRETED_SHARE, Meter, Overspent, Scope};
 use crate::model::stop_point::{FamilyId, StopPointId, StopPointSpec};
 
 /// How many cleared request ids are remembered as ours.
@@ -216,6 +216,9 @@ pub struct Stats {
     /// Hits the JVM reported (after our method filter; conditions do not
     /// reduce it).
     pub hits: AtomicU64,
+    /// One thread's time charged for the JVM running interpreted while it
+    /// was armed (a method-exit or field watch over the wire), in ns.
+    pub interpreted_nanos: AtomicU64,
     /// Trace records written.
     pub captured: AtomicU64,
     /// Captures charged to `trace_max_hits` since the last arm.
@@ -357,6 +360,8 @@ pub struct Cost {
     /// Median and 99th percentile hold time (bucket upper bounds, ±25%).
     pub p50: Option<Duration>,
     pub p99: Option<Duration>,
+    /// One thread's time charged for running the JVM interpreted.
+    pub interpreted: Option<Duration>,
 }
 
 /// A probe's own counters, as its drain last read them from the JVM.
@@ -432,6 +437,21 @@ impl Stats {
         } else {
             self.over_budget.fetch_add(1, Ordering::Relaxed);
             (false, false)
+        }
+    }
+
+    /// Charges `armed` of wall time during which HotSpot ran every thread
+    /// interpreted for it: [`INTERPRETED_SHARE`] of one thread's time (a
+    /// floor: one busy application thread, several times slower, and no
+    /// hold to show for it).
+    pub fn interpreted_for(&self, armed: Duration) {
+        let d = armed.mul_f64(INTERPRETED_SHARE);
+        self.interpreted_nanos
+            .fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
+        if !d.is_zero()
+            && let Ok(mut m) = self.meter.lock()
+        {
+            m.charge(since_origin(Instant::now()), d);
         }
     }
 
@@ -623,6 +643,10 @@ impl Stats {
                 .and_then(|m| m.observed(since_origin(now))),
             p50: self.hold_quantile(0.5),
             p99: self.hold_quantile(0.99),
+            interpreted: match self.interpreted_nanos.load(Ordering::Relaxed) {
+                0 => None,
+                n => Some(Duration::from_nanos(n)),
+            },
         }
     }
 

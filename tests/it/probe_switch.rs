@@ -4,7 +4,9 @@
 //! class runs hot, every hit holds its thread for the condition, the guard
 //! would pause it, and a probe takes it over instead: same id, same
 //! definition, the condition now in the JVM, snapshots still arriving,
-//! and the agent told so. Clearing it puts the class's bytecode back.
+//! and the agent told so. Clearing it puts the class's bytecode back. And
+//! a wire method-exit watch, which holds nothing but makes HotSpot run
+//! every thread interpreted, is charged for that and paused past its budget.
 
 use std::time::Duration;
 
@@ -133,4 +135,63 @@ fn the_guard_hands_a_costly_wire_stop_point_to_a_probe_jdk17() {
 #[test]
 fn the_guard_hands_a_costly_wire_stop_point_to_a_probe_temurin25() {
     the_guard_hands_a_costly_wire_stop_point_to_a_probe(Some(temurin25_required()));
+}
+
+/// A method-exit watch over the wire holds nothing, but HotSpot runs every
+/// thread interpreted while it is armed: the guard charges that cost and
+/// pauses it past its budget, even when no call ever returns through it.
+fn interpretation_is_charged_to_a_wire_exit_watch(java_home: Option<std::path::PathBuf>) {
+    let jvm = Jvm::start(
+        "ProbeLoad",
+        JvmOpts {
+            args: vec!["2".into()],
+            java_home,
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe load started", WAIT);
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call("debug_attach", json!({"port": jvm.port()}))
+        .expect_ok();
+    // A class whose methods never return (main and its loops): no event,
+    // no hold.
+    let armed = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": "ProbeLoad", "method": "main",
+                "engine": "wire", "max_overhead": 30}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("interpreted"), "{}", armed.text);
+    let id = armed.json()["outcomes"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {}", armed.text))
+        .to_string();
+    let mut told = String::new();
+    let listing = poll_until_msg(WAIT, "the guard to pause the exit watch", || {
+        let r = server.call("debug_list_stop_points", json!({})).expect_ok();
+        if let Some(l) = r.text.lines().find(|l| l.starts_with("[OVERHEAD]")) {
+            told = l.to_string();
+        }
+        (r.text.contains("PAUSED (overhead budget)") && !told.is_empty()).then_some(r.text)
+    });
+    assert!(told.contains(&format!("stop point {id} PAUSED")), "{told}");
+    assert!(
+        listing.contains("HotSpot runs every thread interpreted while this is armed"),
+        "{listing}"
+    );
+    assert!(listing.contains("Hits: 0"), "{listing}");
+    crate::stop_points::assert_all_running(&server);
+}
+
+#[test]
+fn interpretation_is_charged_to_a_wire_exit_watch_jdk17() {
+    interpretation_is_charged_to_a_wire_exit_watch(None);
+}
+
+#[test]
+fn interpretation_is_charged_to_a_wire_exit_watch_temurin25() {
+    interpretation_is_charged_to_a_wire_exit_watch(Some(temurin25_required()));
 }

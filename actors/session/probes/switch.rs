@@ -6,51 +6,14 @@
 //! round trip for cost the application nanoseconds. The agent is told
 //! which it became: paused, or switched.
 
-use std::time::Duration;
-
-use tokio::sync::mpsc;
-
 use super::{install, probe_site, remove, sync_trap};
 use crate::actors::session::SessionHandle;
-use crate::actors::stop_points::{Handoff, Paused};
+use crate::actors::stop_points::Paused;
 use crate::model::stop_point::{ArmNote, Engine};
-
-/// How often the switcher looks whether its session still lives.
-const ALIVE_EVERY: Duration = Duration::from_secs(1);
-
-/// Takes the guard's pauses for this session from now on.
-pub fn spawn_switcher(session: SessionHandle) {
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    let read_only = session.read_only();
-    session.stop_points().guard().hand_pauses_to(Handoff {
-        to: tx,
-        takes: Box::new(move |spec| {
-            !read_only && spec.engine == Engine::Auto && probe_site(spec).is_ok()
-        }),
-    });
-    tokio::spawn(async move {
-        loop {
-            let paused = match tokio::time::timeout(ALIVE_EVERY, rx.recv()).await {
-                Ok(Some(p)) => p,
-                Ok(None) => break,
-                Err(_) if session.check_alive().is_err() => break,
-                Err(_) => continue,
-            };
-            let told = match switch(&session, &paused).await {
-                Some(pause_us) => Paused {
-                    switched: Some(pause_us),
-                    ..paused
-                },
-                None => paused,
-            };
-            session.stop_points().guard().tell(told);
-        }
-    });
-}
 
 /// Switches a paused wire stop point to a probe; the redefinition's pause
 /// (µs) when it went in, `None` when it stays paused.
-async fn switch(session: &SessionHandle, paused: &Paused) -> Option<u64> {
+pub async fn switch(session: &SessionHandle, paused: &Paused) -> Option<u64> {
     let id = paused.id.0.as_str();
     if session.read_only() || session.probes().is_probe(id) {
         return None;

@@ -335,6 +335,25 @@ fn cost_line(p: &PointView) -> String {
             crate::mcp::render::plural(n, "thread")
         ),
     };
+    let interpreted = match c.interpreted {
+        Some(d) => format!(
+            "\n  cost: HotSpot runs every thread interpreted while this is armed over the wire: \
+             charged {} of one thread's time ({:.1} s so far){}",
+            pct(crate::model::overhead::INTERPRETED_SHARE),
+            d.as_secs_f64(),
+            c.recent_share
+                .map(|r| format!(
+                    ", {} over the last {}",
+                    pct(r),
+                    c.recent_window.map(secs).unwrap_or_default()
+                ))
+                .unwrap_or_default()
+        ),
+        None => String::new(),
+    };
+    if !interpreted.is_empty() && c.mean_hold.is_none() {
+        return interpreted;
+    }
     let Some(mean) = c.mean_hold else {
         return match p.invoking {
             0 => "\n  cost: nothing held yet".into(),
