@@ -1,14 +1,14 @@
 //! The Connection actor: sole owner of one JVM's socket. One reader task
 //! owns the read half and turns bytes into packets: it hands each reply to
 //! the request waiting for it, matched by packet id in the window it
-//! shares with the actor (`wire.rs`), and event composites straight to
-//! EventDispatch (composites that arrive while no EventDispatch is set are
-//! kept, in order). The actor submits requests into a bounded window of
-//! requests in flight, expires overdue ones, refuses mutations in
-//! read-only mode, and opens one span per round trip. What it sends goes
-//! to its outbox, which one writer task drains (`outbox.rs`): the requests
-//! queued during one turn of the actor leave in one write, and a peer that
-//! stops reading stalls only that task (ADR 0016).
+//! shares with the actor and every handle (`wire.rs`), and event
+//! composites straight to EventDispatch (composites that arrive while no
+//! EventDispatch is set are kept, in order). A handle submits its requests
+//! into that bounded window itself, one span per round trip, refused in
+//! read-only mode; the actor expires overdue ones and ends the connection.
+//! What is sent goes to the outbox (`outbox.rs`): written at once when the
+//! socket takes it, else by one writer task, so a peer that stops reading
+//! stalls only that task (ADR 0016).
 //!
 //! It must not interpret replies (callers decode them) or block its mailbox
 //! on socket I/O.
