@@ -1,14 +1,14 @@
 //! The Connection actor: sole owner of one JVM's socket. One reader task
 //! owns the read half and turns bytes into packets: it hands each reply to
 //! the request waiting for it, matched by packet id in the window it
-//! shares with the actor (`wire.rs`), and event composites straight to
-//! EventDispatch (composites that arrive while no EventDispatch is set are
-//! kept, in order). The actor submits requests into a bounded window of
-//! requests in flight, expires overdue ones, refuses mutations in
-//! read-only mode, and opens one span per round trip. What it sends goes
-//! to its outbox, which one writer task drains (`outbox.rs`): the requests
-//! queued during one turn of the actor leave in one write, and a peer that
-//! stops reading stalls only that task (ADR 0016).
+//! shares with the actor and every handle (`wire.rs`), and event
+//! composites straight to EventDispatch (composites that arrive while no
+//! EventDispatch is set are kept, in order). A handle submits its requests
+//! into that bounded window itself, one span per round trip, refused in
+//! read-only mode; the actor expires overdue ones and ends the connection.
+//! What is sent goes to the outbox (`outbox.rs`): written at once when the
+//! socket takes it, else by one writer task, so a peer that stops reading
+//! stalls only that task (ADR 0016).
 //!
 //! It must not interpret replies (callers decode them) or block its mailbox
 //! on socket I/O.
@@ -36,7 +36,7 @@ use crate::jdwp::command::encode_request;
 use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
 use crate::jdwp::{Command, IdSizes};
 use outbox::{Outbox, write_loop};
-use request::{decoded, gone};
+use request::decoded;
 use wire::Wire;
 
 /// Default number of requests in flight at once.
@@ -82,12 +82,10 @@ pub struct Outbound {
     pub reply: RpcReplyPort<Result<Vec<u8>, JdwpError>>,
 }
 
-/// Messages of the Connection actor.
+/// Messages of the Connection actor. Requests do not go through it: a
+/// handle submits them into the window it shares with the actor and the
+/// reader (`wire.rs`), so a round trip costs no mailbox message.
 pub enum ConnectionMsg {
-    /// Send a command and answer with the reply's data (or the failure).
-    Send(Box<Outbound>),
-    /// Send several commands, in this order (a `Burst`).
-    SendMany(Vec<Outbound>),
     /// The reader task stopped: the peer closed, or sent bytes that are not
     /// JDWP. The connection ends with this reason.
     ReadEnded(String),
@@ -157,6 +155,9 @@ impl ConnectionShared {
 pub struct ConnectionHandle {
     actor: ActorRef<ConnectionMsg>,
     shared: Arc<ConnectionShared>,
+    /// The window and the outbox, shared with the actor and its reader:
+    /// requests are submitted here directly, in the caller's turn.
+    wire: Arc<Wire>,
 }
 
 impl ConnectionHandle {
@@ -225,15 +226,8 @@ impl ConnectionHandle {
             timeout,
             Span::current(),
         );
-        let shared = self.shared.clone();
-        let sent = self
-            .actor
-            .send_message(ConnectionMsg::Send(Box::new(out)))
-            .map_err(|_| gone(&shared, name, "the connection has ended"));
-        async move {
-            sent?;
-            reply.await
-        }
+        self.wire.submit([out]);
+        reply
     }
 
     /// Counters of the connection.
@@ -296,9 +290,10 @@ pub struct Connection;
 
 /// Arguments: the handshaken stream and the config.
 pub struct ConnectionArgs {
-    pub stream: TcpStream,
-    pub shared: Arc<ConnectionShared>,
-    pub config: ConnectionConfig,
+    stream: TcpStream,
+    shared: Arc<ConnectionShared>,
+    wire: Arc<Wire>,
+    config: ConnectionConfig,
 }
 
 pub struct ConnectionState {
@@ -410,16 +405,32 @@ impl Connection {
             bytes_sent: AtomicU64::new(0),
             ended: std::sync::OnceLock::new(),
         });
+        let wire = Arc::new(Wire::new(
+            config.window,
+            config.request_timeout,
+            shared.clone(),
+            Arc::new(Outbox::default()),
+        ));
         let args = ConnectionArgs {
             stream,
             shared: shared.clone(),
+            wire: wire.clone(),
             config,
         };
-        let (actor, _) = match supervisor {
-            Some(sup) => Actor::spawn_linked(None, Connection, args, sup).await?,
-            None => Actor::spawn(None, Connection, args).await?,
+        let spawned = match supervisor {
+            Some(sup) => Actor::spawn_linked(None, Connection, args, sup).await,
+            None => Actor::spawn(None, Connection, args).await,
         };
-        Ok(ConnectionHandle { actor, shared })
+        let (actor, _) = spawned.inspect_err(|_| {
+            // No actor will ever fail what a handle could submit.
+            wire.fail_all("the connection could not start");
+            wire.outbox.close();
+        })?;
+        Ok(ConnectionHandle {
+            actor,
+            shared,
+            wire,
+        })
     }
 }
 
@@ -435,13 +446,8 @@ impl Actor for Connection {
     ) -> Result<Self::State, ActorProcessingErr> {
         let (read_half, write_half) = args.stream.into_split();
         let events = Arc::new(Mutex::new(EventRoute::default()));
-        let outbox = Arc::new(Outbox::default());
-        let wire = Arc::new(Wire::new(
-            args.config.window,
-            args.config.request_timeout,
-            args.shared.clone(),
-            outbox.clone(),
-        ));
+        let wire = args.wire;
+        let outbox = wire.outbox.clone();
         let reader = tokio::spawn(read_loop(
             read_half,
             args.config.max_packet,
@@ -452,7 +458,8 @@ impl Actor for Connection {
             },
         ))
         .abort_handle();
-        tokio::spawn(write_loop(write_half, outbox, myself.clone()));
+        outbox.attach(write_half);
+        tokio::spawn(write_loop(outbox, myself.clone()));
         myself.send_interval(TICK, || ConnectionMsg::Tick);
         Ok(ConnectionState {
             shared: args.shared,
@@ -469,8 +476,6 @@ impl Actor for Connection {
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
         match message {
-            ConnectionMsg::Send(out) => state.wire.submit([*out]),
-            ConnectionMsg::SendMany(outs) => state.wire.submit(outs),
             ConnectionMsg::Tick => state.wire.expire(),
             ConnectionMsg::SetEventSink(sink) => lock(&state.events).set_sink(sink),
             ConnectionMsg::Stats(reply) => {

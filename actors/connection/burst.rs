@@ -5,7 +5,7 @@
 
 use tracing::Span;
 
-use super::{ConnectionHandle, ConnectionMsg, Outbound, decoded};
+use super::{ConnectionHandle, Outbound, decoded};
 use crate::actors::error::JdwpError;
 use crate::jdwp::Command;
 use crate::jdwp::command::encode_request;
@@ -53,17 +53,14 @@ impl Burst<'_> {
         decoded::<C, _>(reply, sizes)
     }
 
-    /// Sends what was added so far, in one message; the burst stays
-    /// usable for commands that must go out after these.
+    /// Submits what was added so far, in order, under one lock of the
+    /// window; the burst stays usable for commands that must go out
+    /// after these.
     pub fn submit(&mut self) {
-        let out = match self.out.len() {
-            0 => return,
-            1 => ConnectionMsg::Send(Box::new(self.out.remove(0))),
-            _ => ConnectionMsg::SendMany(std::mem::take(&mut self.out)),
-        };
-        // A connection that has ended drops the message, and with it the
-        // reply ports: every future of the burst then says why it ended.
-        let _ = self.handle.actor.send_message(out);
+        if !self.out.is_empty() {
+            // A connection that has ended answers each request with why.
+            self.handle.wire.submit(self.out.drain(..));
+        }
     }
 }
 

@@ -1,11 +1,15 @@
-//! The write side of a connection. The actor appends each encoded packet
-//! to an [`Outbox`]; one writer task, which owns the socket's write half,
-//! takes everything appended so far and writes it. The writer is woken
-//! when the outbox goes from empty to not empty, so requests the actor
-//! queues while handling a run of messages leave in one write, once the
-//! actor's turn on the worker ends (ADR 0016). A peer that stops reading
-//! stalls the writer, never the actor's mailbox.
+//! The write side of a connection. Encoded packets are appended to an
+//! [`Outbox`]; whoever appended them (a caller submitting a burst, the
+//! reader promoting a queued request) then flushes: when nothing is being
+//! written, the bytes go out at once in one non-blocking write, in the
+//! caller's own turn, with no task to wake. What the socket does not take
+//! at once goes to the writer task, which borrows the write half, writes
+//! with `write_all`, and hands the half back once the outbox is empty
+//! (ADR 0016). A peer that stops reading stalls the writer, never a caller
+//! nor the actor's mailbox. Bytes always leave in the order appended: only
+//! whoever holds the half writes, and only from the front of the outbox.
 
+use std::io::ErrorKind;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ractor::ActorRef;
@@ -16,7 +20,8 @@ use tokio::sync::Notify;
 use super::ConnectionMsg;
 use crate::actors::lock::lock;
 
-/// Bytes the actor queued and the writer has not taken yet.
+/// Bytes appended and not written yet, and the write half while nobody
+/// is writing with it.
 #[derive(Default)]
 pub(super) struct Outbox {
     inner: Mutex<Pending>,
@@ -29,9 +34,12 @@ struct Pending {
     /// The connection ended: the writer writes what it can at once and
     /// stops, which closes the write half.
     closed: bool,
+    /// The socket's write half, here while no write is under way (the
+    /// writer task takes it for a write that must wait).
+    half: Option<OwnedWriteHalf>,
 }
 
-/// What a writer keeps of its buffer between writes.
+/// What a buffer keeps of its capacity between writes.
 const KEPT_CAPACITY: usize = 64 * 1024;
 
 impl Outbox {
@@ -39,23 +47,48 @@ impl Outbox {
         lock(&self.inner)
     }
 
-    /// Appends what `encode` writes; wakes the writer if it had nothing
-    /// to write. Nothing is appended once the outbox is closed.
+    /// Hands the outbox the socket's write half.
+    pub fn attach(&self, half: OwnedWriteHalf) {
+        self.lock().half = Some(half);
+    }
+
+    /// Appends what `encode` writes; `flush` sends it. Nothing is
+    /// appended once the outbox is closed.
     pub fn push(&self, encode: impl FnOnce(&mut Vec<u8>)) {
-        let was_empty = {
-            let mut g = self.lock();
-            if g.closed {
-                return;
-            }
-            let was_empty = g.bytes.is_empty();
+        let mut g = self.lock();
+        if !g.closed {
             encode(&mut g.bytes);
-            was_empty
-        };
+        }
+    }
+
+    /// Writes what was appended: at once, when the write half is free and
+    /// the socket takes it all; else the writer task is woken for the
+    /// rest (a failed write is the writer's to report, as it retries).
+    pub fn flush(&self) {
+        let mut g = self.lock();
+        if g.bytes.is_empty() {
+            return;
+        }
+        if !g.closed
+            && let Some(half) = &g.half
+        {
+            match half.try_write(&g.bytes) {
+                Ok(n) if n == g.bytes.len() => {
+                    g.bytes.clear();
+                    g.bytes.shrink_to(KEPT_CAPACITY);
+                    return;
+                }
+                Ok(n) => {
+                    g.bytes.drain(..n);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(_) => {}
+            }
+        }
+        drop(g);
         // A permit is kept when the writer is busy: it looks again once
         // its write is done.
-        if was_empty {
-            self.wake.notify_one();
-        }
+        self.wake.notify_one();
     }
 
     /// Ends the writer (the connection is ending).
@@ -69,7 +102,7 @@ impl Outbox {
         self.lock().closed
     }
 
-    /// Bytes queued and not yet taken by the writer.
+    /// Bytes queued and not yet written.
     #[cfg(test)]
     fn queued(&self) -> usize {
         self.lock().bytes.len()
@@ -77,41 +110,75 @@ impl Outbox {
 
     /// Swaps `spare` (empty) with what is queued; whether the outbox is
     /// closed.
+    #[cfg(test)]
     pub(super) fn take(&self, spare: &mut Vec<u8>) -> bool {
         let mut g = self.lock();
         std::mem::swap(&mut g.bytes, spare);
         g.closed
     }
+
+    /// The writer's turn: what is queued, the write half (taken out), and
+    /// whether the outbox is closed.
+    fn take_all(&self, spare: &mut Vec<u8>) -> (Option<OwnedWriteHalf>, bool) {
+        let mut g = self.lock();
+        std::mem::swap(&mut g.bytes, spare);
+        (g.half.take(), g.closed)
+    }
+
+    /// Gives the write half back when nothing more is queued; else takes
+    /// what is (the writer goes on with the half).
+    fn give_back(&self, half: OwnedWriteHalf, spare: &mut Vec<u8>) -> Option<OwnedWriteHalf> {
+        let mut g = self.lock();
+        if g.bytes.is_empty() || g.closed {
+            g.half = Some(half);
+            return None;
+        }
+        std::mem::swap(&mut g.bytes, spare);
+        Some(half)
+    }
 }
 
-/// The writer task: writes what the outbox holds each time it is woken,
-/// until the outbox is closed or a write fails (the actor is told, and the
-/// connection ends).
-pub(super) async fn write_loop(
-    mut half: OwnedWriteHalf,
-    outbox: Arc<Outbox>,
-    conn: ActorRef<ConnectionMsg>,
-) {
+/// The writer task: each time it is woken, takes the write half and
+/// writes what the outbox holds until it is empty, then gives the half
+/// back; until the outbox is closed or a write fails (the actor is told,
+/// and the connection ends).
+pub(super) async fn write_loop(outbox: Arc<Outbox>, conn: ActorRef<ConnectionMsg>) {
     let mut chunk: Vec<u8> = Vec::with_capacity(4096);
     loop {
         outbox.wake.notified().await;
-        let closed = outbox.take(&mut chunk);
+        let (half, closed) = outbox.take_all(&mut chunk);
+        let Some(half) = half else {
+            // The half was never attached, or is gone: nothing to write with.
+            return;
+        };
         if closed {
             // Whatever the socket takes at once; nobody waits for more.
             let _ = half.try_write(&chunk);
             return;
         }
-        if chunk.is_empty() {
-            continue;
+        let mut writing = Some(half);
+        while let Some(mut half) = writing.take() {
+            if !chunk.is_empty()
+                && let Err(e) = half.write_all(&chunk).await
+            {
+                let _ = conn.send_message(ConnectionMsg::WriteFailed(format!(
+                    "writing to the JVM failed: {e}"
+                )));
+                outbox.close();
+                return;
+            }
+            chunk.clear();
+            chunk.shrink_to(KEPT_CAPACITY);
+            writing = outbox.give_back(half, &mut chunk);
         }
-        if let Err(e) = half.write_all(&chunk).await {
-            let _ = conn.send_message(ConnectionMsg::WriteFailed(format!(
-                "writing to the JVM failed: {e}"
-            )));
+        if outbox.is_closed() {
+            // Closed meanwhile: end as above, with the half given back.
+            let (half, _) = outbox.take_all(&mut chunk);
+            if let Some(half) = half {
+                let _ = half.try_write(&chunk);
+            }
             return;
         }
-        chunk.clear();
-        chunk.shrink_to(KEPT_CAPACITY);
     }
 }
 
@@ -124,6 +191,8 @@ mod tests {
         let outbox = Outbox::default();
         outbox.push(|b| b.extend_from_slice(b"ab"));
         outbox.push(|b| b.extend_from_slice(b"cd"));
+        // No write half attached: a flush leaves the bytes for the writer.
+        outbox.flush();
         assert_eq!(outbox.queued(), 4);
         let mut spare = Vec::new();
         assert!(!outbox.take(&mut spare));

@@ -31,9 +31,30 @@ struct Pending {
     data: Vec<u8>,
 }
 
+/// The window, and why the connection ended once it has: a request
+/// submitted after that is answered at once, never left waiting.
+struct Guarded {
+    window: Window<Pending>,
+    ended: Option<String>,
+}
+
+impl std::ops::Deref for Guarded {
+    type Target = Window<Pending>;
+
+    fn deref(&self) -> &Window<Pending> {
+        &self.window
+    }
+}
+
+impl std::ops::DerefMut for Guarded {
+    fn deref_mut(&mut self) -> &mut Window<Pending> {
+        &mut self.window
+    }
+}
+
 /// The window and the outbox of one connection.
 pub(super) struct Wire {
-    window: Mutex<Window<Pending>>,
+    window: Mutex<Guarded>,
     /// Encoded packets for the writer task, which owns the write half.
     pub outbox: Arc<Outbox>,
     shared: Arc<ConnectionShared>,
@@ -55,14 +76,17 @@ impl Wire {
         outbox: Arc<Outbox>,
     ) -> Self {
         Self {
-            window: Mutex::new(Window::new(limit)),
+            window: Mutex::new(Guarded {
+                window: Window::new(limit),
+                ended: None,
+            }),
             outbox,
             shared,
             request_timeout,
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Window<Pending>> {
+    fn lock(&self) -> MutexGuard<'_, Guarded> {
         lock(&self.window)
     }
 
@@ -73,9 +97,11 @@ impl Wire {
         for out in outs {
             self.submit_one(&mut window, out);
         }
+        // One write for all of them (a capture's reads and its resume).
+        self.outbox.flush();
     }
 
-    fn submit_one(&self, window: &mut Window<Pending>, out: Outbound) {
+    fn submit_one(&self, window: &mut Guarded, out: Outbound) {
         let Outbound {
             command_set,
             command,
@@ -85,6 +111,13 @@ impl Wire {
             parent,
             reply,
         } = out;
+        if let Some(reason) = &window.ended {
+            let _ = reply.send(Err(JdwpError::Disconnected {
+                command: name,
+                reason: reason.clone(),
+            }));
+            return;
+        }
         if self.shared.read_only && is_mutation(command_set, command) {
             let _ = reply.send(Err(JdwpError::ReadOnly { command: name }));
             return;
@@ -115,7 +148,7 @@ impl Wire {
         }
     }
 
-    fn write(&self, window: &mut Window<Pending>, id: u32) {
+    fn write(&self, window: &mut Guarded, id: u32) {
         let Some(p) = window.payload_mut(id) else {
             return;
         };
@@ -129,7 +162,7 @@ impl Wire {
         let len = (packet.data.len() + HEADER_LEN) as u64;
         self.shared.packets_sent.fetch_add(1, Ordering::Relaxed);
         self.shared.bytes_sent.fetch_add(len, Ordering::Relaxed);
-        // Written by the writer task once this turn ends: a capture's reads
+        // Written when the step that queued it flushes: a capture's reads
         // and the resume behind them take one syscall.
         self.outbox.push(|out| packet.encode_into(out));
     }
@@ -180,15 +213,18 @@ impl Wire {
         self.promote(&mut window, now);
     }
 
-    fn promote(&self, window: &mut Window<Pending>, now: Instant) {
+    fn promote(&self, window: &mut Guarded, now: Instant) {
         for id in window.promote(now) {
             self.write(window, id);
         }
+        self.outbox.flush();
     }
 
-    /// Fails every request still waiting: the connection ended.
+    /// Fails every request still waiting, and any submitted later: the
+    /// connection ended.
     pub fn fail_all(&self, reason: &str) {
         let mut window = self.lock();
+        window.ended.get_or_insert_with(|| reason.to_string());
         for slot in window.drain() {
             let mut p = slot.payload;
             p.span.failed("DISCONNECTED");
@@ -316,6 +352,22 @@ mod tests {
         let out = written(&wire);
         assert_eq!(out.len(), 1, "only the read goes out");
         assert_eq!((out[0].1, out[0].2), (1, 1));
+    }
+
+    #[test]
+    fn a_request_submitted_after_the_end_is_answered_at_once_and_never_written() {
+        let wire = wire(8, false);
+        wire.fail_all("the JVM closed the connection");
+        let (late, mut rx) = request(1, 1, b"");
+        wire.submit([late]);
+        match answer(&mut rx) {
+            Err(JdwpError::Disconnected { reason, .. }) => {
+                assert_eq!(reason, "the JVM closed the connection")
+            }
+            other => panic!("expected a disconnect, got {other:?}"),
+        }
+        assert!(written(&wire).is_empty());
+        assert_eq!(wire.stats().in_flight, 0);
     }
 
     #[test]
