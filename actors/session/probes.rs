@@ -13,6 +13,7 @@ mod drain;
 mod install;
 mod leftovers;
 mod restore;
+mod snapshot;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};

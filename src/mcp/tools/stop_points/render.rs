@@ -64,7 +64,8 @@ pub fn arm_note(n: &ArmNote) -> String {
         ),
         ArmNote::ProbeArmed { pause_us } => format!(
             "PROBE: compiled into the class's bytecode (redefinition paused it {:.1} ms); hits \
-             are recorded in the JVM and drained without suspending anything; no callers recorded.",
+             are recorded in the JVM and drained without suspending anything (callers are taken for \
+             recorded hits only).",
             *pause_us as f64 / 1000.0
         ),
         ArmNote::WireChosen { why } => format!("WIRE: no probe: {why}"),
