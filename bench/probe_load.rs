@@ -27,8 +27,10 @@
 //!
 //! Run: `cargo bench --bench probe_load` (`-- --rounds N`, `--seconds N`
 //! per measurement, `--threads N`, `--work N` rounds of the hot method's
-//! loop, `--java PATH` / `--jdk N`, `--only never,capture,exit,field,
-//! wire-exit,wire-field` for some of the stop points; the SIGKILL
+//! loop, `--java PATH` / `--jdk N`, `--only never,never-callers,capture,
+//! callers,exit,field,wire-exit,wire-field` for some of the stop points
+//! (`never-callers` and `callers` are `never` and `capture` asking for 3
+//! caller frames a record); the SIGKILL
 //! measurement runs when `capture` is among them).
 
 #[path = "probe_load/report.rs"]
@@ -64,7 +66,12 @@ const NEVER: &str = "n < 0";
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Probe {
     NeverTrue,
+    /// The never-true probe asking for 3 callers: they are taken for a
+    /// recorded hit only, so this must cost what `NeverTrue` does.
+    NeverCallers,
     Capture,
+    /// The capture probe with 3 callers a record.
+    CaptureCallers,
     Exit,
     FieldWrite,
     WireExit,
@@ -72,9 +79,11 @@ enum Probe {
 }
 
 impl Probe {
-    const ALL: [Probe; 6] = [
+    const ALL: [Probe; 8] = [
         Probe::NeverTrue,
+        Probe::NeverCallers,
         Probe::Capture,
+        Probe::CaptureCallers,
         Probe::Exit,
         Probe::FieldWrite,
         Probe::WireExit,
@@ -84,7 +93,9 @@ impl Probe {
     fn parse(name: &str) -> Result<Probe> {
         let all = [
             "never",
+            "never-callers",
             "capture",
+            "callers",
             "exit",
             "field",
             "wire-exit",
@@ -98,7 +109,9 @@ impl Probe {
     fn name(self) -> &'static str {
         match self {
             Probe::NeverTrue => "line probe, condition never true",
+            Probe::NeverCallers => "line probe, condition never true, 3 callers asked",
             Probe::Capture => "line probe, 3 primitive locals, every call",
+            Probe::CaptureCallers => "line probe, 3 primitive locals and 3 callers, every call",
             Probe::Exit => "method-exit probe, every call",
             Probe::FieldWrite => "field-write probe, every write",
             Probe::WireExit => "wire method-exit stop (suspension-free trace)",
@@ -108,8 +121,9 @@ impl Probe {
 
     fn target(self) -> &'static str {
         match self {
-            Probe::NeverTrue => "≥ 95%",
+            Probe::NeverTrue | Probe::NeverCallers => "≥ 95%",
             Probe::Capture => "≥ 100k snapshots/s",
+            Probe::CaptureCallers => "(callers' cost)",
             Probe::Exit | Probe::FieldWrite => "≥ 85%",
             Probe::WireExit | Probe::WireField => "(the issue: 2–3%)",
         }
@@ -118,7 +132,7 @@ impl Probe {
     /// The share of the unprobed throughput this phase must keep.
     fn floor(self) -> Option<f64> {
         match self {
-            Probe::NeverTrue => Some(0.95),
+            Probe::NeverTrue | Probe::NeverCallers => Some(0.95),
             Probe::Exit | Probe::FieldWrite => Some(0.85),
             _ => None,
         }
@@ -143,8 +157,10 @@ impl Probe {
             modify: true,
         });
         let (target, locals, condition, engine) = match self {
-            Probe::NeverTrue => (line, locals(), Some(NEVER.to_string()), Via::Probe),
-            Probe::Capture => (line, locals(), None, Via::Probe),
+            Probe::NeverTrue | Probe::NeverCallers => {
+                (line, locals(), Some(NEVER.to_string()), Via::Probe)
+            }
+            Probe::Capture | Probe::CaptureCallers => (line, locals(), None, Via::Probe),
             Probe::Exit => (exit, LocalsChoice::None, None, Via::Probe),
             Probe::FieldWrite => (field, LocalsChoice::None, None, Via::Probe),
             Probe::WireExit => (exit, LocalsChoice::None, None, Via::Wire),
@@ -153,7 +169,10 @@ impl Probe {
         StopPointSpec {
             target,
             mode: Mode::Trace(TraceSpec {
-                frames: 0,
+                frames: match self {
+                    Probe::NeverCallers | Probe::CaptureCallers => 3,
+                    _ => 0,
+                },
                 locals,
                 max_hits: 0,
                 ..TraceSpec::default()
@@ -528,7 +547,10 @@ async fn arm(h: &SessionHandle, probe: Probe, hot: u32) -> Result<(String, Armin
     let call = start.elapsed();
     let id = report.point.context("a stop point")?.id;
     let mut first = None;
-    if matches!(probe, Probe::Capture | Probe::Exit | Probe::FieldWrite) {
+    if matches!(
+        probe,
+        Probe::Capture | Probe::CaptureCallers | Probe::Exit | Probe::FieldWrite
+    ) {
         while start.elapsed() < Duration::from_secs(5) {
             if view(h, &id).await.is_some_and(|p| p.captured > 0) {
                 first = Some(start.elapsed());
@@ -633,7 +655,10 @@ async fn run(s: &Settings) -> Result<String> {
                 p.ours_cpu * 100.0,
                 p.steal * 100.0
             ));
-            if matches!(probe, Probe::Capture | Probe::Exit | Probe::FieldWrite) {
+            if matches!(
+                probe,
+                Probe::Capture | Probe::CaptureCallers | Probe::Exit | Probe::FieldWrite
+            ) {
                 let t = settled_counts(&fixture, &session, &id, probe).await?;
                 say(&format!(
                     "  counters, workers parked: {} calls, {} captured + {} dropped = {}",
