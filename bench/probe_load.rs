@@ -27,10 +27,14 @@
 //!
 //! Run: `cargo bench --bench probe_load` (`-- --rounds N`, `--seconds N`
 //! per measurement, `--threads N`, `--work N` rounds of the hot method's
-//! loop, `--java PATH` / `--jdk N`, `--only never,capture,exit,field,
-//! wire-exit,wire-field` for some of the stop points; the SIGKILL
+//! loop, `--java PATH` / `--jdk N`, `--only never,never-callers,capture,
+//! callers,exit,field,wire-exit,wire-field` for some of the stop points
+//! (`never-callers` and `callers` are `never` and `capture` asking for 3
+//! caller frames a record); the SIGKILL
 //! measurement runs when `capture` is among them).
 
+#[path = "probe_load/probe.rs"]
+mod probe;
 #[path = "probe_load/report.rs"]
 mod report;
 #[path = "support.rs"]
@@ -44,14 +48,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
+use probe::Probe;
 use report::{load, render, say};
 
 use jvmscope::actors::{Engine, EngineConfig, PointView, SessionHandle};
 use jvmscope::model::AttachSpec;
-use jvmscope::model::stop_point::{
-    Engine as Via, FieldSpec, Filters, LineSpec, LocalsChoice, MethodExitSpec, Mode, StopPointSpec,
-    Target, TraceSpec,
-};
 
 const FIXTURE: &str = "ProbeLoadBench";
 const METER: &str = "ProbeLoadBench$Meter";
@@ -59,119 +60,6 @@ const METER: &str = "ProbeLoadBench$Meter";
 const LOCALS: [&str; 3] = ["id", "n", "mixed"];
 /// Never true: `n` counts up from 0.
 const NEVER: &str = "n < 0";
-
-/// What is armed in a phase.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Probe {
-    NeverTrue,
-    Capture,
-    Exit,
-    FieldWrite,
-    WireExit,
-    WireField,
-}
-
-impl Probe {
-    const ALL: [Probe; 6] = [
-        Probe::NeverTrue,
-        Probe::Capture,
-        Probe::Exit,
-        Probe::FieldWrite,
-        Probe::WireExit,
-        Probe::WireField,
-    ];
-
-    fn parse(name: &str) -> Result<Probe> {
-        let all = [
-            "never",
-            "capture",
-            "exit",
-            "field",
-            "wire-exit",
-            "wire-field",
-        ];
-        let k = all.iter().position(|n| *n == name);
-        k.map(|k| Probe::ALL[k])
-            .with_context(|| format!("--only takes some of {}", all.join(",")))
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Probe::NeverTrue => "line probe, condition never true",
-            Probe::Capture => "line probe, 3 primitive locals, every call",
-            Probe::Exit => "method-exit probe, every call",
-            Probe::FieldWrite => "field-write probe, every write",
-            Probe::WireExit => "wire method-exit stop (suspension-free trace)",
-            Probe::WireField => "wire field-write stop (suspension-free trace)",
-        }
-    }
-
-    fn target(self) -> &'static str {
-        match self {
-            Probe::NeverTrue => "≥ 95%",
-            Probe::Capture => "≥ 100k snapshots/s",
-            Probe::Exit | Probe::FieldWrite => "≥ 85%",
-            Probe::WireExit | Probe::WireField => "(the issue: 2–3%)",
-        }
-    }
-
-    /// The share of the unprobed throughput this phase must keep.
-    fn floor(self) -> Option<f64> {
-        match self {
-            Probe::NeverTrue => Some(0.95),
-            Probe::Exit | Probe::FieldWrite => Some(0.85),
-            _ => None,
-        }
-    }
-
-    fn spec(self, hot: u32) -> StopPointSpec {
-        let line = Target::Line(LineSpec {
-            class: METER.into(),
-            method: None,
-            line: Some(hot),
-        });
-        let exit = Target::MethodExit(MethodExitSpec {
-            class_pattern: METER.into(),
-            method: Some("step".into()),
-            exclude: Vec::new(),
-            min_duration_ms: None,
-        });
-        let field = Target::Field(FieldSpec {
-            class: METER.into(),
-            field: "last".into(),
-            access: false,
-            modify: true,
-        });
-        let (target, locals, condition, engine) = match self {
-            Probe::NeverTrue => (line, locals(), Some(NEVER.to_string()), Via::Probe),
-            Probe::Capture => (line, locals(), None, Via::Probe),
-            Probe::Exit => (exit, LocalsChoice::None, None, Via::Probe),
-            Probe::FieldWrite => (field, LocalsChoice::None, None, Via::Probe),
-            Probe::WireExit => (exit, LocalsChoice::None, None, Via::Wire),
-            Probe::WireField => (field, LocalsChoice::None, None, Via::Wire),
-        };
-        StopPointSpec {
-            target,
-            mode: Mode::Trace(TraceSpec {
-                frames: 0,
-                locals,
-                max_hits: 0,
-                ..TraceSpec::default()
-            }),
-            filters: Filters {
-                condition,
-                // Measured at full rate: the wire's overhead guard is off.
-                overhead_pct: Some(0),
-                ..Filters::default()
-            },
-            engine,
-        }
-    }
-}
-
-fn locals() -> LocalsChoice {
-    LocalsChoice::Only(LOCALS.map(String::from).to_vec())
-}
 
 /// Command-line settings.
 struct Settings {
@@ -528,7 +416,10 @@ async fn arm(h: &SessionHandle, probe: Probe, hot: u32) -> Result<(String, Armin
     let call = start.elapsed();
     let id = report.point.context("a stop point")?.id;
     let mut first = None;
-    if matches!(probe, Probe::Capture | Probe::Exit | Probe::FieldWrite) {
+    if matches!(
+        probe,
+        Probe::Capture | Probe::CaptureCallers | Probe::Exit | Probe::FieldWrite
+    ) {
         while start.elapsed() < Duration::from_secs(5) {
             if view(h, &id).await.is_some_and(|p| p.captured > 0) {
                 first = Some(start.elapsed());
@@ -633,7 +524,10 @@ async fn run(s: &Settings) -> Result<String> {
                 p.ours_cpu * 100.0,
                 p.steal * 100.0
             ));
-            if matches!(probe, Probe::Capture | Probe::Exit | Probe::FieldWrite) {
+            if matches!(
+                probe,
+                Probe::Capture | Probe::CaptureCallers | Probe::Exit | Probe::FieldWrite
+            ) {
                 let t = settled_counts(&fixture, &session, &id, probe).await?;
                 say(&format!(
                     "  counters, workers parked: {} calls, {} captured + {} dropped = {}",

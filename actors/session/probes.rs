@@ -13,6 +13,7 @@ mod drain;
 mod install;
 mod leftovers;
 mod restore;
+mod snapshot;
 mod switch;
 mod trap;
 

@@ -16,7 +16,13 @@
 //! records a throw and rethrows it; the call's duration comes from the
 //! helper's `start()`, a `System.nanoTime()` kept in a new local, which
 //! every stack map frame then carries), and every write of one field in
-//! the class.
+//! the class (the value written, and the field's value before it).
+//!
+//! A record may also hold what a wire snapshot shows besides the frame's
+//! locals: an anonymous or local class's captured variables (its `val$x`
+//! fields, read at the site like any field) and the caller frames, which
+//! the helper takes (`new Throwable().getStackTrace()`) only for a hit
+//! that is recorded, never on a call that fails the condition.
 //!
 //! What a call costs the application: a call counts itself in a striped
 //! counter; one that passes claims a ring slot with one compare-and-set
@@ -39,6 +45,8 @@ mod plan;
 mod read;
 mod remap;
 mod rewrite;
+
+pub use plan::{OLD_VALUE, other_writers};
 
 use ristretto_classfile::attributes::{Attribute, Instruction};
 use ristretto_classfile::{ClassFile, MethodAccessFlags};
@@ -85,6 +93,9 @@ pub struct ProbeSpec {
     pub min_duration_ns: u64,
     /// Records in the ring, a power of two.
     pub ring_capacity: u32,
+    /// Caller frames a record lists (0: none), taken in the JVM for a
+    /// recorded hit only.
+    pub callers: u32,
 }
 
 impl ProbeSpec {
@@ -194,6 +205,11 @@ pub enum Source {
     Thrown,
     /// The value being written (FieldWrite).
     Written,
+    /// The field's value before the write (FieldWrite), read at the site.
+    Old,
+    /// The caller frames, one `StackTraceElement` a line: filled in by the
+    /// helper for a recorded hit only (the site passes nothing).
+    Callers,
 }
 
 /// One value a record holds (or, when not `record`, one the condition
@@ -260,6 +276,14 @@ pub enum Refusal {
     TooLarge,
     #[error("the class never writes {owner}.{name}")]
     NoWrite { owner: String, name: String },
+    #[error(
+        "a write probe sees only {class}'s own writes of {field}, and {why} (the wire's field watch sees every write)"
+    )]
+    OtherWriters {
+        class: String,
+        field: String,
+        why: String,
+    },
     #[error("condition column {column}: {why}")]
     Condition { column: usize, why: String },
     #[error("unsupported class file: {0}")]

@@ -86,6 +86,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
         condition: None,
         min_duration_ns: 0,
         ring_capacity: 64,
+        callers: 2,
     }
 }
 
@@ -153,7 +154,11 @@ fn every_site(class_name: &str, bytes: &[u8]) -> Vec<Asked> {
 /// values, so the compiled condition runs (and is verified) everywhere.
 fn condition_for(bytes: &[u8], spec: &ProbeSpec) -> Option<jvmscope::expr::Parsed> {
     let helper = probe::helper_class(bytes, spec).ok()?;
-    let c = helper.layout.columns.iter().find(|c| c.name != "this")?;
+    let c = helper
+        .layout
+        .columns
+        .iter()
+        .find(|c| c.name != "this" && c.source != probe::Source::Callers)?;
     let n = &c.name;
     let text = match c.kind {
         Kind::Boolean => format!("{n} || !{n}"),

@@ -9,6 +9,8 @@
 //! read-only refuses `engine: "probe"` and `auto` falls back to the wire
 //! saying why; and each place a probe cannot go is refused with its reason.
 
+mod captures;
+
 use std::time::Duration;
 
 use serde_json::{Value, json};

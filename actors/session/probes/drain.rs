@@ -219,7 +219,8 @@ async fn read_records(
         })
         .max()
         .unwrap_or(0);
-    let shown = show_objects(session, probe, &r).await;
+    let shown = show_objects(session, probe, &super::snapshot::shown_refs(probe, &r)).await;
+    let callers = super::snapshot::callers(conn, probe, &r).await;
     let labels = column_names(probe);
     for k in 0..ready as usize {
         let thread = match th.get(k) {
@@ -243,6 +244,8 @@ async fn read_records(
                 Detail::CallTime((*ns).max(0) as u64),
             ));
         }
+        let locals = columns(probe, &labels, row_p, row_r, &shown);
+        details.extend(super::snapshot::write_details(probe, &locals));
         records.push(TraceRecord {
             seq: 0,
             at: now.checked_sub(ago).unwrap_or(now),
@@ -250,8 +253,8 @@ async fn read_records(
             thread: ThreadId(thread),
             thread_name,
             location: probe.location.clone(),
-            callers: Vec::new(),
-            locals: columns(probe, &labels, row_p, row_r, &shown),
+            callers: super::snapshot::callers_of(probe, row_r, &callers),
+            locals,
             locals_note: None,
             details,
             overridden: false,
@@ -399,6 +402,11 @@ fn columns(
     let mut out = Vec::with_capacity(probe.layout.columns.len());
     for (c, name) in probe.layout.columns.iter().zip(names) {
         let shown = match c.kind {
+            // The record's callers, not a value.
+            Kind::Ref if c.source == Source::Callers => {
+                ri += 1;
+                continue;
+            }
             Kind::Ref => {
                 let v = refs.get(ri);
                 ri += 1;

@@ -77,12 +77,6 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
         Target::Field(fs) if fs.access || fs.class.contains('*') => {
             Err(shape("a field read or a wildcard"))
         }
-        // A probe sees the writes in the declaring class's own code; other
-        // classes (nestmates, subclasses, callers of a non-private field)
-        // write it too. Only asked for by name does it go in.
-        Target::Field(_) if spec.engine == crate::model::stop_point::Engine::Auto => Err(shape(
-            "a field watch (a write probe sees only the declaring class's own writes: ask engine \"probe\" for that)",
-        )),
         Target::Field(fs) => Ok(SiteChoice {
             class: fs.class.clone(),
             method: None,
@@ -290,6 +284,8 @@ fn probe_spec(
             _ => 0,
         },
         ring_capacity: RING,
+        // Like a wire snapshot: the hit frame's callers, `frames` of them.
+        callers: trace.frames,
     })
 }
 
@@ -391,7 +387,14 @@ fn plan(
         class: choice.class.clone(),
         why: e.0,
     })?;
-    captures_over_the_wire(spec, &shape)?;
+    if let Site::FieldWrite { name, .. } = &choice.site
+        && spec.engine == crate::model::stop_point::Engine::Auto
+    {
+        // A probe sees the writes in the declaring class's own code; when
+        // other classes may write the field, `auto` leaves it to the wire
+        // (asked for by name, the probe goes in anyway).
+        core::other_writers(original, name)?;
+    }
     let method = pick_method(&shape, choice)?;
     let mut site = choice.site.clone();
     if let Site::FieldWrite { descriptor, .. } = &mut site {
@@ -758,35 +761,5 @@ async fn keep_original(
         .connection()
         .send(&crate::jdwp::object_reference::EnableCollection { object: array })
         .await;
-    Ok(())
-}
-
-/// A local or anonymous class's captured variables (`val$x` fields) show
-/// as locals over the wire; a probe records the method's own locals only,
-/// so `auto` leaves a snapshot that wants them to the wire.
-fn captures_over_the_wire(spec: &StopPointSpec, shape: &ClassShape) -> Result<(), ProbeRefusal> {
-    if spec.engine != crate::model::stop_point::Engine::Auto
-        || !matches!(spec.target, Target::Line(_))
-    {
-        return Ok(());
-    }
-    let wanted = |name: &str| match spec.trace().map(|t| &t.locals) {
-        Some(crate::model::stop_point::LocalsChoice::Only(names)) => {
-            names.iter().any(|n| n == name)
-        }
-        Some(crate::model::stop_point::LocalsChoice::None) => false,
-        _ => true,
-    };
-    let captures = shape
-        .fields
-        .iter()
-        .filter_map(|f| f.name.strip_prefix("val$"))
-        .any(wanted);
-    if captures {
-        return Err(ProbeRefusal::Shape {
-            what: "a method's own locals",
-            shape: "asking for the variables its class captured (val$…), which the wire reads",
-        });
-    }
     Ok(())
 }

@@ -12,6 +12,7 @@
 //! reaches the application.
 
 mod builder;
+mod callers;
 mod record;
 
 use ristretto_classfile::attributes::{ArrayType, Attribute, Instruction};
@@ -401,6 +402,11 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         a.bind(go);
         let mut at = 0;
         for c in &plan.columns {
+            if c.source == Source::Callers {
+                // `rec` takes the callers itself, for a record only.
+                a.op(I::Aconst_null);
+                continue;
+            }
             a.op(c.kind.load(at));
             at += c.kind.slots();
         }
@@ -414,6 +420,7 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
     let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
     let ret_kind = (plan.returns != "V").then(|| Kind::of(&plan.returns));
     let others: Vec<_> = plan.pushed().into_iter().cloned().collect();
+    let callers = plan.columns.iter().any(|c| c.source == Source::Callers);
     for threw in [false, true] {
         let mut a = Asm::default();
         let (go, timed) = (a.label(), a.label());
@@ -435,7 +442,7 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         g.long(&mut a, UNTIMED)?;
         a.op(I::Lcmp);
         a.jump(I::Ifne, timed);
-        exit_columns(&mut a, &others, t0, ret_kind, threw);
+        exit_columns(&mut a, &others, t0, ret_kind, threw, callers);
         g.long(&mut a, -1)?;
         a.op(I::Lconst_0);
         a.op(I::Invokestatic(rec));
@@ -444,7 +451,7 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         a.bind(timed);
         a.op(I::Invokestatic(nano));
         a.op(Kind::Long.store(end));
-        exit_columns(&mut a, &others, t0, ret_kind, threw);
+        exit_columns(&mut a, &others, t0, ret_kind, threw, callers);
         a.op(Kind::Long.load(end));
         a.op(Kind::Long.load(t0));
         a.op(I::Lsub);
@@ -458,19 +465,19 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         };
         g.method(name, &desc, flags, a, p + 8, end + 2)?;
     }
-    let _ = Source::Returned;
     Ok(())
 }
 
 /// `rec`'s columns from an `exit`'s or `threw`'s parameters: the others,
 /// then the returned value (a zero of its type on a throw), then the
-/// exception (null on a return).
+/// exception (null on a return), then null for the callers `rec` takes.
 fn exit_columns(
     a: &mut Asm,
     others: &[super::Column],
     t0: u16,
     ret_kind: Option<Kind>,
     threw: bool,
+    callers: bool,
 ) {
     let mut at = t0 + 2;
     for c in others {
@@ -493,6 +500,9 @@ fn exit_columns(
     if threw {
         a.op(I::Aload_0);
     } else {
+        a.op(I::Aconst_null);
+    }
+    if callers {
         a.op(I::Aconst_null);
     }
 }

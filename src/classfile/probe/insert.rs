@@ -22,7 +22,7 @@ pub fn insert(class: &mut ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Resul
     for (&mi, at) in &plan.sites {
         let edit = match &plan.site {
             Site::Line { .. } | Site::Entry | Site::FieldWrite { .. } => {
-                hit_sites(class, spec, plan, at)?
+                hit_sites(class, spec, plan, mi, at)?
             }
             Site::Exit => exit_sites(class, spec, plan, mi, at)?,
         };
@@ -42,41 +42,129 @@ fn pushes(class: &mut ClassFile<'_>, plan: &Plan) -> Result<(Vec<Instruction>, u
 }
 
 /// A line, an entry or a field write: the columns (a written value
-/// duplicated off the stack), then `hit`.
+/// duplicated off the stack, then the field's value before the write),
+/// then `hit`.
 fn hit_sites(
     class: &mut ClassFile<'_>,
     spec: &ProbeSpec,
     plan: &Plan,
+    mi: usize,
     at: &[u16],
 ) -> Result<Edit, Refusal> {
     let (_, push_slots) = pushes(class, plan)?;
     let call = method_ref(class, &spec.helper, "hit", &hit_descriptor(plan))?;
-    let mut code = Vec::new();
-    for c in &plan.columns {
-        match c.source {
-            Source::Written if c.kind.slots() == 2 => code.push(Instruction::Dup2),
-            Source::Written => code.push(Instruction::Dup),
-            _ => code.extend(push(class, c)?),
-        }
-    }
-    code.push(Instruction::Invokestatic(call));
+    let (writes, temp) = write_sites(class, mi, at)?;
     let mut blocks = BTreeMap::new();
-    for &i in at {
+    for (k, &i) in at.iter().enumerate() {
+        let mut code = Vec::new();
+        for c in &plan.columns {
+            match c.source {
+                Source::Written => code.extend(old_value(c.kind, writes.get(k), temp)),
+                Source::Old | Source::Callers => {}
+                _ => code.extend(push(class, c)?),
+            }
+        }
+        code.push(Instruction::Invokestatic(call));
         blocks.insert(
             i,
             Block {
-                code: code.clone(),
+                code,
                 skipped: plan.site == Site::Entry,
             },
         );
     }
+    let two_slots = plan
+        .columns
+        .iter()
+        .any(|c| c.source == Source::Written && c.kind.slots() == 2);
     Ok(Edit {
         blocks,
         handler: None,
         t0: 0,
-        extra_locals: 0,
-        extra_stack: 2 + push_slots,
+        extra_locals: if two_slots { 2 } else { 0 },
+        extra_stack: 6 + push_slots,
     })
+}
+
+/// A field write's instruction at a site.
+#[derive(Clone, Copy)]
+enum Write {
+    /// `putstatic`, with its field reference.
+    Static(u16),
+    /// `putfield` on an initialised object.
+    Field(u16),
+    /// `putfield` in a constructor before `super()`, where the object may
+    /// not be read yet: its old value is the field's default.
+    Unread,
+}
+
+/// The write at each site of method `mi` (none for other site kinds), and
+/// the method's first free local (a temporary for a long or double).
+fn write_sites(class: &ClassFile<'_>, mi: usize, at: &[u16]) -> Result<(Vec<Write>, u16), Refusal> {
+    let m = &class.methods[mi];
+    let Some(Attribute::Code {
+        code, max_locals, ..
+    }) = code_of(&m.attributes).map(|ci| &m.attributes[ci])
+    else {
+        return Err(Refusal::NoCode {
+            method: String::new(),
+        });
+    };
+    let is_init = super::read::utf8(class, m.name_index) == "<init>";
+    let sup = if is_init {
+        super::plan::super_call(class, code).unwrap_or(usize::MAX)
+    } else {
+        0
+    };
+    let writes = at
+        .iter()
+        .filter_map(|i| match code.get(usize::from(*i)) {
+            Some(Instruction::Putstatic(r)) => Some(Write::Static(*r)),
+            Some(Instruction::Putfield(_)) if is_init && usize::from(*i) <= sup => {
+                Some(Write::Unread)
+            }
+            Some(Instruction::Putfield(r)) => Some(Write::Field(*r)),
+            _ => None,
+        })
+        .collect();
+    Ok((writes, *max_locals))
+}
+
+/// At a write, with `[object,] value` on the stack: pushes the value and
+/// the field's value before the write, leaving the stack under them as it
+/// was. `temp` is a free local, for a long or double.
+fn old_value(kind: Kind, write: Option<&Write>, temp: u16) -> Vec<Instruction> {
+    use Instruction as I;
+    let wide = kind.slots() == 2;
+    let dup = if wide { I::Dup2 } else { I::Dup };
+    match (write, wide) {
+        (Some(Write::Static(r)), _) => vec![dup, I::Getstatic(*r)],
+        // [o, v] → [o, v, o, v] → [o, v, v, o] → [o, v, v, old]
+        (Some(Write::Field(r)), false) => vec![I::Dup2, I::Swap, I::Getfield(*r)],
+        // [o, vv] → [vv, o, vv] → [vv, o] → [o, vv, o] → [o, vv, old]; the
+        // old value waits in `temp` while the value is duplicated.
+        (Some(Write::Field(r)), true) => vec![
+            I::Dup2_x1,
+            I::Pop2,
+            I::Dup_x2,
+            I::Getfield(*r),
+            kind.store(temp),
+            I::Dup2,
+            kind.load(temp),
+        ],
+        (Some(Write::Unread), _) | (None, _) => vec![dup, zero(kind)],
+    }
+}
+
+/// The default value of a kind.
+fn zero(kind: Kind) -> Instruction {
+    match kind {
+        Kind::Long => Instruction::Lconst_0,
+        Kind::Float => Instruction::Fconst_0,
+        Kind::Double => Instruction::Dconst_0,
+        Kind::Ref => Instruction::Aconst_null,
+        _ => Instruction::Iconst_0,
+    }
 }
 
 /// An exit: the entry time in a new local `t0`, `exit` before every
@@ -167,7 +255,9 @@ fn push(class: &mut ClassFile<'_>, c: &Column) -> Result<Vec<Instruction>, Refus
                 vec![Instruction::Aload_0, Instruction::Getfield(r)]
             }
         }
-        Source::Returned | Source::Thrown | Source::Written => Vec::new(),
+        Source::Returned | Source::Thrown | Source::Written | Source::Old | Source::Callers => {
+            Vec::new()
+        }
     })
 }
 

@@ -49,16 +49,25 @@ impl Plan {
             .filter(|c| {
                 !matches!(
                     c.source,
-                    Source::Returned | Source::Thrown | Source::Written
+                    Source::Returned
+                        | Source::Thrown
+                        | Source::Written
+                        | Source::Old
+                        | Source::Callers
                 )
             })
             .collect()
     }
 
     /// Line, Entry and FieldWrite sites push every column, in order (a
-    /// written value is already on the stack, duplicated, first).
+    /// written value is already on the stack, duplicated, first, and the
+    /// old value read right after it), but the callers, which the helper
+    /// takes itself.
     pub fn pushed_all(&self) -> Vec<&Column> {
-        self.columns.iter().collect()
+        self.columns
+            .iter()
+            .filter(|c| c.source != Source::Callers)
+            .collect()
     }
 }
 
@@ -155,6 +164,15 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
     {
         columns.push(this_column(&owner));
     }
+    if spec.callers > 0 {
+        // Last, so the sites' and the helper's entries pass it as null.
+        columns.push(column(
+            "callers",
+            "Ljava/lang/String;",
+            Source::Callers,
+            true,
+        ));
+    }
     let plan = Plan {
         sites,
         columns,
@@ -208,7 +226,10 @@ fn field_writes(
     }
     Ok(Sites {
         sites,
-        columns: vec![column(name, descriptor, Source::Written, true)],
+        columns: vec![
+            column(name, descriptor, Source::Written, true),
+            column(OLD_VALUE, descriptor, Source::Old, true),
+        ],
         returns: "V".into(),
     })
 }
@@ -275,7 +296,8 @@ fn line_runs(
         out.sort_by_key(|x| x.2);
         out
     };
-    let wanted = wanted_locals(spec, &v, &in_scope(starts[0]))?;
+    let outer = captured_columns(class, spec, v.is_static);
+    let wanted = wanted_locals(spec, &v, &in_scope(starts[0]), &outer)?;
     // Another run of the line gets the probe only where the same
     // locals are in the same slots.
     starts.retain(|s| {
@@ -294,6 +316,7 @@ fn line_runs(
     for (n, d, slot) in wanted {
         columns.push(column(&n, &d, Source::Local(slot), true));
     }
+    columns.extend(outer);
     Ok(Sites {
         sites: BTreeMap::from([(mi, starts)]),
         columns,
@@ -304,7 +327,12 @@ fn line_runs(
 /// The locals a line probe records: every one in scope at the line's
 /// first run (but `this`), or those the spec names, each refused when
 /// the method has no table or no such local there.
-fn wanted_locals(spec: &ProbeSpec, v: &MethodView, first: &[Local]) -> Result<Vec<Local>, Refusal> {
+fn wanted_locals(
+    spec: &ProbeSpec,
+    v: &MethodView,
+    first: &[Local],
+    outer: &[Column],
+) -> Result<Vec<Local>, Refusal> {
     let Some(names) = &spec.locals else {
         return Ok(first
             .iter()
@@ -313,7 +341,8 @@ fn wanted_locals(spec: &ProbeSpec, v: &MethodView, first: &[Local]) -> Result<Ve
             .collect());
     };
     let mut out = Vec::new();
-    for n in names.iter().filter(|n| *n != "this") {
+    let local = |n: &&String| *n != "this" && !outer.iter().any(|c| &c.name == *n);
+    for n in names.iter().filter(local) {
         if v.locals.is_none() {
             return Err(Refusal::NoLocalTable {
                 method: v.label(),
@@ -365,9 +394,10 @@ fn entry_or_exit(class: &ClassFile<'_>, spec: &ProbeSpec, owner: &str) -> Result
             columns.push(column(n, d, Source::Local(*s), true));
         }
     }
+    let outer = captured_columns(class, spec, v.is_static);
     if let Some(names) = &spec.locals {
         for n in names.iter().filter(|n| *n != "this") {
-            if !args.iter().any(|a| &a.0 == n) {
+            if !args.iter().any(|a| &a.0 == n) && !outer.iter().any(|c| &c.name == n) {
                 return Err(Refusal::NoLocal {
                     method: v.label(),
                     name: n.clone(),
@@ -376,6 +406,7 @@ fn entry_or_exit(class: &ClassFile<'_>, spec: &ProbeSpec, owner: &str) -> Result
             }
         }
     }
+    columns.extend(outer);
     let at = if spec.site == Site::Entry {
         vec![0]
     } else {
@@ -423,10 +454,18 @@ fn condition_fields(
         if columns.iter().any(|c| c.name == name) || bound(&spec.site, &name) {
             continue;
         }
+        // A captured variable goes by its own name (`x` for `val$x`).
+        let outer = format!("val${name}");
         let Some(f) = class
             .fields
             .iter()
             .find(|f| utf8(class, f.name_index) == name)
+            .or_else(|| {
+                class
+                    .fields
+                    .iter()
+                    .find(|f| utf8(class, f.name_index) == outer)
+            })
         else {
             return Err(Refusal::Condition {
                 column: column_at,
@@ -456,7 +495,7 @@ fn condition_fields(
             &name,
             &d,
             Source::Field {
-                name: name.clone(),
+                name: utf8(class, f.name_index),
                 is_static,
             },
             false,
@@ -469,8 +508,53 @@ fn condition_fields(
 fn bound(site: &Site, name: &str) -> bool {
     matches!(
         (site, name),
-        (Site::Exit, "returnValue" | "exception") | (Site::FieldWrite { .. }, "newValue")
+        (Site::Exit, "returnValue" | "exception")
+            | (Site::FieldWrite { .. }, "newValue" | OLD_VALUE)
     )
+}
+
+/// The name a write's old value goes by (as the wire's change shows it).
+pub const OLD_VALUE: &str = "oldValue";
+
+/// The variables an anonymous or local class captured from its enclosing
+/// method (its instance `val$x` fields), as `(x, field name, descriptor)`.
+pub fn captured(class: &ClassFile<'_>) -> Vec<(String, String, String)> {
+    class
+        .fields
+        .iter()
+        .filter(|f| {
+            !f.access_flags
+                .contains(ristretto_classfile::FieldAccessFlags::STATIC)
+        })
+        .filter_map(|f| {
+            let field = utf8(class, f.name_index);
+            let name = field.strip_prefix("val$")?.to_string();
+            Some((name, field, utf8(class, f.descriptor_index)))
+        })
+        .collect()
+}
+
+/// The captured variables a probe in an instance method records: every
+/// one when the spec asks for every local, else those it names.
+fn captured_columns(class: &ClassFile<'_>, spec: &ProbeSpec, is_static: bool) -> Vec<Column> {
+    if is_static {
+        return Vec::new();
+    }
+    captured(class)
+        .into_iter()
+        .filter(|(n, ..)| spec.locals.as_ref().is_none_or(|l| l.contains(n)))
+        .map(|(n, field, d)| {
+            column(
+                &n,
+                &d,
+                Source::Field {
+                    name: field,
+                    is_static: false,
+                },
+                true,
+            )
+        })
+        .collect()
 }
 
 /// The index of a constructor's own `super(…)` or `this(…)` call: the
@@ -525,4 +609,55 @@ pub fn is_return(i: &Instruction) -> bool {
             | Instruction::Areturn
             | Instruction::Return
     )
+}
+
+/// Refused when code outside `class` may write its field `field`, which a
+/// write probe in `class` alone would miss: a field that is not private
+/// (other classes of its package, subclasses, anyone), or a private one
+/// in a nest (JDK 11+: its nestmates write it directly, not through an
+/// accessor in `class`).
+pub fn other_writers(class: &[u8], field: &str) -> Result<(), Refusal> {
+    let c = super::parse(class)?;
+    let refuse = |why: String| Refusal::OtherWriters {
+        class: this_name(&c).replace('/', "."),
+        field: field.to_string(),
+        why,
+    };
+    let Some(f) = c.fields.iter().find(|f| utf8(&c, f.name_index) == field) else {
+        return Err(Refusal::NoWrite {
+            owner: this_name(&c).replace('/', "."),
+            name: field.to_string(),
+        });
+    };
+    if !f
+        .access_flags
+        .contains(ristretto_classfile::FieldAccessFlags::PRIVATE)
+    {
+        return Err(refuse(
+            "it is not private, so other classes may write it".into(),
+        ));
+    }
+    let class_name = |i: u16| match c.constant_pool.get(i) {
+        Some(ristretto_classfile::Constant::Class(n)) => utf8(&c, *n).replace('/', "."),
+        _ => "?".into(),
+    };
+    let mut nest = Vec::new();
+    for a in &c.attributes {
+        match a {
+            Attribute::NestMembers { class_indexes, .. } => {
+                nest.extend(class_indexes.iter().map(|i| class_name(*i)));
+            }
+            Attribute::NestHost {
+                host_class_index, ..
+            } => nest.push(class_name(*host_class_index)),
+            _ => {}
+        }
+    }
+    if nest.is_empty() {
+        return Ok(());
+    }
+    Err(refuse(format!(
+        "its nestmates ({}) may write it directly",
+        nest.join(", ")
+    )))
 }

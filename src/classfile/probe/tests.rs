@@ -217,6 +217,7 @@ fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
         condition: cond.and_then(|c| crate::expr::parse(&c).ok()),
         min_duration_ns: 0,
         ring_capacity: 16,
+        callers: (k % 3) as u32,
     })
 }
 
@@ -304,6 +305,7 @@ proptest! {
             condition: None,
             min_duration_ns: 0,
             ring_capacity: 16,
+            callers: 2,
         };
         prop_assert!(matches!(instrument(bytes, std::slice::from_ref(&spec)), Err(Refusal::Malformed(_))));
         prop_assert!(helper_class(bytes, &spec).is_err());
@@ -331,6 +333,7 @@ proptest! {
             condition: None,
             min_duration_ns: 0,
             ring_capacity: 16,
+            callers: 2,
         };
         let _ = instrument(&bytes, std::slice::from_ref(&spec));
         let _ = helper_class(&bytes, &spec);
@@ -375,6 +378,7 @@ fn refused(
         condition: (!cond.is_empty()).then(|| crate::expr::parse(cond).expect("parses")),
         min_duration_ns: 0,
         ring_capacity: 16,
+        callers: 0,
     };
     instrument(bytes, &[spec]).expect_err("refused")
 }
@@ -447,4 +451,70 @@ fn refusals_say_why() {
         refused("release17/Probed$Inner", None, this0, None, "depth == 0"),
         Refusal::Condition { .. }
     ));
+}
+
+fn layout_of(entry: &str, method: Option<(&str, &str)>, site: Site, callers: u32) -> Vec<String> {
+    let (_, bytes) = CORPUS
+        .iter()
+        .find(|(n, _)| *n == entry)
+        .expect("a corpus entry");
+    let spec = ProbeSpec {
+        helper: "H".into(),
+        method: method.map(|(name, descriptor)| MethodRef {
+            name: name.into(),
+            descriptor: descriptor.into(),
+        }),
+        site,
+        locals: None,
+        condition: None,
+        min_duration_ns: 0,
+        ring_capacity: 16,
+        callers,
+    };
+    helper_class(bytes, &spec)
+        .expect("planned")
+        .layout
+        .columns
+        .iter()
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+#[test]
+fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
+    // The anonymous Runnable captured `base`: its val$base field is read
+    // at the site and recorded under the variable's own name.
+    let run = Some(("run", "()V"));
+    for entry in ["release8/Probed$1", "release17/Probed$1"] {
+        assert_eq!(layout_of(entry, run, Site::Entry, 0), ["base"]);
+        assert_eq!(
+            layout_of(entry, run, Site::Exit, 3),
+            ["base", "exception", "callers"]
+        );
+    }
+    let total = Site::FieldWrite {
+        owner: "Probed".into(),
+        name: "total".into(),
+        descriptor: "J".into(),
+    };
+    assert_eq!(
+        layout_of("release17/Probed", None, total, 2),
+        ["total", "oldValue", "callers"]
+    );
+    // A condition may read a captured variable and the old value.
+    let (_, bytes) = CORPUS[5];
+    let spec = ProbeSpec {
+        helper: "H".into(),
+        method: Some(MethodRef {
+            name: "run".into(),
+            descriptor: "()V".into(),
+        }),
+        site: Site::Entry,
+        locals: Some(vec![]),
+        condition: crate::expr::parse("base > 1").ok(),
+        min_duration_ns: 0,
+        ring_capacity: 16,
+        callers: 0,
+    };
+    assert!(instrument(bytes, &[spec]).is_ok());
 }

@@ -178,6 +178,7 @@ pub fn rec(
     a.op(I::Land);
     a.op(I::L2i);
     a.op(Kind::Int.store(l.slot));
+    super::callers::take(g, &mut a, plan, spec.callers, l.e + 1)?;
     store_columns(g, &mut a, plan, &r, l, ring)?;
     publish(&mut a, &r, l, spec.site == Site::Exit, done);
     a.bind(done);
@@ -190,7 +191,7 @@ pub fn rec(
         MethodAccessFlags::PRIVATE | MethodAccessFlags::STATIC,
         a,
         16,
-        l.e + 1,
+        l.e + 1 + super::callers::LOCALS,
     )
 }
 

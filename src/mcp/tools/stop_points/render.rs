@@ -67,7 +67,8 @@ pub fn arm_note(n: &ArmNote) -> String {
             suspends: false,
         } => format!(
             "PROBE: compiled into the class's bytecode (redefinition paused it {:.1} ms); hits \
-             are recorded in the JVM and drained without suspending anything; no callers recorded.",
+             are recorded in the JVM and drained without suspending anything (callers are taken for \
+             recorded hits only).",
             *pause_us as f64 / 1000.0
         ),
         ArmNote::ProbeArmed {

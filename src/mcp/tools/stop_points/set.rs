@@ -81,9 +81,10 @@ pub(super) fn set_routes() -> Vec<Route> {
                     "Stop when a field is written (modify) or read (access). class_pattern: \
                     exact (deferred until it loads), a wildcard (loaded classes declaring \
                     the field, up to max_classes) or a list, one watch_ per class; an \
-                    inherited field_name resolves to its declaring class. Over the wire a \
-                    write reports old → new and the JVM runs interpreted while armed; a \
-                    traced write on one loaded class is a probe in its bytecode. A hit \
+                    inherited field_name resolves to its declaring class. A write reports \
+                    old → new; over the wire the JVM runs interpreted while armed; a traced \
+                    write of a private field of a loaded class outside a nest is a probe in \
+                    its bytecode. A hit \
                     suspends the VM; trace:true snapshots and resumes. instance_id watches \
                     one object's copy (refused on a static field). hit_count N fires once, \
                     on the Nth access.",

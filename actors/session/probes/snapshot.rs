@@ -1,0 +1,146 @@
+//! What a probe's record shows beyond its columns' values, so that its
+//! snapshot reads like a wire snapshot: the caller frames the helper took
+//! for the record (one interned string of `StackTraceElement`s, read once
+//! a round however many records share it, and labelled `Class.method:line`
+//! as the wire labels frames), and a field write's `field` and
+//! `change` (old → new) details.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::Live;
+use crate::actors::connection::ConnectionHandle;
+use crate::classfile::probe::{Kind, Site, Source};
+use crate::jdwp::string_reference::Value as StringValue;
+use crate::jdwp::{ObjectId, Tag, Value};
+use crate::model::shown::{Detail, Shown};
+
+/// The index of the callers column among a record's references.
+fn callers_at(probe: &Live) -> Option<usize> {
+    probe
+        .layout
+        .columns
+        .iter()
+        .filter(|c| c.kind == Kind::Ref)
+        .position(|c| c.source == Source::Callers)
+}
+
+/// The references a round shows as values: all but the callers strings,
+/// which are read whole by [`callers`].
+pub fn shown_refs<'a>(probe: &Live, refs: &'a [Value]) -> Cow<'a, [Value]> {
+    let Some(at) = callers_at(probe) else {
+        return Cow::Borrowed(refs);
+    };
+    let width = probe.layout.ref_width.max(1);
+    let null = Value::Object {
+        tag: Tag::Object,
+        id: ObjectId(0),
+    };
+    let mut out = refs.to_vec();
+    for v in out.iter_mut().skip(at).step_by(width) {
+        *v = null;
+    }
+    Cow::Owned(out)
+}
+
+/// The callers of every distinct callers string in a round's references,
+/// each read once (a hot path's callers are one interned string).
+pub async fn callers(
+    conn: &ConnectionHandle,
+    probe: &Live,
+    refs: &[Value],
+) -> HashMap<u64, Vec<Arc<str>>> {
+    let mut out = HashMap::new();
+    let Some(at) = callers_at(probe) else {
+        return out;
+    };
+    let width = probe.layout.ref_width.max(1);
+    for v in refs.iter().skip(at).step_by(width) {
+        let Value::Object { id, .. } = v else {
+            continue;
+        };
+        if id.0 == 0 || out.contains_key(&id.0) {
+            continue;
+        }
+        let text = conn
+            .send(&StringValue { string_object: *id })
+            .await
+            .unwrap_or_default();
+        out.insert(id.0, text.lines().map(label).collect());
+    }
+    out
+}
+
+/// One record's callers, nearest first.
+pub fn callers_of(
+    probe: &Live,
+    row_refs: &[Value],
+    read: &HashMap<u64, Vec<Arc<str>>>,
+) -> Vec<Arc<str>> {
+    match callers_at(probe).and_then(|at| row_refs.get(at)) {
+        Some(Value::Object { id, .. }) => read.get(&id.0).cloned().unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// `Class.method:line` (as the wire labels a frame) from a
+/// `StackTraceElement`'s text: `[loader/][module/]Class.method(File:line)`,
+/// with `(Native Method)` as `native` and an unknown line as `?`.
+pub fn label(element: &str) -> Arc<str> {
+    let (head, source) = element.split_once('(').unwrap_or((element, ""));
+    let qualified = head.rsplit('/').next().unwrap_or(head);
+    let source = source.trim_end_matches(')');
+    let line = if source == "Native Method" {
+        "native".to_string()
+    } else {
+        match source.rsplit_once(':') {
+            Some((_, n)) if n.parse::<u32>().is_ok() => n.to_string(),
+            _ => "?".to_string(),
+        }
+    };
+    format!("{qualified}:{line}").into()
+}
+
+/// A field write's details, as the wire's field-write snapshot has them:
+/// the field, and its change from the old value to the new one.
+pub fn write_details(probe: &Live, locals: &[(Arc<str>, Shown)]) -> Vec<(String, Detail)> {
+    let Site::FieldWrite { name, .. } = &probe.spec.site else {
+        return Vec::new();
+    };
+    let find = |n: &str| locals.iter().find(|(k, _)| &**k == n).map(|(_, v)| v);
+    let Some(new) = find("newValue") else {
+        return Vec::new();
+    };
+    vec![
+        ("field".to_string(), Detail::Text(name.clone())),
+        (
+            "change".to_string(),
+            Detail::Change {
+                old: find(crate::classfile::probe::OLD_VALUE).cloned(),
+                new: new.clone(),
+            },
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::label;
+
+    #[test]
+    fn a_stack_trace_element_reads_as_the_wire_labels_a_frame() {
+        assert_eq!(&*label("app//Shop$1.run(Shop.java:12)"), "Shop$1.run:12");
+        assert_eq!(
+            &*label("java.base/java.lang.Thread.run(Thread.java:840)"),
+            "java.lang.Thread.run:840"
+        );
+        assert_eq!(
+            &*label("com.foo@1.0/com.foo.A.b(A.java:3)"),
+            "com.foo.A.b:3"
+        );
+        assert_eq!(&*label("a.B.c(Native Method)"), "a.B.c:native");
+        assert_eq!(&*label("a.B.c(Unknown Source)"), "a.B.c:?");
+        assert_eq!(&*label("a.B.c(B.java)"), "a.B.c:?");
+    }
+}
