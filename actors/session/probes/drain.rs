@@ -267,7 +267,14 @@ async fn read_records(
         region(conn, ring.prims, from, count, pw, cap),
         region(conn, ring.refs, from, count, rw, cap),
         region(conn, ring.times, from, count, 1, cap),
-        region(conn, ring.durs, from, count, 1, cap),
+        region(
+            conn,
+            ring.durs,
+            from,
+            count,
+            u64::from(layout.has_duration),
+            cap
+        ),
         region(conn, ring.threads, from, count, 1, cap),
     );
     let (p, r, t, d, th) = (p?, r?, t?, d?, th?);
