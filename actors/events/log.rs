@@ -151,6 +151,20 @@ impl EventLog {
         seq
     }
 
+    /// Counts `n` snapshots captured but never held: a probe's drain
+    /// reads only as many of a round's records as the ring can hold, and
+    /// the older ones would have been evicted in the same round. They take
+    /// sequence numbers and count as captured and evicted, as if pushed.
+    pub fn pass_over(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let mut g = lock(&self.inner);
+        g.next_seq += n;
+        g.captured_total += n;
+        g.evicted += n;
+    }
+
     /// Wakes waiters, if there are any (a trace storm must not pay for a
     /// notification nobody reads).
     fn wake(&self, seq: u64) {
@@ -470,6 +484,18 @@ mod tests {
         assert_eq!(log.oldest(5)[0].kind, "exception");
         assert_eq!(log.drain(None), 1);
         assert_eq!(log.last().1, 0);
+    }
+
+    #[test]
+    fn snapshots_passed_over_count_as_captured_and_evicted() {
+        let log = EventLog::new(2);
+        log.push_trace(trace("bp_1"));
+        log.pass_over(5);
+        let s = log.push_trace(trace("bp_1"));
+        let r = log.ring();
+        assert_eq!((r.held, r.evicted, r.captured_total), (2, 5, 7));
+        // The passed-over ones took sequence numbers: the next is 7.
+        assert_eq!(s, 7);
     }
 
     #[test]

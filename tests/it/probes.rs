@@ -5,7 +5,8 @@
 //! group_by percentiles; an update and a reload put a new probe in; the
 //! class's running bytecode is the class file's again after clear,
 //! disconnect, or (after the server was killed) the next attach, and a
-//! killed server's probe switches itself off when its lease lapses;
+//! killed server's probe switches itself off when its lease lapses; a
+//! burst that overflows the ring is counted call for call;
 //! read-only refuses `engine: "probe"` and `auto` falls back to the wire
 //! saying why; and each place a probe cannot go is refused with its reason.
 
@@ -295,6 +296,67 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
     );
 
     clear_restores_the_ledger(&server, &id);
+}
+
+/// A burst of calls that overflows a probe's ring: every call the program
+/// counted itself is counted as captured or dropped, the drain reads only
+/// what the trace log holds (the newest), and the snapshots it passed over
+/// still took their sequence numbers.
+#[test]
+fn an_overflowing_ring_counts_every_call_as_captured_or_dropped() {
+    let jvm = Jvm::start("ProbeBurst", JvmOpts::default());
+    jvm.wait_for_line("probe burst ready", WAIT);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    let armed = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": "ProbeBurst$Tally", "method": "tick",
+                   "engine": "probe", "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    let id = first_id(&armed);
+    server
+        .call(
+            "debug_set_value",
+            json!({"target": "ProbeBurst.go", "value": "true"}),
+        )
+        .expect_ok();
+    let done = jvm.wait_for_line("probe burst done", WAIT);
+    let calls: u64 = done
+        .rsplit('=')
+        .next()
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("a count in {done:?}"));
+    assert_eq!(calls, 2_000_000, "{done}");
+    let (captured, drops) = poll_until_msg(WAIT, "captured + dropped == the calls made", || {
+        let listed = server.call("debug_list_stop_points", json!({})).expect_ok();
+        let p = listed.json()["stop_points"][0].clone();
+        let seen = p["probe"]["calls"].as_u64()?;
+        let captured = p["captured"].as_u64()?;
+        let drops = p["probe"]["drops"].as_u64()?;
+        (seen == calls && captured + drops == calls).then_some((captured, drops))
+    });
+    assert!(
+        drops > 0,
+        "the burst overflowed the ring: {captured} captured"
+    );
+    // The ring's first 16,384 records alone are more than the log holds.
+    assert!(captured > 16_000, "{captured} captured, {drops} dropped");
+    let held = traces(&server, &id, 500);
+    assert_eq!(held.len(), 500, "the log holds the newest 500");
+    assert!(
+        last_seq(&server, &id) >= captured,
+        "every captured snapshot took a sequence number"
+    );
+    server
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
+        .expect_ok();
+    assert!(jvm.is_alive());
 }
 
 #[test]

@@ -1,15 +1,24 @@
-//! Draining the probes' rings: every [`DRAIN_EVERY`], for each armed
-//! probe, read how far its ring has been written (`head`), which slots
-//! are published (`seq`), read those records' columns in one region read
-//! per array, turn them into trace snapshots, and tell the helper how far
-//! it may write again (`tail`) while renewing its lease, in one write.
-//! Nothing is suspended: these are reads of arrays and static fields.
+//! Draining the probes' rings: for each armed probe, when its turn comes
+//! (every [`DRAIN_EVERY`], slower while its ring overflows: see [`pace`]),
+//! read how far its ring has been written (`head`), which slots are
+//! published (`seq`), read the newest of those records that the trace log
+//! can hold (one region read per array; the older ones would be evicted
+//! by the same round, so they count as captured and evicted unread), turn
+//! them into trace snapshots, let go of the objects the consumed slots
+//! held, and tell the helper how far it may write again (`tail`) while
+//! renewing its lease, in one write. Nothing is suspended: these are
+//! reads and writes of arrays and static fields.
+
+mod counters;
+mod pace;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use self::counters::{atomic_long, counters, inner_array};
+use self::pace::{Pace, Take, take};
 use super::{DRAIN_EVERY, Live, Probes};
 use crate::actors::connection::ConnectionHandle;
 use crate::actors::error::JdwpError;
@@ -19,27 +28,49 @@ use crate::classfile::probe::{Kind, Source};
 use crate::jdwp::FieldValue;
 use crate::jdwp::array_reference::{GetValues as GetArray, SetValues as SetArray};
 use crate::jdwp::class_type::SetValues as SetStatics;
-use crate::jdwp::object_reference::GetValues as GetFields;
 use crate::jdwp::reference_type::GetValues as GetStatics;
-use crate::jdwp::{FieldId, ObjectId, Tag, ThreadId, Value};
+use crate::jdwp::{FieldId, ObjectId, ReferenceTypeId, Tag, ThreadId, Value};
 use crate::model::prim::Prim;
 use crate::model::shown::{Detail, Scalar, Shown};
 use crate::model::stop_point::StopState;
 
-/// How often (in drain rounds) the slower counters are read.
-const COUNTERS_EVERY: u32 = 25;
+/// How often the slower counters are read (the listing's calls, passes,
+/// drops, cost).
+const COUNTERS_EVERY: Duration = Duration::from_millis(500);
 
 /// What the drain keeps per probe between rounds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Cursor {
+    /// The helper it drains (a toggle or an update installs a new one,
+    /// whose ring starts again at 0).
+    helper: ReferenceTypeId,
     /// Next record number to read.
     tail: u64,
     /// The `value` field of `java.util.concurrent.atomic.AtomicLong`.
     atomic_value: Option<FieldId>,
     /// The `array` field of `AtomicLongArray`, and the array it holds.
     seq_array: Option<ObjectId>,
-    round: u32,
+    /// When the counters were last read (`None`: not yet).
+    counted: Option<Instant>,
     spent: bool,
+    pace: Pace,
+    /// When its next round is due.
+    due: Instant,
+}
+
+impl Cursor {
+    fn new(helper: ReferenceTypeId) -> Cursor {
+        Cursor {
+            helper,
+            tail: 0,
+            atomic_value: None,
+            seq_array: None,
+            counted: None,
+            spent: false,
+            pace: Pace::new(DRAIN_EVERY),
+            due: Instant::now(),
+        }
+    }
 }
 
 /// Starts the drain of `session`'s probes; it ends with the session.
@@ -55,28 +86,22 @@ pub fn spawn_drain(session: SessionHandle, probes: Arc<Probes>) {
                 break;
             }
             let live = probes.live();
-            cursors.retain(|id, _| live.iter().any(|(l, _)| l == id));
+            cursors.retain(|id, c| live.iter().any(|(l, p)| l == id && p.helper == c.helper));
             for (id, probe) in live {
-                let cursor = cursors.entry(id.clone()).or_default();
-                if cursor.spent {
+                let cursor = cursors
+                    .entry(id.clone())
+                    .or_insert_with(|| Cursor::new(probe.helper));
+                if cursor.spent || cursor.due > Instant::now() {
                     continue;
                 }
-                match drain_one(&session, &id, &probe, cursor, &mut names).await {
+                let result = drain_one(&session, &id, &probe, cursor, &mut names).await;
+                // Paced from the round's end, less a tick's slack.
+                cursor.due = Instant::now() + cursor.pace.period.saturating_sub(DRAIN_EVERY / 2);
+                match result {
                     Ok(Spent::No) => {}
                     Ok(Spent::Yes) => {
                         cursor.spent = true;
-                        let _ = super::remove(
-                            session.connection(),
-                            session.classes(),
-                            &probes,
-                            &id,
-                            true,
-                        )
-                        .await;
-                        session
-                            .stop_points()
-                            .mark(&id, StopState::Spent("trace budget used".into()))
-                            .await;
+                        spent(&session, &probes, &id).await;
                     }
                     Err(e) if e.is_gone() => return,
                     Err(e) => {
@@ -87,12 +112,21 @@ pub fn spawn_drain(session: SessionHandle, probes: Arc<Probes>) {
                             .stats
                             .probe
                             .drain_failures
-                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            .fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
         }
     });
+}
+
+/// Takes out a probe whose trace budget is used up.
+async fn spent(session: &SessionHandle, probes: &Probes, id: &str) {
+    let _ = super::remove(session.connection(), session.classes(), probes, id, true).await;
+    session
+        .stop_points()
+        .mark(id, StopState::Spent("trace budget used".into()))
+        .await;
 }
 
 enum Spent {
@@ -122,50 +156,90 @@ async fn drain_one(
         _ => ObjectId(0),
     };
     let (head_obj, seq_obj) = (obj(0), obj(1));
-    let (prims, refs, times, durs, threads) = (obj(2), obj(3), obj(4), obj(5), obj(6));
     let alive = matches!(statics.get(7), Some(Value::Boolean(true)));
     if head_obj.0 == 0 || seq_obj.0 == 0 {
         return Ok(Spent::No);
     }
+    let cap = u64::from(probe.spec.ring_capacity);
+    let ring = Ring {
+        prims: obj(2),
+        refs: obj(3),
+        times: obj(4),
+        durs: obj(5),
+        threads: obj(6),
+        cap,
+    };
     let head = atomic_long(session, head_obj, &mut cursor.atomic_value).await?;
-    cursor.round = cursor.round.wrapping_add(1);
-    if cursor.round % COUNTERS_EVERY == 1 {
+    if cursor
+        .counted
+        .is_none_or(|at| at.elapsed() >= COUNTERS_EVERY)
+    {
+        cursor.counted = Some(Instant::now());
         counters(session, probe, cursor).await;
     }
-    let cap = u64::from(probe.spec.ring_capacity);
-    let mut ready = 0u64;
-    let mut records = Vec::new();
-    if head > cursor.tail {
-        let pending = (head - cursor.tail).min(cap);
-        let seq_array = match cursor.seq_array {
-            Some(a) => a,
-            None => {
-                let a = inner_array(session, seq_obj).await?;
-                cursor.seq_array = Some(a);
-                a
-            }
-        };
-        let seqs = region(conn, seq_array, cursor.tail, pending, 1, cap).await?;
-        for (k, v) in seqs.iter().enumerate() {
-            let n = cursor.tail + k as u64;
-            if !matches!(v, Value::Long(s) if *s as u64 == n + 1) {
-                break;
-            }
-            ready += 1;
-        }
-        if ready > 0 {
-            let ring = Ring {
-                prims,
-                refs,
-                times,
-                durs,
-                threads,
-                cap,
-            };
-            records = read_records(session, id, probe, &ring, cursor.tail, ready, names).await?;
-        }
+    let pending = head.saturating_sub(cursor.tail).min(cap);
+    cursor.pace.after(head.saturating_sub(cursor.tail), cap);
+    let ready = published(session, seq_obj, cursor, pending, cap).await?;
+    let budget = u64::from(probe.max_hits);
+    let captured = probe.stats.captured.load(Ordering::Relaxed);
+    let remaining = (budget > 0).then(|| budget.saturating_sub(captured));
+    // A suspending probe's hits reach the agent through its trap: its
+    // records are only counted, never read.
+    let keep = if probe.suspends {
+        0
+    } else {
+        session.events().ring().capacity as u64
+    };
+    let t = take(cursor.tail, ready, remaining, keep);
+    let (records, held) = if t.read > 0 {
+        read_records(session, id, probe, &ring, t.from, t.read, names).await?
+    } else {
+        (Vec::new(), None)
+    };
+    release(conn, &ring, probe, cursor.tail, ready, &t, held).await?;
+    count(session, probe, records, &t);
+    let spent = budget > 0 && captured + ready >= budget;
+    cursor.tail += ready;
+    hand_on(session, probe, ready, cursor.tail, alive).await?;
+    Ok(if spent { Spent::Yes } else { Spent::No })
+}
+
+/// How many of the `pending` records from the cursor's `tail` on are
+/// published, in order (a record claimed but not yet written stops the
+/// count; the next round takes it).
+async fn published(
+    session: &SessionHandle,
+    seq_obj: ObjectId,
+    cursor: &mut Cursor,
+    pending: u64,
+    cap: u64,
+) -> Result<u64, JdwpError> {
+    if pending == 0 {
+        return Ok(0);
     }
-    hand_on(session, probe, records, ready, cursor, alive).await
+    let seq_array = match cursor.seq_array {
+        Some(a) => a,
+        None => {
+            let a = inner_array(session, seq_obj).await?;
+            cursor.seq_array = Some(a);
+            a
+        }
+    };
+    let seqs = region(
+        session.connection(),
+        seq_array,
+        cursor.tail,
+        pending,
+        1,
+        cap,
+    )
+    .await?;
+    let tail = cursor.tail;
+    Ok(seqs
+        .iter()
+        .enumerate()
+        .take_while(|(k, v)| matches!(v, Value::Long(s) if *s as u64 == tail + *k as u64 + 1))
+        .count() as u64)
 }
 
 /// The arrays of a probe's ring, as the helper's statics name them.
@@ -178,36 +252,36 @@ struct Ring {
     cap: u64,
 }
 
-/// Reads the `ready` records published from `from` on (every array in
-/// one burst), turns them into snapshots, and frees their slots' object
-/// references.
+/// Reads the `count` records from record number `from` on (every array
+/// in one burst) and turns them into snapshots; also says which of them
+/// (from 0) hold an object, first and last.
 async fn read_records(
     session: &SessionHandle,
     id: &str,
     probe: &Live,
     ring: &Ring,
     from: u64,
-    ready: u64,
+    count: u64,
     names: &mut HashMap<u64, Arc<str>>,
-) -> Result<Vec<TraceRecord>, JdwpError> {
+) -> Result<(Vec<TraceRecord>, Option<(u64, u64)>), JdwpError> {
     let conn = session.connection();
-    let Ring {
-        prims,
-        refs,
-        times,
-        durs,
-        threads,
-        cap,
-    } = *ring;
-    let mut records = Vec::with_capacity(ready as usize);
+    let cap = ring.cap;
+    let mut records = Vec::with_capacity(count as usize);
     let layout = &probe.layout;
     let (pw, rw) = (layout.prim_width as u64, layout.ref_width as u64);
     let (p, r, t, d, th) = futures::join!(
-        region(conn, prims, from, ready, pw, cap),
-        region(conn, refs, from, ready, rw, cap),
-        region(conn, times, from, ready, 1, cap),
-        region(conn, durs, from, ready, 1, cap),
-        region(conn, threads, from, ready, 1, cap),
+        region(conn, ring.prims, from, count, pw, cap),
+        region(conn, ring.refs, from, count, rw, cap),
+        region(conn, ring.times, from, count, 1, cap),
+        region(
+            conn,
+            ring.durs,
+            from,
+            count,
+            u64::from(layout.has_duration),
+            cap
+        ),
+        region(conn, ring.threads, from, count, 1, cap),
     );
     let (p, r, t, d, th) = (p?, r?, t?, d?, th?);
     let now = Instant::now();
@@ -222,7 +296,7 @@ async fn read_records(
     let shown = show_objects(session, probe, &super::snapshot::shown_refs(probe, &r)).await;
     let callers = super::snapshot::callers(conn, probe, &r).await;
     let labels = column_names(probe);
-    for k in 0..ready as usize {
+    for k in 0..count as usize {
         let thread = match th.get(k) {
             Some(Value::Object { id, .. }) => id.0,
             _ => 0,
@@ -260,15 +334,34 @@ async fn read_records(
             overridden: false,
         });
     }
-    // The ring must not keep the application's objects alive:
-    // what was read lets go (the slots are free only once `tail`
-    // moves on, below, so no new record is in them); records whose
-    // references were all null (an exit that returned) need no write.
-    if let Some((first, last)) = held(&r, rw) {
-        forget(conn, refs, from + first, last + 1 - first, rw, cap).await?;
+    Ok((records, held(&r, rw)))
+}
+
+/// The ring must not keep the application's objects alive: the slots a
+/// round consumed (`ready` records from `tail`) let go of them. They are
+/// free only once `tail` moves on, after this, so no new record is in
+/// them. When every consumed record was read, only those from the first
+/// to the last holding an object are written (an exit that returned
+/// holds none); records passed over unread are cleared whole.
+async fn release(
+    conn: &ConnectionHandle,
+    ring: &Ring,
+    probe: &Live,
+    tail: u64,
+    ready: u64,
+    t: &Take,
+    held: Option<(u64, u64)>,
+) -> Result<(), JdwpError> {
+    let rw = probe.layout.ref_width as u64;
+    let refs = if t.read == ready {
+        held.map(|(first, last)| (t.from + first, last + 1 - first))
+    } else {
+        Some((tail, ready))
+    };
+    if let Some((from, n)) = refs {
+        forget(conn, ring.refs, from, n, rw, ring.cap).await?;
     }
-    forget(conn, threads, from, ready, 1, cap).await?;
-    Ok(records)
+    forget(conn, ring.threads, tail, ready, 1, ring.cap).await
 }
 
 /// The first and last record (from 0) of `refs`, `width` references a
@@ -281,42 +374,37 @@ fn held(refs: &[Value], width: u64) -> Option<(u64, u64)> {
     Some(((first / w) as u64, (last / w) as u64))
 }
 
-/// Logs the records (up to the trace budget), moves `tail` on and renews
-/// the lease in one write; says whether the budget is used up.
-async fn hand_on(
-    session: &SessionHandle,
-    probe: &Live,
-    records: Vec<TraceRecord>,
-    ready: u64,
-    cursor: &mut Cursor,
-    alive: bool,
-) -> Result<Spent, JdwpError> {
-    let conn = session.connection();
-    let budget = u64::from(probe.max_hits);
-    let captured = probe.stats.captured.load(Ordering::Relaxed);
-    let mut spent = Spent::No;
+/// Logs the records read and counts the ones passed over (captured, and
+/// evicted by the log as they would have been).
+fn count(session: &SessionHandle, probe: &Live, records: Vec<TraceRecord>, t: &Take) {
     if probe.suspends {
-        // Its hits reach the agent through the trap; a record only counts.
-        let passed = records.len() as u64;
         probe
             .stats
             .condition_passed
-            .fetch_add(passed, Ordering::Relaxed);
+            .fetch_add(t.captured, Ordering::Relaxed);
+        return;
     }
-    for rec in records.into_iter().filter(|_| !probe.suspends) {
-        if budget > 0 && probe.stats.captured.load(Ordering::Relaxed) >= budget {
-            spent = Spent::Yes;
-            break;
-        }
+    session.events().pass_over(t.passed);
+    for rec in records {
         session.events().push_trace(rec);
-        probe.stats.captured.fetch_add(1, Ordering::Relaxed);
-        probe.stats.charged.fetch_add(1, Ordering::Relaxed);
-        probe.stats.condition_passed.fetch_add(1, Ordering::Relaxed);
     }
-    if budget > 0 && captured + ready >= budget {
-        spent = Spent::Yes;
+    for c in [
+        &probe.stats.captured,
+        &probe.stats.charged,
+        &probe.stats.condition_passed,
+    ] {
+        c.fetch_add(t.captured, Ordering::Relaxed);
     }
-    cursor.tail += ready;
+}
+
+/// Moves `tail` on and renews the lease in one write.
+async fn hand_on(
+    session: &SessionHandle,
+    probe: &Live,
+    ready: u64,
+    tail: u64,
+    alive: bool,
+) -> Result<(), JdwpError> {
     let mut values = vec![FieldValue {
         field: probe.fields.renew,
         value: Value::Boolean(true),
@@ -324,7 +412,7 @@ async fn hand_on(
     if ready > 0 {
         values.push(FieldValue {
             field: probe.fields.tail,
-            value: Value::Long(cursor.tail as i64),
+            value: Value::Long(tail as i64),
         });
     }
     if !alive {
@@ -332,12 +420,14 @@ async fn hand_on(
         // when its `init` runs again, which the next arm does.
         probe.stats.probe.lapses.fetch_add(1, Ordering::Relaxed);
     }
-    conn.send(&SetStatics {
-        class: probe.helper,
-        values,
-    })
-    .await?;
-    Ok(spent)
+    session
+        .connection()
+        .send(&SetStatics {
+            class: probe.helper,
+            values,
+        })
+        .await?;
+    Ok(())
 }
 
 /// How many distinct objects a drain round reads (type, string text):
@@ -531,203 +621,6 @@ pub(super) async fn forget(
         conn.send(&clear).await?;
     }
     Ok(())
-}
-
-/// The value of an `AtomicLong`, through its `value` field (its id kept
-/// in `field` after the first read).
-async fn atomic_long(
-    session: &SessionHandle,
-    object: ObjectId,
-    field: &mut Option<FieldId>,
-) -> Result<u64, JdwpError> {
-    let f = match field {
-        Some(f) => *f,
-        None => match field_named(session, object, "value").await? {
-            Some(f) => *field.insert(f),
-            None => return Ok(0),
-        },
-    };
-    Ok(match field_value(session, object, f).await? {
-        Some(Value::Long(n)) => n as u64,
-        _ => 0,
-    })
-}
-
-/// The `long[]` inside an `AtomicLongArray`.
-async fn inner_array(session: &SessionHandle, object: ObjectId) -> Result<ObjectId, JdwpError> {
-    let Some(f) = field_named(session, object, "array").await? else {
-        return Ok(ObjectId(0));
-    };
-    Ok(match field_value(session, object, f).await? {
-        Some(Value::Object { id, .. }) => id,
-        _ => ObjectId(0),
-    })
-}
-
-/// The id of the field `name` declared by `object`'s class.
-async fn field_named(
-    session: &SessionHandle,
-    object: ObjectId,
-    name: &str,
-) -> Result<Option<FieldId>, JdwpError> {
-    let t = session.classes().type_of(object).await?.id;
-    let fields = session.classes().fields(t).await?;
-    Ok(fields.iter().find(|f| f.name == name).map(|f| f.id))
-}
-
-/// One field of one object.
-async fn field_value(
-    session: &SessionHandle,
-    object: ObjectId,
-    field: FieldId,
-) -> Result<Option<Value>, JdwpError> {
-    let v = session
-        .connection()
-        .send(&GetFields {
-            object,
-            fields: vec![field],
-        })
-        .await?;
-    Ok(v.first().copied())
-}
-
-/// Reads the helper's calls and passes (`LongAdder`s: their base and
-/// cells), sampled cost and errors into the stop point's meter. The drops
-/// are the passes (every call, with no filter) less the records claimed
-/// (`head`, read last, so a call in flight never shows as a drop).
-async fn counters(session: &SessionHandle, probe: &Live, cursor: &mut Cursor) {
-    let conn = session.connection();
-    let f = &probe.fields;
-    let Ok(v) = conn
-        .send(&GetStatics {
-            ref_type: probe.helper,
-            fields: vec![
-                f.calls,
-                f.passed,
-                f.cost_ns,
-                f.cost_samples,
-                f.errors,
-                f.head,
-            ],
-        })
-        .await
-    else {
-        return;
-    };
-    let long = |i: usize| match v.get(i) {
-        Some(Value::Long(n)) => *n as u64,
-        _ => 0,
-    };
-    let obj = |i: usize| match v.get(i) {
-        Some(Value::Object { id, .. }) if id.0 != 0 => Some(*id),
-        _ => None,
-    };
-    let meter = &probe.stats.probe;
-    meter.cost_ns.store(long(2), Ordering::Relaxed);
-    meter.cost_samples.store(long(3), Ordering::Relaxed);
-    let base = probe.base;
-    probe
-        .stats
-        .condition_errors
-        .store(base.errors + long(4), Ordering::Relaxed);
-    let Some(calls) = (match obj(0) {
-        Some(a) => long_adder(session, a).await,
-        None => None,
-    }) else {
-        return;
-    };
-    meter.calls.store(base.calls + calls, Ordering::Relaxed);
-    probe
-        .stats
-        .hits
-        .store(base.calls + calls, Ordering::Relaxed);
-    let passed = if probe.spec.filters() {
-        match obj(1) {
-            Some(a) => long_adder(session, a).await,
-            None => None,
-        }
-    } else {
-        Some(calls)
-    };
-    let claimed = match obj(5) {
-        Some(h) => atomic_long(session, h, &mut cursor.atomic_value).await.ok(),
-        None => None,
-    };
-    if let (Some(passed), Some(claimed)) = (passed, claimed) {
-        meter.drops.store(
-            base.drops + passed.saturating_sub(claimed),
-            Ordering::Relaxed,
-        );
-    }
-}
-
-/// The sum of a `LongAdder`: its `base` plus each cell's `value`.
-async fn long_adder(session: &SessionHandle, adder: ObjectId) -> Option<u64> {
-    let classes = session.classes();
-    let conn = session.connection();
-    let mut ty = classes.type_of(adder).await.ok()?.id;
-    // base and cells are declared by Striped64, LongAdder's superclass.
-    let mut base = None;
-    let mut cells = None;
-    for _ in 0..3 {
-        let fields = classes.fields(ty).await.ok()?;
-        base = base.or_else(|| fields.iter().find(|f| f.name == "base").map(|f| f.id));
-        cells = cells.or_else(|| fields.iter().find(|f| f.name == "cells").map(|f| f.id));
-        if base.is_some() && cells.is_some() {
-            break;
-        }
-        ty = classes.superclass(ty).await.ok()??;
-    }
-    let (base, cells) = (base?, cells?);
-    let v = conn
-        .send(&GetFields {
-            object: adder,
-            fields: vec![base, cells],
-        })
-        .await
-        .ok()?;
-    let mut sum = match v.first() {
-        Some(Value::Long(n)) => *n as u64,
-        _ => 0,
-    };
-    if let Some(Value::Object { id, .. }) = v.get(1)
-        && id.0 != 0
-    {
-        let len = conn
-            .send(&crate::jdwp::array_reference::Length { array: *id })
-            .await
-            .ok()?;
-        let cells = conn
-            .send(&GetArray {
-                array: *id,
-                first_index: 0,
-                length: len,
-            })
-            .await
-            .ok()?;
-        for c in cells.values {
-            let Value::Object { id: cell, .. } = c else {
-                continue;
-            };
-            if cell.0 == 0 {
-                continue;
-            }
-            let t = classes.type_of(cell).await.ok()?.id;
-            let fields = classes.fields(t).await.ok()?;
-            let f = fields.iter().find(|f| f.name == "value")?.id;
-            if let Ok(v) = conn
-                .send(&GetFields {
-                    object: cell,
-                    fields: vec![f],
-                })
-                .await
-                && let Some(Value::Long(n)) = v.first()
-            {
-                sum = sum.wrapping_add(*n as u64);
-            }
-        }
-    }
-    Some(sum)
 }
 
 #[cfg(test)]
