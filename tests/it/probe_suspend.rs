@@ -55,18 +55,6 @@ fn point(server: &Server, id: &str) -> String {
         .join("\n")
 }
 
-/// Whether the JVM runs other bytecode for the ledger than its class file.
-fn ledger_instrumented(server: &Server) -> bool {
-    let r = server
-        .call(
-            "debug_check_stale",
-            json!({"class_name": LEDGER, "class_roots": [fixtures().display().to_string()], "bytecode": true}),
-        )
-        .expect_ok();
-    assert!(r.text.contains("Bytecode:"), "{}", r.text);
-    r.text.contains("Bytecode: STALE")
-}
-
 fn a_suspending_probe_stops_in_the_probed_method(java_home: Option<std::path::PathBuf>) {
     let (jvm, server) = attached(java_home);
     let line = line_of("ProbeLoad.java", "probe-line");
@@ -87,7 +75,7 @@ fn a_suspending_probe_stops_in_the_probed_method(java_home: Option<std::path::Pa
         "{}",
         armed.text
     );
-    assert!(ledger_instrumented(&server));
+    assert!(crate::probes::instrumented(&server, LEDGER));
 
     let hit = server
         .call("debug_wait_for_event", json!({"timeout_ms": 20000}))
@@ -174,7 +162,7 @@ fn a_suspending_probe_stops_in_the_probed_method(java_home: Option<std::path::Pa
         )
         .expect_ok();
     server.call("debug_continue", json!({})).expect_ok();
-    assert!(!ledger_instrumented(&server));
+    assert!(!crate::probes::instrumented(&server, LEDGER));
     crate::stop_points::assert_all_running(&server);
     drop(jvm);
 }

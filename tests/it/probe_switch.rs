@@ -19,17 +19,6 @@ use crate::support::poll_until_msg;
 const WAIT: Duration = Duration::from_secs(30);
 const WORK: &str = "LateHot$Work";
 
-fn work_instrumented(server: &Server) -> bool {
-    let r = server
-        .call(
-            "debug_check_stale",
-            json!({"class_name": WORK, "class_roots": [fixtures().display().to_string()], "bytecode": true}),
-        )
-        .expect_ok();
-    assert!(r.text.contains("Bytecode:"), "{}", r.text);
-    r.text.contains("Bytecode: STALE")
-}
-
 fn the_guard_hands_a_costly_wire_stop_point_to_a_probe(java_home: Option<std::path::PathBuf>) {
     let dir = tempfile::Builder::new()
         .prefix("late-hot-")
@@ -88,7 +77,7 @@ fn the_guard_hands_a_costly_wire_stop_point_to_a_probe(java_home: Option<std::pa
         "the listing keeps the note: {listing}"
     );
     assert!(!listing.contains("PAUSED"), "{listing}");
-    assert!(work_instrumented(&server));
+    assert!(crate::probes::instrumented(&server, WORK));
 
     // Snapshots keep coming, from the probe, each one passing the condition.
     let since = server
@@ -123,7 +112,7 @@ fn the_guard_hands_a_costly_wire_stop_point_to_a_probe(java_home: Option<std::pa
             json!({"kind": "clear", "id": id}),
         )
         .expect_ok();
-    assert!(!work_instrumented(&server));
+    assert!(!crate::probes::instrumented(&server, WORK));
     crate::stop_points::assert_all_running(&server);
 }
 

@@ -128,10 +128,16 @@ fn took_ns(trace: &Value) -> Option<u64> {
 
 /// Whether the JVM runs other bytecode for the ledger than its class file.
 fn ledger_instrumented(server: &Server) -> bool {
+    instrumented(server, LEDGER)
+}
+
+/// Whether the JVM runs other bytecode for `class` than its class file
+/// under the fixtures.
+pub(crate) fn instrumented(server: &Server, class: &str) -> bool {
     let r = server
         .call(
             "debug_check_stale",
-            json!({"class_name": LEDGER, "class_roots": [fixtures().display().to_string()], "bytecode": true}),
+            json!({"class_name": class, "class_roots": [fixtures().display().to_string()], "bytecode": true}),
         )
         .expect_ok();
     assert!(r.text.contains("Bytecode:"), "{}", r.text);
