@@ -179,7 +179,8 @@ fn a_suspending_probe_stops_in_the_probed_method_temurin25() {
 
 /// A suspending method-exit probe whose condition reads the returned
 /// value: the thread stops in `settle` itself, before its return, with
-/// the argument that produced the value.
+/// the argument that produced the value, and the event carries the value;
+/// one whose condition asks for a throw reports the exception.
 fn a_suspending_exit_probe_stops_before_the_return(java_home: Option<std::path::PathBuf>) {
     let (jvm, server) = attached(java_home);
     let armed = server
@@ -214,6 +215,82 @@ fn a_suspending_exit_probe_stops_before_the_return(java_home: Option<std::path::
         "settle(n) returned 2n with 2n % 10 == 4: {}",
         n.text
     );
+    // The event is the method's exit and carries what it returned, as a
+    // wire method-exit stop's does: 2n, read before the thread left the
+    // probe's helper.
+    assert_eq!(
+        event_field(&hit.text, "kind").as_deref(),
+        Some("method-exit"),
+        "{}",
+        hit.text
+    );
+    let returned: i64 = hit
+        .text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("returned: "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no returned value: {}", hit.text));
+    let doubled = server
+        .call("debug_evaluate", json!({"expression": "2 * n"}))
+        .expect_ok();
+    assert!(
+        returned % 10 == 4
+            && doubled
+                .text
+                .split_whitespace()
+                .any(|w| w == returned.to_string()),
+        "returned {returned}, 2n: {}",
+        doubled.text
+    );
+    server
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": armed.json()["outcomes"][0]["id"]}),
+        )
+        .expect_ok();
+    server.call("debug_continue", json!({})).expect_ok();
+    // A call that throws (every 97th) stops on its way out, and the event
+    // names the exception, read from the probe's helper before landing.
+    let armed = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": LEDGER, "method": "settle",
+                "trace": false, "condition": "exception != null"}),
+        )
+        .expect_ok();
+    assert!(
+        armed.text.contains("condition runs in the JVM"),
+        "{}",
+        armed.text
+    );
+    let hit = server
+        .call("debug_wait_for_event", json!({"timeout_ms": 20000}))
+        .expect_ok();
+    assert_eq!(
+        event_field(&hit.text, "kind").as_deref(),
+        Some("method-exit"),
+        "{}",
+        hit.text
+    );
+    let detail = |key: &str| {
+        hit.text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix(key).map(str::to_string))
+            .unwrap_or_else(|| panic!("no {key} in {}", hit.text))
+    };
+    assert!(
+        detail("threw: ").contains("IllegalStateException"),
+        "{}",
+        hit.text
+    );
+    // The message is the fixture's "settle n", thrown when n % 97 == 0.
+    let message = detail("message: ");
+    let n: i64 = message
+        .trim_matches('"')
+        .strip_prefix("settle ")
+        .and_then(|n| n.trim_matches('"').parse().ok())
+        .unwrap_or_else(|| panic!("message: {}", hit.text));
+    assert_eq!(n % 97, 0, "{}", hit.text);
     server
         .call(
             "debug_update_stop_point",

@@ -42,7 +42,7 @@ pub(super) async fn held(
     early: Option<(usize, FramesReply)>,
 ) {
     // A suspending probe's hit first steps out of the probe's helper.
-    let Some(members) = land(ctx, thread, members).await else {
+    let Some(landed) = land(ctx, thread, members).await else {
         return;
     };
     let hit = Hit {
@@ -52,7 +52,16 @@ pub(super) async fn held(
         received,
         recorded: sharing.recorded,
     };
-    let (traces, reports, checked) = hit.sort(members).await;
+    let (mut traces, mut reports, checked) = hit.sort(landed.members).await;
+    if !landed.carried.is_empty() {
+        let trapped = traces.iter_mut().filter(|(m, _, _)| m.target.trap);
+        for (_, _, extra) in trapped {
+            extra.extend(landed.carried.iter().cloned());
+        }
+        for (_, extra) in reports.iter_mut().filter(|(m, _)| m.target.trap) {
+            extra.extend(landed.carried.iter().cloned());
+        }
+    }
     let plan = {
         let t: Vec<_> = traces.iter().map(|(m, t, _)| (&**t, &m.event)).collect();
         let r: Vec<_> = reports.iter().map(|(m, _)| &m.event).collect();
