@@ -249,8 +249,15 @@ fn a_suspending_exit_probe_stops_before_the_return(java_home: Option<std::path::
         )
         .expect_ok();
     server.call("debug_continue", json!({})).expect_ok();
-    // A call that throws (every 97th) stops on its way out, and the event
-    // names the exception, read from the probe's helper before landing.
+    a_throw_stops_with_its_exception(&server);
+    server.call("debug_continue", json!({})).expect_ok();
+    crate::stop_points::assert_all_running(&server);
+    drop(jvm);
+}
+
+/// A call that throws (every 97th) stops on its way out, and the event
+/// names the exception, read from the probe's helper before landing.
+fn a_throw_stops_with_its_exception(server: &Server) {
     let armed = server
         .call(
             "debug_set_stop",
@@ -291,15 +298,22 @@ fn a_suspending_exit_probe_stops_before_the_return(java_home: Option<std::path::
         .and_then(|n| n.trim_matches('"').parse().ok())
         .unwrap_or_else(|| panic!("message: {}", hit.text));
     assert_eq!(n % 97, 0, "{}", hit.text);
+    // The thread waits in the probe's handler, past the original code:
+    // the method's arguments are still readable there.
+    let read = server
+        .call("debug_evaluate", json!({"expression": "n"}))
+        .expect_ok();
+    assert!(
+        read.text.split_whitespace().any(|w| w == n.to_string()),
+        "n = {n} at the throw's landing: {}",
+        read.text
+    );
     server
         .call(
             "debug_update_stop_point",
             json!({"kind": "clear", "id": armed.json()["outcomes"][0]["id"]}),
         )
         .expect_ok();
-    server.call("debug_continue", json!({})).expect_ok();
-    crate::stop_points::assert_all_running(&server);
-    drop(jvm);
 }
 
 #[test]
