@@ -59,15 +59,6 @@ impl Offsets<'_> {
     }
 }
 
-impl Offsets<'_> {
-    /// The length from a new byte offset to the end of the new code (the
-    /// appended handler included).
-    fn to_end(&self, start: u16) -> Result<u16, Refusal> {
-        let end = self.new.last().copied().unwrap_or_default();
-        u16::try_from(end.saturating_sub(u32::from(start))).map_err(|_| Refusal::TooLarge)
-    }
-}
-
 impl Tables {
     pub fn prepare(
         class: &mut ClassFile<'_>,
@@ -109,20 +100,12 @@ impl Tables {
                 }
                 Attribute::LocalVariableTable { variables, .. } => {
                     for v in variables.iter_mut() {
-                        let whole = self.spans_handler(o, v.start_pc, v.length, v.index);
-                        (v.start_pc, v.length) = o.range(v.start_pc, v.length)?;
-                        if whole {
-                            v.length = o.to_end(v.start_pc)?;
-                        }
+                        (v.start_pc, v.length) = self.variable(o, v.start_pc, v.length, v.index)?;
                     }
                 }
                 Attribute::LocalVariableTypeTable { variable_types, .. } => {
                     for v in variable_types.iter_mut() {
-                        let whole = self.spans_handler(o, v.start_pc, v.length, v.index);
-                        (v.start_pc, v.length) = o.range(v.start_pc, v.length)?;
-                        if whole {
-                            v.length = o.to_end(v.start_pc)?;
-                        }
+                        (v.start_pc, v.length) = self.variable(o, v.start_pc, v.length, v.index)?;
                     }
                 }
                 Attribute::StackMapTable { frames: table, .. } => {
@@ -169,12 +152,20 @@ impl Tables {
         Ok(decoded)
     }
 
-    /// Whether a variable's range is stretched over the appended catch-all
-    /// handler: `this` or a parameter live over the whole original code.
-    /// The handler's frame carries them, and the JVM reads a local only
-    /// within its range, so a thread held in the handler (a suspending
-    /// exit probe's throw) keeps its arguments readable.
-    fn spans_handler(&self, o: &Offsets<'_>, start: u16, length: u16, slot: u16) -> bool {
+    /// A variable's range in the new code. The range of `this` or a
+    /// parameter live over the whole original code also covers the
+    /// appended catch-all handler: the handler's frame carries them, and
+    /// the JVM reads a local only within its range, so a thread held in
+    /// the handler (a suspending exit probe's throw) keeps its arguments
+    /// readable.
+    fn variable(
+        &self,
+        o: &Offsets<'_>,
+        start: u16,
+        length: u16,
+        slot: u16,
+    ) -> Result<(u16, u16), Refusal> {
+        let (ns, nl) = o.range(start, length)?;
         let params: usize = self
             .initial
             .iter()
@@ -183,10 +174,16 @@ impl Tables {
                 _ => 1,
             })
             .sum();
-        o.t0.is_some()
+        let whole = o.t0.is_some()
             && start == 0
             && o.old.last().copied() == Some(u32::from(length))
-            && usize::from(slot) < params
+            && usize::from(slot) < params;
+        if !whole {
+            return Ok((ns, nl));
+        }
+        let end = o.new.last().copied().unwrap_or_default();
+        let to_end = u16::try_from(end.saturating_sub(u32::from(ns)));
+        Ok((ns, to_end.map_err(|_| Refusal::TooLarge)?))
     }
 
     /// The catch-all handler's frame: the arguments, the time local, and
