@@ -130,7 +130,10 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
             json!({ "thread_id": picker, "max_frames": 4 }),
         )
         .await?;
-        // The picker's own frame (below Thread.sleep): evaluate in it.
+        // The picker's own frame: evaluate in it. Where the picker stands
+        // is a race (usually in Thread.sleep, sometimes inside `pick`, before
+        // `left` is assigned), so the expression names only what is in scope
+        // on every line of the loop.
         let frame = stack
             .lines()
             .find(|l| l.contains("Warehouse.lambda"))
@@ -140,7 +143,7 @@ async fn script(server: &JvmScope, dir: &std::path::Path) -> Result<()> {
         step(
             server,
             "debug_evaluate",
-            json!({ "thread_id": picker, "frame_index": frame, "expression": "i % 3 == 0 || left < 100" }),
+            json!({ "thread_id": picker, "frame_index": frame, "expression": "skus[i % skus.length] + \" x\" + (1 + i % 3)" }),
         )
         .await?;
         step(
