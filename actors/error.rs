@@ -488,6 +488,10 @@ pub enum ProbeRefusal {
     NotLoaded { class: String },
     #[error("{class} is loaded by {copies} class loaders (a probe instruments one copy)")]
     SeveralCopies { class: String, copies: usize },
+    #[error(
+        "{class} is loaded by another class loader than {first}, so it cannot call the helper class a probe defines beside {first}; probe them one at a time"
+    )]
+    OtherLoader { class: String, first: String },
     #[error("{class} is loaded by the bootstrap loader, where no helper class can be defined")]
     BootLoader { class: String },
     #[error("this JVM cannot redefine classes (canRedefineClasses is false)")]

@@ -379,6 +379,7 @@ mod tests {
                 field: "count".into(),
                 access: false,
                 modify: true,
+                writers: Vec::new(),
             }),
             mode: Mode::Trace(TraceSpec {
                 frames: 0,

@@ -10,6 +10,7 @@
 //! for each instrumented class its original bytes and the probes in it.
 
 mod drain;
+mod helper;
 mod install;
 mod leftovers;
 mod restore;
@@ -60,6 +61,7 @@ pub struct HelperFields {
     pub cost_samples: FieldId,
     pub errors: FieldId,
     pub original: FieldId,
+    pub others: FieldId,
     pub restored: FieldId,
 }
 
@@ -70,8 +72,10 @@ pub struct Live {
     pub helper: ReferenceTypeId,
     pub helper_name: String,
     pub fields: HelperFields,
-    /// The instrumented class.
+    /// The instrumented class (the helper's loader and package are its).
     pub target: ReferenceTypeId,
+    /// The other classes it went into (a write probe's chosen writers).
+    pub others: Vec<ReferenceTypeId>,
     pub spec: ProbeSpec,
     pub layout: RecordLayout,
     /// `Class.method:line` (or `Class.method`) for its records.
@@ -87,6 +91,17 @@ pub struct Live {
     /// What earlier helpers of the same stop point counted (a toggle or an
     /// update installs a new one, whose counters start at zero).
     pub base: Counted,
+}
+
+impl Live {
+    /// Every class this probe is in.
+    pub fn classes(&self) -> impl Iterator<Item = ReferenceTypeId> + '_ {
+        std::iter::once(self.target).chain(self.others.iter().copied())
+    }
+
+    pub fn covers(&self, class: ReferenceTypeId) -> bool {
+        self.classes().any(|c| c == class)
+    }
 }
 
 /// A stop point's counters as they stood when its current helper went in.
@@ -195,10 +210,12 @@ impl Probes {
         };
         if let Some(l) = &mut p.live {
             l.stats = stats;
-            if let Some(c) = b.classes.get_mut(&l.target) {
-                for id in &mut c.probes {
-                    if id == from {
-                        *id = to.to_string();
+            for class in l.classes() {
+                if let Some(c) = b.classes.get_mut(&class) {
+                    for id in &mut c.probes {
+                        if id == from {
+                            *id = to.to_string();
+                        }
                     }
                 }
             }
@@ -243,8 +260,6 @@ impl Probes {
             .collect()
     }
 
-    /// Records an armed probe (its class entry created with the original
-    /// bytes the first time).
     /// Replaces a stop point's definition (an update that went in).
     pub fn respec(&self, id: &str, spec: StopPointSpec) {
         if let Some(p) = lock(&self.book).points.get_mut(id) {
@@ -252,15 +267,24 @@ impl Probes {
         }
     }
 
-    fn armed(&self, id: &str, spec: StopPointSpec, live: Live, class: Instrumented) {
+    /// Records an armed probe (each class's entry created with its
+    /// original bytes the first time).
+    fn armed(
+        &self,
+        id: &str,
+        spec: StopPointSpec,
+        live: Live,
+        classes: Vec<(ReferenceTypeId, Instrumented)>,
+    ) {
         let mut b = lock(&self.book);
-        let target = live.target;
-        let entry = b.classes.entry(target).or_insert(Instrumented {
-            probes: Vec::new(),
-            ..class
-        });
-        if !entry.probes.iter().any(|p| p == id) {
-            entry.probes.push(id.to_string());
+        for (target, class) in classes {
+            let entry = b.classes.entry(target).or_insert(Instrumented {
+                probes: Vec::new(),
+                ..class
+            });
+            if !entry.probes.iter().any(|p| p == id) {
+                entry.probes.push(id.to_string());
+            }
         }
         b.points.insert(
             id.to_string(),
@@ -280,12 +304,14 @@ impl Probes {
         } else {
             b.points.remove(id).and_then(|p| p.live)
         };
-        if let Some(l) = &live
-            && let Some(c) = b.classes.get_mut(&l.target)
-        {
-            c.probes.retain(|p| p != id);
-            if c.probes.is_empty() {
-                b.classes.remove(&l.target);
+        if let Some(l) = &live {
+            for class in l.classes() {
+                if let Some(c) = b.classes.get_mut(&class) {
+                    c.probes.retain(|p| p != id);
+                    if c.probes.is_empty() {
+                        b.classes.remove(&class);
+                    }
+                }
             }
         }
         live

@@ -103,6 +103,7 @@ impl Probe {
             field: "last".into(),
             access: false,
             modify: true,
+            writers: Vec::new(),
         });
         let (target, locals, condition, engine) = match self {
             Probe::NeverTrue | Probe::NeverCallers => {

@@ -66,6 +66,13 @@ pub enum Site {
         owner: String,
         name: String,
         descriptor: String,
+        /// Internal names of every class the probe goes into, when they
+        /// are not the declaring class alone (empty: that class alone).
+        /// One helper then serves them all, so a record holds only what
+        /// every site has: the written value, the old one, and where the
+        /// write is. A write in one of them may name the field through
+        /// the writer itself (a subclass writing an inherited field).
+        writers: Vec<String>,
     },
 }
 
@@ -274,16 +281,24 @@ pub enum Refusal {
     StaticInitializer,
     #[error("the instrumented method would exceed the JVM's code limits")]
     TooLarge,
-    #[error("the class never writes {owner}.{name}")]
-    NoWrite { owner: String, name: String },
+    #[error("{class} never writes {owner}.{name}")]
+    NoWrite {
+        class: String,
+        owner: String,
+        name: String,
+    },
+    #[error("{owner} declares no field {name}")]
+    NoField { owner: String, name: String },
     #[error(
-        "a write probe sees only {class}'s own writes of {field}, and {why} (the wire's field watch sees every write)"
+        "a write probe sees only the writes in the classes it goes into, {class} by default, and {field} {why} (the wire's field watch sees every write; a probe sees them when the classes that write it are named as its writers)"
     )]
     OtherWriters {
         class: String,
         field: String,
         why: String,
     },
+    #[error("{class} declares a field {field} of its own, which hides the one the probe watches")]
+    Hides { class: String, field: String },
     #[error("condition column {column}: {why}")]
     Condition { column: usize, why: String },
     #[error("unsupported class file: {0}")]
@@ -312,7 +327,11 @@ pub mod field {
     pub const ERRORS: &str = "errors";
     pub const LAST_ERROR: &str = "lastError";
     pub const SUSPEND: &str = "suspend";
+    /// The target's original class file (a `byte[]`).
     pub const ORIGINAL: &str = "original";
+    /// A write probe's other classes' original class files (an
+    /// `Object[]` of `byte[]`, each naming its class), or null.
+    pub const OTHERS: &str = "others";
     pub const RESTORED: &str = "restored";
     pub const TARGET: &str = "TARGET";
 }

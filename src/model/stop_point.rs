@@ -118,6 +118,9 @@ pub struct FieldSpec {
     pub field: String,
     pub access: bool,
     pub modify: bool,
+    /// The classes whose writes a probe sees (binary names; empty: the
+    /// declaring class). The wire sees every class's writes.
+    pub writers: Vec<String>,
 }
 
 /// A method-exit stop: every exit of the classes a JDWP pattern matches

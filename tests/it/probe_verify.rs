@@ -144,6 +144,7 @@ fn every_site(class_name: &str, bytes: &[u8]) -> Vec<Asked> {
             owner: owner.clone(),
             name: name.clone(),
             descriptor: utf8(&class, f.descriptor_index),
+            writers: Vec::new(),
         };
         next(None, site, format!("{class_name}.{name} write"));
     }
@@ -217,10 +218,27 @@ fn targeted() -> Vec<(
                 owner: "Probed".into(),
                 name: "total".into(),
                 descriptor: "J".into(),
+                writers: Vec::new(),
             },
             "newValue > 0",
             5,
             3,
+        ),
+        // A write of another class's field, from a chosen writer: the
+        // anonymous Runnable adds to Probed.counter once.
+        (
+            "Probed$1",
+            "",
+            "",
+            Site::FieldWrite {
+                owner: "Probed".into(),
+                name: "counter".into(),
+                descriptor: "I".into(),
+                writers: vec!["Probed".into(), "Probed$1".into()],
+            },
+            "newValue > 0",
+            1,
+            1,
         ),
     ]
 }

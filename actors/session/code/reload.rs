@@ -131,7 +131,7 @@ pub async fn reload(
         .probes()
         .live()
         .into_iter()
-        .filter(|(_, l)| l.target == id)
+        .filter(|(_, l)| l.covers(id))
         .map(|(p, _)| p)
         .collect();
     for p in &probes {

@@ -8,21 +8,18 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{Counted, HelperFields, Instrumented, Live, Probes, RING};
-use crate::actors::error::{CallError, ProbeRefusal, SessionError};
-use crate::actors::jvm::classes::MethodInfo;
+use super::helper::{define, helper_fields, keep_original, start};
+use super::{Counted, Instrumented, Live, Probes, RING};
+use crate::actors::error::ProbeRefusal;
 use crate::actors::session::SessionHandle;
 use crate::actors::session::call::{Caller, seat};
 use crate::actors::session::code::{ClassSource, Pinned, loaded};
 use crate::actors::stop_points::routes::Stats;
 use crate::classfile::probe::{self as core, MethodRef, ProbeSpec, Site};
 use crate::jdwp::FieldValue;
-use crate::jdwp::array_reference::SetValues as SetArray;
-use crate::jdwp::array_type::NewInstance as NewArray;
 use crate::jdwp::class_type::SetValues as SetStatics;
-use crate::jdwp::object_reference::DisableCollection;
 use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
-use crate::jdwp::{ObjectId, ReferenceTypeId, Tag, Value};
+use crate::jdwp::{ObjectId, ReferenceTypeId, Value};
 use crate::model::classfile::{self, ClassShape};
 use crate::model::stale::{self, Code};
 use crate::model::stop_point::{Mode, StopPointSpec, Target};
@@ -33,9 +30,13 @@ const SETUP_BUDGET: Duration = Duration::from_secs(5);
 /// What a probe will watch, read off a stop point definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SiteChoice {
+    /// The class the helper goes beside (its loader and package).
     pub class: String,
     pub method: Option<String>,
     pub site: Site,
+    /// The other classes the probe goes into (a write probe's chosen
+    /// writers besides `class`).
+    pub others: Vec<String>,
 }
 
 /// Whether a probe can serve this definition at all (before anything is
@@ -57,6 +58,7 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
     match &spec.target {
         Target::Line(l) if l.class.contains('*') => Err(shape("a wildcard family")),
         Target::Line(l) => Ok(SiteChoice {
+            others: Vec::new(),
             class: l.class.clone(),
             method: l.method.clone(),
             site: match l.line {
@@ -70,6 +72,7 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
             Err(shape("a class pattern or every method"))
         }
         Target::MethodExit(m) => Ok(SiteChoice {
+            others: Vec::new(),
             class: m.class_pattern.clone(),
             method: m.method.clone(),
             site: Site::Exit,
@@ -77,17 +80,47 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
         Target::Field(fs) if fs.access || fs.class.contains('*') => {
             Err(shape("a field read or a wildcard"))
         }
-        Target::Field(fs) => Ok(SiteChoice {
-            class: fs.class.clone(),
-            method: None,
-            site: Site::FieldWrite {
-                owner: fs.class.replace('.', "/"),
-                name: fs.field.clone(),
-                descriptor: String::new(),
-            },
-        }),
+        Target::Field(fs) if fs.writers.iter().any(|w| w.contains('*')) => {
+            Err(shape("written by a wildcard family"))
+        }
+        Target::Field(fs) => Ok(field_choice(fs)),
         Target::Exception(_) => Err(shape("an exception stop")),
         Target::Monitor(_) => Err(shape("a monitor stop")),
+    }
+}
+
+/// A write probe's classes: the chosen writers (the declaring class
+/// first when it is one of them), or the declaring class alone.
+fn field_choice(fs: &crate::model::stop_point::FieldSpec) -> SiteChoice {
+    let mut chosen: Vec<String> = Vec::new();
+    for w in std::iter::once(&fs.class)
+        .filter(|c| fs.writers.contains(c))
+        .chain(&fs.writers)
+    {
+        if !chosen.contains(w) {
+            chosen.push(w.clone());
+        }
+    }
+    let alone = chosen.is_empty() || chosen == [fs.class.clone()];
+    let site = |writers: Vec<String>| Site::FieldWrite {
+        owner: fs.class.replace('.', "/"),
+        name: fs.field.clone(),
+        descriptor: String::new(),
+        writers,
+    };
+    if alone {
+        return SiteChoice {
+            class: fs.class.clone(),
+            method: None,
+            site: site(Vec::new()),
+            others: Vec::new(),
+        };
+    }
+    SiteChoice {
+        class: chosen[0].clone(),
+        method: None,
+        site: site(chosen.iter().map(|c| c.replace('.', "/")).collect()),
+        others: chosen[1..].to_vec(),
     }
 }
 
@@ -108,85 +141,51 @@ pub async fn install(
     if session.read_only() {
         return Err(ProbeRefusal::ReadOnly { action: "a probe" });
     }
-    let choice = probe_site(spec)?;
+    let mut choice = probe_site(spec)?;
     let conn = session.connection();
     let caps = conn.send(&CapabilitiesNew).await?;
     if !caps.can_redefine_classes {
         return Err(ProbeRefusal::CannotRedefine);
     }
-    let classes = session.classes();
     let (target, loader) = the_copy(session, &choice.class).await?;
     // Everything that can refuse without a parked thread is checked first:
     // parking one costs a step on a live thread, and up to a second when no
     // thread passes a line soon.
-    let known = match probes.class(target) {
-        // A class we instrumented already keeps its original in the book.
-        Some(c) => Some(c.original),
-        None => match bytes_from_roots(session, &choice.class, target).await {
-            Some(bytes) => Some(Arc::new(
-                verified(session, &choice.class, target, loader, bytes).await?,
-            )),
-            None => None,
-        },
-    };
-    let planned = match &known {
-        Some(original) => Some(plan(probes, spec, &choice, target, original)?),
-        None => None,
+    let mut targets = going(session, probes, &mut choice, target, loader).await?;
+    let planned = match targets.iter().all(|t| t.original.is_some()) {
+        true => Some(plan(probes, spec, &choice, &targets)?),
+        false => None,
     };
     let (seat, caller) = seated(session).await?;
     let result = async {
-        let (original, (probe, helper, instrumented)) = match (known, planned) {
-            (Some(original), Some(planned)) => (original, planned),
-            _ => {
-                let bytes = through_loader(session, &caller, &choice.class, loader).await?;
-                let original =
-                    Arc::new(verified(session, &choice.class, target, loader, bytes).await?);
-                let planned = plan(probes, spec, &choice, target, &original)?;
-                (original, planned)
+        let (probe, helper, instrumented) = match planned {
+            Some(planned) => planned,
+            None => {
+                for t in targets.iter_mut().filter(|t| t.original.is_none()) {
+                    let bytes = through_loader(session, &caller, &t.name, loader).await?;
+                    t.original = Some(Arc::new(
+                        verified(session, &t.name, t.id, loader, bytes).await?,
+                    ));
+                }
+                plan(probes, spec, &choice, &targets)?
             }
         };
         let helper_name = probe.helper.clone();
         let helper_type = define(session, &caller, loader, &helper_name, &helper.bytes).await?;
         let fields = helper_fields(session, helper_type).await?;
         start(&caller, helper_type).await?;
-        keep_original(session, &caller, helper_type, &fields, &original).await?;
-        Ok::<_, ProbeRefusal>((probe, helper, helper_type, fields, original, instrumented))
+        let originals: Vec<&[u8]> = targets
+            .iter()
+            .filter_map(|t| t.original.as_deref().map(Vec::as_slice))
+            .collect();
+        keep_original(session, &caller, helper_type, &fields, &originals).await?;
+        Ok::<_, ProbeRefusal>((probe, helper, helper_type, fields, instrumented))
     }
     .await;
     seat.give_back(session, false).await;
     drop(caller);
-    let (probe, helper, helper_type, fields, original, instrumented) = result?;
-    let began = Instant::now();
-    let sent = conn
-        .send(&RedefineClasses {
-            classes: vec![ClassDef {
-                ref_type: target,
-                classfile: instrumented,
-            }],
-        })
-        .await;
-    let pause = began.elapsed();
-    classes.invalidate(target);
-    if let Err(e) = sent {
-        // The helper stays defined but idle: its lease lapses on its own.
-        let _ = conn
-            .send(&SetStatics {
-                class: helper_type,
-                values: vec![FieldValue {
-                    field: fields.live,
-                    value: Value::Boolean(false),
-                }],
-            })
-            .await;
-        return Err(match e.code() {
-            Some(code) => ProbeRefusal::Redefine {
-                class: choice.class,
-                code: code.0,
-                name: code.name(),
-            },
-            None => ProbeRefusal::Jdwp(e),
-        });
-    }
+    let (probe, helper, helper_type, fields, instrumented) = result?;
+    let pause = put_in(session, &targets, instrumented, helper_type, &fields).await?;
     stats.probe.pause_us.store(
         pause.as_micros() as u64,
         std::sync::atomic::Ordering::Relaxed,
@@ -199,6 +198,7 @@ pub async fn install(
         helper_name: helper_name_of(&probe),
         fields,
         target,
+        others: targets[1..].iter().map(|t| t.id).collect(),
         spec: probe,
         layout: helper.layout,
         location,
@@ -209,14 +209,162 @@ pub async fn install(
         max_length: trace.max_length,
         suspends,
     };
-    let class = Instrumented {
-        name: choice.class,
-        loader,
-        original,
-        probes: Vec::new(),
-    };
-    probes.armed(stop, spec.clone(), live, class);
+    let book = targets
+        .into_iter()
+        .map(|t| {
+            let class = Instrumented {
+                name: t.name,
+                loader,
+                original: t.original.unwrap_or_default(),
+                probes: Vec::new(),
+            };
+            (t.id, class)
+        })
+        .collect();
+    probes.armed(stop, spec.clone(), live, book);
     Ok(Installed { pause })
+}
+
+/// Redefines every class the probe goes into at once (a write is never
+/// seen in one writer and missed in another); the pause it cost. When the
+/// JVM refuses, the helper is switched off (its lease would lapse anyway).
+async fn put_in(
+    session: &SessionHandle,
+    targets: &[Going],
+    instrumented: Vec<Vec<u8>>,
+    helper_type: ReferenceTypeId,
+    fields: &super::HelperFields,
+) -> Result<Duration, ProbeRefusal> {
+    let conn = session.connection();
+    let began = Instant::now();
+    let sent = conn
+        .send(&RedefineClasses {
+            classes: targets
+                .iter()
+                .zip(instrumented)
+                .map(|(t, classfile)| ClassDef {
+                    ref_type: t.id,
+                    classfile,
+                })
+                .collect(),
+        })
+        .await;
+    let pause = began.elapsed();
+    for t in targets {
+        session.classes().invalidate(t.id);
+    }
+    let Err(e) = sent else {
+        return Ok(pause);
+    };
+    let _ = conn
+        .send(&SetStatics {
+            class: helper_type,
+            values: vec![FieldValue {
+                field: fields.live,
+                value: Value::Boolean(false),
+            }],
+        })
+        .await;
+    Err(match e.code() {
+        Some(code) => ProbeRefusal::Redefine {
+            class: targets
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            code: code.0,
+            name: code.name(),
+        },
+        None => ProbeRefusal::Jdwp(e),
+    })
+}
+
+/// The classes a probe goes into (its helper's first), each of them
+/// loaded once, by `loader`, with its original bytes where they are at
+/// hand without a thread (the book's, a reload's, the class roots').
+async fn going(
+    session: &SessionHandle,
+    probes: &Probes,
+    choice: &mut SiteChoice,
+    target: ReferenceTypeId,
+    loader: ObjectId,
+) -> Result<Vec<Going>, ProbeRefusal> {
+    let mut targets = vec![Going {
+        name: choice.class.clone(),
+        id: target,
+        original: None,
+    }];
+    for name in &choice.others {
+        let (id, other_loader) = the_copy(session, name).await?;
+        if other_loader != loader {
+            return Err(ProbeRefusal::OtherLoader {
+                class: name.clone(),
+                first: choice.class.clone(),
+            });
+        }
+        targets.push(Going {
+            name: name.clone(),
+            id,
+            original: None,
+        });
+    }
+    if matches!(&choice.site, Site::FieldWrite { writers, .. } if !writers.is_empty()) {
+        declared_descriptor(session, choice).await?;
+    }
+    for t in &mut targets {
+        t.original = match probes.class(t.id) {
+            // A class we instrumented already keeps its original in the book.
+            Some(c) => Some(c.original),
+            None => match bytes_from_roots(session, &t.name, t.id).await {
+                Some(bytes) => Some(Arc::new(
+                    verified(session, &t.name, t.id, loader, bytes).await?,
+                )),
+                None => None,
+            },
+        };
+    }
+    Ok(targets)
+}
+
+/// One class a probe goes into, and its original bytes once found.
+struct Going {
+    name: String,
+    id: ReferenceTypeId,
+    original: Option<Arc<Vec<u8>>>,
+}
+
+/// A write probe whose helper goes beside a writer: the field's
+/// descriptor, read from the loaded declaring class.
+async fn declared_descriptor(
+    session: &SessionHandle,
+    choice: &mut SiteChoice,
+) -> Result<(), ProbeRefusal> {
+    let Site::FieldWrite {
+        owner,
+        name,
+        descriptor,
+        ..
+    } = &mut choice.site
+    else {
+        return Ok(());
+    };
+    let declaring = owner.replace('/', ".");
+    let classes = session.classes();
+    for copy in classes.by_name(&declaring).await? {
+        if let Some(f) = classes
+            .fields(copy.id)
+            .await?
+            .iter()
+            .find(|f| &f.name == name)
+        {
+            *descriptor = f.signature.clone();
+            return Ok(());
+        }
+    }
+    Err(ProbeRefusal::Site(core::Refusal::NoField {
+        owner: declaring,
+        name: name.clone(),
+    }))
 }
 
 /// The one loaded copy of `class` a probe can go into, and its loader.
@@ -295,7 +443,9 @@ fn location_of(class: &str, probe: &ProbeSpec) -> Arc<str> {
         (Site::Line { line }, Some(m)) => format!("{class}.{}:{line}", m.name),
         (Site::Entry, Some(m)) => format!("{class}.{} (entry)", m.name),
         (Site::Exit, Some(m)) => format!("{class}.{} (exit)", m.name),
-        (Site::FieldWrite { name, .. }, _) => format!("{class}.{name} (write)"),
+        (Site::FieldWrite { owner, name, .. }, _) => {
+            format!("{}.{name} (write)", owner.replace('/', "."))
+        }
         _ => class.to_string(),
     }
     .into()
@@ -374,37 +524,45 @@ async fn verified(
     Ok(bytes)
 }
 
-/// The probe, its helper class and the instrumented class, planned from
-/// the original bytes (pure: every refusal of the core comes from here).
+/// The probe, its helper class and each class instrumented (in the
+/// order of `targets`, the helper's beside the first), planned from the
+/// original bytes (pure: every refusal of the core comes from here).
 fn plan(
     probes: &Probes,
     spec: &StopPointSpec,
     choice: &SiteChoice,
-    target: ReferenceTypeId,
-    original: &[u8],
-) -> Result<(ProbeSpec, core::Helper, Vec<u8>), ProbeRefusal> {
-    let shape = classfile::parse(original).map_err(|e| ProbeRefusal::NoBytes {
+    targets: &[Going],
+) -> Result<(ProbeSpec, core::Helper, Vec<Vec<u8>>), ProbeRefusal> {
+    let original = |t: &Going| t.original.clone().unwrap_or_default();
+    let first = original(&targets[0]);
+    let shape = classfile::parse(&first).map_err(|e| ProbeRefusal::NoBytes {
         class: choice.class.clone(),
         why: e.0,
     })?;
-    if let Site::FieldWrite { name, .. } = &choice.site
+    if let (Site::FieldWrite { name, .. }, Target::Field(fs)) = (&choice.site, &spec.target)
         && spec.engine == crate::model::stop_point::Engine::Auto
+        && fs.writers.is_empty()
     {
         // A probe sees the writes in the declaring class's own code; when
-        // other classes may write the field, `auto` leaves it to the wire
-        // (asked for by name, the probe goes in anyway).
-        core::other_writers(original, name)?;
+        // other classes may write the field and none were chosen, `auto`
+        // leaves it to the wire (asked for by name, the probe goes in).
+        core::other_writers(&first, name)?;
     }
     let method = pick_method(&shape, choice)?;
     let mut site = choice.site.clone();
-    if let Site::FieldWrite { descriptor, .. } = &mut site {
+    if let Site::FieldWrite { descriptor, .. } = &mut site
+        && descriptor.is_empty()
+    {
         *descriptor = field_descriptor(&shape, choice)?;
     }
     let probe = probe_spec(spec, probes.helper_name(&choice.class), method, site)?;
-    let helper = core::helper_class(original, &probe)?;
-    let mut all = probes.specs_in(target, None);
-    all.push(probe.clone());
-    let instrumented = core::instrument(original, &all)?;
+    let helper = core::helper_class(&first, &probe)?;
+    let mut instrumented = Vec::new();
+    for t in targets {
+        let mut all = probes.specs_in(t.id, None);
+        all.push(probe.clone());
+        instrumented.push(core::instrument(&original(t), &all)?);
+    }
     Ok((probe, helper, instrumented))
 }
 
@@ -529,237 +687,10 @@ fn field_descriptor(shape: &ClassShape, choice: &SiteChoice) -> Result<String, P
         .iter()
         .find(|f| &f.name == name)
         .map(|f| f.descriptor.clone())
-        .ok_or_else(|| ProbeRefusal::NoMethod {
-            class: choice.class.clone(),
-            method: name.clone(),
-        })
-}
-
-/// A new `byte[]` in the JVM holding `bytes`, kept from collection until
-/// the caller is done.
-async fn byte_array(
-    session: &SessionHandle,
-    caller: &Caller<'_>,
-    bytes: &[u8],
-) -> Result<ObjectId, ProbeRefusal> {
-    let conn = session.connection();
-    let array_type = session
-        .classes()
-        .by_name("byte[]")
-        .await?
-        .first()
-        .map(|c| c.id)
-        .ok_or_else(|| ProbeRefusal::NoBytes {
-            class: "byte[]".into(),
-            why: "the JVM has no byte[] type loaded".into(),
-        })?;
-    let len = i32::try_from(bytes.len()).map_err(|_| ProbeRefusal::NoBytes {
-        class: "helper".into(),
-        why: "too large".into(),
-    })?;
-    let array = conn
-        .send(&NewArray {
-            array_type,
-            length: len,
-        })
-        .await?
-        .id;
-    caller.pin(array).await?;
-    conn.send(&DisableCollection { object: array }).await.ok();
-    conn.send(&SetArray {
-        array,
-        first_index: 0,
-        values: bytes.iter().map(|b| Value::Byte(*b as i8)).collect(),
-    })
-    .await?;
-    Ok(array)
-}
-
-/// Defines the helper class in `loader` (`ClassLoader.defineClass`, which
-/// JDWP may call although it is protected) and returns its type.
-async fn define(
-    session: &SessionHandle,
-    caller: &Caller<'_>,
-    loader: ObjectId,
-    name: &str,
-    bytes: &[u8],
-) -> Result<ReferenceTypeId, ProbeRefusal> {
-    let classes = session.classes();
-    let loader_type = classes.type_of(loader).await?.id;
-    let (decl, define) = caller
-        .find(
-            loader_type,
-            "defineClass",
-            "(Ljava/lang/String;[BII)Ljava/lang/Class;",
-        )
-        .await
-        .map_err(define_failed)?;
-    let array = byte_array(session, caller, bytes).await?;
-    let binary = caller.string(&name.replace('/', ".")).await?;
-    let class = caller
-        .call(
-            Some(loader),
-            decl,
-            &define,
-            vec![
-                binary,
-                Value::Object {
-                    tag: Tag::Array,
-                    id: array,
-                },
-                Value::Int(0),
-                Value::Int(bytes.len() as i32),
-            ],
-        )
-        .await
-        .map_err(define_failed)?;
-    let Some(class) = Caller::object(&class) else {
-        return Err(ProbeRefusal::Define {
-            exception: "defineClass returned null".into(),
-            message: None,
-        });
-    };
-    // A class just defined is not linked: JDWP reads no member of it
-    // until it is. `Class.forName(name, true, loader)` links and
-    // initialises it (its only static initialiser is a constant).
-    let class_type = classes
-        .by_name("java.lang.Class")
-        .await?
-        .first()
-        .map(|c| c.id)
-        .ok_or_else(|| ProbeRefusal::Define {
-            exception: "java.lang.Class is not loaded".into(),
-            message: None,
-        })?;
-    let (decl, for_name) = caller
-        .find(
-            class_type,
-            "forName",
-            "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;",
-        )
-        .await
-        .map_err(define_failed)?;
-    let binary = caller.string(&name.replace('/', ".")).await?;
-    caller
-        .call(
-            None,
-            decl,
-            &for_name,
-            vec![
-                binary,
-                Value::Boolean(true),
-                Value::Object {
-                    tag: Tag::ClassLoader,
-                    id: loader,
-                },
-            ],
-        )
-        .await
-        .map_err(define_failed)?;
-    let t = session
-        .connection()
-        .send(&crate::jdwp::class_object_reference::ReflectedType {
-            class_object: class,
-        })
-        .await?;
-    Ok(t.id)
-}
-
-fn define_failed(e: SessionError) -> ProbeRefusal {
-    match e {
-        SessionError::Call(CallError::Threw {
-            exception, message, ..
-        }) => ProbeRefusal::Define { exception, message },
-        other => ProbeRefusal::Define {
-            exception: other.to_string(),
-            message: None,
-        },
-    }
-}
-
-/// The helper's fields by the names the core gives them.
-async fn helper_fields(
-    session: &SessionHandle,
-    helper: ReferenceTypeId,
-) -> Result<HelperFields, ProbeRefusal> {
-    use core::field;
-    let fields = session.classes().fields(helper).await?;
-    let id = |name: &str| -> Result<crate::jdwp::FieldId, ProbeRefusal> {
-        fields
-            .iter()
-            .find(|f| f.name == name)
-            .map(|f| f.id)
-            .ok_or_else(|| ProbeRefusal::Define {
-                exception: format!("the helper has no field {name}"),
-                message: None,
+        .ok_or_else(|| {
+            ProbeRefusal::Site(core::Refusal::NoField {
+                owner: choice.class.clone(),
+                name: name.clone(),
             })
-    };
-    Ok(HelperFields {
-        live: id(field::LIVE)?,
-        renew: id(field::RENEW)?,
-        head: id(field::HEAD)?,
-        tail: id(field::TAIL)?,
-        passed: id(field::PASSED)?,
-        seq: id(field::SEQ)?,
-        prims: id(field::PRIMS)?,
-        refs: id(field::REFS)?,
-        times: id(field::TIMES)?,
-        durs: id(field::DURS)?,
-        threads: id(field::THREADS)?,
-        calls: id(field::CALLS)?,
-        cost_ns: id(field::COST_NS)?,
-        cost_samples: id(field::COST_SAMPLES)?,
-        errors: id(field::ERRORS)?,
-        original: id(field::ORIGINAL)?,
-        restored: id(field::RESTORED)?,
-    })
-}
-
-/// Runs the helper's `init()`: its ring, its live flag, its lease thread.
-async fn start(caller: &Caller<'_>, helper: ReferenceTypeId) -> Result<(), ProbeRefusal> {
-    let methods = caller.classes().methods(helper).await?;
-    let init: MethodInfo = methods
-        .iter()
-        .find(|m| m.name == core::INIT && m.signature == "()V")
-        .cloned()
-        .ok_or_else(|| ProbeRefusal::Define {
-            exception: "the helper has no init()".into(),
-            message: None,
-        })?;
-    caller
-        .call(None, helper, &init, Vec::new())
-        .await
-        .map_err(define_failed)?;
-    Ok(())
-}
-
-/// Hands the helper the target's original bytes: a later jvmscope finds
-/// them there if this one dies before restoring.
-async fn keep_original(
-    session: &SessionHandle,
-    caller: &Caller<'_>,
-    helper: ReferenceTypeId,
-    fields: &HelperFields,
-    original: &[u8],
-) -> Result<(), ProbeRefusal> {
-    let array = byte_array(session, caller, original).await?;
-    session
-        .connection()
-        .send(&SetStatics {
-            class: helper,
-            values: vec![FieldValue {
-                field: fields.original,
-                value: Value::Object {
-                    tag: Tag::Array,
-                    id: array,
-                },
-            }],
         })
-        .await?;
-    // The static field holds it now.
-    let _ = session
-        .connection()
-        .send(&crate::jdwp::object_reference::EnableCollection { object: array })
-        .await;
-    Ok(())
 }

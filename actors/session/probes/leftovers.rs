@@ -37,9 +37,7 @@ pub async fn restore_leftovers(
     let mut out = Vec::new();
     for helper in all.iter().filter(|c| c.signature.contains(HELPER_MARK)) {
         let id = helper.ref_type.id;
-        if let Some(l) = restore_one(conn, classes, id, read_only).await {
-            out.push(l);
-        }
+        out.extend(restore_one(conn, classes, id, read_only).await);
     }
     // Several probes on one class each hold its bytes: report it once.
     out.sort_by(|a, b| a.class.cmp(&b.class));
@@ -52,43 +50,49 @@ async fn restore_one(
     classes: &ClassCache,
     helper: ReferenceTypeId,
     read_only: bool,
-) -> Option<Leftover> {
-    let fields = classes.fields(helper).await.ok()?;
+) -> Vec<Leftover> {
+    let Ok(fields) = classes.fields(helper).await else {
+        return Vec::new();
+    };
     let id = |name: &str| fields.iter().find(|f| f.name == name).map(|f| f.id);
-    let (restored, original, target, live) = (
-        id(field::RESTORED)?,
-        id(field::ORIGINAL)?,
-        id(field::TARGET)?,
-        id(field::LIVE)?,
-    );
-    let values = conn
+    let (Some(restored), Some(original), Some(target), Some(live)) = (
+        id(field::RESTORED),
+        id(field::ORIGINAL),
+        id(field::TARGET),
+        id(field::LIVE),
+    ) else {
+        return Vec::new();
+    };
+    // A helper from before write probes spanned classes has no `others`.
+    let others = id(field::OTHERS);
+    let mut asked = vec![restored, original, target];
+    asked.extend(others);
+    let Ok(values) = conn
         .send(&GetValues {
             ref_type: helper,
-            fields: vec![restored, original, target],
+            fields: asked,
         })
         .await
-        .ok()?;
+    else {
+        return Vec::new();
+    };
     if matches!(values.first(), Some(Value::Boolean(true))) {
-        return None;
+        return Vec::new();
     }
     let (Some(Value::Object { id: bytes, .. }), Some(Value::Object { id: name, .. })) =
         (values.get(1), values.get(2))
     else {
-        return None;
+        return Vec::new();
     };
-    let class = conn
+    let Ok(class) = conn
         .send(&crate::jdwp::string_reference::Value {
             string_object: *name,
         })
         .await
-        .ok()?
-        .replace('/', ".");
-    if read_only {
-        return Some(Leftover {
-            class,
-            failed: Some("this session is read-only, which refuses a redefinition".into()),
-        });
-    }
+    else {
+        return Vec::new();
+    };
+    let class = class.replace('/', ".");
     let switch_off = || async {
         let _ = conn
             .send(&SetStatics {
@@ -108,15 +112,62 @@ async fn restore_one(
     };
     if bytes.0 == 0 {
         // Defined, but its target was never changed.
-        switch_off().await;
-        return None;
+        if !read_only {
+            switch_off().await;
+        }
+        return Vec::new();
     }
+    let mut originals = vec![(Some(class), *bytes)];
+    if let Some(Value::Object { id: array, .. }) = values.get(3)
+        && array.0 != 0
+    {
+        for item in elements(conn, *array).await {
+            if let Value::Object { id, .. } = item {
+                originals.push((None, id));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (name, bytes) in originals {
+        out.push(restore_class(conn, classes, helper, name, bytes, read_only).await);
+    }
+    if !read_only {
+        switch_off().await;
+    }
+    out.into_iter().flatten().collect()
+}
+
+/// Gives one class a helper names its original bytes back (its name read
+/// from the bytes themselves when the helper holds no name for it).
+async fn restore_class(
+    conn: &ConnectionHandle,
+    classes: &ClassCache,
+    helper: ReferenceTypeId,
+    name: Option<String>,
+    bytes: crate::jdwp::ObjectId,
+    read_only: bool,
+) -> Option<Leftover> {
+    let original: Vec<u8> = elements(conn, bytes)
+        .await
+        .iter()
+        .map(|v| match v {
+            Value::Byte(b) => *b as u8,
+            _ => 0,
+        })
+        .collect();
+    let class = match name {
+        Some(n) => n,
+        None => crate::model::classfile::parse(&original).ok()?.name,
+    };
     let failed = |why: String| {
         Some(Leftover {
             class: class.clone(),
             failed: Some(why),
         })
     };
+    if read_only {
+        return failed("this session is read-only, which refuses a redefinition".into());
+    }
     let loader = classes.loader(helper).await.ok()?;
     let mut target_id = None;
     for copy in classes.by_name(&class).await.ok()? {
@@ -125,32 +176,10 @@ async fn restore_one(
         }
     }
     let Some(target_id) = target_id else {
-        switch_off().await;
         return failed("its class is no longer loaded".into());
     };
-    let len = conn
-        .send(&crate::jdwp::array_reference::Length { array: *bytes })
-        .await
-        .ok()?;
-    let region = conn
-        .send(&crate::jdwp::array_reference::GetValues {
-            array: *bytes,
-            first_index: 0,
-            length: len,
-        })
-        .await
-        .ok()?;
-    let original: Vec<u8> = region
-        .values
-        .iter()
-        .map(|v| match v {
-            Value::Byte(b) => *b as u8,
-            _ => 0,
-        })
-        .collect();
     let result = redefine(conn, target_id, original).await;
     classes.invalidate(target_id);
-    switch_off().await;
     match result {
         Ok(()) => Some(Leftover {
             class,
@@ -158,4 +187,22 @@ async fn restore_one(
         }),
         Err(e) => failed(e.to_string()),
     }
+}
+
+/// Every element of an array in the JVM (none when it cannot be read).
+async fn elements(conn: &ConnectionHandle, array: crate::jdwp::ObjectId) -> Vec<Value> {
+    let Ok(length) = conn
+        .send(&crate::jdwp::array_reference::Length { array })
+        .await
+    else {
+        return Vec::new();
+    };
+    conn.send(&crate::jdwp::array_reference::GetValues {
+        array,
+        first_index: 0,
+        length,
+    })
+    .await
+    .map(|r| r.values)
+    .unwrap_or_default()
 }

@@ -22,11 +22,11 @@ pub async fn remove(
     id: &str,
     keep: bool,
 ) -> Result<bool, ProbeRefusal> {
-    let class = probes
+    let live = probes
         .point(id)
         .and_then(|p| p.live)
-        .and_then(|l| probes.class(l.target).map(|c| (l, c)));
-    let Some((live, class)) = class else {
+        .filter(|l| probes.class(l.target).is_some());
+    let Some(live) = live else {
         // Known but not armed (toggled off): only the book changes.
         let known = probes.is_probe(id);
         if !keep {
@@ -35,17 +35,36 @@ pub async fn remove(
         return Ok(known);
     };
     switch_off(conn, &live, false).await;
-    let rest = probes.specs_in(live.target, Some(id));
-    let bytes = if rest.is_empty() {
-        class.original.as_ref().clone()
-    } else {
-        core::instrument(&class.original, &rest)?
-    };
-    let sent = redefine(conn, live.target, bytes).await;
-    classes.invalidate(live.target);
+    // Every class it is in goes back in one redefinition: without it, or
+    // to its original bytes where it was the last probe.
+    let mut defs = Vec::new();
+    let mut last_everywhere = true;
+    for target in live.classes() {
+        let Some(class) = probes.class(target) else {
+            continue;
+        };
+        let rest = probes.specs_in(target, Some(id));
+        last_everywhere &= rest.is_empty();
+        let classfile = if rest.is_empty() {
+            class.original.as_ref().clone()
+        } else {
+            core::instrument(&class.original, &rest)?
+        };
+        defs.push(ClassDef {
+            ref_type: target,
+            classfile,
+        });
+    }
+    let sent = conn
+        .send(&RedefineClasses { classes: defs })
+        .await
+        .map_err(ProbeRefusal::Jdwp);
+    for target in live.classes() {
+        classes.invalidate(target);
+    }
     probes.disarmed(id, keep);
     sent?;
-    if rest.is_empty() {
+    if last_everywhere {
         mark_restored(conn, &live).await;
     }
     Ok(true)

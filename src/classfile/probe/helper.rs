@@ -84,6 +84,7 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
         (field::LAST_ERROR, "Ljava/lang/Throwable;", false),
         (field::SUSPEND, "Z", true),
         (field::ORIGINAL, "[B", false),
+        (field::OTHERS, "[Ljava/lang/Object;", false),
         (field::RESTORED, "Z", true),
     ] {
         g.field(n, d, v)?;

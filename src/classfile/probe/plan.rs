@@ -139,7 +139,8 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
             owner: f_owner,
             name,
             descriptor,
-        } => field_writes(class, spec, f_owner, name, descriptor)?,
+            writers,
+        } => field_writes(class, spec, f_owner, name, descriptor, writers)?,
         Site::Line { line } => line_runs(class, spec, *line, &owner)?,
         Site::Entry | Site::Exit => entry_or_exit(class, spec, &owner)?,
     };
@@ -157,7 +158,10 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
             true,
         ));
     }
-    if let Site::FieldWrite { .. } = spec.site
+    // A write probe across several classes has no one `this`: each
+    // writer's is its own type (and the helper takes one descriptor).
+    if let Site::FieldWrite { writers, .. } = &spec.site
+        && writers.is_empty()
         && sites.keys().all(|m| {
             !is_static_method(class, *m) && utf8(class, class.methods[*m].name_index) != "<init>"
         })
@@ -193,7 +197,19 @@ fn field_writes(
     f_owner: &str,
     name: &str,
     descriptor: &str,
+    writers: &[String],
 ) -> Result<Sites, Refusal> {
+    let this = this_name(class);
+    if this != f_owner && declares(class, name) {
+        return Err(Refusal::Hides {
+            class: this.replace('/', "."),
+            field: name.to_string(),
+        });
+    }
+    // The field as this class's code names it: through its declaring
+    // class, or (an inherited field) through one of the chosen writers,
+    // which declares no field of that name.
+    let names_it = |o: &str| o == f_owner || writers.iter().any(|w| w == o);
     let only = match &spec.method {
         Some(m) => Some(find_method(class, m)?),
         None => None,
@@ -212,7 +228,7 @@ fn field_writes(
         for (k, ins) in code.iter().enumerate() {
             if let Instruction::Putfield(r) | Instruction::Putstatic(r) = ins
                 && field_ref(class, *r)
-                    .is_some_and(|(o, n, d)| o == f_owner && n == name && d == descriptor)
+                    .is_some_and(|(o, n, d)| names_it(&o) && n == name && d == descriptor)
             {
                 sites.entry(i).or_default().push(k as u16);
             }
@@ -220,6 +236,7 @@ fn field_writes(
     }
     if sites.is_empty() {
         return Err(Refusal::NoWrite {
+            class: this.replace('/', "."),
             owner: f_owner.replace('/', "."),
             name: name.to_string(),
         });
@@ -232,6 +249,14 @@ fn field_writes(
         ],
         returns: "V".into(),
     })
+}
+
+/// Whether `class` declares a field named `name`.
+fn declares(class: &ClassFile<'_>, name: &str) -> bool {
+    class
+        .fields
+        .iter()
+        .any(|f| utf8(class, f.name_index) == name)
 }
 
 /// The method a Line, Entry or Exit probe names.
@@ -454,6 +479,20 @@ fn condition_fields(
         if columns.iter().any(|c| c.name == name) || bound(&spec.site, &name) {
             continue;
         }
+        if let Site::FieldWrite {
+            name: field,
+            writers,
+            ..
+        } = &spec.site
+            && !writers.is_empty()
+        {
+            return Err(Refusal::Condition {
+                column: column_at,
+                why: format!(
+                    "a write probe in several classes reads no fields at its sites: name newValue, oldValue or {field}"
+                ),
+            });
+        }
         // A captured variable goes by its own name (`x` for `val$x`).
         let outer = format!("val${name}");
         let Some(f) = class
@@ -624,7 +663,7 @@ pub fn other_writers(class: &[u8], field: &str) -> Result<(), Refusal> {
         why,
     };
     let Some(f) = c.fields.iter().find(|f| utf8(&c, f.name_index) == field) else {
-        return Err(Refusal::NoWrite {
+        return Err(Refusal::NoField {
             owner: this_name(&c).replace('/', "."),
             name: field.to_string(),
         });
@@ -634,7 +673,7 @@ pub fn other_writers(class: &[u8], field: &str) -> Result<(), Refusal> {
         .contains(ristretto_classfile::FieldAccessFlags::PRIVATE)
     {
         return Err(refuse(
-            "it is not private, so other classes may write it".into(),
+            "is not private, so other classes may write it".into(),
         ));
     }
     let class_name = |i: u16| match c.constant_pool.get(i) {
@@ -657,7 +696,7 @@ pub fn other_writers(class: &[u8], field: &str) -> Result<(), Refusal> {
         return Ok(());
     }
     Err(refuse(format!(
-        "its nestmates ({}) may write it directly",
+        "is private, but its nestmates ({}) may write it directly",
         nest.join(", ")
     )))
 }

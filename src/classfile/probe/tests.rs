@@ -97,6 +97,7 @@ fn choices(bytes: &[u8]) -> Vec<Choice> {
                 owner: owner.clone(),
                 name: utf8(&class, f.name_index),
                 descriptor: utf8(&class, f.descriptor_index),
+                writers: Vec::new(),
             },
             names: vec!["newValue".into()],
         });
@@ -446,6 +447,7 @@ fn refusals_say_why() {
         owner: "Probed$Inner".into(),
         name: "this$0".into(),
         descriptor: "LProbed;".into(),
+        writers: Vec::new(),
     };
     assert!(matches!(
         refused("release17/Probed$Inner", None, this0, None, "depth == 0"),
@@ -496,6 +498,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         owner: "Probed".into(),
         name: "total".into(),
         descriptor: "J".into(),
+        writers: Vec::new(),
     };
     assert_eq!(
         layout_of("release17/Probed", None, total, 2),
@@ -517,4 +520,88 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         callers: 0,
     };
     assert!(instrument(bytes, &[spec]).is_ok());
+}
+
+#[test]
+fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
+    let counter = |writers: &[&str]| Site::FieldWrite {
+        owner: "Probed".into(),
+        name: "counter".into(),
+        descriptor: "I".into(),
+        writers: writers.iter().map(|w| w.to_string()).collect(),
+    };
+    let both = ["Probed", "Probed$1"];
+    for release in ["release8", "release17"] {
+        // The anonymous Runnable writes Probed.counter: alone, it is not
+        // the declaring class, so it has no sites unless it is chosen.
+        let anon = format!("{release}/Probed$1");
+        let outer = format!("{release}/Probed");
+        let in_anon = layout_of(&anon, None, counter(&both), 0);
+        assert_eq!(in_anon, ["counter", "oldValue"]);
+        assert_eq!(layout_of(&outer, None, counter(&both), 0), in_anon);
+        let (_, bytes) = CORPUS
+            .iter()
+            .find(|(n, _)| *n == anon)
+            .expect("a corpus entry");
+        let spec = |site: Site, condition: &str| ProbeSpec {
+            helper: "H".into(),
+            method: None,
+            site,
+            locals: None,
+            condition: crate::expr::parse(condition).ok(),
+            min_duration_ns: 0,
+            ring_capacity: 16,
+            callers: 0,
+        };
+        let s = spec(counter(&both), "newValue > oldValue");
+        let instrumented = instrument(bytes, std::slice::from_ref(&s)).expect("instrumented");
+        assert_ne!(instrumented.as_slice(), *bytes);
+        // Across writers, a condition reads no field at the sites: each
+        // class would read its own.
+        let refused = instrument(bytes, &[spec(counter(&both), "val$base > 0")]);
+        assert!(
+            matches!(refused, Err(Refusal::Condition { .. })),
+            "{refused:?}"
+        );
+        // A chosen class that never writes it: refused, naming it.
+        let (_, inner) = CORPUS
+            .iter()
+            .find(|(n, _)| *n == format!("{release}/Probed$Inner"))
+            .expect("a corpus entry");
+        let three = ["Probed", "Probed$1", "Probed$Inner"];
+        match helper_class(inner, &spec(counter(&three), "")) {
+            Err(Refusal::NoWrite { class, .. }) => assert_eq!(class, "Probed$Inner"),
+            other => panic!("{:?}", other.map(|h| h.layout)),
+        }
+    }
+    // A chosen writer that declares a field of the same name hides the
+    // watched one: its writes are to its own field.
+    let (_, inner) = CORPUS
+        .iter()
+        .find(|(n, _)| *n == "release17/Probed$Inner")
+        .expect("a corpus entry");
+    let depth = Site::FieldWrite {
+        owner: "Probed".into(),
+        name: "depth".into(),
+        descriptor: "I".into(),
+        writers: vec!["Probed".into(), "Probed$Inner".into()],
+    };
+    let hidden = helper_class(
+        inner,
+        &ProbeSpec {
+            helper: "H".into(),
+            method: None,
+            site: depth,
+            locals: None,
+            condition: None,
+            min_duration_ns: 0,
+            ring_capacity: 16,
+            callers: 0,
+        },
+    );
+    assert!(
+        matches!(&hidden, Err(Refusal::Hides { class, .. }) if class == "Probed$Inner"),
+        "{:?}",
+        hidden.map(|h| h.layout)
+    );
 }

@@ -1,9 +1,11 @@
 // What a probe's snapshot shows beyond the frame's own locals: a caller
 // chain (outer -> middle -> inner), an anonymous Runnable capturing
 // locals of the method that made it, fields written with a known old value
-// (a long and an int of a class outside any nest), and an inner class
-// writing its outer class's private field through nest-based access. It
-// prints "probe capture started" once every probed method has run.
+// (a long and an int of a class outside any nest), an inner class writing
+// its outer class's private field through nest-based access, and a
+// package-private field three other classes write (one a subclass naming
+// it through itself). It prints "probe capture started" once every probed
+// method has run.
 public class ProbeCapture {
     private int hits;
     static volatile boolean stop;
@@ -48,6 +50,12 @@ public class ProbeCapture {
         task(0).run();
         tally.add(5);
         bump.bump();
+        ProbeCaptureSubGauge gauge = new ProbeCaptureSubGauge();
+        ProbeCaptureRaiser raiser = new ProbeCaptureRaiser();
+        ProbeCaptureLowerer lowerer = new ProbeCaptureLowerer();
+        raiser.raise(gauge);
+        lowerer.lower(gauge);
+        gauge.surge();
         Thread w = new Thread(() -> {
             int round = 0;
             while (!stop) {
@@ -56,6 +64,9 @@ public class ProbeCapture {
                 task(round).run();
                 tally.add(5);
                 bump.bump();
+                raiser.raise(gauge);
+                lowerer.lower(gauge);
+                gauge.surge();
                 try {
                     Thread.sleep(1);
                 } catch (InterruptedException e) {
@@ -81,5 +92,31 @@ final class ProbeCaptureTally {
     void add(long n) {
         total = total + n; // LINE: capture-total
         count = count + 1;
+    }
+}
+
+// A field any class of the package may write: a write probe in this class
+// alone would see none of its writes.
+class ProbeCaptureGauge {
+    int level;
+}
+
+// A subclass writing the inherited field by its simple name, which the
+// class file names as ProbeCaptureSubGauge.level.
+final class ProbeCaptureSubGauge extends ProbeCaptureGauge {
+    void surge() {
+        level = level + 10; // LINE: capture-surge
+    }
+}
+
+final class ProbeCaptureRaiser {
+    void raise(ProbeCaptureGauge g) {
+        g.level = g.level + 2; // LINE: capture-raise
+    }
+}
+
+final class ProbeCaptureLowerer {
+    void lower(ProbeCaptureGauge g) {
+        g.level = g.level - 1; // LINE: capture-lower
     }
 }

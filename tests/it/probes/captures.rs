@@ -3,7 +3,7 @@
 //! anonymous class's captured variables (so `auto` no longer leaves them
 //! to the wire), a field write's old value beside the new one; and a
 //! private field its nestmates write, which `auto` leaves to the wire,
-//! saying why.
+//! saying why, and a probe takes once the nestmate is named its writer.
 
 use std::path::PathBuf;
 
@@ -188,6 +188,17 @@ fn old_values_and_nestmates(java_home: Option<PathBuf>) {
             json!({"kind": "clear", "id": hits}),
         )
         .expect_ok();
+    // Named as the field's writer, the nestmate takes the probe.
+    let (nest, text) = set(
+        &server,
+        json!({"kind": "field", "class_pattern": "ProbeCapture", "field_name": "hits",
+               "writers": ["ProbeCapture$Bump"], "trace": true, "trace_max_hits": 0}),
+    );
+    assert!(text.contains("PROBE:"), "{text}");
+    for t in traces(&server, &nest, 3) {
+        let new = local_i64(&t, "newValue").unwrap_or_else(|| panic!("newValue in {t}"));
+        assert_eq!(local_i64(&t, "oldValue"), Some(new - 1), "{t}");
+    }
     assert!(jvm.is_alive());
 }
 

@@ -153,6 +153,9 @@ stop_params! {
         pub modify: Option<bool>,
         /// Report reads; default false (noisy).
         pub access: Option<bool>,
+        /// Classes whose writes a probe instruments; default the declaring class.
+        #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
+        pub writers: Option<Vec<String>>,
         /// Expression; stop only when true (`newValue` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4).

@@ -131,6 +131,9 @@ fn point_entry(p: &PointView) -> Entry {
             if f.access {
                 args.insert("access".into(), json!(true));
             }
+            if !f.writers.is_empty() {
+                args.insert("writers".into(), json!(f.writers));
+            }
             "field"
         }
         Target::MethodExit(m) => {

@@ -377,6 +377,20 @@ async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
     if access {
         wire_only(tool, engine, "a field read")?;
     }
+    let writers: Vec<String> = p
+        .writers
+        .clone()
+        .unwrap_or_default()
+        .iter()
+        .map(|w| w.trim().to_string())
+        .filter(|w| !w.is_empty())
+        .collect();
+    if !writers.is_empty() && (engine == Engine::Wire || access) {
+        return Err(ToolError::bad_argument(
+            tool,
+            "writers chooses the classes a write probe goes into; the wire's field watch (engine \"wire\", or reads) sees every class's accesses already: drop writers",
+        ));
+    }
     if modify && access && filters.hit_count.is_some() {
         notes.push("hit_count with reads and writes: they are counted together".into());
     }
@@ -387,6 +401,7 @@ async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
             field: field.clone(),
             access,
             modify,
+            writers: writers.clone(),
         }),
         mode: mode.clone(),
         filters: filters.clone(),
