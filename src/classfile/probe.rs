@@ -94,6 +94,10 @@ pub struct ProbeSpec {
     /// `None`: every local in scope (Line) or every argument (Entry,
     /// Exit); `Some(names)`: those (and `this` when named).
     pub locals: Option<Vec<String>>,
+    /// The site hands the helper only the locals the condition names,
+    /// whatever `locals` says (a suspending probe: the agent reads the
+    /// held frame itself, so nothing else is worth pushing on every call).
+    pub only_condition: bool,
     /// Evaluated in the JVM; `None` always passes.
     pub condition: Option<crate::expr::Parsed>,
     /// Exit only: keep calls at least this long.

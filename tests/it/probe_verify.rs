@@ -83,6 +83,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
         method,
         site,
         locals: None,
+        only_condition: false,
         condition: None,
         min_duration_ns: 0,
         ring_capacity: 64,

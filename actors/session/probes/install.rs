@@ -409,14 +409,14 @@ fn probe_spec(
         helper,
         method,
         site,
-        // A suspending probe's records only give its condition the locals
-        // in scope (the agent reads the held thread's frame itself).
         locals: match &trace.locals {
-            _ if matches!(spec.mode, Mode::Suspend) => None,
             crate::model::stop_point::LocalsChoice::All => None,
             crate::model::stop_point::LocalsChoice::None => Some(Vec::new()),
             crate::model::stop_point::LocalsChoice::Only(n) => Some(n.clone()),
         },
+        // A suspending probe's sites push only what its condition reads:
+        // the agent reads the held thread's frame itself.
+        only_condition: matches!(spec.mode, Mode::Suspend),
         condition: match &spec.filters.condition {
             Some(c) => {
                 Some(

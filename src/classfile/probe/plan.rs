@@ -129,6 +129,19 @@ struct Sites {
 
 /// Plans `spec` on `class`.
 pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
+    let narrowed;
+    let spec = if spec.only_condition {
+        narrowed = ProbeSpec {
+            locals: Some(match &spec.condition {
+                Some(c) => cond::names(c).into_iter().map(|(n, _)| n).collect(),
+                None => Vec::new(),
+            }),
+            ..spec.clone()
+        };
+        &narrowed
+    } else {
+        spec
+    };
     let owner = this_name(class);
     let Sites {
         sites,
@@ -368,6 +381,12 @@ fn wanted_locals(
     let mut out = Vec::new();
     let local = |n: &&String| *n != "this" && !outer.iter().any(|c| &c.name == *n);
     for n in names.iter().filter(local) {
+        // A name the condition reads that is no local here is left to
+        // the condition's own lookup (a field), which refuses it if not.
+        let in_scope = first.iter().any(|(x, ..)| x == n);
+        if spec.only_condition && !in_scope {
+            continue;
+        }
         if v.locals.is_none() {
             return Err(Refusal::NoLocalTable {
                 method: v.label(),
@@ -420,7 +439,8 @@ fn entry_or_exit(class: &ClassFile<'_>, spec: &ProbeSpec, owner: &str) -> Result
         }
     }
     let outer = captured_columns(class, spec, v.is_static);
-    if let Some(names) = &spec.locals {
+    // A name only the condition reads is left to its own lookup.
+    if let Some(names) = spec.locals.as_ref().filter(|_| !spec.only_condition) {
         for n in names.iter().filter(|n| *n != "this") {
             if !args.iter().any(|a| &a.0 == n) && !outer.iter().any(|c| &c.name == n) {
                 return Err(Refusal::NoLocal {

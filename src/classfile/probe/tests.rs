@@ -202,7 +202,8 @@ fn condition(names: Vec<String>) -> impl Strategy<Value = String> {
     })
 }
 
-/// One probe at `choice`: maybe some locals, maybe a condition.
+/// One probe at `choice`: maybe some locals, maybe a condition, maybe
+/// only what the condition reads.
 fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
     let names = choice.names.clone();
     let locals = prop_oneof![
@@ -210,11 +211,13 @@ fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
         1 => proptest::sample::subsequence(names.clone(), 0..=names.len().min(3)).prop_map(Some),
     ];
     let cond = proptest::option::weighted(0.4, condition(names));
-    (locals, cond).prop_map(move |(locals, cond)| ProbeSpec {
+    let only_condition = proptest::bool::weighted(0.2);
+    (locals, cond, only_condition).prop_map(move |(locals, cond, only_condition)| ProbeSpec {
         helper: format!("Probed$$P{k}"),
         method: choice.method.clone(),
         site: choice.site.clone(),
         locals,
+        only_condition,
         condition: cond.and_then(|c| crate::expr::parse(&c).ok()),
         min_duration_ns: 0,
         ring_capacity: 16,
@@ -303,6 +306,7 @@ proptest! {
             method: choice.method.clone(),
             site: choice.site.clone(),
             locals: None,
+            only_condition: false,
             condition: None,
             min_duration_ns: 0,
             ring_capacity: 16,
@@ -331,6 +335,7 @@ proptest! {
             method: choice.method.clone(),
             site: choice.site.clone(),
             locals: None,
+            only_condition: false,
             condition: None,
             min_duration_ns: 0,
             ring_capacity: 16,
@@ -376,6 +381,7 @@ fn refused(
         }),
         site,
         locals: locals.map(|l| l.iter().map(|s| s.to_string()).collect()),
+        only_condition: false,
         condition: (!cond.is_empty()).then(|| crate::expr::parse(cond).expect("parses")),
         min_duration_ns: 0,
         ring_capacity: 16,
@@ -468,6 +474,7 @@ fn layout_of(entry: &str, method: Option<(&str, &str)>, site: Site, callers: u32
         }),
         site,
         locals: None,
+        only_condition: false,
         condition: None,
         min_duration_ns: 0,
         ring_capacity: 16,
@@ -514,6 +521,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         }),
         site: Site::Entry,
         locals: Some(vec![]),
+        only_condition: false,
         condition: crate::expr::parse("base > 1").ok(),
         min_duration_ns: 0,
         ring_capacity: 16,
@@ -548,6 +556,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             method: None,
             site,
             locals: None,
+            only_condition: false,
             condition: crate::expr::parse(condition).ok(),
             min_duration_ns: 0,
             ring_capacity: 16,
@@ -593,6 +602,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             method: None,
             site: depth,
             locals: None,
+            only_condition: false,
             condition: None,
             min_duration_ns: 0,
             ring_capacity: 16,
@@ -604,4 +614,46 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
         "{:?}",
         hidden.map(|h| h.layout)
     );
+}
+
+#[test]
+fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
+    let (_, bytes) = CORPUS
+        .iter()
+        .find(|(n, _)| *n == "release17/Probed")
+        .expect("a corpus entry");
+    let columns = |condition: Option<&str>| {
+        let spec = ProbeSpec {
+            helper: "H".into(),
+            method: Some(MethodRef {
+                name: "mixed".into(),
+                descriptor: "(JDFCZ)D".into(),
+            }),
+            site: Site::Entry,
+            locals: None,
+            only_condition: true,
+            condition: condition.map(|c| crate::expr::parse(c).expect("parses")),
+            min_duration_ns: 0,
+            ring_capacity: 16,
+            callers: 0,
+        };
+        helper_class(bytes, &spec).map(|h| {
+            h.layout
+                .columns
+                .iter()
+                .map(|c| c.name.clone())
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(columns(None).expect("planned"), Vec::<String>::new());
+    assert_eq!(columns(Some("a > 1 && e")).expect("planned"), ["a", "e"]);
+    // A static field the condition reads is read at the site, not recorded.
+    assert_eq!(
+        columns(Some("counter > 0")).expect("planned"),
+        Vec::<String>::new()
+    );
+    assert!(matches!(
+        columns(Some("nowhere > 0")),
+        Err(Refusal::Condition { .. })
+    ));
 }
