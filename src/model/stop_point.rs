@@ -258,7 +258,16 @@ impl Target {
                     (true, false) => "read",
                     _ => "write",
                 };
-                format!("{}.{} ({which})", f.class, f.field)
+                if f.writers.is_empty() {
+                    format!("{}.{} ({which})", f.class, f.field)
+                } else {
+                    format!(
+                        "{}.{} ({which} in {})",
+                        f.class,
+                        f.field,
+                        f.writers.join(", ")
+                    )
+                }
             }
             Target::MethodExit(m) => {
                 let mut s = match &m.method {

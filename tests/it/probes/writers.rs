@@ -90,6 +90,13 @@ fn writers_chosen(java_home: Option<PathBuf>) {
         )
         .expect_ok();
     assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    assert!(
+        armed
+            .text
+            .contains(&format!("level (write in {})", WRITERS.join(", "))),
+        "the listing names the classes: {}",
+        armed.text
+    );
     let all = first_id(&armed);
     assert_eq!(every_writer_instrumented(&server), [true; 3]);
     assert!(
