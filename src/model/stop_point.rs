@@ -258,16 +258,11 @@ impl Target {
                     (true, false) => "read",
                     _ => "write",
                 };
-                if f.writers.is_empty() {
-                    format!("{}.{} ({which})", f.class, f.field)
-                } else {
-                    format!(
-                        "{}.{} ({which} in {})",
-                        f.class,
-                        f.field,
-                        f.writers.join(", ")
-                    )
+                let mut which = which.to_string();
+                if !f.writers.is_empty() {
+                    which.push_str(&format!(" in {}", f.writers.join(", ")));
                 }
+                format!("{}.{} ({which})", f.class, f.field)
             }
             Target::MethodExit(m) => {
                 let mut s = match &m.method {

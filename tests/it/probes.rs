@@ -220,9 +220,8 @@ fn a_line_probe_records_only_passing_hits_and_clear_restores_the_class_temurin25
     a_line_probe_records_passing_hits_and_clear_restores(Some(temurin25_required()));
 }
 
-#[test]
-fn a_method_exit_probe_times_each_call_and_records_a_throw() {
-    let jvm = load(None);
+fn a_method_exit_probe_times_each_call_and_records_a_throw(java_home: std::path::PathBuf) {
+    let jvm = load(Some(java_home));
     let server = server();
     attach(&server, &jvm, json!({}));
     let armed = server
@@ -309,9 +308,14 @@ fn a_method_exit_probe_times_each_call_and_records_a_throw() {
 /// counted itself is counted as captured or dropped, the drain reads only
 /// what the trace log holds (the newest), and the snapshots it passed over
 /// still took their sequence numbers.
-#[test]
-fn an_overflowing_ring_counts_every_call_as_captured_or_dropped() {
-    let jvm = Jvm::start("ProbeBurst", JvmOpts::default());
+fn an_overflowing_ring_counts_every_call_as_captured_or_dropped(java_home: std::path::PathBuf) {
+    let jvm = Jvm::start(
+        "ProbeBurst",
+        JvmOpts {
+            java_home: Some(java_home),
+            ..JvmOpts::default()
+        },
+    );
     jvm.wait_for_line("probe burst ready", WAIT);
     let server = server();
     attach(&server, &jvm, json!({}));
@@ -366,9 +370,8 @@ fn an_overflowing_ring_counts_every_call_as_captured_or_dropped() {
     assert!(jvm.is_alive());
 }
 
-#[test]
-fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one() {
-    let jvm = load(None);
+fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one(java_home: std::path::PathBuf) {
+    let jvm = load(Some(java_home));
     let server = server();
     attach(&server, &jvm, json!({}));
     // Every 50th call sleeps 3 ms: only those are kept.
@@ -400,9 +403,8 @@ fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one() {
     clear_restores_the_ledger(&server, &slow_id);
 }
 
-#[test]
-fn entry_and_field_write_probes_record_arguments_and_written_values() {
-    let jvm = load(None);
+fn entry_and_field_write_probes_record_arguments_and_written_values(java_home: std::path::PathBuf) {
+    let jvm = load(Some(java_home));
     let server = server();
     attach(&server, &jvm, json!({}));
     let entry = server
@@ -449,9 +451,8 @@ fn entry_and_field_write_probes_record_arguments_and_written_values() {
     clear_restores_the_ledger(&server, &write_id);
 }
 
-#[test]
-fn read_only_refuses_a_probe_and_auto_falls_back_to_the_wire() {
-    let jvm = load(None);
+fn read_only_refuses_a_probe_and_auto_falls_back_to_the_wire(java_home: std::path::PathBuf) {
+    let jvm = load(Some(java_home));
     let server = server();
     attach(&server, &jvm, json!({"read_only": true}));
     let line = line_of("ProbeLoad.java", "probe-line");
@@ -473,9 +474,10 @@ fn read_only_refuses_a_probe_and_auto_falls_back_to_the_wire() {
     assert!(!ledger_instrumented(&server));
 }
 
-#[test]
-fn disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach() {
-    let jvm = load(None);
+fn disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach(
+    java_home: std::path::PathBuf,
+) {
+    let jvm = load(Some(java_home));
     // Disconnect.
     let server = server();
     attach(&server, &jvm, json!({}));
@@ -507,9 +509,8 @@ fn disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach() {
     assert!(jvm.is_alive());
 }
 
-#[test]
-fn a_reload_puts_the_probe_back_into_the_new_code() {
-    let jvm = load(None);
+fn a_reload_puts_the_probe_back_into_the_new_code(java_home: std::path::PathBuf) {
+    let jvm = load(Some(java_home));
     let server = server();
     attach(&server, &jvm, json!({}));
     let armed = server
@@ -569,9 +570,10 @@ fn a_reload_puts_the_probe_back_into_the_new_code() {
     assert!(!stale.text.contains("Bytecode: STALE"), "{}", stale.text);
 }
 
-#[test]
-fn a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so() {
-    let jvm = load(None);
+fn a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so(
+    java_home: std::path::PathBuf,
+) {
+    let jvm = load(Some(java_home));
     let doomed = server();
     attach(&doomed, &jvm, json!({}));
     line_probe(&doomed, "amountCents < 0");
@@ -614,9 +616,8 @@ fn a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so() {
     assert!(jvm.is_alive());
 }
 
-#[test]
-fn where_a_probe_cannot_go_it_is_refused_with_the_reason() {
-    let jvm = load(None);
+fn where_a_probe_cannot_go_it_is_refused_with_the_reason(java_home: std::path::PathBuf) {
+    let jvm = load(Some(java_home));
     let server = server();
     attach(&server, &jvm, json!({}));
     let refused = |tool: &str, args: Value| {
@@ -726,4 +727,25 @@ fn attach_on_roots(server: &Server, port: u16, roots: &std::path::Path) -> ToolR
             json!({"port": port, "class_roots": [roots.display().to_string()]}),
         )
         .expect_ok()
+}
+
+crate::support::on_both_jdks! {
+    a_method_exit_probe_times_each_call_and_records_a_throw: a_method_exit_probe_times_each_call_and_records_a_throw_jdk17,
+        a_method_exit_probe_times_each_call_and_records_a_throw_temurin25;
+    an_overflowing_ring_counts_every_call_as_captured_or_dropped: an_overflowing_ring_counts_every_call_as_captured_or_dropped_jdk17,
+        an_overflowing_ring_counts_every_call_as_captured_or_dropped_temurin25;
+    min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one: min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one_jdk17,
+        min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one_temurin25;
+    entry_and_field_write_probes_record_arguments_and_written_values: entry_and_field_write_probes_record_arguments_and_written_values_jdk17,
+        entry_and_field_write_probes_record_arguments_and_written_values_temurin25;
+    read_only_refuses_a_probe_and_auto_falls_back_to_the_wire: read_only_refuses_a_probe_and_auto_falls_back_to_the_wire_jdk17,
+        read_only_refuses_a_probe_and_auto_falls_back_to_the_wire_temurin25;
+    disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach: disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach_jdk17,
+        disconnect_restores_and_a_killed_server_is_cleaned_up_by_the_next_attach_temurin25;
+    a_reload_puts_the_probe_back_into_the_new_code: a_reload_puts_the_probe_back_into_the_new_code_jdk17,
+        a_reload_puts_the_probe_back_into_the_new_code_temurin25;
+    a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so: a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so_jdk17,
+        a_killed_servers_probe_lapses_on_its_own_and_a_read_only_attach_says_so_temurin25;
+    where_a_probe_cannot_go_it_is_refused_with_the_reason: where_a_probe_cannot_go_it_is_refused_with_the_reason_jdk17,
+        where_a_probe_cannot_go_it_is_refused_with_the_reason_temurin25;
 }

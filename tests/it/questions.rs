@@ -15,9 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::code::{Scratch, dir};
-use crate::support::java::{
-    Jvm, JvmOpts, default_java_home, javac, line_of, source_path, temurin25_required,
-};
+use crate::support::java::{Jvm, JvmOpts, javac, line_of, source_path};
 use crate::support::mcp::{Server, ToolReply};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -338,21 +336,7 @@ fn code_matches_source(java_home: PathBuf) {
     q.done("code_matches_source");
 }
 
-macro_rules! on_both_jdks {
-    ($($question:ident: $jdk17:ident, $temurin25:ident;)*) => {$(
-        #[test]
-        fn $jdk17() {
-            $question(default_java_home());
-        }
-
-        #[test]
-        fn $temurin25() {
-            $question(temurin25_required());
-        }
-    )*};
-}
-
-on_both_jdks! {
+crate::support::on_both_jdks! {
     null_link: the_null_link_and_its_request_in_two_calls_on_jdk17,
         the_null_link_and_its_request_in_two_calls_on_temurin25;
     wrong_total: the_inputs_of_a_wrong_total_in_two_calls_on_jdk17,

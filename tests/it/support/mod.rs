@@ -12,6 +12,24 @@ pub mod rig;
 pub mod schema;
 pub mod text;
 
+/// A test per JDK from one function taking the JDK's home: `case:
+/// name_on_jdk17, name_on_temurin25;` (Temurin 25 required, never
+/// skipped).
+macro_rules! on_both_jdks {
+    ($($case:ident: $jdk17:ident, $temurin25:ident;)*) => {$(
+        #[test]
+        fn $jdk17() {
+            $case($crate::support::java::default_java_home());
+        }
+
+        #[test]
+        fn $temurin25() {
+            $case($crate::support::java::temurin25_required());
+        }
+    )*};
+}
+pub(crate) use on_both_jdks;
+
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
