@@ -3,7 +3,9 @@
 //! refuses a probe that names a local, with the reason, at arming, and
 //! `auto` takes the wire saying why; a class of a named module gets a
 //! probe, as its helper is defined in the class's own package (so in its
-//! module, which reads it), and clearing restores the class.
+//! module, which reads it), and clearing restores the class; a line that
+//! runs before a constructor's `this()` returns and a method the probe
+//! would take past the JVM's code limit are refused with the reason.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -189,4 +191,87 @@ fn a_class_of_a_named_module_gets_a_probe_whose_helper_its_module_reads_jdk17() 
 #[test]
 fn a_class_of_a_named_module_gets_a_probe_whose_helper_its_module_reads_temurin25() {
     named_module(Some(temurin25_required()));
+}
+
+/// `Limits.java`: a constructor whose first line runs before its `this()`
+/// call returns, and `big`, whose bytecode is 65,532 bytes (4 for its
+/// first and last lines, 8 for each of 8,191 statements): a few bytes
+/// short of the JVM's 65,535.
+fn limits_source() -> String {
+    let mut s = String::from(
+        "public class Limits {\n    final String label;\n\n    Limits(int n) {\n        this(String.valueOf(n)); // LINE: before-this\n    }\n\n    Limits(String label) {\n        this.label = label;\n    }\n\n    static int big(int n) {\n        int s = n;\n",
+    );
+    for _ in 0..8191 {
+        s.push_str("        s = s * 31 + 7;\n");
+    }
+    s.push_str(
+        "        return s;\n    }\n\n    public static void main(String[] args) throws Exception {\n        new Limits(1);\n        big(1);\n        System.out.println(\"limits started\");\n        while (true) {\n            Thread.sleep(1000);\n        }\n    }\n}\n",
+    );
+    s
+}
+
+/// A line before a constructor's `this()` returns, and a method the probe
+/// would take past the JVM's code limit: refused at arming with the reason
+/// (and `auto` takes the wire saying it), the class left as it was.
+fn limits(java_home: PathBuf) {
+    let scratch = crate::code::Scratch::new("probe-limits");
+    let src = scratch.path("src");
+    std::fs::create_dir_all(&src).expect("a source dir");
+    let file = src.join("Limits.java");
+    let text = limits_source();
+    std::fs::write(&file, &text).expect("write Limits.java");
+    let out = scratch.path("classes");
+    compile(&["-g", &file.display().to_string()], &out);
+    let jvm = Jvm::start(
+        "Limits",
+        JvmOpts {
+            java_home: Some(java_home),
+            classpath: Some(out.clone()),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("limits started", WAIT);
+    let server = server_on(jvm.port(), &out);
+    let before_this = text
+        .lines()
+        .position(|l| l.contains("// LINE: before-this"))
+        .expect("the marker") as u32
+        + 1;
+    let refused = set_stop(
+        &server,
+        json!({"kind": "line", "class_pattern": "Limits", "line": before_this, "trace": true,
+               "engine": "probe"}),
+    )
+    .expect_tool_error();
+    assert!(refused.text.contains("before super()"), "{}", refused.text);
+    let exit = |engine: &str| {
+        json!({"kind": "method_exit", "class_pattern": "Limits", "method": "big", "trace": true,
+               "trace_max_hits": 1, "engine": engine})
+    };
+    let refused = set_stop(&server, exit("probe")).expect_tool_error();
+    assert!(refused.text.contains("code limits"), "{}", refused.text);
+    let auto = set_stop(&server, exit("auto")).expect_ok();
+    assert!(
+        auto.text.contains("WIRE: no probe") && auto.text.contains("code limits"),
+        "{}",
+        auto.text
+    );
+    let stale = server
+        .call(
+            "debug_check_stale",
+            json!({"class_name": "Limits", "class_roots": [out.display().to_string()], "bytecode": true}),
+        )
+        .expect_ok();
+    assert!(
+        stale.text.contains("Bytecode:") && !stale.text.contains("Bytecode: STALE"),
+        "{}",
+        stale.text
+    );
+    server.call("debug_disconnect", json!({})).expect_ok();
+    assert!(jvm.is_alive());
+}
+
+crate::support::on_both_jdks! {
+    limits: a_line_before_this_and_a_method_at_the_code_limit_are_refused_jdk17,
+        a_line_before_this_and_a_method_at_the_code_limit_are_refused_temurin25;
 }
