@@ -492,6 +492,10 @@ pub enum ProbeRefusal {
         "{class} is loaded by another class loader than {first}, so it cannot call the helper class a probe defines beside {first}; probe them one at a time"
     )]
     OtherLoader { class: String, first: String },
+    #[error(
+        "{class} is in another module than {first}, and whether it may read the helper class a probe defines beside {first} is not checked (a call it may not make would throw into the application); probe them one at a time"
+    )]
+    OtherModule { class: String, first: String },
     #[error("{class} is loaded by the bootstrap loader, where no helper class can be defined")]
     BootLoader { class: String },
     #[error("this JVM cannot redefine classes (canRedefineClasses is false)")]

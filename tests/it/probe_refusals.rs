@@ -5,7 +5,8 @@
 //! probe, as its helper is defined in the class's own package (so in its
 //! module, which reads it), and clearing restores the class; a line that
 //! runs before a constructor's `this()` returns and a method the probe
-//! would take past the JVM's code limit are refused with the reason.
+//! would take past the JVM's code limit are refused with the reason, and
+//! so is a write probe whose chosen writers are in two modules.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -274,4 +275,79 @@ fn limits(java_home: PathBuf) {
 crate::support::on_both_jdks! {
     limits: a_line_before_this_and_a_method_at_the_code_limit_are_refused_jdk17,
         a_line_before_this_and_a_method_at_the_code_limit_are_refused_temurin25;
+}
+
+/// A write probe whose chosen writers are in two modules (a class of a
+/// named module and a class-path class, one loader): whether one may read
+/// a helper defined beside the other is not checked, so the probe is
+/// refused naming the class, and `auto` takes the wire saying why.
+fn modules_apart(java_home: PathBuf) {
+    let scratch = crate::code::Scratch::new("probe-modules-apart");
+    let mods = scratch.path("mods");
+    let module_sources = data().join("module");
+    compile(
+        &[
+            "-g",
+            "--module-source-path",
+            &module_sources.display().to_string(),
+            "-m",
+            "probemod",
+        ],
+        &mods,
+    );
+    let cp = scratch.path("cp");
+    let poker = data().join("modules-apart/Poker.java");
+    compile(
+        &[
+            "-g",
+            "--module-path",
+            &mods.display().to_string(),
+            "--add-modules",
+            "probemod",
+            &poker.display().to_string(),
+        ],
+        &cp,
+    );
+    let jvm = Jvm::start(
+        "Poker",
+        JvmOpts {
+            java_home: Some(java_home),
+            classpath: Some(cp.clone()),
+            jvm_args: vec![
+                "--module-path".into(),
+                mods.display().to_string(),
+                "--add-modules".into(),
+                "probemod".into(),
+            ],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("poker started", WAIT);
+    let server = server_on(jvm.port(), &mods.join("probemod"));
+    let watch = |engine: &str| {
+        json!({"kind": "field", "class_pattern": "pmod.Worker", "field_name": "level",
+               "writers": ["pmod.Worker", "Poker"], "trace": true, "trace_max_hits": 1,
+               "engine": engine})
+    };
+    let refused = set_stop(&server, watch("probe")).expect_tool_error();
+    assert!(
+        refused
+            .text
+            .contains("Poker is in another module than pmod.Worker"),
+        "{}",
+        refused.text
+    );
+    let auto = set_stop(&server, watch("auto")).expect_ok();
+    assert!(
+        auto.text.contains("WIRE: no probe") && auto.text.contains("another module"),
+        "{}",
+        auto.text
+    );
+    server.call("debug_disconnect", json!({})).expect_ok();
+    assert!(jvm.is_alive());
+}
+
+crate::support::on_both_jdks! {
+    modules_apart: writers_in_two_modules_are_refused_with_the_reason_jdk17,
+        writers_in_two_modules_are_refused_with_the_reason_temurin25;
 }

@@ -294,10 +294,28 @@ async fn going(
         id: target,
         original: None,
     }];
+    let module_of = |id| async move {
+        // A JVM before 9 has no modules: every class is in the same none.
+        session
+            .connection()
+            .send(&crate::jdwp::reference_type::Module { ref_type: id })
+            .await
+            .ok()
+    };
+    let module = module_of(target).await;
     for name in &choice.others {
         let (id, other_loader) = the_copy(session, name).await?;
         if other_loader != loader {
             return Err(ProbeRefusal::OtherLoader {
+                class: name.clone(),
+                first: choice.class.clone(),
+            });
+        }
+        // A class of another module reads the helper only if its module
+        // reads the helper's and the package is exported to it, which is
+        // not checked: a call it may not make would throw.
+        if module_of(id).await != module {
+            return Err(ProbeRefusal::OtherModule {
                 class: name.clone(),
                 first: choice.class.clone(),
             });

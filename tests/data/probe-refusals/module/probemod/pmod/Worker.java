@@ -5,10 +5,13 @@ package pmod;
 
 public class Worker {
     static long total;
+    /** Written here and, in the modules-apart fixture, from the class path. */
+    public static int level;
 
     static long step(long n) {
         long twice = n * 2; // LINE: module-line
         total += twice;
+        level = (int) n;
         return twice;
     }
 
