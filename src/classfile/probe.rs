@@ -46,7 +46,7 @@ mod read;
 mod remap;
 mod rewrite;
 
-pub use plan::{OLD_VALUE, other_writers};
+pub use plan::{OLD_VALUE, SITE, other_writers};
 
 use ristretto_classfile::attributes::{Attribute, Instruction};
 use ristretto_classfile::{ClassFile, MethodAccessFlags};
@@ -218,6 +218,13 @@ pub enum Source {
     Written,
     /// The field's value before the write (FieldWrite), read at the site.
     Old,
+    /// The writing code's `this` (a FieldWrite across writers, where each
+    /// class's is its own type): null in a static method or before a
+    /// constructor's `super()`.
+    Writer,
+    /// Where the site is, `Class.method:line`: a string constant per site
+    /// (FieldWrite), which the record's snapshot takes as its location.
+    Where,
     /// The caller frames, one `StackTraceElement` a line: filled in by the
     /// helper for a recorded hit only (the site passes nothing).
     Callers,

@@ -295,6 +295,7 @@ async fn read_records(
         .unwrap_or(0);
     let shown = show_objects(session, probe, &super::snapshot::shown_refs(probe, &r)).await;
     let callers = super::snapshot::callers(conn, probe, &r).await;
+    let sites = super::snapshot::sites(conn, probe, &r).await;
     let labels = column_names(probe);
     for k in 0..count as usize {
         let thread = match th.get(k) {
@@ -326,7 +327,7 @@ async fn read_records(
             stop: id.into(),
             thread: ThreadId(thread),
             thread_name,
-            location: probe.location.clone(),
+            location: super::snapshot::site_of(probe, row_r, &sites),
             callers: super::snapshot::callers_of(probe, row_r, &callers),
             locals,
             locals_note: None,
@@ -492,8 +493,8 @@ fn columns(
     let mut out = Vec::with_capacity(probe.layout.columns.len());
     for (c, name) in probe.layout.columns.iter().zip(names) {
         let shown = match c.kind {
-            // The record's callers, not a value.
-            Kind::Ref if c.source == Source::Callers => {
+            // The record's callers or site, not a value.
+            Kind::Ref if matches!(c.source, Source::Callers | Source::Where) => {
                 ri += 1;
                 continue;
             }

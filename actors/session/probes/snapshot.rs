@@ -2,8 +2,9 @@
 //! snapshot reads like a wire snapshot: the caller frames the helper took
 //! for the record (one interned string of `StackTraceElement`s, read once
 //! a round however many records share it, and labelled `Class.method:line`
-//! as the wire labels frames), and a field write's `field` and
-//! `change` (old → new) details.
+//! as the wire labels frames), a field write's location (the site's own
+//! `Class.method:line` string, as the wire locates a write), and its
+//! `field` and `change` (old → new) details.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -18,30 +19,82 @@ use crate::model::shown::{Detail, Shown};
 
 /// The index of the callers column among a record's references.
 fn callers_at(probe: &Live) -> Option<usize> {
+    ref_at(probe, Source::Callers)
+}
+
+/// Where a write's `site` string is among a record's references.
+fn site_at(probe: &Live) -> Option<usize> {
+    ref_at(probe, Source::Where)
+}
+
+fn ref_at(probe: &Live, source: Source) -> Option<usize> {
     probe
         .layout
         .columns
         .iter()
         .filter(|c| c.kind == Kind::Ref)
-        .position(|c| c.source == Source::Callers)
+        .position(|c| c.source == source)
 }
 
-/// The references a round shows as values: all but the callers strings,
-/// which are read whole by [`callers`].
+/// The references a round shows as values: all but the callers and site
+/// strings, which are read whole by [`callers`] and [`sites`].
 pub fn shown_refs<'a>(probe: &Live, refs: &'a [Value]) -> Cow<'a, [Value]> {
-    let Some(at) = callers_at(probe) else {
+    let texts: Vec<usize> = [callers_at(probe), site_at(probe)]
+        .into_iter()
+        .flatten()
+        .collect();
+    if texts.is_empty() {
         return Cow::Borrowed(refs);
-    };
+    }
     let width = probe.layout.ref_width.max(1);
     let null = Value::Object {
         tag: Tag::Object,
         id: ObjectId(0),
     };
     let mut out = refs.to_vec();
-    for v in out.iter_mut().skip(at).step_by(width) {
-        *v = null;
+    for at in texts {
+        for v in out.iter_mut().skip(at).step_by(width) {
+            *v = null;
+        }
     }
     Cow::Owned(out)
+}
+
+/// Every distinct site string of a round's write records, read once (a
+/// write site's string is one interned constant).
+pub async fn sites(
+    conn: &ConnectionHandle,
+    probe: &Live,
+    refs: &[Value],
+) -> HashMap<u64, Arc<str>> {
+    let mut out = HashMap::new();
+    let Some(at) = site_at(probe) else {
+        return out;
+    };
+    let width = probe.layout.ref_width.max(1);
+    for v in refs.iter().skip(at).step_by(width) {
+        let Value::Object { id, .. } = v else {
+            continue;
+        };
+        if id.0 == 0 || out.contains_key(&id.0) {
+            continue;
+        }
+        if let Ok(text) = conn.send(&StringValue { string_object: *id }).await {
+            out.insert(id.0, Arc::from(text));
+        }
+    }
+    out
+}
+
+/// One write record's location: its site, else the probe's own.
+pub fn site_of(probe: &Live, row_refs: &[Value], read: &HashMap<u64, Arc<str>>) -> Arc<str> {
+    match site_at(probe).and_then(|at| row_refs.get(at)) {
+        Some(Value::Object { id, .. }) => read
+            .get(&id.0)
+            .cloned()
+            .unwrap_or_else(|| probe.location.clone()),
+        _ => probe.location.clone(),
+    }
 }
 
 /// The callers of every distinct callers string in a round's references,

@@ -14,7 +14,7 @@ use ristretto_classfile::attributes::{Attribute, Instruction};
 use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
 use super::read::this_name;
 use super::rewrite::{self, Block, Edit};
-use super::{Column, Kind, ProbeSpec, Refusal, Site, Source, code_of};
+use super::{Column, Kind, ProbeSpec, Refusal, Site, Source, code_of, is_static};
 
 /// Inserts `plan`'s site code for `spec` into `class`.
 pub fn insert(class: &mut ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result<(), Refusal> {
@@ -54,6 +54,7 @@ fn hit_sites(
     let (_, push_slots) = pushes(class, plan)?;
     let call = method_ref(class, &spec.helper, "hit", &hit_descriptor(plan))?;
     let (writes, temp) = write_sites(class, mi, at)?;
+    let is_static = is_static(class.methods[mi].access_flags);
     let mut blocks = BTreeMap::new();
     for (k, &i) in at.iter().enumerate() {
         let mut code = Vec::new();
@@ -61,6 +62,12 @@ fn hit_sites(
             match c.source {
                 Source::Written => code.extend(old_value(c.kind, writes.get(k), temp)),
                 Source::Old | Source::Callers => {}
+                Source::Writer => code.push(match writes.get(k) {
+                    Some(Write::Unread) => Instruction::Aconst_null,
+                    _ if is_static => Instruction::Aconst_null,
+                    _ => Instruction::Aload_0,
+                }),
+                Source::Where => code.push(site_label(class, mi, i)?),
                 _ => code.extend(push(class, c)?),
             }
         }
@@ -83,6 +90,42 @@ fn hit_sites(
         t0: 0,
         extra_locals: if two_slots { 2 } else { 0 },
         extra_stack: 6 + push_slots,
+    })
+}
+
+/// `ldc` of the site's `Class.method:line` (the line the instruction is
+/// on, `?` without a line table).
+fn site_label(class: &mut ClassFile<'_>, mi: usize, at: u16) -> Result<Instruction, Refusal> {
+    let m = &class.methods[mi];
+    let method = super::read::utf8(class, m.name_index);
+    let mut line = None;
+    for a in &m.attributes {
+        let Attribute::Code { attributes, .. } = a else {
+            continue;
+        };
+        for t in attributes {
+            if let Attribute::LineNumberTable { line_numbers, .. } = t {
+                line = line_numbers
+                    .iter()
+                    .filter(|l| l.start_pc <= at)
+                    .max_by_key(|l| l.start_pc)
+                    .map(|l| l.line_number)
+                    .or(line);
+            }
+        }
+    }
+    let label = format!(
+        "{}.{method}:{}",
+        this_name(class).replace('/', "."),
+        line.map_or("?".to_string(), |l| l.to_string())
+    );
+    let index = class
+        .constant_pool
+        .add_string(label.as_str())
+        .map_err(|e| Refusal::Unsupported(e.to_string()))?;
+    Ok(match u8::try_from(index) {
+        Ok(small) => Instruction::Ldc(small),
+        Err(_) => Instruction::Ldc_w(index),
     })
 }
 
@@ -255,9 +298,13 @@ fn push(class: &mut ClassFile<'_>, c: &Column) -> Result<Vec<Instruction>, Refus
                 vec![Instruction::Aload_0, Instruction::Getfield(r)]
             }
         }
-        Source::Returned | Source::Thrown | Source::Written | Source::Old | Source::Callers => {
-            Vec::new()
-        }
+        Source::Returned
+        | Source::Thrown
+        | Source::Written
+        | Source::Old
+        | Source::Callers
+        | Source::Writer
+        | Source::Where => Vec::new(),
     })
 }
 

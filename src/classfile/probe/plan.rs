@@ -171,15 +171,18 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
             true,
         ));
     }
-    // A write probe across several classes has no one `this`: each
-    // writer's is its own type (and the helper takes one descriptor).
-    if let Site::FieldWrite { writers, .. } = &spec.site
-        && writers.is_empty()
-        && sites.keys().all(|m| {
+    if let Site::FieldWrite { writers, .. } = &spec.site {
+        // Across writers each class's `this` is its own type, and the
+        // helper takes one descriptor: it goes as an Object, null where
+        // a site has none.
+        if !writers.is_empty() {
+            columns.push(column("this", "Ljava/lang/Object;", Source::Writer, true));
+        } else if sites.keys().all(|m| {
             !is_static_method(class, *m) && utf8(class, class.methods[*m].name_index) != "<init>"
-        })
-    {
-        columns.push(this_column(&owner));
+        }) {
+            columns.push(this_column(&owner));
+        }
+        columns.push(column(SITE, "Ljava/lang/String;", Source::Where, true));
     }
     if spec.callers > 0 {
         // Last, so the sites' and the helper's entries pass it as null.
@@ -571,6 +574,9 @@ fn bound(site: &Site, name: &str) -> bool {
             | (Site::FieldWrite { .. }, "newValue" | OLD_VALUE)
     )
 }
+
+/// The column that holds where a write is (`Class.method:line`).
+pub const SITE: &str = "site";
 
 /// The name a write's old value goes by (as the wire's change shows it).
 pub const OLD_VALUE: &str = "oldValue";

@@ -509,7 +509,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
     };
     assert_eq!(
         layout_of("release17/Probed", None, total, 2),
-        ["total", "oldValue", "callers"]
+        ["total", "oldValue", "site", "callers"]
     );
     // A condition may read a captured variable and the old value.
     let (_, bytes) = CORPUS[5];
@@ -545,7 +545,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
         let anon = format!("{release}/Probed$1");
         let outer = format!("{release}/Probed");
         let in_anon = layout_of(&anon, None, counter(&both), 0);
-        assert_eq!(in_anon, ["counter", "oldValue"]);
+        assert_eq!(in_anon, ["counter", "oldValue", "this", "site"]);
         assert_eq!(layout_of(&outer, None, counter(&both), 0), in_anon);
         let (_, bytes) = CORPUS
             .iter()

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{WAIT, attach_on, first_id, instrumented, local_i64, server, traces};
-use crate::support::java::{Jvm, JvmOpts, temurin25_required};
+use crate::support::java::{Jvm, JvmOpts, line_of, temurin25_required};
 use crate::support::mcp::Server;
 
 const GAUGE: &str = "ProbeCaptureGauge";
@@ -109,13 +109,31 @@ fn writers_chosen(java_home: Option<PathBuf>) {
         BTreeSet::from([-1, 2, 10]),
         "each writer's writes, with their old values"
     );
+    // Each snapshot is located at its write, as the wire locates one,
+    // and holds the writer's `this`.
+    let sites: BTreeSet<String> = seen
+        .iter()
+        .map(|t| t["location"].as_str().unwrap_or_default().to_string())
+        .collect();
+    let at = |class: &str, method: &str, marker: &str| {
+        format!("{class}.{method}:{}", line_of("ProbeCapture.java", marker))
+    };
+    assert_eq!(
+        sites,
+        BTreeSet::from([
+            at("ProbeCaptureRaiser", "raise", "capture-raise"),
+            at("ProbeCaptureLowerer", "lower", "capture-lower"),
+            at("ProbeCaptureSubGauge", "surge", "capture-surge"),
+        ])
+    );
     for t in &seen {
-        assert!(
-            t["location"]
-                .as_str()
-                .is_some_and(|l| l == "ProbeCaptureGauge.level (write)"),
-            "{t}"
-        );
+        let this = t["locals"]
+            .as_array()
+            .and_then(|l| l.iter().find(|v| v["name"] == "this"))
+            .unwrap_or_else(|| panic!("this in {t}"));
+        let location = t["location"].as_str().unwrap_or_default();
+        let writer = location.split('.').next().unwrap_or_default();
+        assert!(this.to_string().contains(writer), "{t}");
     }
     // A condition runs in every writer's sites.
     let surges = server
