@@ -52,7 +52,8 @@ fn every_writer_instrumented(server: &Server) -> Vec<bool> {
 
 /// Not private: any class may write it, so a probe in the declaring class
 /// alone would see nothing. `auto` takes the wire and says how a probe
-/// could serve it.
+/// could serve it; `writers` asked of the wire, which sees every write
+/// already, is refused.
 fn auto_leaves_it_to_the_wire(server: &Server) {
     let wire = server
         .call(
@@ -73,6 +74,15 @@ fn auto_leaves_it_to_the_wire(server: &Server) {
             json!({"kind": "clear", "id": wire_id}),
         )
         .expect_ok();
+    // The wire sees every class's writes: writers would mean nothing.
+    let wire = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "field", "class_pattern": GAUGE, "field_name": "level",
+                   "writers": WRITERS, "engine": "wire"}),
+        )
+        .expect_tool_error();
+    assert!(wire.text.contains("drop writers"), "{}", wire.text);
 }
 
 fn writers_chosen(java_home: Option<PathBuf>) {
