@@ -67,8 +67,23 @@ pub async fn sites(
     probe: &Live,
     refs: &[Value],
 ) -> HashMap<u64, Arc<str>> {
+    strings(conn, probe, refs, site_at(probe))
+        .await
+        .into_iter()
+        .map(|(id, text)| (id, Arc::from(text)))
+        .collect()
+}
+
+/// The text of every distinct string in the reference column `at` of a
+/// round's records, each read once.
+async fn strings(
+    conn: &ConnectionHandle,
+    probe: &Live,
+    refs: &[Value],
+    at: Option<usize>,
+) -> HashMap<u64, String> {
     let mut out = HashMap::new();
-    let Some(at) = site_at(probe) else {
+    let Some(at) = at else {
         return out;
     };
     let width = probe.layout.ref_width.max(1);
@@ -80,7 +95,7 @@ pub async fn sites(
             continue;
         }
         if let Ok(text) = conn.send(&StringValue { string_object: *id }).await {
-            out.insert(id.0, Arc::from(text));
+            out.insert(id.0, text);
         }
     }
     out
@@ -104,25 +119,11 @@ pub async fn callers(
     probe: &Live,
     refs: &[Value],
 ) -> HashMap<u64, Vec<Arc<str>>> {
-    let mut out = HashMap::new();
-    let Some(at) = callers_at(probe) else {
-        return out;
-    };
-    let width = probe.layout.ref_width.max(1);
-    for v in refs.iter().skip(at).step_by(width) {
-        let Value::Object { id, .. } = v else {
-            continue;
-        };
-        if id.0 == 0 || out.contains_key(&id.0) {
-            continue;
-        }
-        let text = conn
-            .send(&StringValue { string_object: *id })
-            .await
-            .unwrap_or_default();
-        out.insert(id.0, text.lines().map(label).collect());
-    }
-    out
+    strings(conn, probe, refs, callers_at(probe))
+        .await
+        .into_iter()
+        .map(|(id, text)| (id, text.lines().map(label).collect()))
+        .collect()
 }
 
 /// One record's callers, nearest first.

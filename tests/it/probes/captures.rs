@@ -15,7 +15,7 @@ use crate::support::mcp::Server;
 
 const FILE: &str = "ProbeCapture.java";
 
-fn capture(java_home: Option<PathBuf>) -> Jvm {
+pub(super) fn capture(java_home: Option<PathBuf>) -> Jvm {
     let jvm = Jvm::start(
         "ProbeCapture",
         JvmOpts {

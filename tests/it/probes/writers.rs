@@ -11,8 +11,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use super::captures::capture;
 use super::{WAIT, attach_on, first_id, instrumented, local_i64, server, traces};
-use crate::support::java::{Jvm, JvmOpts, line_of, temurin25_required};
+use crate::support::java::{Jvm, line_of, temurin25_required};
 use crate::support::mcp::Server;
 
 const GAUGE: &str = "ProbeCaptureGauge";
@@ -21,18 +22,6 @@ const WRITERS: [&str; 3] = [
     "ProbeCaptureLowerer",
     "ProbeCaptureSubGauge",
 ];
-
-fn capture(java_home: Option<PathBuf>) -> Jvm {
-    let jvm = Jvm::start(
-        "ProbeCapture",
-        JvmOpts {
-            java_home,
-            ..JvmOpts::default()
-        },
-    );
-    jvm.wait_for_line("probe capture started", WAIT);
-    jvm
-}
 
 /// The change each write made, over the snapshots.
 fn deltas(traces: &[serde_json::Value]) -> BTreeSet<i64> {
