@@ -30,11 +30,11 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedReadHalf;
 use tracing::Span;
 
-use crate::actors::error::JdwpError;
-use crate::actors::lock::lock;
+use crate::error::JdwpError;
 use crate::jdwp::command::encode_request;
 use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
 use crate::jdwp::{Command, IdSizes};
+use crate::lock::lock;
 use outbox::{Outbox, write_loop};
 use request::decoded;
 use wire::Wire;

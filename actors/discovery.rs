@@ -16,8 +16,8 @@ mod procfs;
 
 use std::time::{Duration, Instant};
 
-use crate::actors::connection::dial::dial;
-use crate::actors::error::{AttachError, LocalError};
+use crate::connection::dial::dial;
+use crate::error::{AttachError, LocalError};
 use crate::model::cpu::TaskStat;
 use crate::model::histogram::{ClassCount, parse_hotspot};
 use crate::model::jvms::{

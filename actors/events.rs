@@ -24,11 +24,11 @@ use ractor::{Actor, ActorProcessingErr, ActorRef};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use crate::actors::connection::{CompositeArrived, ConnectionHandle};
-use crate::actors::link::SessionLink;
-use crate::actors::stop_points::StopPointsHandle;
+use crate::connection::{CompositeArrived, ConnectionHandle};
 use crate::jdwp::{Composite, Event};
 use crate::jdwp::{Decode, Reader};
+use crate::link::SessionLink;
+use crate::stop_points::StopPointsHandle;
 
 pub use log::EventLog;
 
@@ -72,7 +72,7 @@ pub struct EventDispatch;
 pub struct EventsArgs {
     pub connection: ConnectionHandle,
     pub session: SessionLink,
-    pub classes: Arc<crate::actors::jvm::classes::ClassCache>,
+    pub classes: Arc<crate::jvm::classes::ClassCache>,
     pub stops: StopPointsHandle,
     pub log: Arc<EventLog>,
 }

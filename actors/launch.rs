@@ -16,7 +16,7 @@ use tokio::process::{Child, Command};
 
 mod tether;
 
-use crate::actors::error::LaunchError;
+use crate::error::LaunchError;
 use crate::model::{LaunchSpec, LaunchTarget};
 
 /// Lines of output kept per launched JVM (both streams together).

@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::actors::launch::LaunchedJvm;
-use crate::actors::lock::lock;
 use crate::jdwp::{Composite, Event, RequestId, SuspendPolicy, ThreadId};
+use crate::launch::LaunchedJvm;
+use crate::lock::lock;
 use crate::model::recent::RecentEvent;
 use crate::model::{Roots, SessionId, VmInfo};
 pub use port::SessionRef;

@@ -26,10 +26,8 @@ mod stops;
 pub mod traces;
 pub mod wildcards;
 
-pub use crate::actors::link::port::{LedgerMsg, PortMsg, SessionRef};
-pub use crate::actors::link::{
-    EventBus, Lifeline, Rescue, RescueLog, Rescues, SessionInfo, SessionLink,
-};
+pub use crate::link::port::{LedgerMsg, PortMsg, SessionRef};
+pub use crate::link::{EventBus, Lifeline, Rescue, RescueLog, Rescues, SessionInfo, SessionLink};
 pub use control::{PauseOutcome, ResumeReport, ThreadChange};
 pub use handle::{HeldThread, SessionHandle};
 pub use ledger::Ledger;
@@ -40,16 +38,16 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::net::TcpStream;
 
-use crate::actors::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
-use crate::actors::error::SpawnError;
-use crate::actors::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
-use crate::actors::jvm::classes::ClassCache;
-use crate::actors::stop_points::{StopPoints, StopPointsHandle};
-use crate::actors::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
+use crate::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
+use crate::error::SpawnError;
+use crate::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
 use crate::jdwp::virtual_machine::Dispose;
 use crate::jdwp::{Event, EventKind};
+use crate::jvm::classes::ClassCache;
 use crate::model::session::ReleaseCheck;
+use crate::stop_points::{StopPoints, StopPointsHandle};
+use crate::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
 
 /// How long a session whose launched JVM dropped the connection waits for
 /// the process to exit, to report how it ended.
@@ -86,7 +84,7 @@ pub enum SessionMsg {
     /// other change to who holds which thread).
     ResumeAll(
         tracing::Span,
-        RpcReplyPort<Result<ResumeReport, crate::actors::error::JdwpError>>,
+        RpcReplyPort<Result<ResumeReport, crate::error::JdwpError>>,
     ),
     /// A change to the suspension ledger, or a question to it.
     Ledger(LedgerMsg),
@@ -431,7 +429,7 @@ impl Actor for Session {
 impl SessionCore {
     /// Clears a pending step (it would fire as soon as threads run), then
     /// resumes the whole suspend depth and verifies it.
-    async fn resume_all(&mut self) -> Result<ResumeReport, crate::actors::error::JdwpError> {
+    async fn resume_all(&mut self) -> Result<ResumeReport, crate::error::JdwpError> {
         if let Some(step) = self.ledger.replace_step(None) {
             let _ = self
                 .connection
@@ -464,7 +462,7 @@ impl SessionCore {
             .connection
             .send_within(&ClearAllBreakpoints, Duration::from_secs(2))
             .await;
-        if let Err(e @ crate::actors::error::JdwpError::Timeout { .. }) = cleared_all {
+        if let Err(e @ crate::error::JdwpError::Timeout { .. }) = cleared_all {
             // A JVM that does not answer would leave every later step to
             // its own timeout. Closing the socket, which ending the session
             // does, makes its agent clear every request and resume every
@@ -483,7 +481,7 @@ impl SessionCore {
             };
         }
         let (threads_held, threads_total) =
-            match crate::actors::jvm::threads::census(&self.connection).await {
+            match crate::jvm::threads::census(&self.connection).await {
                 Ok(census) => (census.held, census.total),
                 Err(_) => (0, 0),
             };

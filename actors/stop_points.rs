@@ -21,10 +21,10 @@ use std::sync::Arc;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::jvm::classes::ClassCache;
+use crate::connection::ConnectionHandle;
 use crate::jdwp::thread_reference::Resume;
 use crate::jdwp::{SuspendPolicy, TaggedTypeId, ThreadId};
+use crate::jvm::classes::ClassCache;
 use crate::model::overhead::{Budgets, Overspent};
 use crate::model::stop_point::{ArmNote, StopKind, StopPointId, StopPointSpec, StopState};
 

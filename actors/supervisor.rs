@@ -9,11 +9,11 @@ use std::time::Duration;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 use tokio::net::TcpStream;
 
-use crate::actors::connection::ConnectionConfig;
-use crate::actors::error::SpawnError;
-use crate::actors::launch::LaunchedJvm;
-use crate::actors::session::{Session, SessionArgs, SessionHandle, SessionInfo};
+use crate::connection::ConnectionConfig;
+use crate::error::SpawnError;
+use crate::launch::LaunchedJvm;
 use crate::model::SessionId;
+use crate::session::{Session, SessionArgs, SessionHandle, SessionInfo};
 
 /// Sessions by id, plus which one is current.
 #[derive(Default)]

@@ -17,13 +17,13 @@ use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::threads;
-use crate::actors::link::Rescue;
-use crate::actors::link::SessionLink;
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::event_request::Clear;
 use crate::jdwp::virtual_machine::{Resume, Version};
+use crate::jvm::threads;
+use crate::link::Rescue;
+use crate::link::SessionLink;
 
 /// Messages of the Watchdog.
 pub enum WatchdogMsg {
@@ -52,7 +52,7 @@ pub struct WatchdogArgs {
     /// The registry, so a rescue disables the stop points that froze the
     /// JVM (and they read DISABLED in listings) rather than only clearing
     /// their requests.
-    pub stops: Option<crate::actors::stop_points::StopPointsHandle>,
+    pub stops: Option<crate::stop_points::StopPointsHandle>,
 }
 
 impl WatchdogArgs {
@@ -213,7 +213,7 @@ impl WatchdogState {
         let mut cleared = Vec::new();
         let mut disabled = Vec::new();
         if let Some(stops) = &self.args.stops {
-            use crate::actors::stop_points::routes::{Lookup, RequestKey, Route};
+            use crate::stop_points::routes::{Lookup, RequestKey, Route};
             let routes = stops.table().load();
             let mut ids = Vec::new();
             for (kind, request_id) in &requests {

@@ -1,14 +1,15 @@
 //! jvmscope: an MCP server that debugs live JVMs over JDWP.
 //!
-//! Layers point one way: the pure core (`jdwp`, `model`) does no I/O;
-//! `actors` does the I/O and owns per-JVM state; `mcp` is the only layer
-//! that knows MCP and JSON; `main.rs` composes them.
+//! Each floor is a crate of the workspace, so layers point one way and the
+//! compiler holds them: `jvmscope-jdwp` (the codec) ← `jvmscope-core`
+//! (model, expressions, class files) ← `jvmscope-actors` (the I/O and the
+//! per-JVM state) ← this crate, the only one that knows MCP and JSON.
+//! `main.rs` composes them. The floors are re-exported under their short
+//! names for the binary, the tests and the benches.
 
-#[path = "../actors/mod.rs"]
-pub mod actors;
-pub mod classfile;
-pub mod expr;
-pub mod jdwp;
+pub use jvmscope_actors as actors;
+pub use jvmscope_core::{classfile, expr, model};
+pub use jvmscope_jdwp as jdwp;
+pub use jvmscope_telemetry as telemetry;
+
 pub mod mcp;
-pub mod model;
-pub mod telemetry;

@@ -6,7 +6,7 @@
 use tracing::Span;
 
 use super::{ConnectionHandle, Outbound, decoded};
-use crate::actors::error::JdwpError;
+use crate::error::JdwpError;
 use crate::jdwp::Command;
 use crate::jdwp::command::encode_request;
 

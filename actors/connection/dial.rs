@@ -8,7 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
-use crate::actors::error::AttachError;
+use crate::error::AttachError;
 use crate::jdwp::packet::{HANDSHAKE, check_handshake};
 
 /// Connects to `host:port` and exchanges handshakes within `limit`.

@@ -18,7 +18,7 @@ use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::Notify;
 
 use super::ConnectionMsg;
-use crate::actors::lock::lock;
+use crate::lock::lock;
 
 /// Bytes appended and not written yet, and the write half while nobody
 /// is writing with it.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tracing::Span;
 
 use super::{ConnectionShared, Outbound};
-use crate::actors::error::JdwpError;
+use crate::error::JdwpError;
 use crate::jdwp::command::decode_reply;
 use crate::jdwp::{Command, IdSizes};
 

@@ -15,10 +15,10 @@ use ractor::RpcReplyPort;
 use super::outbox::Outbox;
 use super::window::Window;
 use super::{ConnectionShared, Outbound, command_set_name, is_mutation};
-use crate::actors::error::JdwpError;
-use crate::actors::lock::lock;
+use crate::error::JdwpError;
 use crate::jdwp::ErrorCode;
 use crate::jdwp::packet::{CommandPacket, HEADER_LEN, ReplyPacket};
+use crate::lock::lock;
 use crate::telemetry::{RoundTrip, RoundTripStart};
 
 /// A request in the window.

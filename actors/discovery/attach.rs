@@ -12,7 +12,7 @@ use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::actors::error::LocalError;
+use crate::error::LocalError;
 
 /// Longest reply read (a histogram of a large application is a few MB).
 const MAX_REPLY: u64 = 64 * 1024 * 1024;

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::actors::error::LocalError;
+use crate::error::LocalError;
 use crate::model::cpu::{TaskStat, parse_stat};
 use crate::model::jvms::{TcpSocket, TcpState};
 use crate::model::perfdata::{Vitals, decode};

@@ -53,12 +53,12 @@ pub enum CallError {
     Timeout { method: String, ms: u128 },
     #[error(
         "{method} did not return within {ms} ms, so it was cancelled ({}); its thread runs its own code again",
-        match ended { crate::actors::error::CallEnd::Thrown => "an Error thrown into it ended it", crate::actors::error::CallEnd::Interrupted => "it ended once interrupted" }
+        match ended { crate::error::CallEnd::Thrown => "an Error thrown into it ended it", crate::error::CallEnd::Interrupted => "it ended once interrupted" }
     )]
     Cancelled {
         method: String,
         ms: u128,
-        ended: crate::actors::error::CallEnd,
+        ended: crate::error::CallEnd,
     },
     #[error(
         "no Spring ApplicationContext is alive in the JVM (searched the heap for instances of every loaded AbstractApplicationContext subclass)"

@@ -16,20 +16,18 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 
-use crate::actors::error::JdwpError;
-use crate::actors::events::ctx::{
-    Ctx, Fold, FramesReply, Memo, Record, Slot, SlotSet, Thrown, remember,
-};
-use crate::actors::events::log::{HitEvent, TraceRecord};
-use crate::actors::jvm::classes::Variables;
-use crate::actors::jvm::inspect;
-use crate::actors::jvm::show::wire_scalar;
-use crate::actors::lock::lock;
+use crate::error::JdwpError;
+use crate::events::ctx::{Ctx, Fold, FramesReply, Memo, Record, Slot, SlotSet, Thrown, remember};
+use crate::events::log::{HitEvent, TraceRecord};
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::{
     Event, FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, Tag, TaggedObjectId, ThreadId,
     Value,
 };
+use crate::jvm::classes::Variables;
+use crate::jvm::inspect;
+use crate::jvm::show::wire_scalar;
+use crate::lock::lock;
 use crate::model::shown::{Detail, MessageGap, Shown};
 use crate::model::stop_point::{LocalsChoice, StopPointId};
 
@@ -276,7 +274,7 @@ impl Ctx {
     async fn stored_message(&self, exc: ObjectId) -> Option<Value> {
         let field = self
             .throwable
-            .get_or_init(|| crate::actors::stop_points::arm::detail_message_field(&self.classes))
+            .get_or_init(|| crate::stop_points::arm::detail_message_field(&self.classes))
             .await;
         let (_, field) = (*field)?;
         let v = self
@@ -513,7 +511,7 @@ impl Ctx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actors::events::ctx::Fold;
+    use crate::events::ctx::Fold;
     use crate::jdwp::{MethodId, TypeTag};
 
     fn at(method: u64, index: u64) -> Location {

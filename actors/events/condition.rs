@@ -12,17 +12,17 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use crate::actors::error::ConditionError;
-use crate::actors::jvm::eval::{self, EvalContext, to_val};
-use crate::actors::jvm::inspect::{self, FrameView};
-use crate::actors::jvm::show::{Budget, ValueReader};
-use crate::actors::stop_points::exprs::Program;
+use crate::error::ConditionError;
 use crate::expr::eval::Val;
 use crate::expr::{Binding, Bound, Charset};
 use crate::jdwp::{Event, FrameInfo, ObjectId, Tag, TaggedObjectId, ThreadId, Value};
+use crate::jvm::eval::{self, EvalContext, to_val};
+use crate::jvm::inspect::{self, FrameView};
+use crate::jvm::show::{Budget, ValueReader};
 use crate::model::Prim;
 use crate::model::shown::{Detail, MessageGap, Shown};
 use crate::model::stop_point::Calls;
+use crate::stop_points::exprs::Program;
 
 use super::ctx::Ctx;
 
@@ -328,8 +328,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::actors::stop_points::registry::{Held, Point, Registry};
-    use crate::actors::stop_points::routes::{Lookup, RequestKey, Route, Target};
     use crate::expr::eval::{Answer, Need, run_compiled};
     use crate::expr::parser::count::parses;
     use crate::jdwp::{
@@ -338,6 +336,8 @@ mod tests {
     use crate::model::stop_point::{
         FieldSpec, Filters, LocalsChoice, Mode, StopKind, StopPointSpec, Target as Tgt, TraceSpec,
     };
+    use crate::stop_points::registry::{Held, Point, Registry};
+    use crate::stop_points::routes::{Lookup, RequestKey, Route, Target};
 
     fn at() -> Location {
         Location {

@@ -11,46 +11,46 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OnceCell, Semaphore};
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::events::landings::Landings;
-use crate::actors::events::log::EventLog;
-use crate::actors::jvm::classes::{ClassCache, Variables};
-use crate::actors::link::SessionLink;
-use crate::actors::stop_points::StopPointsHandle;
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
+use crate::events::landings::Landings;
+use crate::events::log::EventLog;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::{FieldId, FrameInfo, Location, ObjectId, ReferenceTypeId, ThreadId};
+use crate::jvm::classes::{ClassCache, Variables};
+use crate::link::SessionLink;
 use crate::model::shown::{Detail, MessageGap, Shown};
 use crate::model::stop_point::{LocalsChoice, StopPointId};
+use crate::stop_points::StopPointsHandle;
 
 /// Captures in flight at once (each holds one suspended thread).
 pub const CAPTURE_WINDOW: usize = 12;
 
 /// The last exception a stop point reported on a thread.
-pub(in crate::actors::events) struct Thrown {
-    pub(in crate::actors::events) exception: ObjectId,
+pub(in crate::events) struct Thrown {
+    pub(in crate::events) exception: ObjectId,
     /// Where the JVM said it would be caught: a rethrow of the instance
     /// comes from that handler.
-    pub(in crate::actors::events) catch: Option<Location>,
+    pub(in crate::events) catch: Option<Location>,
 }
 
 /// Rethrows folded into one exception's report.
 #[derive(Debug, Default)]
-pub(in crate::actors::events) struct Fold {
+pub(in crate::events) struct Fold {
     /// The report, once written; later rethrows amend it.
-    pub(in crate::actors::events) record: Option<Record>,
-    pub(in crate::actors::events) sites: Vec<String>,
-    pub(in crate::actors::events) count: u64,
+    pub(in crate::events) record: Option<Record>,
+    pub(in crate::events) sites: Vec<String>,
+    pub(in crate::events) count: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
-pub(in crate::actors::events) enum Record {
+pub(in crate::events) enum Record {
     Trace(u64),
     Event(u64),
 }
 
 impl Fold {
-    pub(in crate::actors::events) fn detail(&self) -> Detail {
+    pub(in crate::events) fn detail(&self) -> Detail {
         Detail::Rethrown {
             count: self.count,
             sites: self.sites.clone(),
@@ -62,31 +62,31 @@ impl Fold {
 /// Every field is a bounded cache or a per-thread note: each method
 /// that touches it takes the lock for one step and never across an await.
 #[derive(Default)]
-pub(in crate::actors::events) struct Memo {
-    pub(in crate::actors::events) names: HashMap<ThreadId, Arc<str>>,
-    pub(in crate::actors::events) labels: HashMap<Location, Arc<str>>,
+pub(in crate::events) struct Memo {
+    pub(in crate::events) names: HashMap<ThreadId, Arc<str>>,
+    pub(in crate::events) labels: HashMap<Location, Arc<str>>,
     /// The slots each traced location reads (`Ctx::slots`).
-    pub(in crate::actors::events) slot_sets: HashMap<Location, SlotSet>,
+    pub(in crate::events) slot_sets: HashMap<Location, SlotSet>,
     /// Opening monitor events, by stop point and thread.
-    pub(in crate::actors::events) monitors: HashMap<(StopPointId, ThreadId), std::time::Instant>,
+    pub(in crate::events) monitors: HashMap<(StopPointId, ThreadId), std::time::Instant>,
     /// The last exception each exception stop reported, by thread.
-    pub(in crate::actors::events) thrown: HashMap<(StopPointId, ThreadId), Thrown>,
+    pub(in crate::events) thrown: HashMap<(StopPointId, ThreadId), Thrown>,
     /// The rethrows folded into each reported exception, by stop point and
     /// exception: the thread may throw the next one before the report of
     /// this one is written, so a fold outlives its `thrown` entry.
-    pub(in crate::actors::events) folds: HashMap<(StopPointId, ObjectId), Fold>,
+    pub(in crate::events) folds: HashMap<(StopPointId, ObjectId), Fold>,
     /// Held threads on which something was invoked since the last look:
     /// their frame ids read before the invocation are stale.
-    pub(in crate::actors::events) invoked: HashSet<ThreadId>,
+    pub(in crate::events) invoked: HashSet<ThreadId>,
     /// Helpful NPE texts computed while their thread was held, for the
     /// reports that show them (`Err`: why there is none).
-    pub(in crate::actors::events) npe_messages: HashMap<ObjectId, Result<Shown, MessageGap>>,
+    pub(in crate::events) npe_messages: HashMap<ObjectId, Result<Shown, MessageGap>>,
 }
 
 /// Inserts into a cache that is emptied when it reaches `cap` entries
 /// (threads, locations and exceptions come and go; the map must not grow
 /// for ever, and a miss only costs a read).
-pub(in crate::actors::events) fn remember<K: std::hash::Hash + Eq, V>(
+pub(in crate::events) fn remember<K: std::hash::Hash + Eq, V>(
     map: &mut HashMap<K, V>,
     cap: usize,
     key: K,
@@ -111,10 +111,10 @@ pub struct Slot {
 
 /// The slots a locals choice reads at one location, worked out once per
 /// variable table (a redefinition brings a new table, and a new set).
-pub(in crate::actors::events) struct SlotSet {
-    pub(in crate::actors::events) vars: Arc<Variables>,
-    pub(in crate::actors::events) choice: LocalsChoice,
-    pub(in crate::actors::events) slots: Arc<[Slot]>,
+pub(in crate::events) struct SlotSet {
+    pub(in crate::events) vars: Arc<Variables>,
+    pub(in crate::events) choice: LocalsChoice,
+    pub(in crate::events) slots: Arc<[Slot]>,
 }
 
 /// Everything a capture needs, shared by EventDispatch and its capture
@@ -127,14 +127,14 @@ pub struct Ctx {
     pub log: Arc<EventLog>,
     /// Bounds the captures in flight.
     pub window: Arc<Semaphore>,
-    pub(in crate::actors::events) throwable: OnceCell<Option<(ReferenceTypeId, FieldId)>>,
+    pub(in crate::events) throwable: OnceCell<Option<(ReferenceTypeId, FieldId)>>,
     /// What dispatch remembers across hits, under one lock.
-    pub(in crate::actors::events) memo: Mutex<Memo>,
+    pub(in crate::events) memo: Mutex<Memo>,
     /// Taken while deciding whether a hit kept for the agent finds the VM
     /// held already (`dispatch/stack.rs`).
     pub agent_stops: tokio::sync::Mutex<()>,
     /// Steps out of a suspending probe's trap, awaiting their events.
-    pub(in crate::actors::events) landings: Landings,
+    pub(in crate::events) landings: Landings,
 }
 
 impl Ctx {

@@ -46,10 +46,10 @@ use plan::Sharing;
 use super::ctx::Ctx;
 use super::hit::{Decision, Member, detail_len};
 use super::log::TraceRecord;
-use crate::actors::stop_points::StopPointsMsg;
-use crate::actors::stop_points::routes::{Lookup, RequestKey, Route, Routes, key_of};
 use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
 use crate::model::stop_point::{LocalsChoice, Target};
+use crate::stop_points::StopPointsMsg;
+use crate::stop_points::routes::{Lookup, RequestKey, Route, Routes, key_of};
 
 /// Handles one composite.
 pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) {

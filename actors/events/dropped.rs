@@ -13,9 +13,9 @@
 //! lose its hold to that resume; its own release then finds its thread
 //! running, which costs a capture, never a frozen JVM.)
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::link::SessionLink;
+use crate::connection::ConnectionHandle;
 use crate::jdwp::{Composite, Salvage, SuspendPolicy, ThreadId};
+use crate::link::SessionLink;
 use crate::model::recent::{DroppedHold, RecentEvent};
 
 /// What to resume for a refused composite, from what could be read.

@@ -8,26 +8,26 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::ctx::Ctx;
-use crate::actors::stop_points::StopPointsMsg;
-pub(in crate::actors::events) use crate::actors::stop_points::routes::Target as RouteTarget;
 use crate::jdwp::{Event, SuspendPolicy, ThreadId};
 use crate::model::shown::Detail;
 use crate::model::stop_point::{LocalsChoice, StopPointSpec, TraceSpec};
+use crate::stop_points::StopPointsMsg;
+pub(in crate::events) use crate::stop_points::routes::Target as RouteTarget;
 
 /// Key/value details of a hit, as read.
-pub(in crate::actors::events) type Details = Vec<(String, Detail)>;
+pub(in crate::events) type Details = Vec<(String, Detail)>;
 
 /// A hit to snapshot, with its trace settings and details so far.
-pub(in crate::actors::events) type Traced = (Member, TraceRef, Details);
+pub(in crate::events) type Traced = (Member, TraceRef, Details);
 
 /// A trace stop point's settings, read from its spec (shared, not copied
 /// for every hit).
 #[derive(Clone)]
-pub(in crate::actors::events) struct TraceRef(Arc<StopPointSpec>);
+pub(in crate::events) struct TraceRef(Arc<StopPointSpec>);
 
 impl TraceRef {
     /// `None` unless the spec is a trace's.
-    pub(in crate::actors::events) fn of(spec: &Arc<StopPointSpec>) -> Option<Self> {
+    pub(in crate::events) fn of(spec: &Arc<StopPointSpec>) -> Option<Self> {
         spec.trace().map(|_| Self(spec.clone()))
     }
 }
@@ -49,13 +49,13 @@ impl std::ops::Deref for TraceRef {
 }
 
 /// One event routed to one stop point.
-pub(in crate::actors::events) struct Member {
+pub(in crate::events) struct Member {
     pub event: Event,
     pub target: Arc<RouteTarget>,
 }
 
 /// What a hit comes to once filtered.
-pub(in crate::actors::events) enum Decision {
+pub(in crate::events) enum Decision {
     /// Counted, nothing more (filtered, over budget, condition false).
     Skip,
     /// Snapshot it.
@@ -65,7 +65,7 @@ pub(in crate::actors::events) enum Decision {
 }
 
 /// One held composite's context, shared by every step of its capture.
-pub(in crate::actors::events) struct Hit<'a> {
+pub(in crate::events) struct Hit<'a> {
     pub ctx: &'a Ctx,
     pub thread: ThreadId,
     pub policy: SuspendPolicy,
@@ -75,10 +75,10 @@ pub(in crate::actors::events) struct Hit<'a> {
 }
 
 /// A hit reported to the agent, with its details so far.
-pub(in crate::actors::events) type Reported = (Member, Details);
+pub(in crate::events) type Reported = (Member, Details);
 
 /// Tells the registry the stop point is done (budget used, count reached).
-pub(in crate::actors::events) fn finish(ctx: &Ctx, target: &RouteTarget, reason: String) {
+pub(in crate::events) fn finish(ctx: &Ctx, target: &RouteTarget, reason: String) {
     let _ = ctx
         .stops
         .actor()
@@ -86,6 +86,6 @@ pub(in crate::actors::events) fn finish(ctx: &Ctx, target: &RouteTarget, reason:
 }
 
 /// Characters kept per captured value of a trace.
-pub(in crate::actors::events) fn detail_len(ts: &TraceSpec) -> usize {
+pub(in crate::events) fn detail_len(ts: &TraceSpec) -> usize {
     ts.max_length.max(200)
 }

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use tokio::sync::oneshot;
 
-use crate::actors::lock::lock;
 use crate::jdwp::{Composite, Event, Location, RequestId};
+use crate::lock::lock;
 
 /// Step requests whose landing a capture task awaits.
 #[derive(Default)]
@@ -51,16 +51,13 @@ impl Landings {
         })
     }
 
-    pub(in crate::actors::events) fn expect(
-        &self,
-        request: RequestId,
-    ) -> oneshot::Receiver<Location> {
+    pub(in crate::events) fn expect(&self, request: RequestId) -> oneshot::Receiver<Location> {
         let (tx, rx) = oneshot::channel();
         lock(&self.waiting).insert(request, tx);
         rx
     }
 
-    pub(in crate::actors::events) fn forget(&self, request: RequestId) {
+    pub(in crate::events) fn forget(&self, request: RequestId) {
         lock(&self.waiting).remove(&request);
     }
 }

@@ -8,8 +8,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::actors::lock::lock;
 use crate::jdwp::{SuspendPolicy, ThreadId};
+use crate::lock::lock;
 use crate::model::shown::{Detail, HitNote, LocalsGap, Shown};
 
 /// Reportable events kept for `get_last_event`.

@@ -9,15 +9,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::lock::lock;
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::method::{LineTable, VariableTableWithGeneric};
 use crate::jdwp::reference_type::{
     ClassLoader, FieldsWithGeneric, MethodsWithGeneric, SignatureWithGeneric,
 };
 use crate::jdwp::virtual_machine::ClassesBySignature;
 use crate::jdwp::{ErrorCode, FieldId, MethodId, ObjectId, ReferenceTypeId, TypeTag};
+use crate::lock::lock;
 
 /// A reference type as the cache knows it.
 #[derive(Debug, Clone)]
@@ -149,7 +149,7 @@ pub struct ClassCache {
     inner: Mutex<Inner>,
     /// The session this cache serves (for what outlives a call, such as a
     /// late invocation's return).
-    session: std::sync::OnceLock<crate::actors::link::SessionLink>,
+    session: std::sync::OnceLock<crate::link::SessionLink>,
     /// Invocations sent per thread: each lets its thread run, which makes
     /// the frame ids read before it stale.
     invocations: Mutex<HashMap<crate::jdwp::ThreadId, u64>>,
@@ -157,7 +157,7 @@ pub struct ClassCache {
     late_watches: Arc<std::sync::atomic::AtomicUsize>,
     /// Invocations that outran their budget: what cancels them, and the
     /// threads still inside one.
-    runaways: Arc<crate::actors::jvm::invoke::runaways::Runaways>,
+    runaways: Arc<crate::jvm::invoke::runaways::Runaways>,
 }
 
 /// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
@@ -228,7 +228,7 @@ impl ClassCache {
     }
 
     /// Ties the cache to its session (once, at spawn).
-    pub fn set_session(&self, session: crate::actors::link::SessionLink) {
+    pub fn set_session(&self, session: crate::link::SessionLink) {
         let _ = self.session.set(session);
     }
 
@@ -254,12 +254,12 @@ impl ClassCache {
     }
 
     /// Invocations that outran their budget (see `invoke::runaways`).
-    pub fn runaways(&self) -> &Arc<crate::actors::jvm::invoke::runaways::Runaways> {
+    pub fn runaways(&self) -> &Arc<crate::jvm::invoke::runaways::Runaways> {
         &self.runaways
     }
 
     /// The session, if the cache was tied to one.
-    pub fn session(&self) -> Option<crate::actors::link::SessionLink> {
+    pub fn session(&self) -> Option<crate::link::SessionLink> {
         self.session.get().cloned()
     }
 

@@ -13,9 +13,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::classes::ClassCache;
-use crate::actors::jvm::inspect::{self, FrameView, Locals};
+use crate::error::JdwpError;
 use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::expr::{Bound, Compiled, Expr};
 use crate::jdwp::array_reference::Length;
@@ -23,6 +21,8 @@ use crate::jdwp::object_reference::GetValues as ObjectValues;
 use crate::jdwp::reference_type::GetValues as StaticValues;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ErrorCode, ObjectId, ReferenceTypeId, Tag, ThreadId, Value};
+use crate::jvm::classes::ClassCache;
+use crate::jvm::inspect::{self, FrameView, Locals};
 use crate::model::Prim;
 use crate::model::shown::EvalNote;
 

@@ -8,13 +8,13 @@ use std::sync::Arc;
 
 use futures::future::join_all;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
-use crate::actors::jvm::show::{unreadable, wire_scalar};
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::stack_frame::{GetValues, SlotRequest, ThisObject};
 use crate::jdwp::thread_reference::{FrameCount, Frames};
 use crate::jdwp::{ErrorCode, FrameId, FrameInfo, Location, ObjectId, Tag, ThreadId, Value};
+use crate::jvm::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
+use crate::jvm::show::{unreadable, wire_scalar};
 use crate::model::shown::{Cut, Elements, Shown};
 
 /// One frame of a suspended thread.

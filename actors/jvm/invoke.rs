@@ -15,11 +15,11 @@ pub mod runaways;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::{CallEnd, JdwpError};
-use crate::actors::jvm::classes::ClassCache;
+use crate::connection::ConnectionHandle;
+use crate::error::{CallEnd, JdwpError};
 use crate::jdwp::class_type::{InvokeMethodReply, NewInstanceReply};
 use crate::jdwp::{Command, MethodId, ObjectId, ReferenceTypeId, ThreadId};
+use crate::jvm::classes::ClassCache;
 
 pub use late::late_returns;
 

@@ -10,15 +10,15 @@ use std::time::Duration;
 
 use futures::future::join_all;
 
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::classes::{ClassCache, FieldInfo};
-use crate::actors::jvm::eval::{BOXES, EvalContext, to_val};
+use crate::error::JdwpError;
 use crate::expr::Charset;
 use crate::expr::eval::Val;
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::object_reference::{GetValues as ObjectValues, InvokeMethod};
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ErrorCode, InvokeOptions, ObjectId, Tag, Value};
+use crate::jvm::classes::{ClassCache, FieldInfo};
+use crate::jvm::eval::{BOXES, EvalContext, to_val};
 use crate::model::Prim;
 use crate::model::shown::{Cut, Edge, Elements, Scalar, Shown, ToStringFailure, Tree};
 
@@ -71,11 +71,7 @@ pub fn wire_scalar(value: &Value) -> Option<Scalar> {
 }
 
 /// What a failed read of object `id` shows.
-pub fn unreadable(
-    e: &crate::actors::error::JdwpError,
-    id: u64,
-    type_name: Option<String>,
-) -> Shown {
+pub fn unreadable(e: &crate::error::JdwpError, id: u64, type_name: Option<String>) -> Shown {
     if e.code() == Some(ErrorCode::INVALID_OBJECT) {
         Shown::Vanished { id }
     } else {
@@ -293,7 +289,7 @@ impl ValueReader<'_> {
         }
         let (class, method) = method?;
         let budget = self.ctx.invoke_budget.unwrap_or(Duration::from_secs(2));
-        let reply = crate::actors::jvm::invoke::bounded(
+        let reply = crate::jvm::invoke::bounded(
             self.classes,
             &InvokeMethod {
                 object: ObjectId(id),
@@ -317,15 +313,15 @@ impl ValueReader<'_> {
                     .map_err(|e| ToStringFailure::Failed(e.to_string())),
                 _ => Ok(Cut::new("null", 4)),
             },
-            Err(crate::actors::error::JdwpError::Cancelled { .. }) => Err(ToStringFailure::Late {
+            Err(crate::error::JdwpError::Cancelled { .. }) => Err(ToStringFailure::Late {
                 ms: budget.as_millis(),
                 cancelled: true,
             }),
-            Err(crate::actors::error::JdwpError::Overran { .. }) => Err(ToStringFailure::Late {
+            Err(crate::error::JdwpError::Overran { .. }) => Err(ToStringFailure::Late {
                 ms: budget.as_millis(),
                 cancelled: false,
             }),
-            Err(crate::actors::error::JdwpError::ReadOnly { .. }) => return None,
+            Err(crate::error::JdwpError::ReadOnly { .. }) => return None,
             Err(e) => Err(ToStringFailure::Failed(e.to_string())),
         })
     }
@@ -603,7 +599,7 @@ impl ValueReader<'_> {
 /// own field walk, so reading and subscripts walk collections one way.
 async fn structural_elements(classes: &ClassCache, ctx: &EvalContext, id: u64) -> Option<Val> {
     let parsed = crate::expr::parse(&format!("@{id:#x}[0..]")).ok()?;
-    crate::actors::jvm::eval::evaluate(classes, ctx, &parsed.expr)
+    crate::jvm::eval::evaluate(classes, ctx, &parsed.expr)
         .await
         .ok()
         .map(|o| o.value)

@@ -4,8 +4,8 @@
 
 use futures::future::join_all;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Name, Status, SuspendCount};
 use crate::jdwp::virtual_machine::AllThreads;

@@ -10,30 +10,30 @@ mod args;
 mod jpa;
 mod parked;
 mod resolve;
-pub(in crate::actors) mod seat;
-pub(in crate::actors) mod spring;
+pub(crate) mod seat;
+pub(crate) mod spring;
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-pub use crate::actors::error::CallError;
+pub use crate::error::CallError;
 pub use jpa::{NamedQuery, QueryRows};
 pub use parked::ParkedOn;
 pub use seat::Venue;
 pub use spring::{BeanInfo, EnvKey, SpringReport};
 
-use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::jvm::classes::{ClassCache, MethodInfo, java_name};
-use crate::actors::jvm::eval::{EvalContext, to_val};
-use crate::actors::jvm::invoke::bounded;
-use crate::actors::jvm::show::Budget;
-use crate::actors::session::SessionHandle;
+use crate::error::{JdwpError, SessionError};
 use crate::expr::eval::Val;
 use crate::jdwp::class_type::InvokeMethodReply;
 use crate::jdwp::object_reference::{DisableCollection, EnableCollection};
 use crate::jdwp::{InvokeOptions, ObjectId, ReferenceTypeId, Tag, ThreadId, TypeTag, Value};
+use crate::jvm::classes::{ClassCache, MethodInfo, java_name};
+use crate::jvm::eval::{EvalContext, to_val};
+use crate::jvm::invoke::bounded;
+use crate::jvm::show::Budget;
 use crate::model::shown::{Shown, Tree};
 use crate::model::signature::{JType, method_types};
+use crate::session::SessionHandle;
 
 /// A typed argument, as the agent wrote it (JSON maps onto it one to one).
 #[derive(Debug, Clone, PartialEq)]
@@ -141,7 +141,7 @@ pub struct CallOutcome {
 
 /// Runs methods on one thread for one request: bounded calls, strings and
 /// objects it created kept from collection until it is done.
-pub(in crate::actors) struct Caller<'a> {
+pub(crate) struct Caller<'a> {
     pub session: &'a SessionHandle,
     pub thread: ThreadId,
     pub budget: Duration,
@@ -675,7 +675,7 @@ fn bean_name(target: &CallTarget) -> Option<&str> {
 
 /// The parameter and return types of `m`, generic when the class file has
 /// a generic signature.
-pub(in crate::actors) fn types_of(m: &MethodInfo) -> (Vec<JType>, JType) {
+pub(crate) fn types_of(m: &MethodInfo) -> (Vec<JType>, JType) {
     let erased = method_types(&m.signature).unwrap_or((Vec::new(), JType::Prim('V')));
     match method_types(&m.generic) {
         Some((params, ret)) if params.len() == erased.0.len() => (params, ret),
@@ -684,7 +684,7 @@ pub(in crate::actors) fn types_of(m: &MethodInfo) -> (Vec<JType>, JType) {
 }
 
 /// `name(java.lang.String, int)`.
-pub(in crate::actors) fn declaration(name: &str, params: &[JType]) -> String {
+pub(crate) fn declaration(name: &str, params: &[JType]) -> String {
     format!(
         "{name}({})",
         params
@@ -696,6 +696,6 @@ pub(in crate::actors) fn declaration(name: &str, params: &[JType]) -> String {
 }
 
 /// `java.lang.String` for a JNI signature (re-exported for the readers).
-pub(in crate::actors) fn erased_name(t: &JType) -> String {
+pub(crate) fn erased_name(t: &JType) -> String {
     java_name(&t.jni())
 }

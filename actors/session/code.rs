@@ -5,19 +5,19 @@
 //! `model::stale`.
 
 pub mod files;
-pub(in crate::actors) mod loaded;
+pub(crate) mod loaded;
 mod reload;
 mod scratch;
 mod source;
 
-pub use crate::actors::link::Installed;
+pub use crate::link::Installed;
 use std::path::PathBuf;
 
-use crate::actors::error::{CodeError, SessionError};
-use crate::actors::session::SessionHandle;
+use crate::error::{CodeError, SessionError};
 use crate::jdwp::ThreadId;
 use crate::model::classfile::{self, ClassShape};
 use crate::model::stale::{self, Comparison};
+use crate::session::SessionHandle;
 
 pub use reload::{CompileReport, RedefineCaps, ReloadQuery, ReloadView, ThreadInClass};
 pub use source::{SourceCheck, SourceQuery, SourceText, SourceView};

@@ -6,12 +6,12 @@
 
 use futures::future::join_all;
 
-use crate::actors::error::{JdwpError, SessionError, ThreadUse};
-use crate::actors::jvm::eval::EvalContext;
-use crate::actors::jvm::inspect::{self, FrameView};
-use crate::actors::session::SessionHandle;
+use crate::error::{JdwpError, SessionError, ThreadUse};
 use crate::jdwp::thread_reference::{FrameCount, SuspendCount};
 use crate::jdwp::{ErrorCode, ThreadId};
+use crate::jvm::eval::EvalContext;
+use crate::jvm::inspect::{self, FrameView};
+use crate::session::SessionHandle;
 
 /// Which frames of the held thread a tool reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,13 +6,13 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::jvm::threads::{self, Census};
-use crate::actors::session::{EventBus, Ledger, SessionHandle};
+use crate::connection::ConnectionHandle;
+use crate::error::{JdwpError, SessionError};
 use crate::jdwp::ErrorCode;
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Name, Resume, Status, Suspend, SuspendCount};
+use crate::jvm::threads::{self, Census};
+use crate::session::{EventBus, Ledger, SessionHandle};
 
 /// What a counted suspend or resume of one thread did.
 #[derive(Debug, Clone)]

@@ -5,13 +5,13 @@
 //! is every thread held); the answer is typed data, worded by the MCP
 //! layer.
 
-use crate::actors::error::{ArmError, SessionError};
-use crate::actors::stop_points::PointView;
-use crate::actors::stop_points::arm::plan_copy;
+use crate::error::{ArmError, SessionError};
 use crate::jdwp::virtual_machine::CapabilitiesNew;
 use crate::jdwp::{TaggedTypeId, ThreadId};
 use crate::model::SessionState;
 use crate::model::stop_point::{StopState, Target, similar_names};
+use crate::stop_points::PointView;
+use crate::stop_points::arm::plan_copy;
 
 use super::code::StopStaleness;
 
@@ -52,7 +52,7 @@ pub enum Cause {
         evaluated: u64,
         passed: u64,
         /// Operands as last read on a false evaluation.
-        operands: crate::actors::stop_points::routes::Operands,
+        operands: crate::stop_points::routes::Operands,
     },
     /// The condition fails to evaluate (and disabled the stop point after
     /// too many failures in a row, when `stopped`).
@@ -180,7 +180,7 @@ impl SessionHandle {
             && !matches!(point.state, StopState::Spent(_))
         {
             let counted = match point.count_mode {
-                Some(crate::actors::stop_points::CountMode::Jvm(_)) => None,
+                Some(crate::stop_points::CountMode::Jvm(_)) => None,
                 _ => Some(point.counted),
             };
             causes.push(Cause::HitCountPending { target, counted });

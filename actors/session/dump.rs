@@ -18,8 +18,8 @@ mod locks;
 mod reads;
 mod resolve;
 
-pub(in crate::actors::session) use resolve::mark_virtual;
-pub(in crate::actors::session) use resolve::{frame_label, method_labels};
+pub(in crate::session) use resolve::mark_virtual;
+pub(in crate::session) use resolve::{frame_label, method_labels};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -27,15 +27,15 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::session::SessionHandle;
+use crate::connection::ConnectionHandle;
+use crate::error::{JdwpError, SessionError};
 use crate::jdwp::thread_reference::{IsVirtual, Name, Status, SuspendCount};
 use crate::jdwp::virtual_machine::AllThreads;
 use crate::jdwp::{ThreadId, ThreadStatus};
 use crate::model::classes::NameFilter;
 use crate::model::dump::DumpThread;
 use crate::model::threads;
+use crate::session::SessionHandle;
 
 /// What a dump reads.
 #[derive(Debug, Clone)]

@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 use super::SessionHandle;
 use super::probes::{probe_site, switch};
 use super::stops::interprets;
-use crate::actors::stop_points::{Handoff, Paused};
 use crate::model::stop_point::{Engine, StopPointId, StopState};
+use crate::stop_points::{Handoff, Paused};
 
 /// How often the interpreted cost is charged (and the session's life
 /// looked at).

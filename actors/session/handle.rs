@@ -9,30 +9,30 @@ use std::time::{Duration, Instant};
 
 use ractor::ActorRef;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::events::log::HitEvent;
-use crate::actors::events::{EventLog, EventsMsg};
-use crate::actors::jvm::classes::ClassCache;
-use crate::actors::jvm::eval::{self, EvalContext, Failure, Outcome};
-use crate::actors::jvm::inspect::{self, FrameView, Locals};
-use crate::actors::jvm::show::{Budget, ValueReader};
-use crate::actors::jvm::threads::{self, ThreadInfo};
-use crate::actors::session::control::{self, Direction, PauseOutcome, ResumeReport, ThreadChange};
-use crate::actors::session::mutate::{self, Written};
-use crate::actors::session::step::{self, Landing, StepFilter, StepKind};
-use crate::actors::session::wildcards::{self, Expanded, WildcardError};
-use crate::actors::session::{
-    DisconnectReport, Rescue, Rescues, SessionInfo, SessionLink, SessionMsg, SessionRef,
-};
-use crate::actors::stop_points::StopPointsHandle;
-use crate::actors::watchdog::WatchdogMsg;
+use crate::connection::ConnectionHandle;
+use crate::error::{JdwpError, SessionError};
+use crate::events::log::HitEvent;
+use crate::events::{EventLog, EventsMsg};
 use crate::expr::{Charset, Expr};
 use crate::jdwp::virtual_machine::{IdSizesCmd, Version};
 use crate::jdwp::{Composite, SuspendPolicy, ThreadId};
+use crate::jvm::classes::ClassCache;
+use crate::jvm::eval::{self, EvalContext, Failure, Outcome};
+use crate::jvm::inspect::{self, FrameView, Locals};
+use crate::jvm::show::{Budget, ValueReader};
+use crate::jvm::threads::{self, ThreadInfo};
 use crate::model::classes::LoadedClass;
 use crate::model::shown::Detail;
 use crate::model::{Roots, SessionId, SessionState, VmInfo};
+use crate::session::control::{self, Direction, PauseOutcome, ResumeReport, ThreadChange};
+use crate::session::mutate::{self, Written};
+use crate::session::step::{self, Landing, StepFilter, StepKind};
+use crate::session::wildcards::{self, Expanded, WildcardError};
+use crate::session::{
+    DisconnectReport, Rescue, Rescues, SessionInfo, SessionLink, SessionMsg, SessionRef,
+};
+use crate::stop_points::StopPointsHandle;
+use crate::watchdog::WatchdogMsg;
 
 /// A typed handle on a Session.
 #[derive(Clone)]
@@ -44,7 +44,7 @@ pub struct SessionHandle {
     classes: Arc<ClassCache>,
     stop_points: StopPointsHandle,
     log: Arc<EventLog>,
-    probes: Arc<crate::actors::session::probes::Probes>,
+    probes: Arc<crate::session::probes::Probes>,
 }
 
 /// A thread the agent holds with a counted suspend.
@@ -57,7 +57,7 @@ pub struct HeldThread {
 }
 
 impl SessionHandle {
-    pub(in crate::actors) fn new(
+    pub(crate) fn new(
         actor: ActorRef<SessionMsg>,
         info: Arc<SessionInfo>,
         (connection, stop_points, classes, log, link, probes): super::Handles,
@@ -75,7 +75,7 @@ impl SessionHandle {
     }
 
     /// What this session changed in the JVM's code.
-    pub(in crate::actors) fn probes(&self) -> &Arc<crate::actors::session::probes::Probes> {
+    pub(crate) fn probes(&self) -> &Arc<crate::session::probes::Probes> {
         &self.probes
     }
 
@@ -89,26 +89,26 @@ impl SessionHandle {
 
     /// What the session's parts share: its id, lifeline and event bus,
     /// and the way to its ledger.
-    pub(in crate::actors) fn link(&self) -> &SessionLink {
+    pub(crate) fn link(&self) -> &SessionLink {
         &self.link
     }
 
     /// The session's description.
-    pub(in crate::actors) fn info(&self) -> &Arc<SessionInfo> {
+    pub(crate) fn info(&self) -> &Arc<SessionInfo> {
         &self.info
     }
 
     /// The suspension ledger, reached by message.
-    pub(in crate::actors) fn ledger(&self) -> &SessionRef {
+    pub(crate) fn ledger(&self) -> &SessionRef {
         &self.link.session
     }
 
-    pub(in crate::actors) fn connection(&self) -> &ConnectionHandle {
+    pub(crate) fn connection(&self) -> &ConnectionHandle {
         &self.connection
     }
 
     /// The session's class cache.
-    pub(in crate::actors) fn classes(&self) -> &Arc<ClassCache> {
+    pub(crate) fn classes(&self) -> &Arc<ClassCache> {
         &self.classes
     }
 
@@ -158,8 +158,8 @@ impl SessionHandle {
     /// after the JVM ended, too.
     pub fn read_output(
         &self,
-        query: &crate::actors::launch::OutputQuery,
-    ) -> Option<crate::actors::launch::OutputSlice> {
+        query: &crate::launch::OutputQuery,
+    ) -> Option<crate::launch::OutputSlice> {
         self.info.launched.as_ref().map(|l| l.read_output(query))
     }
 
@@ -225,7 +225,7 @@ impl SessionHandle {
     }
 
     /// Stop points the overhead guard paused since the last call, emptied.
-    pub fn take_untold_pauses(&self) -> Vec<crate::actors::stop_points::Paused> {
+    pub fn take_untold_pauses(&self) -> Vec<crate::stop_points::Paused> {
         self.stop_points.guard().take_untold()
     }
 
@@ -447,7 +447,7 @@ impl SessionHandle {
     }
 
     /// `resume_all` with the bare JDWP failure, for the actors' own use.
-    pub(in crate::actors) async fn resume_all_raw(&self) -> Result<ResumeReport, JdwpError> {
+    pub(crate) async fn resume_all_raw(&self) -> Result<ResumeReport, JdwpError> {
         let span = tracing::Span::current();
         ractor::call!(self.actor, SessionMsg::ResumeAll, span).unwrap_or_else(|e| {
             Err(JdwpError::Disconnected {
@@ -504,7 +504,7 @@ impl SessionHandle {
         thread: Option<ThreadId>,
         frame: usize,
     ) -> Result<EvalContext, SessionError> {
-        crate::actors::session::context::context(self, thread, frame).await
+        crate::session::context::context(self, thread, frame).await
     }
 
     /// The named thread (or the newest one an event suspended and still
@@ -513,31 +513,31 @@ impl SessionHandle {
     pub async fn held_frames(
         &self,
         thread: Option<ThreadId>,
-        window: crate::actors::session::context::FrameWindow,
-    ) -> Result<Option<crate::actors::session::context::HeldFrames>, SessionError> {
-        crate::actors::session::context::held_frames(self, thread, window).await
+        window: crate::session::context::FrameWindow,
+    ) -> Result<Option<crate::session::context::HeldFrames>, SessionError> {
+        crate::session::context::held_frames(self, thread, window).await
     }
 
     /// The snapshots a trace query selects, with the ring's counters.
     pub async fn traces(
         &self,
-        q: &crate::actors::session::traces::TraceQuery,
-    ) -> Result<crate::actors::session::traces::TracesView, SessionError> {
-        crate::actors::session::traces::traces(self, q).await
+        q: &crate::session::traces::TraceQuery,
+    ) -> Result<crate::session::traces::TracesView, SessionError> {
+        crate::session::traces::traces(self, q).await
     }
 
     /// The stop-point ids `bp` stands for (a family's members and itself);
     /// `None` when no such stop point exists.
     pub async fn stop_ids(&self, bp: &str) -> Option<Vec<String>> {
-        crate::actors::session::traces::stop_ids(self, bp).await
+        crate::session::traces::stop_ids(self, bp).await
     }
 
     /// A suspended thread's frames with their locals valued, in one call.
     pub async fn stack(
         &self,
-        q: &crate::actors::session::stack::StackQuery,
-    ) -> Result<crate::actors::session::stack::StackView, SessionError> {
-        crate::actors::session::stack::stack(self, q).await
+        q: &crate::session::stack::StackQuery,
+    ) -> Result<crate::session::stack::StackView, SessionError> {
+        crate::session::stack::stack(self, q).await
     }
 
     /// Evaluates `expr` in `ctx`, answering the evaluator's reads with

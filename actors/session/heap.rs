@@ -9,13 +9,13 @@
 
 use std::time::{Duration, Instant};
 
-use crate::actors::discovery;
-use crate::actors::error::{LocalError, SessionError};
-use crate::actors::lock::lock;
-use crate::actors::session::SessionHandle;
+use crate::discovery;
+use crate::error::{LocalError, SessionError};
 use crate::jdwp::TypeTag;
 use crate::jdwp::virtual_machine::{AllClasses, InstanceCounts};
+use crate::lock::lock;
 use crate::model::histogram::{ClassCount, Histogram, java_type};
+use crate::session::SessionHandle;
 
 /// How long one heap walk may take before the request is given up.
 const WALK_TIMEOUT: Duration = Duration::from_secs(120);

@@ -11,9 +11,8 @@
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
-use crate::actors::discovery;
-use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::session::SessionHandle;
+use crate::discovery;
+use crate::error::{JdwpError, SessionError};
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::class_object_reference::ReflectedType;
 use crate::jdwp::object_reference::{GetValues, ReferringObjects};
@@ -21,6 +20,7 @@ use crate::jdwp::reference_type::{GetValues as StaticValues, Instances};
 use crate::jdwp::thread_reference::Name;
 use crate::jdwp::{ObjectId, Tag, TaggedObjectId, ThreadId, Value};
 use crate::model::holders::{Chain, Hop, Link, Root, StopReason};
+use crate::session::SessionHandle;
 
 /// Array elements read at most to place a link.
 const MAX_ELEMENTS: i32 = 1 << 20;

@@ -10,14 +10,14 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use crate::actors::discovery;
-use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::session::SessionHandle;
-use crate::actors::session::dump::{frame_label, method_labels};
+use crate::discovery;
+use crate::error::{JdwpError, SessionError};
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Frames, Resume, Suspend};
 use crate::model::cpu::{HotThread, Owner, rank};
 use crate::model::dump::Stack;
+use crate::session::SessionHandle;
+use crate::session::dump::{frame_label, method_labels};
 
 /// `/proc` clock ticks a second (Linux `USER_HZ`, fixed by the ABI).
 const USER_HZ: f64 = 100.0;

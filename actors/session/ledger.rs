@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::jdwp::{EventKind, RequestId, ThreadId};
 
-pub use crate::actors::link::port::{LedgerMsg, LedgerView};
+pub use crate::link::port::{LedgerMsg, LedgerView};
 
 /// The suspension bookkeeping of one session.
 #[derive(Debug, Default)]

@@ -9,14 +9,14 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 
-use crate::actors::error::{JdwpError, SessionError};
-use crate::actors::jvm::classes::{ClassInfo, Variables};
-use crate::actors::session::SessionHandle;
+use crate::error::{JdwpError, SessionError};
 use crate::jdwp::reference_type::{
     Instances as InstancesCmd, Interfaces, Modifiers, SignatureWithGeneric,
 };
 use crate::jdwp::virtual_machine::{CapabilitiesNew, InstanceCounts};
 use crate::jdwp::{ReferenceTypeId, TypeTag};
+use crate::jvm::classes::{ClassInfo, Variables};
+use crate::session::SessionHandle;
 
 /// Methods or fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,11 +4,7 @@
 //! declared type; a mismatch names both types. Every write is a mutating
 //! JDWP command, so read-only mode refuses it at the Connection.
 
-use crate::actors::error::{FrameAction, JdwpError, NotWritable, SessionError, ThreadUse};
-use crate::actors::jvm::classes::java_name;
-use crate::actors::jvm::eval::{self, EvalContext, to_val};
-use crate::actors::jvm::inspect::{self, Locals};
-use crate::actors::session::SessionHandle;
+use crate::error::{FrameAction, JdwpError, NotWritable, SessionError, ThreadUse};
 use crate::expr::eval::Val;
 use crate::expr::{Expr, ExprKind, Ident};
 use crate::jdwp::array_reference::SetValues as ArraySet;
@@ -18,7 +14,11 @@ use crate::jdwp::stack_frame::{PopFrames, SetValues as FrameSet, SlotValue};
 use crate::jdwp::thread_reference::{ForceEarlyReturn, FrameCount};
 use crate::jdwp::virtual_machine::CreateString;
 use crate::jdwp::{FieldValue, ObjectId, ReferenceTypeId, Tag, Value};
+use crate::jvm::classes::java_name;
+use crate::jvm::eval::{self, EvalContext, to_val};
+use crate::jvm::inspect::{self, Locals};
 use crate::model::Prim;
+use crate::session::SessionHandle;
 
 /// What a write replaced.
 #[derive(Debug, Clone)]
@@ -248,7 +248,7 @@ async fn set_name(
             .await
             .map_err(fail)?;
         let slot = match vars.as_ref() {
-            crate::actors::jvm::classes::Variables::Known { vars, .. } => vars
+            crate::jvm::classes::Variables::Known { vars, .. } => vars
                 .iter()
                 .find(|v| v.name == *name && v.live_at(frame.location.index as i64))
                 .map(|v| v.slot),

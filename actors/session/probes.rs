@@ -30,11 +30,11 @@ pub use restore::{remove, restore_all};
 pub use switch::switch;
 pub use trap::sync_trap;
 
-use crate::actors::lock::lock;
-use crate::actors::stop_points::routes::Stats;
 use crate::classfile::probe::{ProbeSpec, RecordLayout};
 use crate::jdwp::{FieldId, ObjectId, ReferenceTypeId};
+use crate::lock::lock;
 use crate::model::stop_point::StopPointSpec;
+use crate::stop_points::routes::Stats;
 
 /// Records per probe ring (a power of two).
 pub const RING: u32 = 16_384;

@@ -5,14 +5,14 @@
 
 use futures::future::join_all;
 
-use crate::actors::error::{JdwpError, SessionError, ThreadUse};
-use crate::actors::jvm::eval::{EvalContext, to_val};
-use crate::actors::jvm::inspect::{FrameView, Locals, declared_type};
-use crate::actors::jvm::show::Budget;
-use crate::actors::session::SessionHandle;
-use crate::actors::session::context::{Depth, FrameWindow};
+use crate::error::{JdwpError, SessionError, ThreadUse};
 use crate::jdwp::ThreadId;
+use crate::jvm::eval::{EvalContext, to_val};
+use crate::jvm::inspect::{FrameView, Locals, declared_type};
+use crate::jvm::show::Budget;
 use crate::model::shown::{Shown, Tree};
+use crate::session::SessionHandle;
+use crate::session::context::{Depth, FrameWindow};
 
 /// What a stack read asks for.
 #[derive(Debug, Clone)]

@@ -49,7 +49,7 @@ pub enum StartupFailure {
 /// agent gets the JVM back held, now with its main class loaded; when it
 /// did not, the event suspends nothing.
 pub async fn run_to_main(
-    handle: &crate::actors::session::SessionHandle,
+    handle: &crate::session::SessionHandle,
     spec: &LaunchSpec,
 ) -> Result<Startup, StartupFailure> {
     use crate::jdwp::event_request::{Clear, Set};
@@ -67,7 +67,7 @@ pub async fn run_to_main(
             .collect(),
     };
     modifiers.push(Modifier::Count { count: 1 });
-    let failed = |e: crate::actors::error::JdwpError| {
+    let failed = |e: crate::error::JdwpError| {
         if e.is_gone() {
             StartupFailure::Died
         } else {

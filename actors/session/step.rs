@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
-use crate::actors::error::{JdwpError, SessionError, ThreadUse};
-use crate::actors::jvm::inspect::{self, FrameView};
-use crate::actors::session::SessionHandle;
+use crate::error::{JdwpError, SessionError, ThreadUse};
 use crate::jdwp::event_request::{Clear, Set};
 use crate::jdwp::thread_reference::{Resume, SuspendCount};
 use crate::jdwp::{Event, EventKind, Modifier, StepDepth, StepSize, SuspendPolicy, ThreadId};
+use crate::jvm::inspect::{self, FrameView};
+use crate::session::SessionHandle;
 
 /// Packages stepping skips unless told otherwise: the JDK and the usual
 /// container and persistence layers.

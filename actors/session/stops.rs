@@ -3,11 +3,11 @@
 //! out of the class as well as out of the registry. Wire-only work goes
 //! straight to the registry's handle.
 
-use crate::actors::error::ProbeRefusal;
-use crate::actors::session::SessionHandle;
-use crate::actors::session::probes::{self, probe_site};
-use crate::actors::stop_points::{ArmError, ArmReport, ClearReport, ToggleReport};
+use crate::error::ProbeRefusal;
 use crate::model::stop_point::{ArmNote, Engine, StopPointSpec, StopState, Target};
+use crate::session::SessionHandle;
+use crate::session::probes::{self, probe_site};
+use crate::stop_points::{ArmError, ArmReport, ClearReport, ToggleReport};
 
 impl SessionHandle {
     /// Right after attach: gives back what an earlier jvmscope left
@@ -91,7 +91,7 @@ impl SessionHandle {
     async fn arm_probe(&self, spec: &StopPointSpec) -> Result<ArmReport, ProbeRefusal> {
         // The id comes from the registry; the probe is installed first and
         // the point adopted only when it is in, so a refusal leaves nothing.
-        let stats = std::sync::Arc::new(crate::actors::stop_points::routes::Stats::default());
+        let stats = std::sync::Arc::new(crate::stop_points::routes::Stats::default());
         let pending = format!("pending-{}", self.probes().helper_name("p"));
         let installed = probes::install(self, self.probes(), &pending, spec, stats.clone()).await?;
         let notes = vec![ArmNote::ProbeArmed {

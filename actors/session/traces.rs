@@ -3,9 +3,9 @@
 //! call. A family's id stands for its members; a cleared stop point's
 //! snapshots stay readable under its own id.
 
-use crate::actors::error::{ArmError, SessionError};
-use crate::actors::events::log::{RingStats, TraceRecord};
-use crate::actors::session::SessionHandle;
+use crate::error::{ArmError, SessionError};
+use crate::events::log::{RingStats, TraceRecord};
+use crate::session::SessionHandle;
 
 /// Which snapshots to read.
 #[derive(Debug, Clone, Default)]

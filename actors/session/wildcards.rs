@@ -5,12 +5,12 @@
 
 use std::collections::BTreeSet;
 
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::classes::java_name;
-use crate::actors::session::SessionHandle;
-use crate::actors::stop_points::arm::classes_matching;
+use crate::error::JdwpError;
 use crate::jdwp::TypeTag;
+use crate::jvm::classes::java_name;
 use crate::model::classes::{LoadedClass, TypeKind};
+use crate::session::SessionHandle;
+use crate::stop_points::arm::classes_matching;
 
 /// How many matching classes are checked for being exceptions.
 const CHECK_AT_MOST: usize = 200;

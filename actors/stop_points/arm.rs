@@ -7,21 +7,21 @@
 
 use futures::future::join_all;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::classes::{ClassCache, MethodInfo, java_name};
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::event_request::{Clear, Set};
 use crate::jdwp::{
     ErrorCode, EventKind, FieldId, Location, Modifier, ObjectId, ReferenceTypeId, RequestId,
     SuspendPolicy, TaggedTypeId, ThreadId, TypeTag,
 };
+use crate::jvm::classes::{ClassCache, MethodInfo, java_name};
 use crate::model::stop_point::{
     Filters, MonitorKind, StopPointSpec, Target, jdwp_class_pattern, similar_names,
 };
 
 use super::routes::RequestKey;
 
-pub use crate::actors::error::ArmError;
+pub use crate::error::ArmError;
 
 /// One request to set: its kind and the modifiers that place it (filters
 /// and the count are added when it is set).

@@ -10,9 +10,9 @@
 
 use std::collections::HashSet;
 
-use crate::actors::error::ArmError;
-use crate::actors::jvm::classes::{ClassCache, MethodInfo, Variables};
+use crate::error::ArmError;
 use crate::jdwp::{Location, ReferenceTypeId};
+use crate::jvm::classes::{ClassCache, MethodInfo, Variables};
 use crate::model::stop_point::StopPointSpec;
 
 /// The expressions of `spec` an armed line runs: its condition, then its

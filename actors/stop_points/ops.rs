@@ -6,9 +6,9 @@
 
 use std::sync::Arc;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::jvm::classes::ClassCache;
+use crate::connection::ConnectionHandle;
 use crate::jdwp::{ErrorCode, EventKind, Location, Modifier, SuspendPolicy, TaggedTypeId};
+use crate::jvm::classes::ClassCache;
 use crate::model::stop_point::{ArmNote, FamilyId, MonitorKind, StopPointSpec, StopState, Target};
 
 use super::arm::{

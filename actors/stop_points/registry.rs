@@ -464,9 +464,9 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actors::stop_points::routes::Lookup;
     use crate::jdwp::{EventKind, RequestId};
     use crate::model::stop_point::{Filters, LineSpec, Mode, Target as Tgt};
+    use crate::stop_points::routes::Lookup;
 
     fn spec(class: &str, line: u32) -> StopPointSpec {
         StopPointSpec {

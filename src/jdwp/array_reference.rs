@@ -123,8 +123,8 @@ impl Encode for ArrayRegion {
 #[cfg(test)]
 mod arb {
     use super::*;
-    use crate::jdwp::testing::{Arb, Gen};
-    use crate::jdwp::value::TaggedObjectId;
+    use crate::testing::{Arb, Gen};
+    use crate::value::TaggedObjectId;
 
     /// A component tag and `n` values of it (objects: tagged ids).
     fn component_values(g: &mut Gen<'_>) -> (Tag, Vec<Value>) {
@@ -176,8 +176,8 @@ mod arb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::{decode_reply, decode_request_with_tags, encode_request};
-    use crate::jdwp::testing::{
+    use crate::command::{decode_reply, decode_request_with_tags, encode_request};
+    use crate::testing::{
         FOUR, Gen, command_round_trip_with, entropy, id_sizes, never_panics, noise,
     };
     use proptest::prelude::*;
@@ -199,7 +199,7 @@ mod tests {
                 values: vec![Value::Int(1), Value::Int(-1), Value::Int(i32::MAX)],
             }
         );
-        assert_eq!(crate::jdwp::command::encode_reply(&region, FOUR), bytes);
+        assert_eq!(crate::command::encode_reply(&region, FOUR), bytes);
     }
 
     #[test]
@@ -230,7 +230,7 @@ mod tests {
                 },
             ]
         );
-        assert_eq!(crate::jdwp::command::encode_reply(&region, FOUR), bytes);
+        assert_eq!(crate::command::encode_reply(&region, FOUR), bytes);
     }
 
     #[test]

@@ -17,8 +17,8 @@ command! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::encode_request;
-    use crate::jdwp::testing::FOUR;
+    use crate::command::encode_request;
+    use crate::testing::FOUR;
 
     #[test]
     fn new_instance_layout() {

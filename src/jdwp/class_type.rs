@@ -74,12 +74,12 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::{decode_reply, decode_request_with_tags, encode_request};
-    use crate::jdwp::ids::{FieldId, ObjectId};
-    use crate::jdwp::testing::{
+    use crate::command::{decode_reply, decode_request_with_tags, encode_request};
+    use crate::ids::{FieldId, ObjectId};
+    use crate::testing::{
         FOUR, Gen, command_round_trip_with, entropy, id_sizes, never_panics, noise,
     };
-    use crate::jdwp::value::Tag;
+    use crate::value::Tag;
     use proptest::prelude::*;
 
     #[test]

@@ -230,7 +230,7 @@ impl<T: Encode, const N: usize> Encode for [T; N] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::testing::{Gen, entropy, id_sizes, round_trip};
+    use crate::testing::{Gen, entropy, id_sizes, round_trip};
     use proptest::prelude::*;
 
     #[test]

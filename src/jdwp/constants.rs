@@ -119,8 +119,8 @@ wire_flags! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::testing::{Gen, entropy, id_sizes, round_trip};
-    use crate::jdwp::wire::DecodeError;
+    use crate::testing::{Gen, entropy, id_sizes, round_trip};
+    use crate::wire::DecodeError;
     use proptest::prelude::*;
 
     #[test]

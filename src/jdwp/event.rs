@@ -118,9 +118,9 @@ macro_rules! events {
             #[cfg(test)]
             pub(crate) fn arb_of_kind(
                 kind: EventKind,
-                g: &mut crate::jdwp::testing::Gen<'_>,
+                g: &mut crate::testing::Gen<'_>,
             ) -> Option<Event> {
-                use crate::jdwp::testing::Arb;
+                use crate::testing::Arb;
                 match kind {
                     $(EventKind::$variant => Some(Event::$variant {
                         request_id: RequestId::arb(g),
@@ -330,8 +330,8 @@ impl Event {
 }
 
 #[cfg(test)]
-impl crate::jdwp::testing::Arb for Event {
-    fn arb(g: &mut crate::jdwp::testing::Gen<'_>) -> Self {
+impl crate::testing::Arb for Event {
+    fn arb(g: &mut crate::testing::Gen<'_>) -> Self {
         let kind = g.pick(Event::KINDS);
         Event::arb_of_kind(kind, g).unwrap_or(Event::VmDeath {
             request_id: RequestId(0),
@@ -342,10 +342,10 @@ impl crate::jdwp::testing::Arb for Event {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::ids::{MethodId, ObjectId, ReferenceTypeId};
-    use crate::jdwp::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
-    use crate::jdwp::testing::{Arb, FOUR, Gen, entropy, id_sizes, noise};
-    use crate::jdwp::value::{Tag, TypeTag};
+    use crate::ids::{MethodId, ObjectId, ReferenceTypeId};
+    use crate::packet::{CommandPacket, DEFAULT_MAX_PACKET, FrameDecoder, Packet};
+    use crate::testing::{Arb, FOUR, Gen, entropy, id_sizes, noise};
+    use crate::value::{Tag, TypeTag};
     use proptest::prelude::*;
 
     #[test]

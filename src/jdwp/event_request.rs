@@ -58,11 +58,11 @@ macro_rules! modifiers {
             #[cfg(test)]
             pub(crate) fn arb_of_kind(
                 kind: u8,
-                g: &mut crate::jdwp::testing::Gen<'_>,
+                g: &mut crate::testing::Gen<'_>,
             ) -> Option<Modifier> {
                 match kind {
                     $($kind => Some(Modifier::$variant {
-                        $($f: crate::jdwp::testing::Arb::arb(g),)*
+                        $($f: crate::testing::Arb::arb(g),)*
                     }),)+
                     _ => None,
                 }
@@ -134,8 +134,8 @@ modifiers! {
 }
 
 #[cfg(test)]
-impl crate::jdwp::testing::Arb for Modifier {
-    fn arb(g: &mut crate::jdwp::testing::Gen<'_>) -> Self {
+impl crate::testing::Arb for Modifier {
+    fn arb(g: &mut crate::testing::Gen<'_>) -> Self {
         let kind = g.pick(Modifier::KINDS);
         Modifier::arb_of_kind(kind, g).unwrap_or(Modifier::PlatformThreadsOnly {})
     }
@@ -144,10 +144,10 @@ impl crate::jdwp::testing::Arb for Modifier {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::{decode_all, decode_request, encode_reply, encode_request};
-    use crate::jdwp::ids::MethodId;
-    use crate::jdwp::testing::{FOUR, Gen, entropy, id_sizes, noise, round_trip};
-    use crate::jdwp::value::TypeTag;
+    use crate::command::{decode_all, decode_request, encode_reply, encode_request};
+    use crate::ids::MethodId;
+    use crate::testing::{FOUR, Gen, entropy, id_sizes, noise, round_trip};
+    use crate::value::TypeTag;
     use proptest::prelude::*;
 
     #[test]

@@ -43,8 +43,8 @@ macro_rules! id {
         }
 
         #[cfg(test)]
-        impl crate::jdwp::testing::Arb for $name {
-            fn arb(g: &mut crate::jdwp::testing::Gen) -> Self {
+        impl crate::testing::Arb for $name {
+            fn arb(g: &mut crate::testing::Gen) -> Self {
                 let width = g.sizes().$width;
                 $name(g.id(width))
             }
@@ -97,8 +97,8 @@ impl Encode for RequestId {
 }
 
 #[cfg(test)]
-impl crate::jdwp::testing::Arb for RequestId {
-    fn arb(g: &mut crate::jdwp::testing::Gen) -> Self {
+impl crate::testing::Arb for RequestId {
+    fn arb(g: &mut crate::testing::Gen) -> Self {
         RequestId(g.i32())
     }
 }
@@ -124,7 +124,7 @@ impl From<ModuleId> for ObjectId {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::testing::{Gen, entropy, id_sizes, round_trip};
+    use crate::testing::{Gen, entropy, id_sizes, round_trip};
     use proptest::prelude::*;
 
     #[test]

@@ -22,8 +22,8 @@ command! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::encode_request;
-    use crate::jdwp::testing::FOUR;
+    use crate::command::encode_request;
+    use crate::testing::FOUR;
 
     #[test]
     fn arguments_are_tagged() {

@@ -19,27 +19,27 @@ macro_rules! wire_struct {
         $(#[$m])*
         pub struct $name { $($(#[$fm])* pub $f: $t,)+ }
 
-        impl $crate::jdwp::command::Encode for $name {
-            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
-                $($crate::jdwp::command::Encode::encode(&self.$f, w);)+
+        impl $crate::command::Encode for $name {
+            fn encode(&self, w: &mut $crate::wire::Writer) {
+                $($crate::command::Encode::encode(&self.$f, w);)+
             }
         }
 
-        impl $crate::jdwp::command::Decode for $name {
+        impl $crate::command::Decode for $name {
             fn decode(
-                r: &mut $crate::jdwp::wire::Reader<'_>,
-            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
-                Ok(Self { $($f: $crate::jdwp::command::Decode::decode(r)?,)+ })
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::wire::DecodeError> {
+                Ok(Self { $($f: $crate::command::Decode::decode(r)?,)+ })
             }
-            fn min_len(sizes: $crate::jdwp::wire::IdSizes) -> usize {
-                0 $(+ <$t as $crate::jdwp::command::Decode>::min_len(sizes))+
+            fn min_len(sizes: $crate::wire::IdSizes) -> usize {
+                0 $(+ <$t as $crate::command::Decode>::min_len(sizes))+
             }
         }
 
         #[cfg(test)]
-        impl $crate::jdwp::testing::Arb for $name {
-            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
-                Self { $($f: $crate::jdwp::testing::Arb::arb(g),)+ }
+        impl $crate::testing::Arb for $name {
+            fn arb(g: &mut $crate::testing::Gen<'_>) -> Self {
+                Self { $($f: $crate::testing::Arb::arb(g),)+ }
             }
         }
     };
@@ -79,9 +79,9 @@ macro_rules! command {
         pub const COMMANDS: &[(u8, u8, &str)] = &[
             $(($set, $id, $cname),)*
             $($((
-                <$extra as $crate::jdwp::command::Command>::SET,
-                <$extra as $crate::jdwp::command::Command>::ID,
-                <$extra as $crate::jdwp::command::Command>::NAME,
+                <$extra as $crate::command::Command>::SET,
+                <$extra as $crate::command::Command>::ID,
+                <$extra as $crate::command::Command>::NAME,
             ),)+)?
         ];
     };
@@ -92,25 +92,25 @@ macro_rules! command {
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
         pub struct $name;
 
-        impl $crate::jdwp::command::Command for $name {
+        impl $crate::command::Command for $name {
             const SET: u8 = $set;
             const ID: u8 = $id;
             const NAME: &'static str = $cname;
             type Reply = $reply;
-            fn encode(&self, _: &mut $crate::jdwp::wire::Writer) {}
+            fn encode(&self, _: &mut $crate::wire::Writer) {}
         }
 
-        impl $crate::jdwp::command::Decode for $name {
+        impl $crate::command::Decode for $name {
             fn decode(
-                _: &mut $crate::jdwp::wire::Reader<'_>,
-            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                _: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::wire::DecodeError> {
                 Ok($name)
             }
         }
 
         #[cfg(test)]
-        impl $crate::jdwp::testing::Arb for $name {
-            fn arb(_: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+        impl $crate::testing::Arb for $name {
+            fn arb(_: &mut $crate::testing::Gen<'_>) -> Self {
                 $name
             }
         }
@@ -123,31 +123,31 @@ macro_rules! command {
         $(#[$m])*
         pub struct $name { $($(#[$fm])* pub $f: $t,)+ }
 
-        impl $crate::jdwp::command::Command for $name {
+        impl $crate::command::Command for $name {
             const SET: u8 = $set;
             const ID: u8 = $id;
             const NAME: &'static str = $cname;
             type Reply = $reply;
-            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
-                $($crate::jdwp::command::Encode::encode(&self.$f, w);)+
+            fn encode(&self, w: &mut $crate::wire::Writer) {
+                $($crate::command::Encode::encode(&self.$f, w);)+
             }
         }
 
-        impl $crate::jdwp::command::Decode for $name {
+        impl $crate::command::Decode for $name {
             fn decode(
-                r: &mut $crate::jdwp::wire::Reader<'_>,
-            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
-                Ok(Self { $($f: $crate::jdwp::command::Decode::decode(r)?,)+ })
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::wire::DecodeError> {
+                Ok(Self { $($f: $crate::command::Decode::decode(r)?,)+ })
             }
-            fn min_len(sizes: $crate::jdwp::wire::IdSizes) -> usize {
-                0 $(+ <$t as $crate::jdwp::command::Decode>::min_len(sizes))+
+            fn min_len(sizes: $crate::wire::IdSizes) -> usize {
+                0 $(+ <$t as $crate::command::Decode>::min_len(sizes))+
             }
         }
 
         #[cfg(test)]
-        impl $crate::jdwp::testing::Arb for $name {
-            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
-                Self { $($f: $crate::jdwp::testing::Arb::arb(g),)+ }
+        impl $crate::testing::Arb for $name {
+            fn arb(g: &mut $crate::testing::Gen<'_>) -> Self {
+                Self { $($f: $crate::testing::Arb::arb(g),)+ }
             }
         }
     };
@@ -173,10 +173,10 @@ macro_rules! wire_enum {
             }
 
             /// The variant with this number.
-            pub fn from_raw(raw: $repr) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+            pub fn from_raw(raw: $repr) -> Result<Self, $crate::wire::DecodeError> {
                 match raw {
                     $($value => Ok($name::$variant),)+
-                    other => Err($crate::jdwp::wire::DecodeError::Unknown {
+                    other => Err($crate::wire::DecodeError::Unknown {
                         what: stringify!($name),
                         value: other as u64,
                     }),
@@ -184,26 +184,26 @@ macro_rules! wire_enum {
             }
         }
 
-        impl $crate::jdwp::command::Encode for $name {
-            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
-                $crate::jdwp::command::Encode::encode(&self.raw(), w);
+        impl $crate::command::Encode for $name {
+            fn encode(&self, w: &mut $crate::wire::Writer) {
+                $crate::command::Encode::encode(&self.raw(), w);
             }
         }
 
-        impl $crate::jdwp::command::Decode for $name {
+        impl $crate::command::Decode for $name {
             fn decode(
-                r: &mut $crate::jdwp::wire::Reader<'_>,
-            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
-                $name::from_raw(<$repr as $crate::jdwp::command::Decode>::decode(r)?)
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::wire::DecodeError> {
+                $name::from_raw(<$repr as $crate::command::Decode>::decode(r)?)
             }
-            fn min_len(sizes: $crate::jdwp::wire::IdSizes) -> usize {
-                <$repr as $crate::jdwp::command::Decode>::min_len(sizes)
+            fn min_len(sizes: $crate::wire::IdSizes) -> usize {
+                <$repr as $crate::command::Decode>::min_len(sizes)
             }
         }
 
         #[cfg(test)]
-        impl $crate::jdwp::testing::Arb for $name {
-            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+        impl $crate::testing::Arb for $name {
+            fn arb(g: &mut $crate::testing::Gen<'_>) -> Self {
                 g.pick($name::VARIANTS)
             }
         }
@@ -238,26 +238,26 @@ macro_rules! wire_flags {
             }
         }
 
-        impl $crate::jdwp::command::Encode for $name {
-            fn encode(&self, w: &mut $crate::jdwp::wire::Writer) {
+        impl $crate::command::Encode for $name {
+            fn encode(&self, w: &mut $crate::wire::Writer) {
                 w.i32(self.0);
             }
         }
 
-        impl $crate::jdwp::command::Decode for $name {
+        impl $crate::command::Decode for $name {
             fn decode(
-                r: &mut $crate::jdwp::wire::Reader<'_>,
-            ) -> Result<Self, $crate::jdwp::wire::DecodeError> {
+                r: &mut $crate::wire::Reader<'_>,
+            ) -> Result<Self, $crate::wire::DecodeError> {
                 Ok($name(r.i32()?))
             }
-            fn min_len(_: $crate::jdwp::wire::IdSizes) -> usize {
+            fn min_len(_: $crate::wire::IdSizes) -> usize {
                 4
             }
         }
 
         #[cfg(test)]
-        impl $crate::jdwp::testing::Arb for $name {
-            fn arb(g: &mut $crate::jdwp::testing::Gen<'_>) -> Self {
+        impl $crate::testing::Arb for $name {
+            fn arb(g: &mut $crate::testing::Gen<'_>) -> Self {
                 $name(g.i32())
             }
         }

@@ -119,8 +119,8 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::decode_reply;
-    use crate::jdwp::wire::IdSizes;
+    use crate::command::decode_reply;
+    use crate::wire::IdSizes;
 
     #[test]
     fn line_table_decodes() {
@@ -162,8 +162,8 @@ mod tests {
 #[cfg(test)]
 mod bytecode_tests {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::testing::FOUR;
+    use crate::command::{decode_reply, encode_request};
+    use crate::testing::FOUR;
 
     #[test]
     fn bytecodes_request_and_reply() {

@@ -44,7 +44,7 @@ pub fn command_name(set: u8, cmd: u8) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::Command as _;
+    use crate::command::Command as _;
 
     #[test]
     fn every_command_is_named_once_under_its_own_set() {

@@ -98,11 +98,11 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::decode_reply;
-    use crate::jdwp::testing::{
+    use crate::command::decode_reply;
+    use crate::testing::{
         FOUR, Gen, command_round_trip_with, entropy, id_sizes, never_panics, noise,
     };
-    use crate::jdwp::value::TypeTag;
+    use crate::value::TypeTag;
     use proptest::prelude::*;
 
     #[test]
@@ -143,9 +143,9 @@ mod tests {
 #[cfg(test)]
 mod monitor_info {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::testing::FOUR;
-    use crate::jdwp::wire::Writer;
+    use crate::command::{decode_reply, encode_request};
+    use crate::testing::FOUR;
+    use crate::wire::Writer;
 
     #[test]
     fn monitor_info_names_owner_and_waiters() {

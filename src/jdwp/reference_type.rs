@@ -234,13 +234,13 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::testing::FOUR;
-    use crate::jdwp::wire::IdSizes;
+    use crate::command::{decode_reply, encode_request};
+    use crate::testing::FOUR;
+    use crate::wire::IdSizes;
 
     #[test]
     fn methods_reply_decodes() {
-        let mut w = crate::jdwp::wire::Writer::new(FOUR);
+        let mut w = crate::wire::Writer::new(FOUR);
         w.i32(1);
         w.method_id(0xBEEF);
         w.string("main");
@@ -297,9 +297,9 @@ mod tests {
 #[cfg(test)]
 mod member_commands {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::testing::FOUR;
-    use crate::jdwp::wire::Writer;
+    use crate::command::{decode_reply, encode_request};
+    use crate::testing::FOUR;
+    use crate::wire::Writer;
 
     #[test]
     fn methods_with_generic_and_instances_decode() {
@@ -349,8 +349,8 @@ mod member_commands {
 #[cfg(test)]
 mod source_tests {
     use super::*;
-    use crate::jdwp::command::decode_reply;
-    use crate::jdwp::testing::FOUR;
+    use crate::command::decode_reply;
+    use crate::testing::FOUR;
 
     #[test]
     fn source_file_and_debug_extension_are_strings() {
@@ -368,7 +368,7 @@ mod source_tests {
             "Order.java"
         );
         let smap = b"SMAP\nx.jsp\nJSP\n";
-        let mut w = crate::jdwp::wire::Writer::new(FOUR);
+        let mut w = crate::wire::Writer::new(FOUR);
         w.string(std::str::from_utf8(smap).expect("utf8"));
         assert_eq!(
             decode_reply::<SourceDebugExtension>(&w.into_bytes(), FOUR).expect("decodes"),

@@ -64,8 +64,8 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::encode_request;
-    use crate::jdwp::testing::FOUR;
+    use crate::command::encode_request;
+    use crate::testing::FOUR;
 
     #[test]
     fn get_values_layout() {

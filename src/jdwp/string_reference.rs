@@ -14,8 +14,8 @@ command! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::decode_reply;
-    use crate::jdwp::testing::FOUR;
+    use crate::command::decode_reply;
+    use crate::testing::FOUR;
 
     #[test]
     fn invalid_utf8_is_replaced_not_refused() {

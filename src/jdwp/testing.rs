@@ -269,21 +269,21 @@ macro_rules! command_tests {
         proptest::proptest! {
             #[test]
             fn commands_round_trip(
-                seed in $crate::jdwp::testing::entropy(),
-                sizes in $crate::jdwp::testing::id_sizes(),
+                seed in $crate::testing::entropy(),
+                sizes in $crate::testing::id_sizes(),
             ) {
-                let mut g = $crate::jdwp::testing::Gen::new(&seed, sizes);
-                $($crate::jdwp::testing::command_round_trip::<$cmd>(&mut g)?;)*
+                let mut g = $crate::testing::Gen::new(&seed, sizes);
+                $($crate::testing::command_round_trip::<$cmd>(&mut g)?;)*
             }
 
             #[test]
             fn arbitrary_bytes_never_panic(
-                noise in $crate::jdwp::testing::noise(),
-                seed in $crate::jdwp::testing::entropy(),
-                sizes in $crate::jdwp::testing::id_sizes(),
+                noise in $crate::testing::noise(),
+                seed in $crate::testing::entropy(),
+                sizes in $crate::testing::id_sizes(),
             ) {
-                let mut g = $crate::jdwp::testing::Gen::new(&seed, sizes);
-                $($crate::jdwp::testing::never_panics::<$cmd>(&noise, &mut g);)*
+                let mut g = $crate::testing::Gen::new(&seed, sizes);
+                $($crate::testing::never_panics::<$cmd>(&noise, &mut g);)*
             }
         }
     };

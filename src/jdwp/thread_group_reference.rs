@@ -39,8 +39,8 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::decode_reply;
-    use crate::jdwp::testing::FOUR;
+    use crate::command::decode_reply;
+    use crate::testing::FOUR;
 
     #[test]
     fn children_decodes() {

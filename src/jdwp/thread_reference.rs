@@ -175,11 +175,11 @@ wire_struct! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::ids::{MethodId, ReferenceTypeId};
-    use crate::jdwp::testing::FOUR;
-    use crate::jdwp::value::TypeTag;
-    use crate::jdwp::wire::{DecodeError, IdSizes};
+    use crate::command::{decode_reply, encode_request};
+    use crate::ids::{MethodId, ReferenceTypeId};
+    use crate::testing::FOUR;
+    use crate::value::TypeTag;
+    use crate::wire::{DecodeError, IdSizes};
 
     #[test]
     fn frames_request_for_all_frames() {
@@ -277,10 +277,10 @@ mod tests {
 #[cfg(test)]
 mod dump_commands {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::testing::FOUR;
-    use crate::jdwp::value::Tag;
-    use crate::jdwp::wire::Writer;
+    use crate::command::{decode_reply, encode_request};
+    use crate::testing::FOUR;
+    use crate::value::Tag;
+    use crate::wire::Writer;
 
     #[test]
     fn owned_monitors_with_their_depth_decode() {

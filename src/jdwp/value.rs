@@ -455,7 +455,7 @@ impl Encode for FieldValue {
 #[cfg(test)]
 mod arb {
     use super::*;
-    use crate::jdwp::testing::{Arb, Gen};
+    use crate::testing::{Arb, Gen};
 
     impl Arb for Tag {
         fn arb(g: &mut Gen<'_>) -> Self {
@@ -560,8 +560,8 @@ mod arb {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::{decode_all, encode_reply};
-    use crate::jdwp::testing::{Arb, FOUR, Gen, entropy, id_sizes, round_trip};
+    use crate::command::{decode_all, encode_reply};
+    use crate::testing::{Arb, FOUR, Gen, entropy, id_sizes, round_trip};
     use proptest::prelude::*;
 
     #[test]

@@ -282,8 +282,8 @@ impl Encode for IdSizes {
 }
 
 #[cfg(test)]
-impl crate::jdwp::testing::Arb for IdSizes {
-    fn arb(g: &mut crate::jdwp::testing::Gen<'_>) -> Self {
+impl crate::testing::Arb for IdSizes {
+    fn arb(g: &mut crate::testing::Gen<'_>) -> Self {
         let mut width = || g.byte() % 8 + 1;
         IdSizes {
             field: width(),
@@ -298,9 +298,9 @@ impl crate::jdwp::testing::Arb for IdSizes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_reply};
-    use crate::jdwp::testing::FOUR;
-    use crate::jdwp::value::TypeTag;
+    use crate::command::{decode_reply, encode_reply};
+    use crate::testing::FOUR;
+    use crate::value::TypeTag;
 
     #[test]
     fn version_reply_decodes() {
@@ -400,8 +400,8 @@ mod tests {
 #[cfg(test)]
 mod redefine_tests {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::testing::FOUR;
+    use crate::command::{decode_reply, encode_request};
+    use crate::testing::FOUR;
 
     #[test]
     fn redefine_classes_request_layout() {
@@ -436,8 +436,8 @@ mod redefine_tests {
 #[cfg(test)]
 mod instance_counts {
     use super::*;
-    use crate::jdwp::command::{decode_reply, encode_request};
-    use crate::jdwp::testing::FOUR;
+    use crate::command::{decode_reply, encode_request};
+    use crate::testing::FOUR;
 
     #[test]
     fn counts_come_back_in_request_order() {

@@ -1,7 +1,8 @@
 //! Tidy: the layering the compiler cannot enforce, and the `//!` line every
-//! source file starts with. The compiler enforces the rest: the actors'
-//! modules are private, so `src/mcp` can only name what `actors/mod.rs`
-//! re-exports. Each rule is a function over one line of code, and
+//! source file starts with. The compiler enforces the rest: each floor is a
+//! crate (`the_floors_are_crates_that_import_one_way` reads the manifests),
+//! and the actors' modules are private, so `src/mcp` can only name what
+//! `actors/lib.rs` re-exports. Each rule is a function over one line of code, and
 //! `each_rule_catches_a_deliberate_violation` shows every one failing.
 
 mod rooms;
@@ -182,60 +183,151 @@ fn actors_rule(line: &str) -> Option<String> {
 
 #[test]
 fn the_pure_core_does_no_io_and_knows_no_outer_layer() {
-    check(
-        &["src/jdwp", "src/model", "src/expr", "src/classfile"],
-        core_rule,
+    check(&["src/jdwp", "src/core"], core_rule);
+}
+
+/// The workspace's packages and, for each, the packages it depends on
+/// (normal dependencies only), read from `cargo metadata`.
+fn manifests() -> std::collections::BTreeMap<String, Vec<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata is JSON");
+    let mut packages = std::collections::BTreeMap::new();
+    for p in meta["packages"].as_array().into_iter().flatten() {
+        let deps = p["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["kind"].is_null())
+            .filter_map(|d| d["name"].as_str().map(str::to_string))
+            .collect();
+        if let Some(name) = p["name"].as_str() {
+            packages.insert(name.to_string(), deps);
+        }
+    }
+    packages
+}
+
+/// Each floor is a crate, and a crate names only the floors below it:
+/// jdwp ← core ← actors ← jvmscope (telemetry beside core, under the
+/// actors). The codec stands alone (std and thiserror), which is what
+/// lets the fuzz target build it without the server's tree; the core has
+/// no runtime, no logging and no JSON; the actors know no MCP.
+#[test]
+fn the_floors_are_crates_that_import_one_way() {
+    let packages = manifests();
+    let floors = [
+        "jvmscope-jdwp",
+        "jvmscope-core",
+        "jvmscope-telemetry",
+        "jvmscope-actors",
+        "jvmscope",
+    ];
+    for floor in floors {
+        assert!(
+            packages.contains_key(floor),
+            "no crate {floor}: {packages:?}"
+        );
+    }
+    let deps = |p: &str| packages[p].clone();
+    assert_eq!(
+        deps("jvmscope-jdwp"),
+        ["thiserror"],
+        "the codec stands alone"
+    );
+    let forbidden: [(&str, &[&str]); 4] = [
+        (
+            "jvmscope-core",
+            &[
+                "jvmscope-telemetry",
+                "jvmscope-actors",
+                "jvmscope",
+                "tokio",
+                "tracing",
+                "ractor",
+                "rmcp",
+                "serde_json",
+                "futures",
+            ],
+        ),
+        (
+            "jvmscope-telemetry",
+            &[
+                "jvmscope-jdwp",
+                "jvmscope-core",
+                "jvmscope-actors",
+                "jvmscope",
+                "ractor",
+                "rmcp",
+            ],
+        ),
+        (
+            "jvmscope-actors",
+            &["jvmscope", "rmcp", "serde_json", "schemars", "serde"],
+        ),
+        ("jvmscope", &["cafebabe"]),
+    ];
+    for (floor, names) in forbidden {
+        let d = deps(floor);
+        let bad: Vec<_> = names.iter().filter(|n| d.iter().any(|x| x == *n)).collect();
+        assert!(bad.is_empty(), "{floor} depends on {bad:?}");
+    }
+    // One class-file crate in every manifest.
+    let class_crates: std::collections::BTreeSet<&str> = packages
+        .values()
+        .flatten()
+        .filter(|d| {
+            [
+                "cafebabe",
+                "ristretto_classfile",
+                "classfile-parser",
+                "noak",
+            ]
+            .contains(&d.as_str())
+        })
+        .map(String::as_str)
+        .collect();
+    assert!(
+        class_crates.len() <= 1,
+        "class-file crates: {class_crates:?}"
     );
 }
 
-/// The codec stands alone: it names nothing of the crate but itself and
-/// none of the server's crates (std and thiserror only), which is what lets the fuzz target
-/// (`tests/fuzz`) compile its sources without the server's tree.
-fn codec_rule(line: &str) -> Option<String> {
-    let t = line.trim_start();
-    if let Some(rest) = t
-        .strip_prefix("use ")
-        .or_else(|| t.strip_prefix("pub use "))
-    {
-        let root = rest
-            .split("::")
-            .next()
-            .unwrap_or("")
-            .trim_start_matches('{');
-        // Any crate of the server's tree; sibling modules and std pass.
-        let server = [
-            "tokio",
-            "ractor",
-            "rmcp",
-            "serde",
-            "schemars",
-            "tracing",
-            "opentelemetry",
-            "futures",
-            "cafebabe",
-            "clap",
-            "anyhow",
-            "reqwest",
-            "rustls",
-        ];
-        if let Some(c) = server.iter().find(|c| root.starts_with(*c)) {
-            return Some(format!("uses the crate `{c}`"));
-        }
-    }
-    let mut rest = line;
-    while let Some(at) = rest.find("crate::") {
-        let before = rest[..at].chars().last();
-        rest = &rest[at + "crate::".len()..];
-        if before != Some('$') && !rest.starts_with("jdwp") {
-            return Some("names the crate outside the codec".into());
-        }
-    }
-    None
-}
-
+/// A module is found where its crate puts it: no `#[path]` reaches into
+/// another folder of the house (bench/ and tests/ share helpers beside
+/// them, which is no crossing).
 #[test]
-fn the_codec_stands_alone() {
-    check(&["src/jdwp"], codec_rule);
+fn no_path_mount_crosses_a_folder() {
+    let mut hits = Vec::new();
+    for area in ["src", "actors", "tests", "bench", "xtask"] {
+        for file in files_under(area) {
+            for (n, line) in code_lines(&file) {
+                if line.trim_start().starts_with("#[path") && line.contains("..") {
+                    hits.push(format!("{}:{n}: {}", file.display(), line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "#[path] mounts across folders:\n{}",
+        hits.join("\n")
+    );
 }
 
 #[test]
@@ -253,13 +345,7 @@ fn actors_know_nothing_of_mcp_or_of_the_words_agents_read() {
 #[test]
 fn each_rule_catches_a_deliberate_violation() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: [(Rule, &str, &str); 11] = [
-        (
-            codec_rule,
-            "use crate::model::shown::Scalar;",
-            "use crate::jdwp::wire::Reader;",
-        ),
-        (codec_rule, "use futures::Stream;", "use thiserror::Error;"),
+    let cases: [(Rule, &str, &str); 9] = [
         (core_rule, "use tokio::sync::mpsc;", "let x = ids.len();"),
         (core_rule, "tracing::info!(\"x\");", "let span = e.span;"),
         (

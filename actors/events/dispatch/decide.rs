@@ -9,18 +9,16 @@ use std::time::{Duration, Instant};
 use tracing::Instrument;
 use tracing::field::Empty;
 
-use crate::actors::error::ConditionError;
-use crate::actors::events::condition;
-use crate::actors::events::ctx::Ctx;
-use crate::actors::events::hit::{
-    Decision, Details, Member, RouteTarget, TraceRef, detail_len, finish,
-};
-use crate::actors::events::log::HitEvent;
-use crate::actors::stop_points::arm::monitor_kind;
-use crate::actors::stop_points::exprs::Program;
+use crate::error::ConditionError;
+use crate::events::condition;
+use crate::events::ctx::Ctx;
+use crate::events::hit::{Decision, Details, Member, RouteTarget, TraceRef, detail_len, finish};
+use crate::events::log::HitEvent;
 use crate::jdwp::{SuspendPolicy, ThreadId};
 use crate::model::shown::{Detail, HitNote, Unmeasured};
 use crate::model::stop_point::{Calls, Mode, MonitorKind, MonitorSpec, Target};
+use crate::stop_points::arm::monitor_kind;
+use crate::stop_points::exprs::Program;
 
 /// Filters one hit: method name, monitor pairing, count, condition,
 /// budget.
@@ -224,7 +222,7 @@ async fn read_operands(ctx: &Ctx, m: &Member, thread: ThreadId) {
     let Ok(ectx) = condition::hit_context(ctx, thread, None, Calls::Refused).await else {
         return;
     };
-    let ectx = crate::actors::jvm::eval::EvalContext {
+    let ectx = crate::jvm::eval::EvalContext {
         invocable: false,
         ..ectx
     };

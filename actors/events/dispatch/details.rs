@@ -2,7 +2,7 @@
 //! event itself carries, read (exception type, message, throw and catch
 //! sites; field old → new; returned value; monitor object).
 
-use crate::actors::events::ctx::Ctx;
+use crate::events::ctx::Ctx;
 use crate::jdwp::{Event, Value};
 use crate::model::shown::Detail;
 

@@ -7,11 +7,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::actors::events::ctx::Ctx;
-use crate::actors::events::hit::RouteTarget;
-use crate::actors::stop_points::Paused;
+use crate::events::ctx::Ctx;
+use crate::events::hit::RouteTarget;
 use crate::jdwp::ThreadId;
 use crate::model::overhead::{Overspent, Scope, WINDOW};
+use crate::stop_points::Paused;
 
 /// Judges the stop points one hold of `held` was charged to.
 pub(super) fn judge(ctx: &Ctx, charged: &[Arc<RouteTarget>], held: Duration) {

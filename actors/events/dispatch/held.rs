@@ -14,11 +14,11 @@ use super::guard;
 use super::land::land;
 use super::plan::{CapturePlan, Hold, Read, Reads, Sharing, Snapshot};
 use super::stack::{self, Ended};
-use crate::actors::connection::burst::Burst;
-use crate::actors::error::JdwpError;
-use crate::actors::events::condition;
-use crate::actors::events::ctx::{Ctx, FramesReply, Slot};
-use crate::actors::events::hit::{
+use crate::connection::burst::Burst;
+use crate::error::JdwpError;
+use crate::events::condition;
+use crate::events::ctx::{Ctx, FramesReply, Slot};
+use crate::events::hit::{
     Decision, Details, Hit, Member, Reported, RouteTarget, Traced, detail_len,
 };
 use crate::jdwp::stack_frame::{GetValues, ThisObject};

@@ -17,8 +17,8 @@
 
 use std::time::Duration;
 
-use crate::actors::events::ctx::Ctx;
-use crate::actors::events::hit::{Details, Member};
+use crate::events::ctx::Ctx;
+use crate::events::hit::{Details, Member};
 use crate::jdwp::event_request::{Clear, Set};
 use crate::jdwp::stack_frame::{GetValues, SlotRequest};
 use crate::jdwp::thread_reference::Resume;

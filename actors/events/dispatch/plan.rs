@@ -10,8 +10,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::actors::events::ctx::Slot;
-use crate::actors::events::hit::Details;
+use crate::events::ctx::Slot;
+use crate::events::hit::Details;
 use crate::jdwp::stack_frame::SlotRequest;
 use crate::jdwp::{
     Event, FieldId, FrameId, FrameInfo, ObjectId, ReferenceTypeId, SuspendPolicy, Value,

@@ -8,9 +8,9 @@ use futures::future::join_all;
 
 use super::details::{event_details, kind_label};
 use super::plan::{Hold, Snapshot, keeps_captured, report_suspension};
-use crate::actors::events::ctx::Slot;
-use crate::actors::events::hit::{Details, Hit, Reported, Traced, detail_len};
-use crate::actors::events::log::{HitEvent, TraceRecord};
+use crate::events::ctx::Slot;
+use crate::events::hit::{Details, Hit, Reported, Traced, detail_len};
+use crate::events::log::{HitEvent, TraceRecord};
 use crate::jdwp::{SuspendPolicy, Value};
 use crate::model::shown::{HitNote, Shown};
 use crate::model::stop_point::{LocalsChoice, TraceSpec};

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use futures::future::join_all;
 
-use crate::actors::events::ctx::Ctx;
+use crate::events::ctx::Ctx;
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Resume as ThreadResume, SuspendCount};
 use crate::jdwp::virtual_machine::{AllThreads, Resume, Suspend};

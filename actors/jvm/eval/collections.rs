@@ -5,7 +5,7 @@
 use futures::future::join_all;
 
 use super::{Driver, MAX_ELEMENTS, Structural, prim_eq, to_val};
-use crate::actors::error::JdwpError;
+use crate::error::JdwpError;
 use crate::expr::eval::{Answer, Val};
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::object_reference::GetValues as ObjectValues;

@@ -6,14 +6,14 @@
 use std::sync::atomic::Ordering;
 
 use super::{Driver, INVOKE_BUDGET, to_val};
-use crate::actors::error::{CallEnd, JdwpError};
-use crate::actors::jvm::classes::{MethodInfo, java_name};
-use crate::actors::jvm::invoke::bounded;
+use crate::error::{CallEnd, JdwpError};
 use crate::expr::eval::{Answer, Val};
 use crate::jdwp::class_type::InvokeMethodReply;
 use crate::jdwp::object_reference::InvokeMethod;
 use crate::jdwp::virtual_machine::CreateString;
 use crate::jdwp::{InvokeOptions, ObjectId, ReferenceTypeId, Tag, ThreadId, TypeTag, Value};
+use crate::jvm::classes::{MethodInfo, java_name};
+use crate::jvm::invoke::bounded;
 use crate::model::Prim;
 
 /// A step of the invocation that either goes on with a `T` or stops with

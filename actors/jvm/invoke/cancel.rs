@@ -22,15 +22,15 @@
 
 use std::time::Duration;
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::classes::ClassCache;
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::event_request::{Clear, Set};
 use crate::jdwp::thread_reference::{Interrupt, Resume, Stop, SuspendCount};
 use crate::jdwp::{
     EventKind, InvokeOptions, MethodId, Modifier, ObjectId, ReferenceTypeId, StepDepth, StepSize,
     SuspendPolicy, ThreadId,
 };
+use crate::jvm::classes::ClassCache;
 use crate::model::invoking::Uncancelled;
 
 use super::markers::Expecting;

@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::link::SessionLink;
-use crate::actors::lock::lock;
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::{MethodId, ReferenceTypeId, ThreadId};
+use crate::link::SessionLink;
+use crate::lock::lock;
 use crate::model::recent::{LateOutcome, LateReturn, RecentEvent};
 
 use super::runaways::Runaways;

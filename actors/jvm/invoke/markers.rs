@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
-use crate::actors::lock::lock;
 use crate::jdwp::{Composite, Event, EventKind, RequestId, SuspendPolicy, ThreadId};
+use crate::lock::lock;
 
 /// How long an orphaned marker still claims the events of its request.
 const ORPHAN_FOR: Duration = Duration::from_secs(60);

@@ -11,12 +11,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::actors::jvm::classes::ClassCache;
-use crate::actors::lock::lock;
 use crate::jdwp::class_type::NewInstance;
 use crate::jdwp::object_reference::DisableCollection;
 use crate::jdwp::virtual_machine::CreateString;
 use crate::jdwp::{InvokeOptions, MethodId, ObjectId, ReferenceTypeId, Tag, ThreadId, Value};
+use crate::jvm::classes::ClassCache;
+use crate::lock::lock;
 use crate::model::invoking::{Invoking, Uncancelled};
 
 use super::markers::Markers;

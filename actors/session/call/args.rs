@@ -7,7 +7,7 @@
 
 use super::resolve::{ANY, LISTS, MAPS, SETS, unboxed};
 use super::{Arg, CallError, Caller};
-use crate::actors::error::{ArgNeed, SessionError};
+use crate::error::{ArgNeed, SessionError};
 use crate::jdwp::array_reference::SetValues;
 use crate::jdwp::array_type::NewInstance as NewArray;
 use crate::jdwp::reference_type::GetValues as StaticValues;
@@ -197,7 +197,7 @@ async fn array(
     elem: &JType,
     items: &[Arg],
 ) -> Result<Value, SessionError> {
-    let name = crate::actors::jvm::classes::java_name(&ty.jni());
+    let name = crate::jvm::classes::java_name(&ty.jni());
     let array_type = caller.class(&name).await?;
     let created = caller
         .session

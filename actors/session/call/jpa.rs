@@ -17,17 +17,17 @@ use std::time::Duration;
 
 use super::args::build;
 use super::{Arg, CallError, Caller, Venue, seat};
-use crate::actors::error::SessionError;
-use crate::actors::jvm::eval::{self, EvalContext};
-use crate::actors::jvm::inspect::{self, Locals};
-use crate::actors::jvm::show::Budget;
-use crate::actors::session::SessionHandle;
+use crate::error::SessionError;
 use crate::expr::Expr;
 use crate::expr::eval::Val;
 use crate::jdwp::reference_type::{GetValues as StaticValues, Interfaces};
 use crate::jdwp::{ObjectId, ReferenceTypeId, ThreadId, Value};
+use crate::jvm::eval::{self, EvalContext};
+use crate::jvm::inspect::{self, Locals};
+use crate::jvm::show::Budget;
 use crate::model::shown::Tree;
 use crate::model::signature::JType;
+use crate::session::SessionHandle;
 
 const MANAGERS: &[&str] = &[
     "javax.persistence.EntityManager",

@@ -5,10 +5,10 @@
 //! locals), and the thread is given back after.
 
 use super::seat;
-use crate::actors::error::SessionError;
-use crate::actors::jvm::eval::EvalContext;
-use crate::actors::session::SessionHandle;
+use crate::error::SessionError;
 use crate::jdwp::{ObjectId, ThreadId};
+use crate::jvm::eval::EvalContext;
+use crate::session::SessionHandle;
 
 /// The thread an evaluation was parked on.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! built for each parameter. Two that remain are an ambiguity naming both.
 
 use super::{Arg, CallError, Caller, MethodShape, Param, declaration, erased_name, types_of};
-use crate::actors::error::SessionError;
-use crate::actors::jvm::classes::{ClassCache, MethodInfo, Variables};
+use crate::error::SessionError;
 use crate::jdwp::ReferenceTypeId;
+use crate::jvm::classes::{ClassCache, MethodInfo, Variables};
 use crate::model::signature::JType;
 
 /// How well an argument fits a parameter.

@@ -12,13 +12,13 @@
 use std::time::Duration;
 
 use super::CallError;
-use crate::actors::error::SessionError;
-use crate::actors::jvm::eval::EvalContext;
-use crate::actors::jvm::invoke::late_returns;
-use crate::actors::session::SessionHandle;
-use crate::actors::session::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
+use crate::error::SessionError;
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
+use crate::jvm::eval::EvalContext;
+use crate::jvm::invoke::late_returns;
+use crate::session::SessionHandle;
+use crate::session::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
 
 /// How long a thread may take to reach a line where it can be parked.
 const PARK_WITHIN: Duration = Duration::from_secs(3);
@@ -69,7 +69,7 @@ pub enum Venue {
 }
 
 /// The thread a call runs on, and what to undo after.
-pub(in crate::actors) struct Seat {
+pub(crate) struct Seat {
     pub thread: ThreadId,
     pub name: String,
     pub venue: Venue,
@@ -77,7 +77,7 @@ pub(in crate::actors) struct Seat {
 }
 
 /// Seats a call on `want` (or a thread of this module's choosing).
-pub(in crate::actors) async fn take(
+pub(crate) async fn take(
     session: &SessionHandle,
     want: Option<ThreadId>,
 ) -> Result<Seat, SessionError> {
@@ -96,7 +96,7 @@ pub(in crate::actors) async fn take(
         .flatten()
         .unwrap_or_default();
     if event.contains(&chosen) {
-        let ctx = crate::actors::session::context::context(session, Some(chosen), 0).await?;
+        let ctx = crate::session::context::context(session, Some(chosen), 0).await?;
         return Ok(Seat {
             thread: chosen,
             name,
@@ -113,7 +113,7 @@ pub(in crate::actors) async fn take(
         .into());
     }
     park(session, chosen, &name).await?;
-    let ctx = match crate::actors::session::context::context(session, Some(chosen), 0).await {
+    let ctx = match crate::session::context::context(session, Some(chosen), 0).await {
         Ok(ctx) => ctx,
         Err(e) => {
             release(session, chosen).await;

@@ -12,12 +12,12 @@
 use std::time::Duration;
 
 use super::{CallError, Caller, Venue, seat};
-use crate::actors::error::SessionError;
-use crate::actors::session::SessionHandle;
+use crate::error::SessionError;
 use crate::jdwp::class_object_reference::ReflectedType;
 use crate::jdwp::reference_type::{ClassObject, Instances};
 use crate::jdwp::{ObjectId, Tag, ThreadId, Value};
 use crate::model::classes::TypeKind;
+use crate::session::SessionHandle;
 
 const ABSTRACT_CONTEXT: &str = "org.springframework.context.support.AbstractApplicationContext";
 /// Beans whose types are read at most (one call each).

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::actors::error::{JavacError, SourceRefusal};
+use crate::error::{JavacError, SourceRefusal};
 
 /// Longest a class file may be (the JVM's own limit is far lower in practice).
 pub const MAX_CLASS_FILE: u64 = 16 * 1024 * 1024;

@@ -5,12 +5,12 @@
 
 use futures::future::join_all;
 
-use crate::actors::error::{CodeError, JdwpError, SessionError};
-use crate::actors::session::SessionHandle;
+use crate::error::{CodeError, JdwpError, SessionError};
 use crate::jdwp::method::Bytecodes;
 use crate::jdwp::reference_type::{Interfaces, Modifiers};
 use crate::jdwp::{ErrorCode, ReferenceTypeId, TypeTag};
 use crate::model::stale::{LoadedField, LoadedMethod, LoadedShape};
+use crate::session::SessionHandle;
 
 use super::Pinned;
 

@@ -6,13 +6,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::actors::error::{CodeError, SessionError, SourceRefusal};
-use crate::actors::session::SessionHandle;
+use crate::error::{CodeError, SessionError, SourceRefusal};
 use crate::jdwp::ReferenceTypeId;
 use crate::jdwp::reference_type::ClassFileVersion;
 use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
 use crate::model::stale::{self, Change, Restriction};
 use crate::model::stop_point::{StopState, Target};
+use crate::session::SessionHandle;
 
 use super::{ClassSource, Pinned, files, loaded};
 

@@ -5,12 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use super::{Build, ClassSource, Pinned, files, reload};
-use crate::actors::error::{CodeError, SessionError, SourceRefusal};
-use crate::actors::link::SourceVersion;
-use crate::actors::session::SessionHandle;
+use crate::error::{CodeError, SessionError, SourceRefusal};
 use crate::jdwp::ReferenceTypeId;
 use crate::jdwp::reference_type::SourceFile;
+use crate::link::SourceVersion;
 use crate::model::stale::Comparison;
+use crate::session::SessionHandle;
 
 /// Sources compiled for line stops remembered per session.
 const REMEMBERED: usize = 64;
@@ -139,7 +139,7 @@ impl SessionHandle {
             modified: meta.as_ref().and_then(|m| m.modified().ok()),
             len: meta.as_ref().map_or(0, |m| m.len()),
         };
-        let known = crate::actors::lock::lock(&self.info().source_checks)
+        let known = crate::lock::lock(&self.info().source_checks)
             .iter()
             .find(|(v, _)| *v == version)
             .map(|(_, c)| c.clone());
@@ -151,7 +151,7 @@ impl SessionHandle {
             .await
             .map_err(|e| self.map_err(e))?;
         let comparison = crate::model::stale::compare(&running, &build.shape);
-        let mut remembered = crate::actors::lock::lock(&self.info().source_checks);
+        let mut remembered = crate::lock::lock(&self.info().source_checks);
         if remembered.len() >= REMEMBERED {
             remembered.remove(0);
         }

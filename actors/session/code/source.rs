@@ -6,12 +6,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::actors::error::{CodeError, JdwpError, SessionError};
-use crate::actors::session::SessionHandle;
+use crate::error::{CodeError, JdwpError, SessionError};
 use crate::jdwp::ErrorCode;
 use crate::jdwp::ReferenceTypeId;
 use crate::jdwp::reference_type::{SourceDebugExtension, SourceFile};
 use crate::model::stale::{self, MethodVerdict};
+use crate::session::SessionHandle;
 
 use super::{ClassSource, Pinned, files, loaded};
 

@@ -15,10 +15,10 @@ use std::collections::{HashMap, HashSet};
 use futures::future::join_all;
 
 use super::reads::Raw;
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::jvm::classes::ClassCache;
+use crate::connection::ConnectionHandle;
 use crate::jdwp::object_reference::GetValues;
 use crate::jdwp::{FieldId, ObjectId, ThreadId, ThreadStatus, Value};
+use crate::jvm::classes::ClassCache;
 use crate::model::dump::{WaitKind, deadlocks};
 
 /// The class whose instances carry a parked thread's blocker.

@@ -17,10 +17,8 @@ use futures::future::join_all;
 use futures::stream::{FuturesUnordered, StreamExt};
 
 use super::{DumpSpec, Listed, ProgressFn, VmHold, locks};
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::jvm::classes::ClassCache;
-use crate::actors::session::EventBus;
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
 use crate::jdwp::object_reference::MonitorInfo;
 use crate::jdwp::thread_reference::{
     CurrentContendedMonitor, FrameInfo, Frames, MonitorStackDepth, OwnedMonitorsStackDepthInfo,
@@ -28,6 +26,8 @@ use crate::jdwp::thread_reference::{
 };
 use crate::jdwp::virtual_machine::{Resume, Suspend};
 use crate::jdwp::{FieldId, ObjectId, Tag, TaggedObjectId, ThreadId, ThreadStatus};
+use crate::jvm::classes::ClassCache;
+use crate::session::EventBus;
 
 /// What the suspended reads of one thread returned.
 #[derive(Default)]

@@ -13,12 +13,12 @@ use futures::future::join_all;
 
 use super::reads::{Found, Raw};
 use super::{DumpSpec, Listed, locks};
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::jvm::classes::{ClassCache, Lines};
-use crate::actors::session::SessionHandle;
+use crate::connection::ConnectionHandle;
 use crate::jdwp::thread_reference::{FrameInfo, IsVirtual};
 use crate::jdwp::{ErrorCode, MethodId, ObjectId, ReferenceTypeId, ThreadId};
+use crate::jvm::classes::{ClassCache, Lines};
 use crate::model::dump::{DumpThread, Held, Monitor, Stack, Waiting};
+use crate::session::SessionHandle;
 
 /// The dump threads of `shown`, from what was read of them.
 pub(super) async fn resolve(
@@ -174,11 +174,11 @@ fn stack_of(raw: &Raw, labels: &MethodLabels, spec: &DumpSpec) -> Stack {
 
 /// What a frame label needs of its method: `class.method`, whether it is
 /// native, and its line table.
-pub(in crate::actors::session) type MethodLabels =
+pub(in crate::session) type MethodLabels =
     HashMap<(ReferenceTypeId, MethodId), (String, bool, Option<Arc<Lines>>)>;
 
 /// `com.acme.Foo.bar:42`, `…:native`, `…:?`.
-pub(in crate::actors::session) fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {
+pub(in crate::session) fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {
     match labels.get(&(f.location.class, f.location.method)) {
         Some((label, true, _)) => format!("{label}:native"),
         Some((label, false, lines)) => {
@@ -195,7 +195,7 @@ pub(in crate::actors::session) fn frame_label(f: &FrameInfo, labels: &MethodLabe
 }
 
 /// `class.method`, whether it is native, and its lines, per distinct method.
-pub(in crate::actors::session) async fn method_labels(
+pub(in crate::session) async fn method_labels(
     classes: &ClassCache,
     methods: HashSet<(ReferenceTypeId, MethodId)>,
 ) -> MethodLabels {
@@ -239,9 +239,9 @@ async fn object_classes(
 
 /// Marks the virtual threads of a thread list (one pipelined
 /// `ThreadReference.IsVirtual` each; a refusal reads as not virtual).
-pub(in crate::actors::session) async fn mark_virtual(
+pub(in crate::session) async fn mark_virtual(
     conn: &ConnectionHandle,
-    threads: &mut [crate::actors::jvm::threads::ThreadInfo],
+    threads: &mut [crate::jvm::threads::ThreadInfo],
 ) {
     let answers = join_all(
         threads

@@ -20,11 +20,10 @@ use std::time::{Duration, Instant};
 use self::counters::{atomic_long, counters, inner_array};
 use self::pace::{Pace, Take, take};
 use super::{DRAIN_EVERY, Live, Probes};
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::JdwpError;
-use crate::actors::events::log::TraceRecord;
-use crate::actors::session::SessionHandle;
 use crate::classfile::probe::{Kind, Source};
+use crate::connection::ConnectionHandle;
+use crate::error::JdwpError;
+use crate::events::log::TraceRecord;
 use crate::jdwp::FieldValue;
 use crate::jdwp::array_reference::{GetValues as GetArray, SetValues as SetArray};
 use crate::jdwp::class_type::SetValues as SetStatics;
@@ -33,6 +32,7 @@ use crate::jdwp::{FieldId, ObjectId, ReferenceTypeId, Tag, ThreadId, Value};
 use crate::model::prim::Prim;
 use crate::model::shown::{Detail, Scalar, Shown};
 use crate::model::stop_point::StopState;
+use crate::session::SessionHandle;
 
 /// How often the slower counters are read (the listing's calls, passes,
 /// drops, cost).

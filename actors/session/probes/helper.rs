@@ -5,17 +5,17 @@
 //! the probe goes into, where a later jvmscope finds them.
 
 use super::HelperFields;
-use crate::actors::error::{CallError, ProbeRefusal, SessionError};
-use crate::actors::jvm::classes::MethodInfo;
-use crate::actors::session::SessionHandle;
-use crate::actors::session::call::Caller;
 use crate::classfile::probe as core;
+use crate::error::{CallError, ProbeRefusal, SessionError};
 use crate::jdwp::FieldValue;
 use crate::jdwp::array_reference::SetValues as SetArray;
 use crate::jdwp::array_type::NewInstance as NewArray;
 use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::object_reference::DisableCollection;
 use crate::jdwp::{ObjectId, ReferenceTypeId, Tag, Value};
+use crate::jvm::classes::MethodInfo;
+use crate::session::SessionHandle;
+use crate::session::call::Caller;
 
 /// A new array of `array_type` (a Java type name) in the JVM holding
 /// `values`, kept from collection until the caller is done.

@@ -10,12 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::helper::{define, helper_fields, keep_original, start};
 use super::{Counted, Instrumented, Live, Probes, RING};
-use crate::actors::error::ProbeRefusal;
-use crate::actors::session::SessionHandle;
-use crate::actors::session::call::{Caller, seat};
-use crate::actors::session::code::{ClassSource, Pinned, loaded};
-use crate::actors::stop_points::routes::Stats;
 use crate::classfile::probe::{self as core, MethodRef, ProbeSpec, Site};
+use crate::error::ProbeRefusal;
 use crate::jdwp::FieldValue;
 use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
@@ -23,6 +19,10 @@ use crate::jdwp::{ObjectId, ReferenceTypeId, Value};
 use crate::model::classfile::{self, ClassShape};
 use crate::model::stale::{self, Code};
 use crate::model::stop_point::{Mode, StopPointSpec, Target};
+use crate::session::SessionHandle;
+use crate::session::call::{Caller, seat};
+use crate::session::code::{ClassSource, Pinned, loaded};
+use crate::stop_points::routes::Stats;
 
 /// How long the helper's set-up calls may take.
 const SETUP_BUDGET: Duration = Duration::from_secs(5);

@@ -6,14 +6,14 @@
 
 use super::HELPER_MARK;
 use super::restore::redefine;
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::jvm::classes::ClassCache;
 use crate::classfile::probe::field;
+use crate::connection::ConnectionHandle;
 use crate::jdwp::FieldValue;
 use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::reference_type::GetValues;
 use crate::jdwp::virtual_machine::AllClasses;
 use crate::jdwp::{ReferenceTypeId, Value};
+use crate::jvm::classes::ClassCache;
 
 /// One class an earlier jvmscope had instrumented.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,14 +4,14 @@
 //! connection is needed, so a dying session can still do it.
 
 use super::{Instrumented, Live, Probes};
-use crate::actors::connection::ConnectionHandle;
-use crate::actors::error::ProbeRefusal;
-use crate::actors::jvm::classes::ClassCache;
 use crate::classfile::probe as core;
+use crate::connection::ConnectionHandle;
+use crate::error::ProbeRefusal;
 use crate::jdwp::FieldValue;
 use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::virtual_machine::{ClassDef, RedefineClasses};
 use crate::jdwp::{ReferenceTypeId, Value};
+use crate::jvm::classes::ClassCache;
 
 /// Removes the probe of stop point `id` from the JVM. `keep` keeps its
 /// definition in the book (a toggle off). Returns whether there was one.

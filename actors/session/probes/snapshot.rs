@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Live;
-use crate::actors::connection::ConnectionHandle;
 use crate::classfile::probe::{Kind, Site, Source};
+use crate::connection::ConnectionHandle;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ObjectId, Tag, Value};
 use crate::model::shown::{Detail, Shown};

@@ -7,9 +7,9 @@
 //! which it became: paused, or switched.
 
 use super::{install, probe_site, remove, sync_trap};
-use crate::actors::session::SessionHandle;
-use crate::actors::stop_points::Paused;
 use crate::model::stop_point::{ArmNote, Engine};
+use crate::session::SessionHandle;
+use crate::stop_points::Paused;
 
 /// Switches a paused wire stop point to a probe; the redefinition's pause
 /// (µs) when it went in, `None` when it stays paused.

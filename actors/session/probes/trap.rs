@@ -6,12 +6,12 @@
 //! Event dispatch steps the hit thread back out into the probed method
 //! before it reports the hit (`events/dispatch/land.rs`).
 
-use crate::actors::error::ArmError;
-use crate::actors::session::SessionHandle;
 use crate::classfile::probe::{TRAP, field};
+use crate::error::ArmError;
 use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::{FieldValue, Location, TypeTag, Value};
 use crate::model::stop_point::Mode;
+use crate::session::SessionHandle;
 
 /// Makes a probe-served stop point's trap match its probe: a breakpoint
 /// in the live helper's trap (and the helper's calls to it switched on)

@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::actors::jvm::classes::java_name;
 use crate::jdwp::{SuspendPolicy, TaggedTypeId};
+use crate::jvm::classes::java_name;
 use crate::model::stop_point::{
     ArmNote, FamilyId, LineSpec, StopKind, StopPointSpec, StopState, Target, glob_matches,
     jdwp_class_pattern,

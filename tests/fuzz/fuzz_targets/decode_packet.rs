@@ -9,11 +9,11 @@
 
 #![no_main]
 
-use jvmscope::jdwp::command::{
+use jvmscope_jdwp::command::{
     Command, Decode, Encode, command_name, decode_all, decode_reply, decode_request, encode_reply,
 };
-use jvmscope::jdwp::packet::{FrameDecoder, Packet};
-use jvmscope::jdwp::{
+use jvmscope_jdwp::packet::{FrameDecoder, Packet};
+use jvmscope_jdwp::{
     Composite, IdSizes, array_reference, class_type, event_request, method, object_reference,
     reference_type, stack_frame, thread_reference, virtual_machine,
 };

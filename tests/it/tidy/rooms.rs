@@ -1,11 +1,13 @@
 //! The rooms of `actors/` and who imports whom, read from the code itself.
-//! A room is a first-level module of `actors/` (`actors/session.rs` and
-//! everything under `actors/session/`); an edge is a path in one room that
-//! names another (`crate::actors::jvm::…`, or `super::…` climbing out of
-//! the room). The facade (`actors/mod.rs`) sits above every room and is
-//! not one. Rooms name each other explicitly: a room that reached another
-//! through a facade re-export (`crate::actors::JdwpError`) would hide an
-//! edge, so that is refused too.
+//! `actors/` is a crate of its own (`jvmscope-actors`), so the compiler
+//! keeps it below the MCP layer and above the core; inside it, a room is a
+//! first-level module (`actors/session.rs` and everything under
+//! `actors/session/`), and an edge is a path in one room that names another
+//! (`crate::jvm::…`, or `super::…` climbing out of the room). The facade
+//! (`actors/lib.rs`) sits above every room and is not one. Rooms name each
+//! other explicitly: a room that reached another through a facade
+//! re-export (`crate::JdwpError`) would hide an edge, so that is refused
+//! too.
 //!
 //! `tests/rooms` prints the graph; the tests below keep it acyclic.
 
@@ -41,11 +43,11 @@ pub fn read_sources(dir: &Path) -> Vec<Source> {
 }
 
 /// The module path of a file: `session/handle.rs` → `[session, handle]`,
-/// `session.rs` → `[session]`, `mod.rs` → `[]`.
+/// `session.rs` → `[session]`, `lib.rs` (the crate root) → `[]`.
 fn module_of(rel: &str) -> Vec<String> {
     let stem = rel.strip_suffix(".rs").unwrap_or(rel);
     let mut parts: Vec<String> = stem.split('/').map(str::to_string).collect();
-    if parts.last().is_some_and(|p| p == "mod") {
+    if parts.last().is_some_and(|p| p == "mod") || parts == ["lib"] {
         parts.pop();
     }
     parts
@@ -71,7 +73,7 @@ fn resolved_paths(line: &str, module: &[String]) -> Vec<Vec<String>> {
         let boundary = i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_');
         let start = if !boundary {
             None
-        } else if let Some(r) = rest.strip_prefix("crate::actors::") {
+        } else if let Some(r) = rest.strip_prefix("crate::") {
             Some((Vec::new(), r))
         } else if rest.starts_with("super::") || rest.starts_with("self::") {
             let mut base: Vec<String> = module.to_vec();
@@ -155,9 +157,10 @@ pub fn facade_uses(sources: &[Source]) -> Vec<String> {
         }
         for (n, line) in code(&s.text) {
             let mut rest = line;
-            while let Some(at) = rest.find("crate::actors::") {
-                rest = &rest[at + "crate::actors::".len()..];
-                if rest.starts_with(|c: char| c.is_ascii_uppercase() || c == '{') {
+            while let Some(at) = rest.find("crate::") {
+                let before = rest[..at].chars().last();
+                rest = &rest[at + "crate::".len()..];
+                if before != Some('$') && rest.starts_with(|c: char| c.is_ascii_uppercase()) {
                     hits.push(format!("actors/{}:{n}: names the facade", s.rel));
                 }
             }
@@ -290,12 +293,12 @@ fn a_deliberate_cycle_is_caught_through_every_kind_of_path() {
     // `a` imports `b` by its full path, `b` imports `c` from inside a
     // nested module with `super::super`, `c` imports `a` in a group.
     let sources = [
-        src("mod.rs", "mod a;\nmod b;\nmod c;\n"),
-        src("a.rs", "use crate::actors::b::Thing;\n"),
+        src("lib.rs", "mod a;\nmod b;\nmod c;\n"),
+        src("a.rs", "use crate::b::Thing;\n"),
         src("b.rs", "mod inner;\n"),
         src("b/inner.rs", "use super::super::c::Other; // c\n"),
-        src("c.rs", "use crate::actors::{a::X, error};\n"),
-        src("error.rs", "// crate::actors::a is only a comment here\n"),
+        src("c.rs", "use crate::{a::X, error};\n"),
+        src("error.rs", "// crate::a is only a comment here\n"),
     ];
     let g = graph(&sources);
     assert_eq!(
@@ -307,7 +310,7 @@ fn a_deliberate_cycle_is_caught_through_every_kind_of_path() {
     let inside = [src("b.rs", "mod x;\n"), src("b/x.rs", "use super::y;\n")];
     assert!(cycles(&graph(&inside)).is_empty());
     // The facade hides edges, so a room may not name it.
-    let facade = [src("a.rs", "use crate::actors::JdwpError;\n")];
+    let facade = [src("a.rs", "use crate::JdwpError;\n")];
     assert_eq!(facade_uses(&facade).len(), 1);
 }
 

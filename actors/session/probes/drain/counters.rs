@@ -6,13 +6,13 @@
 use std::sync::atomic::Ordering;
 
 use super::Cursor;
-use crate::actors::error::JdwpError;
-use crate::actors::session::SessionHandle;
-use crate::actors::session::probes::Live;
+use crate::error::JdwpError;
 use crate::jdwp::array_reference::GetValues as GetArray;
 use crate::jdwp::object_reference::GetValues as GetFields;
 use crate::jdwp::reference_type::GetValues as GetStatics;
 use crate::jdwp::{FieldId, ObjectId, Value};
+use crate::session::SessionHandle;
+use crate::session::probes::Live;
 
 /// The value of an `AtomicLong`, through its `value` field (its id kept
 /// in `field` after the first read).

@@ -9,11 +9,11 @@ thread_local! {
 }
 
 /// Counts one parse.
-pub(crate) fn one() {
+pub fn one() {
     PARSES.with(|c| c.set(c.get() + 1));
 }
 
 /// The parses run on this thread so far.
-pub(crate) fn parses() -> u64 {
+pub fn parses() -> u64 {
     PARSES.with(Cell::get)
 }

@@ -5,7 +5,7 @@
 use super::*;
 use crate::model::classfile::parse;
 
-const SHAPES: &[u8] = include_bytes!("../../../tests/data/classfile/g/Shapes.class");
+const SHAPES: &[u8] = include_bytes!("../../../../tests/data/classfile/g/Shapes.class");
 
 /// The loaded shape a JVM would report for `built`.
 fn loaded_from(built: &ClassShape, with_code: bool) -> LoadedShape {

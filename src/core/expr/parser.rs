@@ -104,7 +104,7 @@ impl std::error::Error for ParseError {}
 ///
 /// Never panics, whatever `src` holds; see the module docs for the limits.
 pub fn parse(src: &str) -> Result<Parsed, ParseError> {
-    #[cfg(test)]
+    #[cfg(any(test, feature = "parse-count"))]
     count::one();
     if src.len() > MAX_SOURCE_CHARS {
         let count = src.chars().count();
@@ -777,7 +777,7 @@ impl Parser<'_> {
     }
 }
 
-#[cfg(test)]
-pub(crate) mod count;
+#[cfg(any(test, feature = "parse-count"))]
+pub mod count;
 #[cfg(test)]
 mod tests;

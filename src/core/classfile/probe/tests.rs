@@ -20,7 +20,7 @@ macro_rules! corpus {
     ($($dir:literal / $name:literal),* $(,)?) => {
         &[$((
             concat!($dir, "/", $name),
-            include_bytes!(concat!("../../../tests/data/classfile/probe/", $dir, "/", $name, ".class")),
+            include_bytes!(concat!("../../../../tests/data/classfile/probe/", $dir, "/", $name, ".class")),
         )),*]
     };
 }

@@ -5,9 +5,9 @@ use proptest::prelude::*;
 
 use super::*;
 
-const SHAPES: &[u8] = include_bytes!("../../../tests/data/classfile/g/Shapes.class");
-const INNER: &[u8] = include_bytes!("../../../tests/data/classfile/g/Shapes$Inner.class");
-const SHAPES_NONE: &[u8] = include_bytes!("../../../tests/data/classfile/none/Shapes.class");
+const SHAPES: &[u8] = include_bytes!("../../../../tests/data/classfile/g/Shapes.class");
+const INNER: &[u8] = include_bytes!("../../../../tests/data/classfile/g/Shapes$Inner.class");
+const SHAPES_NONE: &[u8] = include_bytes!("../../../../tests/data/classfile/none/Shapes.class");
 
 #[test]
 fn names_hierarchy_and_modifiers() {

@@ -44,6 +44,11 @@
 //! keeps at most `window` requests in flight and queues the rest (each
 //! with its deadline); event composites are never dropped.
 
+// The floors below, under the names every room uses for them.
+use jvmscope_core::{classfile, expr, model};
+use jvmscope_jdwp as jdwp;
+use jvmscope_telemetry as telemetry;
+
 mod connection;
 mod discovery;
 mod error;
