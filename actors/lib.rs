@@ -49,14 +49,20 @@ use jvmscope_core::{classfile, expr, model};
 use jvmscope_jdwp as jdwp;
 use jvmscope_telemetry as telemetry;
 
+mod calls;
+mod code;
 mod connection;
 mod discovery;
+mod door;
+mod dumps;
 mod error;
 mod events;
 mod jvm;
 mod launch;
 mod link;
 mod lock;
+mod memory;
+mod probes;
 pub mod runtime;
 mod session;
 mod stop_points;
@@ -74,8 +80,22 @@ use crate::model::perfdata::{Rates, Vitals};
 // Nothing else of this layer is reachable from outside it.
 /// JDWP vocabulary the handles speak in.
 pub use crate::jdwp::{SuspendPolicy, ThreadId};
+pub use calls::spring::{SpringQuery, is_secret};
+pub use calls::{
+    Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
+    Param, ParkedOn, QueryRows, SpringReport, Venue,
+};
+pub use code::members::{InstanceReport, InstanceRow, Member, MemberSet, Members, TypeMembers};
+pub use code::{
+    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
+    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
+};
 pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
+pub use door::context::{Depth, FrameWindow, HeldFrames};
+pub use door::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
+pub use door::wildcards::{Expanded, WildcardError};
+pub use dumps::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
 pub use error::{
     ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotWritable,
     ProbeRefusal, SessionError, SpawnError, ThreadUse,
@@ -92,28 +112,14 @@ pub use launch::{
     OutputStream,
 };
 pub use lock::lock;
-pub use session::call::spring::{SpringQuery, is_secret};
-pub use session::call::{
-    Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,
-    Param, ParkedOn, QueryRows, SpringReport, Venue,
-};
-pub use session::code::{
-    CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
-    SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
-};
-pub use session::context::{Depth, FrameWindow, HeldFrames};
+pub use memory::heap::{Channel, ChannelChoice, HistogramSpec, HistogramView, Walk};
+pub use memory::holders::{HolderTarget, HoldersSpec, HoldersView};
+pub use memory::hot::{HotRow, HotSpec, HotView};
 pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
-pub use session::dump::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
-pub use session::heap::{Channel, ChannelChoice, HistogramSpec, HistogramView, Walk};
-pub use session::holders::{HolderTarget, HoldersSpec, HoldersView};
-pub use session::hot::{HotRow, HotSpec, HotView};
-pub use session::members::{InstanceReport, InstanceRow, Member, MemberSet, Members, TypeMembers};
 pub use session::mutate::Written;
 pub use session::stack::{FrameLocals, ShownLocal, ShownValue, StackFrame, StackQuery, StackView};
 pub use session::startup::Startup;
-pub use session::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
 pub use session::traces::{TraceQuery, TracesView};
-pub use session::wildcards::{Expanded, WildcardError};
 pub use session::{
     DisconnectReport, HeldThread, PauseOutcome, Rescue, Rescues, ResumeReport, SessionHandle,
     ThreadChange,

@@ -4,32 +4,23 @@
 //! JVM goes away. Reads go straight to the Connection through the handle,
 //! so they overlap; only state changes pass through this mailbox.
 
-pub mod call;
-pub mod code;
-pub mod context;
 pub mod control;
 pub mod diagnose;
-pub mod dump;
 mod guard;
 mod handle;
-pub mod heap;
-pub mod holders;
-pub mod hot;
 pub mod ledger;
-pub mod members;
 pub mod mutate;
-pub mod probes;
+pub mod reload;
 pub mod stack;
 pub mod startup;
-pub mod step;
 mod stops;
 pub mod traces;
-pub mod wildcards;
 
+pub use crate::door::HeldThread;
 pub use crate::link::port::{LedgerMsg, PortMsg, SessionRef};
 pub use crate::link::{EventBus, Lifeline, Rescue, RescueLog, Rescues, SessionInfo, SessionLink};
 pub use control::{PauseOutcome, ResumeReport, ThreadChange};
-pub use handle::{HeldThread, SessionHandle};
+pub use handle::SessionHandle;
 pub use ledger::Ledger;
 
 use std::sync::Arc;
@@ -124,7 +115,7 @@ pub type Handles = (
     Arc<ClassCache>,
     Arc<EventLog>,
     SessionLink,
-    Arc<probes::Probes>,
+    Arc<crate::probes::Probes>,
 );
 
 /// Arguments of a Session.
@@ -153,7 +144,7 @@ pub struct SessionCore {
     stop_points: StopPointsHandle,
     log: Arc<EventLog>,
     /// What this session changed in the JVM's code.
-    probes: Arc<probes::Probes>,
+    probes: Arc<crate::probes::Probes>,
     watchdog: ActorRef<WatchdogMsg>,
     watchdog_args: WatchdogArgs,
     events_args: EventsArgs,
@@ -266,7 +257,7 @@ impl Actor for Session {
             events,
             stop_points,
             log,
-            probes: Arc::new(probes::Probes::default()),
+            probes: Arc::new(crate::probes::Probes::default()),
             watchdog,
             watchdog_args,
             events_args,
@@ -455,7 +446,7 @@ impl SessionCore {
         // Every class a probe changed gets its own bytes back.
         let _ = tokio::time::timeout(
             Duration::from_secs(5),
-            probes::restore_all(&self.connection, &self.classes, &self.probes),
+            crate::probes::restore_all(&self.connection, &self.classes, &self.probes),
         )
         .await;
         let cleared_all = self

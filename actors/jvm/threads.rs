@@ -7,7 +7,7 @@ use futures::future::join_all;
 use crate::connection::ConnectionHandle;
 use crate::error::JdwpError;
 use crate::jdwp::ThreadId;
-use crate::jdwp::thread_reference::{Name, Status, SuspendCount};
+use crate::jdwp::thread_reference::{IsVirtual, Name, Status, SuspendCount};
 use crate::jdwp::virtual_machine::AllThreads;
 
 /// How many threads are suspended, of how many.
@@ -110,4 +110,18 @@ pub async fn list(conn: &ConnectionHandle) -> Result<Vec<ThreadInfo>, JdwpError>
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(out)
+}
+
+/// Marks the virtual threads of a thread list (one pipelined
+/// `ThreadReference.IsVirtual` each; a refusal reads as not virtual).
+pub async fn mark_virtual(conn: &ConnectionHandle, threads: &mut [ThreadInfo]) {
+    let answers = join_all(
+        threads
+            .iter()
+            .map(|t| conn.send(&IsVirtual { thread: t.id })),
+    )
+    .await;
+    for (t, v) in threads.iter_mut().zip(answers) {
+        t.is_virtual = v.unwrap_or(false);
+    }
 }

@@ -13,7 +13,7 @@ use crate::model::stop_point::{StopState, Target, similar_names};
 use crate::stop_points::PointView;
 use crate::stop_points::arm::plan_copy;
 
-use super::code::StopStaleness;
+use crate::code::StopStaleness;
 
 use super::SessionHandle;
 

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use super::SessionHandle;
-use super::probes::{probe_site, switch};
 use super::stops::interprets;
 use crate::model::stop_point::{Engine, StopPointId, StopState};
+use crate::probes::{probe_site, switch};
 use crate::stop_points::{Handoff, Paused};
 
 /// How often the interpreted cost is charged (and the session's life
@@ -49,7 +49,7 @@ pub fn spawn_guard(session: SessionHandle) {
                 Ok(None) => break,
                 Err(_) => continue,
             };
-            let told = match switch(&session, &paused).await {
+            let told = match switch(&session, session.probes(), &paused).await {
                 Some(pause_us) => Paused {
                     switched: Some(pause_us),
                     ..paused

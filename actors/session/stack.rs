@@ -5,6 +5,7 @@
 
 use futures::future::join_all;
 
+use crate::door::context::{Depth, FrameWindow};
 use crate::error::{JdwpError, SessionError, ThreadUse};
 use crate::jdwp::ThreadId;
 use crate::jvm::eval::{EvalContext, to_val};
@@ -12,7 +13,6 @@ use crate::jvm::inspect::{FrameView, Locals, declared_type};
 use crate::jvm::show::Budget;
 use crate::model::shown::{Shown, Tree};
 use crate::session::SessionHandle;
-use crate::session::context::{Depth, FrameWindow};
 
 /// What a stack read asks for.
 #[derive(Debug, Clone)]

@@ -5,8 +5,8 @@
 
 use crate::error::ProbeRefusal;
 use crate::model::stop_point::{ArmNote, Engine, StopPointSpec, StopState, Target};
+use crate::probes::{self, probe_site};
 use crate::session::SessionHandle;
-use crate::session::probes::{self, probe_site};
 use crate::stop_points::{ArmError, ArmReport, ClearReport, ToggleReport};
 
 impl SessionHandle {
@@ -27,7 +27,7 @@ impl SessionHandle {
                     .await;
             self.probes().set_leftovers(left);
         }
-        probes::spawn_drain(self.clone(), self.probes().clone());
+        probes::spawn_drain(self.jvm().clone(), self.probes().clone());
         super::guard::spawn_guard(self.clone());
     }
 
@@ -125,7 +125,7 @@ impl SessionHandle {
             std::sync::atomic::Ordering::Relaxed,
         );
         self.probes().rename(&pending, &id, registry_stats);
-        if let Err(e) = probes::sync_trap(self, &id).await {
+        if let Err(e) = probes::sync_trap(self, self.probes(), &id).await {
             // A suspending probe without its trap would never stop: out.
             let _ = self.clear_stop(&id).await;
             return Err(ProbeRefusal::Trap(e.to_string()));
@@ -173,11 +173,11 @@ impl SessionHandle {
                 suspends: suspends(&point.spec),
             });
             self.stop_points().mark(id, StopState::Armed).await;
-            probes::sync_trap(self, id).await?;
+            probes::sync_trap(self, self.probes(), id).await?;
         } else if !want && is_on {
             probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
             self.stop_points().mark(id, StopState::Disabled).await;
-            probes::sync_trap(self, id).await?;
+            probes::sync_trap(self, self.probes(), id).await?;
         }
         let point = self.stop_points().view(id).await;
         Ok(ToggleReport {
@@ -252,7 +252,7 @@ impl SessionHandle {
             StopState::Disabled
         };
         self.stop_points().mark_as(id, state, Some(spec)).await;
-        probes::sync_trap(self, id).await?;
+        probes::sync_trap(self, self.probes(), id).await?;
         let point = self.stop_points().view(id).await;
         Ok(ArmReport {
             point,

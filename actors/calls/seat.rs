@@ -1,0 +1,251 @@
+//! The thread a call runs on. JDWP runs methods only on a thread an event
+//! suspended. When the agent names none and no event holds one, a thread
+//! is parked for the call: the chosen thread (`main` first, else the first
+//! application thread) is suspended and single-stepped into its next
+//! line of application code, where the step event suspends it — a safe
+//! point, since the JVM stops there between two lines. Into, not over:
+//! HotSpot never completes a step over that starts in a native frame
+//! (`Thread.sleep`, a socket read), while a step into also ends at the
+//! entry of the next application method called. After the call it is
+//! resumed, as it was running before.
+
+use std::time::Duration;
+
+use super::CallError;
+use crate::door::Jvm;
+use crate::door::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
+use crate::error::SessionError;
+use crate::jdwp::ThreadId;
+use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
+use crate::jvm::eval::EvalContext;
+use crate::jvm::invoke::late_returns;
+
+/// How long a thread may take to reach a line where it can be parked.
+const PARK_WITHIN: Duration = Duration::from_secs(3);
+
+/// How long a parked thread whose call timed out is watched for its return.
+const LATE_WATCH: Duration = Duration::from_secs(600);
+/// How often it is looked at meanwhile.
+const LATE_POLL: Duration = Duration::from_millis(50);
+
+/// Threads of the JVM itself, never parked.
+const SYSTEM_THREADS: &[&str] = &[
+    "Reference Handler",
+    "Finalizer",
+    "Signal Dispatcher",
+    "Common-Cleaner",
+    "Attach Listener",
+    "Notification Thread",
+    "DestroyJavaVM",
+];
+
+/// Parked threads whose call ran past its budget and has not returned:
+/// (session id, thread). Not parked again until it has, since the return
+/// suspends the thread again and only its watcher may resume it.
+static LATE: std::sync::Mutex<Vec<(String, ThreadId)>> = std::sync::Mutex::new(Vec::new());
+
+fn late(session: &Jvm, thread: ThreadId) -> bool {
+    let key = (session.id().0.clone(), thread);
+    LATE.lock().map(|l| l.contains(&key)).unwrap_or(false)
+}
+
+fn set_late(session: &Jvm, thread: ThreadId, on: bool) {
+    let key = (session.id().0.clone(), thread);
+    if let Ok(mut l) = LATE.lock() {
+        l.retain(|k| *k != key);
+        if on {
+            l.push(key);
+        }
+    }
+}
+
+/// How the call's thread was had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Venue {
+    /// An event (a stop point, a step) had suspended it.
+    EventThread,
+    /// Parked for the call by a single step, and resumed after it.
+    Parked,
+}
+
+/// The thread a call runs on, and what to undo after.
+pub(crate) struct Seat {
+    pub thread: ThreadId,
+    pub name: String,
+    pub venue: Venue,
+    pub ctx: EvalContext,
+}
+
+/// Seats a call on `want` (or a thread of this module's choosing).
+pub(crate) async fn take(session: &Jvm, want: Option<ThreadId>) -> Result<Seat, SessionError> {
+    let event = held_by_events(session).await;
+    let chosen = match want {
+        Some(t) => t,
+        None => match event.first() {
+            Some(&t) => t,
+            None => choose(session).await?,
+        },
+    };
+    let name = session
+        .thread_names(&[chosen])
+        .await
+        .pop()
+        .flatten()
+        .unwrap_or_default();
+    if event.contains(&chosen) {
+        let ctx = crate::door::context::context(session, Some(chosen), 0).await?;
+        return Ok(Seat {
+            thread: chosen,
+            name,
+            venue: Venue::EventThread,
+            ctx,
+        });
+    }
+    if late(session, chosen) {
+        return Err(CallError::CannotPark {
+            reason: format!(
+                "thread {name:?} is still running a call that ran past its budget; it is resumed when that call returns"
+            ),
+        }
+        .into());
+    }
+    park(session, chosen, &name).await?;
+    let ctx = match crate::door::context::context(session, Some(chosen), 0).await {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            release(session, chosen).await;
+            return Err(e);
+        }
+    };
+    Ok(Seat {
+        thread: chosen,
+        name,
+        venue: Venue::Parked,
+        // The step event suspended it, so it may invoke.
+        ctx: EvalContext {
+            invocable: true,
+            ..ctx
+        },
+    })
+}
+
+/// The threads the ledger says events hold, less any that is running
+/// after all (a class load's thread that the stop points released once
+/// they had armed the new class: the ledger is forgotten then).
+async fn held_by_events(session: &Jvm) -> Vec<ThreadId> {
+    let mut held = Vec::new();
+    for t in session.event_threads().await {
+        let count = session.connection().send(&SuspendCount { thread: t }).await;
+        match count {
+            Ok(n) if n > 0 => held.push(t),
+            Ok(_) => session.ledger().forget_event_threads(Some(t)),
+            Err(_) => {}
+        }
+    }
+    held
+}
+
+impl Seat {
+    /// Ends a call made from this seat: lets the caller's objects be
+    /// collected and gives the thread back as [`Seat::give_back`] does.
+    pub async fn end<T>(
+        &self,
+        session: &Jvm,
+        caller: &super::Caller<'_>,
+        result: &Result<T, SessionError>,
+    ) {
+        caller.release().await;
+        let timed_out = matches!(result, Err(SessionError::Call(CallError::Timeout { .. })));
+        self.give_back(session, timed_out).await;
+    }
+
+    /// Gives a parked thread back: resumed now, or, when the call timed
+    /// out and still runs, once it returns (the JVM suspends the thread
+    /// again then, and nobody else holds it).
+    pub async fn give_back(&self, session: &Jvm, timed_out: bool) {
+        if self.venue != Venue::Parked {
+            return;
+        }
+        if !timed_out {
+            release(session, self.thread).await;
+            return;
+        }
+        session.ledger().forget_event_threads(Some(self.thread));
+        set_late(session, self.thread, true);
+        let (session, thread) = (session.clone(), self.thread);
+        let before = late_returns(&session.id().0, thread);
+        tokio::spawn(async move {
+            let started = std::time::Instant::now();
+            while started.elapsed() < LATE_WATCH && session.check_alive().is_ok() {
+                tokio::time::sleep(LATE_POLL).await;
+                if late_returns(&session.id().0, thread) == before {
+                    continue;
+                }
+                // Returned: resumed already, unless it was left to a resume.
+                if let Ok(n) = session.connection().send(&SuspendCount { thread }).await
+                    && n > 0
+                {
+                    release(&session, thread).await;
+                }
+                break;
+            }
+            set_late(&session, thread, false);
+        });
+    }
+}
+
+async fn release(session: &Jvm, thread: ThreadId) {
+    session.ledger().forget_event_threads(Some(thread));
+    let _ = session.connection().send(&Resume { thread }).await;
+}
+
+/// `main` when it is alive, else the first thread that is not the JVM's own.
+async fn choose(session: &Jvm) -> Result<ThreadId, SessionError> {
+    let threads = session.threads().await?;
+    let candidates: Vec<_> = threads
+        .iter()
+        .filter(|t| !SYSTEM_THREADS.contains(&t.name.as_str()))
+        .filter(|t| !t.status.eq_ignore_ascii_case("zombie"))
+        .collect();
+    candidates
+        .iter()
+        .find(|t| t.name == "main")
+        .or_else(|| candidates.first())
+        .map(|t| t.id)
+        .ok_or_else(|| {
+            CallError::CannotPark {
+                reason: "the JVM has no application thread".into(),
+            }
+            .into()
+        })
+}
+
+/// Suspends `thread` and steps it into its next line of application code.
+async fn park(session: &Jvm, thread: ThreadId, name: &str) -> Result<(), SessionError> {
+    let conn = session.connection();
+    let count = conn
+        .send(&SuspendCount { thread })
+        .await
+        .map_err(|e| session.map_err(e))?;
+    if count > 0 {
+        return Err(CallError::AgentHeld {
+            thread,
+            name: name.into(),
+        }
+        .into());
+    }
+    conn.send(&Suspend { thread })
+        .await
+        .map_err(|e| session.map_err(e))?;
+    let filter = StepFilter::Exclude(DEFAULT_EXCLUDES.iter().map(|s| s.to_string()).collect());
+    match step::step(session, thread, StepKind::Into, &filter, PARK_WITHIN).await {
+        Ok(_) => Ok(()),
+        Err(SessionError::StepTimeout { ms, .. }) => Err(CallError::CannotPark {
+            reason: format!(
+                "thread {name:?} reached no line of application code within {ms} ms (blocked or waiting); it runs on as before"
+            ),
+        }
+        .into()),
+        Err(e) => Err(e),
+    }
+}

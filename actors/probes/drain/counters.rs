@@ -1,0 +1,212 @@
+//! The helper's slower counters, read every half second of drain: calls and
+//! passes (`LongAdder`s), sampled cost, errors, and the drops they imply;
+//! and the small object reads the drain needs (an `AtomicLong`'s value,
+//! an `AtomicLongArray`'s inner array).
+
+use std::sync::atomic::Ordering;
+
+use super::Cursor;
+use crate::door::Jvm;
+use crate::error::JdwpError;
+use crate::jdwp::array_reference::GetValues as GetArray;
+use crate::jdwp::object_reference::GetValues as GetFields;
+use crate::jdwp::reference_type::GetValues as GetStatics;
+use crate::jdwp::{FieldId, ObjectId, Value};
+use crate::probes::Live;
+
+/// The value of an `AtomicLong`, through its `value` field (its id kept
+/// in `field` after the first read).
+pub(super) async fn atomic_long(
+    session: &Jvm,
+    object: ObjectId,
+    field: &mut Option<FieldId>,
+) -> Result<u64, JdwpError> {
+    let f = match field {
+        Some(f) => *f,
+        None => match field_named(session, object, "value").await? {
+            Some(f) => *field.insert(f),
+            None => return Ok(0),
+        },
+    };
+    Ok(match field_value(session, object, f).await? {
+        Some(Value::Long(n)) => n as u64,
+        _ => 0,
+    })
+}
+
+/// The `long[]` inside an `AtomicLongArray`.
+pub(super) async fn inner_array(session: &Jvm, object: ObjectId) -> Result<ObjectId, JdwpError> {
+    let Some(f) = field_named(session, object, "array").await? else {
+        return Ok(ObjectId(0));
+    };
+    Ok(match field_value(session, object, f).await? {
+        Some(Value::Object { id, .. }) => id,
+        _ => ObjectId(0),
+    })
+}
+
+/// The id of the field `name` declared by `object`'s class.
+async fn field_named(
+    session: &Jvm,
+    object: ObjectId,
+    name: &str,
+) -> Result<Option<FieldId>, JdwpError> {
+    let t = session.classes().type_of(object).await?.id;
+    let fields = session.classes().fields(t).await?;
+    Ok(fields.iter().find(|f| f.name == name).map(|f| f.id))
+}
+
+/// One field of one object.
+async fn field_value(
+    session: &Jvm,
+    object: ObjectId,
+    field: FieldId,
+) -> Result<Option<Value>, JdwpError> {
+    let v = session
+        .connection()
+        .send(&GetFields {
+            object,
+            fields: vec![field],
+        })
+        .await?;
+    Ok(v.first().copied())
+}
+
+/// Reads the helper's calls and passes (`LongAdder`s: their base and
+/// cells), sampled cost and errors into the stop point's meter. The drops
+/// are the passes (every call, with no filter) less the records claimed
+/// (`head`, read last, so a call in flight never shows as a drop).
+pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
+    let conn = session.connection();
+    let f = &probe.fields;
+    let Ok(v) = conn
+        .send(&GetStatics {
+            ref_type: probe.helper,
+            fields: vec![
+                f.calls,
+                f.passed,
+                f.cost_ns,
+                f.cost_samples,
+                f.errors,
+                f.head,
+            ],
+        })
+        .await
+    else {
+        return;
+    };
+    let long = |i: usize| match v.get(i) {
+        Some(Value::Long(n)) => *n as u64,
+        _ => 0,
+    };
+    let obj = |i: usize| match v.get(i) {
+        Some(Value::Object { id, .. }) if id.0 != 0 => Some(*id),
+        _ => None,
+    };
+    let meter = &probe.stats.probe;
+    meter.cost_ns.store(long(2), Ordering::Relaxed);
+    meter.cost_samples.store(long(3), Ordering::Relaxed);
+    let base = probe.base;
+    probe
+        .stats
+        .condition_errors
+        .store(base.errors + long(4), Ordering::Relaxed);
+    let Some(calls) = (match obj(0) {
+        Some(a) => long_adder(session, a).await,
+        None => None,
+    }) else {
+        return;
+    };
+    meter.calls.store(base.calls + calls, Ordering::Relaxed);
+    probe
+        .stats
+        .hits
+        .store(base.calls + calls, Ordering::Relaxed);
+    let passed = if probe.spec.filters() {
+        match obj(1) {
+            Some(a) => long_adder(session, a).await,
+            None => None,
+        }
+    } else {
+        Some(calls)
+    };
+    let claimed = match obj(5) {
+        Some(h) => atomic_long(session, h, &mut cursor.atomic_value).await.ok(),
+        None => None,
+    };
+    if let (Some(passed), Some(claimed)) = (passed, claimed) {
+        meter.drops.store(
+            base.drops + passed.saturating_sub(claimed),
+            Ordering::Relaxed,
+        );
+    }
+}
+
+/// The sum of a `LongAdder`: its `base` plus each cell's `value`.
+async fn long_adder(session: &Jvm, adder: ObjectId) -> Option<u64> {
+    let classes = session.classes();
+    let conn = session.connection();
+    let mut ty = classes.type_of(adder).await.ok()?.id;
+    // base and cells are declared by Striped64, LongAdder's superclass.
+    let mut base = None;
+    let mut cells = None;
+    for _ in 0..3 {
+        let fields = classes.fields(ty).await.ok()?;
+        base = base.or_else(|| fields.iter().find(|f| f.name == "base").map(|f| f.id));
+        cells = cells.or_else(|| fields.iter().find(|f| f.name == "cells").map(|f| f.id));
+        if base.is_some() && cells.is_some() {
+            break;
+        }
+        ty = classes.superclass(ty).await.ok()??;
+    }
+    let (base, cells) = (base?, cells?);
+    let v = conn
+        .send(&GetFields {
+            object: adder,
+            fields: vec![base, cells],
+        })
+        .await
+        .ok()?;
+    let mut sum = match v.first() {
+        Some(Value::Long(n)) => *n as u64,
+        _ => 0,
+    };
+    if let Some(Value::Object { id, .. }) = v.get(1)
+        && id.0 != 0
+    {
+        let len = conn
+            .send(&crate::jdwp::array_reference::Length { array: *id })
+            .await
+            .ok()?;
+        let cells = conn
+            .send(&GetArray {
+                array: *id,
+                first_index: 0,
+                length: len,
+            })
+            .await
+            .ok()?;
+        for c in cells.values {
+            let Value::Object { id: cell, .. } = c else {
+                continue;
+            };
+            if cell.0 == 0 {
+                continue;
+            }
+            let t = classes.type_of(cell).await.ok()?.id;
+            let fields = classes.fields(t).await.ok()?;
+            let f = fields.iter().find(|f| f.name == "value")?.id;
+            if let Ok(v) = conn
+                .send(&GetFields {
+                    object: cell,
+                    fields: vec![f],
+                })
+                .await
+                && let Some(Value::Long(n)) = v.first()
+            {
+                sum = sum.wrapping_add(*n as u64);
+            }
+        }
+    }
+    Some(sum)
+}
