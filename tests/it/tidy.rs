@@ -5,6 +5,7 @@
 //! `actors/lib.rs` re-exports. Each rule is a function over one line of code, and
 //! `each_rule_catches_a_deliberate_violation` shows every one failing.
 
+mod docs;
 mod rooms;
 
 use std::path::{Path, PathBuf};
