@@ -160,53 +160,8 @@ pub struct ClassCache {
     runaways: Arc<crate::jvm::invoke::runaways::Runaways>,
 }
 
-/// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
-pub fn java_name(signature: &str) -> String {
-    let dims = signature.chars().take_while(|c| *c == '[').count();
-    let base = &signature[dims..];
-    let name = match base.as_bytes().first() {
-        // One `L` and one `;`: a class of the default package may itself
-        // start with an L (`LLeak;` is `Leak`).
-        Some(b'L') => base[1..]
-            .strip_suffix(';')
-            .unwrap_or(&base[1..])
-            .replace('/', "."),
-        Some(b'Z') => "boolean".into(),
-        Some(b'B') => "byte".into(),
-        Some(b'C') => "char".into(),
-        Some(b'S') => "short".into(),
-        Some(b'I') => "int".into(),
-        Some(b'J') => "long".into(),
-        Some(b'F') => "float".into(),
-        Some(b'D') => "double".into(),
-        Some(b'V') => "void".into(),
-        _ => base.to_string(),
-    };
-    format!("{name}{}", "[]".repeat(dims))
-}
-
-/// `java.util.Map$Entry` → `Ljava/util/Map$Entry;` (arrays: `int[]` → `[I`).
-pub fn jni_signature(name: &str) -> String {
-    let mut base = name.trim();
-    let mut dims = 0;
-    while let Some(stripped) = base.strip_suffix("[]") {
-        base = stripped;
-        dims += 1;
-    }
-    let sig = match base {
-        "boolean" => "Z".to_string(),
-        "byte" => "B".into(),
-        "char" => "C".into(),
-        "short" => "S".into(),
-        "int" => "I".into(),
-        "long" => "J".into(),
-        "float" => "F".into(),
-        "double" => "D".into(),
-        "void" => "V".into(),
-        other => format!("L{};", other.replace('.', "/")),
-    };
-    format!("{}{sig}", "[".repeat(dims))
-}
+// The type words are read and written by `model::signature` alone.
+pub use crate::model::signature::{java_name, jni_signature};
 
 /// Objects whose types are remembered before the memo starts over.
 const MAX_OBJECT_TYPES: usize = 100_000;
@@ -597,20 +552,6 @@ impl ClassCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_and_signatures() {
-        for (name, sig) in [
-            ("java.util.HashMap", "Ljava/util/HashMap;"),
-            ("int[]", "[I"),
-            ("java.lang.String[][]", "[[Ljava/lang/String;"),
-            ("Outer$Inner", "LOuter$Inner;"),
-            ("boolean", "Z"),
-        ] {
-            assert_eq!(jni_signature(name), sig);
-            assert_eq!(java_name(sig), name);
-        }
-    }
 
     #[test]
     fn lines_map_both_ways() {
