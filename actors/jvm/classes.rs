@@ -141,7 +141,13 @@ struct Inner {
     vars: HashMap<(ReferenceTypeId, MethodId), Arc<Variables>>,
     /// Fields of JDK classes looked up by name (`Thread.parkBlocker`).
     boot_fields: HashMap<(&'static str, &'static str), Option<FieldId>>,
+    /// Thread names, the one cache of them: hits, traces and probe
+    /// records all name their thread through it.
+    thread_names: HashMap<crate::jdwp::ThreadId, Arc<str>>,
 }
+
+/// Thread names remembered before the memo starts over.
+const MAX_THREAD_NAMES: usize = 16_384;
 
 /// The cache. Cheap to clone through its `Arc`.
 pub struct ClassCache {
@@ -405,6 +411,28 @@ impl ClassCache {
         let l = self.conn.send(&ClassLoader { ref_type: id }).await?;
         lock(&self.inner).loaders.insert(id, l);
         Ok(l)
+    }
+
+    /// A thread's name (`?` when it cannot be read), cached: a thread is
+    /// named once, and a name rarely changes.
+    pub async fn thread_name(&self, thread: crate::jdwp::ThreadId) -> Arc<str> {
+        if let Some(n) = lock(&self.inner).thread_names.get(&thread) {
+            return n.clone();
+        }
+        let name: Arc<str> = match self
+            .conn
+            .send(&crate::jdwp::thread_reference::Name { thread })
+            .await
+        {
+            Ok(n) => n.into(),
+            Err(_) => "?".into(),
+        };
+        let mut g = lock(&self.inner);
+        if g.thread_names.len() >= MAX_THREAD_NAMES {
+            g.thread_names.clear();
+        }
+        g.thread_names.insert(thread, name.clone());
+        name
     }
 
     /// A method's line table (empty for native and abstract methods).

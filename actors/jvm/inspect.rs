@@ -31,13 +31,13 @@ pub struct FrameView {
 impl FrameView {
     /// `com.acme.Foo.bar:42` (line `?` when unknown, `native` for natives).
     pub fn label(&self) -> String {
-        let method = self.method.as_ref().map(|m| m.name.as_str()).unwrap_or("?");
-        let line = match (&self.method, self.line) {
-            (Some(m), _) if m.is_native() => "native".to_string(),
-            (_, Some(l)) => l.to_string(),
-            _ => "?".to_string(),
-        };
-        format!("{}.{}:{}", self.class.name, method, line)
+        crate::model::label::CodeLabel::frame(
+            &self.class.name,
+            self.method.as_ref().map(|m| m.name.as_str()),
+            self.method.as_ref().is_some_and(|m| m.is_native()),
+            self.line.map(i64::from),
+        )
+        .to_string()
     }
 }
 

@@ -6,6 +6,7 @@
 //! `each_rule_catches_a_deliberate_violation` shows every one failing.
 
 mod rooms;
+mod words;
 
 use std::path::{Path, PathBuf};
 
