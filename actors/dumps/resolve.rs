@@ -178,18 +178,25 @@ pub(crate) type MethodLabels =
 
 /// `com.acme.Foo.bar:42`, `…:native`, `…:?`.
 pub(crate) fn frame_label(f: &FrameInfo, labels: &MethodLabels) -> String {
+    use crate::model::label::{CodeLabel, LineAt};
     match labels.get(&(f.location.class, f.location.method)) {
-        Some((label, true, _)) => format!("{label}:native"),
-        Some((label, false, lines)) => {
-            match lines
-                .as_ref()
-                .and_then(|l| l.line_of(f.location.index as i64))
-            {
-                Some(line) => format!("{label}:{line}"),
-                None => format!("{label}:?"),
-            }
+        Some((label, native, lines)) => {
+            let line = if *native {
+                LineAt::Native
+            } else {
+                LineAt::known(
+                    lines
+                        .as_ref()
+                        .and_then(|l| l.line_of(f.location.index as i64))
+                        .map(i64::from),
+                )
+            };
+            CodeLabel::new(label, None, line).to_string()
         }
-        None => format!("?@{:#x}:?", f.location.class.0),
+        None => {
+            let class = format!("?@{:#x}", f.location.class.0);
+            CodeLabel::new(&class, None, LineAt::Unknown).to_string()
+        }
     }
 }
 

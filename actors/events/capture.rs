@@ -83,13 +83,14 @@ impl Ctx {
         let class = class.map(|c| c.name.clone()).unwrap_or_else(|_| "?".into());
         let method = method.ok().flatten();
         let line = lines.ok().and_then(|l| l.line_of(loc.index as i64));
-        let line = match (&method, line) {
-            (Some(m), _) if m.is_native() => "native".to_string(),
-            (_, Some(l)) => l.to_string(),
-            _ => "?".to_string(),
-        };
-        let method = method.map(|m| m.name).unwrap_or_else(|| "?".into());
-        let label: Arc<str> = format!("{class}.{method}:{line}").into();
+        let label: Arc<str> = crate::model::label::CodeLabel::frame(
+            &class,
+            method.as_ref().map(|m| m.name.as_str()),
+            method.as_ref().is_some_and(|m| m.is_native()),
+            line.map(i64::from),
+        )
+        .to_string()
+        .into();
         remember(&mut self.memo().labels, LABEL_CACHE, *loc, label.clone());
         label
     }
@@ -104,21 +105,9 @@ impl Ctx {
             .map(|m| m.name)
     }
 
-    /// A thread's name (cached; thread names rarely change).
+    /// A thread's name (from the class cache, the one cache of them).
     pub async fn thread_name(&self, thread: ThreadId) -> Arc<str> {
-        if let Some(n) = self.memo().names.get(&thread) {
-            return n.clone();
-        }
-        let name: Arc<str> = match self
-            .conn
-            .send(&crate::jdwp::thread_reference::Name { thread })
-            .await
-        {
-            Ok(n) => n.into(),
-            Err(_) => "?".into(),
-        };
-        remember(&mut self.memo().names, THREAD_CACHE, thread, name.clone());
-        name
+        self.classes.thread_name(thread).await
     }
 
     /// Sends the request for up to `count` frames from the top; the reply

@@ -63,7 +63,6 @@ impl Fold {
 /// that touches it takes the lock for one step and never across an await.
 #[derive(Default)]
 pub(in crate::events) struct Memo {
-    pub(in crate::events) names: HashMap<ThreadId, Arc<str>>,
     pub(in crate::events) labels: HashMap<Location, Arc<str>>,
     /// The slots each traced location reads (`Ctx::slots`).
     pub(in crate::events) slot_sets: HashMap<Location, SlotSet>,

@@ -141,7 +141,13 @@ struct Inner {
     vars: HashMap<(ReferenceTypeId, MethodId), Arc<Variables>>,
     /// Fields of JDK classes looked up by name (`Thread.parkBlocker`).
     boot_fields: HashMap<(&'static str, &'static str), Option<FieldId>>,
+    /// Thread names, the one cache of them: hits, traces and probe
+    /// records all name their thread through it.
+    thread_names: HashMap<crate::jdwp::ThreadId, Arc<str>>,
 }
+
+/// Thread names remembered before the memo starts over.
+const MAX_THREAD_NAMES: usize = 16_384;
 
 /// The cache. Cheap to clone through its `Arc`.
 pub struct ClassCache {
@@ -160,53 +166,8 @@ pub struct ClassCache {
     runaways: Arc<crate::jvm::invoke::runaways::Runaways>,
 }
 
-/// `Ljava/util/Map$Entry;` → `java.util.Map$Entry`, `[I` → `int[]`.
-pub fn java_name(signature: &str) -> String {
-    let dims = signature.chars().take_while(|c| *c == '[').count();
-    let base = &signature[dims..];
-    let name = match base.as_bytes().first() {
-        // One `L` and one `;`: a class of the default package may itself
-        // start with an L (`LLeak;` is `Leak`).
-        Some(b'L') => base[1..]
-            .strip_suffix(';')
-            .unwrap_or(&base[1..])
-            .replace('/', "."),
-        Some(b'Z') => "boolean".into(),
-        Some(b'B') => "byte".into(),
-        Some(b'C') => "char".into(),
-        Some(b'S') => "short".into(),
-        Some(b'I') => "int".into(),
-        Some(b'J') => "long".into(),
-        Some(b'F') => "float".into(),
-        Some(b'D') => "double".into(),
-        Some(b'V') => "void".into(),
-        _ => base.to_string(),
-    };
-    format!("{name}{}", "[]".repeat(dims))
-}
-
-/// `java.util.Map$Entry` → `Ljava/util/Map$Entry;` (arrays: `int[]` → `[I`).
-pub fn jni_signature(name: &str) -> String {
-    let mut base = name.trim();
-    let mut dims = 0;
-    while let Some(stripped) = base.strip_suffix("[]") {
-        base = stripped;
-        dims += 1;
-    }
-    let sig = match base {
-        "boolean" => "Z".to_string(),
-        "byte" => "B".into(),
-        "char" => "C".into(),
-        "short" => "S".into(),
-        "int" => "I".into(),
-        "long" => "J".into(),
-        "float" => "F".into(),
-        "double" => "D".into(),
-        "void" => "V".into(),
-        other => format!("L{};", other.replace('.', "/")),
-    };
-    format!("{}{sig}", "[".repeat(dims))
-}
+// The type words are read and written by `model::signature` alone.
+pub use crate::model::signature::{java_name, jni_signature};
 
 /// Objects whose types are remembered before the memo starts over.
 const MAX_OBJECT_TYPES: usize = 100_000;
@@ -452,6 +413,28 @@ impl ClassCache {
         Ok(l)
     }
 
+    /// A thread's name (`?` when it cannot be read), cached: a thread is
+    /// named once, and a name rarely changes.
+    pub async fn thread_name(&self, thread: crate::jdwp::ThreadId) -> Arc<str> {
+        if let Some(n) = lock(&self.inner).thread_names.get(&thread) {
+            return n.clone();
+        }
+        let name: Arc<str> = match self
+            .conn
+            .send(&crate::jdwp::thread_reference::Name { thread })
+            .await
+        {
+            Ok(n) => n.into(),
+            Err(_) => "?".into(),
+        };
+        let mut g = lock(&self.inner);
+        if g.thread_names.len() >= MAX_THREAD_NAMES {
+            g.thread_names.clear();
+        }
+        g.thread_names.insert(thread, name.clone());
+        name
+    }
+
     /// A method's line table (empty for native and abstract methods).
     pub async fn lines(
         &self,
@@ -597,20 +580,6 @@ impl ClassCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_and_signatures() {
-        for (name, sig) in [
-            ("java.util.HashMap", "Ljava/util/HashMap;"),
-            ("int[]", "[I"),
-            ("java.lang.String[][]", "[[Ljava/lang/String;"),
-            ("Outer$Inner", "LOuter$Inner;"),
-            ("boolean", "Z"),
-        ] {
-            assert_eq!(jni_signature(name), sig);
-            assert_eq!(java_name(sig), name);
-        }
-    }
 
     #[test]
     fn lines_map_both_ways() {

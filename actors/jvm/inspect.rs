@@ -13,7 +13,7 @@ use crate::error::JdwpError;
 use crate::jdwp::stack_frame::{GetValues, SlotRequest, ThisObject};
 use crate::jdwp::thread_reference::{FrameCount, Frames};
 use crate::jdwp::{ErrorCode, FrameId, FrameInfo, Location, ObjectId, Tag, ThreadId, Value};
-use crate::jvm::classes::{ClassCache, ClassInfo, MethodInfo, Variables, java_name};
+use crate::jvm::classes::{ClassCache, ClassInfo, MethodInfo, Variables};
 use crate::jvm::show::{unreadable, wire_scalar};
 use crate::model::shown::{Cut, Elements, Shown};
 
@@ -31,13 +31,13 @@ pub struct FrameView {
 impl FrameView {
     /// `com.acme.Foo.bar:42` (line `?` when unknown, `native` for natives).
     pub fn label(&self) -> String {
-        let method = self.method.as_ref().map(|m| m.name.as_str()).unwrap_or("?");
-        let line = match (&self.method, self.line) {
-            (Some(m), _) if m.is_native() => "native".to_string(),
-            (_, Some(l)) => l.to_string(),
-            _ => "?".to_string(),
-        };
-        format!("{}.{}:{}", self.class.name, method, line)
+        crate::model::label::CodeLabel::frame(
+            &self.class.name,
+            self.method.as_ref().map(|m| m.name.as_str()),
+            self.method.as_ref().is_some_and(|m| m.is_native()),
+            self.line.map(i64::from),
+        )
+        .to_string()
     }
 }
 
@@ -329,78 +329,9 @@ pub async fn show(classes: &ClassCache, value: &Value, max_len: usize) -> Shown 
 }
 
 /// The declared type of a local or field as the reader wants it: the
-/// generic form when the class file has one, else the erased name.
-pub fn declared_type(signature: &str, generic: &str) -> String {
-    if generic.is_empty() {
-        java_name(signature)
-    } else {
-        render_generic(generic)
-    }
-}
-
-/// `Ljava/util/List<Lcom/acme/Order;>;` → `java.util.List<com.acme.Order>`.
-pub fn render_generic(sig: &str) -> String {
-    fn one(s: &[u8], i: &mut usize, out: &mut String) {
-        let Some(&c) = s.get(*i) else {
-            return;
-        };
-        *i += 1;
-        match c {
-            b'L' => {
-                while let Some(&c) = s.get(*i) {
-                    *i += 1;
-                    match c {
-                        b';' => return,
-                        b'/' => out.push('.'),
-                        b'<' => {
-                            out.push('<');
-                            let mut first = true;
-                            while s.get(*i).is_some_and(|c| *c != b'>') {
-                                if !first {
-                                    out.push_str(", ");
-                                }
-                                first = false;
-                                one(s, i, out);
-                            }
-                            *i += 1;
-                            out.push('>');
-                        }
-                        b'.' => out.push('.'),
-                        c => out.push(c as char),
-                    }
-                }
-            }
-            b'T' => {
-                while let Some(&c) = s.get(*i) {
-                    *i += 1;
-                    if c == b';' {
-                        return;
-                    }
-                    out.push(c as char);
-                }
-            }
-            b'[' => {
-                one(s, i, out);
-                out.push_str("[]");
-            }
-            b'*' => out.push('?'),
-            b'+' => {
-                out.push_str("? extends ");
-                one(s, i, out);
-            }
-            b'-' => {
-                out.push_str("? super ");
-                one(s, i, out);
-            }
-            c => out.push_str(&java_name(&(c as char).to_string())),
-        }
-    }
-    let mut out = String::new();
-    let bytes = sig.as_bytes();
-    let mut i = 0;
-    one(bytes, &mut i, &mut out);
-    out
-}
+/// generic form when the class file has one (and it parses), else the
+/// erased name.
+pub use crate::model::java_source::type_name as declared_type;
 
 #[cfg(test)]
 mod tests {
@@ -409,22 +340,26 @@ mod tests {
     #[test]
     fn generic_signatures_render_as_source() {
         assert_eq!(
-            render_generic("Ljava/util/List<Lcom/acme/Order;>;"),
+            declared_type("Ljava/lang/Object;", "Ljava/util/List<Lcom/acme/Order;>;"),
             "java.util.List<com.acme.Order>"
         );
         assert_eq!(
-            render_generic(
+            declared_type(
+                "Ljava/lang/Object;",
                 "Ljava/util/Map<Ljava/lang/String;Ljava/util/List<Ljava/lang/Integer;>;>;"
             ),
             "java.util.Map<java.lang.String, java.util.List<java.lang.Integer>>"
         );
-        assert_eq!(render_generic("TT;"), "T");
+        assert_eq!(declared_type("Ljava/lang/Object;", "TT;"), "T");
         assert_eq!(
-            render_generic("Ljava/util/List<+Ljava/lang/Number;>;"),
+            declared_type(
+                "Ljava/lang/Object;",
+                "Ljava/util/List<+Ljava/lang/Number;>;"
+            ),
             "java.util.List<? extends java.lang.Number>"
         );
         assert_eq!(
-            render_generic("[Ljava/util/List<*>;"),
+            declared_type("Ljava/lang/Object;", "[Ljava/util/List<*>;"),
             "java.util.List<?>[]"
         );
     }

@@ -15,7 +15,8 @@ use crate::error::{LocalError, SessionError};
 use crate::jdwp::TypeTag;
 use crate::jdwp::virtual_machine::{AllClasses, InstanceCounts};
 use crate::lock::lock;
-use crate::model::histogram::{ClassCount, Histogram, java_type};
+use crate::model::histogram::{ClassCount, Histogram};
+use crate::model::signature::java_name;
 
 /// How long one heap walk may take before the request is given up.
 const WALK_TIMEOUT: Duration = Duration::from_secs(120);
@@ -239,7 +240,7 @@ impl Jvm {
         let classes: Vec<(String, crate::jdwp::ReferenceTypeId)> = all
             .into_iter()
             .filter(|c| c.ref_type.tag != TypeTag::Interface)
-            .map(|c| (java_type(&c.signature), c.ref_type.id))
+            .map(|c| (java_name(&c.signature), c.ref_type.id))
             .filter(|(name, _)| name.starts_with(package))
             .collect();
         let counts = self

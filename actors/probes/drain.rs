@@ -77,7 +77,6 @@ impl Cursor {
 pub fn spawn_drain(session: Jvm, probes: Arc<Probes>) {
     tokio::spawn(async move {
         let mut cursors: HashMap<String, Cursor> = HashMap::new();
-        let mut names: HashMap<u64, Arc<str>> = HashMap::new();
         let mut tick = tokio::time::interval(DRAIN_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
@@ -94,7 +93,7 @@ pub fn spawn_drain(session: Jvm, probes: Arc<Probes>) {
                 if cursor.spent || cursor.due > Instant::now() {
                     continue;
                 }
-                let result = drain_one(&session, &id, &probe, cursor, &mut names).await;
+                let result = drain_one(&session, &id, &probe, cursor).await;
                 // Paced from the round's end, less a tick's slack.
                 cursor.due = Instant::now() + cursor.pace.period.saturating_sub(DRAIN_EVERY / 2);
                 match result {
@@ -139,7 +138,6 @@ async fn drain_one(
     id: &str,
     probe: &Live,
     cursor: &mut Cursor,
-    names: &mut HashMap<u64, Arc<str>>,
 ) -> Result<Spent, JdwpError> {
     let conn = session.connection();
     let f = &probe.fields;
@@ -192,7 +190,7 @@ async fn drain_one(
     };
     let t = take(cursor.tail, ready, remaining, keep);
     let (records, held) = if t.read > 0 {
-        read_records(session, id, probe, &ring, t.from, t.read, names).await?
+        read_records(session, id, probe, &ring, t.from, t.read).await?
     } else {
         (Vec::new(), None)
     };
@@ -262,7 +260,6 @@ async fn read_records(
     ring: &Ring,
     from: u64,
     count: u64,
-    names: &mut HashMap<u64, Arc<str>>,
 ) -> Result<(Vec<TraceRecord>, Option<(u64, u64)>), JdwpError> {
     let conn = session.connection();
     let cap = ring.cap;
@@ -302,7 +299,7 @@ async fn read_records(
             Some(Value::Object { id, .. }) => id.0,
             _ => 0,
         };
-        let thread_name = thread_name(session, thread, names).await;
+        let thread_name = session.classes().thread_name(ThreadId(thread)).await;
         let stamp = match t.get(k) {
             Some(Value::Long(x)) => *x,
             _ => newest,
@@ -534,24 +531,6 @@ pub fn decode(kind: Kind, bits: i64) -> Prim {
         Kind::Float => Prim::Float(f32::from_bits(bits as u32)),
         Kind::Double => Prim::Double(f64::from_bits(bits as u64)),
     }
-}
-
-async fn thread_name(session: &Jvm, thread: u64, names: &mut HashMap<u64, Arc<str>>) -> Arc<str> {
-    if let Some(n) = names.get(&thread) {
-        return n.clone();
-    }
-    let name: Arc<str> = session
-        .thread_names(&[ThreadId(thread)])
-        .await
-        .pop()
-        .flatten()
-        .unwrap_or_default()
-        .into();
-    if names.len() > 4096 {
-        names.clear();
-    }
-    names.insert(thread, name.clone());
-    name
 }
 
 /// `count` records of `width` values each from record number `from`, in

@@ -20,6 +20,7 @@ use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
 use crate::jdwp::{ObjectId, ReferenceTypeId, Value};
 use crate::model::classfile::{self, ClassShape};
+use crate::model::label::{CodeLabel, LineAt};
 use crate::model::stale::{self, Code};
 use crate::model::stop_point::{Mode, StopPointSpec, Target};
 use crate::stop_points::routes::Stats;
@@ -452,7 +453,9 @@ fn probe_spec(
 /// Where a probe's records say they come from.
 fn location_of(class: &str, probe: &ProbeSpec) -> Arc<str> {
     match (&probe.site, &probe.method) {
-        (Site::Line { line }, Some(m)) => format!("{class}.{}:{line}", m.name),
+        (Site::Line { line }, Some(m)) => {
+            CodeLabel::new(class, Some(&m.name), LineAt::At(i64::from(*line))).to_string()
+        }
         (Site::Entry, Some(m)) => format!("{class}.{} (entry)", m.name),
         (Site::Exit, Some(m)) => format!("{class}.{} (exit)", m.name),
         (Site::FieldWrite { owner, name, .. }, _) => {

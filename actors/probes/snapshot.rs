@@ -15,6 +15,7 @@ use crate::classfile::probe::{Kind, Site, Source};
 use crate::connection::ConnectionHandle;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ObjectId, Tag, Value};
+use crate::model::label::{CodeLabel, LineAt};
 use crate::model::shown::{Detail, Shown};
 
 /// The index of the callers column among a record's references.
@@ -146,14 +147,16 @@ pub fn label(element: &str) -> Arc<str> {
     let qualified = head.rsplit('/').next().unwrap_or(head);
     let source = source.trim_end_matches(')');
     let line = if source == "Native Method" {
-        "native".to_string()
+        LineAt::Native
     } else {
-        match source.rsplit_once(':') {
-            Some((_, n)) if n.parse::<u32>().is_ok() => n.to_string(),
-            _ => "?".to_string(),
-        }
+        LineAt::known(
+            source
+                .rsplit_once(':')
+                .and_then(|(_, n)| n.parse::<u32>().ok())
+                .map(i64::from),
+        )
     };
-    format!("{qualified}:{line}").into()
+    CodeLabel::new(qualified, None, line).to_string().into()
 }
 
 /// A field write's details, as the wire's field-write snapshot has them:

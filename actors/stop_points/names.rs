@@ -13,6 +13,7 @@ use std::collections::HashSet;
 use crate::error::ArmError;
 use crate::jdwp::{Location, ReferenceTypeId};
 use crate::jvm::classes::{ClassCache, MethodInfo, Variables};
+use crate::model::label::{CodeLabel, LineAt};
 use crate::model::stop_point::StopPointSpec;
 
 /// The expressions of `spec` an armed line runs: its condition, then its
@@ -134,10 +135,12 @@ fn unknown(
         name: name.to_string(),
         expression: p.source.clone(),
         column: span.column(&p.source),
-        scope: match line {
-            Some(l) => format!("{class_name}.{}:{l}", method.name),
-            None => format!("{class_name}.{}", method.name),
-        },
+        scope: CodeLabel::new(
+            class_name,
+            Some(&method.name),
+            line.map_or(LineAt::Omitted, |l| LineAt::At(i64::from(l))),
+        )
+        .to_string(),
         locals: live.to_vec(),
         has_table,
     }

@@ -7,6 +7,7 @@
 
 mod docs;
 mod rooms;
+mod words;
 
 use std::path::{Path, PathBuf};
 

@@ -29,34 +29,12 @@ enum Via {
     Class,
 }
 
-/// Parameter signatures of a method signature `(ILjava/lang/String;)V`.
+/// Parameter signatures of a method signature `(ILjava/lang/String;)V`
+/// (none when the signature is garbled).
 pub(super) fn param_signatures(sig: &str) -> Vec<String> {
-    let inner = sig
-        .strip_prefix('(')
-        .and_then(|s| s.split(')').next())
-        .unwrap_or("");
-    let b = inner.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let start = i;
-        while i < b.len() && b[i] == b'[' {
-            i += 1;
-        }
-        if i < b.len() && b[i] == b'L' {
-            while i < b.len() && b[i] != b';' {
-                i += 1;
-            }
-        }
-        i += 1;
-        out.push(
-            inner
-                .get(start..i.min(inner.len()))
-                .unwrap_or("")
-                .to_string(),
-        );
-    }
-    out
+    crate::model::signature::split_method_descriptor(sig)
+        .map(|(params, _)| params)
+        .unwrap_or_default()
 }
 
 impl Driver<'_> {
@@ -521,18 +499,4 @@ fn no_overload(class_name: &str, name: &str, args: &[Val], seen_names: usize) ->
             args.iter().map(Val::kind).collect::<Vec<_>>().join(", ")
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parameter_signatures_split() {
-        assert_eq!(
-            param_signatures("(ILjava/lang/String;[J[[Ljava/util/Map;Z)V"),
-            vec!["I", "Ljava/lang/String;", "[J", "[[Ljava/util/Map;", "Z"]
-        );
-        assert!(param_signatures("()V").is_empty());
-    }
 }

@@ -402,54 +402,6 @@ pub(crate) fn write(class: &ClassFile<'_>) -> Result<Vec<u8>, Refusal> {
     Ok(out)
 }
 
-/// The Java name of a descriptor (`I` → `int`, `[Ljava/lang/String;` →
-/// `java.lang.String[]`).
-pub fn java_type(descriptor: &str) -> String {
-    let dims = descriptor.chars().take_while(|c| *c == '[').count();
-    let base = &descriptor[dims..];
-    let name = match base {
-        "Z" => "boolean".to_string(),
-        "B" => "byte".into(),
-        "C" => "char".into(),
-        "S" => "short".into(),
-        "I" => "int".into(),
-        "J" => "long".into(),
-        "F" => "float".into(),
-        "D" => "double".into(),
-        "V" => "void".into(),
-        other => other
-            .trim_start_matches('L')
-            .trim_end_matches(';')
-            .replace('/', "."),
-    };
-    format!("{name}{}", "[]".repeat(dims))
-}
-
-/// Splits a method descriptor into its parameter descriptors and return.
-pub(crate) fn split_descriptor(descriptor: &str) -> Option<(Vec<String>, String)> {
-    let inner = descriptor.strip_prefix('(')?;
-    let (params, ret) = inner.split_once(')')?;
-    let mut out = Vec::new();
-    let b = params.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let start = i;
-        while b.get(i) == Some(&b'[') {
-            i += 1;
-        }
-        match b.get(i)? {
-            b'L' => {
-                i += params[i..].find(';')? + 1;
-            }
-            b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' => i += 1,
-            // Not a field type: a garbled class file.
-            _ => return None,
-        }
-        out.push(params[start..i].to_string());
-    }
-    Some((out, ret.to_string()))
-}
-
 /// A method of `class` by name and descriptor, with its index.
 pub(crate) fn find_method(class: &ClassFile<'_>, m: &MethodRef) -> Result<usize, Refusal> {
     class

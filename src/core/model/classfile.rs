@@ -1,11 +1,11 @@
-//! A compiled class file read through `cafebabe` into plain owned data: the
+//! A compiled class file read through `ristretto_classfile` into plain owned data: the
 //! class's name, modifiers and hierarchy, its fields and methods with their
 //! modifiers, each method's code bytes and line table, and the SourceFile
 //! and SourceDebugExtension (JSR-45) attributes. Pure: it takes bytes, never
 //! a path.
 
-use cafebabe::attributes::{AttributeData, AttributeInfo};
-use cafebabe::{ParseOptions, parse_class_with_options};
+use ristretto_classfile::ClassFile;
+use ristretto_classfile::attributes::{Attribute, Instruction};
 
 /// A declared field of a class file (or of a loaded type).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,57 +121,81 @@ pub fn class_file_rel(class: &str) -> std::path::PathBuf {
 
 /// Reads a class file. Never panics on any input.
 pub fn parse(bytes: &[u8]) -> Result<ClassShape, ClassFileError> {
-    let mut opts = ParseOptions::default();
-    opts.parse_bytecode(false);
-    let class =
-        parse_class_with_options(bytes, &opts).map_err(|e| ClassFileError(e.to_string()))?;
-    let this = class.this_class.to_string();
+    let err = |e: ristretto_classfile::Error| ClassFileError(e.to_string());
+    let class = match ClassFile::from_bytes(bytes) {
+        // A version newer than the reader knows: read the rest as the
+        // newest it knows, and report the file's own version.
+        Err(ristretto_classfile::Error::InvalidVersion { .. }) if bytes.len() > 8 => {
+            let mut known = bytes.to_vec();
+            known[4..8].copy_from_slice(&[0, 0, 0, NEWEST_KNOWN_MAJOR]);
+            ClassFile::from_bytes(&known).map_err(err)?
+        }
+        other => other.map_err(err)?,
+    };
+    let major = bytes
+        .get(6..8)
+        .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
+    let minor = bytes
+        .get(4..6)
+        .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
+    let pool = &class.constant_pool;
+    let utf8 = |i: u16| pool.try_get_utf8(i).map(|s| s.to_string()).map_err(err);
+    let class_name = |i: u16| pool.try_get_class(i).map(|s| s.to_string()).map_err(err);
+    let this = class_name(class.this_class)?;
+    let super_name = match class.super_class {
+        0 => None,
+        i => Some(dotted(&class_name(i)?)),
+    };
     let mut shape = ClassShape {
         name: dotted(&this),
-        major: class.major_version,
-        minor: class.minor_version,
+        major,
+        minor,
         access: class.access_flags.bits(),
         inner_access: None,
-        super_name: class.super_class.as_ref().map(|s| dotted(&s.to_string())),
+        super_name,
         interfaces: class
             .interfaces
             .iter()
-            .map(|i| dotted(&i.to_string()))
-            .collect(),
+            .map(|i| class_name(*i).map(|n| dotted(&n)))
+            .collect::<Result<_, _>>()?,
         fields: class
             .fields
             .iter()
-            .map(|f| FieldShape {
-                name: f.name.to_string(),
-                descriptor: f.descriptor.to_string(),
-                access: f.access_flags.bits(),
+            .map(|f| {
+                Ok(FieldShape {
+                    name: utf8(f.name_index)?,
+                    descriptor: utf8(f.descriptor_index)?,
+                    access: f.access_flags.bits(),
+                })
             })
-            .collect(),
+            .collect::<Result<_, ClassFileError>>()?,
         methods: class
             .methods
             .iter()
             .map(|m| {
                 method_shape(
-                    &m.name,
-                    m.descriptor.to_string(),
+                    utf8(m.name_index)?,
+                    utf8(m.descriptor_index)?,
                     m.access_flags.bits(),
                     &m.attributes,
                 )
             })
-            .collect(),
+            .collect::<Result<_, ClassFileError>>()?,
         source_file: None,
         source_debug_extension: None,
     };
     for attr in &class.attributes {
-        match &attr.data {
-            AttributeData::SourceFile(s) => shape.source_file = Some(s.to_string()),
-            AttributeData::SourceDebugExtension(s) => {
-                shape.source_debug_extension = Some(s.to_string())
-            }
-            AttributeData::InnerClasses(entries) => {
-                shape.inner_access = entries
+        match attr {
+            Attribute::SourceFile {
+                source_file_index, ..
+            } => shape.source_file = Some(utf8(*source_file_index)?),
+            Attribute::SourceDebugExtension {
+                debug_extension, ..
+            } => shape.source_debug_extension = Some(debug_extension.clone()),
+            Attribute::InnerClasses { classes, .. } => {
+                shape.inner_access = classes
                     .iter()
-                    .find(|e| e.inner_class_info == this)
+                    .find(|e| class_name(e.class_info_index).is_ok_and(|n| n == this))
                     .map(|e| e.access_flags.bits());
             }
             _ => {}
@@ -180,22 +204,36 @@ pub fn parse(bytes: &[u8]) -> Result<ClassShape, ClassFileError> {
     Ok(shape)
 }
 
+/// The newest class file major version the reader knows (Java 25).
+const NEWEST_KNOWN_MAJOR: u8 = 69;
+
 fn method_shape(
-    name: &str,
+    name: String,
     descriptor: String,
     access: u16,
-    attributes: &[AttributeInfo<'_>],
-) -> MethodShape {
+    attributes: &[Attribute],
+) -> Result<MethodShape, ClassFileError> {
     let mut code = None;
     let mut lines: Option<Vec<(u16, u16)>> = None;
     for attr in attributes {
-        if let AttributeData::Code(c) = &attr.data {
-            code = Some(c.code.to_vec());
-            for inner in &c.attributes {
-                if let AttributeData::LineNumberTable(entries) = &inner.data {
+        if let Attribute::Code {
+            code: instructions,
+            attributes: inner,
+            ..
+        } = attr
+        {
+            let (bytes, offsets) = code_bytes(attr, instructions)?;
+            code = Some(bytes);
+            for inner in inner {
+                if let Attribute::LineNumberTable { line_numbers, .. } = inner {
+                    // The reader keeps instruction indices; the table's pcs
+                    // are byte offsets.
                     lines
                         .get_or_insert_with(Vec::new)
-                        .extend(entries.iter().map(|e| (e.start_pc, e.line_number)));
+                        .extend(line_numbers.iter().map(|e| {
+                            let pc = offsets.get(usize::from(e.start_pc)).copied();
+                            (pc.unwrap_or(e.start_pc), e.line_number)
+                        }));
                 }
             }
         }
@@ -203,13 +241,37 @@ fn method_shape(
     if let Some(l) = lines.as_mut() {
         l.sort_unstable();
     }
-    MethodShape {
-        name: name.to_string(),
+    Ok(MethodShape {
+        name,
         descriptor,
         access,
         code,
         lines,
+    })
+}
+
+/// A Code attribute's code bytes as the file holds them, and the byte
+/// offset of each instruction.
+fn code_bytes(
+    attr: &Attribute,
+    instructions: &[Instruction],
+) -> Result<(Vec<u8>, Vec<u16>), ClassFileError> {
+    let err = |e: ristretto_classfile::Error| ClassFileError(e.to_string());
+    // The attribute written back: name (2), length (4), max_stack (2),
+    // max_locals (2), code_length (4), then the code.
+    let mut written = Vec::new();
+    attr.to_bytes(&mut written).map_err(err)?;
+    let short = || ClassFileError("a Code attribute too short to hold its code".into());
+    let len = written.get(10..14).ok_or_else(short)?;
+    let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+    let bytes = written.get(14..14 + len).ok_or_else(short)?.to_vec();
+    let mut cursor = std::io::Cursor::new(Vec::new());
+    let mut offsets = Vec::with_capacity(instructions.len());
+    for i in instructions {
+        offsets.push(u16::try_from(cursor.position()).map_err(|_| short())?);
+        i.to_bytes(&mut cursor).map_err(err)?;
     }
+    Ok((bytes, offsets))
 }
 
 #[cfg(test)]

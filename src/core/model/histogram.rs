@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+use super::signature::java_name;
+
 /// One class's row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClassCount {
@@ -119,29 +121,6 @@ impl Histogram {
     }
 }
 
-/// A JNI signature as Java writes the type: `[B` → `byte[]`,
-/// `Ljava/util/HashMap$Node;` → `java.util.HashMap$Node`.
-pub fn java_type(sig: &str) -> String {
-    let dims = sig.bytes().take_while(|b| *b == b'[').count();
-    let base = &sig[dims..];
-    let name = match base {
-        "Z" => "boolean".to_string(),
-        "B" => "byte".to_string(),
-        "C" => "char".to_string(),
-        "S" => "short".to_string(),
-        "I" => "int".to_string(),
-        "J" => "long".to_string(),
-        "F" => "float".to_string(),
-        "D" => "double".to_string(),
-        _ => base
-            .strip_prefix('L')
-            .and_then(|b| b.strip_suffix(';'))
-            .unwrap_or(base)
-            .replace('/', "."),
-    };
-    format!("{name}{}", "[]".repeat(dims))
-}
-
 /// Reads HotSpot's histogram text: rows `  1:  12345  678900  [B (java.base@17)`
 /// and a `Total` line; anything else is skipped. Class names are given as
 /// Java writes them (`byte[]`, `java.lang.Object[]`), module suffix dropped.
@@ -157,7 +136,7 @@ fn parse_row(line: &str) -> Option<ClassCount> {
     let bytes = parts.next()?.parse().ok()?;
     let name = parts.next()?;
     let class = if name.starts_with('[') {
-        java_type(name)
+        java_name(name)
     } else {
         name.to_string()
     };
@@ -224,21 +203,11 @@ mod tests {
         assert_eq!(rows[2].class, "java.lang.Object[]");
     }
 
-    #[test]
-    fn signatures_read_as_java() {
-        assert_eq!(java_type("[B"), "byte[]");
-        assert_eq!(java_type("[[Ljava/lang/String;"), "java.lang.String[][]");
-        assert_eq!(
-            java_type("Ljava/util/HashMap$Node;"),
-            "java.util.HashMap$Node"
-        );
-    }
-
     proptest! {
         #[test]
         fn any_text_parses_without_panic(text in ".{0,300}") {
             let _ = parse_hotspot(&text);
-            let _ = java_type(&text);
+            let _ = java_name(&text);
         }
     }
 }

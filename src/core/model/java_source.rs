@@ -1,9 +1,14 @@
-//! Type signatures read as Java source: JNI descriptors (`(ILjava/lang/String;)V`)
-//! and the optional generic signatures class files carry
-//! (`<T:Ljava/lang/Object;>(Ljava/util/List<TT;>;)TT;`), parsed by the
-//! JVMS 4.7.9.1 grammar, plus the modifier words of a member. A signature
-//! that does not parse falls back to its erased form, never to a blank.
-//! Pure.
+//! Members written as Java source lines: types from JNI descriptors
+//! (`(ILjava/lang/String;)V`) and the optional generic signatures class
+//! files carry (`<T:Ljava/lang/Object;>(Ljava/util/List<TT;>;)TT;`), both
+//! read by `model::signature`, plus the modifier words of a member. A
+//! signature that does not parse falls back to its erased form, never to
+//! a blank. Pure.
+
+use super::signature::{
+    Generic, MethodSignature, java_name, read_class_type_params, read_method, read_type,
+    type_params_source,
+};
 
 /// A method's signature as source: `<T>`, parameter types, return, throws.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,21 +80,26 @@ pub fn is_synthetic(bits: i32) -> bool {
 /// A field or value type as source: the generic form when there is one
 /// and it parses, else the erased JNI one.
 pub fn type_name(jni: &str, generic: &str) -> String {
-    if !generic.is_empty()
-        && let Some(t) = Parser::new(generic).whole(Parser::type_sig)
-    {
-        return t;
+    match read_type(generic) {
+        Some(t) if !generic.is_empty() => t.source(),
+        _ => java_name(jni),
     }
-    Parser::new(jni)
-        .whole(Parser::type_sig)
-        .unwrap_or_else(|| jni.to_string())
+}
+
+fn rendered(m: MethodSignature) -> MethodSig {
+    MethodSig {
+        type_params: type_params_source(&m.type_params),
+        params: m.params.iter().map(Generic::source).collect(),
+        returns: m.returns.source(),
+        throws: m.throws.iter().map(Generic::source).collect(),
+    }
 }
 
 /// A method's signature as source. The generic form is used when present
 /// and parsable; an inner class's constructor may leave the outer instance
 /// out of it, so missing leading parameters come from the JNI descriptor.
 pub fn method_sig(jni: &str, generic: &str) -> MethodSig {
-    let erased = Parser::new(jni).whole(Parser::method).unwrap_or(MethodSig {
+    let erased = read_method(jni).map(rendered).unwrap_or(MethodSig {
         type_params: String::new(),
         params: Vec::new(),
         returns: jni.to_string(),
@@ -98,7 +108,7 @@ pub fn method_sig(jni: &str, generic: &str) -> MethodSig {
     if generic.is_empty() {
         return erased;
     }
-    match Parser::new(generic).whole(Parser::method) {
+    match read_method(generic).map(rendered) {
         Some(mut g) if g.params.len() <= erased.params.len() => {
             let missing = erased.params.len() - g.params.len();
             let mut params = erased.params[..missing].to_vec();
@@ -113,11 +123,9 @@ pub fn method_sig(jni: &str, generic: &str) -> MethodSig {
 /// A class's own generic header: `<K, V extends java.lang.Number>`, or
 /// empty when it has none.
 pub fn class_type_params(generic: &str) -> String {
-    if !generic.starts_with('<') {
-        return String::new();
-    }
-    let mut p = Parser::new(generic);
-    p.type_params().unwrap_or_default()
+    read_class_type_params(generic)
+        .map(|p| type_params_source(&p))
+        .unwrap_or_default()
 }
 
 /// `static <T> java.util.List<T> firstOf(java.util.List<T> xs, int n) throws java.io.IOException`.
@@ -182,198 +190,6 @@ fn words(bits: i32, kind: MemberKind) -> String {
         .into_iter()
         .map(|w| format!("{w} "))
         .collect()
-}
-
-/// A recursive-descent reader of one signature.
-struct Parser<'a> {
-    s: &'a [u8],
-    i: usize,
-    /// Nesting depth, bounded so a hostile signature cannot overflow the stack.
-    depth: usize,
-}
-
-const MAX_DEPTH: usize = 64;
-
-impl<'a> Parser<'a> {
-    fn new(s: &'a str) -> Self {
-        Parser {
-            s: s.as_bytes(),
-            i: 0,
-            depth: 0,
-        }
-    }
-
-    /// Runs `f` and requires it to consume everything.
-    fn whole<T>(mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
-        let v = f(&mut self)?;
-        (self.i == self.s.len()).then_some(v)
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.s.get(self.i).copied()
-    }
-
-    fn eat(&mut self, c: u8) -> Option<()> {
-        (self.peek()? == c).then(|| self.i += 1)
-    }
-
-    fn ident(&mut self, stops: &[u8]) -> Option<String> {
-        let start = self.i;
-        while let Some(c) = self.peek() {
-            if stops.contains(&c) {
-                break;
-            }
-            self.i += 1;
-        }
-        if self.i == start {
-            return None;
-        }
-        std::str::from_utf8(&self.s[start..self.i])
-            .ok()
-            .map(str::to_string)
-    }
-
-    /// Any type, `V` included (a return type).
-    fn type_sig(&mut self) -> Option<String> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return None;
-        }
-        let c = self.peek()?;
-        let out = match c {
-            b'L' => self.class_type(),
-            b'T' => {
-                self.i += 1;
-                let name = self.ident(b";")?;
-                self.eat(b';')?;
-                Some(name)
-            }
-            b'[' => {
-                self.i += 1;
-                self.type_sig().map(|t| format!("{t}[]"))
-            }
-            _ => {
-                self.i += 1;
-                Some(
-                    match c {
-                        b'B' => "byte",
-                        b'C' => "char",
-                        b'D' => "double",
-                        b'F' => "float",
-                        b'I' => "int",
-                        b'J' => "long",
-                        b'S' => "short",
-                        b'Z' => "boolean",
-                        b'V' => "void",
-                        _ => return None,
-                    }
-                    .to_string(),
-                )
-            }
-        };
-        self.depth -= 1;
-        out
-    }
-
-    /// `Ljava/util/Map<TK;TV;>.Entry<…>;`
-    fn class_type(&mut self) -> Option<String> {
-        self.eat(b'L')?;
-        let mut out = String::new();
-        loop {
-            let part = self.ident(b"<;.")?;
-            out.push_str(&part.replace('/', "."));
-            if self.peek() == Some(b'<') {
-                out.push_str(&self.type_args()?);
-            }
-            match self.peek()? {
-                b'.' => {
-                    self.i += 1;
-                    out.push('.');
-                }
-                b';' => {
-                    self.i += 1;
-                    return Some(out);
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    fn type_args(&mut self) -> Option<String> {
-        self.eat(b'<')?;
-        let mut args = Vec::new();
-        while self.peek()? != b'>' {
-            args.push(match self.peek()? {
-                b'*' => {
-                    self.i += 1;
-                    "?".to_string()
-                }
-                b'+' => {
-                    self.i += 1;
-                    format!("? extends {}", self.type_sig()?)
-                }
-                b'-' => {
-                    self.i += 1;
-                    format!("? super {}", self.type_sig()?)
-                }
-                _ => self.type_sig()?,
-            });
-        }
-        self.i += 1;
-        Some(format!("<{}>", args.join(", ")))
-    }
-
-    /// `<T:Ljava/lang/Object;U::Ljava/lang/Comparable<TU;>;>`
-    fn type_params(&mut self) -> Option<String> {
-        self.eat(b'<')?;
-        let mut params = Vec::new();
-        while self.peek()? != b'>' {
-            let name = self.ident(b":")?;
-            let mut bounds = Vec::new();
-            while self.peek() == Some(b':') {
-                self.i += 1;
-                // An empty class bound (`T::Ljava/lang/Runnable;`).
-                if self.peek()? == b':' {
-                    continue;
-                }
-                bounds.push(self.type_sig()?);
-            }
-            bounds.retain(|b| b != "java.lang.Object");
-            params.push(if bounds.is_empty() {
-                name
-            } else {
-                format!("{name} extends {}", bounds.join(" & "))
-            });
-        }
-        self.i += 1;
-        Some(format!("<{}>", params.join(", ")))
-    }
-
-    fn method(&mut self) -> Option<MethodSig> {
-        let type_params = if self.peek()? == b'<' {
-            self.type_params()?
-        } else {
-            String::new()
-        };
-        self.eat(b'(')?;
-        let mut params = Vec::new();
-        while self.peek()? != b')' {
-            params.push(self.type_sig()?);
-        }
-        self.i += 1;
-        let returns = self.type_sig()?;
-        let mut throws = Vec::new();
-        while self.peek() == Some(b'^') {
-            self.i += 1;
-            throws.push(self.type_sig()?);
-        }
-        Some(MethodSig {
-            type_params,
-            params,
-            returns,
-            throws,
-        })
-    }
 }
 
 #[cfg(test)]
@@ -473,7 +289,11 @@ mod tests {
     #[test]
     fn hostile_signatures_do_not_overflow() {
         let deep = "[".repeat(10_000) + "I";
-        assert_eq!(type_name(&deep, ""), deep);
+        let int_arrays: String = std::iter::once("int")
+            .chain(std::iter::repeat_n("[]", 10_000))
+            .collect();
+        assert_eq!(type_name(&deep, ""), int_arrays);
+        assert_eq!(type_name("Ljava/lang/Object;", &deep), "java.lang.Object");
         let nested = "Ljava/util/List<".repeat(5_000);
         assert_eq!(type_name("Ljava/util/List;", &nested), "java.util.List");
     }

@@ -10,6 +10,7 @@ pub mod holders;
 pub mod invoking;
 pub mod java_source;
 pub mod jvms;
+pub mod label;
 pub mod overhead;
 pub mod perfdata;
 pub mod prim;

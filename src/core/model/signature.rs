@@ -1,7 +1,89 @@
-//! Java type signatures as the class file writes them: the erased JNI form
-//! (`(Ljava/lang/String;I)V`) and the generic form
-//! (`(Ljava/util/Map<Ljava/lang/String;Ljava/lang/Object;>;)V`), read into
-//! a small type tree that names parameter types the way Java source does.
+//! The JVM's type words, read and written in this one place: JNI
+//! descriptors (`Ljava/lang/String;`, `[I`, `(ILjava/lang/String;)V`) and
+//! Java names (`java.lang.String`, `int[]`) both ways, and the generic
+//! signatures class files carry
+//! (`<T:Ljava/lang/Object;>(Ljava/util/List<+TT;>;)TT;^Ljava/io/IOException;`)
+//! parsed by the JVMS 4.7.9.1 grammar into a [`Generic`] tree, which
+//! renders as Java source or erases to a [`JType`] (what a call needs).
+//! Pure; nesting is bounded, so a hostile signature cannot overflow the
+//! stack.
+
+/// The eight primitives and `void`: JNI letter and Java name.
+const PRIMS: [(char, &str); 9] = [
+    ('Z', "boolean"),
+    ('B', "byte"),
+    ('C', "char"),
+    ('S', "short"),
+    ('I', "int"),
+    ('J', "long"),
+    ('F', "float"),
+    ('D', "double"),
+    ('V', "void"),
+];
+
+fn prim_name(c: char) -> Option<&'static str> {
+    PRIMS.iter().find(|(l, _)| *l == c).map(|(_, n)| *n)
+}
+
+/// A JNI type descriptor as Java writes the type: `Ljava/util/Map$Entry;`
+/// → `java.util.Map$Entry`, `[I` → `int[]`, `V` → `void`. Text that is no
+/// descriptor comes back as it is (its array brackets read).
+pub fn java_name(descriptor: &str) -> String {
+    let dims = descriptor.bytes().take_while(|b| *b == b'[').count();
+    let base = &descriptor[dims..];
+    let mut chars = base.chars();
+    let name = match (chars.next(), chars.next()) {
+        (Some(c), None) if prim_name(c).is_some() => prim_name(c).unwrap_or_default().to_string(),
+        // One `L` and one `;`: a class of the default package may itself
+        // start with an L (`LLeak;` is `Leak`).
+        (Some('L'), Some(_)) => {
+            let inner = &base[1..];
+            inner.strip_suffix(';').unwrap_or(inner).replace('/', ".")
+        }
+        _ => base.to_string(),
+    };
+    format!("{name}{}", "[]".repeat(dims))
+}
+
+/// A Java name as a JNI descriptor: `java.util.Map$Entry` →
+/// `Ljava/util/Map$Entry;`, `int[]` → `[I`.
+pub fn jni_signature(name: &str) -> String {
+    let mut base = name.trim();
+    let mut dims = 0;
+    while let Some(stripped) = base.strip_suffix("[]") {
+        base = stripped;
+        dims += 1;
+    }
+    let sig = match PRIMS.iter().find(|(_, n)| *n == base) {
+        Some((letter, _)) => letter.to_string(),
+        None => format!("L{};", base.replace('.', "/")),
+    };
+    format!("{}{sig}", "[".repeat(dims))
+}
+
+/// A method descriptor's parameter descriptors and return descriptor:
+/// `(I[Ljava/lang/String;)V` → `(["I", "[Ljava/lang/String;"], "V")`.
+pub fn split_method_descriptor(descriptor: &str) -> Option<(Vec<String>, String)> {
+    let inner = descriptor.strip_prefix('(')?;
+    let (params, ret) = inner.split_once(')')?;
+    let mut out = Vec::new();
+    let b = params.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let start = i;
+        while b.get(i) == Some(&b'[') {
+            i += 1;
+        }
+        match b.get(i)? {
+            b'L' => i += params[i..].find(';')? + 1,
+            b'B' | b'C' | b'D' | b'F' | b'I' | b'J' | b'S' | b'Z' => i += 1,
+            // Not a field type: a garbled descriptor.
+            _ => return None,
+        }
+        out.push(params[start..i].to_string());
+    }
+    Some((out, ret.to_string()))
+}
 
 /// A Java type read from a signature.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +110,7 @@ impl JType {
     /// The Java source form: `java.util.Map<java.lang.String, java.lang.Object>`, `int[]`.
     pub fn java(&self) -> String {
         match self {
-            JType::Prim(c) => prim_name(*c).to_string(),
+            JType::Prim(c) => prim_name(*c).unwrap_or("void").to_string(),
             JType::Class { name, args } if args.is_empty() => name.clone(),
             JType::Class { name, args } => format!(
                 "{name}<{}>",
@@ -68,201 +150,337 @@ impl JType {
     }
 }
 
-fn prim_name(c: char) -> &'static str {
-    match c {
-        'Z' => "boolean",
-        'B' => "byte",
-        'C' => "char",
-        'S' => "short",
-        'I' => "int",
-        'J' => "long",
-        'F' => "float",
-        'D' => "double",
-        _ => "void",
+/// A type as a signature writes it, nothing erased.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Generic {
+    /// A primitive or `void`, by its JNI letter.
+    Prim(char),
+    /// A class type: `Outer<T>.Inner<String>` is two segments, the first
+    /// named with its package (`java.util.Map`), each with its arguments.
+    Class(Vec<Segment>),
+    Array(Box<Generic>),
+    /// A type variable (`T`).
+    Var(String),
+}
+
+/// One segment of a class type and its type arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    pub name: String,
+    pub args: Vec<TypeArg>,
+}
+
+/// A type argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TypeArg {
+    /// `*`: `?`.
+    Any,
+    /// `+T`: `? extends T`.
+    Extends(Generic),
+    /// `-T`: `? super T`.
+    Super(Generic),
+    Exactly(Generic),
+}
+
+/// A type parameter (`T extends java.lang.Comparable<? super T>`): its
+/// class bound (if written) and interface bounds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeParam {
+    pub name: String,
+    pub bounds: Vec<Generic>,
+}
+
+/// A method signature, erased or generic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodSignature {
+    pub type_params: Vec<TypeParam>,
+    pub params: Vec<Generic>,
+    pub returns: Generic,
+    pub throws: Vec<Generic>,
+}
+
+impl Generic {
+    /// The Java source form: `java.util.Map<java.lang.String, ? extends T>`,
+    /// `Outer<T>.Inner`, `int[]`.
+    pub fn source(&self) -> String {
+        match self {
+            Generic::Prim(c) => prim_name(*c).unwrap_or("void").to_string(),
+            Generic::Class(segments) => segments
+                .iter()
+                .map(|s| {
+                    if s.args.is_empty() {
+                        return s.name.clone();
+                    }
+                    let args: Vec<String> = s.args.iter().map(TypeArg::source).collect();
+                    format!("{}<{}>", s.name, args.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("."),
+            Generic::Array(e) => format!("{}[]", e.source()),
+            Generic::Var(v) => v.clone(),
+        }
     }
+
+    /// The type a call works with: inner segments joined by `$` with the
+    /// last written arguments, wildcards read as their bound (`?` as
+    /// `java.lang.Object`).
+    pub fn erase(&self) -> JType {
+        match self {
+            Generic::Prim(c) => JType::Prim(*c),
+            Generic::Class(segments) => JType::Class {
+                name: segments
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join("$"),
+                args: segments
+                    .iter()
+                    .rev()
+                    .find(|s| !s.args.is_empty())
+                    .map(|s| s.args.iter().map(TypeArg::erase).collect())
+                    .unwrap_or_default(),
+            },
+            Generic::Array(e) => JType::Array(Box::new(e.erase())),
+            Generic::Var(v) => JType::Var(v.clone()),
+        }
+    }
+}
+
+impl TypeArg {
+    fn source(&self) -> String {
+        match self {
+            TypeArg::Any => "?".into(),
+            TypeArg::Extends(t) => format!("? extends {}", t.source()),
+            TypeArg::Super(t) => format!("? super {}", t.source()),
+            TypeArg::Exactly(t) => t.source(),
+        }
+    }
+
+    fn erase(&self) -> JType {
+        match self {
+            TypeArg::Any => JType::object(),
+            TypeArg::Extends(t) | TypeArg::Super(t) | TypeArg::Exactly(t) => t.erase(),
+        }
+    }
+}
+
+/// Type parameters as source: `<K, V extends java.lang.Number>` (a bound
+/// of `java.lang.Object` is left unsaid), empty when there are none.
+pub fn type_params_source(params: &[TypeParam]) -> String {
+    if params.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = params
+        .iter()
+        .map(|p| {
+            let bounds: Vec<String> = p
+                .bounds
+                .iter()
+                .map(Generic::source)
+                .filter(|b| b != "java.lang.Object")
+                .collect();
+            if bounds.is_empty() {
+                p.name.clone()
+            } else {
+                format!("{} extends {}", p.name, bounds.join(" & "))
+            }
+        })
+        .collect();
+    format!("<{}>", each.join(", "))
+}
+
+/// One whole field or value type signature (`V` too), erased or generic.
+pub fn read_type(sig: &str) -> Option<Generic> {
+    Parser::new(sig).whole(Parser::ty)
+}
+
+/// One whole method signature, erased or generic.
+pub fn read_method(sig: &str) -> Option<MethodSignature> {
+    Parser::new(sig).whole(Parser::method)
+}
+
+/// A class signature's own type parameters (`<K:…>Ljava/lang/Object;`);
+/// empty when it has none, `None` when they do not parse.
+pub fn read_class_type_params(sig: &str) -> Option<Vec<TypeParam>> {
+    if !sig.starts_with('<') {
+        return Some(Vec::new());
+    }
+    Parser::new(sig).type_params()
 }
 
 /// The parameter types and the return type of a method signature, erased
-/// or generic; `None` when the text is not a method signature.
+/// or generic, as a call works with them; `None` when the text does not
+/// begin with a method signature.
 pub fn method_types(sig: &str) -> Option<(Vec<JType>, JType)> {
-    let mut p = Parser {
-        s: sig.as_bytes(),
-        i: 0,
-    };
-    if p.peek() == Some(b'<') {
-        p.skip_type_parameters()?;
-    }
-    p.eat(b'(')?;
-    let mut params = Vec::new();
-    while p.peek()? != b')' {
-        params.push(p.ty()?);
-    }
-    p.eat(b')')?;
-    let ret = p.ty()?;
-    Some((params, ret))
+    let m = Parser::new(sig).method()?;
+    Some((
+        m.params.iter().map(Generic::erase).collect(),
+        m.returns.erase(),
+    ))
 }
 
+/// A recursive-descent reader of one signature.
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
+    /// Nesting depth, bounded so a hostile signature cannot overflow the stack.
+    depth: usize,
 }
 
-impl Parser<'_> {
+const MAX_DEPTH: usize = 64;
+
+impl<'a> Parser<'a> {
+    fn new(s: &'a str) -> Self {
+        Parser {
+            s: s.as_bytes(),
+            i: 0,
+            depth: 0,
+        }
+    }
+
+    /// Runs `f` and requires it to consume everything.
+    fn whole<T>(mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let v = f(&mut self)?;
+        (self.i == self.s.len()).then_some(v)
+    }
+
     fn peek(&self) -> Option<u8> {
         self.s.get(self.i).copied()
     }
 
-    fn eat(&mut self, b: u8) -> Option<()> {
-        (self.peek()? == b).then(|| self.i += 1)
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
     }
 
-    fn bump(&mut self) -> Option<u8> {
-        let b = self.peek()?;
-        self.i += 1;
-        Some(b)
-    }
-
-    /// `<T:Ljava/lang/Object;U::Ljava/lang/Comparable<TU;>;>`, skipped
-    /// with its nesting.
-    fn skip_type_parameters(&mut self) -> Option<()> {
-        let mut depth = 0usize;
-        loop {
-            match self.bump()? {
-                b'<' => depth += 1,
-                b'>' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-
+    /// A non-empty run of bytes up to one of `stops`.
     fn ident(&mut self, stops: &[u8]) -> Option<String> {
         let start = self.i;
-        while !stops.contains(&self.peek()?) {
+        while self.peek().is_some_and(|c| !stops.contains(&c)) {
             self.i += 1;
         }
-        std::str::from_utf8(self.s.get(start..self.i)?)
+        if self.i == start {
+            return None;
+        }
+        std::str::from_utf8(&self.s[start..self.i])
             .ok()
             .map(str::to_string)
     }
 
-    fn ty(&mut self) -> Option<JType> {
-        match self.bump()? {
-            c @ (b'Z' | b'B' | b'C' | b'S' | b'I' | b'J' | b'F' | b'D' | b'V') => {
-                Some(JType::Prim(c as char))
-            }
-            b'[' => Some(JType::Array(Box::new(self.ty()?))),
-            b'T' => {
-                let v = self.ident(b";")?;
-                self.eat(b';')?;
-                Some(JType::Var(v))
-            }
-            b'L' => self.class(),
-            _ => None,
+    /// Any type, `V` included (a return type).
+    fn ty(&mut self) -> Option<Generic> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return None;
         }
+        let c = self.peek()?;
+        self.i += 1;
+        let out = match c {
+            b'L' => self.class_type(),
+            b'T' => {
+                let name = self.ident(b";")?;
+                self.eat(b';')?;
+                Some(Generic::Var(name))
+            }
+            b'[' => self.ty().map(|t| Generic::Array(Box::new(t))),
+            c => prim_name(c as char).map(|_| Generic::Prim(c as char)),
+        };
+        self.depth -= 1;
+        out
     }
 
-    /// After `L`: `a/b/C<args>.Inner<args>;`.
-    fn class(&mut self) -> Option<JType> {
-        let mut name = self.ident(b"<;.")?.replace('/', ".");
-        let mut args = Vec::new();
+    /// After `L`: `java/util/Map<TK;TV;>.Entry<…>;`
+    fn class_type(&mut self) -> Option<Generic> {
+        let mut segments = Vec::new();
         loop {
-            match self.bump()? {
-                b';' => return Some(JType::Class { name, args }),
-                b'<' => {
-                    args.clear();
-                    while self.peek()? != b'>' {
-                        args.push(self.type_argument()?);
-                    }
-                    self.eat(b'>')?;
-                }
-                b'.' => {
-                    name.push('$');
-                    name.push_str(&self.ident(b"<;.")?);
+            let name = self.ident(b"<;.")?.replace('/', ".");
+            let args = if self.peek() == Some(b'<') {
+                self.type_args()?
+            } else {
+                Vec::new()
+            };
+            segments.push(Segment { name, args });
+            match self.peek()? {
+                b'.' => self.i += 1,
+                b';' => {
+                    self.i += 1;
+                    return Some(Generic::Class(segments));
                 }
                 _ => return None,
             }
         }
     }
 
-    /// `*`, `+T` (upper bound), `-T` (lower bound, read as `T`) or `T`.
-    fn type_argument(&mut self) -> Option<JType> {
-        match self.peek()? {
-            b'*' => {
-                self.i += 1;
-                Some(JType::object())
-            }
-            b'+' | b'-' => {
-                self.i += 1;
-                self.ty()
-            }
-            _ => self.ty(),
+    fn type_args(&mut self) -> Option<Vec<TypeArg>> {
+        self.eat(b'<')?;
+        let mut args = Vec::new();
+        while self.peek()? != b'>' {
+            args.push(match self.peek()? {
+                b'*' => {
+                    self.i += 1;
+                    TypeArg::Any
+                }
+                b'+' => {
+                    self.i += 1;
+                    TypeArg::Extends(self.ty()?)
+                }
+                b'-' => {
+                    self.i += 1;
+                    TypeArg::Super(self.ty()?)
+                }
+                _ => TypeArg::Exactly(self.ty()?),
+            });
         }
+        self.i += 1;
+        Some(args)
+    }
+
+    /// `<T:Ljava/lang/Object;U::Ljava/lang/Comparable<TU;>;>`
+    fn type_params(&mut self) -> Option<Vec<TypeParam>> {
+        self.eat(b'<')?;
+        let mut params = Vec::new();
+        while self.peek()? != b'>' {
+            let name = self.ident(b":")?;
+            let mut bounds = Vec::new();
+            while self.peek() == Some(b':') {
+                self.i += 1;
+                // An empty class bound (`T::Ljava/lang/Runnable;`).
+                if self.peek()? == b':' {
+                    continue;
+                }
+                bounds.push(self.ty()?);
+            }
+            params.push(TypeParam { name, bounds });
+        }
+        self.i += 1;
+        Some(params)
+    }
+
+    fn method(&mut self) -> Option<MethodSignature> {
+        let type_params = if self.peek()? == b'<' {
+            self.type_params()?
+        } else {
+            Vec::new()
+        };
+        self.eat(b'(')?;
+        let mut params = Vec::new();
+        while self.peek()? != b')' {
+            params.push(self.ty()?);
+        }
+        self.i += 1;
+        let returns = self.ty()?;
+        let mut throws = Vec::new();
+        while self.peek() == Some(b'^') {
+            self.i += 1;
+            throws.push(self.ty()?);
+        }
+        Some(MethodSignature {
+            type_params,
+            params,
+            returns,
+            throws,
+        })
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn generic_parameters_read_as_java_names() {
-        let (params, ret) = method_types(
-            "(Ljava/lang/String;ILjava/util/Map<Ljava/lang/String;Ljava/lang/Object;>;)Ljava/math/BigDecimal;",
-        )
-        .expect("parses");
-        let names: Vec<String> = params.iter().map(JType::java).collect();
-        assert_eq!(
-            names,
-            [
-                "java.lang.String",
-                "int",
-                "java.util.Map<java.lang.String, java.lang.Object>"
-            ]
-        );
-        assert_eq!(params[2].jni(), "Ljava/util/Map;");
-        assert_eq!(params[2].arg(1).java(), "java.lang.Object");
-        assert_eq!(ret.java(), "java.math.BigDecimal");
-    }
-
-    #[test]
-    fn type_parameters_wildcards_arrays_and_inner_classes() {
-        let (params, ret) = method_types(
-            "<T:Ljava/lang/Object;>(Ljava/util/List<+TT;>;[[JLa/Outer<TT;>.Inner<*>;Ljava/util/Set<-Ljava/lang/Integer;>;)TT;",
-        )
-        .expect("parses");
-        let names: Vec<String> = params.iter().map(JType::java).collect();
-        assert_eq!(
-            names,
-            [
-                "java.util.List<T>",
-                "long[][]",
-                "a.Outer$Inner<java.lang.Object>",
-                "java.util.Set<java.lang.Integer>"
-            ]
-        );
-        assert_eq!(ret.jni(), "Ljava/lang/Object;");
-        assert_eq!(params[1].jni(), "[[J");
-    }
-
-    #[test]
-    fn malformed_signatures_are_refused_not_panicked_on() {
-        for bad in [
-            "",
-            "(",
-            "(L",
-            "(Ljava/lang/String",
-            "(Q)V",
-            "<T:",
-            "(I)",
-            "(Lx<>",
-        ] {
-            assert_eq!(method_types(bad), None, "{bad:?}");
-        }
-        assert_eq!(method_types("()V"), Some((Vec::new(), JType::Prim('V'))));
-    }
-}
+mod tests;

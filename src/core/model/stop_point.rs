@@ -4,6 +4,7 @@
 //! (actors/stop_points) turns a spec into JDWP requests and keeps the ids,
 //! states and counters.
 
+use super::label::{CodeLabel, LineAt};
 use crate::jdwp::SuspendPolicy;
 
 /// The five kinds of stop point, each with its own id prefix.
@@ -235,8 +236,9 @@ impl Target {
     pub fn describe(&self) -> String {
         match self {
             Target::Line(l) => match (&l.method, l.line) {
-                (Some(m), Some(line)) => format!("{}.{m}:{line}", l.class),
-                (None, Some(line)) => format!("{}:{line}", l.class),
+                (m, Some(line)) => {
+                    CodeLabel::new(&l.class, m.as_deref(), LineAt::At(i64::from(line))).to_string()
+                }
                 (Some(m), None) => format!("{}.{m} (entry)", l.class),
                 (None, None) => l.class.clone(),
             },

@@ -15,6 +15,7 @@ use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
 use super::read::this_name;
 use super::rewrite::{self, Block, Edit};
 use super::{Column, Kind, ProbeSpec, Refusal, Site, Source, code_of, is_static};
+use crate::model::label::{CodeLabel, LineAt};
 
 /// Inserts `plan`'s site code for `spec` into `class`.
 pub fn insert(class: &mut ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result<(), Refusal> {
@@ -114,11 +115,12 @@ fn site_label(class: &mut ClassFile<'_>, mi: usize, at: u16) -> Result<Instructi
             }
         }
     }
-    let label = format!(
-        "{}.{method}:{}",
-        this_name(class).replace('/', "."),
-        line.map_or("?".to_string(), |l| l.to_string())
-    );
+    let label = CodeLabel::new(
+        &this_name(class).replace('/', "."),
+        Some(&method),
+        LineAt::known(line.map(i64::from)),
+    )
+    .to_string();
     let index = class
         .constant_pool
         .add_string(label.as_str())

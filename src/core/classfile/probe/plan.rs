@@ -13,8 +13,9 @@ use ristretto_classfile::attributes::{Attribute, Instruction};
 use super::read::{MethodView, byte_offsets, field_ref, method_name, this_name, utf8, view};
 use super::{
     Column, Kind, ProbeSpec, RecordLayout, Refusal, Site, Source, code_of, cond, find_method,
-    is_static, java_type, split_descriptor,
+    is_static,
 };
+use crate::model::signature::{java_name, split_method_descriptor};
 
 /// Where one probe's code goes and what it pushes.
 #[derive(Debug, Clone)]
@@ -109,7 +110,7 @@ fn column(name: &str, descriptor: &str, source: Source, record: bool) -> Column 
         name: name.to_string(),
         kind: Kind::of(descriptor),
         descriptor: descriptor.to_string(),
-        type_name: java_type(descriptor),
+        type_name: java_name(descriptor),
         source,
         record,
     }
@@ -419,7 +420,7 @@ fn entry_or_exit(class: &ClassFile<'_>, spec: &ProbeSpec, owner: &str) -> Result
         "<clinit>" => return Err(Refusal::StaticInitializer),
         _ => {}
     }
-    let (params, returns) = split_descriptor(&v.descriptor)
+    let (params, returns) = split_method_descriptor(&v.descriptor)
         .ok_or_else(|| Refusal::Malformed("a method descriptor".into()))?;
     let args = arguments(&v, &params);
     let mut columns = Vec::new();

@@ -12,7 +12,8 @@ use ristretto_classfile::attributes::{Attribute, VerificationType};
 use super::frames::{self, Frame};
 use super::read::{index_at, utf8};
 use super::rewrite::Moved;
-use super::{Refusal, is_static, split_descriptor};
+use super::{Refusal, is_static};
+use crate::model::signature::split_method_descriptor;
 
 /// What the tables need from the constant pool, added before the method
 /// is borrowed for rewriting.
@@ -225,7 +226,7 @@ fn initial_frame(
     let descriptor = utf8(class, m.descriptor_index);
     let name = utf8(class, m.name_index);
     let is_static = is_static(m.access_flags);
-    let (params, _) = split_descriptor(&descriptor)
+    let (params, _) = split_method_descriptor(&descriptor)
         .ok_or_else(|| Refusal::Malformed("a method descriptor".into()))?;
     let mut out = Vec::new();
     let mut class_of = |name: &str| {

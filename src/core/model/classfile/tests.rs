@@ -100,3 +100,26 @@ proptest! {
         let _ = parse(&bytes);
     }
 }
+
+#[test]
+fn a_newer_class_file_version_is_read_and_reported() {
+    let mut bytes = SHAPES.to_vec();
+    bytes[6..8].copy_from_slice(&[0, 75]);
+    let c = parse(&bytes).expect("parses");
+    assert_eq!((c.major, c.minor), (75, 0));
+    assert_eq!(
+        c.method("run", "()V").and_then(|m| m.line_numbers()),
+        Some(vec![12, 13, 14, 16])
+    );
+}
+
+#[test]
+fn line_tables_hold_byte_offsets() {
+    let c = parse(SHAPES).expect("parses");
+    let run = c.method("run", "()V").expect("run");
+    let code = run.code.as_ref().expect("code");
+    let lines = run.lines.as_ref().expect("lines");
+    assert_eq!(lines.first().map(|l| l.0), Some(0));
+    assert!(lines.windows(2).all(|w| w[0].0 < w[1].0));
+    assert!(lines.iter().all(|(pc, _)| usize::from(*pc) < code.len()));
+}
