@@ -16,6 +16,7 @@ mod events;
 mod gone;
 mod paused;
 mod read_only;
+mod stack;
 mod timeouts;
 mod watchdog;
 
@@ -25,6 +26,8 @@ use jvmscope::actors::{Engine, EngineConfig, SessionHandle};
 use jvmscope::model::AttachSpec;
 
 use crate::fake_jdwp::FakeJdwp;
+use crate::sim::Sim;
+use crate::sim::model::Jvm;
 
 /// How long a poll may wait before the test fails: generous for a loaded
 /// CI box; a passing test waits milliseconds.
@@ -59,4 +62,33 @@ async fn attach(config: EngineConfig, fake: &FakeJdwp, read_only: bool) -> (Engi
 /// Awaits `f` until it returns `Some`.
 async fn poll<T>(what: &str, f: impl AsyncFnMut() -> Option<T>) -> T {
     crate::support::poll_async(PATIENCE, what, f).await
+}
+
+/// Attaches an engine with `config` to a simulated JVM of `jvm`, over an
+/// in-process stream.
+async fn attach_sim(
+    config: EngineConfig,
+    jvm: Jvm,
+    read_only: bool,
+) -> (Engine, SessionHandle, Sim) {
+    let (sim, stream) = Sim::start(jvm);
+    let engine = Engine::start(config).await.expect("engine");
+    let spec = AttachSpec {
+        host: "sim".into(),
+        port: 5005,
+        timeout: PATIENCE,
+        read_only,
+        source_roots: vec![],
+        class_roots: vec![],
+    };
+    let session = engine
+        .attach_stream(&spec, stream)
+        .await
+        .expect("attach to the simulated JVM");
+    (engine, session, sim)
+}
+
+/// The scene of `sim::model::scene`, attached with [`config`].
+async fn scene() -> (Engine, SessionHandle, Sim) {
+    attach_sim(config(), crate::sim::model::scene(), false).await
 }
