@@ -12,11 +12,14 @@
 //! dial's `tokio::time::timeout` before the handshake arrives (see
 //! `paused.rs`). Waits are polls of a condition, never fixed sleeps.
 
+mod capture;
+mod conditions;
 mod events;
 mod gone;
 mod paused;
 mod read_only;
 mod stack;
+mod stops;
 mod timeouts;
 mod watchdog;
 
@@ -91,4 +94,50 @@ async fn attach_sim(
 /// The scene of `sim::model::scene`, attached with [`config`].
 async fn scene() -> (Engine, SessionHandle, Sim) {
     attach_sim(config(), crate::sim::model::scene(), false).await
+}
+
+/// A wire line stop on `demo.Shop:line` with this mode and filters.
+fn line_stop(
+    line: u32,
+    mode: jvmscope::model::stop_point::Mode,
+    filters: jvmscope::model::stop_point::Filters,
+) -> jvmscope::model::stop_point::StopPointSpec {
+    use jvmscope::model::stop_point::{Engine as Via, LineSpec, StopPointSpec, Target};
+    StopPointSpec {
+        target: Target::Line(LineSpec {
+            class: "demo.Shop".into(),
+            method: None,
+            line: Some(line),
+        }),
+        mode,
+        filters,
+        engine: Via::Wire,
+    }
+}
+
+/// Arms `spec` and returns the stop point's id.
+async fn arm(session: &SessionHandle, spec: jvmscope::model::stop_point::StopPointSpec) -> String {
+    let report = session.arm_stop(spec, 1).await.expect("armed");
+    report.point.expect("one stop point").id
+}
+
+/// The stop point's view once `done` holds for it.
+async fn point_when(
+    session: &SessionHandle,
+    id: &str,
+    what: &str,
+    done: impl Fn(&jvmscope::actors::PointView) -> bool,
+) -> jvmscope::actors::PointView {
+    poll(what, async || {
+        session.stop_points().view(id).await.filter(|v| done(v))
+    })
+    .await
+}
+
+/// Waits until the sim's suspend counts are `want`.
+async fn counts_become(sim: &Sim, want: &[(u64, i32)]) {
+    poll("the suspend counts", async || {
+        (sim.counts() == want).then_some(())
+    })
+    .await;
 }

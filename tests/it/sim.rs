@@ -162,12 +162,23 @@ impl Sim {
         fired
     }
 
-    /// The live breakpoint requests, `(id, policy)`.
+    /// The live breakpoint requests, as `(line, policy)` of their
+    /// location (line 0 when a request names none).
     pub fn breakpoints(&self) -> Vec<(i32, SuspendPolicy)> {
-        self.jvm()
-            .requests_of(EventKind::Breakpoint)
+        let jvm = self.jvm();
+        jvm.requests_of(EventKind::Breakpoint)
             .iter()
-            .map(|r| (r.id, r.policy))
+            .map(|r| {
+                let line = r
+                    .modifiers
+                    .iter()
+                    .find_map(|m| match m {
+                        Modifier::LocationOnly { location } => jvm.line_of(location),
+                        _ => None,
+                    })
+                    .unwrap_or(0);
+                (line, r.policy)
+            })
             .collect()
     }
 }

@@ -392,6 +392,16 @@ impl Jvm {
         }
     }
 
+    /// The line of a location.
+    pub fn line_of(&self, at: &Location) -> Option<i32> {
+        let m = self.method(at.class.0, at.method.0)?;
+        m.lines
+            .iter()
+            .rev()
+            .find(|(index, _)| *index as u64 <= at.index)
+            .map(|(_, line)| *line)
+    }
+
     /// The live (not spent) requests of `kind`.
     pub fn requests_of(&self, kind: EventKind) -> Vec<&Request> {
         self.requests
