@@ -14,6 +14,7 @@
 
 mod capture;
 mod conditions;
+mod evaluate;
 mod events;
 mod gone;
 mod paused;
