@@ -13,6 +13,7 @@
 //! `paused.rs`). Waits are polls of a condition, never fixed sleeps.
 
 mod capture;
+mod clock;
 mod conditions;
 mod evaluate;
 mod events;
