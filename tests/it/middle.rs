@@ -15,11 +15,13 @@
 mod capture;
 mod clock;
 mod conditions;
+mod dies;
 mod evaluate;
 mod events;
 mod gone;
 mod paused;
 mod read_only;
+mod read_only_sim;
 mod stack;
 mod stops;
 mod timeouts;

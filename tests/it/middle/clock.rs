@@ -24,7 +24,10 @@ async fn a_stalled_request_times_out_after_its_virtual_half_minute() {
     let mut cfg = config();
     cfg.request_timeout = timeout;
     let (engine, session, sim) = attach_sim(cfg, scene(), false).await;
-    session.suspend_thread(ThreadId(MAIN_THREAD)).await.expect("suspend");
+    session
+        .suspend_thread(ThreadId(MAIN_THREAD))
+        .await
+        .expect("suspend");
     sim.fault(cmd::FRAME_COUNT, Fault::Stall);
 
     let (wall, virtual_start) = (Instant::now(), tokio::time::Instant::now());
@@ -38,7 +41,10 @@ async fn a_stalled_request_times_out_after_its_virtual_half_minute() {
         other => panic!("expected the typed timeout, got {other:?}"),
     }
     assert!(took >= timeout, "failed early, after {took:?}");
-    assert!(took < timeout + Duration::from_secs(1), "the deadline is kept: {took:?}");
+    assert!(
+        took < timeout + Duration::from_secs(1),
+        "the deadline is kept: {took:?}"
+    );
     assert!(wall.elapsed() < WALL, "{:?}", wall.elapsed());
     // The connection goes on: the next request is answered.
     assert_eq!(session.threads().await.expect("answered").len(), 2);
@@ -61,17 +67,30 @@ async fn a_held_breakpoint_hit_is_rescued_after_two_virtual_minutes() {
         session.rescues().all.first().cloned()
     })
     .await;
-    assert!(virtual_start.elapsed() >= limit, "{:?}", virtual_start.elapsed());
+    assert!(
+        virtual_start.elapsed() >= limit,
+        "{:?}",
+        virtual_start.elapsed()
+    );
     assert!(rescue.held_for >= limit, "{rescue:?}");
-    assert!(rescue.held_for < limit + Duration::from_secs(2), "{rescue:?}");
+    assert!(
+        rescue.held_for < limit + Duration::from_secs(2),
+        "{rescue:?}"
+    );
     assert!(wall.elapsed() < WALL, "{:?}", wall.elapsed());
     assert_eq!((rescue.held, rescue.total, rescue.still_held), (2, 2, 0));
     assert_eq!(rescue.disabled, [id.clone()]);
     // The JVM's model: its request is gone before it ran again.
-    assert!(sim.breakpoints().is_empty(), "the stop point's request cleared");
+    assert!(
+        sim.breakpoints().is_empty(),
+        "the stop point's request cleared"
+    );
     assert_eq!(sim.counts(), [(MAIN_THREAD, 0), (WORKER, 0)]);
     assert!(sim.jvm().vm_resumes >= 1);
-    let v = point_when(&session, &id, "disabled", |v| v.state == StopState::Disabled).await;
+    let v = point_when(&session, &id, "disabled", |v| {
+        v.state == StopState::Disabled
+    })
+    .await;
     assert_eq!(v.hits, 1);
     assert_eq!(session.state().await, SessionState::Running);
     engine.shutdown().await;
@@ -84,11 +103,17 @@ async fn a_pause_within_its_limit_is_left_alone_and_one_past_it_rescued() {
     cfg.suspend_limit = Some(limit);
     let (engine, session, sim) = attach_sim(cfg, scene(), false).await;
     let outcome = session.pause().await.expect("pause");
-    assert!(matches!(outcome, PauseOutcome::Paused { held: 2, total: 2 }), "{outcome:?}");
+    assert!(
+        matches!(outcome, PauseOutcome::Paused { held: 2, total: 2 }),
+        "{outcome:?}"
+    );
     tokio::time::sleep(limit - Duration::from_secs(5)).await;
     assert!(session.rescues().all.is_empty(), "within the limit");
     assert_eq!(sim.counts(), [(MAIN_THREAD, 1), (WORKER, 1)]);
-    let rescue = poll("the rescue", async || session.rescues().all.first().cloned()).await;
+    let rescue = poll("the rescue", async || {
+        session.rescues().all.first().cloned()
+    })
+    .await;
     assert!(rescue.held_for >= limit, "{rescue:?}");
     assert_eq!(rescue.resumes, 1);
     assert_eq!(sim.counts(), [(MAIN_THREAD, 0), (WORKER, 0)]);
@@ -105,7 +130,11 @@ async fn a_jvm_that_stops_answering_probes_is_ended_by_liveness() {
     // Answered probes keep it alive.
     tokio::time::sleep(3 * interval).await;
     assert!(session.dead_reason().is_none());
-    assert!(sim.received(cmd::VERSION) >= 3, "probed: {}", sim.received(cmd::VERSION));
+    assert!(
+        sim.received(cmd::VERSION) >= 3,
+        "probed: {}",
+        sim.received(cmd::VERSION)
+    );
     sim.fault(cmd::VERSION, Fault::Stall);
     let reason = poll("the session to end", async || session.dead_reason()).await;
     assert!(reason.contains("stopped answering"), "{reason}");

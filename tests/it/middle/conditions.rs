@@ -25,7 +25,10 @@ async fn a_true_condition_suspends_the_jvm() {
     let id = arm(&session, line_stop(12, Mode::Suspend, when("qty > 5"))).await;
     assert_eq!(sim.breakpoints(), [(12, SuspendPolicy::EventThread)]);
     sim.hit(WORKER, "demo.Shop", "checkout", 12); // qty is 8
-    let v = point_when(&session, &id, "the passing hit", |v| v.condition_passed == 1).await;
+    let v = point_when(&session, &id, "the passing hit", |v| {
+        v.condition_passed == 1
+    })
+    .await;
     assert_eq!(v.condition_false, 0);
     // Escalated: the VM suspended, the hit thread's own event count undone.
     counts_become(&sim, &[(MAIN_THREAD, 1), (WORKER, 1)]).await;
@@ -57,11 +60,18 @@ async fn a_condition_on_fields_and_strings_is_read_from_the_frame() {
     let (engine, session, sim) = scene().await;
     let id = arm(
         &session,
-        line_stop(12, Mode::Suspend, when("order.customer == \"ada\" && this.count == 7")),
+        line_stop(
+            12,
+            Mode::Suspend,
+            when("order.customer == \"ada\" && this.count == 7"),
+        ),
     )
     .await;
     sim.hit(MAIN_THREAD, "demo.Shop", "checkout", 12);
-    point_when(&session, &id, "the passing hit", |v| v.condition_passed == 1).await;
+    point_when(&session, &id, "the passing hit", |v| {
+        v.condition_passed == 1
+    })
+    .await;
     counts_become(&sim, &[(MAIN_THREAD, 1), (WORKER, 1)]).await;
     engine.shutdown().await;
 }
@@ -83,16 +93,26 @@ async fn a_condition_naming_no_local_is_refused_before_any_request() {
 async fn an_erroring_condition_is_counted_and_disables_the_stop_point_after_a_run() {
     let (engine, session, sim) = scene().await;
     // qty is 3 on the main thread: a division by zero at every hit.
-    let id = arm(&session, line_stop(12, Mode::Suspend, when("10 / (qty - 3) > 1"))).await;
+    let id = arm(
+        &session,
+        line_stop(12, Mode::Suspend, when("10 / (qty - 3) > 1")),
+    )
+    .await;
     for n in 1..=CONDITION_ERROR_LIMIT {
         sim.hit(MAIN_THREAD, "demo.Shop", "checkout", 12);
         let v = point_when(&session, &id, "the error", |v| v.condition_errors == n).await;
         assert!(v.last_error.is_some(), "{v:?}");
         counts_become(&sim, &[(MAIN_THREAD, 0), (WORKER, 0)]).await;
     }
-    let v = point_when(&session, &id, "disabled by errors", |v| v.state == StopState::Disabled).await;
+    let v = point_when(&session, &id, "disabled by errors", |v| {
+        v.state == StopState::Disabled
+    })
+    .await;
     assert_eq!((v.condition_passed, v.condition_false), (0, 0));
-    poll("its request gone", async || sim.breakpoints().is_empty().then_some(())).await;
+    poll("its request gone", async || {
+        sim.breakpoints().is_empty().then_some(())
+    })
+    .await;
     assert_eq!(sim.received(crate::sim::cmd::SUSPEND), 0, "never escalated");
     engine.shutdown().await;
 }
@@ -106,13 +126,19 @@ async fn a_hit_count_is_applied_by_the_jvm_on_its_one_request() {
     };
     let id = arm(&session, line_stop(12, Mode::Suspend, filters)).await;
     let request = sim.jvm().requests_of(jvmscope::jdwp::EventKind::Breakpoint)[0].clone();
-    assert!(request.modifiers.contains(&Modifier::Count { count: 3 }), "{request:?}");
+    assert!(
+        request.modifiers.contains(&Modifier::Count { count: 3 }),
+        "{request:?}"
+    );
     assert!(sim.hit(MAIN_THREAD, "demo.Shop", "checkout", 12).is_empty());
     assert!(sim.hit(MAIN_THREAD, "demo.Shop", "checkout", 12).is_empty());
     assert_eq!(sim.hit(MAIN_THREAD, "demo.Shop", "checkout", 12).len(), 1);
     let v = point_when(&session, &id, "the third hit", |v| v.hits == 1).await;
     assert_eq!(v.count_mode, Some(CountMode::Jvm(3)));
     counts_become(&sim, &[(MAIN_THREAD, 1), (WORKER, 1)]).await;
-    assert!(sim.hit(MAIN_THREAD, "demo.Shop", "checkout", 12).is_empty(), "spent");
+    assert!(
+        sim.hit(MAIN_THREAD, "demo.Shop", "checkout", 12).is_empty(),
+        "spent"
+    );
     engine.shutdown().await;
 }

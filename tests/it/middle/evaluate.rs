@@ -38,7 +38,10 @@ async fn eval(
 #[tokio::test]
 async fn arithmetic_on_locals_and_a_static_field() {
     let (engine, session, sim) = scene().await;
-    session.suspend_thread(ThreadId(WORKER)).await.expect("suspend");
+    session
+        .suspend_thread(ThreadId(WORKER))
+        .await
+        .expect("suspend");
     let value = eval(&session, WORKER, 0, "qty * 2 + total + demo.Shop.TAX").await;
     assert_eq!(value, Ok(Val::Prim(Prim::Long(8 * 2 + 7 + 20))));
     assert_eq!(sim.counts(), [(MAIN_THREAD, 0), (WORKER, 1)], "left held");
@@ -49,7 +52,10 @@ async fn arithmetic_on_locals_and_a_static_field() {
 #[tokio::test]
 async fn fields_through_objects_and_a_string_comparison() {
     let (engine, session, sim) = scene().await;
-    session.suspend_thread(ThreadId(MAIN_THREAD)).await.expect("suspend");
+    session
+        .suspend_thread(ThreadId(MAIN_THREAD))
+        .await
+        .expect("suspend");
     let customer = eval(&session, MAIN_THREAD, 0, "order.customer").await;
     assert_eq!(
         customer,
@@ -58,16 +64,29 @@ async fn fields_through_objects_and_a_string_comparison() {
             tag: jvmscope::jdwp::Tag::String
         })
     );
-    let same = eval(&session, MAIN_THREAD, 0, "order.customer == name && this.count == 7").await;
+    let same = eval(
+        &session,
+        MAIN_THREAD,
+        0,
+        "order.customer == name && this.count == 7",
+    )
+    .await;
     assert_eq!(same, Ok(Val::Prim(Prim::Bool(true))));
-    assert!(sim.jvm().unmodelled.is_empty(), "{:?}", sim.jvm().unmodelled);
+    assert!(
+        sim.jvm().unmodelled.is_empty(),
+        "{:?}",
+        sim.jvm().unmodelled
+    );
     engine.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_callers_frame_has_its_own_locals() {
     let (engine, session, _sim) = scene().await;
-    session.suspend_thread(ThreadId(MAIN_THREAD)).await.expect("suspend");
+    session
+        .suspend_thread(ThreadId(MAIN_THREAD))
+        .await
+        .expect("suspend");
     assert_eq!(
         eval(&session, MAIN_THREAD, 1, "shop.count + 1").await,
         Ok(Val::Prim(Prim::Int(8)))
@@ -85,13 +104,22 @@ async fn errors_are_typed_and_a_running_thread_is_refused() {
         matches!(running, Err(SessionError::ThreadRunning { .. })),
         "{running:?}"
     );
-    session.suspend_thread(ThreadId(MAIN_THREAD)).await.expect("suspend");
+    session
+        .suspend_thread(ThreadId(MAIN_THREAD))
+        .await
+        .expect("suspend");
     let unknown = eval(&session, MAIN_THREAD, 0, "nosuch + 1").await;
-    assert!(unknown.as_ref().is_err_and(|e| e.contains("nosuch")), "{unknown:?}");
+    assert!(
+        unknown.as_ref().is_err_and(|e| e.contains("nosuch")),
+        "{unknown:?}"
+    );
     let zero = eval(&session, MAIN_THREAD, 0, "qty / (qty - 3)").await;
     assert!(zero.is_err(), "{zero:?}");
     let no_field = eval(&session, MAIN_THREAD, 0, "order.missing").await;
-    assert!(no_field.as_ref().is_err_and(|e| e.contains("missing")), "{no_field:?}");
+    assert!(
+        no_field.as_ref().is_err_and(|e| e.contains("missing")),
+        "{no_field:?}"
+    );
     assert_eq!(sim.received(cmd::INVOKE), 0, "nothing run in the JVM");
     assert_eq!(sim.counts(), [(MAIN_THREAD, 1), (WORKER, 0)]);
     engine.shutdown().await;
