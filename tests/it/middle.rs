@@ -1,16 +1,30 @@
 //! The deterministic middle layer: the real actors (Engine → Supervisor →
 //! Session → Connection, EventDispatch, StopPoints, Watchdog) against a
-//! scripted JVM (`fake_jdwp`) on loopback, with the durations that matter
-//! (request timeout, suspension limit) configured in milliseconds, so each
-//! test is a fraction of a second and asserts what the actors did to the
-//! JVM's model, not merely that a call returned.
+//! JVM whose model the test owns, asserting what the actors did to that
+//! model (who is suspended, what was resumed, which requests exist), not
+//! merely that a call returned.
 //!
-//! Time is passed in as configuration, not through tokio's paused clock:
-//! the Connection's deadlines and the Watchdog's ages are read from
-//! `std::time::Instant`, which a paused clock does not move, and a paused
-//! runtime waiting on the fake's real socket auto-advances past the
-//! dial's `tokio::time::timeout` before the handshake arrives (see
-//! `paused.rs`). Waits are polls of a condition, never fixed sleeps.
+//! Two peers: `sim` (a simulated JVM: classes with line and variable
+//! tables, threads with frames and locals, objects, strings, event
+//! requests, breakpoint hits emitted with the policy their request asked
+//! for) for stacks, captures, evaluation, conditions, hit counts, the
+//! Watchdog and deaths; and the older `fake_jdwp` script (threads and
+//! suspend counts on loopback TCP) for the wire-level cases it was built
+//! for (`events`, `gone`, `read_only`, `timeouts`, `watchdog`).
+//!
+//! Transport: the sim is served by a task of the test's own runtime over
+//! `tokio::io::duplex`, attached with `Engine::attach_stream` (the same
+//! handshake and Connection as a socket; `Transport` carries either).
+//!
+//! Time: the Connection's request deadlines and the Watchdog's suspension
+//! ages and liveness interval read tokio's clock, so under
+//! `#[tokio::test(start_paused = true)]` (`clock.rs`) minutes of JVM time
+//! pass in milliseconds, exactly; with no real socket in play the paused
+//! runtime only jumps ahead when every task waits on a timer. The
+//! loopback `fake_jdwp` tests run on the real clock with durations
+//! configured in milliseconds (a paused runtime waiting on a real socket
+//! auto-advances past its timers, see `paused.rs`). Waits are polls of a
+//! condition, never fixed sleeps.
 
 mod capture;
 mod clock;

@@ -79,7 +79,7 @@ async fn a_held_breakpoint_hit_is_rescued_after_two_virtual_minutes() {
     );
     assert!(wall.elapsed() < WALL, "{:?}", wall.elapsed());
     assert_eq!((rescue.held, rescue.total, rescue.still_held), (2, 2, 0));
-    assert_eq!(rescue.disabled, [id.clone()]);
+    assert_eq!(rescue.disabled, [id.as_str()]);
     // The JVM's model: its request is gone before it ran again.
     assert!(
         sim.breakpoints().is_empty(),

@@ -62,7 +62,7 @@ fn frame_of(jvm: &Jvm, thread: u64, frame: u64) -> Result<&super::model::Frame, 
         .ok_or(code::INVALID_FRAMEID)
 }
 
-fn class_of<'a>(jvm: &'a Jvm, id: ReferenceTypeId) -> Result<&'a Class, u16> {
+fn class_of(jvm: &Jvm, id: ReferenceTypeId) -> Result<&Class, u16> {
     jvm.class(id.0).ok_or(code::INVALID_CLASS)
 }
 
@@ -107,7 +107,13 @@ macro_rules! on {
 /// Answers one command: the reply data, or a JDWP error code.
 pub fn answer(jvm: &mut Jvm, set: u8, cmd: u8, data: &[u8]) -> Result<Vec<u8>, u16> {
     let key = (set, cmd);
-    for part in [virtual_machine, types, requests, threads_and_objects] {
+    for part in [
+        virtual_machine,
+        types,
+        methods,
+        requests,
+        threads_and_objects,
+    ] {
         if let Some(done) = part(jvm, key, data)? {
             return Ok(done);
         }
@@ -385,6 +391,11 @@ fn types(jvm: &mut Jvm, key: (u8, u8), data: &[u8]) -> Result<Option<Vec<u8>>, u
         }
         out
     });
+    Ok(None)
+}
+
+/// Method commands: line and variable tables.
+fn methods(jvm: &mut Jvm, key: (u8, u8), data: &[u8]) -> Result<Option<Vec<u8>>, u16> {
     on!(key, data; LineTable, |r| {
         let m = jvm.method(r.ref_type.0, r.method.0).ok_or(code::INVALID_METHODID)?;
         LineTableReply {

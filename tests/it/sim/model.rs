@@ -196,6 +196,12 @@ fn class(id: u64, signature: &str, superclass: u64) -> Class {
 /// `demo.Main.main` (line 5), on the thread `main`; the thread `worker` is
 /// in the same method with other locals. Nothing is suspended.
 pub fn scene() -> Jvm {
+    let (checkout, main) = methods();
+    build(checkout, main)
+}
+
+/// `Shop.checkout` and `Main.main`, with their tables.
+fn methods() -> (Method, Method) {
     use ids::*;
     let end = 5 * STEP;
     let checkout = Method {
@@ -229,6 +235,12 @@ pub fn scene() -> Jvm {
             var("shop", "Ldemo/Shop;", 1, 4, 12),
         ],
     };
+    (checkout, main)
+}
+
+/// The scene's classes and objects: see [`scene`].
+fn build(checkout: Method, main: Method) -> Jvm {
+    use ids::*;
     let mut shop = class(SHOP, "Ldemo/Shop;", OBJECT);
     shop.methods = vec![checkout];
     shop.fields = vec![
