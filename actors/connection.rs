@@ -25,9 +25,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::net::TcpStream;
-use tokio::net::tcp::OwnedReadHalf;
 use tracing::Span;
 
 use crate::error::JdwpError;
@@ -45,6 +44,39 @@ pub const DEFAULT_WINDOW: usize = 32;
 pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often overdue requests are looked for.
 const TICK: Duration = Duration::from_millis(50);
+
+/// The byte stream a connection talks over, as its two halves: a TCP
+/// socket's own halves, or any in-process stream (a test's simulated JVM
+/// over `tokio::io::duplex`). The stream is already handshaken. Writes
+/// must not be buffered inside the stream: nothing flushes them.
+pub struct Transport {
+    read: ReadHalf,
+    write: outbox::WriteHalf,
+}
+
+type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+
+impl Transport {
+    /// Any byte stream, split in halves that share it.
+    pub fn new<S: AsyncRead + AsyncWrite + Send + 'static>(stream: S) -> Self {
+        let (read, write) = tokio::io::split(stream);
+        Self {
+            read: Box::new(read),
+            write: Box::new(write),
+        }
+    }
+}
+
+impl From<TcpStream> for Transport {
+    /// A socket's own halves, which need no lock between them.
+    fn from(stream: TcpStream) -> Self {
+        let (read, write) = stream.into_split();
+        Self {
+            read: Box::new(read),
+            write: Box::new(write),
+        }
+    }
+}
 
 /// Configuration of one connection.
 #[derive(Debug, Clone)]
@@ -290,7 +322,7 @@ pub struct Connection;
 
 /// Arguments: the handshaken stream and the config.
 pub struct ConnectionArgs {
-    stream: TcpStream,
+    stream: Transport,
     shared: Arc<ConnectionShared>,
     wire: Arc<Wire>,
     config: ConnectionConfig,
@@ -376,23 +408,23 @@ impl EventRoute {
 impl Connection {
     /// Spawns a Connection linked to `supervisor` and returns its handle.
     pub async fn spawn(
-        stream: TcpStream,
+        stream: impl Into<Transport>,
         config: ConnectionConfig,
         supervisor: ractor::ActorCell,
     ) -> Result<ConnectionHandle, ractor::SpawnErr> {
-        Self::spawn_inner(stream, config, Some(supervisor)).await
+        Self::spawn_inner(stream.into(), config, Some(supervisor)).await
     }
 
     /// Spawns a Connection nobody supervises (a short-lived check).
     pub async fn spawn_unlinked(
-        stream: TcpStream,
+        stream: impl Into<Transport>,
         config: ConnectionConfig,
     ) -> Result<ConnectionHandle, ractor::SpawnErr> {
-        Self::spawn_inner(stream, config, None).await
+        Self::spawn_inner(stream.into(), config, None).await
     }
 
     async fn spawn_inner(
-        stream: TcpStream,
+        stream: Transport,
         config: ConnectionConfig,
         supervisor: Option<ractor::ActorCell>,
     ) -> Result<ConnectionHandle, ractor::SpawnErr> {
@@ -444,7 +476,10 @@ impl Actor for Connection {
         myself: ActorRef<Self::Msg>,
         args: Self::Arguments,
     ) -> Result<Self::State, ActorProcessingErr> {
-        let (read_half, write_half) = args.stream.into_split();
+        let Transport {
+            read: read_half,
+            write: write_half,
+        } = args.stream;
         let events = Arc::new(Mutex::new(EventRoute::default()));
         let wire = args.wire;
         let outbox = wire.outbox.clone();
@@ -522,7 +557,7 @@ struct Reader {
 /// its caller as soon as it is decoded, so the replies before an event
 /// composite are handed on before it; composites go straight to
 /// EventDispatch.
-async fn read_loop(mut read: OwnedReadHalf, max_packet: u32, to: Reader) {
+async fn read_loop(mut read: ReadHalf, max_packet: u32, to: Reader) {
     let mut decoder = FrameDecoder::new(max_packet);
     let mut buf = vec![0u8; 64 * 1024];
     let reason = loop {

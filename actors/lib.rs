@@ -90,7 +90,7 @@ pub use code::{
     CompileReport, Installed, Pinned, RedefineCaps, ReloadQuery, ReloadView, SourceCheck,
     SourceQuery, SourceText, SourceView, StaleView, StopStaleness, ThreadInClass,
 };
-pub use connection::{ConnectionConfig, ConnectionHandle};
+pub use connection::{ConnectionConfig, ConnectionHandle, Transport};
 pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
 pub use door::context::{Depth, FrameWindow, HeldFrames};
 pub use door::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
@@ -388,6 +388,34 @@ impl Engine {
         })
     }
 
+    /// Attaches over a stream already connected to a JVM's JDWP agent
+    /// (an in-process transport, such as a test's simulated JVM on
+    /// `tokio::io::duplex`): the handshake is exchanged on it within
+    /// `spec.timeout`, and `spec.host`/`spec.port` only name the session.
+    pub async fn attach_stream<S>(
+        &self,
+        spec: &crate::model::AttachSpec,
+        mut stream: S,
+    ) -> Result<SessionHandle, AttachError>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let addr = format!("{}:{}", spec.host, spec.port);
+        connection::dial::handshake(&mut stream, &addr, spec.timeout, spec.timeout).await?;
+        let roots = crate::model::Roots {
+            source: spec.source_roots.clone(),
+            class: spec.class_roots.clone(),
+        };
+        let opened = Opened {
+            host: &spec.host,
+            port: spec.port,
+            timeout: spec.timeout,
+            read_only: spec.read_only,
+        };
+        self.start_session(opened, Transport::new(stream), None, roots)
+            .await
+    }
+
     async fn open(
         &self,
         host: &str,
@@ -410,6 +438,31 @@ impl Engine {
             });
         }
         let stream = connection::dial::dial(host, port, timeout).await?;
+        let opened = Opened {
+            host,
+            port,
+            timeout,
+            read_only,
+        };
+        self.start_session(opened, stream.into(), launched, roots)
+            .await
+    }
+
+    /// A session over a handshaken stream: spawned, initialized, its
+    /// probes started.
+    async fn start_session(
+        &self,
+        opened: Opened<'_>,
+        stream: Transport,
+        launched: Option<Arc<launch::LaunchedJvm>>,
+        roots: crate::model::Roots,
+    ) -> Result<SessionHandle, AttachError> {
+        let Opened {
+            host,
+            port,
+            timeout,
+            read_only,
+        } = opened;
         let mut config = ConnectionConfig::new(host, port);
         config.read_only = read_only || self.config.force_read_only;
         config.window = self.config.window;
@@ -485,6 +538,14 @@ impl Engine {
         futures::future::join_all(live.iter().map(|s| s.disconnect())).await;
         self.supervisor.stop(None);
     }
+}
+
+/// Where a session's stream came from, and how it was asked for.
+struct Opened<'a> {
+    host: &'a str,
+    port: u16,
+    timeout: Duration,
+    read_only: bool,
 }
 
 /// Whether two host names are the same endpoint: loopback names are one.

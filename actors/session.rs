@@ -26,10 +26,7 @@ pub use ledger::Ledger;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use tokio::net::TcpStream;
-
-use crate::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg};
+use crate::connection::{Connection, ConnectionConfig, ConnectionHandle, ConnectionMsg, Transport};
 use crate::error::SpawnError;
 use crate::events::{EventDispatch, EventLog, EventsArgs, EventsMsg};
 use crate::jdwp::event_request::ClearAllBreakpoints;
@@ -39,6 +36,7 @@ use crate::jvm::classes::ClassCache;
 use crate::model::session::ReleaseCheck;
 use crate::stop_points::{StopPoints, StopPointsHandle};
 use crate::watchdog::{Watchdog, WatchdogArgs, WatchdogMsg};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 /// How long a session whose launched JVM dropped the connection waits for
 /// the process to exit, to report how it ended.
@@ -120,7 +118,7 @@ pub type Handles = (
 
 /// Arguments of a Session.
 pub struct SessionArgs {
-    pub stream: TcpStream,
+    pub stream: Transport,
     pub config: ConnectionConfig,
     pub info: Arc<SessionInfo>,
     pub watchdog_interval: Duration,

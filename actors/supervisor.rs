@@ -6,14 +6,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
-use tokio::net::TcpStream;
-
-use crate::connection::ConnectionConfig;
+use crate::connection::{ConnectionConfig, Transport};
 use crate::error::SpawnError;
 use crate::launch::LaunchedJvm;
 use crate::model::SessionId;
 use crate::session::{Session, SessionArgs, SessionHandle, SessionInfo};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
 /// Sessions by id, plus which one is current.
 #[derive(Default)]
@@ -48,7 +46,7 @@ impl Registry {
 
 /// What a new session is made from.
 pub struct NewSession {
-    pub stream: TcpStream,
+    pub stream: Transport,
     pub config: ConnectionConfig,
     pub launched: Option<Arc<LaunchedJvm>>,
     pub roots: crate::model::Roots,

@@ -13,7 +13,11 @@
 //! with a suspending policy, a pause or a thread suspend since the last
 //! all-clear), so an idle session costs one probe per liveness interval.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock: a paused test runtime drives the suspension ages and
+// the liveness interval.
+use tokio::time::Instant;
 
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::timeout;
 
@@ -35,6 +35,20 @@ pub async fn dial(host: &str, port: u16, limit: Duration) -> Result<TcpStream, A
     };
     let _ = stream.set_nodelay(true);
     let left = limit.saturating_sub(started.elapsed());
+    handshake(&mut stream, &addr, limit, left).await?;
+    Ok(stream)
+}
+
+/// Exchanges the 14-byte handshake on a connected `stream` within `left`
+/// (`limit` is the whole budget, as the error says it); `addr` names the
+/// peer in errors. Any byte stream: a TCP socket, or an in-process one.
+pub async fn handshake<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: &mut S,
+    addr: &str,
+    limit: Duration,
+    left: Duration,
+) -> Result<(), AttachError> {
+    let addr = addr.to_string();
     let exchange = async {
         stream.write_all(HANDSHAKE).await?;
         let mut got = [0u8; 14];
@@ -66,7 +80,7 @@ pub async fn dial(host: &str, port: u16, limit: Duration) -> Result<TcpStream, A
                 .into(),
         }),
         Ok(Ok(got)) => match check_handshake(&got) {
-            Ok(()) => Ok(stream),
+            Ok(()) => Ok(()),
             Err(_) => Err(AttachError::NotJdwp {
                 addr,
                 detail: format!(

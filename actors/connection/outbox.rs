@@ -10,15 +10,30 @@
 //! whoever holds the half writes, and only from the front of the outbox.
 
 use std::io::ErrorKind;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 
 use ractor::ActorRef;
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::Notify;
 
 use super::ConnectionMsg;
 use crate::lock::lock;
+
+/// The write half of a connection's stream (a socket's, or an
+/// in-process stream's).
+pub type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// One write without waiting: what the stream takes now, or `WouldBlock`
+/// (a socket's `try_write`, for any stream).
+fn try_write(half: &mut WriteHalf, bytes: &[u8]) -> std::io::Result<usize> {
+    let mut cx = Context::from_waker(Waker::noop());
+    match Pin::new(half).poll_write(&mut cx, bytes) {
+        Poll::Ready(written) => written,
+        Poll::Pending => Err(ErrorKind::WouldBlock.into()),
+    }
+}
 
 /// Bytes appended and not written yet, and the write half while nobody
 /// is writing with it.
@@ -36,7 +51,7 @@ struct Pending {
     closed: bool,
     /// The socket's write half, here while no write is under way (the
     /// writer task takes it for a write that must wait).
-    half: Option<OwnedWriteHalf>,
+    half: Option<WriteHalf>,
 }
 
 /// What a buffer keeps of its capacity between writes.
@@ -48,7 +63,7 @@ impl Outbox {
     }
 
     /// Hands the outbox the socket's write half.
-    pub fn attach(&self, half: OwnedWriteHalf) {
+    pub fn attach(&self, half: WriteHalf) {
         self.lock().half = Some(half);
     }
 
@@ -65,14 +80,15 @@ impl Outbox {
     /// the socket takes it all; else the writer task is woken for the
     /// rest (a failed write is the writer's to report, as it retries).
     pub fn flush(&self) {
-        let mut g = self.lock();
+        let mut guard = self.lock();
+        let g = &mut *guard;
         if g.bytes.is_empty() {
             return;
         }
         if !g.closed
-            && let Some(half) = &g.half
+            && let Some(half) = &mut g.half
         {
-            match half.try_write(&g.bytes) {
+            match try_write(half, &g.bytes) {
                 Ok(n) if n == g.bytes.len() => {
                     g.bytes.clear();
                     g.bytes.shrink_to(KEPT_CAPACITY);
@@ -85,7 +101,7 @@ impl Outbox {
                 Err(_) => {}
             }
         }
-        drop(g);
+        drop(guard);
         // A permit is kept when the writer is busy: it looks again once
         // its write is done.
         self.wake.notify_one();
@@ -119,7 +135,7 @@ impl Outbox {
 
     /// The writer's turn: what is queued, the write half (taken out), and
     /// whether the outbox is closed.
-    fn take_all(&self, spare: &mut Vec<u8>) -> (Option<OwnedWriteHalf>, bool) {
+    fn take_all(&self, spare: &mut Vec<u8>) -> (Option<WriteHalf>, bool) {
         let mut g = self.lock();
         std::mem::swap(&mut g.bytes, spare);
         (g.half.take(), g.closed)
@@ -127,7 +143,7 @@ impl Outbox {
 
     /// Gives the write half back when nothing more is queued; else takes
     /// what is (the writer goes on with the half).
-    fn give_back(&self, half: OwnedWriteHalf, spare: &mut Vec<u8>) -> Option<OwnedWriteHalf> {
+    fn give_back(&self, half: WriteHalf, spare: &mut Vec<u8>) -> Option<WriteHalf> {
         let mut g = self.lock();
         if g.bytes.is_empty() || g.closed {
             g.half = Some(half);
@@ -153,7 +169,8 @@ pub(super) async fn write_loop(outbox: Arc<Outbox>, conn: ActorRef<ConnectionMsg
         };
         if closed {
             // Whatever the socket takes at once; nobody waits for more.
-            let _ = half.try_write(&chunk);
+            let mut half = half;
+            let _ = try_write(&mut half, &chunk);
             return;
         }
         let mut writing = Some(half);
@@ -174,8 +191,8 @@ pub(super) async fn write_loop(outbox: Arc<Outbox>, conn: ActorRef<ConnectionMsg
         if outbox.is_closed() {
             // Closed meanwhile: end as above, with the half given back.
             let (half, _) = outbox.take_all(&mut chunk);
-            if let Some(half) = half {
-                let _ = half.try_write(&chunk);
+            if let Some(mut half) = half {
+                let _ = try_write(&mut half, &chunk);
             }
             return;
         }

@@ -21,6 +21,13 @@ use crate::jdwp::packet::{CommandPacket, HEADER_LEN, ReplyPacket};
 use crate::lock::lock;
 use crate::telemetry::{RoundTrip, RoundTripStart};
 
+/// Now, by tokio's clock: the real time in production, the virtual time
+/// under a paused test runtime, so a test drives request deadlines in
+/// milliseconds.
+pub(super) fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
 /// A request in the window.
 struct Pending {
     name: &'static str,
@@ -143,7 +150,7 @@ impl Wire {
             data,
         };
         let timeout = timeout.unwrap_or(self.request_timeout);
-        if let Some(id) = window.submit(pending, Instant::now(), timeout) {
+        if let Some(id) = window.submit(pending, now(), timeout) {
             self.write(window, id);
         }
     }
@@ -196,21 +203,21 @@ impl Wire {
             })
         };
         finish(p, result);
-        self.promote(&mut window, Instant::now());
+        self.promote(&mut window, now());
     }
 
     /// Fails the requests past their deadline.
     pub fn expire(&self) {
         let mut window = self.lock();
-        let now = Instant::now();
-        for slot in window.expire(now) {
+        let at = now();
+        for slot in window.expire(at) {
             let after = slot.deadline.duration_since(slot.queued_at);
             let mut p = slot.payload;
             p.span.failed("TIMEOUT");
             let command = p.name;
             finish(p, Err(JdwpError::Timeout { command, after }));
         }
-        self.promote(&mut window, now);
+        self.promote(&mut window, at);
     }
 
     fn promote(&self, window: &mut Guarded, now: Instant) {

@@ -28,6 +28,7 @@ mod replies;
 mod round_trips;
 mod runaway;
 mod sessions;
+mod sim;
 mod skill;
 mod stop_points;
 mod supervision;

@@ -1,15 +1,10 @@
-//! Where tokio's paused clock reaches the engine, and why the rest of the
-//! middle layer passes its durations in as configuration instead.
-//!
-//! The dial's handshake budget is a `tokio::time::timeout`, so a paused
-//! clock drives it: against a port that never answers, an hour's budget
-//! runs out in milliseconds of wall time. The same auto-advance makes the
-//! paused clock unusable for everything after the dial: a paused runtime
-//! that waits on a real socket counts as idle and jumps to its next timer,
-//! so a scripted JVM on its own thread races that jump (an attach to a
-//! fake that does answer passes or fails by scheduling), and the
-//! Connection's deadlines and the Watchdog's ages are `std::time::Instant`
-//! readings that `tokio::time::advance` does not move.
+//! tokio's paused clock and a real socket: the dial's handshake budget is
+//! a `tokio::time::timeout`, so against a port that never answers an
+//! hour's budget runs out in milliseconds of wall time. A paused runtime
+//! that waits on a real socket counts as idle and jumps to its next
+//! timer, so a scripted JVM on its own thread races that jump: the paused
+//! tests past the dial therefore use the simulated JVM over an in-process
+//! stream (`clock.rs`), whose deadlines and ages follow tokio's clock.
 
 use std::time::{Duration, Instant};
 
