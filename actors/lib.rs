@@ -77,8 +77,8 @@ pub use crate::jdwp::{SuspendPolicy, ThreadId};
 pub use connection::{ConnectionConfig, ConnectionHandle};
 pub use discovery::{DiscoveryBudget, JvmListing, JvmsSnapshot, LocalJvm, ProbeReport, Seen};
 pub use error::{
-    ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotWritable,
-    ProbeRefusal, SessionError, SpawnError, ThreadUse,
+    ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotInvocable,
+    NotWritable, ProbeRefusal, Released, SessionError, SpawnError, ThreadUse,
 };
 pub use error::{CodeError, LocalError};
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
