@@ -2,6 +2,7 @@
 //! not run methods there: typed, carrying ids and names. The words an
 //! agent reads about what to do next are chosen in `src/mcp`.
 
+use crate::expr::ParseError;
 use crate::expr::eval::EvalError;
 use crate::jdwp::ThreadId;
 
@@ -63,7 +64,7 @@ pub enum HitFrameError {
 pub enum ExprError {
     /// The expression did not compile when it was armed.
     #[error("{0}")]
-    Refused(String),
+    Refused(ParseError),
     /// The hit's frame could not be read.
     #[error(transparent)]
     Frame(#[from] HitFrameError),

@@ -700,14 +700,15 @@ fn prim_eq(a: &Val, b: &Val) -> bool {
     }
 }
 
-/// A JDWP failure in words an agent can act on.
+/// A JDWP failure as the fact behind it (the object was collected, the
+/// frame is gone), for an evaluation's error text.
 pub fn explain(e: &JdwpError) -> String {
     match e.code() {
         Some(ErrorCode::INVALID_OBJECT) => {
             "the object vanished (collected by the JVM; handles are weak references)".into()
         }
         Some(ErrorCode::THREAD_NOT_SUSPENDED) => {
-            "the thread is running; suspend it first (a thread suspend or a stop point)".into()
+            "the thread is running: neither a thread suspend nor a stop point holds it".into()
         }
         Some(ErrorCode::INVALID_FRAMEID) => {
             "the frame is gone: its thread resumed since it was read".into()
