@@ -3,8 +3,10 @@
 //! to act on it.
 
 mod call;
+mod eval;
 
-pub use call::{ArgNeed, CallError};
+pub use call::{ArgNeed, CallError, ParkRefusal};
+pub use eval::{ExprError, HitFrameError, NotInvocable, Released};
 
 use std::time::Duration;
 
@@ -626,15 +628,15 @@ pub enum SourceRefusal {
 }
 
 /// Why a stop point's condition gave no answer at a hit.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ConditionError {
     #[error("the thread was not suspended by this event")]
     NotSuspended,
     #[error("the condition gave a {kind}, not a boolean")]
     NotBoolean { kind: &'static str },
-    /// Reading the frame or evaluating the expression failed, with why.
-    #[error("{0}")]
-    Eval(String),
+    /// Reading the frame or evaluating the expression failed.
+    #[error(transparent)]
+    Eval(#[from] ExprError),
 }
 
 /// Why `javac` could not be run to an end (its diagnostics are not this:

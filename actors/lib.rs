@@ -97,8 +97,8 @@ pub use door::step::{DEFAULT_EXCLUDES, Landing, StepFilter, StepKind};
 pub use door::wildcards::{Expanded, WildcardError};
 pub use dumps::{DEFAULT_PIPELINE, Dump, DumpSpec, ProgressFn, VmHold};
 pub use error::{
-    ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotWritable,
-    ProbeRefusal, SessionError, SpawnError, ThreadUse,
+    ArgNeed, ArmError, AttachError, FrameAction, JavacError, JdwpError, LaunchError, NotInvocable,
+    NotWritable, ProbeRefusal, Released, SessionError, SpawnError, ThreadUse,
 };
 pub use error::{CodeError, LocalError};
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;

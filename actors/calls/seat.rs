@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::CallError;
 use crate::door::Jvm;
 use crate::door::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
-use crate::error::SessionError;
+use crate::error::{ParkRefusal, SessionError};
 use crate::jdwp::ThreadId;
 use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
 use crate::jvm::eval::EvalContext;
@@ -103,9 +103,7 @@ pub(crate) async fn take(session: &Jvm, want: Option<ThreadId>) -> Result<Seat, 
     }
     if late(session, chosen) {
         return Err(CallError::CannotPark {
-            reason: format!(
-                "thread {name:?} is still running a call that ran past its budget; it is resumed when that call returns"
-            ),
+            reason: ParkRefusal::InLateCall { name },
         }
         .into());
     }
@@ -214,7 +212,7 @@ async fn choose(session: &Jvm) -> Result<ThreadId, SessionError> {
         .map(|t| t.id)
         .ok_or_else(|| {
             CallError::CannotPark {
-                reason: "the JVM has no application thread".into(),
+                reason: ParkRefusal::NoApplicationThread,
             }
             .into()
         })
@@ -241,9 +239,10 @@ async fn park(session: &Jvm, thread: ThreadId, name: &str) -> Result<(), Session
     match step::step(session, thread, StepKind::Into, &filter, PARK_WITHIN).await {
         Ok(_) => Ok(()),
         Err(SessionError::StepTimeout { ms, .. }) => Err(CallError::CannotPark {
-            reason: format!(
-                "thread {name:?} reached no line of application code within {ms} ms (blocked or waiting); it runs on as before"
-            ),
+            reason: ParkRefusal::NoLineReached {
+                name: name.into(),
+                ms,
+            },
         }
         .into()),
         Err(e) => Err(e),

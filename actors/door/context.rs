@@ -7,7 +7,7 @@
 use futures::future::join_all;
 
 use crate::door::Jvm;
-use crate::error::{JdwpError, SessionError, ThreadUse};
+use crate::error::{JdwpError, NotInvocable, Released, SessionError, ThreadUse};
 use crate::jdwp::thread_reference::{FrameCount, SuspendCount};
 use crate::jdwp::{ErrorCode, ThreadId};
 use crate::jvm::eval::EvalContext;
@@ -156,14 +156,12 @@ pub async fn held_frames(
 
 /// Why no thread is there to evaluate in: the event the agent read last
 /// may already have been released, by a resume before it was read.
-fn nothing_held(session: &Jvm) -> String {
-    match session.events().last_read() {
-        Some(e) => format!(
-            "no thread is held by an event: the event read last (seq={} on \"{}\") no longer holds its thread, \
-             a resume released it; debug_wait_for_event waits for the next hit",
-            e.seq, e.thread_name
-        ),
-        None => "no thread is suspended by an event".into(),
+fn nothing_held(session: &Jvm) -> NotInvocable {
+    NotInvocable::NothingHeld {
+        released: session.events().last_read().map(|e| Released {
+            seq: e.seq,
+            thread_name: e.thread_name,
+        }),
     }
 }
 
@@ -183,7 +181,7 @@ pub async fn context(
     };
     let Some(held) = held_frames(session, thread, window).await? else {
         return Ok(EvalContext {
-            not_invocable_because: nothing_held(session),
+            not_invocable: Some(nothing_held(session)),
             ..EvalContext::default()
         });
     };
@@ -212,14 +210,7 @@ pub async fn context(
         frame: Some(frame),
         this,
         invocable,
-        not_invocable_because: if invocable {
-            String::new()
-        } else {
-            format!(
-                "thread @{:#x} was suspended by the agent (a thread suspend or a pause), not by an event",
-                thread.0
-            )
-        },
+        not_invocable: (!invocable).then_some(NotInvocable::SuspendedByAgent { thread }),
         invoke_budget: None,
     })
 }

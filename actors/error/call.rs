@@ -37,7 +37,7 @@ pub enum CallError {
     #[error("{method} is an instance method; the target is a class")]
     NeedsInstance { method: String },
     #[error("no thread could be parked for the call: {reason}")]
-    CannotPark { reason: String },
+    CannotPark { reason: ParkRefusal },
     #[error("thread @{:#x} {name:?} is suspended by the agent, not by an event; JDWP invokes only on event-suspended threads", thread.0)]
     AgentHeld { thread: ThreadId, name: String },
     #[error("{method} threw {exception} @{handle:#x}{}", message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
@@ -76,6 +76,21 @@ pub enum CallError {
         what: String,
         expected: &'static str,
     },
+}
+
+/// Why no thread could be parked for a call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParkRefusal {
+    #[error(
+        "thread {name:?} is still running a call that ran past its budget; it is resumed when that call returns"
+    )]
+    InLateCall { name: String },
+    #[error("the JVM has no application thread")]
+    NoApplicationThread,
+    #[error(
+        "thread {name:?} reached no line of application code within {ms} ms (blocked or waiting); it runs on as before"
+    )]
+    NoLineReached { name: String, ms: u128 },
 }
 
 fn listed(prefix: &str, items: &[String]) -> String {

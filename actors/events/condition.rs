@@ -12,7 +12,7 @@
 use std::sync::LazyLock;
 use std::time::Duration;
 
-use crate::error::ConditionError;
+use crate::error::{ConditionError, ExprError, HitFrameError, NotInvocable};
 use crate::expr::eval::Val;
 use crate::expr::{Binding, Bound, Charset};
 use crate::jdwp::{Event, FrameInfo, ObjectId, Tag, TaggedObjectId, ThreadId, Value};
@@ -75,10 +75,6 @@ fn event_val(v: &Value) -> Val {
     }
 }
 
-/// Why a stop point's evaluation invokes nothing unless it allows calls.
-const CALLS_REFUSED: &str = "this stop point was armed without allowing calls, so it runs none of \
-                             the application's code";
-
 /// The evaluation context of a hit: the top frame of the thread the event
 /// suspended, its `this`, invocation (bounded) allowed when `calls` is.
 pub async fn hit_context(
@@ -86,15 +82,15 @@ pub async fn hit_context(
     thread: ThreadId,
     top: Option<&FrameInfo>,
     calls: Calls,
-) -> Result<EvalContext, String> {
+) -> Result<EvalContext, HitFrameError> {
     let top = match top {
         Some(t) => *t,
         None => *ctx
             .frames(thread, 1)
             .await
-            .map_err(|e| format!("reading the hit frame failed: {e}"))?
+            .map_err(HitFrameError::Frames)?
             .first()
-            .ok_or("the hit thread has no frame")?,
+            .ok_or(HitFrameError::NoFrame)?,
     };
     let (class, method, lines) = futures::join!(
         ctx.classes.info(top.location.class),
@@ -105,26 +101,20 @@ pub async fn hit_context(
         index: 0,
         id: top.frame_id,
         location: top.location,
-        class: class.map_err(|e| e.to_string())?,
-        method: method.map_err(|e| e.to_string())?,
+        class: class?,
+        method: method?,
         line: lines
             .ok()
             .and_then(|l| l.line_of(top.location.index as i64)),
     };
-    let this = inspect::this_object(&ctx.classes, thread, &frame)
-        .await
-        .map_err(|e| e.to_string())?;
+    let this = inspect::this_object(&ctx.classes, thread, &frame).await?;
     let invocable = calls == Calls::Allowed;
     Ok(EvalContext {
         thread: Some(thread),
         frame: Some(frame),
         this,
         invocable,
-        not_invocable_because: if invocable {
-            String::new()
-        } else {
-            CALLS_REFUSED.into()
-        },
+        not_invocable: (!invocable).then_some(NotInvocable::CallsRefused),
         invoke_budget: Some(INVOKE_BUDGET),
     })
 }
@@ -134,7 +124,7 @@ pub async fn hit_context(
 pub fn refusing_calls(ectx: &EvalContext) -> EvalContext {
     EvalContext {
         invocable: false,
-        not_invocable_because: CALLS_REFUSED.into(),
+        not_invocable: Some(NotInvocable::CallsRefused),
         ..ectx.clone()
     }
 }
@@ -146,10 +136,10 @@ async fn value(
     ectx: &EvalContext,
     program: &Program,
     bound: Option<&Bound>,
-) -> Result<(Val, Option<Charset>), String> {
+) -> Result<(Val, Option<Charset>), ExprError> {
     let compiled = match program {
         Program::Ready(c) => c,
-        Program::Refused { error, .. } => return Err(error.clone()),
+        Program::Refused { error, .. } => return Err(ExprError::Refused(error.clone())),
     };
     let before = ectx.thread.map(|t| ctx.classes.invocations_on(t));
     let result = eval::evaluate_compiled(&ctx.classes, ectx, compiled, bound).await;
@@ -158,7 +148,10 @@ async fn value(
     note_invocations(ctx, ectx, before);
     match result {
         Ok(o) => Ok((o.value, compiled.charset())),
-        Err(f) => Err(f.error.render(compiled.source())),
+        Err(f) => Err(ExprError::Eval {
+            error: f.error,
+            expression: compiled.source().to_string(),
+        }),
     }
 }
 
@@ -183,11 +176,8 @@ pub async fn evaluate(
 ) -> Result<bool, ConditionError> {
     let ectx = hit_context(ctx, thread, None, calls)
         .await
-        .map_err(ConditionError::Eval)?;
-    match value(ctx, &ectx, condition, bound(event).as_ref())
-        .await
-        .map_err(ConditionError::Eval)?
-    {
+        .map_err(ExprError::Frame)?;
+    match value(ctx, &ectx, condition, bound(event).as_ref()).await? {
         (Val::Prim(Prim::Bool(b)), _) => Ok(b),
         (other, _) => Err(ConditionError::NotBoolean { kind: other.kind() }),
     }
@@ -207,9 +197,7 @@ pub async fn expressions(
     let ectx = if matches!(event, Event::MonitorContendedEnter { .. }) {
         blocked = EvalContext {
             invocable: false,
-            not_invocable_because: "the thread is blocked entering a monitor, where running code \
-                                    can wedge it"
-                .into(),
+            not_invocable: Some(NotInvocable::BlockedOnMonitor),
             ..ectx.clone()
         };
         &blocked
@@ -245,7 +233,7 @@ pub async fn expressions(
                 note_invocations(ctx, current, before);
                 Detail::Value(line)
             }
-            Err(err) => Detail::Failed(err),
+            Err(err) => Detail::Failed(err.to_string()),
         };
         out.push((format!("expr[{i}] {}", e.source()), shown));
     }
@@ -276,7 +264,7 @@ pub async fn held_exception(
             Ok(Some(text)) => Ok(text),
             // An NPE the program built itself has no helpful text.
             Ok(None) => return,
-            Err(e) => Err(MessageGap::Failed(e)),
+            Err(e) => Err(MessageGap::Failed(e.to_string())),
         }
     };
     ctx.note_helpful(exception, helpful);
@@ -291,7 +279,7 @@ pub async fn helpful_message(
     thread: ThreadId,
     exception: ObjectId,
     max_len: usize,
-) -> Result<Option<Shown>, String> {
+) -> Result<Option<Shown>, ExprError> {
     let ectx = EvalContext {
         thread: Some(thread),
         invocable: true,

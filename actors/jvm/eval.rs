@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 
-use crate::error::JdwpError;
+use crate::error::{JdwpError, NotInvocable};
 use crate::expr::eval::{Answer, EvalError, Evaluation, Link, Need, Step, Val};
 use crate::expr::{Bound, Compiled, Expr};
 use crate::jdwp::array_reference::Length;
@@ -42,8 +42,8 @@ pub struct EvalContext {
     pub this: ObjectId,
     /// The thread was suspended by an event, so methods may be invoked.
     pub invocable: bool,
-    /// Why invocation is not possible, for the error.
-    pub not_invocable_because: String,
+    /// Why invocation is not possible, when that is known.
+    pub not_invocable: Option<NotInvocable>,
     /// Bound on each invocation.
     pub invoke_budget: Option<Duration>,
 }
@@ -71,6 +71,9 @@ pub struct Failure {
     pub notes: Vec<EvalNote>,
     /// A method call was refused because no event suspended the thread.
     pub needs_event_thread: bool,
+    /// A name was asked that only a frame resolves (a local, a field of
+    /// `this`, `frame[n].x`), and the context has no frame.
+    pub needs_frame: bool,
     /// A method call was refused because the session is read-only.
     pub read_only: bool,
     /// A read got no reply in time: the failure says nothing about the
@@ -86,6 +89,7 @@ struct Driver<'a> {
     refused_invoke: std::sync::atomic::AtomicBool,
     refused_read_only: std::sync::atomic::AtomicBool,
     timed_out: std::sync::atomic::AtomicBool,
+    frameless: std::sync::atomic::AtomicBool,
 }
 
 /// Evaluates `expr` in `ctx`.
@@ -122,6 +126,7 @@ async fn drive(
         refused_invoke: std::sync::atomic::AtomicBool::new(false),
         refused_read_only: std::sync::atomic::AtomicBool::new(false),
         timed_out: std::sync::atomic::AtomicBool::new(false),
+        frameless: std::sync::atomic::AtomicBool::new(false),
     };
     let mut steps = 0;
     loop {
@@ -145,6 +150,7 @@ async fn drive(
                         needs_event_thread: driver
                             .refused_invoke
                             .load(std::sync::atomic::Ordering::Relaxed),
+                        needs_frame: driver.frameless.load(std::sync::atomic::Ordering::Relaxed),
                         read_only: driver
                             .refused_read_only
                             .load(std::sync::atomic::Ordering::Relaxed),
@@ -220,6 +226,15 @@ impl Driver<'_> {
             .unwrap_or_default()
     }
 
+    /// ` (why)` when the context says why nothing is held, else nothing.
+    fn why_not(&self) -> String {
+        self.ctx
+            .not_invocable
+            .as_ref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default()
+    }
+
     fn invocations(&self) -> usize {
         self.invocations.lock().map(|n| *n).unwrap_or(0)
     }
@@ -268,12 +283,11 @@ impl Driver<'_> {
 
     async fn name(&self, name: &str) -> Result<Answer, JdwpError> {
         let (Some(thread), Some(frame)) = (self.ctx.thread, self.ctx.frame.as_ref()) else {
-            let why = match self.ctx.not_invocable_because.as_str() {
-                "" => String::new(),
-                w => format!(" ({w})"),
-            };
+            self.frameless
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(Answer::Missing(format!(
-                "`{name}` is not a loaded class, and names of locals and fields need a frame{why}: pass thread_id of a suspended thread"
+                "`{name}` is not a loaded class, and names of locals and fields need a frame{}",
+                self.why_not()
             )));
         };
         if let Locals::Known(locals) =
@@ -304,8 +318,11 @@ impl Driver<'_> {
     /// The local `name` of the frame `depth` below the context's frame.
     async fn frame_local(&self, depth: u32, name: &str) -> Result<Answer, JdwpError> {
         let (Some(thread), Some(frame)) = (self.ctx.thread, self.ctx.frame.as_ref()) else {
+            self.frameless
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(Answer::Missing(format!(
-                "`frame[{depth}].{name}` needs a frame: pass thread_id of a suspended thread"
+                "`frame[{depth}].{name}` needs a frame{}",
+                self.why_not()
             )));
         };
         let index = frame.index + depth as usize;
@@ -341,7 +358,7 @@ impl Driver<'_> {
                 }
             },
             _ => Ok(Answer::Missing(format!(
-                "frame[{depth}] ({}) has no variable table (compile with -g)",
+                "frame[{depth}] ({}) has no variable table (compiled without -g)",
                 caller.label()
             ))),
         }
@@ -683,14 +700,15 @@ fn prim_eq(a: &Val, b: &Val) -> bool {
     }
 }
 
-/// A JDWP failure in words an agent can act on.
+/// A JDWP failure as the fact behind it (the object was collected, the
+/// frame is gone), for an evaluation's error text.
 pub fn explain(e: &JdwpError) -> String {
     match e.code() {
         Some(ErrorCode::INVALID_OBJECT) => {
             "the object vanished (collected by the JVM; handles are weak references)".into()
         }
         Some(ErrorCode::THREAD_NOT_SUSPENDED) => {
-            "the thread is running; suspend it first (a thread suspend or a stop point)".into()
+            "the thread is running: neither a thread suspend nor a stop point holds it".into()
         }
         Some(ErrorCode::INVALID_FRAMEID) => {
             "the frame is gone: its thread resumed since it was read".into()

@@ -200,22 +200,13 @@ impl ValueReader<'_> {
         }
     }
 
-    async fn fields(&self, id: u64, names: &[&str]) -> Result<Vec<Option<Value>>, String> {
+    async fn fields(&self, id: u64, names: &[&str]) -> Result<Vec<Option<Value>>, JdwpError> {
         let conn = self.classes.connection();
-        let t = self
-            .classes
-            .type_of(ObjectId(id))
-            .await
-            .map_err(|e| e.to_string())?;
+        let t = self.classes.type_of(ObjectId(id)).await?;
         let mut ids = Vec::new();
         let mut pos = Vec::new();
         for n in names {
-            match self
-                .classes
-                .find_field(t.id, n)
-                .await
-                .map_err(|e| e.to_string())?
-            {
+            match self.classes.find_field(t.id, n).await? {
                 Some((_, f)) if !f.is_static() => {
                     pos.push(Some(ids.len()));
                     ids.push(f.id);
@@ -231,8 +222,7 @@ impl ValueReader<'_> {
                 object: ObjectId(id),
                 fields: ids,
             })
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         Ok(pos
             .into_iter()
             .map(|p| p.and_then(|i| vals.get(i).copied()))

@@ -5,7 +5,7 @@
 //! values at each hit (`crate::expr::compiled`); nothing on the hit path
 //! parses.
 
-use crate::expr::Compiled;
+use crate::expr::{Compiled, ParseError};
 use crate::model::stop_point::StopPointSpec;
 
 /// One expression as armed: ready to evaluate, or the error every hit
@@ -14,7 +14,7 @@ use crate::model::stop_point::StopPointSpec;
 #[derive(Debug)]
 pub enum Program {
     Ready(Compiled),
-    Refused { source: String, error: String },
+    Refused { source: String, error: ParseError },
 }
 
 impl Program {
@@ -23,7 +23,7 @@ impl Program {
             Ok(c) => Program::Ready(c),
             Err(e) => Program::Refused {
                 source: src.to_string(),
-                error: format!("{e:?}"),
+                error: e,
             },
         }
     }

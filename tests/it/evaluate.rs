@@ -278,6 +278,20 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     let r = rig().await;
     let s = &r.server;
     let id = evaluator_thread(s).await;
+    // Nothing is held: a local has no frame to resolve in, and the reply
+    // says why and what to pass.
+    let (err, text) = call(s, "debug_evaluate", json!({"expression": "counts"})).await;
+    assert!(err, "{text}");
+    assert!(
+        text.contains(
+            "names of locals and fields need a frame (no thread is suspended by an event)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("\nNext: pass thread_id of a suspended thread"),
+        "{text}"
+    );
     let (err, text) = call(
         s,
         "debug_thread",
@@ -315,6 +329,12 @@ async fn invoke_needs_an_event_thread_but_structural_reads_do_not() {
     .await;
     assert!(err, "{text}");
     assert!(text.contains("suspended by an event"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "thread {id} was suspended by the agent (a thread suspend or a pause), not by an event"
+        )),
+        "{text}"
+    );
     assert!(text.contains("debug_set_stop"), "names the way: {text}");
     let (err, text) = call(
         s,

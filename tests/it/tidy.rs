@@ -141,10 +141,46 @@ fn mcp_rule(line: &str) -> Option<String> {
     )
 }
 
+/// A `Result` on the line whose error type is a bare `String`: a refusal
+/// in words, where a typed error belongs.
+fn string_error(line: &str) -> Option<String> {
+    let mut rest = line;
+    while let Some(at) = rest.find("Result<") {
+        let args = &rest[at + "Result<".len()..];
+        // The top-level arguments, up to the `>` that closes `Result<`.
+        let (mut depth, mut last, mut close) = (0i32, 0, None);
+        let mut prev = ' ';
+        for (i, c) in args.char_indices() {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' if prev == '-' => {}
+                '>' | ')' | ']' if depth > 0 => depth -= 1,
+                '>' => {
+                    close = Some(i);
+                    break;
+                }
+                ',' if depth == 0 => last = i + 1,
+                _ => {}
+            }
+            prev = c;
+        }
+        let Some(close) = close else { break };
+        let error = args[last..close].trim();
+        if last > 0 && matches!(error, "String" | "std::string::String") {
+            return Some(format!("an error in words (Result<{}>)", &args[..close]));
+        }
+        rest = &args[close..];
+    }
+    None
+}
+
 /// The actors return typed data: no MCP, no JSON, no `[LABEL]` an agent
-/// reads, no tool names.
+/// reads, no tool names, no `Result<_, String>`.
 fn actors_rule(line: &str) -> Option<String> {
     if let Some(why) = names_any(line, &["rmcp", "crate::mcp", "serde_json"]) {
+        return Some(why);
+    }
+    if let Some(why) = string_error(line) {
         return Some(why);
     }
     // Notes for the agent are typed data (`ArmNote`, `HitNote`, …) that
@@ -347,7 +383,7 @@ fn actors_know_nothing_of_mcp_or_of_the_words_agents_read() {
 #[test]
 fn each_rule_catches_a_deliberate_violation() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cases: [(Rule, &str, &str); 9] = [
+    let cases: [(Rule, &str, &str); 11] = [
         (core_rule, "use tokio::sync::mpsc;", "let x = ids.len();"),
         (core_rule, "tracing::info!(\"x\");", "let span = e.span;"),
         (
@@ -384,6 +420,16 @@ fn each_rule_catches_a_deliberate_violation() {
             actors_rule,
             "s.note_event(format!(\"{took}; the thread runs\"));",
             "s.note_event(late(LateOutcome::Runs));",
+        ),
+        (
+            actors_rule,
+            "fn hit(t: ThreadId) -> Result<Option<Vec<u8>>, String> {",
+            "fn text(r: Result<String, JdwpError>) -> Result<Option<String>, JdwpError> {",
+        ),
+        (
+            actors_rule,
+            "let f: Box<dyn Fn(u8) -> Result<(), String>> = g;",
+            "let f: HashMap<u64, String> = names; let r: Result<Vec<String>, E> = ok;",
         ),
     ];
     for (i, (rule, bad, good)) in cases.iter().enumerate() {

@@ -191,7 +191,7 @@ impl Hit<'_> {
             held_for: self.received.elapsed(),
             ..Snapshot::default()
         };
-        snapshot.values_read(values.map(|r| r.map_err(|e| e.to_string())));
+        snapshot.values_read(values);
         snapshot
     }
 
@@ -287,7 +287,7 @@ impl Hit<'_> {
                     .exprs
                     .iter()
                     .enumerate()
-                    .map(|(i, x)| (format!("expr[{i}] {x}"), Detail::Failed(err.clone())))
+                    .map(|(i, x)| (format!("expr[{i}] {x}"), Detail::Failed(err.to_string())))
                     .collect(),
             });
         }

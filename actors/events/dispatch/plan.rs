@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::error::JdwpError;
 use crate::events::ctx::Slot;
 use crate::events::hit::Details;
 use crate::jdwp::stack_frame::SlotRequest;
@@ -186,12 +187,12 @@ pub(super) struct Snapshot {
 
 impl Snapshot {
     /// Records the reply to `Read::Values` (`None`: nothing was read).
-    pub fn values_read(&mut self, reply: Option<Result<Vec<Value>, String>>) {
+    pub fn values_read(&mut self, reply: Option<Result<Vec<Value>, JdwpError>>) {
         match reply {
             Some(Ok(v)) => self.values = v,
             Some(Err(e)) => {
                 self.values.clear();
-                self.locals_note = Some(LocalsGap::Unreadable(e));
+                self.locals_note = Some(LocalsGap::Unreadable(e.to_string()));
             }
             None => self.values.clear(),
         }
@@ -599,8 +600,15 @@ mod tests {
         let callers: Vec<FrameId> = snap.callers(1).map(|f| f.frame_id).collect();
         assert_eq!(callers, vec![FrameId(2)]);
         assert_eq!(snap.callers(9).count(), 2);
-        snap.values_read(Some(Err("gone".into())));
+        let gone = JdwpError::Disconnected {
+            command: "StackFrame.GetValues",
+            reason: "gone".into(),
+        };
+        snap.values_read(Some(Err(gone.clone())));
         assert!(snap.values.is_empty());
-        assert_eq!(snap.locals_note, Some(LocalsGap::Unreadable("gone".into())));
+        assert_eq!(
+            snap.locals_note,
+            Some(LocalsGap::Unreadable(gone.to_string()))
+        );
     }
 }

@@ -6,7 +6,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{Driver, INVOKE_BUDGET, to_val};
-use crate::error::{CallEnd, JdwpError};
+use crate::error::{CallEnd, JdwpError, NotInvocable};
 use crate::expr::eval::{Answer, Val};
 use crate::jdwp::class_type::InvokeMethodReply;
 use crate::jdwp::object_reference::InvokeMethod;
@@ -180,11 +180,8 @@ impl Driver<'_> {
             )));
         }
         let Some(thread) = self.ctx.thread.filter(|_| self.ctx.invocable) else {
-            let why = if self.ctx.not_invocable_because.is_empty() {
-                "no thread is suspended by an event".to_string()
-            } else {
-                self.ctx.not_invocable_because.clone()
-            };
+            let none = NotInvocable::NothingHeld { released: None };
+            let why = self.ctx.not_invocable.as_ref().unwrap_or(&none);
             self.refused_invoke.store(true, Ordering::Relaxed);
             return Err(Answer::Failed(format!(
                 "calling {name}() runs code in the JVM, which JDWP allows only on a thread suspended by an event; {why}; \

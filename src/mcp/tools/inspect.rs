@@ -9,8 +9,8 @@ use super::args::{thread_id, view_budget};
 use super::kinds::Kind;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
-    EvalContext, Failure, FrameLocals, Outcome, SessionHandle, ShownValue, StackQuery, StackView,
-    ValueReader, explain,
+    EvalContext, Failure, FrameLocals, NotInvocable, Outcome, SessionHandle, ShownValue,
+    StackQuery, StackView, ValueReader, explain,
 };
 use crate::expr::eval::Val;
 use crate::mcp::error::ToolError;
@@ -232,10 +232,14 @@ async fn evaluate(ctx: Ctx, call: Call<EvaluateParams>, chain: bool) -> Reply {
         Ok(text) => Ok(super::text(text)),
         Err(mut e) if wants_thread && e.label == "EVAL_FAILED" => {
             e.message.push_str(&parked_note);
-            Err(e.next(
-                "debug_invoke calls a method on a thread it parks itself; or arm a suspending \
-                 stop point (debug_set_stop) where the code runs, and evaluate on its hit",
-            ))
+            let wait = match released(&ectx) {
+                true => "debug_wait_for_event waits for the next hit; ",
+                false => "",
+            };
+            Err(e.next(format!(
+                "{wait}debug_invoke calls a method on a thread it parks itself; or arm a \
+                 suspending stop point (debug_set_stop) where the code runs, and evaluate on its hit"
+            )))
         }
         Err(e) => Err(e),
     }
@@ -313,11 +317,29 @@ async fn answer(
             } else if f.timed_out {
                 // The JVM did not answer: nothing is known about the program.
                 ToolError::new("TIMEOUT", msg).next(crate::mcp::error::TIMEOUT_NEXT)
+            } else if f.needs_frame {
+                // Locals and fields of `this` resolve only in a frame.
+                ToolError::new("EVAL_FAILED", msg).next(match released(ectx) {
+                    true => {
+                        "debug_wait_for_event waits for the next hit; or pass thread_id of a \
+                         suspended thread"
+                    }
+                    false => "pass thread_id of a suspended thread",
+                })
             } else {
                 ToolError::new("EVAL_FAILED", msg)
             })
         }
     }
+}
+
+/// True when the event the agent read last had held a thread that a
+/// resume released, so nothing is held to evaluate in.
+fn released(ectx: &EvalContext) -> bool {
+    matches!(
+        ectx.not_invocable,
+        Some(NotInvocable::NothingHeld { released: Some(_) })
+    )
 }
 
 /// Which thread an evaluation without `thread_id` ran in, when that is
