@@ -57,6 +57,7 @@ mod jvm;
 mod launch;
 mod link;
 mod lock;
+mod profile;
 pub mod runtime;
 mod session;
 mod stop_points;
@@ -92,6 +93,10 @@ pub use launch::{
     OutputStream,
 };
 pub use lock::lock;
+pub use profile::{
+    JDWP_PERIOD, JFR_PERIOD, JdwpRun, JfrRun, ProfileSpec, ProfileView, SELF_STOP_MARGIN, Sampler,
+    SamplerChoice,
+};
 pub use session::call::spring::{SpringQuery, is_secret};
 pub use session::call::{
     Arg, BeanInfo, CallError, CallOutcome, CallSpec, CallTarget, EnvKey, MethodShape, NamedQuery,

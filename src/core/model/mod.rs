@@ -13,6 +13,7 @@ pub mod jvms;
 pub mod overhead;
 pub mod perfdata;
 pub mod prim;
+pub mod profile;
 pub mod recent;
 pub mod session;
 pub mod shown;
