@@ -4,7 +4,7 @@
 //! recording ends by itself even if jvmscope dies mid-way), a wait,
 //! `JFR.stop` writing the file into a scratch directory of ours,
 //! `JFR.check` to see that nothing of ours is left recording, then the
-//! JDK's `jfr print --json` of that JVM's own home read as it streams
+//! JDK's `jfr print` of that JVM's own home read as it streams
 //! (`decode`). The scratch directory goes when the call ends, however it
 //! ends.
 
@@ -146,12 +146,12 @@ pub async fn record(
     ))
 }
 
-/// Runs `jfr print --json` over the recording and reads its samples.
+/// Runs `jfr print` over the recording and reads its samples.
 fn read_file(tool: &Path, file: &Path, halt: &AtomicBool) -> Result<(Profile, u64), String> {
     let errors = file.with_extension("stderr");
     let stderr = std::fs::File::create(&errors).map_err(|e| format!("scratch file: {e}"))?;
     let mut child = Command::new(tool)
-        .args(["print", "--json", "--stack-depth", "64"])
+        .args(["print", "--stack-depth", "64"])
         .args(["--events", "jdk.ExecutionSample"])
         .arg(file)
         .stdin(Stdio::null())
@@ -162,7 +162,7 @@ fn read_file(tool: &Path, file: &Path, halt: &AtomicBool) -> Result<(Profile, u6
     let mut profile = Profile::default();
     let decoded = match child.stdout.take() {
         Some(out) => decode::read_samples(out, &mut profile, &mut || !halt.load(Ordering::Relaxed)),
-        None => Err(DecodeError::Json("no output".into())),
+        None => Err(DecodeError::Read("no output".into())),
     };
     if decoded.is_err() {
         let _ = child.kill();
@@ -173,8 +173,8 @@ fn read_file(tool: &Path, file: &Path, halt: &AtomicBool) -> Result<(Profile, u6
         Ok(n) if status.success() => Ok((profile, n)),
         Ok(_) => Err(format!("jfr print exited {status}: {}", said.trim())),
         Err(DecodeError::Stopped) => Err("cancelled while the recording was read".into()),
-        Err(DecodeError::Json(e)) => Err(format!(
-            "jfr print's output did not read as JSON ({e}); it said: {}",
+        Err(DecodeError::Read(e)) => Err(format!(
+            "jfr print's output could not be read ({e}); it said: {}",
             said.trim()
         )),
     }

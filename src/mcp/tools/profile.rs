@@ -60,7 +60,7 @@ pub fn routes() -> Vec<Route> {
              as jcmd does, JFR.start name=jvmscope-<pid>-<n> settings=profile duration=<duration_ms + 10 s> \
              filename=<a scratch file of ours>, so a recording whose jvmscope died ends by itself; after \
              duration_ms, JFR.stop writes the file and JFR.check confirms nothing of ours still records; the \
-             JVM's own <java.home>/bin/jfr print --json reads jdk.ExecutionSample (64 frames a stack) and the \
+             JVM's own <java.home>/bin/jfr print reads jdk.ExecutionSample (64 frames a stack) and the \
              file is deleted. HotSpot samples each thread running Java every 10 ms without a safepoint; threads \
              in native code or blocked are not samples. JDWP path (a remote JVM, an attach socket that \
              refuses, a JVM this session holds suspended, or channel jdwp): every 20 ms the status of every \
