@@ -412,3 +412,19 @@ pub async fn hotspot_histogram(
     })
     .await
 }
+
+/// Runs one diagnostic command through the attach socket, as `jcmd <pid>
+/// <line>` does (`JFR.start …`, `JFR.check`), and returns its output.
+/// HotSpot answers a command that failed with its message and status 0,
+/// so the caller reads the text.
+pub async fn jcmd(pid: u32, line: String, limit: Duration) -> Result<String, LocalError> {
+    blocking(pid, move || attach::execute(pid, "jcmd", &[&line], limit)).await
+}
+
+/// The Java home a local JVM runs from, from `/proc/<pid>/exe`.
+pub fn java_home(pid: u32) -> Option<std::path::PathBuf> {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let exe = exe.to_string_lossy();
+    procfs::java_home(std::path::Path::new(exe.trim_end_matches(" (deleted)")))
+        .map(std::path::PathBuf::from)
+}

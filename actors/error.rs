@@ -320,6 +320,8 @@ pub enum LocalError {
         "JVM {pid} is suspended by this session, and HotSpot's attach listener is a thread the debugger holds too when it starts while the JVM is suspended"
     )]
     HeldByDebugger { pid: u32 },
+    #[error("JVM {pid}'s flight recorder: {detail}")]
+    Jfr { pid: u32, detail: String },
 }
 
 /// Why a stop point (or one entry of a list) could not be armed, cleared

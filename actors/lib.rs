@@ -63,6 +63,7 @@ mod link;
 mod lock;
 mod memory;
 mod probes;
+mod profile;
 pub mod runtime;
 mod session;
 mod stop_points;
@@ -115,6 +116,10 @@ pub use lock::lock;
 pub use memory::heap::{Channel, ChannelChoice, HistogramSpec, HistogramView, Walk};
 pub use memory::holders::{HolderTarget, HoldersSpec, HoldersView};
 pub use memory::hot::{HotRow, HotSpec, HotView};
+pub use profile::{
+    JDWP_PERIOD, JFR_PERIOD, JdwpRun, JfrRun, ProfileSpec, ProfileView, SELF_STOP_MARGIN, Sampler,
+    SamplerChoice,
+};
 pub use session::diagnose::{Capabilities, Cause, StopPointDiagnosis};
 pub use session::mutate::Written;
 pub use session::stack::{FrameLocals, ShownLocal, ShownValue, StackFrame, StackQuery, StackView};

@@ -195,6 +195,8 @@ impl From<LocalError> for ToolError {
             }
             LocalError::HeldByDebugger { .. } => ToolError::new("ATTACH_FAILED", text)
                 .next("debug_continue first, or pass channel:\"jdwp\" to count over JDWP"),
+            LocalError::Jfr { .. } => ToolError::new("JFR_FAILED", text)
+                .next("pass channel:\"jdwp\" to sample over JDWP instead"),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! `jdwp://diagnose` (the report), `jdwp://vitals` (each local JVM's vital
 //! signs), the texts the tools answer with; `jdwp://guide` and
 //! `jdwp://guide/<tool>` (the tools in full, beyond what tools/list has
-//! room for); the `investigate` prompt; and the subscriptions that turn
+//! room for); `jdwp://profile/<n>/…` (the last profiles' flame graphs); the `investigate` prompt; and the subscriptions that turn
 //! a change in the sessions or the local JVMs into
 //! `notifications/resources/updated`.
 
@@ -31,7 +31,7 @@ const SCAN_EVERY: Duration = Duration::from_secs(1);
 
 /// The resources this server offers (a fixed list).
 pub fn list() -> Vec<Resource> {
-    vec![
+    let mut all = vec![
         Resource::new(JVMS, "jvms")
             .with_title("Local JVMs")
             .with_description("The JVMs this user runs here and the state of their JDWP endpoints (as debug_list_jvms)")
@@ -48,7 +48,10 @@ pub fn list() -> Vec<Resource> {
             .with_title("Tool guide")
             .with_description("Every tool in full: rules, traps and arguments; jdwp://guide/<tool> for one")
             .with_mime_type("text/markdown"),
-    ]
+    ];
+    // The flame graphs and collapsed stacks of the last debug_profile calls.
+    all.extend(tools::profile::resources());
+    all
 }
 
 /// Reads one resource.
@@ -63,6 +66,21 @@ pub async fn read(ctx: &Ctx, uri: &str) -> Result<ReadResourceResult, ErrorData>
         DIAGNOSE => diagnose::report_text(ctx).await,
         VITALS => diagnose::vitals_text(ctx).await,
         GUIDE => return guide(tools::markdown()),
+        _ if uri.starts_with(tools::profile::PREFIX) => match tools::profile::resource(uri) {
+            Some((text, mime)) => {
+                return Ok(ReadResourceResult::new(vec![
+                    ResourceContents::text(text, uri).with_mime_type(mime),
+                ]));
+            }
+            None => {
+                return Err(ErrorData::resource_not_found(
+                    format!(
+                        "no resource {uri:?}: only the last 8 profiles are kept; call debug_profile again"
+                    ),
+                    None,
+                ));
+            }
+        },
         _ => match uri
             .strip_prefix(GUIDE)
             .and_then(|t| t.strip_prefix('/'))

@@ -23,6 +23,7 @@ mod probe_suspend;
 mod probe_switch;
 mod probe_verify;
 mod probes;
+mod profile;
 mod questions;
 mod replies;
 mod round_trips;

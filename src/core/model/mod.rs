@@ -14,6 +14,7 @@ pub mod label;
 pub mod overhead;
 pub mod perfdata;
 pub mod prim;
+pub mod profile;
 pub mod recent;
 pub mod session;
 pub mod shown;

@@ -19,6 +19,7 @@ pub mod members;
 pub mod memory;
 pub mod mutation;
 pub mod output;
+pub mod profile;
 pub mod session;
 pub mod stop_points;
 
@@ -418,6 +419,7 @@ fn routes() -> &'static Catalogue {
         routes.extend(classes::routes());
         routes.extend(members::routes());
         routes.extend(memory::routes());
+        routes.extend(profile::routes());
         routes.extend(code::routes());
         routes.extend(mutation::routes());
         routes.extend(invoke::routes());
