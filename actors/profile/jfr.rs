@@ -125,13 +125,13 @@ pub async fn record(
     let (tool_used, path) = (tool.clone(), file.clone());
     let read = tokio::task::spawn_blocking(move || read_file(&tool_used, &path, &halt))
         .await
-        .unwrap_or_else(|e| Err(format!("the reader failed: {e}")));
+        .unwrap_or_else(|e| Err(ReadError::Reader(e.to_string())));
     watcher.abort();
     let read_took = read_started.elapsed();
     let dir_path = dir.path().to_path_buf();
     drop(dir);
     let file_removed = !file.exists() && !dir_path.exists();
-    let (profile, samples_read) = read.map_err(fail)?;
+    let (profile, samples_read) = read.map_err(|e| fail(e.to_string()))?;
     Ok((
         profile,
         JfrRun {
@@ -146,10 +146,35 @@ pub async fn record(
     ))
 }
 
+/// Why the recording's samples could not be read.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    #[error("scratch file: {0}")]
+    Scratch(std::io::Error),
+    #[error("cannot run {tool}: {source}")]
+    Spawn {
+        tool: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("jfr print: {0}")]
+    Wait(std::io::Error),
+    #[error("jfr print exited {status}: {said}")]
+    Exited {
+        status: std::process::ExitStatus,
+        said: String,
+    },
+    #[error("cancelled while the recording was read")]
+    Cancelled,
+    #[error("jfr print's output could not be read ({detail}); it said: {said}")]
+    Unreadable { detail: String, said: String },
+    #[error("the reader failed: {0}")]
+    Reader(String),
+}
+
 /// Runs `jfr print` over the recording and reads its samples.
-fn read_file(tool: &Path, file: &Path, halt: &AtomicBool) -> Result<(Profile, u64), String> {
+fn read_file(tool: &Path, file: &Path, halt: &AtomicBool) -> Result<(Profile, u64), ReadError> {
     let errors = file.with_extension("stderr");
-    let stderr = std::fs::File::create(&errors).map_err(|e| format!("scratch file: {e}"))?;
+    let stderr = std::fs::File::create(&errors).map_err(ReadError::Scratch)?;
     let mut child = Command::new(tool)
         .args(["print", "--stack-depth", "64"])
         .args(["--events", "jdk.ExecutionSample"])
@@ -158,7 +183,10 @@ fn read_file(tool: &Path, file: &Path, halt: &AtomicBool) -> Result<(Profile, u6
         .stdout(Stdio::piped())
         .stderr(Stdio::from(stderr))
         .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", tool.display()))?;
+        .map_err(|source| ReadError::Spawn {
+            tool: tool.to_path_buf(),
+            source,
+        })?;
     let mut profile = Profile::default();
     let decoded = match child.stdout.take() {
         Some(out) => decode::read_samples(out, &mut profile, &mut || !halt.load(Ordering::Relaxed)),
@@ -167,15 +195,15 @@ fn read_file(tool: &Path, file: &Path, halt: &AtomicBool) -> Result<(Profile, u6
     if decoded.is_err() {
         let _ = child.kill();
     }
-    let status = child.wait().map_err(|e| format!("jfr print: {e}"))?;
-    let said = std::fs::read_to_string(&errors).unwrap_or_default();
+    let status = child.wait().map_err(ReadError::Wait)?;
+    let said = std::fs::read_to_string(&errors)
+        .unwrap_or_default()
+        .trim()
+        .to_string();
     match decoded {
         Ok(n) if status.success() => Ok((profile, n)),
-        Ok(_) => Err(format!("jfr print exited {status}: {}", said.trim())),
-        Err(DecodeError::Stopped) => Err("cancelled while the recording was read".into()),
-        Err(DecodeError::Read(e)) => Err(format!(
-            "jfr print's output could not be read ({e}); it said: {}",
-            said.trim()
-        )),
+        Ok(_) => Err(ReadError::Exited { status, said }),
+        Err(DecodeError::Stopped) => Err(ReadError::Cancelled),
+        Err(DecodeError::Read(detail)) => Err(ReadError::Unreadable { detail, said }),
     }
 }
