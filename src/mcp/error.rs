@@ -326,6 +326,8 @@ impl From<AttachError> for ToolError {
             AttachError::Refused { .. } => ToolError::new("CONNECT_REFUSED", e.to_string()).next(
                 "start the JVM with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:PORT, or use debug_launch",
             ),
+            AttachError::OtherDebugger { .. } => ToolError::new("DEBUGGER_ATTACHED", e.to_string())
+                .next("detach the other debugger (an IDE, jdb, another jvmscope) first: the JDWP agent takes one connection at a time"),
             AttachError::NotJdwp { .. } => ToolError::new("NOT_JDWP", e.to_string())
                 .next("check the port: it must be the one the JDWP agent printed (\"Listening for transport dt_socket at address: …\")"),
             AttachError::Connect { .. } => ToolError::new("CONNECT_FAILED", e.to_string()),
