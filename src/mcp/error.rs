@@ -359,7 +359,7 @@ impl From<LaunchError> for ToolError {
 }
 
 /// Where class roots come from, for the next steps below.
-const CLASS_ROOTS_NEXT: &str = "pass class_roots:[\"<dir where javac writes>\"] or class_file, or set them on debug_attach / JDWP_CLASS_ROOTS";
+const CLASS_ROOTS_NEXT: &str = "pass class_roots:[\"<dir where javac writes>\"] or class_file, or set them on debug_attach / JDWP_CLASS_ROOTS; without a build, debug_check_stale with source:true compiles the source roots' file now and compares that";
 
 impl From<CodeError> for ToolError {
     fn from(e: CodeError) -> Self {
