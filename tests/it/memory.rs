@@ -222,7 +222,11 @@ fn spinner_first(java_home: PathBuf) {
     assert!(first.starts_with("1. "), "{}", hot.text);
     assert!(first.contains("\"busy-spinner-worker\""), "{}", hot.text);
     assert!(first.contains("[busy-spinner-wo, tid "), "{}", hot.text);
-    assert!(first.contains(" for its stack:"), "{}", hot.text);
+    assert!(
+        first.contains("stack samples while it was busy"),
+        "{}",
+        hot.text
+    );
     let pct: f64 = first[3..]
         .split('%')
         .next()
@@ -242,6 +246,57 @@ fn the_spinning_thread_ranks_first_on_jdk17() {
 #[test]
 fn the_spinning_thread_ranks_first_on_temurin25() {
     spinner_first(temurin25_required());
+}
+
+/// A thread that burns in bursts and waits between them is shown where it
+/// burns: its stack is sampled while it is busy, not read once at the end
+/// of the interval, when it is as likely to wait on its queue.
+fn bursts_are_seen_where_they_burn(java_home: PathBuf) {
+    let jvm = Jvm::start(
+        "Bursty",
+        JvmOpts {
+            java_home: Some(java_home),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("bursty ready", Duration::from_secs(20));
+    let server = crate::dump::attached(&jvm);
+    let hot = server
+        .call("debug_hot_threads", json!({"interval_ms": 2000, "top": 2}))
+        .expect_ok();
+    // The worker uses over half a core; the JIT may still rank above it
+    // right after start-up on a loaded machine, so its row is looked up.
+    let lines: Vec<&str> = hot.text.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.contains("\"bursty-worker\""))
+        .unwrap_or_else(|| panic!("no worker row: {}", hot.text));
+    assert!(
+        lines[row].contains("stack samples while it was busy"),
+        "{}",
+        hot.text
+    );
+    let stack: Vec<&str> = lines[row + 1..]
+        .iter()
+        .copied()
+        .take_while(|l| l.starts_with("     "))
+        .collect();
+    assert!(
+        stack.first().is_some_and(|f| f.contains("Bursty.crunch:")),
+        "{}",
+        hot.text
+    );
+    crate::dump::assert_none_suspended(&server);
+}
+
+#[test]
+fn a_bursty_thread_is_seen_where_it_burns_on_jdk17() {
+    bursts_are_seen_where_they_burn(default_java_home());
+}
+
+#[test]
+fn a_bursty_thread_is_seen_where_it_burns_on_temurin25() {
+    bursts_are_seen_where_they_burn(temurin25_required());
 }
 
 /// Runs a JDK tool and returns its stdout.
