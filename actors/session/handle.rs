@@ -29,7 +29,7 @@ use crate::watchdog::WatchdogMsg;
 pub struct SessionHandle {
     actor: ActorRef<SessionMsg>,
     jvm: Jvm,
-    probes: Arc<crate::probes::Probes>,
+    probes: crate::probes::ProbesHandle,
 }
 
 impl std::ops::Deref for SessionHandle {
@@ -59,7 +59,7 @@ impl SessionHandle {
     }
 
     /// What this session changed in the JVM's code.
-    pub(crate) fn probes(&self) -> &Arc<crate::probes::Probes> {
+    pub(crate) fn probes(&self) -> &crate::probes::ProbesHandle {
         &self.probes
     }
 

@@ -66,6 +66,7 @@ pub async fn reload(
     let probes: Vec<String> = session
         .probes()
         .live()
+        .await
         .into_iter()
         .filter(|(_, l)| l.covers(id))
         .map(|(p, _)| p)
@@ -86,7 +87,8 @@ pub async fn reload(
     if sent.is_ok() {
         session
             .probes()
-            .reloaded(id, std::sync::Arc::new(build.bytes.clone()));
+            .reloaded(id, std::sync::Arc::new(build.bytes.clone()))
+            .await;
     }
     let (probes_back, probes_lost) = rearm_probes(session, &probes).await;
     if let Err(e) = sent {
@@ -166,7 +168,7 @@ async fn rearm_line_stops(
     for p in listing.points {
         let on_class = matches!(&p.spec.target, Target::Line(l) if l.class == class);
         // Probes hold no breakpoint; they were put back on their own.
-        if !on_class || p.state != StopState::Armed || session.probes().is_probe(&p.id) {
+        if !on_class || p.state != StopState::Armed || session.probes().is_probe(&p.id).await {
             continue;
         }
         let points = session.stop_points();
