@@ -152,6 +152,7 @@ pub mod testing {
     pub use super::events::EventsMsg;
     pub use super::jvm::classes::ClassCache;
     pub use super::jvm::threads;
+    pub use super::probes::ProbesMsg;
     pub use super::stop_points::routes::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
     pub use super::watchdog::WatchdogMsg;
 }

@@ -24,7 +24,7 @@ mod trap;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use book::{ProbesBook, ProbesHandle};
+pub use book::{ProbesBook, ProbesHandle, ProbesMsg};
 pub use drain::spawn_drain;
 pub use install::{install, probe_site};
 pub use leftovers::{Leftover, restore_leftovers};

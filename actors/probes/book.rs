@@ -204,9 +204,10 @@ impl Book {
         (lives, classes)
     }
 
-    /// Applies one message.
+    /// Applies one message (`Crash` is the actor's to act on).
     fn apply(&mut self, msg: ProbesMsg) {
         match msg {
+            ProbesMsg::Crash => {}
             ProbesMsg::HelperName(class, reply) => {
                 let _ = reply.send(self.helper_name(&class));
             }
@@ -325,6 +326,8 @@ pub enum ProbesMsg {
     },
     /// Forget every probe and class, handing them back for the restore.
     ForgetAll(RpcReplyPort<Forgotten>),
+    /// Test hook: fail, as a bug would.
+    Crash,
 }
 
 /// The probe book actor (no configuration).
@@ -357,7 +360,10 @@ impl Actor for ProbesBook {
         message: Self::Msg,
         state: &mut Self::State,
     ) -> Result<(), ActorProcessingErr> {
-        state.apply(message);
+        match message {
+            ProbesMsg::Crash => panic!("the probe book's crash requested by a test"),
+            other => state.apply(other),
+        }
         Ok(())
     }
 }

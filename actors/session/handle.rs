@@ -225,6 +225,12 @@ impl SessionHandle {
         mutate::pop_frame(self, thread, index).await
     }
 
+    /// Test hook: the probe book's actor.
+    #[doc(hidden)]
+    pub fn probe_book(&self) -> ActorRef<crate::probes::ProbesMsg> {
+        self.probes.actor().clone()
+    }
+
     /// Test hook: the current EventDispatch and Watchdog.
     #[doc(hidden)]
     pub async fn children(&self) -> Option<(ActorRef<EventsMsg>, ActorRef<WatchdogMsg>)> {
