@@ -122,21 +122,22 @@ async fn a_lost_probe_book_ends_the_session_and_gives_its_classes_back() {
         .expect("send");
     let reason = poll("the session to end", async || session.dead_reason()).await;
     assert!(reason.contains("probe book"), "{reason}");
-    // Had the class not been given back, the next attach would find the
-    // helper unrestored and give it back itself.
-    // The JVM listens again once the lost session's socket is closed.
+    // The JVM listens again once the lost session's socket is closed, on
+    // a new port (its agent was started on port 0). Had the class not been
+    // given back, that attach would find the helper unrestored and give it
+    // back itself.
     let spec = AttachSpec {
         host: "127.0.0.1".into(),
-        port: jvm.port(),
+        port: jvm.listening_port(2, Duration::from_secs(10)),
         timeout: Duration::from_secs(5),
         read_only: false,
         source_roots: vec![],
         class_roots: vec![],
     };
-    let again = crate::support::poll_async(Duration::from_secs(30), "the JVM to take a debugger again", async || {
-        engine.attach(&spec).await.ok()
-    })
-    .await;
+    let again = engine
+        .attach(&spec)
+        .await
+        .expect("the JVM takes a debugger again");
     assert_eq!(again.restored_at_attach().await, Vec::new());
     let printed = jvm.line_count();
     poll("the JVM to keep ticking", async || {
