@@ -60,20 +60,7 @@ pub async fn reload(
             rearm_failed: Vec::new(),
         });
     }
-    // Probes in the class come out first (their original bytes go back),
-    // so the new bytes are not overwritten; they go in again afterwards,
-    // planned on the new code.
-    let probes: Vec<String> = session
-        .probes()
-        .live()
-        .await
-        .into_iter()
-        .filter(|(_, l)| l.covers(id))
-        .map(|(p, _)| p)
-        .collect();
-    for p in &probes {
-        let _ = session.toggle_stop(p, Some(false)).await;
-    }
+    let probes = take_out_probes(session, id).await;
     let sent = conn
         .send(&RedefineClasses {
             classes: vec![ClassDef {
@@ -136,6 +123,24 @@ pub async fn reload(
         caps,
         inside,
     })
+}
+
+/// Takes the probes in class `id` out before a redefinition and returns
+/// their stop points: their original bytes go back, so the new bytes are
+/// not overwritten; they go in again afterwards, planned on the new code.
+async fn take_out_probes(session: &SessionHandle, id: ReferenceTypeId) -> Vec<String> {
+    let probes: Vec<String> = session
+        .probes()
+        .live()
+        .await
+        .into_iter()
+        .filter(|(_, l)| l.covers(id))
+        .map(|(p, _)| p)
+        .collect();
+    for p in &probes {
+        let _ = session.toggle_stop(p, Some(false)).await;
+    }
+    probes
 }
 
 /// Puts the probes taken out for a redefinition back in, each planned on
