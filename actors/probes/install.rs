@@ -21,7 +21,7 @@ use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
 use crate::jdwp::{ObjectId, ReferenceTypeId, Value};
 use crate::model::classfile::{self, ClassShape};
 use crate::model::label::{CodeLabel, LineAt};
-use crate::model::stale::{self, Code};
+use crate::model::stale::Code;
 use crate::model::stop_point::{Mode, StopPointSpec, Target};
 use crate::stop_points::routes::Stats;
 
@@ -523,8 +523,7 @@ async fn verified(
         loader: loader.0,
         others: Vec::new(),
     };
-    let running = loaded::shape(session, &pinned, true).await?;
-    let verdict = stale::compare(&running, &built);
+    let verdict = loaded::compare(session, &pinned, &built, true).await?;
     if let Some(m) = verdict.methods.iter().find(|m| m.code == Code::Differs) {
         return Err(ProbeRefusal::BytesDiffer {
             class: class.to_string(),
