@@ -44,6 +44,25 @@ impl SessionHandle {
         spec: StopPointSpec,
         max_classes: usize,
     ) -> Result<ArmReport, ArmError> {
+        let from = self.events().latest_seq();
+        let report = self.arm_by_engine(spec, max_classes).await?;
+        for id in report
+            .point
+            .iter()
+            .map(|p| &p.id)
+            .chain(report.family.iter().map(|f| &f.id))
+        {
+            self.events().note_armed(id, from);
+        }
+        Ok(report)
+    }
+
+    /// Arms on the wire or as a probe, as `spec.engine` and the site allow.
+    async fn arm_by_engine(
+        &self,
+        spec: StopPointSpec,
+        max_classes: usize,
+    ) -> Result<ArmReport, ArmError> {
         if spec.engine == Engine::Wire || (spec.engine == Engine::Auto && wire_suits(&spec)) {
             return self.arm_wire(spec, max_classes, Vec::new()).await;
         }

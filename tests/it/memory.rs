@@ -526,3 +526,48 @@ fn a_paused_jvm_is_counted_over_jdwp_at_once_on_jdk17() {
 fn a_paused_jvm_is_counted_over_jdwp_at_once_on_temurin25() {
     histogram_of_a_paused_jvm(temurin25_required());
 }
+
+/// Arming a probe parks a thread for a moment (the helper class is
+/// defined by a call, which needs a thread an event suspended) and gives
+/// it back. Nothing is held by this session afterwards, so the histogram
+/// right after goes through the attach socket and claims no suspension.
+fn histogram_right_after_a_probe(java_home: PathBuf) {
+    let (jvm, _) = leak(java_home);
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"port": jvm.port(),
+                   "class_roots": [crate::support::java::fixtures().display().to_string()]}),
+        )
+        .expect_ok();
+    let armed = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": "Leak$Key", "method": "hashCode",
+                   "engine": "probe", "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    let h = server
+        .call_with_timeout(
+            "debug_heap",
+            json!({"kind": "histogram", "top": 5}),
+            Duration::from_secs(60),
+        )
+        .expect_ok();
+    assert!(h.text.contains("via attach socket"), "{}", h.text);
+    assert!(!h.text.contains("suspended by this session"), "{}", h.text);
+    crate::dump::assert_none_suspended(&server);
+}
+
+#[test]
+fn a_histogram_right_after_a_probe_takes_the_attach_socket_on_jdk17() {
+    histogram_right_after_a_probe(default_java_home());
+}
+
+#[test]
+fn a_histogram_right_after_a_probe_takes_the_attach_socket_on_temurin25() {
+    histogram_right_after_a_probe(temurin25_required());
+}
