@@ -18,7 +18,7 @@ use crate::door::Jvm;
 use crate::error::{CodeError, SessionError};
 use crate::jdwp::ThreadId;
 use crate::model::classfile::{self, ClassShape};
-use crate::model::stale::{self, Comparison};
+use crate::model::stale::Comparison;
 
 pub use reload::{CompileReport, RedefineCaps, ReloadQuery, ReloadView, ThreadInClass};
 pub use source::{SourceCheck, SourceQuery, SourceText, SourceView};
@@ -181,13 +181,13 @@ impl Jvm {
             )
             .await?
         };
-        let running = loaded::shape(self, &pinned, bytecode)
+        let comparison = loaded::compare(self, &pinned, &build.shape, bytecode)
             .await
             .map_err(|e| self.map_err(e))?;
         let caps = reload::capabilities(self).await?;
         Ok(StaleView {
             caps,
-            comparison: stale::compare(&running, &build.shape),
+            comparison,
             class: pinned,
             class_path: build.path,
             packets: self.packets_sent().saturating_sub(before),

@@ -17,6 +17,7 @@ pub mod burst;
 pub mod dial;
 mod outbox;
 mod request;
+pub mod requests;
 pub mod window;
 mod wire;
 
@@ -155,6 +156,8 @@ pub struct ConnectionShared {
     /// Why the connection ended, once it has: what a request sent after
     /// that is told, rather than only that it is gone.
     ended: std::sync::OnceLock<String>,
+    /// The event requests set through this connection and not cleared.
+    pub requests: requests::RequestBook,
 }
 
 impl ConnectionShared {
@@ -436,6 +439,7 @@ impl Connection {
             packets_sent: AtomicU64::new(0),
             bytes_sent: AtomicU64::new(0),
             ended: std::sync::OnceLock::new(),
+            requests: requests::RequestBook::default(),
         });
         let wire = Arc::new(Wire::new(
             config.window,

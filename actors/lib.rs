@@ -11,6 +11,7 @@
 //!    ├─ EventDispatch  routes events to stop points; conditions, traces
 //!    │                 (a bounded window of capture tasks), the event log
 //!    ├─ StopPoints     the registry of stop points under our ids
+//!    ├─ ProbesBook     what probes changed in the JVM's code
 //!    └─ Watchdog       ticks: liveness (long suspensions later)
 //! ```
 //!
@@ -35,6 +36,12 @@
 //!   worse than none. The Session sends `VirtualMachine.Dispose` (which
 //!   clears every request it armed and resumes every thread) and ends,
 //!   saying why.
+//! - **ProbesBook fails**: not restarted — which classes this session
+//!   changed, and their original bytes, went with it. Each helper in the
+//!   JVM holds its class's original bytes, so the Session gives the
+//!   classes back as it would a killed jvmscope's leftovers (bounded),
+//!   sends `Dispose` and ends, saying why. Probes it could not restore
+//!   switch themselves off when their lease lapses (2 s).
 //! - **Session ends or fails**: the Supervisor marks it DEAD and keeps it
 //!   for listing; nothing is restarted (re-attaching is the agent's call).
 //!
@@ -145,6 +152,7 @@ pub mod testing {
     pub use super::events::EventsMsg;
     pub use super::jvm::classes::ClassCache;
     pub use super::jvm::threads;
+    pub use super::probes::ProbesMsg;
     pub use super::stop_points::routes::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
     pub use super::watchdog::WatchdogMsg;
 }

@@ -80,7 +80,7 @@ impl Jvm {
         let local = self.local_pid().await;
         // While this session holds the JVM, its attach listener may be
         // held too (ADR 0019's amendment), and a held JVM runs nothing.
-        let held = self.link().session.view().await.maybe_suspended;
+        let held = self.link().session.view().await.suspended_by_us;
         let pid = local.as_ref().ok().copied();
         let mut refused = match (&local, held) {
             (Ok(pid), true) => Some(LocalError::HeldByDebugger { pid: *pid }),

@@ -113,7 +113,7 @@ pub type Handles = (
     Arc<ClassCache>,
     Arc<EventLog>,
     SessionLink,
-    Arc<crate::probes::Probes>,
+    crate::probes::ProbesHandle,
 );
 
 /// Arguments of a Session.
@@ -141,8 +141,8 @@ pub struct SessionCore {
     events: ActorRef<EventsMsg>,
     stop_points: StopPointsHandle,
     log: Arc<EventLog>,
-    /// What this session changed in the JVM's code.
-    probes: Arc<crate::probes::Probes>,
+    /// What this session changed in the JVM's code (the probe book).
+    probes: crate::probes::ProbesHandle,
     watchdog: ActorRef<WatchdogMsg>,
     watchdog_args: WatchdogArgs,
     events_args: EventsArgs,
@@ -220,6 +220,7 @@ impl Actor for Session {
             myself.get_cell(),
         )
         .await?;
+        let probes = crate::probes::ProbesBook::spawn(myself.get_cell()).await?;
         let log = Arc::new(EventLog::default());
         let events_args = EventsArgs {
             connection: connection.clone(),
@@ -255,7 +256,7 @@ impl Actor for Session {
             events,
             stop_points,
             log,
-            probes: Arc::new(crate::probes::Probes::default()),
+            probes,
             watchdog,
             watchdog_args,
             events_args,
@@ -392,6 +393,29 @@ impl Actor for Session {
             state.link.life.mark_dead(&reason);
             state.ending = true;
             myself.stop(Some(reason));
+        } else if id == state.probes.actor().get_id() && !state.ending {
+            // Policy: a lost probe book is not restarted (what it knew of
+            // the JVM's code is gone). Each helper in the JVM holds its
+            // class's original bytes, so the classes go back as an earlier
+            // jvmscope's leftovers would; Dispose releases the JVM, and
+            // the session ends saying why.
+            let reason = format!("the probe book {failure}; the JVM was released");
+            state.ending = true;
+            let _ = tokio::time::timeout(
+                Duration::from_secs(5),
+                crate::probes::restore_leftovers(
+                    &state.connection,
+                    &state.classes,
+                    state.info.read_only,
+                ),
+            )
+            .await;
+            let _ = state
+                .connection
+                .send_within(&Dispose, Duration::from_secs(2))
+                .await;
+            state.link.life.mark_dead(&reason);
+            myself.stop(Some(reason));
         }
         Ok(())
     }
@@ -406,6 +430,7 @@ impl Actor for Session {
         state.events.stop(None);
         state.watchdog.stop(None);
         state.stop_points.actor().stop(None);
+        state.probes.actor().stop(None);
         if let Some(jvm) = &state.info.launched
             && !jvm.detach_on_disconnect
         {

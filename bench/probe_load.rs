@@ -673,6 +673,7 @@ async fn kill_child(fixture: &Fixture, hot: u32, s: &Settings) -> Result<Kill> {
         .await?;
     let restored = session
         .restored_at_attach()
+        .await
         .into_iter()
         .map(|l| match l.failed {
             None => l.class,

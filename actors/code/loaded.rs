@@ -8,9 +8,10 @@ use futures::future::join_all;
 use crate::door::Jvm;
 use crate::error::{CodeError, JdwpError, SessionError};
 use crate::jdwp::method::Bytecodes;
-use crate::jdwp::reference_type::{Interfaces, Modifiers};
+use crate::jdwp::reference_type::{ConstantPool, Interfaces, Modifiers};
 use crate::jdwp::{ErrorCode, ReferenceTypeId, TypeTag};
-use crate::model::stale::{LoadedField, LoadedMethod, LoadedShape};
+use crate::model::classfile::ClassShape;
+use crate::model::stale::{self, Comparison, LoadedField, LoadedMethod, LoadedShape};
 
 use super::Pinned;
 
@@ -144,7 +145,40 @@ pub async fn shape(
             })
             .collect(),
         methods: read.into_iter().collect::<Result<_, _>>()?,
+        pool: None,
     })
+}
+
+/// The loaded type set against `built`. Where code bytes differ, the
+/// class's constant pool is read (one packet) and the code compared by
+/// what its constants name: a class this or another tool redefined keeps
+/// a merged pool, so the very file it came from differs byte for byte.
+pub async fn compare(
+    session: &Jvm,
+    pinned: &Pinned,
+    built: &ClassShape,
+    bytecode: bool,
+) -> Result<Comparison, JdwpError> {
+    let mut running = shape(session, pinned, bytecode).await?;
+    let comparison = stale::compare(&running, built);
+    if comparison.code_differs().next().is_none() {
+        return Ok(comparison);
+    }
+    let pool = session
+        .connection()
+        .send(&ConstantPool {
+            ref_type: ReferenceTypeId(pinned.type_id),
+        })
+        .await;
+    match pool {
+        Ok(p) => {
+            running.pool = stale::pool_text_of_jdwp(p.count, &p.bytes);
+            Ok(stale::compare(&running, built))
+        }
+        // A JVM without the capability: the bytes are all there is.
+        Err(e) if e.code() == Some(ErrorCode::NOT_IMPLEMENTED) => Ok(comparison),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]

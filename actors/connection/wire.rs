@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use ractor::RpcReplyPort;
 
 use super::outbox::Outbox;
+use super::requests::Effect;
 use super::window::Window;
 use super::{ConnectionShared, Outbound, command_set_name, is_mutation};
 use crate::error::JdwpError;
@@ -36,6 +37,8 @@ struct Pending {
     command_set: u8,
     command: u8,
     data: Vec<u8>,
+    /// What it does to the request book: a Set's kind waits for its id.
+    effect: Effect,
 }
 
 /// The window, and why the connection ended once it has: a request
@@ -141,6 +144,7 @@ impl Wire {
                 request_bytes: (data.len() + HEADER_LEN) as u64,
             },
         );
+        let effect = self.shared.requests.submitted(command_set, command, &data);
         let pending = Pending {
             name,
             span,
@@ -148,6 +152,7 @@ impl Wire {
             command_set,
             command,
             data,
+            effect,
         };
         let timeout = timeout.unwrap_or(self.request_timeout);
         if let Some(id) = window.submit(pending, now(), timeout) {
@@ -192,6 +197,10 @@ impl Wire {
             sent.duration_since(slot.queued_at).as_micros() as u64
         });
         p.span.replied(queued, (data.len() + HEADER_LEN) as u64);
+        if let Effect::Set(kind) = p.effect {
+            let ok = (error_code == 0).then_some(data.as_slice());
+            self.shared.requests.answered(kind, ok);
+        }
         let result = if error_code == 0 {
             Ok(data)
         } else {
@@ -213,6 +222,7 @@ impl Wire {
         for slot in window.expire(at) {
             let after = slot.deadline.duration_since(slot.queued_at);
             let mut p = slot.payload;
+            self.unanswered(&p);
             p.span.failed("TIMEOUT");
             let command = p.name;
             finish(p, Err(JdwpError::Timeout { command, after }));
@@ -234,6 +244,7 @@ impl Wire {
         window.ended.get_or_insert_with(|| reason.to_string());
         for slot in window.drain() {
             let mut p = slot.payload;
+            self.unanswered(&p);
             p.span.failed("DISCONNECTED");
             let command = p.name;
             finish(
@@ -243,6 +254,14 @@ impl Wire {
                     reason: reason.to_string(),
                 }),
             );
+        }
+    }
+
+    /// A request that will get no reply: a Set of it is counted as
+    /// answered (with nothing set), so nobody waits for its id.
+    fn unanswered(&self, p: &Pending) {
+        if let Effect::Set(kind) = p.effect {
+            self.shared.requests.answered(kind, None);
         }
     }
 
@@ -291,6 +310,7 @@ mod tests {
             packets_sent: AtomicU64::new(0),
             bytes_sent: AtomicU64::new(0),
             ended: std::sync::OnceLock::new(),
+            requests: Default::default(),
         });
         Wire::new(limit, Duration::from_secs(10), shared, Arc::default())
     }

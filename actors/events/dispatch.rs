@@ -46,7 +46,9 @@ use plan::Sharing;
 use super::ctx::Ctx;
 use super::hit::{Decision, Member, detail_len};
 use super::log::TraceRecord;
-use crate::jdwp::{Composite, Event, SuspendPolicy, TaggedTypeId, ThreadId};
+use crate::connection::requests::Known;
+use crate::jdwp::{Composite, Event, RequestId, SuspendPolicy, TaggedTypeId, ThreadId};
+use crate::model::recent::{DroppedHold, RecentEvent};
 use crate::model::stop_point::{LocalsChoice, Target};
 use crate::stop_points::StopPointsMsg;
 use crate::stop_points::routes::{Lookup, RequestKey, Route, Routes, key_of};
@@ -68,6 +70,7 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
     };
     let routes = settled_routes(ctx, &composite).await;
     let policy = composite.suspend_policy;
+    let strays = strays(ctx, &routes, &composite).await;
     // Hits of our own that hold at most their thread, which we release
     // ourselves (traces, and stop points checked on the hit thread first)
     // concern nobody else: recording them would flush the session's
@@ -75,12 +78,26 @@ pub async fn composite(ctx: &Arc<Ctx>, composite: Composite, received: Instant) 
     // may be frozen, sending it to count suspended threads on every tick.
     // A hit that escalates is recorded then, as the VM suspension it
     // becomes. Everything else is recorded before it is handled.
-    let recorded = !only_our_hits(&routes, &composite);
+    // A composite of strays alone is released below and noted as such:
+    // telling the ledger it suspended something would be a lie a moment
+    // later.
+    let recorded =
+        !only_our_hits(&routes, &composite) && !only_strays(&routes, &strays, &composite);
     if recorded {
         ctx.session.record_composite(&composite);
     }
     let thread = composite.events.iter().find_map(Event::thread);
-    let mut routed = route(ctx, &routes, composite.events);
+    let stray_events: Vec<Event> = composite
+        .events
+        .iter()
+        .filter(|e| strays.contains(&e.request_id()))
+        .cloned()
+        .collect();
+    let mut routed = route(ctx, &routes, &strays, composite.events);
+    if routed.releases_strays(policy) {
+        release_strays(ctx, policy, thread, stray_events).await;
+        return;
+    }
     let Some(thread) = thread else {
         return;
     };
@@ -138,6 +155,42 @@ async fn settled_routes(ctx: &Ctx, composite: &Composite) -> Arc<Routes> {
     routes
 }
 
+/// The request ids of a suspending composite's events that nobody in this
+/// session has: no stop point's (live or retired), and no request this
+/// connection set and has not cleared (a step, the launcher's start-up
+/// watch). Such an event's hold is ours to release, or nobody's.
+async fn strays(ctx: &Ctx, routes: &Routes, composite: &Composite) -> Vec<RequestId> {
+    let mut strays = Vec::new();
+    if composite.suspend_policy == SuspendPolicy::None {
+        return strays;
+    }
+    let book = &ctx.conn.shared().requests;
+    for e in &composite.events {
+        let id = e.request_id();
+        if matches!(routes.lookup(&key_of(e)), Lookup::Foreign)
+            && !strays.contains(&id)
+            && book.known(id, SET_REPLY_PATIENCE).await == Known::Unknown
+        {
+            strays.push(id);
+        }
+    }
+    strays
+}
+
+/// How long a question about an unknown request id waits for the
+/// `EventRequest.Set` replies in flight (the JVM may send a request's
+/// first event before its reply): they take milliseconds.
+const SET_REPLY_PATIENCE: Duration = Duration::from_secs(2);
+
+/// Whether every event of a composite is a stray or of a cleared stop
+/// point, with at least one stray (see `composite`).
+fn only_strays(routes: &Routes, strays: &[RequestId], composite: &Composite) -> bool {
+    !strays.is_empty()
+        && composite.events.iter().all(|e| {
+            strays.contains(&e.request_id()) || matches!(routes.lookup(&key_of(e)), Lookup::Retired)
+        })
+}
+
 /// Whether every event of a composite is a hit of our own holding at
 /// most its thread (see `composite` for why those go unrecorded).
 fn only_our_hits(routes: &Routes, composite: &Composite) -> bool {
@@ -157,8 +210,11 @@ struct Routed {
     prepared: Vec<(RequestKey, TaggedTypeId, String)>,
     /// Events of requests already cleared.
     retired: usize,
-    /// Events of requests that are not ours.
+    /// Events of requests another part of this session set (a step, the
+    /// launcher's start-up watch): their holds are their owners'.
     foreign: usize,
+    /// Events of requests nobody in this session has.
+    stray: usize,
 }
 
 impl Routed {
@@ -175,17 +231,29 @@ impl Routed {
     fn releases_unrouted(&self, policy: SuspendPolicy) -> bool {
         self.retired > 0 && self.foreign == 0 && policy != SuspendPolicy::None
     }
+
+    /// Whether a composite is released here as one of strays: it holds
+    /// something, and holds it for nobody (no live hit, no class load a
+    /// watch waits for, no other owner).
+    fn releases_strays(&self, policy: SuspendPolicy) -> bool {
+        self.stray > 0
+            && self.members.is_empty()
+            && self.prepared.is_empty()
+            && self.foreign == 0
+            && policy != SuspendPolicy::None
+    }
 }
 
 /// Sorts a composite's events by route, telling the stop points actor of
 /// each fired request the JVM counted (and so deleted).
-fn route(ctx: &Ctx, routes: &Routes, events: Vec<Event>) -> Routed {
+fn route(ctx: &Ctx, routes: &Routes, strays: &[RequestId], events: Vec<Event>) -> Routed {
     let mut routed = Routed::default();
     for event in events {
         let key = key_of(&event);
         match routes.lookup(&key) {
             Lookup::Live(Route::Hit { target, jvm_count }) => {
                 if *jvm_count {
+                    ctx.conn.shared().requests.spent(key.id);
                     let _ = ctx.stops.actor().send_message(StopPointsMsg::Fired(key));
                 }
                 routed.members.push(Member {
@@ -204,6 +272,7 @@ fn route(ctx: &Ctx, routes: &Routes, events: Vec<Event>) -> Routed {
                 }
             }
             Lookup::Retired => routed.retired += 1,
+            Lookup::Foreign if strays.contains(&key.id) => routed.stray += 1,
             Lookup::Foreign => routed.foreign += 1,
         }
     }
@@ -288,6 +357,62 @@ async fn release(ctx: &Ctx, policy: SuspendPolicy, thread: ThreadId) {
     }
 }
 
+/// Releases a composite held for nobody, at once and as its policy held
+/// it (one `VirtualMachine.Resume` for ALL, its thread's resume for
+/// EVENT_THREAD), and notes each stray event with what was released.
+async fn release_strays(
+    ctx: &Ctx,
+    policy: SuspendPolicy,
+    thread: Option<ThreadId>,
+    events: Vec<Event>,
+) {
+    let released = match (policy, thread) {
+        (SuspendPolicy::None, _) => DroppedHold::Nothing,
+        (SuspendPolicy::All, _) => {
+            ctx.session.bus.resume_started();
+            resumed(
+                ctx.conn.send(&crate::jdwp::virtual_machine::Resume).await,
+                DroppedHold::Vm,
+            )
+        }
+        (SuspendPolicy::EventThread, Some(thread)) => resumed(
+            ctx.conn
+                .send(&crate::jdwp::thread_reference::Resume { thread })
+                .await,
+            DroppedHold::Thread(thread),
+        ),
+        // An EVENT_THREAD event without a thread holds nothing JDWP
+        // could name; the Watchdog bounds whatever it is.
+        (SuspendPolicy::EventThread, None) => {
+            ctx.session.session.note_unaccounted();
+            DroppedHold::LeftToWatchdog
+        }
+    };
+    for event in events {
+        tracing::warn!(
+            kind = ?event.kind(),
+            request = event.request_id().0,
+            ?policy,
+            ?released,
+            "released an event no request of this session asked for"
+        );
+        ctx.session.note_event(RecentEvent::Stray {
+            kind: event.kind(),
+            request: event.request_id(),
+            thread: event.thread(),
+            suspend: policy,
+            released: released.clone(),
+        });
+    }
+}
+
+fn resumed<T, E: std::fmt::Display>(sent: Result<T, E>, done: DroppedHold) -> DroppedHold {
+    match sent {
+        Ok(_) => done,
+        Err(e) => DroppedHold::ResumeFailed(e.to_string()),
+    }
+}
+
 /// How far behind the event stream EventDispatch may fall before it stops
 /// recording suspension-free hits (it still counts them): nothing is held
 /// for them, so shedding them costs no thread, and it lets the backlog
@@ -367,5 +492,24 @@ mod tests {
             ..Routed::default()
         };
         assert!(!shared.releases_unrouted(SuspendPolicy::All));
+    }
+
+    #[test]
+    fn strays_are_released_unless_someone_else_needs_the_hold() {
+        let strays = Routed {
+            stray: 1,
+            retired: 1,
+            ..Routed::default()
+        };
+        assert!(strays.releases_strays(SuspendPolicy::All));
+        assert!(strays.releases_strays(SuspendPolicy::EventThread));
+        assert!(!strays.releases_strays(SuspendPolicy::None));
+        let stepping = Routed {
+            stray: 1,
+            foreign: 1,
+            ..Routed::default()
+        };
+        assert!(!stepping.releases_strays(SuspendPolicy::All));
+        assert!(!Routed::default().releases_strays(SuspendPolicy::All));
     }
 }

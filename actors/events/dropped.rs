@@ -45,7 +45,7 @@ pub async fn release(conn: &ConnectionHandle, session: &SessionLink, data: &[u8]
     let outcome = match plan(salvage) {
         Plan::Nothing => DroppedHold::Nothing,
         Plan::UnknownPolicy => {
-            session.session.note_suspension();
+            session.session.note_unaccounted();
             DroppedHold::UnknownPolicy
         }
         Plan::Thread(thread) => resumed(
@@ -59,12 +59,12 @@ pub async fn release(conn: &ConnectionHandle, session: &SessionLink, data: &[u8]
             let captures = *session.bus.watch_captures().borrow();
             let alone = view.event_threads.is_empty()
                 && view.held.is_empty()
-                && !view.maybe_suspended
+                && !view.suspended_by_us
                 && captures == 0;
             if alone {
                 vm_resume(conn, session).await
             } else {
-                session.session.note_suspension();
+                session.session.note_unaccounted();
                 DroppedHold::LeftToWatchdog
             }
         }

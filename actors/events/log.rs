@@ -292,6 +292,14 @@ impl EventLog {
         }
     }
 
+    /// Notes that stop point (or family) `id` was armed when the newest
+    /// sequence number was `from`: a wait for it starts there, so its
+    /// first snapshot is the first one after arming, not the first one
+    /// after the wait began.
+    pub fn note_armed(&self, id: &str, from: u64) {
+        lock(&self.inner).cursors.insert(id.to_string(), from);
+    }
+
     /// Notes that a wait of `scope` returned `seq`.
     pub fn mark_waited(&self, scope: &str, seq: u64) {
         let mut g = lock(&self.inner);
@@ -496,6 +504,29 @@ mod tests {
         assert_eq!((r.held, r.evicted, r.captured_total), (2, 5, 7));
         // The passed-over ones took sequence numbers: the next is 7.
         assert_eq!(s, 7);
+    }
+
+    #[test]
+    fn waits_for_a_stop_point_start_at_its_arming_and_ascend() {
+        let log = EventLog::new(8);
+        log.push_trace(trace("bp_0"));
+        log.note_armed("bp_1", log.latest_seq());
+        let first = log.push_trace(trace("bp_1"));
+        let second = log.push_trace(trace("bp_1"));
+        // The wait begins after both: it still starts at the first.
+        let from = log.wait_from("bp_1", None);
+        let pred = |t: &TraceRecord| &*t.stop == "bp_1";
+        let never = |_: &HitEvent| false;
+        let Some(Found::Trace(t)) = log.find_after(from, &never, Some(&pred)) else {
+            panic!("the first snapshot after arming");
+        };
+        assert_eq!(t.seq, first);
+        log.mark_waited("bp_1", t.seq);
+        let from = log.wait_from("bp_1", None);
+        let Some(Found::Trace(t)) = log.find_after(from, &never, Some(&pred)) else {
+            panic!("the next snapshot");
+        };
+        assert_eq!(t.seq, second);
     }
 
     #[test]

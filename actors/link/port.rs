@@ -19,6 +19,10 @@ pub struct LedgerView {
     pub held: Vec<(ThreadId, u32, Instant)>,
     /// Something may be suspended (the Watchdog watches).
     pub maybe_suspended: bool,
+    /// This session holds something by its own records (an event thread,
+    /// an agent hold, a pause, a suspension it could not name): what
+    /// "suspended by this session" means.
+    pub suspended_by_us: bool,
     /// How long something has been suspended, if it is.
     pub suspended_for: Option<Duration>,
 }
@@ -30,6 +34,10 @@ pub enum LedgerMsg {
         requests: Vec<(EventKind, RequestId)>,
     },
     NoteSuspension,
+    /// The agent paused the whole VM.
+    Paused,
+    /// Something may hold a thread no record names.
+    Unaccounted,
     AllClear,
     Forget(Option<ThreadId>),
     Hold(ThreadId),
@@ -83,6 +91,16 @@ impl SessionRef {
 
     pub fn all_clear(&self) {
         self.tell(LedgerMsg::AllClear);
+    }
+
+    /// The agent paused the whole VM.
+    pub fn paused(&self) {
+        self.tell(LedgerMsg::Paused);
+    }
+
+    /// Something may hold a thread that no record of the ledger names.
+    pub fn note_unaccounted(&self) {
+        self.tell(LedgerMsg::Unaccounted);
     }
 
     pub fn forget_event_threads(&self, thread: Option<ThreadId>) {

@@ -117,7 +117,7 @@ impl Jvm {
         // While this session holds the JVM, the attach socket's listener
         // (started on the first attach) would be held as well: a walk
         // through it would wait its full timeout.
-        let held = self.link().session.view().await.maybe_suspended;
+        let held = self.link().session.view().await.suspended_by_us;
         let (channel, attach_refused) = match (spec.channel, &local) {
             (ChannelChoice::Auto, Ok(pid)) if held => (
                 Channel::Jdwp,

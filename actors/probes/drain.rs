@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use self::counters::{atomic_long, counters, inner_array};
 use self::pace::{Pace, Take, take};
-use super::{DRAIN_EVERY, Live, Probes};
+use super::{DRAIN_EVERY, Live, ProbesHandle};
 use crate::classfile::probe::{Kind, Source};
 use crate::connection::ConnectionHandle;
 use crate::door::Jvm;
@@ -74,7 +74,7 @@ impl Cursor {
 }
 
 /// Starts the drain of `session`'s probes; it ends with the session.
-pub fn spawn_drain(session: Jvm, probes: Arc<Probes>) {
+pub fn spawn_drain(session: Jvm, probes: ProbesHandle) {
     tokio::spawn(async move {
         let mut cursors: HashMap<String, Cursor> = HashMap::new();
         let mut tick = tokio::time::interval(DRAIN_EVERY);
@@ -84,7 +84,8 @@ pub fn spawn_drain(session: Jvm, probes: Arc<Probes>) {
             if session.check_alive().is_err() {
                 break;
             }
-            let live = probes.live();
+            // One question to the book per round, answered with copies.
+            let live = probes.live().await;
             cursors.retain(|id, c| live.iter().any(|(l, p)| l == id && p.helper == c.helper));
             for (id, probe) in live {
                 let cursor = cursors
@@ -120,7 +121,7 @@ pub fn spawn_drain(session: Jvm, probes: Arc<Probes>) {
 }
 
 /// Takes out a probe whose trace budget is used up.
-async fn spent(session: &Jvm, probes: &Probes, id: &str) {
+async fn spent(session: &Jvm, probes: &ProbesHandle, id: &str) {
     let _ = super::remove(session.connection(), session.classes(), probes, id, true).await;
     session
         .stop_points()

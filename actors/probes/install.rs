@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::helper::{define, helper_fields, keep_original, start};
-use super::{Counted, Instrumented, Live, Probes, RING};
+use super::{Counted, Instrumented, Live, ProbesHandle, RING};
 use crate::calls::{Caller, seat};
 use crate::classfile::probe::{self as core, MethodRef, ProbeSpec, Site};
 use crate::code::{ClassSource, Pinned, loaded};
@@ -21,7 +21,7 @@ use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
 use crate::jdwp::{ObjectId, ReferenceTypeId, Value};
 use crate::model::classfile::{self, ClassShape};
 use crate::model::label::{CodeLabel, LineAt};
-use crate::model::stale::{self, Code};
+use crate::model::stale::Code;
 use crate::model::stop_point::{Mode, StopPointSpec, Target};
 use crate::stop_points::routes::Stats;
 
@@ -134,7 +134,7 @@ pub struct Installed {
 /// carry `stop` and count into `stats`.
 pub async fn install(
     session: &Jvm,
-    probes: &Probes,
+    probes: &ProbesHandle,
     stop: &str,
     spec: &StopPointSpec,
     stats: Arc<Stats>,
@@ -154,7 +154,10 @@ pub async fn install(
     // thread passes a line soon.
     let mut targets = going(session, probes, &mut choice, target, loader).await?;
     let planned = match targets.iter().all(|t| t.original.is_some()) {
-        true => Some(plan(probes, spec, &choice, &targets)?),
+        true => {
+            let asked = Asked::of(probes, &choice, &targets).await?;
+            Some(plan(&asked, spec, &choice, &targets)?)
+        }
         false => None,
     };
     let (seat, caller) = seated(session).await?;
@@ -168,7 +171,8 @@ pub async fn install(
                         verified(session, &t.name, t.id, loader, bytes).await?,
                     ));
                 }
-                plan(probes, spec, &choice, &targets)?
+                let asked = Asked::of(probes, &choice, &targets).await?;
+                plan(&asked, spec, &choice, &targets)?
             }
         };
         let helper_name = probe.helper.clone();
@@ -222,7 +226,7 @@ pub async fn install(
             (t.id, class)
         })
         .collect();
-    probes.armed(stop, spec.clone(), live, book);
+    probes.armed(stop, spec.clone(), live, book).await?;
     Ok(Installed { pause })
 }
 
@@ -285,7 +289,7 @@ async fn put_in(
 /// hand without a thread (the book's, a reload's, the class roots').
 async fn going(
     session: &Jvm,
-    probes: &Probes,
+    probes: &ProbesHandle,
     choice: &mut SiteChoice,
     target: ReferenceTypeId,
     loader: ObjectId,
@@ -331,7 +335,7 @@ async fn going(
         declared_descriptor(session, choice).await?;
     }
     for t in &mut targets {
-        t.original = match probes.class(t.id) {
+        t.original = match probes.class(t.id).await {
             // A class we instrumented already keeps its original in the book.
             Some(c) => Some(c.original),
             None => match bytes_from_roots(session, probes, &t.name, t.id).await {
@@ -484,11 +488,11 @@ async fn seated(session: &Jvm) -> Result<(seat::Seat, Caller<'_>), ProbeRefusal>
 /// build), else the class roots. `None`: read it through its loader.
 async fn bytes_from_roots(
     session: &Jvm,
-    probes: &Probes,
+    probes: &ProbesHandle,
     class: &str,
     target: ReferenceTypeId,
 ) -> Option<Vec<u8>> {
-    if let Some(b) = probes.reloaded_bytes(target) {
+    if let Some(b) = probes.reloaded_bytes(target).await {
         return Some(b.as_ref().clone());
     }
     session
@@ -523,8 +527,7 @@ async fn verified(
         loader: loader.0,
         others: Vec::new(),
     };
-    let running = loaded::shape(session, &pinned, true).await?;
-    let verdict = stale::compare(&running, &built);
+    let verdict = loaded::compare(session, &pinned, &built, true).await?;
     if let Some(m) = verdict.methods.iter().find(|m| m.code == Code::Differs) {
         return Err(ProbeRefusal::BytesDiffer {
             class: class.to_string(),
@@ -540,11 +543,33 @@ async fn verified(
     Ok(bytes)
 }
 
+/// What a plan needs of the book: a fresh helper name, and the probes
+/// already in each target (in the order of `targets`).
+struct Asked {
+    helper_name: String,
+    specs: Vec<Vec<ProbeSpec>>,
+}
+
+impl Asked {
+    async fn of(
+        probes: &ProbesHandle,
+        choice: &SiteChoice,
+        targets: &[Going],
+    ) -> Result<Asked, ProbeRefusal> {
+        let helper_name = probes.helper_name(&choice.class).await?;
+        let mut specs = Vec::with_capacity(targets.len());
+        for t in targets {
+            specs.push(probes.specs_in(t.id, None).await);
+        }
+        Ok(Asked { helper_name, specs })
+    }
+}
+
 /// The probe, its helper class and each class instrumented (in the
 /// order of `targets`, the helper's beside the first), planned from the
 /// original bytes (pure: every refusal of the core comes from here).
 fn plan(
-    probes: &Probes,
+    asked: &Asked,
     spec: &StopPointSpec,
     choice: &SiteChoice,
     targets: &[Going],
@@ -571,11 +596,11 @@ fn plan(
     {
         *descriptor = field_descriptor(&shape, choice)?;
     }
-    let probe = probe_spec(spec, probes.helper_name(&choice.class), method, site)?;
+    let probe = probe_spec(spec, asked.helper_name.clone(), method, site)?;
     let helper = core::helper_class(&first, &probe)?;
     let mut instrumented = Vec::new();
-    for t in targets {
-        let mut all = probes.specs_in(t.id, None);
+    for (t, specs) in targets.iter().zip(&asked.specs) {
+        let mut all = specs.clone();
         all.push(probe.clone());
         instrumented.push(core::instrument(&original(t), &all)?);
     }

@@ -3,7 +3,7 @@
 //! was the last), or all of them when the session leaves. Only the
 //! connection is needed, so a dying session can still do it.
 
-use super::{Instrumented, Live, Probes};
+use super::{Instrumented, Live, ProbesHandle};
 use crate::classfile::probe as core;
 use crate::connection::ConnectionHandle;
 use crate::error::ProbeRefusal;
@@ -18,19 +18,20 @@ use crate::jvm::classes::ClassCache;
 pub async fn remove(
     conn: &ConnectionHandle,
     classes: &ClassCache,
-    probes: &Probes,
+    probes: &ProbesHandle,
     id: &str,
     keep: bool,
 ) -> Result<bool, ProbeRefusal> {
-    let live = probes
-        .point(id)
-        .and_then(|p| p.live)
-        .filter(|l| probes.class(l.target).is_some());
+    let point = probes.point(id).await;
+    let known = point.is_some();
+    let live = match point.and_then(|p| p.live) {
+        Some(l) if probes.class(l.target).await.is_some() => Some(l),
+        _ => None,
+    };
     let Some(live) = live else {
         // Known but not armed (toggled off): only the book changes.
-        let known = probes.is_probe(id);
         if !keep {
-            probes.disarmed(id, false);
+            probes.disarmed(id, false).await;
         }
         return Ok(known);
     };
@@ -40,10 +41,10 @@ pub async fn remove(
     let mut defs = Vec::new();
     let mut last_everywhere = true;
     for target in live.classes() {
-        let Some(class) = probes.class(target) else {
+        let Some(class) = probes.class(target).await else {
             continue;
         };
-        let rest = probes.specs_in(target, Some(id));
+        let rest = probes.specs_in(target, Some(id)).await;
         last_everywhere &= rest.is_empty();
         let classfile = if rest.is_empty() {
             class.original.as_ref().clone()
@@ -62,7 +63,7 @@ pub async fn remove(
     for target in live.classes() {
         classes.invalidate(target);
     }
-    probes.disarmed(id, keep);
+    probes.disarmed(id, keep).await;
     sent?;
     if last_everywhere {
         mark_restored(conn, &live).await;
@@ -75,9 +76,9 @@ pub async fn remove(
 pub async fn restore_all(
     conn: &ConnectionHandle,
     classes: &ClassCache,
-    probes: &Probes,
+    probes: &ProbesHandle,
 ) -> (Vec<String>, Vec<(String, String)>) {
-    let (lives, instrumented) = probes.forget_all();
+    let (lives, instrumented) = probes.forget_all().await;
     for live in &lives {
         switch_off(conn, live, true).await;
     }

@@ -6,18 +6,16 @@
 //! round trip for cost the application nanoseconds. The agent is told
 //! which it became: paused, or switched.
 
-use std::sync::Arc;
-
-use super::{Probes, install, probe_site, remove, sync_trap};
+use super::{ProbesHandle, install, probe_site, remove, sync_trap};
 use crate::door::Jvm;
 use crate::model::stop_point::{ArmNote, Engine};
 use crate::stop_points::Paused;
 
 /// Switches a paused wire stop point to a probe; the redefinition's pause
 /// (µs) when it went in, `None` when it stays paused.
-pub async fn switch(session: &Jvm, probes: &Arc<Probes>, paused: &Paused) -> Option<u64> {
+pub async fn switch(session: &Jvm, probes: &ProbesHandle, paused: &Paused) -> Option<u64> {
     let id = paused.id.0.as_str();
-    if session.read_only() || probes.is_probe(id) {
+    if session.read_only() || probes.is_probe(id).await {
         return None;
     }
     let points = session.stop_points();

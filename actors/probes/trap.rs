@@ -6,7 +6,7 @@
 //! Event dispatch steps the hit thread back out into the probed method
 //! before it reports the hit (`events/dispatch/land.rs`).
 
-use super::Probes;
+use super::ProbesHandle;
 use crate::classfile::probe::{TRAP, field};
 use crate::door::Jvm;
 use crate::error::ArmError;
@@ -17,9 +17,10 @@ use crate::model::stop_point::Mode;
 /// Makes a probe-served stop point's trap match its probe: a breakpoint
 /// in the live helper's trap (and the helper's calls to it switched on)
 /// for a suspending stop point, none otherwise.
-pub async fn sync_trap(session: &Jvm, probes: &Probes, id: &str) -> Result<(), ArmError> {
+pub async fn sync_trap(session: &Jvm, probes: &ProbesHandle, id: &str) -> Result<(), ArmError> {
     let helper = probes
         .point(id)
+        .await
         .filter(|p| matches!(p.spec.mode, Mode::Suspend))
         .and_then(|p| p.live.map(|l| l.helper));
     let Some(helper) = helper else {

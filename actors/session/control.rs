@@ -207,6 +207,13 @@ pub async fn resume_verified(
         census = threads::census(conn).await?;
     }
     let still_held_by_us = held.len();
+    // Read, not guessed: the counts say what still holds. The VM's depth
+    // was resumed, so an agent pause is over; nothing held at all is an
+    // all-clear.
+    ledger.vm_resumed();
+    if census.held == 0 {
+        ledger.all_clear();
+    }
     report.total = census.total;
     report.still_held = census.held.saturating_sub(still_held_by_us);
     report.kept_held = still_held_by_us;
@@ -282,7 +289,7 @@ pub async fn pause(session: &SessionHandle) -> Result<PauseOutcome, SessionError
             since: view.suspended_for,
         });
     }
-    ledger.note_suspension();
+    ledger.paused();
     conn.send(&crate::jdwp::virtual_machine::Suspend)
         .await
         .map_err(|e| session.map_err(e))?;

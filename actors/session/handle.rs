@@ -29,7 +29,7 @@ use crate::watchdog::WatchdogMsg;
 pub struct SessionHandle {
     actor: ActorRef<SessionMsg>,
     jvm: Jvm,
-    probes: Arc<crate::probes::Probes>,
+    probes: crate::probes::ProbesHandle,
 }
 
 impl std::ops::Deref for SessionHandle {
@@ -59,7 +59,7 @@ impl SessionHandle {
     }
 
     /// What this session changed in the JVM's code.
-    pub(crate) fn probes(&self) -> &Arc<crate::probes::Probes> {
+    pub(crate) fn probes(&self) -> &crate::probes::ProbesHandle {
         &self.probes
     }
 
@@ -223,6 +223,12 @@ impl SessionHandle {
         index: usize,
     ) -> Result<Vec<String>, SessionError> {
         mutate::pop_frame(self, thread, index).await
+    }
+
+    /// Test hook: the probe book's actor.
+    #[doc(hidden)]
+    pub fn probe_book(&self) -> ActorRef<crate::probes::ProbesMsg> {
+        self.probes.actor().clone()
     }
 
     /// Test hook: the current EventDispatch and Watchdog.

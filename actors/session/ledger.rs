@@ -18,6 +18,11 @@ pub struct Ledger {
     event_threads: Vec<ThreadId>,
     held: HashMap<ThreadId, (u32, Instant)>,
     maybe_suspended: bool,
+    /// The agent paused the VM and no verified resume has undone it.
+    paused: bool,
+    /// Something of ours may hold a thread nobody can name (an
+    /// undecodable composite, a late return): until the counts are read.
+    unaccounted: bool,
     suspended_since: Option<Instant>,
     suspending_requests: Vec<(EventKind, RequestId)>,
     step: Option<RequestId>,
@@ -44,9 +49,38 @@ impl Ledger {
         self.suspended_since.get_or_insert_with(Instant::now);
     }
 
+    /// The agent paused the whole VM.
+    pub fn paused(&mut self) {
+        self.paused = true;
+        self.note_suspension();
+    }
+
+    /// Something may be suspended that no thread or hold of the ledger
+    /// names.
+    pub fn unaccounted(&mut self) {
+        self.unaccounted = true;
+        self.note_suspension();
+    }
+
+    /// A verified resume undid the VM's suspend depth: an agent pause is
+    /// over.
+    pub fn vm_resumed(&mut self) {
+        self.paused = false;
+    }
+
+    /// Whether this session holds anything, by its own records: an event
+    /// thread, an agent hold, a pause, or a suspension it could not name.
+    /// Not "maybe": a thread a parked call or a capture held and gave
+    /// back no longer counts.
+    pub fn holds_any(&self) -> bool {
+        !self.event_threads.is_empty() || !self.held.is_empty() || self.paused || self.unaccounted
+    }
+
     /// Nothing is suspended any more.
     pub fn all_clear(&mut self) {
         self.maybe_suspended = false;
+        self.paused = false;
+        self.unaccounted = false;
         self.suspended_since = None;
         self.suspending_requests.clear();
     }
@@ -95,6 +129,7 @@ impl Ledger {
             event_threads: self.event_threads.clone(),
             held: self.held.iter().map(|(t, (n, at))| (*t, *n, *at)).collect(),
             maybe_suspended: self.maybe_suspended,
+            suspended_by_us: self.holds_any(),
             suspended_for: self.suspended_since.map(|at| at.elapsed()),
         }
     }
@@ -106,6 +141,8 @@ impl Ledger {
         match msg {
             LedgerMsg::Suspended { threads, requests } => self.suspended(&threads, &requests),
             LedgerMsg::NoteSuspension => self.note_suspension(),
+            LedgerMsg::Paused => self.paused(),
+            LedgerMsg::Unaccounted => self.unaccounted(),
             LedgerMsg::AllClear => self.all_clear(),
             LedgerMsg::Forget(t) => self.forget_event_threads(t),
             LedgerMsg::Hold(t) => self.hold(t),
@@ -170,6 +207,29 @@ mod tests {
         assert!(!v.maybe_suspended && v.suspended_for.is_none());
         assert!(l.take_suspending_requests().is_empty());
         assert_eq!(v.held.len(), 1);
+    }
+
+    #[test]
+    fn a_thread_given_back_leaves_nothing_held_by_us() {
+        let mut l = Ledger::default();
+        let t = ThreadId(5);
+        // A parked call: its step event holds the thread, then it is
+        // given back. The watchdog may still look ("maybe"), but this
+        // session holds nothing.
+        l.suspended(&[t], &[(EventKind::SingleStep, RequestId(3))]);
+        assert!(l.view().suspended_by_us);
+        l.forget_event_threads(Some(t));
+        let v = l.view();
+        assert!(v.maybe_suspended && !v.suspended_by_us);
+        // A pause holds until a verified resume undoes it.
+        l.paused();
+        assert!(l.view().suspended_by_us);
+        l.vm_resumed();
+        assert!(!l.view().suspended_by_us);
+        l.unaccounted();
+        assert!(l.view().suspended_by_us);
+        l.all_clear();
+        assert!(!l.view().suspended_by_us);
     }
 
     #[test]

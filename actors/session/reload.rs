@@ -60,19 +60,7 @@ pub async fn reload(
             rearm_failed: Vec::new(),
         });
     }
-    // Probes in the class come out first (their original bytes go back),
-    // so the new bytes are not overwritten; they go in again afterwards,
-    // planned on the new code.
-    let probes: Vec<String> = session
-        .probes()
-        .live()
-        .into_iter()
-        .filter(|(_, l)| l.covers(id))
-        .map(|(p, _)| p)
-        .collect();
-    for p in &probes {
-        let _ = session.toggle_stop(p, Some(false)).await;
-    }
+    let probes = take_out_probes(session, id).await;
     let sent = conn
         .send(&RedefineClasses {
             classes: vec![ClassDef {
@@ -86,7 +74,8 @@ pub async fn reload(
     if sent.is_ok() {
         session
             .probes()
-            .reloaded(id, std::sync::Arc::new(build.bytes.clone()));
+            .reloaded(id, std::sync::Arc::new(build.bytes.clone()))
+            .await;
     }
     let (probes_back, probes_lost) = rearm_probes(session, &probes).await;
     if let Err(e) = sent {
@@ -136,6 +125,24 @@ pub async fn reload(
     })
 }
 
+/// Takes the probes in class `id` out before a redefinition and returns
+/// their stop points: their original bytes go back, so the new bytes are
+/// not overwritten; they go in again afterwards, planned on the new code.
+async fn take_out_probes(session: &SessionHandle, id: ReferenceTypeId) -> Vec<String> {
+    let probes: Vec<String> = session
+        .probes()
+        .live()
+        .await
+        .into_iter()
+        .filter(|(_, l)| l.covers(id))
+        .map(|(p, _)| p)
+        .collect();
+    for p in &probes {
+        let _ = session.toggle_stop(p, Some(false)).await;
+    }
+    probes
+}
+
 /// Puts the probes taken out for a redefinition back in, each planned on
 /// the class's code as it now is.
 async fn rearm_probes(
@@ -166,7 +173,7 @@ async fn rearm_line_stops(
     for p in listing.points {
         let on_class = matches!(&p.spec.target, Target::Line(l) if l.class == class);
         // Probes hold no breakpoint; they were put back on their own.
-        if !on_class || p.state != StopState::Armed || session.probes().is_probe(&p.id) {
+        if !on_class || p.state != StopState::Armed || session.probes().is_probe(&p.id).await {
             continue;
         }
         let points = session.stop_points();

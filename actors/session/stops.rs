@@ -32,14 +32,33 @@ impl SessionHandle {
     }
 
     /// Classes an earlier jvmscope had instrumented, restored at attach.
-    pub fn restored_at_attach(&self) -> Vec<probes::Leftover> {
-        self.probes().leftovers()
+    pub async fn restored_at_attach(&self) -> Vec<probes::Leftover> {
+        self.probes().leftovers().await
     }
 
     /// Arms `spec` with the engine it asks for: `probe` or refused,
     /// `wire`, or `auto` (a probe where one can go, else the wire with a
     /// note saying why).
     pub async fn arm_stop(
+        &self,
+        spec: StopPointSpec,
+        max_classes: usize,
+    ) -> Result<ArmReport, ArmError> {
+        let from = self.events().latest_seq();
+        let report = self.arm_by_engine(spec, max_classes).await?;
+        for id in report
+            .point
+            .iter()
+            .map(|p| &p.id)
+            .chain(report.family.iter().map(|f| &f.id))
+        {
+            self.events().note_armed(id, from);
+        }
+        Ok(report)
+    }
+
+    /// Arms on the wire or as a probe, as `spec.engine` and the site allow.
+    async fn arm_by_engine(
         &self,
         spec: StopPointSpec,
         max_classes: usize,
@@ -92,7 +111,7 @@ impl SessionHandle {
         // The id comes from the registry; the probe is installed first and
         // the point adopted only when it is in, so a refusal leaves nothing.
         let stats = std::sync::Arc::new(crate::stop_points::routes::Stats::default());
-        let pending = format!("pending-{}", self.probes().helper_name("p"));
+        let pending = format!("pending-{}", self.probes().helper_name("p").await?);
         let installed = probes::install(self, self.probes(), &pending, spec, stats.clone()).await?;
         let notes = vec![ArmNote::ProbeArmed {
             pause_us: installed.pause.as_micros() as u64,
@@ -124,7 +143,7 @@ impl SessionHandle {
                 .load(std::sync::atomic::Ordering::Relaxed),
             std::sync::atomic::Ordering::Relaxed,
         );
-        self.probes().rename(&pending, &id, registry_stats);
+        self.probes().rename(&pending, &id, registry_stats).await;
         if let Err(e) = probes::sync_trap(self, self.probes(), &id).await {
             // A suspending probe without its trap would never stop: out.
             let _ = self.clear_stop(&id).await;
@@ -135,7 +154,7 @@ impl SessionHandle {
 
     /// Clears a stop point or a family; a probe leaves its class first.
     pub async fn clear_stop(&self, id: &str) -> Result<ClearReport, ArmError> {
-        if self.probes().is_probe(id) {
+        if self.probes().is_probe(id).await {
             probes::remove(self.connection(), self.classes(), self.probes(), id, false).await?;
         }
         self.stop_points().clear(id).await
@@ -154,7 +173,7 @@ impl SessionHandle {
         id: &str,
         enabled: Option<bool>,
     ) -> Result<ToggleReport, ArmError> {
-        let Some(point) = self.probes().point(id) else {
+        let Some(point) = self.probes().point(id).await else {
             return self.stop_points().toggle(id, enabled).await;
         };
         let is_on = point.live.is_some();
@@ -194,7 +213,7 @@ impl SessionHandle {
     /// and put back from the new definition (the old one again when the
     /// new one cannot go in, and the error says why).
     pub async fn update_stop(&self, id: &str, spec: StopPointSpec) -> Result<ArmReport, ArmError> {
-        let Some(point) = self.probes().point(id) else {
+        let Some(point) = self.probes().point(id).await else {
             return self.stop_points().update(id, spec).await;
         };
         let stats = self
@@ -226,7 +245,7 @@ impl SessionHandle {
         };
         let notes = match installed {
             Ok(done) => {
-                self.probes().respec(id, spec.clone());
+                self.probes().respec(id, spec.clone()).await;
                 done.map(|i| {
                     vec![ArmNote::ProbeArmed {
                         pause_us: i.pause.as_micros() as u64,

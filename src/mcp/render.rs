@@ -49,13 +49,40 @@ pub fn recent_event(e: &RecentEvent) -> String {
             let policy = policy.map_or("unreadable".to_string(), |p| format!("{p:?}"));
             dropped_composite(error, &policy, released)
         }
+        RecentEvent::Stray {
+            kind,
+            request,
+            thread,
+            suspend,
+            released,
+        } => {
+            let mut s = format!("{kind:?} req={}", request.0);
+            if let Some(t) = thread {
+                let _ = write!(s, " thread={:#x}", t.0);
+            }
+            let _ = write!(
+                s,
+                " (suspend {suspend:?}) of a request nobody in this session has \
+                 (cleared while its hit was queued): {}",
+                hold_released(released)
+            );
+            s
+        }
         RecentEvent::LateReturn(l) => late_return(l),
     }
 }
 
 /// A composite the decoder refused, and what became of its hold.
 fn dropped_composite(error: &str, policy: &str, released: &DroppedHold) -> String {
-    let what = match released {
+    format!(
+        "undecodable event composite dropped (suspend {policy}): {error}; {}",
+        hold_released(released)
+    )
+}
+
+/// What became of a dropped event's hold.
+fn hold_released(released: &DroppedHold) -> String {
+    match released {
         DroppedHold::Nothing => "it held nothing".to_string(),
         DroppedHold::Thread(t) => format!("thread @{:#x} was resumed", t.0),
         DroppedHold::Vm => "the JVM was resumed once".to_string(),
@@ -65,8 +92,7 @@ fn dropped_composite(error: &str, policy: &str, released: &DroppedHold) -> Strin
         }
         DroppedHold::UnknownPolicy => "any hold is left to the watchdog".to_string(),
         DroppedHold::ResumeFailed(e) => format!("resuming its hold failed: {e}"),
-    };
-    format!("undecodable event composite dropped (suspend {policy}): {error}; {what}")
+    }
 }
 
 /// A method that returned past its budget, and what became of the

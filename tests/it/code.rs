@@ -7,6 +7,7 @@
 //! loop, and debug_source shows windows with and without roots.
 
 mod edited;
+mod forecast;
 mod guard;
 mod source;
 

@@ -222,7 +222,11 @@ fn spinner_first(java_home: PathBuf) {
     assert!(first.starts_with("1. "), "{}", hot.text);
     assert!(first.contains("\"busy-spinner-worker\""), "{}", hot.text);
     assert!(first.contains("[busy-spinner-wo, tid "), "{}", hot.text);
-    assert!(first.contains(" for its stack:"), "{}", hot.text);
+    assert!(
+        first.contains("stack samples while it was busy"),
+        "{}",
+        hot.text
+    );
     let pct: f64 = first[3..]
         .split('%')
         .next()
@@ -242,6 +246,57 @@ fn the_spinning_thread_ranks_first_on_jdk17() {
 #[test]
 fn the_spinning_thread_ranks_first_on_temurin25() {
     spinner_first(temurin25_required());
+}
+
+/// A thread that burns in bursts and waits between them is shown where it
+/// burns: its stack is sampled while it is busy, not read once at the end
+/// of the interval, when it is as likely to wait on its queue.
+fn bursts_are_seen_where_they_burn(java_home: PathBuf) {
+    let jvm = Jvm::start(
+        "Bursty",
+        JvmOpts {
+            java_home: Some(java_home),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("bursty ready", Duration::from_secs(20));
+    let server = crate::dump::attached(&jvm);
+    let hot = server
+        .call("debug_hot_threads", json!({"interval_ms": 2000, "top": 2}))
+        .expect_ok();
+    // The worker uses over half a core; the JIT may still rank above it
+    // right after start-up on a loaded machine, so its row is looked up.
+    let lines: Vec<&str> = hot.text.lines().collect();
+    let row = lines
+        .iter()
+        .position(|l| l.contains("\"bursty-worker\""))
+        .unwrap_or_else(|| panic!("no worker row: {}", hot.text));
+    assert!(
+        lines[row].contains("stack samples while it was busy"),
+        "{}",
+        hot.text
+    );
+    let stack: Vec<&str> = lines[row + 1..]
+        .iter()
+        .copied()
+        .take_while(|l| l.starts_with("     "))
+        .collect();
+    assert!(
+        stack.first().is_some_and(|f| f.contains("Bursty.crunch:")),
+        "{}",
+        hot.text
+    );
+    crate::dump::assert_none_suspended(&server);
+}
+
+#[test]
+fn a_bursty_thread_is_seen_where_it_burns_on_jdk17() {
+    bursts_are_seen_where_they_burn(default_java_home());
+}
+
+#[test]
+fn a_bursty_thread_is_seen_where_it_burns_on_temurin25() {
+    bursts_are_seen_where_they_burn(temurin25_required());
 }
 
 /// Runs a JDK tool and returns its stdout.
@@ -470,4 +525,49 @@ fn a_paused_jvm_is_counted_over_jdwp_at_once_on_jdk17() {
 #[test]
 fn a_paused_jvm_is_counted_over_jdwp_at_once_on_temurin25() {
     histogram_of_a_paused_jvm(temurin25_required());
+}
+
+/// Arming a probe parks a thread for a moment (the helper class is
+/// defined by a call, which needs a thread an event suspended) and gives
+/// it back. Nothing is held by this session afterwards, so the histogram
+/// right after goes through the attach socket and claims no suspension.
+fn histogram_right_after_a_probe(java_home: PathBuf) {
+    let (jvm, _) = leak(java_home);
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"port": jvm.port(),
+                   "class_roots": [crate::support::java::fixtures().display().to_string()]}),
+        )
+        .expect_ok();
+    let armed = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": "Leak$Key", "method": "hashCode",
+                   "engine": "probe", "trace_max_hits": 0}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    let h = server
+        .call_with_timeout(
+            "debug_heap",
+            json!({"kind": "histogram", "top": 5}),
+            Duration::from_secs(60),
+        )
+        .expect_ok();
+    assert!(h.text.contains("via attach socket"), "{}", h.text);
+    assert!(!h.text.contains("suspended by this session"), "{}", h.text);
+    crate::dump::assert_none_suspended(&server);
+}
+
+#[test]
+fn a_histogram_right_after_a_probe_takes_the_attach_socket_on_jdk17() {
+    histogram_right_after_a_probe(default_java_home());
+}
+
+#[test]
+fn a_histogram_right_after_a_probe_takes_the_attach_socket_on_temurin25() {
+    histogram_right_after_a_probe(temurin25_required());
 }

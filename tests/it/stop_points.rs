@@ -601,3 +601,62 @@ fn eight_threads_hammering_a_traced_line_are_never_left_suspended() {
         (jvm.line_count() > before + 1).then_some(())
     });
 }
+
+/// Waits for a traced stop point return its snapshots in order from the
+/// first one after arming, even when the first wait begins after several
+/// were taken.
+fn waits_ascend_from_the_first_snapshot(java_home: Option<std::path::PathBuf>) {
+    let jvm = Jvm::start(
+        "Orders",
+        JvmOpts {
+            java_home,
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("orders started", WAIT);
+    let server = server();
+    attach(&server, &jvm);
+    let armed = ok(
+        &server,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true, "trace_max_hits": 0}),
+    );
+    let id = first_id(&armed);
+    let first = traces_of(&server, &id, 3)[0]["seq"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("a seq in the first snapshot of {id}"));
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let w = ok(
+            &server,
+            "debug_wait_for_event",
+            json!({"bp_id": id, "timeout_ms": 10000}),
+        );
+        let seq = w
+            .text
+            .strip_prefix('#')
+            .and_then(|t| t.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("a snapshot number in {}", w.text));
+        seen.push(seq);
+    }
+    assert_eq!(
+        seen[0], first,
+        "the first wait returns the first snapshot: {seen:?}"
+    );
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "snapshots ascend: {seen:?}"
+    );
+    ok(&server, "debug_disconnect", json!({}));
+}
+
+#[test]
+fn waits_ascend_from_the_first_snapshot_after_arming_on_jdk17() {
+    waits_ascend_from_the_first_snapshot(None);
+}
+
+#[test]
+fn waits_ascend_from_the_first_snapshot_after_arming_on_temurin25() {
+    waits_ascend_from_the_first_snapshot(Some(crate::support::java::temurin25_required()));
+}

@@ -93,3 +93,57 @@ async fn losing_one_connection_ends_only_that_session() {
     sb.disconnect().await.expect("disconnect b");
     engine.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_probe_book_ends_the_session_and_gives_its_classes_back() {
+    use jvmscope::actors::testing::ProbesMsg;
+    use jvmscope::model::stop_point::{Engine as Via, LineSpec, Mode, StopPointSpec, Target};
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    let engine = Engine::start(EngineConfig::default())
+        .await
+        .expect("engine");
+    let session = attach(&engine, &jvm).await;
+    let spec = StopPointSpec {
+        target: Target::Line(LineSpec {
+            class: "Ticker".into(),
+            method: None,
+            line: Some(crate::support::java::line_of("Ticker.java", "tick")),
+        }),
+        mode: Mode::Trace(Default::default()),
+        filters: Default::default(),
+        engine: Via::Probe,
+    };
+    let report = session.arm_stop(spec, 1).await.expect("a probe goes in");
+    let point = report.point.expect("one stop point");
+    assert!(point.probe.is_some(), "served by a probe: {point:?}");
+    session
+        .probe_book()
+        .send_message(ProbesMsg::Crash)
+        .expect("send");
+    let reason = poll("the session to end", async || session.dead_reason()).await;
+    assert!(reason.contains("probe book"), "{reason}");
+    // The JVM listens again once the lost session's socket is closed, on
+    // a new port (its agent was started on port 0). Had the class not been
+    // given back, that attach would find the helper unrestored and give it
+    // back itself.
+    let spec = AttachSpec {
+        host: "127.0.0.1".into(),
+        port: jvm.listening_port(2, Duration::from_secs(10)),
+        timeout: Duration::from_secs(5),
+        read_only: false,
+        source_roots: vec![],
+        class_roots: vec![],
+    };
+    let again = engine
+        .attach(&spec)
+        .await
+        .expect("the JVM takes a debugger again");
+    assert_eq!(again.restored_at_attach().await, Vec::new());
+    let printed = jvm.line_count();
+    poll("the JVM to keep ticking", async || {
+        (jvm.line_count() > printed).then_some(())
+    })
+    .await;
+    again.disconnect().await.expect("disconnect");
+    engine.shutdown().await;
+}

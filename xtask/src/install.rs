@@ -130,19 +130,22 @@ fn workspace_root() -> PathBuf {
     xtask.parent().unwrap_or(xtask).to_path_buf()
 }
 
-/// `name` and `version` of the `[package]` table of the root manifest.
+/// `name` and `version` of the `[package]` table of the root manifest; a
+/// field the package inherits (`version.workspace = true`) is read from
+/// `[workspace.package]`.
 fn expected(workspace: &Path) -> Result<Expected, String> {
     let manifest = workspace.join("Cargo.toml");
     let text = std::fs::read_to_string(&manifest)
         .map_err(|e| format!("cannot read {}: {e}", manifest.display()))?;
     let field = |key: &str| {
-        package_table(&text)
-            .lines()
-            .find_map(|l| {
-                let (k, v) = l.split_once('=')?;
-                (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
-            })
-            .ok_or_else(|| format!("{} has no package {key}", manifest.display()))
+        let package = table(&text, "[package]");
+        let inherited = value(&package, &format!("{key}.workspace")).as_deref() == Some("true");
+        let found = if inherited {
+            value(&table(&text, "[workspace.package]"), key)
+        } else {
+            value(&package, key)
+        };
+        found.ok_or_else(|| format!("{} has no package {key}", manifest.display()))
     };
     Ok(Expected {
         name: field("name")?,
@@ -150,11 +153,19 @@ fn expected(workspace: &Path) -> Result<Expected, String> {
     })
 }
 
-/// The lines of the manifest's `[package]` table.
-fn package_table(manifest: &str) -> String {
+/// The value of `key = "…"` among `lines`.
+fn value(lines: &str, key: &str) -> Option<String> {
+    lines.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        (k.trim() == key).then(|| v.trim().trim_matches('"').to_string())
+    })
+}
+
+/// The lines of the manifest's table headed `header`.
+fn table(manifest: &str, header: &str) -> String {
     manifest
         .lines()
-        .skip_while(|l| l.trim() != "[package]")
+        .skip_while(|l| l.trim() != header)
         .skip(1)
         .take_while(|l| !l.trim_start().starts_with('['))
         .collect::<Vec<_>>()
@@ -249,8 +260,18 @@ mod tests {
         assert_eq!((e.0.as_str(), e.1.as_str()), ("jvmscope", "0.1.0"));
     }
 
+    #[test]
+    fn reads_a_version_the_package_inherits_from_the_workspace() {
+        let manifest = "[workspace.package]\nversion = \"0.2.0\"\n\n[package]\nname = \"jvmscope\"\nversion.workspace = true\n";
+        let e = expected_from(manifest);
+        assert_eq!((e.0.as_str(), e.1.as_str()), ("jvmscope", "0.2.0"));
+    }
+
     fn expected_from(manifest: &str) -> (String, String) {
-        let dir = std::env::temp_dir().join(format!("xtask-manifest-{}", std::process::id()));
+        // Tests run in parallel: each manifest gets its own directory.
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir = std::env::temp_dir().join(format!("xtask-manifest-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         std::fs::write(dir.join("Cargo.toml"), manifest).expect("manifest");
         let e = expected(&dir).expect("name and version");

@@ -127,10 +127,10 @@ async fn handle_late_return(
             s.note_event(late(LateOutcome::AgentHolds));
             return;
         }
-        if !event_threads.is_empty() || view.maybe_suspended {
+        if view.suspended_by_us {
             // The JVM is stopped for the agent: the next verified resume
             // clears this thread too; the Watchdog watches meanwhile.
-            s.session.note_suspension();
+            s.session.note_unaccounted();
             s.note_event(late(LateOutcome::LeftToResume));
             return;
         }

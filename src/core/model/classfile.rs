@@ -61,10 +61,15 @@ pub struct ClassShape {
     pub source_file: Option<String>,
     /// The SourceDebugExtension (JSR-45 SMAP) text.
     pub source_debug_extension: Option<String>,
+    /// The constant pool as text, by index: what the code's constant
+    /// operands name.
+    pub pool: super::stale::PoolText,
 }
 
 /// `ACC_SUPER`: set by every modern compiler, never reported by a JVM.
 const ACC_SUPER: u16 = 0x0020;
+/// `ACC_INTERFACE`.
+const ACC_INTERFACE: u16 = 0x0200;
 
 impl ClassShape {
     /// The modifiers the JVM reports for this class (JDWP
@@ -72,6 +77,16 @@ impl ClassShape {
     /// else the class flags, without `ACC_SUPER`.
     pub fn reported_modifiers(&self) -> u16 {
         self.inner_access.unwrap_or(self.access) & !ACC_SUPER & 0x7FFF
+    }
+
+    /// The superclass as a JVM reports it: none for an interface, whose
+    /// class file names `java.lang.Object` (JVMS 4.1) though JDWP's
+    /// superclass of an interface is null.
+    pub fn reported_super(&self) -> Option<&str> {
+        if self.access & ACC_INTERFACE != 0 {
+            return None;
+        }
+        self.super_name.as_deref()
     }
 
     /// The method named `name` with descriptor `descriptor`.
@@ -183,6 +198,7 @@ pub fn parse(bytes: &[u8]) -> Result<ClassShape, ClassFileError> {
             .collect::<Result<_, ClassFileError>>()?,
         source_file: None,
         source_debug_extension: None,
+        pool: super::stale::pool_text(pool),
     };
     for attr in &class.attributes {
         match attr {

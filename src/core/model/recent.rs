@@ -22,6 +22,16 @@ pub enum RecentEvent {
         policy: Option<SuspendPolicy>,
         released: DroppedHold,
     },
+    /// A suspending event of a request nobody in this session has (one
+    /// cleared while its hit was queued): released at once, as its
+    /// composite's policy held it, never handed to the agent.
+    Stray {
+        kind: EventKind,
+        request: RequestId,
+        thread: Option<ThreadId>,
+        suspend: SuspendPolicy,
+        released: DroppedHold,
+    },
     /// A method invoked past its budget returned after all.
     LateReturn(LateReturn),
 }

@@ -6,6 +6,10 @@
 
 use super::classfile::ClassShape;
 
+mod pool;
+
+pub use pool::{PoolText, pool_text, pool_text_of_jdwp};
+
 /// A declared method of the loaded type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadedMethod {
@@ -35,6 +39,9 @@ pub struct LoadedShape {
     pub interfaces: Vec<String>,
     pub fields: Vec<LoadedField>,
     pub methods: Vec<LoadedMethod>,
+    /// The class's constant pool as text (`ReferenceType.ConstantPool`),
+    /// read when code bytes differ: a redefinition renumbers constants.
+    pub pool: Option<PoolText>,
 }
 
 /// How one method's line table compares.
@@ -277,6 +284,14 @@ pub fn compare(loaded: &LoadedShape, built: &ClassShape) -> Comparison {
         };
         let code = match (&m.code, &b.code) {
             (Some(r), Some(bc)) if r == bc => Code::Same,
+            (Some(r), Some(bc))
+                if loaded
+                    .pool
+                    .as_ref()
+                    .is_some_and(|p| pool::same_code(r, p, bc, &built.pool)) =>
+            {
+                Code::Same
+            }
             (Some(_), Some(_)) => Code::Differs,
             _ => Code::Unknown,
         };
@@ -348,10 +363,10 @@ fn compare_class(loaded: &LoadedShape, built: &ClassShape, changes: &mut Vec<Cha
             built: built_mods & CLASS_MODIFIERS,
         });
     }
-    if loaded.super_name != built.super_name {
+    if loaded.super_name.as_deref() != built.reported_super() {
         changes.push(Change::Superclass {
             running: loaded.super_name.clone(),
-            built: built.super_name.clone(),
+            built: built.reported_super().map(str::to_string),
         });
     }
     if loaded.interfaces != built.interfaces {

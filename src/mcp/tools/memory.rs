@@ -124,20 +124,23 @@ pub fn routes() -> Vec<Route> {
             "debug_hot_threads",
             "Hot threads",
             "Which threads burn CPU, doing what (local JVMs only): CPU per thread over \
-             interval_ms, and the stack of each busy Java thread, read by suspending that thread \
-             alone. GC, JIT and VM threads are named.",
+             interval_ms, and each busy Java thread's most frequent stack, sampled while it \
+             burns by suspending that thread alone. GC, JIT and VM threads are named.",
             Effect::Read,
             hot,
         )
         .with_guide(
-            "Reads /proc/<pid>/task/*/stat twice, interval_ms apart (default 1000), so it works only \
+            "Reads /proc/<pid>/task/*/stat every 100 ms over interval_ms (default 1000), so it works only \
              for a JVM on this machine; a remote JVM is refused with LOCAL_JVMS_ONLY. HotSpot names \
              each Java thread's native thread after it, cut to 15 bytes: a cut name shared by \
              several Java threads is shown as one of them, all named. The thread running main and \
              the launcher's thread are both `java` natively. JVM threads (GC Thread#0, G1 *, C2 \
-             CompilerThread, VM Thread) are named by role and have no Java stack. For each of the \
-             top Java threads: ThreadReference.Suspend, Frames, Resume queued back to back; the \
-             reply gives how long that thread alone was held. Nothing else is suspended. \
+             CompilerThread, VM Thread) are named by role and have no Java stack. In each tick, \
+             each Java thread that used 15 % of a core in it has its stack sampled \
+             (ThreadReference.Suspend, Frames, Resume queued back to back), so a thread that burns \
+             in bursts shows where it burns; the reply gives its most frequent stack, the frames \
+             most often on top, and the longest hold. A thread busy in no tick shows its stack at \
+             the end. Nothing else is suspended. For a whole-JVM profile, debug_profile. \
              Defaults: interval_ms 1000, top 5; 12 frames per stack.",
         ),
     ]
@@ -410,15 +413,39 @@ fn hot_text(v: &HotView) -> String {
             row.hot.comm,
             row.hot.tid
         ));
-        if let Some((id, stack, held)) = &row.java {
-            out.push_str(&format!(" @{id:#x}, held {} for its stack:", ms(*held)));
-            match stack {
+        if let Some(j) = &row.java {
+            if j.samples > 0 {
+                out.push_str(&format!(
+                    " @{:#x}: {} stack samples while it was busy (held {} at most each); in {} of them:",
+                    j.thread,
+                    j.samples,
+                    ms(j.held),
+                    j.seen
+                ));
+            } else {
+                out.push_str(&format!(
+                    " @{:#x}, not busy in any {} ms tick, its stack at the end (held {}):",
+                    j.thread,
+                    v.tick.as_millis(),
+                    ms(j.held)
+                ));
+            }
+            match &j.stack {
                 Stack::Read { frames, depth } => {
                     for f in frames {
                         out.push_str(&format!("\n     {f}"));
                     }
                     if *depth > frames.len() {
                         out.push_str(&format!("\n     … {} more frames", depth - frames.len()));
+                    }
+                    if j.tops.len() > 1 {
+                        let tops: Vec<String> = j
+                            .tops
+                            .iter()
+                            .take(5)
+                            .map(|(f, n)| format!("{f} ({n})"))
+                            .collect();
+                        out.push_str(&format!("\n     on top most often: {}", tops.join(", ")));
                     }
                 }
                 Stack::Failed(e) => out.push_str(&format!("\n     (unread: {e})")),

@@ -263,7 +263,7 @@ async fn opened(
     if handle.read_only() {
         out.push_str("\nRead-only: every mutation is refused at the wire");
     }
-    for left in handle.restored_at_attach() {
+    for left in handle.restored_at_attach().await {
         match left.failed {
             None => out.push_str(&format!(
                 "\nRESTORED: {} was left instrumented by an earlier jvmscope; its original bytes are back",

@@ -12,7 +12,7 @@ fn loaded_from(built: &ClassShape, with_code: bool) -> LoadedShape {
     LoadedShape {
         name: built.name.clone(),
         modifiers: i32::from(built.reported_modifiers()),
-        super_name: built.super_name.clone(),
+        super_name: built.reported_super().map(str::to_string),
         interfaces: built.interfaces.clone(),
         fields: built
             .fields
@@ -34,6 +34,7 @@ fn loaded_from(built: &ClassShape, with_code: bool) -> LoadedShape {
                 code: if with_code { m.code.clone() } else { None },
             })
             .collect(),
+        pool: None,
     }
 }
 
@@ -49,6 +50,24 @@ fn the_same_build_is_clean() {
     assert!(c.bytecode);
     assert!(c.forecast().is_empty());
     assert!(!compare(&loaded_from(&built, false), &built).bytecode);
+}
+
+#[test]
+fn an_interface_has_no_superclass_on_either_side() {
+    // The class file of an interface names java.lang.Object as its super;
+    // the JVM reports none. The same build is no hierarchy change.
+    let mut built = shapes();
+    built.access |= 0x0200;
+    built.super_name = Some("java.lang.Object".into());
+    let loaded = loaded_from(&built, false);
+    assert_eq!(loaded.super_name, None);
+    let c = compare(&loaded, &built);
+    assert!(c.forecast().is_empty(), "{c:?}");
+    // A class that names another superclass still is one.
+    let mut class = shapes();
+    class.super_name = Some("java.lang.Thread".into());
+    let c = compare(&loaded_from(&shapes(), false), &class);
+    assert_eq!(c.forecast(), [Restriction::Hierarchy]);
 }
 
 #[test]
@@ -192,4 +211,45 @@ fn modifier_bits_outside_the_class_file_are_not_changes() {
     for extra in [0x0020, 0x0040, 0x0080, 0x0400, 0x0800] {
         check(0, extra, &["method"]);
     }
+}
+
+#[test]
+fn code_that_names_the_same_constants_by_other_indices_is_the_same() {
+    use ristretto_classfile::ConstantPool;
+    // The file's pool, and a merged one where the same method sits at
+    // another index (as after a redefinition) beside one that differs.
+    let mut file = ConstantPool::new();
+    let string = file.add_class("java/lang/String").expect("class");
+    let length = file
+        .add_method_ref(string, "length", "()I")
+        .expect("method ref");
+    let mut merged = ConstantPool::new();
+    merged.add_utf8("padding").expect("utf8");
+    let string = merged.add_class("java/lang/String").expect("class");
+    let other = merged
+        .add_method_ref(string, "hashCode", "()I")
+        .expect("method ref");
+    let moved = merged
+        .add_method_ref(string, "length", "()I")
+        .expect("method ref");
+    assert_ne!(length, moved);
+    let invoke = |i: u16| {
+        let [hi, lo] = i.to_be_bytes();
+        vec![0x2a, 0xb6, hi, lo, 0xac]
+    };
+    let (file, merged) = (pool_text(&file), pool_text(&merged));
+    assert!(pool::same_code(
+        &invoke(moved),
+        &merged,
+        &invoke(length),
+        &file
+    ));
+    assert!(!pool::same_code(
+        &invoke(other),
+        &merged,
+        &invoke(length),
+        &file
+    ));
+    // Code that does not decode is never the same.
+    assert!(!pool::same_code(&[0xb6], &merged, &[0xb6], &file));
 }
