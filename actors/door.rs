@@ -483,6 +483,15 @@ impl Jvm {
         wildcards::exception_classes(self, glob, max_classes).await
     }
 
+    /// The loaded classes matching `glob`, up to `max_classes`.
+    pub async fn expand_classes(
+        &self,
+        glob: &str,
+        max_classes: usize,
+    ) -> Result<Expanded, WildcardError> {
+        wildcards::loaded_classes_matching(self, glob, max_classes).await
+    }
+
     /// The loaded classes matching `glob` that declare `field`.
     pub async fn expand_field_watch(
         &self,

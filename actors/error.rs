@@ -336,6 +336,10 @@ pub enum ArmError {
     Internal(&'static str),
     #[error("no probe: {0}")]
     Probe(#[from] ProbeRefusal),
+    /// No probe, for a stop point only a probe can serve (a method exit
+    /// with a minimum duration: the wire has no clock).
+    #[error("no probe, and only a probe times a call: {0}")]
+    ProbeOnly(ProbeRefusal),
     #[error("there is no stop point {id:?}")]
     UnknownStopPoint { id: String },
     #[error("an update cannot change what a stop point watches")]

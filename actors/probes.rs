@@ -9,6 +9,7 @@
 //! The book here is the session's truth about what it changed in the JVM:
 //! for each instrumented class its original bytes and the probes in it.
 
+mod arguments;
 mod drain;
 mod helper;
 mod install;

@@ -67,10 +67,13 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
                 None => Site::Entry,
             },
         }),
-        Target::MethodExit(m)
-            if m.class_pattern.contains('*') || m.method.is_none() || !m.exclude.is_empty() =>
-        {
-            Err(shape("a class pattern or every method"))
+        Target::MethodExit(m) if m.class_pattern.contains('*') || !m.exclude.is_empty() => {
+            Err(shape("a class pattern"))
+        }
+        // Every method of the class, timed: only a duration is worth a
+        // record of every call of every method.
+        Target::MethodExit(m) if m.method.is_none() && m.min_duration_ms.is_none() => {
+            Err(shape("every method of a class without min_duration_ms"))
         }
         Target::MethodExit(m) => Ok(SiteChoice {
             others: Vec::new(),
@@ -458,6 +461,7 @@ fn location_of(class: &str, probe: &ProbeSpec) -> Arc<str> {
         }
         (Site::Entry, Some(m)) => format!("{class}.{} (entry)", m.name),
         (Site::Exit, Some(m)) => format!("{class}.{} (exit)", m.name),
+        (Site::Exit, None) => format!("{class}.* (exit)"),
         (Site::FieldWrite { owner, name, .. }, _) => {
             format!("{}.{name} (write)", owner.replace('/', "."))
         }
@@ -673,6 +677,8 @@ fn pick_method(shape: &ClassShape, choice: &SiteChoice) -> Result<Option<MethodR
                 }
             }
         }
+        // Every method of the class, timed.
+        Site::Exit if choice.method.is_none() => return Ok(None),
         Site::Entry | Site::Exit => {
             let method = choice.method.clone().unwrap_or_default();
             match named.as_slice() {

@@ -61,7 +61,10 @@ impl SessionHandle {
             },
             Err(e) => e,
         };
-        if spec.engine == Engine::Probe || only_a_probe_can(&spec.target) {
+        if only_a_probe_can(&spec.target) {
+            return Err(ArmError::ProbeOnly(why));
+        }
+        if spec.engine == Engine::Probe {
             return Err(ArmError::Probe(why));
         }
         let mut notes = vec![ArmNote::WireChosen {

@@ -296,6 +296,15 @@ impl From<ArmError> for ToolError {
             ArmError::Probe(ProbeRefusal::Jdwp(j)) => j.clone().into(),
             ArmError::Probe(_) => ToolError::new("PROBE_REFUSED", text)
                 .next("engine \"wire\" (or \"auto\") watches it over JDWP instead"),
+            ArmError::ProbeOnly(ProbeRefusal::Jdwp(j)) => j.clone().into(),
+            ArmError::ProbeOnly(ProbeRefusal::Shape { shape, .. }) if shape.contains("pattern") => {
+                ToolError::new("PROBE_REFUSED", text).next(
+                    "name one class (no *), or a wildcard with max_classes, with min_duration_ms and no method: every method of each is timed",
+                )
+            }
+            ArmError::ProbeOnly(_) => ToolError::new("PROBE_REFUSED", text).next(
+                "the same stop point without min_duration_ms (engine \"wire\") reports every exit over JDWP, untimed",
+            ),
         }
     }
 }

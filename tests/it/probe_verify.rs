@@ -149,6 +149,16 @@ fn every_site(class_name: &str, bytes: &[u8]) -> Vec<Asked> {
         };
         next(None, site, format!("{class_name}.{name} write"));
     }
+    if !probe::timed_methods(&class).is_empty() {
+        // Every method of the class timed, in the same class file.
+        let helper = format!("{class_name}$$Probe{}", out.len());
+        let mut every = spec(helper, None, Site::Exit);
+        every.min_duration_ns = 1;
+        out.push(Asked {
+            spec: every,
+            what: format!("{class_name} every method's exit"),
+        });
+    }
     out
 }
 
@@ -293,7 +303,11 @@ fn instrument_all(original: &Path, instrumented: &Path) -> Built {
         }
         let mut accepted = Vec::new();
         for mut a in asked {
-            if a.spec.condition.is_none() && !a.spec.helper.contains("$$ProbeT") {
+            // A probe on every method takes no condition.
+            if a.spec.condition.is_none()
+                && !a.spec.helper.contains("$$ProbeT")
+                && (a.spec.method.is_some() || a.spec.site != Site::Exit)
+            {
                 a.spec.condition = condition_for(&bytes, &a.spec);
             }
             match probe::instrument(&bytes, std::slice::from_ref(&a.spec)) {

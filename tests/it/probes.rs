@@ -11,6 +11,7 @@
 //! saying why; and each place a probe cannot go is refused with its reason.
 
 mod captures;
+mod timing;
 mod writers;
 
 use std::time::Duration;

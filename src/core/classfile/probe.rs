@@ -38,6 +38,7 @@
 
 mod asm;
 mod cond;
+mod every;
 mod frames;
 mod helper;
 mod insert;
@@ -46,6 +47,7 @@ mod read;
 mod remap;
 mod rewrite;
 
+pub use every::{ARGS, timed_methods};
 pub use plan::{OLD_VALUE, SITE, other_writers};
 
 use ristretto_classfile::attributes::{Attribute, Instruction};
@@ -89,6 +91,9 @@ pub struct ProbeSpec {
     /// Internal name of the helper class, in the target's package.
     pub helper: String,
     /// The method (Line, Entry, Exit; optional narrowing for FieldWrite).
+    /// An Exit with none times every method [`timed_methods`] lists, in
+    /// one class file with one helper: each record holds the method's
+    /// arguments ([`ARGS`]) and its `Class.method:line` ([`SITE`]).
     pub method: Option<MethodRef>,
     pub site: Site,
     /// `None`: every local in scope (Line) or every argument (Entry,
@@ -228,6 +233,10 @@ pub enum Source {
     /// The caller frames, one `StackTraceElement` a line: filled in by the
     /// helper for a recorded hit only (the site passes nothing).
     Callers,
+    /// The method's arguments, boxed into an `Object[]` at the site (an
+    /// exit probe on every method of a class, whose methods take
+    /// different arguments while one helper takes them all).
+    Args,
 }
 
 /// One value a record holds (or, when not `record`, one the condition
@@ -254,6 +263,9 @@ pub struct RecordLayout {
     pub ref_width: usize,
     /// `durs` holds each call's duration (Exit).
     pub has_duration: bool,
+    /// Every method timed: each method's argument names, by method name
+    /// (none for overloads whose names differ).
+    pub arguments: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// A generated helper class.
@@ -310,6 +322,10 @@ pub enum Refusal {
     },
     #[error("{class} declares a field {field} of its own, which hides the one the probe watches")]
     Hides { class: String, field: String },
+    #[error("{class} has no method a probe can time (constructors, the static initialiser, abstract, native, bridge and synthetic methods are not timed)")]
+    NothingToTime { class: String },
+    #[error("a condition needs a method: its names are that method's arguments")]
+    ConditionOnEveryMethod,
     #[error("condition column {column}: {why}")]
     Condition { column: usize, why: String },
     #[error("unsupported class file: {0}")]

@@ -89,6 +89,14 @@ fn choices(bytes: &[u8]) -> Vec<Choice> {
             });
         }
     }
+    if !timed_methods(&class).is_empty() {
+        // Every method of the class, timed.
+        out.push(Choice {
+            method: None,
+            site: Site::Exit,
+            names: Vec::new(),
+        });
+    }
     let owner = read::this_name(&class);
     for f in &class.fields {
         out.push(Choice {
@@ -656,4 +664,60 @@ fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
         columns(Some("nowhere > 0")),
         Err(Refusal::Condition { .. })
     ));
+}
+
+#[test]
+fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
+    for entry in ["release8/Probed", "release17/Probed", "lines/Probed"] {
+        assert_eq!(
+            layout_of(entry, None, Site::Exit, 0),
+            [ARGS, SITE, "exception"],
+            "{entry}: a record holds the arguments, the method and what it threw"
+        );
+        let (_, bytes) = CORPUS.iter().find(|(n, _)| *n == entry).expect("entry");
+        let spec = ProbeSpec {
+            helper: "H".into(),
+            method: None,
+            site: Site::Exit,
+            locals: None,
+            only_condition: false,
+            condition: None,
+            min_duration_ns: 50_000_000,
+            ring_capacity: 16,
+            callers: 0,
+        };
+        let out = instrument(bytes, std::slice::from_ref(&spec)).expect("instrumented");
+        only_inserts(bytes, &out).expect("only inserts");
+        let class = class_of(&out);
+        let timed = timed_methods(&class);
+        assert!(timed.len() > 1, "{entry}: several methods are timed");
+        for (i, m) in class.methods.iter().enumerate() {
+            let Some((code, _)) = code_attrs(&m.attributes) else {
+                continue;
+            };
+            let name = utf8(&class, m.name_index);
+            let calls = code
+                .iter()
+                .filter(|x| match x {
+                    Instruction::Invokestatic(r) => {
+                        read::method_name(&class, *r).as_deref() == Some(START)
+                    }
+                    _ => false,
+                })
+                .count();
+            let expected = usize::from(timed.contains(&i));
+            assert_eq!(calls, expected, "{entry} {name}: start() calls");
+            if name.starts_with('<') {
+                assert_eq!(calls, 0, "{entry}: {name} is not timed");
+            }
+        }
+        let cond = ProbeSpec {
+            condition: crate::expr::parse("x > 1").ok(),
+            ..spec
+        };
+        assert_eq!(
+            instrument(bytes, &[cond]),
+            Err(Refusal::ConditionOnEveryMethod)
+        );
+    }
 }

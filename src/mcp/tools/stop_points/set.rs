@@ -511,7 +511,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
         return Err(refuse(
             "REFUSED",
             "min_duration_ms with engine \"wire\": a method-exit event carries no duration, so only a probe can time a call",
-            "use engine \"auto\" or \"probe\" (the call is timed in the JVM)",
+            "use engine \"auto\" or \"probe\" (the call is timed in the JVM; with a class and no method, every method of it is)",
         ));
     }
     if let Some(m) = &p.method {
@@ -527,23 +527,45 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
             }
         }
     }
-    let specs = checked
-        .into_iter()
-        .map(|(pattern, check)| {
-            let spec = check.map(|()| StopPointSpec {
-                target: Target::MethodExit(MethodExitSpec {
-                    class_pattern: pattern.clone(),
-                    method: p.method.clone(),
-                    exclude: p.exclude_classes.clone().unwrap_or_default(),
-                    min_duration_ms: p.min_duration_ms,
-                }),
-                mode: mode.clone(),
-                filters: filters.clone(),
-                engine,
-            });
-            (pattern, spec)
-        })
-        .collect();
+    let build = |class: String| StopPointSpec {
+        target: Target::MethodExit(MethodExitSpec {
+            class_pattern: class,
+            method: p.method.clone(),
+            exclude: p.exclude_classes.clone().unwrap_or_default(),
+            min_duration_ms: p.min_duration_ms,
+        }),
+        mode: mode.clone(),
+        filters: filters.clone(),
+        engine,
+    };
+    // Timing every method of a wildcard's classes: a probe per loaded class.
+    let every_method = p.min_duration_ms.is_some()
+        && p.method.is_none()
+        && p.exclude_classes.as_ref().is_none_or(|e| e.is_empty());
+    let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
+    let mut specs = Vec::new();
+    for (pattern, check) in checked {
+        if check.is_ok() && every_method && pattern.contains('*') {
+            let expanded = handle.expand_classes(&pattern, max_classes).await;
+            add_expansion(
+                &mut specs,
+                &mut notes,
+                &pattern,
+                expanded,
+                max_classes,
+                |n| {
+                    format!(
+                        "{n} loaded class{} timed, every method (a wildcard matches only classes loaded now)",
+                        plural_es(n)
+                    )
+                },
+                |n| format!("{n} skipped"),
+                build,
+            );
+            continue;
+        }
+        specs.push((pattern.clone(), check.map(|()| build(pattern))));
+    }
     arm_entries(&handle, specs, 1, notes).await
 }
 
