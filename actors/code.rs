@@ -87,8 +87,8 @@ pub(crate) struct Build {
 
 impl Jvm {
     /// The class roots in force for a call.
-    pub(crate) fn class_roots_for<'a>(&'a self, given: Option<&'a [PathBuf]>) -> &'a [PathBuf] {
-        given.unwrap_or(&self.roots().class)
+    pub(crate) fn class_roots_for(&self, given: Option<&[PathBuf]>) -> Vec<PathBuf> {
+        given.map_or_else(|| self.roots().class, <[PathBuf]>::to_vec)
     }
 
     /// Reads and parses the build of `class` (a `class_file`, or the first
@@ -118,7 +118,7 @@ impl Jvm {
                         class: class.to_string(),
                     });
                 }
-                let candidates = files::class_candidates(roots, class);
+                let candidates = files::class_candidates(&roots, class);
                 files::first_readable(&candidates, files::MAX_CLASS_FILE)
                     .await
                     .map_err(|tried| {

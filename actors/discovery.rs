@@ -14,6 +14,8 @@ mod attach;
 mod local;
 mod procfs;
 
+pub use procfs::connected_to;
+
 use std::time::{Duration, Instant};
 
 use crate::connection::dial::dial;

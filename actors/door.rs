@@ -160,9 +160,10 @@ impl Jvm {
         self.info.created
     }
 
-    /// The source and class roots given at attach or launch.
-    pub fn roots(&self) -> &Roots {
-        &self.info.roots
+    /// The source and class roots in force: those given at attach or
+    /// launch, the source roots replaced by the last ones a call named.
+    pub fn roots(&self) -> Roots {
+        self.info.roots()
     }
 
     /// Why the session ended, or `None` while it lives.

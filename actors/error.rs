@@ -100,6 +100,12 @@ pub enum AttachError {
     AlreadyAttached { addr: String, session: String },
     #[error("connection refused by {addr}: nothing is listening there")]
     Refused { addr: String },
+    /// The port refused us while a connection to it is open: the JDWP
+    /// agent stops listening once a debugger is attached.
+    #[error(
+        "{addr} already has a debugger attached (connected from {peer}); a JVM takes one debugger at a time"
+    )]
+    OtherDebugger { addr: String, peer: String },
     #[error("could not connect to {addr}: {detail}")]
     Connect { addr: String, detail: String },
     #[error("{addr} is not a JDWP endpoint: {detail}")]

@@ -442,7 +442,17 @@ impl Engine {
                 session: held.id().to_string(),
             });
         }
-        let stream = connection::dial::dial(host, port, timeout).await?;
+        let stream = match connection::dial::dial(host, port, timeout).await {
+            // A local agent refuses a second debugger: say so, not
+            // "nothing is listening", when a connection to it is open.
+            Err(AttachError::Refused { addr }) if same_host(host, "127.0.0.1") => {
+                return Err(match discovery::connected_to(port) {
+                    Some(peer) => AttachError::OtherDebugger { addr, peer },
+                    None => AttachError::Refused { addr },
+                });
+            }
+            other => other?,
+        };
         let opened = Opened {
             host,
             port,

@@ -36,7 +36,9 @@ pub struct SessionInfo {
     pub read_only: bool,
     pub created: Instant,
     pub launched: Option<Arc<LaunchedJvm>>,
-    pub roots: Roots,
+    /// The source and class roots: those given at attach or launch; the
+    /// source roots then follow the last ones a call named.
+    roots: std::sync::RwLock<Roots>,
     vm: OnceLock<VmInfo>,
     /// Classes this session installed with RedefineClasses.
     installed: std::sync::Mutex<Vec<Installed>>,
@@ -80,13 +82,30 @@ impl SessionInfo {
             read_only,
             created: Instant::now(),
             launched,
-            roots,
+            roots: std::sync::RwLock::new(roots),
             vm: OnceLock::new(),
             installed: std::sync::Mutex::new(Vec::new()),
             pid: OnceLock::new(),
             last_histogram: std::sync::Mutex::new(None),
             last_walk: std::sync::Mutex::new([None; 2]),
             source_checks: std::sync::Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The source and class roots in force.
+    pub fn roots(&self) -> Roots {
+        self.roots.read().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Keeps the source roots a call named for the calls after it: a
+    /// source root given once is not asked for again. An empty list (a
+    /// call that asked for no roots) leaves them as they were.
+    pub fn remember_source_roots(&self, source: &[std::path::PathBuf]) {
+        if source.is_empty() {
+            return;
+        }
+        if let Ok(mut r) = self.roots.write() {
+            r.source = source.to_vec();
         }
     }
 

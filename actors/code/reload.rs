@@ -127,7 +127,7 @@ pub(crate) async fn compile(
         sources.push(session.source_of(pinned).await?);
     }
     let release = release_of(session, id).await;
-    let compiled = files::javac_compile(&sources, out, roots, release, &[])
+    let compiled = files::javac_compile(&sources, out, &roots, release, &[])
         .await
         .map_err(|detail| CodeError::CompilerFailed { detail })?;
     if !compiled.success {

@@ -79,19 +79,15 @@ impl Jvm {
         let classpath = self.class_roots_for(None);
         // Sibling sources resolve from the source roots; only this file's
         // classes are written.
-        let dirs: Vec<&PathBuf> = self
-            .roots()
-            .source
-            .iter()
-            .filter(|r| !files::is_jar(r))
-            .collect();
+        let roots = self.roots();
+        let dirs: Vec<&PathBuf> = roots.source.iter().filter(|r| !files::is_jar(r)).collect();
         let sourcepath = std::env::join_paths(dirs)
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         let compiled = files::javac_compile(
             &[source.to_path_buf()],
             scratch.path(),
-            classpath,
+            &classpath,
             release,
             &[
                 "-proc:none",

@@ -229,7 +229,14 @@ async fn read_window(q: &SourceQuery, path: &Path) -> (SourceText, Option<std::t
 
 /// Runs debug_source.
 pub async fn view(session: &Jvm, q: &SourceQuery) -> Result<SourceView, SessionError> {
-    let source_roots: &[PathBuf] = q.source_roots.as_deref().unwrap_or(&session.roots().source);
+    let source_roots: Vec<PathBuf> = match q.source_roots.as_deref() {
+        Some(given) => {
+            session.info().remember_source_roots(given);
+            given.to_vec()
+        }
+        None => session.roots().source,
+    };
+    let source_roots: &[PathBuf] = &source_roots;
     let (pinned, class_name, found, searched) = match (&q.class, &q.file) {
         (Some(selector), _) => {
             let p = loaded::pin(session, selector).await?;
@@ -362,7 +369,7 @@ async fn check(
             &pinned.name,
             &ClassSource {
                 class_file: None,
-                roots: Some(roots),
+                roots: Some(&roots),
             },
         )
         .await

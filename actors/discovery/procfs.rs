@@ -9,6 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::model::jvms::TcpState;
 use crate::model::jvms::options::{Lookup, MAX_ARGFILE, OPTION_VARS};
 use crate::model::jvms::{JavaCommand, TcpSocket, Unseen, looks_like_java, read_command};
 
@@ -261,6 +262,16 @@ pub(super) fn socket_inodes(pid: u32) -> Option<HashSet<u64>> {
         }
     }
     Some(out)
+}
+
+/// The peer of an open connection to local `port` (`ip:port`), when one
+/// is open: a JDWP agent that refuses a dial while such a connection
+/// exists has a debugger attached.
+pub fn connected_to(port: u16) -> Option<String> {
+    tcp_table()
+        .into_iter()
+        .find(|s| s.state == TcpState::Established && s.local_port == port)
+        .map(|s| format!("{}:{}", s.remote.dial_host(), s.remote_port))
 }
 
 /// Every socket of `/proc/net/tcp` and `/proc/net/tcp6`.

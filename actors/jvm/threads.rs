@@ -2,12 +2,17 @@
 //! of suspended threads (pipelined: every thread's count asked at once),
 //! the thread list, and the after-disconnect check that the JVM runs.
 
+use std::time::Duration;
+
 use futures::future::join_all;
 
 use crate::connection::ConnectionHandle;
 use crate::error::JdwpError;
+use crate::jdwp::FrameInfo;
 use crate::jdwp::ThreadId;
-use crate::jdwp::thread_reference::{IsVirtual, Name, Status, SuspendCount};
+use crate::jdwp::thread_reference::{
+    Frames, IsVirtual, Name, Resume, Status, Suspend, SuspendCount,
+};
 use crate::jdwp::virtual_machine::AllThreads;
 
 /// How many threads are suspended, of how many.
@@ -123,5 +128,40 @@ pub async fn mark_virtual(conn: &ConnectionHandle, threads: &mut [ThreadInfo]) {
     .await;
     for (t, v) in threads.iter_mut().zip(answers) {
         t.is_virtual = v.unwrap_or(false);
+    }
+}
+
+/// One thread's frames, read while that thread alone is suspended, and
+/// how long it was held.
+pub async fn held_frames(
+    conn: &ConnectionHandle,
+    thread: ThreadId,
+) -> (Result<Vec<FrameInfo>, JdwpError>, Duration) {
+    let started = std::time::Instant::now();
+    let suspend = conn.send(&Suspend { thread });
+    let frames = conn.send(&Frames {
+        thread,
+        start_frame: 0,
+        length: -1,
+    });
+    let resume = conn.send(&Resume { thread });
+    // Awaited in a task of its own: the resume is answered even when this
+    // call is dropped.
+    let held = tokio::spawn(async move {
+        let suspended = suspend.await;
+        let frames = frames.await;
+        let _ = resume.await;
+        (suspended.and(frames), started.elapsed())
+    })
+    .await;
+    match held {
+        Ok(r) => r,
+        Err(e) => (
+            Err(JdwpError::Disconnected {
+                command: "ThreadReference.Frames",
+                reason: format!("the read failed: {e}"),
+            }),
+            started.elapsed(),
+        ),
     }
 }

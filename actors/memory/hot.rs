@@ -15,7 +15,7 @@ use crate::door::Jvm;
 use crate::dumps::{frame_label, method_labels};
 use crate::error::{JdwpError, SessionError};
 use crate::jdwp::ThreadId;
-use crate::jdwp::thread_reference::{Frames, Resume, Suspend};
+use crate::jvm::threads;
 use crate::model::cpu::{HotThread, Owner, rank};
 use crate::model::dump::Stack;
 
@@ -96,33 +96,10 @@ impl Jvm {
 
     /// One thread's stack, read while that thread alone is suspended.
     async fn held_stack(&self, thread: ThreadId, max_frames: usize) -> (Stack, Duration) {
-        let conn = self.connection().clone();
-        let started = Instant::now();
-        let suspend = conn.send(&Suspend { thread });
-        let frames = conn.send(&Frames {
-            thread,
-            start_frame: 0,
-            length: -1,
-        });
-        let resume = conn.send(&Resume { thread });
-        // Awaited in a task of its own: the resume is answered even when
-        // this call is dropped.
-        let held = tokio::spawn(async move {
-            let suspended = suspend.await;
-            let frames = frames.await;
-            let resumed = resume.await;
-            (suspended, frames, resumed, started.elapsed())
-        })
-        .await;
-        let Ok((suspended, frames, _resumed, held)) = held else {
-            return (
-                Stack::Failed("the read was cancelled".into()),
-                started.elapsed(),
-            );
-        };
-        let frames = match (suspended, frames) {
-            (Err(e), _) | (_, Err(e)) => return (stack_error(e), held),
-            (Ok(()), Ok(frames)) => frames,
+        let (frames, held) = threads::held_frames(self.connection(), thread).await;
+        let frames = match frames {
+            Err(e) => return (stack_error(e), held),
+            Ok(frames) => frames,
         };
         let methods = frames
             .iter()

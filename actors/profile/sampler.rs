@@ -15,8 +15,8 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::connection::ConnectionHandle;
 use crate::door::Jvm;
-use crate::error::{JdwpError, SessionError};
-use crate::jdwp::thread_reference::{Frames, Resume, Status, Suspend};
+use crate::error::SessionError;
+use crate::jdwp::thread_reference::Status;
 use crate::jdwp::{FrameInfo, MethodId, ReferenceTypeId, ThreadId, ThreadStatus};
 use crate::jvm::classes::ClassCache;
 use crate::jvm::threads;
@@ -87,7 +87,7 @@ pub async fn sample(
         }
         run.rounds += 1;
         let running = running_threads(&conn, names.keys().copied()).await;
-        let reads = running.iter().map(|&t| held_frames(&conn, t));
+        let reads = running.iter().map(|&t| threads::held_frames(&conn, t));
         let read = futures::future::join_all(reads).await;
         for (thread, (frames, held)) in running.into_iter().zip(read) {
             run.holds += 1;
@@ -124,41 +124,6 @@ async fn running_threads(
             _ => None,
         })
         .collect()
-}
-
-/// One thread's frames, read while that thread alone is suspended, and
-/// how long it was held.
-async fn held_frames(
-    conn: &ConnectionHandle,
-    thread: ThreadId,
-) -> (Result<Vec<FrameInfo>, JdwpError>, Duration) {
-    let started = std::time::Instant::now();
-    let suspend = conn.send(&Suspend { thread });
-    let frames = conn.send(&Frames {
-        thread,
-        start_frame: 0,
-        length: -1,
-    });
-    let resume = conn.send(&Resume { thread });
-    // Awaited in a task of its own: the resume is answered even when this
-    // call is dropped.
-    let held = tokio::spawn(async move {
-        let suspended = suspend.await;
-        let frames = frames.await;
-        let _ = resume.await;
-        (suspended.and(frames), started.elapsed())
-    })
-    .await;
-    match held {
-        Ok(r) => r,
-        Err(e) => (
-            Err(JdwpError::Disconnected {
-                command: "ThreadReference.Frames",
-                reason: format!("the read failed: {e}"),
-            }),
-            started.elapsed(),
-        ),
-    }
 }
 
 /// `Class.method` of a frame, each method resolved once per profile.

@@ -184,7 +184,6 @@ impl SessionHandle {
     }
 
     /// The stop-point ids `bp` stands for (a family's members and itself);
-
     /// `None` when no such stop point exists.
     pub async fn stop_ids(&self, bp: &str) -> Option<Vec<String>> {
         crate::session::traces::stop_ids(self, bp).await

@@ -335,6 +335,8 @@ impl From<AttachError> for ToolError {
             AttachError::Refused { .. } => ToolError::new("CONNECT_REFUSED", e.to_string()).next(
                 "start the JVM with -agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:PORT, or use debug_launch",
             ),
+            AttachError::OtherDebugger { .. } => ToolError::new("DEBUGGER_ATTACHED", e.to_string())
+                .next("detach the other debugger (an IDE, jdb, another jvmscope) first: the JDWP agent takes one connection at a time"),
             AttachError::NotJdwp { .. } => ToolError::new("NOT_JDWP", e.to_string())
                 .next("check the port: it must be the one the JDWP agent printed (\"Listening for transport dt_socket at address: …\")"),
             AttachError::Connect { .. } => ToolError::new("CONNECT_FAILED", e.to_string()),
@@ -366,7 +368,7 @@ impl From<LaunchError> for ToolError {
 }
 
 /// Where class roots come from, for the next steps below.
-const CLASS_ROOTS_NEXT: &str = "pass class_roots:[\"<dir where javac writes>\"] or class_file, or set them on debug_attach / JDWP_CLASS_ROOTS";
+const CLASS_ROOTS_NEXT: &str = "pass class_roots:[\"<dir where javac writes>\"] or class_file, or set them on debug_attach / JDWP_CLASS_ROOTS; without a build, debug_check_stale with source:true compiles the source roots' file now and compares that";
 
 impl From<CodeError> for ToolError {
     fn from(e: CodeError) -> Self {

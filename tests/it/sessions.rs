@@ -305,3 +305,42 @@ fn continue_on_a_running_jvm_says_nothing_was_held_and_sends_no_resume() {
     assert!(reply.text.contains("nothing was sent"), "{}", reply.text);
     assert_output_advances(&jvm, "the JVM to keep running");
 }
+
+#[test]
+fn a_jvm_that_already_has_a_debugger_is_refused_with_that_reason() {
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    // Another debugger: a raw JDWP client that completes the handshake
+    // and stays connected. The agent stops listening while it is there.
+    let mut other = std::net::TcpStream::connect(("127.0.0.1", jvm.port())).expect("connect");
+    std::io::Write::write_all(&mut other, b"JDWP-Handshake").expect("handshake");
+    let mut back = [0u8; 14];
+    std::io::Read::read_exact(&mut other, &mut back).expect("handshake reply");
+    assert_eq!(&back, b"JDWP-Handshake");
+    let peer_port = other.local_addr().expect("local addr").port();
+    let server = server();
+    let refused = server
+        .call(
+            "debug_attach",
+            json!({"host": "127.0.0.1", "port": jvm.port()}),
+        )
+        .expect_tool_error();
+    assert!(
+        refused.text.starts_with("[DEBUGGER_ATTACHED]"),
+        "{}",
+        refused.text
+    );
+    assert!(
+        refused.text.contains(&format!(":{peer_port}")),
+        "names the other debugger's end: {}",
+        refused.text
+    );
+    assert!(
+        !refused.text.contains("nothing is listening"),
+        "{}",
+        refused.text
+    );
+    assert!(sessions(&server).is_empty());
+    drop(other);
+    assert_output_advances(&jvm, "the JVM to keep running");
+}

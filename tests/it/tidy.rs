@@ -432,8 +432,14 @@ fn each_rule_catches_a_deliberate_violation() {
             "let f: HashMap<u64, String> = names; let r: Result<Vec<String>, E> = ok;",
         ),
     ];
+    each_caught(dir.path(), &cases);
+}
+
+/// Writes each case's good line then its bad line to a file of its own and
+/// asserts that `rule` flags the bad line (line 3) and only it.
+fn each_caught(dir: &Path, cases: &[(Rule, &str, &str)]) {
     for (i, (rule, bad, good)) in cases.iter().enumerate() {
-        let file = dir.path().join(format!("case{i}.rs"));
+        let file = dir.join(format!("case{i}.rs"));
         std::fs::write(&file, format!("//! case\n{good}\n{bad}\n")).expect("write");
         let hits = violations(std::slice::from_ref(&file), *rule);
         assert_eq!(

@@ -95,6 +95,21 @@ fn source_windows_with_and_without_roots_inner_classes_and_stale_builds() {
     assert!(by_file.text.contains("return x * 2;"), "{}", by_file.text);
     assert!(by_file.text.contains("Swap (loader"), "{}", by_file.text);
 
+    // The source roots given once stick to the session: asked again with
+    // none, the window is found where it was.
+    let again = server
+        .call(
+            "debug_source",
+            json!({"class_name": "Swap", "line": compute, "context": 0}),
+        )
+        .expect_ok();
+    assert!(again.text.contains("return x * 2;"), "{}", again.text);
+    assert!(
+        !again.text.contains("No source root configured"),
+        "{}",
+        again.text
+    );
+
     missing_roots_stale_builds_and_unchecked_stops(&server, &scratch, &a);
 }
 
@@ -173,14 +188,17 @@ fn missing_roots_stale_builds_and_unchecked_stops(server: &Server, scratch: &Scr
     );
     assert!(stale.text.contains("compute"), "{}", stale.text);
 
-    // A line stop without a class root says it did not check.
+    // A line stop without a class root is checked against the source
+    // roots the session kept from the calls above: that source compiles to
+    // the running bytecode, so nothing is flagged and nothing is unchecked.
     let armed = server
         .call(
             "debug_set_stop",
             json!({"kind": "line", "class_pattern": "Swap", "line": compute, "trace": true}),
         )
         .expect_ok();
-    assert!(armed.text.contains("Build: not checked"), "{}", armed.text);
+    assert!(!armed.text.contains("Build: not checked"), "{}", armed.text);
+    assert!(!armed.text.contains("STALE"), "{}", armed.text);
 }
 
 #[test]

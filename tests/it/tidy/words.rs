@@ -114,15 +114,5 @@ fn each_words_rule_catches_a_deliberate_violation() {
             "CodeLabel::new(label, None, LineAt::Native).to_string()",
         ),
     ];
-    for (i, (rule, bad, good)) in cases.iter().enumerate() {
-        let file = dir.path().join(format!("words{i}.rs"));
-        std::fs::write(&file, format!("//! case\n{good}\n{bad}\n")).expect("write");
-        let hits = violations(std::slice::from_ref(&file), *rule);
-        assert_eq!(
-            hits.len(),
-            1,
-            "case {i}: {bad:?} must be caught, {good:?} not: {hits:?}"
-        );
-        assert!(hits[0].contains(":3:"), "case {i}: {hits:?}");
-    }
+    super::each_caught(dir.path(), &cases);
 }
