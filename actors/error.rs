@@ -498,6 +498,10 @@ pub enum ProbeRefusal {
         what: &'static str,
         shape: &'static str,
     },
+    /// A method exit on a class pattern with a method named: a probe
+    /// goes into one class (with no method, set_stop expands the pattern).
+    #[error("a probe goes into one class, not a pattern like {pattern}")]
+    Pattern { pattern: String },
     #[error("{class} is not loaded yet (the wire defers until it loads)")]
     NotLoaded { class: String },
     #[error("{class} is loaded by {copies} class loaders (a probe instruments one copy)")]

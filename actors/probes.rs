@@ -176,8 +176,7 @@ impl Default for Probes {
     }
 }
 
-/// The part of a helper's name that marks it as ours, for a later attach.
-pub const HELPER_MARK: &str = "$$jvmscope$";
+pub use crate::classfile::probe::HELPER_MARK;
 
 impl Probes {
     /// A fresh helper class name in `class`'s package (internal form).

@@ -76,14 +76,22 @@ fn first_checked(matched: usize, checked: usize) -> String {
     }
 }
 
-/// The loaded classes matching `glob`, up to `max_classes` (a probe on
-/// every method of each: it goes into one loaded class at a time).
+/// The loaded classes matching `glob` but none of `exclude`, up to
+/// `max_classes` (a probe on every method of each: it goes into one
+/// loaded class at a time). A probe's own helper is never among them.
 pub async fn loaded_classes_matching(
     handle: &Jvm,
     glob: &str,
+    exclude: &[String],
     max_classes: usize,
 ) -> Result<Expanded, WildcardError> {
     let mut classes = loaded_names(handle, glob).await?;
+    classes.retain(|c| {
+        !c.contains(crate::classfile::probe::HELPER_MARK)
+            && !exclude
+                .iter()
+                .any(|x| crate::model::stop_point::glob_matches(x, c))
+    });
     if classes.is_empty() {
         return Err(WildcardError::NoClass {
             glob: glob.to_string(),

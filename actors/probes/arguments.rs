@@ -91,7 +91,7 @@ pub fn named(
         .map_or(location, |(m, _)| m)
         .rsplit_once('.')
         .map_or("", |(_, m)| m);
-    let names = probe
+    let known = probe
         .layout
         .arguments
         .get(method)
@@ -100,8 +100,16 @@ pub fn named(
         .iter()
         .enumerate()
         .map(|(k, v)| {
-            let name = names.map_or_else(|| format!("arg{k}"), |n| n[k].clone());
-            (Arc::from(name.as_str()), v.clone())
+            let argument = known.and_then(|n| n.get(k));
+            let name = argument.map_or_else(|| format!("arg{k}"), |a| a.name.clone());
+            // A box the site made for a primitive is the probe's own
+            // object: the value is what the method took.
+            let boxed_here = argument.is_none_or(|a| a.boxed);
+            let shown = match v {
+                Shown::Boxed { value, .. } if boxed_here => Shown::Scalar(*value),
+                other => other.clone(),
+            };
+            (Arc::from(name.as_str()), shown)
         })
         .collect()
 }

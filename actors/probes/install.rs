@@ -67,9 +67,9 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
                 None => Site::Entry,
             },
         }),
-        Target::MethodExit(m) if m.class_pattern.contains('*') || !m.exclude.is_empty() => {
-            Err(shape("a class pattern"))
-        }
+        Target::MethodExit(m) if m.class_pattern.contains('*') => Err(ProbeRefusal::Pattern {
+            pattern: m.class_pattern.clone(),
+        }),
         // Every method of the class, timed: only a duration is worth a
         // record of every call of every method.
         Target::MethodExit(m) if m.method.is_none() && m.min_duration_ms.is_none() => {

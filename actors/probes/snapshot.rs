@@ -45,9 +45,9 @@ pub fn shown_refs<'a>(probe: &Live, refs: &'a [Value]) -> Cow<'a, [Value]> {
         site_at(probe),
         super::arguments::args_at(probe),
     ]
-        .into_iter()
-        .flatten()
-        .collect();
+    .into_iter()
+    .flatten()
+    .collect();
     if texts.is_empty() {
         return Cow::Borrowed(refs);
     }

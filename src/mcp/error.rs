@@ -297,9 +297,9 @@ impl From<ArmError> for ToolError {
             ArmError::Probe(_) => ToolError::new("PROBE_REFUSED", text)
                 .next("engine \"wire\" (or \"auto\") watches it over JDWP instead"),
             ArmError::ProbeOnly(ProbeRefusal::Jdwp(j)) => j.clone().into(),
-            ArmError::ProbeOnly(ProbeRefusal::Shape { shape, .. }) if shape.contains("pattern") => {
+            ArmError::ProbeOnly(ProbeRefusal::Pattern { .. }) => {
                 ToolError::new("PROBE_REFUSED", text).next(
-                    "name one class (no *), or a wildcard with max_classes, with min_duration_ms and no method: every method of each is timed",
+                    "name one class, or omit method: every method of each loaded class the pattern matches is timed (up to max_classes)",
                 )
             }
             ArmError::ProbeOnly(_) => ToolError::new("PROBE_REFUSED", text).next(

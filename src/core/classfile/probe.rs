@@ -47,7 +47,7 @@ mod read;
 mod remap;
 mod rewrite;
 
-pub use every::{ARGS, timed_methods};
+pub use every::{ARGS, Argument, timed_methods};
 pub use plan::{OLD_VALUE, SITE, other_writers};
 
 use ristretto_classfile::attributes::{Attribute, Instruction};
@@ -265,7 +265,7 @@ pub struct RecordLayout {
     pub has_duration: bool,
     /// Every method timed: each method's argument names, by method name
     /// (none for overloads whose names differ).
-    pub arguments: std::collections::BTreeMap<String, Vec<String>>,
+    pub arguments: std::collections::BTreeMap<String, Vec<Argument>>,
 }
 
 /// A generated helper class.
@@ -322,7 +322,9 @@ pub enum Refusal {
     },
     #[error("{class} declares a field {field} of its own, which hides the one the probe watches")]
     Hides { class: String, field: String },
-    #[error("{class} has no method a probe can time (constructors, the static initialiser, abstract, native, bridge and synthetic methods are not timed)")]
+    #[error(
+        "{class} has no method a probe can time (constructors, the static initialiser, abstract, native, bridge and synthetic methods are not timed)"
+    )]
     NothingToTime { class: String },
     #[error("a condition needs a method: its names are that method's arguments")]
     ConditionOnEveryMethod,
@@ -365,6 +367,9 @@ pub mod field {
 
 /// The helper's set-up method: ring, switch, lease thread.
 pub const INIT: &str = "init";
+/// The part of a helper's name that marks it as ours: a later attach
+/// finds it by this, and a wildcard never instruments one.
+pub const HELPER_MARK: &str = "$$jvmscope$";
 /// The helper's method an exit site calls at entry: the start time, or
 /// [`UNTIMED`].
 pub const START: &str = "start";

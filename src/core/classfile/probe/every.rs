@@ -10,7 +10,7 @@ use ristretto_classfile::ClassFile;
 
 use super::plan::{Sites, arguments, column, is_return};
 use super::read::{this_name, utf8, view};
-use super::{ProbeSpec, Refusal, SITE, Source, code_of};
+use super::{Kind, ProbeSpec, Refusal, SITE, Source, code_of};
 use crate::model::signature::split_method_descriptor;
 
 /// The methods an exit probe with no method times, by index: every one
@@ -68,11 +68,20 @@ pub(super) fn every_exit(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Site
 /// The column that holds a timed method's arguments.
 pub const ARGS: &str = "args";
 
-/// Each timed method's argument names (as its LocalVariableTable names
-/// them, `argN` without one), by method name; overloads whose names
-/// differ give none, so their arguments go by position.
-pub fn argument_names(class: &ClassFile<'_>) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+/// One argument of a timed method, as a record holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Argument {
+    /// As the LocalVariableTable names it, `argN` without one.
+    pub name: String,
+    /// A primitive the site boxed: its box is the probe's, not the
+    /// program's, so only the value is worth showing.
+    pub boxed: bool,
+}
+
+/// Each timed method's arguments, by method name; overloads whose
+/// arguments differ give none, so theirs go by position.
+pub fn argument_names(class: &ClassFile<'_>) -> BTreeMap<String, Vec<Argument>> {
+    let mut out: BTreeMap<String, Vec<Argument>> = BTreeMap::new();
     for mi in timed_methods(class) {
         let Ok(v) = view(class, mi) else {
             continue;
@@ -80,7 +89,13 @@ pub fn argument_names(class: &ClassFile<'_>) -> BTreeMap<String, Vec<String>> {
         let Some((params, _)) = split_method_descriptor(&v.descriptor) else {
             continue;
         };
-        let names: Vec<String> = arguments(&v, &params).into_iter().map(|a| a.0).collect();
+        let names: Vec<Argument> = arguments(&v, &params)
+            .into_iter()
+            .map(|(name, descriptor, _)| Argument {
+                name,
+                boxed: Kind::of(&descriptor) != Kind::Ref,
+            })
+            .collect();
         match out.get(&v.name) {
             Some(known) if *known != names => {
                 out.insert(v.name.clone(), Vec::new());

@@ -326,7 +326,10 @@ fn boxed_arguments(class: &mut ClassFile<'_>, mi: usize) -> Result<Vec<Instructi
         code.push(int_const(k)?);
         code.push(kind.load(slot));
         if let Some((wrapper, prim)) = wrapper(kind) {
-            let c = class.constant_pool.add_class(wrapper).map_err(unsupported)?;
+            let c = class
+                .constant_pool
+                .add_class(wrapper)
+                .map_err(unsupported)?;
             let r = class
                 .constant_pool
                 .add_method_ref(c, "valueOf", format!("({prim})L{wrapper};").as_str())

@@ -31,7 +31,7 @@ pub struct Plan {
     pub returns: String,
     /// Every method timed (an Exit with no method): each method's
     /// argument names, by method name.
-    pub arguments: BTreeMap<String, Vec<String>>,
+    pub arguments: BTreeMap<String, Vec<super::every::Argument>>,
 }
 
 impl Plan {
