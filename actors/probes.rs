@@ -64,6 +64,8 @@ pub struct HelperFields {
     pub original: FieldId,
     pub others: FieldId,
     pub restored: FieldId,
+    pub throws: FieldId,
+    pub hist: FieldId,
 }
 
 /// One probe in the JVM.

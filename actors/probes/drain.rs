@@ -52,6 +52,9 @@ struct Cursor {
     seq_array: Option<ObjectId>,
     /// When the counters were last read (`None`: not yet).
     counted: Option<Instant>,
+    /// When a statistics probe's histogram was first read: its readings'
+    /// times count from here.
+    stats_epoch: Option<Instant>,
     spent: bool,
     pace: Pace,
     /// When its next round is due.
@@ -66,6 +69,7 @@ impl Cursor {
             atomic_value: None,
             seq_array: None,
             counted: None,
+            stats_epoch: None,
             spent: false,
             pace: Pace::new(DRAIN_EVERY),
             due: Instant::now(),

@@ -72,6 +72,9 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
         }),
         // Every method of the class, timed: only a duration is worth a
         // record of every call of every method.
+        Target::MethodExit(m) if m.method.is_none() && m.stats => {
+            Err(shape("statistics of every method of a class"))
+        }
         Target::MethodExit(m) if m.method.is_none() && m.min_duration_ms.is_none() => {
             Err(shape("every method of a class without min_duration_ms"))
         }
@@ -421,11 +424,14 @@ fn probe_spec(
     site: Site,
 ) -> Result<ProbeSpec, ProbeRefusal> {
     let trace = spec.trace().cloned().unwrap_or_default();
+    // Statistics keep no record, so the sites push nothing.
+    let stats = matches!(&spec.target, Target::MethodExit(m) if m.stats);
     Ok(ProbeSpec {
         helper,
         method,
         site,
         locals: match &trace.locals {
+            _ if stats => Some(Vec::new()),
             crate::model::stop_point::LocalsChoice::All => None,
             crate::model::stop_point::LocalsChoice::None => Some(Vec::new()),
             crate::model::stop_point::LocalsChoice::Only(n) => Some(n.clone()),
@@ -449,7 +455,8 @@ fn probe_spec(
         },
         ring_capacity: RING,
         // Like a wire snapshot: the hit frame's callers, `frames` of them.
-        callers: trace.frames,
+        callers: if stats { 0 } else { trace.frames },
+        stats,
     })
 }
 

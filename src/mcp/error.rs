@@ -303,7 +303,7 @@ impl From<ArmError> for ToolError {
                 )
             }
             ArmError::ProbeOnly(_) => ToolError::new("PROBE_REFUSED", text).next(
-                "the same stop point without min_duration_ms (engine \"wire\") reports every exit over JDWP, untimed",
+                "the same stop point without min_duration_ms or stats (engine \"wire\") reports every exit over JDWP, untimed",
             ),
         }
     }

@@ -112,6 +112,10 @@ pub struct ProbeSpec {
     /// Caller frames a record lists (0: none), taken in the JVM for a
     /// recorded hit only.
     pub callers: u32,
+    /// Exit only: keep statistics, never a record: calls and throws
+    /// ([`field::CALLS`], [`field::THROWS`]) and a latency histogram
+    /// ([`field::HIST`]).
+    pub stats: bool,
 }
 
 impl ProbeSpec {
@@ -120,7 +124,8 @@ impl ProbeSpec {
     /// the calls that pass (its `passed`); otherwise every call passes.
     /// Either way the drops are what passed less the records claimed.
     pub fn filters(&self) -> bool {
-        self.condition.is_some() || (self.site == Site::Exit && self.min_duration_ns > 0)
+        self.condition.is_some()
+            || (self.site == Site::Exit && (self.min_duration_ns > 0 || self.stats))
     }
 }
 
@@ -363,7 +368,24 @@ pub mod field {
     pub const OTHERS: &str = "others";
     pub const RESTORED: &str = "restored";
     pub const TARGET: &str = "TARGET";
+    /// Throws of a statistics probe (a `LongAdder`; null otherwise).
+    pub const THROWS: &str = "throws";
+    /// A statistics probe's latency histogram (a `long[]`; null
+    /// otherwise): [`super::HIST_STRIPES`] stripes of
+    /// [`super::HIST_WIDTH`] longs, each [`super::HIST_BUCKETS`] counts
+    /// (bucket `b` holds durations in `[2^b, 2^(b+1))` ns, 0 and 1 in
+    /// bucket 0), then the sum of durations, then the longest.
+    pub const HIST: &str = "hist";
 }
+
+/// A thread adds to the stripe its id picks, with plain writes: no
+/// cache line is fought over per call, and the rare lost update makes
+/// the histogram an estimate (the calls and throws are exact).
+pub const HIST_STRIPES: i32 = 16;
+/// Buckets of a stripe: one per power of two of nanoseconds.
+pub const HIST_BUCKETS: i32 = 64;
+/// Longs per stripe: the buckets, the sum, the longest.
+pub const HIST_WIDTH: i32 = HIST_BUCKETS + 2;
 
 /// The helper's set-up method: ring, switch, lease thread.
 pub const INIT: &str = "init";

@@ -230,6 +230,7 @@ fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
         min_duration_ns: 0,
         ring_capacity: 16,
         callers: (k % 3) as u32,
+        stats: false,
     })
 }
 
@@ -319,6 +320,7 @@ proptest! {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 2,
+            stats: false,
         };
         prop_assert!(matches!(instrument(bytes, std::slice::from_ref(&spec)), Err(Refusal::Malformed(_))));
         prop_assert!(helper_class(bytes, &spec).is_err());
@@ -348,6 +350,7 @@ proptest! {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 2,
+            stats: false,
         };
         let _ = instrument(&bytes, std::slice::from_ref(&spec));
         let _ = helper_class(&bytes, &spec);
@@ -394,6 +397,7 @@ fn refused(
         min_duration_ns: 0,
         ring_capacity: 16,
         callers: 0,
+        stats: false,
     };
     instrument(bytes, &[spec]).expect_err("refused")
 }
@@ -487,6 +491,7 @@ fn layout_of(entry: &str, method: Option<(&str, &str)>, site: Site, callers: u32
         min_duration_ns: 0,
         ring_capacity: 16,
         callers,
+        stats: false,
     };
     helper_class(bytes, &spec)
         .expect("planned")
@@ -534,6 +539,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         min_duration_ns: 0,
         ring_capacity: 16,
         callers: 0,
+        stats: false,
     };
     assert!(instrument(bytes, &[spec]).is_ok());
 }
@@ -569,6 +575,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         };
         let s = spec(counter(&both), "newValue > oldValue");
         let instrumented = instrument(bytes, std::slice::from_ref(&s)).expect("instrumented");
@@ -615,6 +622,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         },
     );
     assert!(
@@ -644,6 +652,7 @@ fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         };
         helper_class(bytes, &spec).map(|h| {
             h.layout
@@ -685,6 +694,7 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
             min_duration_ns: 50_000_000,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         };
         let out = instrument(bytes, std::slice::from_ref(&spec)).expect("instrumented");
         only_inserts(bytes, &out).expect("only inserts");

@@ -180,6 +180,8 @@ stop_params! {
         pub min_duration_ms: Option<u64>,
         /// Most classes a wildcard arms; default 20.
         pub max_classes: Option<usize>,
+        /// Statistics only, no snapshots (one method).
+        pub stats: Option<bool>,
         /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4; `returnValue` in scope).

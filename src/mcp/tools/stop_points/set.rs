@@ -98,7 +98,9 @@ pub(super) fn set_routes() -> Vec<Route> {
                     min_duration_ms keeps slow ones; group_by gives p50/p99/max. \
                     min_duration_ms and no method times every method of the class (a \
                     wildcard: each loaded match, up to max_classes), one redefinition \
-                    each; a snapshot names its method and arguments. Over the \
+                    each; a snapshot names its method and arguments. stats:true on one \
+                    method keeps no snapshot: debug_list_stop_points shows calls, throws, \
+                    mean, p50, p99 and max since arming and for the last 10 s. Over the \
                     wire the JVM runs interpreted while armed; class_pattern is matched by \
                     the JVM (exact, or one * at either end; a list arms one mexit_ each) and \
                     method is filtered here. Traced by default; trace:false needs an exact \
@@ -504,6 +506,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
             }
         }
     }
+    let stats = stats_arg(&p, &checked, engine)?;
     let excluded = p.exclude_classes.clone().unwrap_or_default();
     let build = |class: String| StopPointSpec {
         target: Target::MethodExit(MethodExitSpec {
@@ -516,6 +519,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
             class_pattern: class,
             method: p.method.clone(),
             min_duration_ms: p.min_duration_ms,
+            stats,
         }),
         mode: mode.clone(),
         filters: filters.clone(),
@@ -550,6 +554,36 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
         specs.push((pattern.clone(), check.map(|()| build(pattern))));
     }
     arm_entries(&handle, specs, 1, notes).await
+}
+
+/// Whether a method exit keeps statistics only: one method of one class,
+/// every call counted (no condition, no minimum), in the JVM.
+fn stats_arg(p: &MethodExitParams, checked: &Checked, engine: Engine) -> Result<bool, ToolError> {
+    if p.stats != Some(true) {
+        return Ok(false);
+    }
+    if p.method.is_none() || checked.len() != 1 || checked.iter().any(|(c, _)| c.contains('*')) {
+        return Err(refuse(
+            "REFUSED",
+            "stats takes one class (no *, no list) and one method: it keeps that method's calls, throws and latencies",
+            "name the class and the method (debug_list_members lists them); to find the slow method first, min_duration_ms with no method times every method of the class",
+        ));
+    }
+    if p.min_duration_ms.is_some() || p.condition.is_some() || p.trace == Some(false) {
+        return Err(refuse(
+            "REFUSED",
+            "stats counts every call: it takes no min_duration_ms, condition or trace:false",
+            "drop them, or omit stats to keep snapshots of the calls they select",
+        ));
+    }
+    if engine == Engine::Wire {
+        return Err(refuse(
+            "REFUSED",
+            "stats with engine \"wire\": only a probe keeps statistics in the JVM",
+            "engine \"auto\"",
+        ));
+    }
+    Ok(true)
 }
 
 /// A method exit's class patterns, each with what is wrong with it.
