@@ -1,13 +1,14 @@
 //! Statistics only (JDK 17 and Temurin 25): `stats: true` on a method
 //! exit keeps no snapshot; the JVM counts calls and throws and keeps a
 //! latency histogram, and the listing's counts match the program's own;
-//! a class pattern or a missing method is refused naming what it takes.
+//! a class pattern or a missing method is refused naming what it takes;
+//! disconnect, and the next attach after a SIGKILL, restore the class.
 
 use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::{WAIT, attach_on, first_id, server};
+use super::{WAIT, attach_on, first_id, instrumented, server};
 use crate::support::java::{Jvm, JvmOpts, temurin25_required};
 use crate::support::poll_until_msg;
 
@@ -98,6 +99,37 @@ fn stats_match_the_programs_own_counts(java_home: Option<PathBuf>) {
         "statistics keep no snapshot: {}",
         traces.text
     );
+
+    // Disconnect gives the class its own bytecode back.
+    assert!(instrumented(&server, "stats.Counted"));
+    server.call("debug_disconnect", json!({})).expect_ok();
+    let again = super::server();
+    attach_on(&again, jvm.listening_port(2, WAIT), json!({}));
+    assert!(
+        !instrumented(&again, "stats.Counted"),
+        "disconnect restored it"
+    );
+    again.call("debug_disconnect", json!({})).expect_ok();
+
+    // SIGKILL: nothing restores on the way out; the next attach does.
+    let doomed = super::server();
+    attach_on(&doomed, jvm.listening_port(3, WAIT), json!({}));
+    doomed
+        .call(
+            "debug_set_stop",
+            json!({"kind": "method_exit", "class_pattern": "stats.Counted", "method": "work", "stats": true}),
+        )
+        .expect_ok();
+    assert!(instrumented(&doomed, "stats.Counted"));
+    doomed.kill();
+    let next = super::server();
+    let reply = attach_on(&next, jvm.listening_port(4, WAIT), json!({}));
+    assert!(
+        reply.text.contains("RESTORED: stats.Counted"),
+        "{}",
+        reply.text
+    );
+    assert!(!instrumented(&next, "stats.Counted") && jvm.is_alive());
 }
 
 #[test]
