@@ -178,6 +178,10 @@ stop_params! {
         pub exclude_classes: Option<Vec<String>>,
         /// Keep calls or monitor pairs lasting this long.
         pub min_duration_ms: Option<u64>,
+        /// Most classes a wildcard arms; default 20.
+        pub max_classes: Option<usize>,
+        /// Statistics only, no snapshots (one method).
+        pub stats: Option<bool>,
         /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4; `returnValue` in scope).
