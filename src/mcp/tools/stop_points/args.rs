@@ -102,7 +102,7 @@ macro_rules! stop_params {
 stop_params! {
     /// Arguments of debug_set_stop kind line.
     pub struct LineStopParams {
-        /// Exact class, wildcard, or a list.
+        /// Exact class, wildcard (com.acme.*, *Repo), or a list.
         pub class_pattern: OneOrMany<String>,
         pub line: Option<u32>,
         /// Method: its entry (no line), its code (line), or its exits.

@@ -29,8 +29,8 @@ pub(super) fn set_routes() -> Vec<Route> {
         "Set a stop point",
         "Arm a stop point; kind picks the event: line (a line, or a method's entry), exception (a \
          throw of class_pattern or a subclass), field (writes, or reads with access), method_exit \
-         (returns and throws; min_duration_ms keeps slow calls) or monitor (lock contention). \
-         class_pattern: exact, a wildcard (com.acme.*, *Repo) or a list. A hit suspends the VM \
+         (returns and throws; min_duration_ms keeps slow calls, of every method if none is \
+         named) or monitor (lock contention). A hit suspends the VM \
          (debug_wait_for_event, then debug_continue); trace:true snapshots and resumes \
          (debug_get_traces), right for a shared JVM. engine auto compiles a traced stop on one \
          loaded class into its bytecode (no hold per hit); over the wire, method_exit and field \
