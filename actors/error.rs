@@ -203,6 +203,14 @@ pub enum SessionError {
     UnknownSession(String),
     #[error("no current session")]
     NoSession,
+    /// The session named (or the current one) is a group: this request
+    /// acts on one JVM, so one member must be named.
+    #[error("{id} is a group of {} sessions", members.len())]
+    Group {
+        id: String,
+        /// Each member's session id and host:port.
+        members: Vec<(String, String)>,
+    },
     #[error("session {id} is gone: {reason}")]
     Gone {
         id: String,

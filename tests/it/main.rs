@@ -10,6 +10,7 @@ mod execution;
 mod fake_jdwp;
 mod fake_jdwp_selftest;
 mod faults;
+mod group;
 mod http;
 mod investigation;
 mod invoke;
