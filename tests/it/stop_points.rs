@@ -9,6 +9,7 @@
 //! wildcard families and lists in `families`.
 
 mod conditions;
+mod counters;
 mod families;
 mod filters;
 mod kinds;

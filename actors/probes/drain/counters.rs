@@ -132,10 +132,7 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
     if let Some(p) = passed {
         meter.passes.store(base.passes + p, Ordering::Relaxed);
     }
-    probe
-        .stats
-        .hits
-        .store(base.hits + calls, Ordering::Relaxed);
+    probe.stats.hits.store(base.hits + calls, Ordering::Relaxed);
     let claimed = match obj(5) {
         Some(h) => atomic_long(session, h, &mut cursor.atomic_value).await.ok(),
         None => None,

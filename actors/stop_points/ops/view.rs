@@ -120,9 +120,7 @@ impl Book {
             budget_pct: self.io.guard.stop_point_pct(p.spec.filters.overhead_pct),
             cost: p.stats.cost(now),
             invoking: self.io.classes.runaways().taken_by(&p.id.0),
-            probe: p
-                .probe
-                .then(|| p.stats.probe.cost()),
+            probe: p.probe.then(|| p.stats.probe.cost()),
             locations: p.locations(),
             copies: p.copies.len(),
             loaders: loaders.len(),

@@ -361,7 +361,10 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
     };
     let ids2 = ids.clone();
     let ids3 = ids.clone();
-    let stop_in_scope = move |stop: &str| ids3.as_ref().is_none_or(|ids| ids.iter().any(|i| i == stop));
+    let stop_in_scope = move |stop: &str| {
+        ids3.as_ref()
+            .is_none_or(|ids| ids.iter().any(|i| i == stop))
+    };
     let in_scope = move |e: &HitEvent| {
         ids.as_ref().is_none_or(|ids| {
             e.stop
