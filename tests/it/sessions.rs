@@ -105,13 +105,13 @@ fn disconnect_while_suspended_releases_every_thread() {
     let opened = attach(&server, &jvm);
     assert_eq!(opened["state"], "SUSPENDED", "suspend=y holds the JVM");
     let reply = server.call("debug_disconnect", json!({})).expect_ok();
-    // The JVM's launch suspended them, not we: said apart.
+    // Its VM_START event, held for us under suspend=y, suspended every
+    // thread: the reply counts them as ours (the program may start more
+    // once released, which the verified count then includes).
+    let ours = number_after(&reply.text, "stop points; ").unwrap_or(0);
+    let all = number_after(&reply.text, "verified: all ").unwrap_or(0);
     assert!(
-        reply.text.contains("0 threads were suspended by us (")
-            && number_after(&reply.text, "by us (").unwrap_or(0) >= 1
-            && reply
-                .text
-                .contains(" were suspended in all); verified: all"),
+        ours >= 1 && ours <= all && reply.text.contains(" suspended by us; verified: all "),
         "{}",
         reply.text
     );
@@ -139,11 +139,11 @@ fn disconnect_counts_the_threads_our_stop_point_suspended() {
     let reply = server.call("debug_disconnect", json!({})).expect_ok();
     // The stop point suspended the whole VM: every thread was ours to
     // release, and the reply counts them so.
-    let ours = number_after(&reply.text, "stop points; ");
-    let all = number_after(&reply.text, "verified: all ");
+    let ours = number_after(&reply.text, "stop points; ").unwrap_or(0);
+    let all = number_after(&reply.text, "verified: all ").unwrap_or(0);
     assert!(
-        ours.is_some_and(|n| n >= 2)
-            && ours == all
+        ours >= 2
+            && ours <= all
             && reply
                 .text
                 .contains(" threads were suspended by us; verified: all "),

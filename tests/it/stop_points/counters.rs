@@ -114,7 +114,7 @@ fn a_probe_whose_condition_passes_sometimes_never_shows_more_passes_than_calls()
     let armed = ok(
         &server,
         "debug_set_stop",
-        json!({"kind": "line", "class_pattern": "HotPath", "line": line_of("HotPath.java", "hot"), "condition": "cents < 500", "trace": true, "trace_max_hits": 0, "trace_frames": 0, "trace_locals": "none", "engine": "probe"}),
+        json!({"kind": "line", "class_pattern": "HotPath", "line": line_of("HotPath.java", "hot"), "condition": "cents < 500", "trace": true, "trace_max_hits": 0, "trace_frames": 0, "trace_locals": ["cents"], "engine": "probe"}),
     );
     let id = first_id(&armed);
     // From the first drain rounds on: every listing, read as it comes,

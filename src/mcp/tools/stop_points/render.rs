@@ -339,11 +339,23 @@ fn cost_line(p: &PointView) -> String {
     // A paused stop point's one figure is the one that paused it (its
     // own line): lifetime means and rates beside it would imply another.
     if p.paused.is_some() {
-        return format!(
-            "\n  cost: {} and {} held a thread before the pause",
-            crate::mcp::render::plural(p.captured as usize, "snapshot"),
-            crate::mcp::render::plural(c.checks as usize, "check")
-        );
+        let mut s = String::new();
+        if let Some(d) = c.interpreted {
+            s.push_str(&format!(
+                "\n  cost: HotSpot runs every thread interpreted while this is armed over the wire: \
+                 charged {} of one thread's time ({:.1} s so far)",
+                pct(crate::model::overhead::INTERPRETED_SHARE),
+                d.as_secs_f64()
+            ));
+        }
+        if c.mean_hold.is_some() || s.is_empty() {
+            s.push_str(&format!(
+                "\n  cost: {} and {} held a thread before the pause",
+                crate::mcp::render::plural(p.captured as usize, "snapshot"),
+                crate::mcp::render::plural(c.checks as usize, "check")
+            ));
+        }
+        return s;
     }
     // A thread left inside a call of its own is all of that thread's time.
     let taken = p.invoking as f64;
