@@ -355,6 +355,13 @@ fn cost_line(p: &PointView) -> String {
                 crate::mcp::render::plural(c.checks as usize, "check")
             ));
         }
+        if p.invoking > 0 {
+            s.push_str(&format!(
+                "; {} inside a call of its own that could not be cancelled: {} of one thread's time",
+                crate::mcp::render::plural(p.invoking, "thread"),
+                pct(p.invoking as f64)
+            ));
+        }
         return s;
     }
     // A thread left inside a call of its own is all of that thread's time.
