@@ -296,6 +296,15 @@ impl From<ArmError> for ToolError {
             ArmError::Probe(ProbeRefusal::Jdwp(j)) => j.clone().into(),
             ArmError::Probe(_) => ToolError::new("PROBE_REFUSED", text)
                 .next("engine \"wire\" (or \"auto\") watches it over JDWP instead"),
+            ArmError::ProbeOnly(ProbeRefusal::Jdwp(j)) => j.clone().into(),
+            ArmError::ProbeOnly(ProbeRefusal::Pattern { .. }) => {
+                ToolError::new("PROBE_REFUSED", text).next(
+                    "name one class, or omit method: every method of each loaded class the pattern matches is timed (up to max_classes)",
+                )
+            }
+            ArmError::ProbeOnly(_) => ToolError::new("PROBE_REFUSED", text).next(
+                "the same stop point without min_duration_ms or stats (engine \"wire\") reports every exit over JDWP, untimed",
+            ),
         }
     }
 }
