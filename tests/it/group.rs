@@ -110,7 +110,11 @@ fn group_which_replica_makes_the_bad_call() {
 
     let traces = server.call("debug_get_traces", json!({})).expect_ok();
     let text = &traces.text;
-    println!("group get_traces reply:\n{text}");
+    // The sample reply the README shows.
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!("group get_traces reply:\n{text}");
+    }
     let found = section(text, &label(&bad));
     assert!(found.contains("amount=-"), "{text}");
     assert!(found.contains("Replica.charge"), "{text}");
@@ -323,9 +327,64 @@ fn group_of_eight_arms_a_probe() {
     let mut targets = vec![format!("127.0.0.1:{again}")];
     targets.extend(jvms[1..].iter().map(target));
     let eight = arm_group(&server, targets);
-    println!(
-        "arming a probe: group of 1 {:.0} ms, group of 8 {:.0} ms",
-        one.as_secs_f64() * 1e3,
-        eight.as_secs_f64() * 1e3
-    );
+    // The figure docs/PERFORMANCE.md quotes.
+    #[allow(clippy::print_stderr)]
+    {
+        eprintln!(
+            "arming a probe: group of 1 {:.0} ms, group of 8 {:.0} ms",
+            one.as_secs_f64() * 1e3,
+            eight.as_secs_f64() * 1e3
+        );
+    }
+}
+
+/// A group call is one trace: the tool's span, a `group <tool>` span
+/// under it, and one `member …` span per member holding that member's
+/// JDWP round trips.
+#[test]
+fn group_call_is_one_trace_with_a_span_per_member() {
+    use crate::support::otlp::OtlpReceiver;
+    use crate::telemetry::{children_of, descendants_of, server_with, stop};
+    let receiver = OtlpReceiver::start();
+    let a = replica("calm", false);
+    let b = replica("calm", true);
+    let endpoint = receiver.endpoint();
+    let server = server_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+    ]);
+    attach_group(&server, &[&a, &b]);
+    server.call("debug_thread_dump", json!({})).expect_ok();
+    stop(&server, Duration::from_secs(20));
+    let spans = receiver.wait_for(Duration::from_secs(20), "the group call's spans", |spans| {
+        spans.iter().any(|s| s.name == "group debug_thread_dump")
+            && spans
+                .iter()
+                .filter(|s| s.name.starts_with("member "))
+                .count()
+                >= 2
+    });
+    let root = spans
+        .iter()
+        .find(|s| s.is_root() && s.name == "mcp.tool debug_thread_dump")
+        .expect("the tool's root span");
+    let group = children_of(&spans, root)
+        .into_iter()
+        .find(|s| s.name == "group debug_thread_dump")
+        .expect("the group span under the tool's");
+    let members = children_of(&spans, group);
+    assert_eq!(members.len(), 2, "{members:?}");
+    for jvm in [&a, &b] {
+        let member = members
+            .iter()
+            .find(|m| m.name.starts_with("member s") && m.name.ends_with(&label(jvm)))
+            .unwrap_or_else(|| panic!("no member span for {}: {members:?}", label(jvm)));
+        assert!(
+            descendants_of(&spans, member)
+                .iter()
+                .any(|s| s.name.starts_with("jdwp ")),
+            "{} has its round trips",
+            member.name
+        );
+    }
 }

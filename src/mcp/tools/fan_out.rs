@@ -89,11 +89,14 @@ pub async fn run(
     args: Option<JsonObject>,
 ) -> Reply {
     let total = group.members.len();
+    // Field names as in telemetry::semconv (GROUP_ID, GROUP_MEMBERS,
+    // SESSION_ID, SERVER_ADDRESS, SERVER_PORT): one trace per group call,
+    // a child span per member.
     let span = tracing::info_span!(
         "group.fan_out",
         "otel.name" = %format_args!("group {tool}"),
         jvmscope.group = %group.id,
-        jvmscope.group.members = total as u64,
+        jvmscope.group.members = total as i64,
     );
     let done = Arc::new(AtomicUsize::new(0));
     let progress = super::progress();
@@ -111,7 +114,7 @@ pub async fn run(
             "otel.name" = %format_args!("member {label}"),
             jvmscope.session = %m.session.id(),
             server.address = m.session.host(),
-            server.port = m.session.port() as u64,
+            server.port = i64::from(m.session.port()),
         );
         let call = (route.call)(ctx.clone(), Some(member_args));
         let (done, progress) = (done.clone(), progress.clone());

@@ -23,6 +23,18 @@ pub fn members_line(g: &Group) -> String {
     g.members.iter().map(label).collect::<Vec<_>>().join(", ")
 }
 
+/// debug_list_sessions' lines for the groups: `* g1 group: s1 …`.
+pub fn listed(ctx: &Ctx, current: Option<&crate::model::SessionId>) -> Vec<String> {
+    ctx.engine
+        .groups()
+        .iter()
+        .map(|g| {
+            let mark = if current == Some(&g.id) { "*" } else { " " };
+            format!("{mark} {} group: {}", g.id, members_line(g))
+        })
+        .collect()
+}
+
 /// Attaches every target concurrently; the reply names each member,
 /// each target that did not answer (with why) and each given twice.
 pub async fn attach(ctx: &Ctx, specs: Vec<AttachSpec>) -> Reply {

@@ -380,19 +380,7 @@ async fn list_sessions(ctx: Ctx, call: Call<ListSessionsParams>) -> Reply {
         (s, state, stop_points)
     }))
     .await;
-    let mut lines = Vec::new();
-    for g in ctx.engine.groups() {
-        lines.push(format!(
-            "{} {} group: {}",
-            if current.as_ref() == Some(&g.id) {
-                "*"
-            } else {
-                " "
-            },
-            g.id,
-            super::group::members_line(&g)
-        ));
-    }
+    let mut lines = super::group::listed(&ctx, current.as_ref());
     let mut data = Vec::new();
     for (s, state, stop_points) in rows {
         let is_current = current.as_ref() == Some(s.id());
