@@ -381,6 +381,8 @@ pub struct ProbeMeter {
     /// Drain rounds that failed (the JVM refused a read): their records
     /// stay in the ring for the next round, or are counted as drops.
     pub drain_failures: AtomicU64,
+    /// A statistics probe's readings (empty for any other).
+    pub latency: Mutex<crate::model::latency::Latency>,
 }
 
 /// A probe's cost, as listings show it.
@@ -394,6 +396,8 @@ pub struct ProbeCost {
     pub pause_us: u64,
     pub lapses: u64,
     pub drain_failures: u64,
+    /// A statistics probe's figures, once read.
+    pub latency: Option<crate::model::latency::LatencyView>,
 }
 
 impl ProbeMeter {
@@ -407,6 +411,7 @@ impl ProbeMeter {
             pause_us: self.pause_us.load(Ordering::Relaxed),
             lapses: self.lapses.load(Ordering::Relaxed),
             drain_failures: self.drain_failures.load(Ordering::Relaxed),
+            latency: self.latency.lock().ok().and_then(|l| l.view()),
         }
     }
 }
