@@ -661,7 +661,7 @@ fn holders_of_a_big_map(java_home: PathBuf) {
     let pause = text
         .split("world stopped ")
         .nth(1)
-        .and_then(|t| t.split(" ms at safepoints").next())
+        .and_then(|t| t.split(" ms (").next())
         .and_then(|n| n.parse::<f64>().ok())
         .unwrap_or_else(|| panic!("no safepoint time: {text}"));
     assert!(

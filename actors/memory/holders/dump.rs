@@ -46,9 +46,15 @@ pub struct DumpRun {
 }
 
 impl DumpRun {
-    /// The best figure of the stop of the world the dump caused.
+    /// The stop of the world the dump caused, stated high: the larger of
+    /// the safepoint time (which leaves out the wait for threads to reach
+    /// it) and the JVM's own report (which includes that wait), else the
+    /// request's time.
     pub fn pause(&self) -> Duration {
-        self.safepoint.or(self.jvm_reported).unwrap_or(self.wall)
+        match (self.safepoint, self.jvm_reported) {
+            (None, None) => self.wall,
+            (s, r) => s.unwrap_or_default().max(r.unwrap_or_default()),
+        }
     }
 }
 

@@ -95,7 +95,7 @@ pub fn routes() -> Vec<Route> {
                             "class_name on a JVM on this machine: one heap dump through HotSpot's attach socket \
              (GC.heap_dump -all, no GC first, into a unique file in the JVM's java.io.tmpdir), read \
              here and removed however the call ends; one stop of the world whatever the chain's \
-             length, its safepoint time in the reply. The walk goes forward from the roots to the \
+             length, its pause in the reply. The walk goes forward from the roots to the \
              nearest instance: static fields first, then threads, their stacks and JNI. Otherwise \
              (an @0x… handle, a remote JVM, one this session holds suspended, a failed dump; the \
              reply says which) it walks back over JDWP ObjectReference.ReferringObjects, breadth \
@@ -334,20 +334,20 @@ fn root_words(root: &Root) -> String {
 
 /// What a dump cost, and that it is gone.
 fn dump_text(run: &DumpRun, visited: usize, max_pause: Duration) -> String {
-    let pause = match run.safepoint {
-        Some(s) => format!("{} at safepoints", ms(s)),
-        None => format!("≤ {} (request time)", ms(run.wall)),
-    };
-    let reported = run
-        .jvm_reported
-        .map(|r| format!("; the JVM reports {} for the dump", ms(r)))
-        .unwrap_or_default();
+    let mut figures: Vec<String> = Vec::new();
+    if let Some(s) = run.safepoint {
+        figures.push(format!("{} at safepoints", ms(s)));
+    }
+    if let Some(r) = run.jvm_reported {
+        figures.push(format!("the JVM reports {}", ms(r)));
+    }
+    figures.push(format!("{} request", ms(run.wall)));
+    let pause = format!("{} ({})", ms(run.pause()), figures.join(", "));
     let mut out = format!(
         "\nPath taken: one heap dump through the attach socket (a JVM on this machine; \
-         GC.heap_dump -all, {:.1} MB), world stopped {pause}{reported}, {} request; \
+         GC.heap_dump -all, {:.1} MB), world stopped {pause}; \
          read here in {}, {visited} objects reached; ",
         run.bytes as f64 / 1_048_576.0,
-        ms(run.wall),
         ms(run.read_took),
     );
     if run.removed {
