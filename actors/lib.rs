@@ -123,6 +123,7 @@ pub use lock::lock;
 pub use memory::heap::{Channel, ChannelChoice, HistogramSpec, HistogramView, Walk};
 pub use memory::holders::{HolderTarget, HoldersSpec, HoldersView};
 pub use memory::hot::{HotRow, HotSpec, HotView};
+pub use probes::{Leftover, LeftoverOutcome};
 pub use profile::{
     JDWP_PERIOD, JFR_PERIOD, JdwpRun, JfrRun, ProfileSpec, ProfileView, SELF_STOP_MARGIN, Sampler,
     SamplerChoice,

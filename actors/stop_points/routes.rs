@@ -378,6 +378,9 @@ pub struct ProbeMeter {
     pub pause_us: AtomicU64,
     /// The lease lapsed (the probe turned itself off) and was renewed.
     pub lapses: AtomicU64,
+    /// Its lease lapsed and running its helper's `init` again failed: the
+    /// probe is off until a re-arm succeeds.
+    pub lease_off: std::sync::atomic::AtomicBool,
     /// Drain rounds that failed (the JVM refused a read): their records
     /// stay in the ring for the next round, or are counted as drops.
     pub drain_failures: AtomicU64,
@@ -393,6 +396,7 @@ pub struct ProbeCost {
     pub ns_per_call: Option<u64>,
     pub pause_us: u64,
     pub lapses: u64,
+    pub lease_off: bool,
     pub drain_failures: u64,
 }
 
@@ -406,6 +410,7 @@ impl ProbeMeter {
             ns_per_call: (samples > 0).then(|| self.cost_ns.load(Ordering::Relaxed) / samples),
             pause_us: self.pause_us.load(Ordering::Relaxed),
             lapses: self.lapses.load(Ordering::Relaxed),
+            lease_off: self.lease_off.load(Ordering::Relaxed),
             drain_failures: self.drain_failures.load(Ordering::Relaxed),
         }
     }
@@ -452,6 +457,17 @@ impl Stats {
             && let Ok(mut m) = self.meter.lock()
         {
             m.charge(since_origin(Instant::now()), d);
+        }
+    }
+
+    /// Charges `ran` of the application's threads' time spent in its
+    /// probe (sampled cost per call times the calls): a probe holds no
+    /// thread, but each call runs its code.
+    pub fn probe_ran(&self, ran: Duration) {
+        if !ran.is_zero()
+            && let Ok(mut m) = self.meter.lock()
+        {
+            m.charge(since_origin(Instant::now()), ran);
         }
     }
 
@@ -552,6 +568,20 @@ impl Stats {
             return !self.stopped_by_errors.swap(true, Ordering::Relaxed);
         }
         false
+    }
+
+    /// A probe's condition failed `errors` more times in the JVM over
+    /// `calls` more calls: true exactly once, when the errors of rounds in
+    /// which nearly every call failed (90%: the helper's error count is
+    /// not atomic) make [`CONDITION_ERROR_LIMIT`] in a row. A round in
+    /// which more evaluated ends the run.
+    pub fn probe_condition_failed(&self, errors: u64, calls: u64) -> bool {
+        if errors == 0 || errors.saturating_mul(10) < calls.saturating_mul(9) {
+            self.consecutive_errors.store(0, Ordering::Relaxed);
+            return false;
+        }
+        let n = self.consecutive_errors.fetch_add(errors, Ordering::Relaxed) + errors;
+        n >= CONDITION_ERROR_LIMIT && !self.stopped_by_errors.swap(true, Ordering::Relaxed)
     }
 
     /// A condition evaluated (true or false): the run of errors ends.
