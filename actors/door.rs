@@ -484,6 +484,17 @@ impl Jvm {
         wildcards::exception_classes(self, glob, max_classes).await
     }
 
+    /// The loaded classes matching `glob` but none of `exclude`, up to
+    /// `max_classes`.
+    pub async fn expand_classes(
+        &self,
+        glob: &str,
+        exclude: &[String],
+        max_classes: usize,
+    ) -> Result<Expanded, WildcardError> {
+        wildcards::loaded_classes_matching(self, glob, exclude, max_classes).await
+    }
+
     /// The loaded classes matching `glob` that declare `field`.
     pub async fn expand_field_watch(
         &self,

@@ -342,6 +342,10 @@ pub enum ArmError {
     Internal(&'static str),
     #[error("no probe: {0}")]
     Probe(#[from] ProbeRefusal),
+    /// No probe, for a stop point only a probe can serve (a method exit
+    /// with a minimum duration: the wire has no clock).
+    #[error("no probe, and only a probe times a call: {0}")]
+    ProbeOnly(ProbeRefusal),
     #[error("there is no stop point {id:?}")]
     UnknownStopPoint { id: String },
     #[error("an update cannot change what a stop point watches")]
@@ -494,6 +498,10 @@ pub enum ProbeRefusal {
         what: &'static str,
         shape: &'static str,
     },
+    /// A method exit on a class pattern with a method named: a probe
+    /// goes into one class (with no method, set_stop expands the pattern).
+    #[error("a probe goes into one class, not a pattern like {pattern}")]
+    Pattern { pattern: String },
     #[error("{class} is not loaded yet (the wire defers until it loads)")]
     NotLoaded { class: String },
     #[error("{class} is loaded by {copies} class loaders (a probe instruments one copy)")]

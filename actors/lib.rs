@@ -197,8 +197,13 @@ impl EngineConfig {
     /// `JVMSCOPE_OVERHEAD_PCT` and `JVMSCOPE_SESSION_OVERHEAD_PCT` (a value
     /// that does not parse keeps the default).
     pub fn from_env() -> Self {
-        let truthy =
-            |v: String| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on");
+        Self::from_env_read_only_unless_set(false)
+    }
+
+    /// As [`EngineConfig::from_env`], with every session read-only when
+    /// `JDWP_READONLY` is not set at all and `unset` is true (the HTTP
+    /// transport's default); a value that is set decides either way.
+    pub fn from_env_read_only_unless_set(unset: bool) -> Self {
         let millis = |name: &str| {
             std::env::var(name)
                 .ok()
@@ -207,7 +212,7 @@ impl EngineConfig {
         };
         let defaults = Self::default();
         Self {
-            force_read_only: std::env::var("JDWP_READONLY").map(truthy).unwrap_or(false),
+            force_read_only: read_only(std::env::var("JDWP_READONLY").ok().as_deref(), unset),
             request_timeout: millis("JVMSCOPE_REQUEST_TIMEOUT_MS")
                 .unwrap_or(defaults.request_timeout),
             watchdog_interval: millis("JVMSCOPE_LIVENESS_MS").unwrap_or(defaults.watchdog_interval),
@@ -215,6 +220,18 @@ impl EngineConfig {
             overhead: overhead_from_env(defaults.overhead),
             ..defaults
         }
+    }
+}
+
+/// Whether `JDWP_READONLY` (its value, `None` when unset) makes every
+/// session read-only; `unset` is the answer when it is not set.
+pub fn read_only(value: Option<&str>, unset: bool) -> bool {
+    match value {
+        None => unset,
+        Some(v) => matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        ),
     }
 }
 
@@ -231,10 +248,14 @@ fn overhead_from_env(d: crate::model::overhead::Budgets) -> crate::model::overhe
     }
 }
 
-/// The running actor system: the root of every session.
+/// The running actor system: the root of every session. An engine sees
+/// the sessions of its registry: the engine [`Engine::start`] returns sees
+/// every one; a [`Engine::scope`] of it shares the actors and sees only
+/// the sessions opened through that scope.
 #[derive(Clone)]
 pub struct Engine {
     supervisor: ActorRef<SupervisorMsg>,
+    /// The sessions this engine lists, names and makes current.
     registry: Arc<RwLock<Registry>>,
     config: EngineConfig,
     /// Each local JVM's last vital signs read, for rates on the next read.
@@ -254,6 +275,17 @@ impl Engine {
             config,
             vitals_seen: Arc::default(),
         })
+    }
+
+    /// The same actors with a session table of its own: sessions opened
+    /// through the scope are listed, named and made current only there
+    /// (and in the engine that started the tree, which releases them at
+    /// shutdown). One MCP client over HTTP gets one scope.
+    pub fn scope(&self) -> Engine {
+        Engine {
+            registry: Arc::new(RwLock::new(Registry::default())),
+            ..self.clone()
+        }
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -499,6 +531,7 @@ impl Engine {
             watchdog_interval: self.config.watchdog_interval,
             suspend_limit: self.config.suspend_limit,
             overhead: self.config.overhead,
+            scope: self.registry.clone(),
         };
         let handle = ractor::call!(self.supervisor, SupervisorMsg::Spawn, Box::new(new))
             .map_err(|e| SpawnError::Actor(e.to_string()))??;
@@ -551,15 +584,23 @@ impl Engine {
         Ok(handle)
     }
 
-    /// Releases every live session (as `disconnect` does) and stops the
-    /// tree; used when the MCP client goes away.
-    pub async fn shutdown(&self) {
+    /// Releases every live session this engine sees (as `disconnect`
+    /// does), leaving the tree running; used when one MCP client of
+    /// several goes away.
+    pub async fn release(&self) {
         let live: Vec<_> = self
             .sessions()
             .into_iter()
             .filter(|s| s.check_alive().is_ok())
             .collect();
         futures::future::join_all(live.iter().map(|s| s.disconnect())).await;
+    }
+
+    /// Releases every live session and stops the tree; used when the MCP
+    /// client goes away (called on the engine [`Engine::start`] returned,
+    /// which sees every session).
+    pub async fn shutdown(&self) {
+        self.release().await;
         self.supervisor.stop(None);
     }
 }
@@ -576,4 +617,23 @@ struct Opened<'a> {
 fn same_host(a: &str, b: &str) -> bool {
     let loopback = |h: &str| matches!(h, "127.0.0.1" | "localhost" | "::1" | "[::1]");
     a.eq_ignore_ascii_case(b) || (loopback(a) && loopback(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_only;
+
+    #[test]
+    fn jdwp_readonly_decides_when_set_and_the_transport_when_not() {
+        assert!(!read_only(None, false), "stdio: writable unless asked");
+        assert!(read_only(None, true), "HTTP: read-only unless asked");
+        for on in ["1", "true", "YES", " on "] {
+            assert!(read_only(Some(on), false), "{on:?}");
+            assert!(read_only(Some(on), true), "{on:?}");
+        }
+        for off in ["0", "false", "no", "off", ""] {
+            assert!(!read_only(Some(off), true), "{off:?} relaxes HTTP");
+            assert!(!read_only(Some(off), false), "{off:?}");
+        }
+    }
 }

@@ -11,6 +11,7 @@
 //! in it. It is the state of the `ProbesBook` actor, a child of the
 //! Session; the drain and the arming paths ask it through `ProbesHandle`.
 
+mod arguments;
 mod book;
 mod drain;
 mod helper;
@@ -66,6 +67,8 @@ pub struct HelperFields {
     pub original: FieldId,
     pub others: FieldId,
     pub restored: FieldId,
+    pub throws: FieldId,
+    pub hist: FieldId,
 }
 
 /// One probe in the JVM.
@@ -143,5 +146,4 @@ pub struct Instrumented {
     pub probes: Vec<String>,
 }
 
-/// The part of a helper's name that marks it as ours, for a later attach.
-pub const HELPER_MARK: &str = "$$jvmscope$";
+pub use crate::classfile::probe::HELPER_MARK;

@@ -1,6 +1,9 @@
 //! The Supervisor actor: root of the tree. It spawns one Session per JVM,
 //! watches them, and keeps the registry of sessions (live and dead) that
-//! tools read without messaging anyone.
+//! tools read without messaging anyone. Each session is also entered in
+//! the registry of the scope that asked for it (one MCP client over
+//! HTTP): a scope lists, names and makes current only its own sessions,
+//! while the supervisor's registry holds every one.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -13,7 +16,8 @@ use crate::model::SessionId;
 use crate::session::{Session, SessionArgs, SessionHandle, SessionInfo};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent};
 
-/// Sessions by id, plus which one is current.
+/// Sessions by id, plus which one is current: the supervisor's (every
+/// session, ids allocated here) or one scope's (its own sessions).
 #[derive(Default)]
 pub struct Registry {
     sessions: BTreeMap<u64, SessionHandle>,
@@ -53,11 +57,15 @@ pub struct NewSession {
     pub watchdog_interval: Duration,
     pub suspend_limit: Option<Duration>,
     pub overhead: crate::model::overhead::Budgets,
+    /// The registry of the scope that asked: the session is entered there
+    /// too, and becomes that scope's current session.
+    pub scope: Arc<RwLock<Registry>>,
 }
 
 /// Messages of the Supervisor.
 pub enum SupervisorMsg {
-    /// Spawn a Session for a handshaken connection; it becomes current.
+    /// Spawn a Session for a handshaken connection; it becomes its
+    /// scope's current session.
     Spawn(
         Box<NewSession>,
         RpcReplyPort<Result<SessionHandle, SpawnError>>,
@@ -103,6 +111,7 @@ impl Actor for Supervisor {
                     watchdog_interval,
                     suspend_limit,
                     overhead,
+                    scope,
                 } = *new;
                 let info = Arc::new(SessionInfo::new(
                     id.clone(),
@@ -123,7 +132,16 @@ impl Actor for Supervisor {
                 let result = Session::spawn(args, myself.get_cell()).await;
                 if let (Ok(handle), Ok(mut r)) = (&result, registry.write()) {
                     r.sessions.insert(key, handle.clone());
-                    r.set_current(id);
+                    if Arc::ptr_eq(registry, &scope) {
+                        r.set_current(id.clone());
+                    }
+                }
+                if let Ok(handle) = &result
+                    && !Arc::ptr_eq(registry, &scope)
+                    && let Ok(mut s) = scope.write()
+                {
+                    s.sessions.insert(key, handle.clone());
+                    s.set_current(id);
                 }
                 let _ = reply.send(result);
             }

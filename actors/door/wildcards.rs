@@ -42,6 +42,8 @@ pub struct Expanded {
 pub enum WildcardError {
     #[error("listing the loaded classes failed: {0}")]
     Listing(JdwpError),
+    #[error("no loaded class matches {glob}")]
+    NoClass { glob: String },
     #[error("no loaded exception class matches {glob} ({}{})", plural_classes(*matched), first_checked(*matched, *checked))]
     NoException {
         glob: String,
@@ -72,6 +74,39 @@ fn first_checked(matched: usize, checked: usize) -> String {
     } else {
         String::new()
     }
+}
+
+/// The loaded classes matching `glob` but none of `exclude`, up to
+/// `max_classes` (a probe on every method of each: it goes into one
+/// loaded class at a time). A probe's own helper is never among them.
+pub async fn loaded_classes_matching(
+    handle: &Jvm,
+    glob: &str,
+    exclude: &[String],
+    max_classes: usize,
+) -> Result<Expanded, WildcardError> {
+    let mut classes = loaded_names(handle, glob).await?;
+    classes.retain(|c| {
+        !c.contains(crate::classfile::probe::HELPER_MARK)
+            && !exclude
+                .iter()
+                .any(|x| crate::model::stop_point::glob_matches(x, c))
+    });
+    if classes.is_empty() {
+        return Err(WildcardError::NoClass {
+            glob: glob.to_string(),
+        });
+    }
+    let left_out = if classes.len() > max_classes {
+        classes.split_off(max_classes)
+    } else {
+        Vec::new()
+    };
+    Ok(Expanded {
+        classes,
+        left_out,
+        skipped: 0,
+    })
 }
 
 /// The loaded exception classes (subclasses of java.lang.Throwable) whose

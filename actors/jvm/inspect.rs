@@ -14,6 +14,7 @@ use crate::jdwp::stack_frame::{GetValues, SlotRequest, ThisObject};
 use crate::jdwp::thread_reference::{FrameCount, Frames};
 use crate::jdwp::{ErrorCode, FrameId, FrameInfo, Location, ObjectId, Tag, ThreadId, Value};
 use crate::jvm::classes::{ClassCache, ClassInfo, MethodInfo, Variables};
+use crate::jvm::eval::BOXES;
 use crate::jvm::show::{unreadable, wire_scalar};
 use crate::model::shown::{Cut, Elements, Shown};
 
@@ -281,7 +282,8 @@ pub async fn this_object(
 }
 
 /// Reads a value for one line without invoking anything: primitives and
-/// strings inline, arrays with their length, other objects with their type.
+/// strings inline, arrays with their length, boxed numbers and enum
+/// constants by value, other objects with their type.
 pub async fn show(classes: &ClassCache, value: &Value, max_len: usize) -> Shown {
     if let Some(p) = wire_scalar(value) {
         return Shown::Scalar(p);
@@ -319,6 +321,18 @@ pub async fn show(classes: &ClassCache, value: &Value, max_len: usize) -> Shown 
             id: id.0,
             len,
             elements: Elements::NotRead,
+        };
+    }
+    // A boxed number and an enum constant read as their value (a packet
+    // or two); any other object as its type.
+    if BOXES.contains(&type_name.as_str()) {
+        return super::show::unboxed(classes, id.0, type_name).await;
+    }
+    if let Some(constant) = super::show::enum_constant(classes, id.0).await {
+        return Shown::Enum {
+            constant,
+            type_name,
+            id: id.0,
         };
     }
     Shown::Object {

@@ -154,10 +154,17 @@ impl ValueReader<'_> {
             } => self.string(*id).await,
             Val::Object { id, .. } => match self.type_name(*id).await {
                 Ok(t) if BOXES.contains(&t.as_str()) => self.unboxed(*id, t).await,
-                Ok(type_name) => Shown::Object {
-                    type_name,
-                    id: *id,
-                    to_string: None,
+                Ok(type_name) => match self.enum_constant(*id).await {
+                    Some(constant) => Shown::Enum {
+                        constant,
+                        type_name,
+                        id: *id,
+                    },
+                    None => Shown::Object {
+                        type_name,
+                        id: *id,
+                        to_string: None,
+                    },
                 },
                 Err(e) => e,
             },
@@ -180,53 +187,15 @@ impl ValueReader<'_> {
     }
 
     async fn unboxed(&self, id: u64, type_name: String) -> Shown {
-        match self
-            .fields(id, &["value"])
-            .await
-            .ok()
-            .and_then(|f| f.into_iter().next().flatten())
-            .and_then(|v| wire_scalar(&v))
-        {
-            Some(value) => Shown::Boxed {
-                value,
-                type_name,
-                id,
-            },
-            None => Shown::Object {
-                type_name,
-                id,
-                to_string: None,
-            },
-        }
+        unboxed(self.classes, id, type_name).await
+    }
+
+    async fn enum_constant(&self, id: u64) -> Option<String> {
+        enum_constant(self.classes, id).await
     }
 
     async fn fields(&self, id: u64, names: &[&str]) -> Result<Vec<Option<Value>>, JdwpError> {
-        let conn = self.classes.connection();
-        let t = self.classes.type_of(ObjectId(id)).await?;
-        let mut ids = Vec::new();
-        let mut pos = Vec::new();
-        for n in names {
-            match self.classes.find_field(t.id, n).await? {
-                Some((_, f)) if !f.is_static() => {
-                    pos.push(Some(ids.len()));
-                    ids.push(f.id);
-                }
-                _ => pos.push(None),
-            }
-        }
-        if ids.is_empty() {
-            return Ok(vec![None; names.len()]);
-        }
-        let vals = conn
-            .send(&ObjectValues {
-                object: ObjectId(id),
-                fields: ids,
-            })
-            .await?;
-        Ok(pos
-            .into_iter()
-            .map(|p| p.and_then(|i| vals.get(i).copied()))
-            .collect())
+        object_fields(self.classes, id, names).await
     }
 
     async fn object_line(&self, id: u64, tag: Tag) -> Shown {
@@ -248,6 +217,13 @@ impl ValueReader<'_> {
         }
         if BOXES.contains(&type_name.as_str()) {
             return self.unboxed(id, type_name).await;
+        }
+        if let Some(constant) = self.enum_constant(id).await {
+            return Shown::Enum {
+                constant,
+                type_name,
+                id,
+            };
         }
         let to_string = self.to_string(id).await;
         Shown::Object {
@@ -642,6 +618,108 @@ fn decode(values: &[Value], elem: &str, charset: Option<Charset>) -> (String, &'
             (out, "UTF-8")
         }
     }
+}
+
+/// A boxed primitive, unboxed from its `value` field (an object of another
+/// shape as itself).
+/// A boxed primitive, unboxed from its `value` field (an object of another
+/// shape is shown as itself).
+pub(crate) async fn unboxed(classes: &ClassCache, id: u64, type_name: String) -> Shown {
+    match object_fields(classes, id, &["value"])
+        .await
+        .ok()
+        .and_then(|f| f.into_iter().next().flatten())
+        .and_then(|v| wire_scalar(&v))
+    {
+        Some(value) => Shown::Boxed {
+            value,
+            type_name,
+            id,
+        },
+        None => Shown::Object {
+            type_name,
+            id,
+            to_string: None,
+        },
+    }
+}
+
+/// The values of the instance fields `names` of object `id` (`None` for a
+/// name it has no instance field of).
+pub(crate) async fn object_fields(
+    classes: &ClassCache,
+    id: u64,
+    names: &[&str],
+) -> Result<Vec<Option<Value>>, JdwpError> {
+    let conn = classes.connection();
+    let t = classes.type_of(ObjectId(id)).await?;
+    let mut ids = Vec::new();
+    let mut pos = Vec::new();
+    for n in names {
+        match classes.find_field(t.id, n).await? {
+            Some((_, f)) if !f.is_static() => {
+                pos.push(Some(ids.len()));
+                ids.push(f.id);
+            }
+            _ => pos.push(None),
+        }
+    }
+    if ids.is_empty() {
+        return Ok(vec![None; names.len()]);
+    }
+    let vals = conn
+        .send(&ObjectValues {
+            object: ObjectId(id),
+            fields: ids,
+        })
+        .await?;
+    Ok(pos
+        .into_iter()
+        .map(|p| p.and_then(|i| vals.get(i).copied()))
+        .collect())
+}
+
+/// The name of the enum constant `id` is, read from `java.lang.Enum`'s own
+/// `name` field (an enum may declare a field of that name too); `None` for
+/// any other object. A constant with a body is an instance of a subclass
+/// of its enum, so two levels are looked at. The class walk is cached, so
+/// an object that is no enum costs no packet once its class was seen.
+pub(crate) async fn enum_constant(classes: &ClassCache, id: u64) -> Option<String> {
+    let mut t = classes.type_of(ObjectId(id)).await.ok()?.id;
+    for _ in 0..2 {
+        let up = classes.superclass(t).await.ok()??;
+        if classes.info(up).await.ok()?.name == "java.lang.Enum" {
+            let field = classes
+                .fields(up)
+                .await
+                .ok()?
+                .iter()
+                .find(|f| f.name == "name" && !f.is_static())?
+                .id;
+            let conn = classes.connection();
+            let values = conn
+                .send(&ObjectValues {
+                    object: ObjectId(id),
+                    fields: vec![field],
+                })
+                .await
+                .ok()?;
+            let Value::Object { id: name, .. } = *values.first()? else {
+                return None;
+            };
+            if name.0 == 0 {
+                return None;
+            }
+            return conn
+                .send(&StringValue {
+                    string_object: name,
+                })
+                .await
+                .ok();
+        }
+        t = up;
+    }
+    None
 }
 
 #[cfg(test)]

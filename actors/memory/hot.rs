@@ -241,7 +241,7 @@ fn most_frequent(thread: u64, s: Samples) -> JavaStack {
             None => tops.push((top.clone(), 1)),
         }
     }
-    tops.sort_by(|a, b| b.1.cmp(&a.1));
+    tops.sort_by_key(|t| std::cmp::Reverse(t.1));
     JavaStack {
         thread,
         stack: Stack::Read {

@@ -52,6 +52,9 @@ struct Cursor {
     seq_array: Option<ObjectId>,
     /// When the counters were last read (`None`: not yet).
     counted: Option<Instant>,
+    /// When a statistics probe's histogram was first read: its readings'
+    /// times count from here.
+    stats_epoch: Option<Instant>,
     spent: bool,
     /// Its helper was found switched off by its lease (we were away).
     lapsed: bool,
@@ -68,6 +71,7 @@ impl Cursor {
             atomic_value: None,
             seq_array: None,
             counted: None,
+            stats_epoch: None,
             spent: false,
             lapsed: false,
             pace: Pace::new(DRAIN_EVERY),
@@ -316,6 +320,7 @@ async fn read_records(
     let shown = show_objects(session, probe, &super::snapshot::shown_refs(probe, &r)).await;
     let callers = super::snapshot::callers(conn, probe, &r).await;
     let sites = super::snapshot::sites(conn, probe, &r).await;
+    let arguments = super::arguments::read(session, probe, &r).await;
     let labels = column_names(probe);
     for k in 0..count as usize {
         let thread = match th.get(k) {
@@ -339,7 +344,9 @@ async fn read_records(
                 Detail::CallTime((*ns).max(0) as u64),
             ));
         }
-        let locals = columns(probe, &labels, row_p, row_r, &shown);
+        let location = super::snapshot::site_of(probe, row_r, &sites);
+        let mut locals = super::arguments::named(probe, row_r, &arguments, &location);
+        locals.extend(columns(probe, &labels, row_p, row_r, &shown));
         details.extend(super::snapshot::write_details(probe, &locals));
         records.push(TraceRecord {
             seq: 0,
@@ -347,7 +354,7 @@ async fn read_records(
             stop: id.into(),
             thread: ThreadId(thread),
             thread_name,
-            location: super::snapshot::site_of(probe, row_r, &sites),
+            location,
             callers: super::snapshot::callers_of(probe, row_r, &callers),
             locals,
             locals_note: None,
@@ -509,8 +516,8 @@ fn columns(
     let mut out = Vec::with_capacity(probe.layout.columns.len());
     for (c, name) in probe.layout.columns.iter().zip(names) {
         let shown = match c.kind {
-            // The record's callers or site, not a value.
-            Kind::Ref if matches!(c.source, Source::Callers | Source::Where) => {
+            // The record's callers, site or arguments, not a value.
+            Kind::Ref if matches!(c.source, Source::Callers | Source::Where | Source::Args) => {
                 ri += 1;
                 continue;
             }

@@ -223,6 +223,8 @@ pub(super) async fn helper_fields(
         original: id(field::ORIGINAL)?,
         others: id(field::OTHERS)?,
         restored: id(field::RESTORED)?,
+        throws: id(field::THROWS)?,
+        hist: id(field::HIST)?,
     })
 }
 

@@ -65,10 +65,16 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
                 None => Site::Entry,
             },
         }),
-        Target::MethodExit(m)
-            if m.class_pattern.contains('*') || m.method.is_none() || !m.exclude.is_empty() =>
-        {
-            Err(shape("a class pattern or every method"))
+        Target::MethodExit(m) if m.class_pattern.contains('*') => Err(ProbeRefusal::Pattern {
+            pattern: m.class_pattern.clone(),
+        }),
+        // Every method of the class, timed: only a duration is worth a
+        // record of every call of every method.
+        Target::MethodExit(m) if m.method.is_none() && m.stats => {
+            Err(shape("statistics of every method of a class"))
+        }
+        Target::MethodExit(m) if m.method.is_none() && m.min_duration_ms.is_none() => {
+            Err(shape("every method of a class without min_duration_ms"))
         }
         Target::MethodExit(m) => Ok(SiteChoice {
             others: Vec::new(),
@@ -415,11 +421,14 @@ fn probe_spec(
     site: Site,
 ) -> Result<ProbeSpec, ProbeRefusal> {
     let trace = spec.trace().cloned().unwrap_or_default();
+    // Statistics keep no record, so the sites push nothing.
+    let stats = matches!(&spec.target, Target::MethodExit(m) if m.stats);
     Ok(ProbeSpec {
         helper,
         method,
         site,
         locals: match &trace.locals {
+            _ if stats => Some(Vec::new()),
             crate::model::stop_point::LocalsChoice::All => None,
             crate::model::stop_point::LocalsChoice::None => Some(Vec::new()),
             crate::model::stop_point::LocalsChoice::Only(n) => Some(n.clone()),
@@ -443,7 +452,8 @@ fn probe_spec(
         },
         ring_capacity: RING,
         // Like a wire snapshot: the hit frame's callers, `frames` of them.
-        callers: trace.frames,
+        callers: if stats { 0 } else { trace.frames },
+        stats,
     })
 }
 
@@ -455,6 +465,7 @@ fn location_of(class: &str, probe: &ProbeSpec) -> Arc<str> {
         }
         (Site::Entry, Some(m)) => format!("{class}.{} (entry)", m.name),
         (Site::Exit, Some(m)) => format!("{class}.{} (exit)", m.name),
+        (Site::Exit, None) => format!("{class}.* (exit)"),
         (Site::FieldWrite { owner, name, .. }, _) => {
             format!("{}.{name} (write)", owner.replace('/', "."))
         }
@@ -691,6 +702,8 @@ fn pick_method(shape: &ClassShape, choice: &SiteChoice) -> Result<Option<MethodR
                 }
             }
         }
+        // Every method of the class, timed.
+        Site::Exit if choice.method.is_none() => return Ok(None),
         Site::Entry | Site::Exit => {
             let method = choice.method.clone().unwrap_or_default();
             match named.as_slice() {

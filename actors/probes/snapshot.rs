@@ -40,10 +40,14 @@ fn ref_at(probe: &Live, source: Source) -> Option<usize> {
 /// The references a round shows as values: all but the callers and site
 /// strings, which are read whole by [`callers`] and [`sites`].
 pub fn shown_refs<'a>(probe: &Live, refs: &'a [Value]) -> Cow<'a, [Value]> {
-    let texts: Vec<usize> = [callers_at(probe), site_at(probe)]
-        .into_iter()
-        .flatten()
-        .collect();
+    let texts: Vec<usize> = [
+        callers_at(probe),
+        site_at(probe),
+        super::arguments::args_at(probe),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     if texts.is_empty() {
         return Cow::Borrowed(refs);
     }

@@ -80,7 +80,10 @@ impl SessionHandle {
             },
             Err(e) => e,
         };
-        if spec.engine == Engine::Probe || only_a_probe_can(&spec.target) {
+        if only_a_probe_can(&spec.target) {
+            return Err(ArmError::ProbeOnly(why));
+        }
+        if spec.engine == Engine::Probe {
             return Err(ArmError::Probe(why));
         }
         let mut notes = vec![ArmNote::WireChosen {
@@ -298,7 +301,7 @@ fn suspends(spec: &StopPointSpec) -> bool {
 /// clock, so `auto` refuses rather than arm a wire stop point that
 /// ignores the minimum.
 fn only_a_probe_can(target: &Target) -> bool {
-    matches!(target, Target::MethodExit(m) if m.min_duration_ms.is_some())
+    matches!(target, Target::MethodExit(m) if m.min_duration_ms.is_some() || m.stats)
 }
 
 /// Over the wire, HotSpot runs every thread interpreted while these are

@@ -517,6 +517,7 @@ mod tests {
                 method: Some("save".into()),
                 exclude: vec!["com.gen.*".into()],
                 min_duration_ms: None,
+                stats: false,
             }),
             mode: Mode::Suspend,
             filters: Filters::default(),

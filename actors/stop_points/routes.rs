@@ -384,6 +384,8 @@ pub struct ProbeMeter {
     /// Drain rounds that failed (the JVM refused a read): their records
     /// stay in the ring for the next round, or are counted as drops.
     pub drain_failures: AtomicU64,
+    /// A statistics probe's readings (empty for any other).
+    pub latency: Mutex<crate::model::latency::Latency>,
 }
 
 /// A probe's cost, as listings show it.
@@ -398,6 +400,8 @@ pub struct ProbeCost {
     pub lapses: u64,
     pub lease_off: bool,
     pub drain_failures: u64,
+    /// A statistics probe's figures, once read.
+    pub latency: Option<crate::model::latency::LatencyView>,
 }
 
 impl ProbeMeter {
@@ -412,6 +416,7 @@ impl ProbeMeter {
             lapses: self.lapses.load(Ordering::Relaxed),
             lease_off: self.lease_off.load(Ordering::Relaxed),
             drain_failures: self.drain_failures.load(Ordering::Relaxed),
+            latency: self.latency.lock().ok().and_then(|l| l.view()),
         }
     }
 }

@@ -97,6 +97,7 @@ impl Probe {
             method: Some("step".into()),
             exclude: Vec::new(),
             min_duration_ms: None,
+            stats: false,
         });
         let field = Target::Field(FieldSpec {
             class: METER.into(),

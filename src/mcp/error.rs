@@ -75,8 +75,8 @@ impl ToolError {
 pub const TIMEOUT_NEXT: &str = "the JVM may be busy or wedged; debug_list_sessions shows its state";
 
 /// What to do about a read-only refusal.
-pub const READ_ONLY_NEXT: &str =
-    "attach a new session without read_only (JDWP_READONLY set on the server cannot be relaxed)";
+pub const READ_ONLY_NEXT: &str = "attach a new session without read_only (a server started with \
+     JDWP_READONLY set, or over HTTP without JDWP_READONLY=0, stays read-only)";
 
 const REATTACH: &str = "debug_diagnose shows what is left; debug_attach {host, port} re-attaches to a JVM listening again (debug_list_jvms finds it), or debug_launch starts one";
 
@@ -296,6 +296,15 @@ impl From<ArmError> for ToolError {
             ArmError::Probe(ProbeRefusal::Jdwp(j)) => j.clone().into(),
             ArmError::Probe(_) => ToolError::new("PROBE_REFUSED", text)
                 .next("engine \"wire\" (or \"auto\") watches it over JDWP instead"),
+            ArmError::ProbeOnly(ProbeRefusal::Jdwp(j)) => j.clone().into(),
+            ArmError::ProbeOnly(ProbeRefusal::Pattern { .. }) => {
+                ToolError::new("PROBE_REFUSED", text).next(
+                    "name one class, or omit method: every method of each loaded class the pattern matches is timed (up to max_classes)",
+                )
+            }
+            ArmError::ProbeOnly(_) => ToolError::new("PROBE_REFUSED", text).next(
+                "the same stop point without min_duration_ms or stats (engine \"wire\") reports every exit over JDWP, untimed",
+            ),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! text (plus structured content where a script will read the result).
 
 pub mod error;
+pub mod http;
 pub mod render;
 pub mod resources;
 pub mod server;

@@ -4,6 +4,7 @@
 //! spawns a task per request); calls on different sessions never wait on
 //! each other.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -47,6 +48,35 @@ pub struct JvmScope {
     tools: Arc<Vec<Tool>>,
     subscriptions: Arc<Subscriptions>,
     tasks: Tasks,
+    /// The protocol revisions this server speaks.
+    versions: Versions,
+    /// For one client of several: releases its JVMs when the last clone
+    /// of this server goes (the client's MCP session ended).
+    _release: Option<Arc<Release>>,
+}
+
+/// Which protocol revisions a server instance speaks.
+#[derive(Clone, Copy, Debug)]
+enum Versions {
+    /// Every revision rmcp knows (stdio: the pipe is the client).
+    All,
+    /// Only the revisions with an `initialize` handshake. Over HTTP the
+    /// handshake opens the MCP session that keeps a client's jvmscope
+    /// sessions; a sessionless (2026-07-28) client would get a fresh
+    /// server, and lose its sessions, on every request.
+    Handshake,
+}
+
+/// Releases the JVMs of one client's scope when dropped.
+struct Release(Engine);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        let engine = self.0.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { engine.release().await });
+        }
+    }
 }
 
 impl JvmScope {
@@ -58,6 +88,21 @@ impl JvmScope {
             tools: Arc::new(tools::catalogue()),
             subscriptions: Arc::default(),
             tasks: Tasks::default(),
+            versions: Versions::All,
+            _release: None,
+        }
+    }
+
+    /// The server one MCP client over HTTP talks to: the shared actors,
+    /// a session table of its own (it neither lists nor names another
+    /// client's sessions), and its JVMs released when its MCP session
+    /// ends.
+    pub fn for_http_client(engine: &Engine) -> Self {
+        let scope = engine.scope();
+        Self {
+            versions: Versions::Handshake,
+            _release: Some(Arc::new(Release(scope.clone()))),
+            ..Self::new(scope)
         }
     }
 
@@ -80,14 +125,24 @@ impl JvmScope {
             serde_json::Value::Object(map) => Some(map),
             _ => None,
         };
+        let named = args
+            .as_ref()
+            .and_then(|a| a.get("session_id"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_string);
         let span = tracing::info_span!(
             parent: None,
             "mcp.tool",
             "otel.name" = %format_args!("mcp.tool {name}"),
             "otel.kind" = "server",
-            "mcp.tool.name" = name,
+            mcp.tool.name = name,
         );
-        let mut result = tools::call(&self.ctx, name, args).instrument(span).await;
+        let mut result = tools::call(&self.ctx, name, args)
+            .instrument(span.clone())
+            .await;
+        if tools::mutates(name) {
+            span.in_scope(|| audit(&self.ctx, name, named.as_deref(), &result));
+        }
         // A watchdog rescue is news for whoever calls next.
         for session in self.ctx.engine.sessions() {
             for rescue in session.take_unreported_rescues() {
@@ -141,7 +196,48 @@ impl JvmScope {
     }
 }
 
+/// Records a call of a tool that changes state as an event of the call's
+/// span (an OpenTelemetry span event once exported, and a log line): the
+/// tool, the session and JVM it addressed (the one it named, else the
+/// current one after the call, which is the new one for an attach), the
+/// time, and whether it was done or refused. Arguments are not recorded:
+/// they can carry what replies mask.
+fn audit(ctx: &Ctx, tool: &str, named: Option<&str>, result: &rmcp::model::CallToolResult) {
+    let session = named
+        .map(str::to_string)
+        .or_else(|| ctx.engine.current().map(|s| s.0));
+    let jvm = session
+        .as_deref()
+        .and_then(|id| ctx.engine.session(Some(id)).ok())
+        .map(|s| format!("{}:{}", s.host(), s.port()));
+    let unix_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    let outcome = if result.is_error == Some(true) {
+        "refused"
+    } else {
+        "done"
+    };
+    tracing::info!(
+        mcp.tool.name = tool,
+        jvmscope.session = session.as_deref().unwrap_or("none"),
+        jvmscope.jvm = jvm.as_deref().unwrap_or("none"),
+        jvmscope.audit.unix_ms = unix_ms,
+        jvmscope.audit.outcome = outcome,
+        "jvmscope.audit"
+    );
+}
+
 impl ServerHandler for JvmScope {
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        match self.versions {
+            Versions::All => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+            Versions::Handshake => Cow::Borrowed(ProtocolVersion::known_up_to(
+                &ProtocolVersion::LATEST_WITH_INITIALIZE,
+            )),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -151,7 +247,10 @@ impl ServerHandler for JvmScope {
             .enable_tasks()
             .build();
         let mut info = ServerConfig::new(capabilities).with_instructions(INSTRUCTIONS);
-        info.protocol_version = ProtocolVersion::LATEST;
+        info.protocol_version = match self.versions {
+            Versions::All => ProtocolVersion::LATEST,
+            Versions::Handshake => ProtocolVersion::LATEST_WITH_INITIALIZE,
+        };
         info.server_info.name = "jvmscope".into();
         info.server_info.version = env!("CARGO_PKG_VERSION").into();
         info

@@ -91,7 +91,7 @@ fn judge(line: &[u8]) -> Line {
 /// The id of a request whose line rmcp cannot read, when a lenient read
 /// (one that skips the other members unchecked) still finds one: the
 /// client waiting on it gets its answer. `null` otherwise.
-fn request_id(line: &[u8]) -> serde_json::Value {
+pub(crate) fn request_id(line: &[u8]) -> serde_json::Value {
     #[derive(serde::Deserialize)]
     struct Probe {
         id: Option<serde_json::Value>,

@@ -10,6 +10,7 @@ mod execution;
 mod fake_jdwp;
 mod fake_jdwp_selftest;
 mod faults;
+mod http;
 mod investigation;
 mod invoke;
 mod launch;

@@ -88,6 +88,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
         min_duration_ns: 0,
         ring_capacity: 64,
         callers: 2,
+        stats: false,
     }
 }
 
@@ -148,6 +149,33 @@ fn every_site(class_name: &str, bytes: &[u8]) -> Vec<Asked> {
             writers: Vec::new(),
         };
         next(None, site, format!("{class_name}.{name} write"));
+    }
+    if !probe::timed_methods(&class).is_empty() {
+        // Every method of the class timed, in the same class file.
+        let helper = format!("{class_name}$$Probe{}", out.len());
+        let mut every = spec(helper, None, Site::Exit);
+        every.min_duration_ns = 1;
+        out.push(Asked {
+            spec: every,
+            what: format!("{class_name} every method's exit"),
+        });
+    }
+    if let Some(&first) = probe::timed_methods(&class).first() {
+        // Statistics of one method: a histogram, no record.
+        let m = &class.methods[first];
+        let method = MethodRef {
+            name: utf8(&class, m.name_index),
+            descriptor: utf8(&class, m.descriptor_index),
+        };
+        let helper = format!("{class_name}$$Probe{}", out.len());
+        let mut stats = spec(helper, Some(method), Site::Exit);
+        stats.stats = true;
+        stats.locals = Some(Vec::new());
+        stats.callers = 0;
+        out.push(Asked {
+            spec: stats,
+            what: format!("{class_name} statistics of its first timed method"),
+        });
     }
     out
 }
@@ -293,7 +321,12 @@ fn instrument_all(original: &Path, instrumented: &Path) -> Built {
         }
         let mut accepted = Vec::new();
         for mut a in asked {
-            if a.spec.condition.is_none() && !a.spec.helper.contains("$$ProbeT") {
+            // A probe on every method takes no condition.
+            if a.spec.condition.is_none()
+                && !a.spec.helper.contains("$$ProbeT")
+                && !a.spec.stats
+                && (a.spec.method.is_some() || a.spec.site != Site::Exit)
+            {
                 a.spec.condition = condition_for(&bytes, &a.spec);
             }
             match probe::instrument(&bytes, std::slice::from_ref(&a.spec)) {

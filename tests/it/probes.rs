@@ -11,6 +11,8 @@
 //! saying why; and each place a probe cannot go is refused with its reason.
 
 mod captures;
+mod stats;
+mod timing;
 mod writers;
 
 use std::time::Duration;

@@ -1,7 +1,8 @@
 //! `cargo xtask setup`: installs or locates what the tests need, prints
 //! what it found, and fails naming each part it could not have. The tests
 //! look for the same things in the same places: `tests/it/support/java.rs`
-//! (JDK, Temurin 25), `frameworks.rs` (the jars) and `otlp.rs` (rotel).
+//! (JDK, Temurin 25), `frameworks.rs` (the jars), `otlp.rs` (rotel) and
+//! `http.rs` (the MCP Python SDK that `tests/http/client.py` runs).
 
 use std::path::{Path, PathBuf};
 
@@ -40,6 +41,9 @@ const JARS: &[(&str, &str)] = &[
 /// The rotel collector release the telemetry test runs (from PyPI).
 const ROTEL_VERSION: &str = "0.0.1a15";
 
+/// The MCP Python SDK release the HTTP tests' client runs (from PyPI).
+const MCP_SDK_VERSION: &str = "2.3.0";
+
 /// The CPython library rotel's agent embeds.
 const LIBPYTHON: &str = "libpython3.11.so.1.0";
 
@@ -63,12 +67,13 @@ pub fn run(mode: Mode) -> Result<(), String> {
             Mode::Check => "looking only",
         }
     );
-    let checks: [(&str, Check); 5] = [
+    let checks: [(&str, Check); 6] = [
         ("JDK 17+", Setup::jdk),
         ("Temurin 25", Setup::temurin25),
         ("framework jars", Setup::framework_jars),
         ("libpython3.11", Setup::libpython),
         ("rotel", Setup::rotel),
+        ("MCP Python SDK", Setup::mcp_sdk),
     ];
     let mut setup = Setup {
         mode,
@@ -247,6 +252,46 @@ impl Setup {
             first_line(&out.text)
         ))
     }
+}
+
+impl Setup {
+    /// The official MCP Python SDK (`mcp` on PyPI), importable by the
+    /// `python3` the HTTP tests run.
+    fn mcp_sdk(&mut self) -> Result<String, String> {
+        let python = on_path("python3").ok_or("python3 (with pip) is not on PATH")?;
+        if python_package_version(&python, "mcp").as_deref() != Some(MCP_SDK_VERSION) {
+            match self.mode {
+                Mode::Check => {
+                    return Err(format!(
+                        "mcp {MCP_SDK_VERSION} is not installed for {}; `cargo xtask setup` \
+                         runs pip install mcp=={MCP_SDK_VERSION}",
+                        python.display()
+                    ));
+                }
+                Mode::Install => pip_install(&python, &format!("mcp=={MCP_SDK_VERSION}"))?,
+            }
+        }
+        let version = python_package_version(&python, "mcp")
+            .ok_or_else(|| format!("mcp is not importable by {}", python.display()))?;
+        capture(
+            &python,
+            &[
+                "-c",
+                "from mcp.client.streamable_http import streamable_http_client",
+            ],
+        )
+        .filter(|o| o.ok)
+        .ok_or("the mcp package has no streamable HTTP client")?;
+        Ok(format!("{version} ({})", python.display()))
+    }
+}
+
+/// The installed version of a Python distribution.
+fn python_package_version(python: &Path, name: &str) -> Option<String> {
+    let code = format!("import importlib.metadata as m; print(m.version('{name}'))");
+    capture(python, &["-c", &code])
+        .filter(|o| o.ok)
+        .map(|o| o.text.trim().to_string())
 }
 
 /// `$JAVA_HOME/bin/javac`, else `javac` on `PATH`, with links resolved.

@@ -6,13 +6,16 @@
 use std::sync::atomic::Ordering;
 
 use super::Cursor;
+use crate::classfile::probe::{HIST_STRIPES, HIST_WIDTH};
 use crate::door::Jvm;
 use crate::error::JdwpError;
 use crate::jdwp::array_reference::GetValues as GetArray;
 use crate::jdwp::object_reference::GetValues as GetFields;
 use crate::jdwp::reference_type::GetValues as GetStatics;
 use crate::jdwp::{FieldId, ObjectId, Value};
+use crate::model::latency::{Latency, Reading};
 use crate::probes::Live;
+use std::time::Instant;
 
 /// The value of an `AtomicLong`, through its `value` field (its id kept
 /// in `field` after the first read).
@@ -128,6 +131,9 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -
         .saturating_sub(meter.calls.swap(base.calls + calls, Ordering::Relaxed));
     let failing =
         probe.spec.condition.is_some() && probe.stats.probe_condition_failed(new_errors, new_calls);
+    if probe.spec.stats {
+        statistics(session, probe, calls, cursor).await;
+    }
     probe
         .stats
         .hits
@@ -242,4 +248,59 @@ async fn long_adder(session: &Jvm, adder: ObjectId) -> Option<u64> {
         }
     }
     Some(sum)
+}
+
+/// A statistics probe's throws and histogram, read into its meter's
+/// latency history (ms since the drain first read it).
+async fn statistics(session: &Jvm, probe: &Live, calls: u64, cursor: &mut Cursor) {
+    let conn = session.connection();
+    let f = &probe.fields;
+    let Ok(v) = conn
+        .send(&GetStatics {
+            ref_type: probe.helper,
+            fields: vec![f.throws, f.hist],
+        })
+        .await
+    else {
+        return;
+    };
+    let (Some(Value::Object { id: throws, .. }), Some(Value::Object { id: hist, .. })) =
+        (v.first(), v.get(1))
+    else {
+        return;
+    };
+    if throws.0 == 0 || hist.0 == 0 {
+        return;
+    }
+    let Some(throws) = long_adder(session, *throws).await else {
+        return;
+    };
+    let length = HIST_STRIPES * HIST_WIDTH;
+    let Ok(region) = conn
+        .send(&GetArray {
+            array: *hist,
+            first_index: 0,
+            length,
+        })
+        .await
+    else {
+        return;
+    };
+    let longs: Vec<i64> = region
+        .values
+        .iter()
+        .map(|v| match v {
+            Value::Long(n) => *n,
+            _ => 0,
+        })
+        .collect();
+    let epoch = *cursor.stats_epoch.get_or_insert_with(Instant::now);
+    let at_ms = epoch.elapsed().as_millis() as u64;
+    let reading = Reading::from_stripes(at_ms, calls, throws, &longs);
+    if let Ok(mut l) = probe.stats.probe.latency.lock() {
+        if at_ms == 0 || l.view().is_none() {
+            *l = Latency::armed(0);
+        }
+        l.read(reading);
+    }
 }

@@ -38,6 +38,7 @@
 
 mod asm;
 mod cond;
+mod every;
 mod frames;
 mod helper;
 mod insert;
@@ -46,6 +47,7 @@ mod read;
 mod remap;
 mod rewrite;
 
+pub use every::{ARGS, Argument, timed_methods};
 pub use plan::{OLD_VALUE, SITE, other_writers};
 
 use ristretto_classfile::attributes::{Attribute, Instruction};
@@ -89,6 +91,9 @@ pub struct ProbeSpec {
     /// Internal name of the helper class, in the target's package.
     pub helper: String,
     /// The method (Line, Entry, Exit; optional narrowing for FieldWrite).
+    /// An Exit with none times every method [`timed_methods`] lists, in
+    /// one class file with one helper: each record holds the method's
+    /// arguments ([`ARGS`]) and its `Class.method:line` ([`SITE`]).
     pub method: Option<MethodRef>,
     pub site: Site,
     /// `None`: every local in scope (Line) or every argument (Entry,
@@ -107,6 +112,10 @@ pub struct ProbeSpec {
     /// Caller frames a record lists (0: none), taken in the JVM for a
     /// recorded hit only.
     pub callers: u32,
+    /// Exit only: keep statistics, never a record: calls and throws
+    /// ([`field::CALLS`], [`field::THROWS`]) and a latency histogram
+    /// ([`field::HIST`]).
+    pub stats: bool,
 }
 
 impl ProbeSpec {
@@ -115,7 +124,8 @@ impl ProbeSpec {
     /// the calls that pass (its `passed`); otherwise every call passes.
     /// Either way the drops are what passed less the records claimed.
     pub fn filters(&self) -> bool {
-        self.condition.is_some() || (self.site == Site::Exit && self.min_duration_ns > 0)
+        self.condition.is_some()
+            || (self.site == Site::Exit && (self.min_duration_ns > 0 || self.stats))
     }
 }
 
@@ -228,6 +238,10 @@ pub enum Source {
     /// The caller frames, one `StackTraceElement` a line: filled in by the
     /// helper for a recorded hit only (the site passes nothing).
     Callers,
+    /// The method's arguments, boxed into an `Object[]` at the site (an
+    /// exit probe on every method of a class, whose methods take
+    /// different arguments while one helper takes them all).
+    Args,
 }
 
 /// One value a record holds (or, when not `record`, one the condition
@@ -254,6 +268,9 @@ pub struct RecordLayout {
     pub ref_width: usize,
     /// `durs` holds each call's duration (Exit).
     pub has_duration: bool,
+    /// Every method timed: each method's argument names, by method name
+    /// (none for overloads whose names differ).
+    pub arguments: std::collections::BTreeMap<String, Vec<Argument>>,
 }
 
 /// A generated helper class.
@@ -310,6 +327,12 @@ pub enum Refusal {
     },
     #[error("{class} declares a field {field} of its own, which hides the one the probe watches")]
     Hides { class: String, field: String },
+    #[error(
+        "{class} has no method a probe can time (constructors, the static initialiser, abstract, native, bridge and synthetic methods are not timed)"
+    )]
+    NothingToTime { class: String },
+    #[error("a condition needs a method: its names are that method's arguments")]
+    ConditionOnEveryMethod,
     #[error("condition column {column}: {why}")]
     Condition { column: usize, why: String },
     #[error("unsupported class file: {0}")]
@@ -345,10 +368,30 @@ pub mod field {
     pub const OTHERS: &str = "others";
     pub const RESTORED: &str = "restored";
     pub const TARGET: &str = "TARGET";
+    /// Throws of a statistics probe (a `LongAdder`; null otherwise).
+    pub const THROWS: &str = "throws";
+    /// A statistics probe's latency histogram (a `long[]`; null
+    /// otherwise): [`super::HIST_STRIPES`] stripes of
+    /// [`super::HIST_WIDTH`] longs, each [`super::HIST_BUCKETS`] counts
+    /// (bucket `b` holds durations in `[2^b, 2^(b+1))` ns, 0 and 1 in
+    /// bucket 0), then the sum of durations, then the longest.
+    pub const HIST: &str = "hist";
 }
+
+/// A thread adds to the stripe its id picks, with plain writes: no
+/// cache line is fought over per call, and the rare lost update makes
+/// the histogram an estimate (the calls and throws are exact).
+pub const HIST_STRIPES: i32 = 16;
+/// Buckets of a stripe: one per power of two of nanoseconds.
+pub const HIST_BUCKETS: i32 = 64;
+/// Longs per stripe: the buckets, the sum, the longest.
+pub const HIST_WIDTH: i32 = HIST_BUCKETS + 2;
 
 /// The helper's set-up method: ring, switch, lease thread.
 pub const INIT: &str = "init";
+/// The part of a helper's name that marks it as ours: a later attach
+/// finds it by this, and a wildcard never instruments one.
+pub const HELPER_MARK: &str = "$$jvmscope$";
 /// The helper's method an exit site calls at entry: the start time, or
 /// [`UNTIMED`].
 pub const START: &str = "start";

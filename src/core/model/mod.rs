@@ -11,6 +11,7 @@ pub mod invoking;
 pub mod java_source;
 pub mod jvms;
 pub mod label;
+pub mod latency;
 pub mod overhead;
 pub mod perfdata;
 pub mod prim;

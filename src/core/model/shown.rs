@@ -78,6 +78,12 @@ pub enum Shown {
         type_name: String,
         id: u64,
     },
+    /// An enum constant, by its name.
+    Enum {
+        constant: String,
+        type_name: String,
+        id: u64,
+    },
     /// Any other object, with its `toString()` when one was asked for.
     Object {
         type_name: String,

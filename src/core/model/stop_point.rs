@@ -124,8 +124,7 @@ pub struct FieldSpec {
     pub writers: Vec<String>,
 }
 
-/// A method-exit stop: every exit of the classes a JDWP pattern matches
-/// (the JVM matches), narrowed to one method name here.
+/// A method-exit stop: exits of the classes a pattern matches, of one method or all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MethodExitSpec {
     pub class_pattern: String,
@@ -133,6 +132,8 @@ pub struct MethodExitSpec {
     pub exclude: Vec<String>,
     /// Keep only calls at least this long (timed in the JVM: a probe).
     pub min_duration_ms: Option<u64>,
+    /// Keep statistics only, no snapshots (one method: a probe).
+    pub stats: bool,
 }
 
 /// The four monitor events, as two pairs.
@@ -268,6 +269,7 @@ impl Target {
             }
             Target::MethodExit(m) => {
                 let mut s = match &m.method {
+                    Some(name) if m.stats => format!("{}.{name} (statistics)", m.class_pattern),
                     Some(name) => format!("{}.{name} (exits)", m.class_pattern),
                     None => format!("{} (every method's exits)", m.class_pattern),
                 };

@@ -72,6 +72,22 @@ fn more(shown: usize, total: usize) -> String {
     }
 }
 
+/// A type's name without its package.
+fn simple(type_name: &str) -> &str {
+    type_name.rsplit('.').next().unwrap_or(type_name)
+}
+
+/// A value as a grouping key: a boxed primitive by its value and an enum
+/// constant by its name, whichever object holds them; anything else as
+/// its line.
+pub fn key(v: &Shown) -> String {
+    match v {
+        Shown::Boxed { value, .. } => scalar(value),
+        Shown::Enum { constant, .. } => constant.clone(),
+        other => line(other),
+    }
+}
+
 /// One value on one line.
 pub fn line(v: &Shown) -> String {
     match v {
@@ -85,11 +101,12 @@ pub fn line(v: &Shown) -> String {
             value,
             type_name,
             id,
-        } => format!(
-            "{} ({} @{id:#x})",
-            scalar(value),
-            type_name.rsplit('.').next().unwrap_or(type_name)
-        ),
+        } => format!("{} ({} @{id:#x})", scalar(value), simple(type_name)),
+        Shown::Enum {
+            constant,
+            type_name,
+            id,
+        } => format!("{constant} ({} @{id:#x})", simple(type_name)),
         Shown::Object {
             type_name,
             id,

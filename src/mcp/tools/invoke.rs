@@ -260,6 +260,7 @@ pub fn shown_json(v: &Shown) -> Json {
     match v {
         Shown::Scalar(s) | Shown::Boxed { value: s, .. } => scalar_json(s),
         Shown::Text(c) | Shown::Decoded { text: c, .. } => json!(c.text),
+        Shown::Enum { constant, .. } => json!(constant),
         Shown::Class { name, .. } => json!({ "@class": name }),
         Shown::Object { type_name, id, .. }
         | Shown::Unreadable {

@@ -449,6 +449,21 @@ pub fn runs_long(name: &str, args: Option<&JsonObject>) -> bool {
         .is_some_and(|long| long(args.unwrap_or(&empty)))
 }
 
+/// Whether a tool changes debugger or JVM state (its annotations say it
+/// does not only read): the calls a read-only session refuses, and the
+/// calls the audit records. Unknown tools change nothing.
+pub fn mutates(name: &str) -> bool {
+    let all = routes();
+    all.by_name.get(name).is_some_and(|&i| {
+        all.routes[i]
+            .tool
+            .annotations
+            .as_ref()
+            .and_then(|a| a.read_only_hint)
+            != Some(true)
+    })
+}
+
 /// Whether a boolean argument is given as `true`.
 pub fn flag(args: &JsonObject, name: &str) -> bool {
     args.get(name).and_then(serde_json::Value::as_bool) == Some(true)

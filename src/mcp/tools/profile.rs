@@ -47,11 +47,9 @@ pub fn routes() -> Vec<Route> {
         Route::new(
             "debug_profile",
             "CPU profile",
-            "Where the whole JVM spends CPU over duration_ms (at most 120000): top methods by self \
-             and total share, hottest stacks, threads, and a flame graph (SVG) and collapsed \
-             stacks as resources. A local JVM records itself with JFR (settings=profile, about 1% \
-             CPU, nothing suspended); else, or with channel jdwp, each running thread is suspended \
-             alone 50 times a second for its stack (safepoint-biased; the reply states the hold).",
+            "Where the JVM spends CPU over duration_ms: top methods by self and total share, \
+             hottest stacks, threads, and a flame graph (SVG) as a resource. A local JVM records \
+             with JFR (about 1% CPU, nothing suspended); else threads are sampled over JDWP.",
             Effect::Read,
             profile,
         )

@@ -504,3 +504,65 @@ fn traces_grouped_by_a_local_count_what_the_program_counted() {
     assert_eq!((full, compact), (60, 60));
     assert_all_running(&server);
 }
+
+/// Enum constants and boxed numbers group and print by value: `GARDEN`,
+/// not a handle per object, and `1000` whichever Integer holds it.
+fn enums_and_boxes_group_by_value(java_home: Option<std::path::PathBuf>) {
+    let jvm = Jvm::start(
+        "Kinds",
+        JvmOpts {
+            java_home,
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("kinds started", WAIT);
+    let server = server();
+    attach(&server, &jvm);
+    let id = first_id(&ok(
+        &server,
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": "Kinds", "line": line_of("Kinds.java", "handle"),
+               "trace": true, "trace_max_hits": 12}),
+    ));
+    traces_of(&server, &id, 12);
+    let grouped = ok(
+        &server,
+        "debug_get_traces",
+        json!({"bp_id": id, "group_by": ["kind", "qty"]}),
+    );
+    let text = &grouped.text;
+    assert!(text.contains("Grouped by kind, qty: 6 groups"), "{text}");
+    for kind in ["GARDEN", "KITCHEN", "TOOLS"] {
+        for qty in ["1000", "1001"] {
+            assert!(text.contains(&format!("kind={kind} qty={qty}:")), "{text}");
+        }
+    }
+    // A snapshot prints the constant by name, with its type, and the
+    // number by value.
+    let plain = ok(
+        &server,
+        "debug_get_traces",
+        json!({"bp_id": id, "limit": 3}),
+    );
+    assert!(
+        plain.text.contains("GARDEN (Kinds$Kind @"),
+        "{}",
+        plain.text
+    );
+    assert!(
+        plain.text.contains("TOOLS (Kinds$Kind$1 @"),
+        "{}",
+        plain.text
+    );
+    assert!(plain.text.contains("1000 (Integer @"), "{}", plain.text);
+}
+
+#[test]
+fn enums_and_boxed_numbers_group_by_value() {
+    enums_and_boxes_group_by_value(None);
+}
+
+#[test]
+fn enums_and_boxed_numbers_group_by_value_on_temurin25() {
+    enums_and_boxes_group_by_value(Some(crate::support::java::temurin25_required()));
+}

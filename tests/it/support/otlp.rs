@@ -59,6 +59,17 @@ pub struct CollectedSpan {
     pub scope: String,
     /// When the span started (ns since the epoch).
     pub start_unix_nano: u64,
+    /// The span's events (empty where the collector does not say).
+    pub events: Vec<CollectedEvent>,
+}
+
+/// One event of a span.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CollectedEvent {
+    pub name: String,
+    /// When it happened (ns since the epoch).
+    pub time_unix_nano: u64,
+    pub attributes: BTreeMap<String, Attr>,
 }
 
 impl CollectedSpan {
@@ -163,6 +174,15 @@ pub fn spans_of(request: ExportTraceServiceRequest) -> Vec<CollectedSpan> {
                     resource: resource.clone(),
                     scope: scope.clone(),
                     start_unix_nano: span.start_time_unix_nano,
+                    events: span
+                        .events
+                        .iter()
+                        .map(|e| CollectedEvent {
+                            name: e.name.clone(),
+                            time_unix_nano: e.time_unix_nano,
+                            attributes: proto_attrs(&e.attributes),
+                        })
+                        .collect(),
                 });
             }
         }
@@ -551,6 +571,7 @@ impl Rotel {
                     resource: json_attrs(&v["resource"]),
                     scope: v["scope"].as_str().unwrap_or_default().to_owned(),
                     start_unix_nano: v["start_time_unix_nano"].as_u64().unwrap_or_default(),
+                    events: Vec::new(),
                 }
             })
             .collect()

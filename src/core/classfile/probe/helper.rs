@@ -14,6 +14,7 @@
 mod builder;
 mod callers;
 mod record;
+mod stats;
 
 use ristretto_classfile::attributes::{ArrayType, Attribute, Instruction};
 use ristretto_classfile::{
@@ -86,6 +87,12 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
         (field::ORIGINAL, "[B", false),
         (field::OTHERS, "[Ljava/lang/Object;", false),
         (field::RESTORED, "Z", true),
+        (
+            field::THROWS,
+            "Ljava/util/concurrent/atomic/LongAdder;",
+            false,
+        ),
+        (field::HIST, "[J", false),
     ] {
         g.field(n, d, v)?;
     }
@@ -112,7 +119,7 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
     });
 
     constructor(&mut g)?;
-    init(&mut g, cap_i, pw, rw)?;
+    init(&mut g, cap_i, pw, rw, spec.stats)?;
     run(&mut g)?;
     trap(&mut g)?;
     claim(&mut g, cap_i)?;
@@ -149,7 +156,7 @@ fn constructor(g: &mut Gen) -> Result<(), Refusal> {
     g.method("<init>", "()V", MethodAccessFlags::PUBLIC, a, 1, 1)
 }
 
-fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32) -> Result<(), Refusal> {
+fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32, stats: bool) -> Result<(), Refusal> {
     let mut a = Asm::default();
     let head = g.own(field::HEAD, "Ljava/util/concurrent/atomic/AtomicLong;")?;
     let passed = g.own(field::PASSED, "Ljava/util/concurrent/atomic/LongAdder;")?;
@@ -202,6 +209,17 @@ fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32) -> Result<(), Refusal> {
         a.op(I::Dup);
         a.op(I::Invokespecial(la_init));
         a.op(I::Putstatic(f));
+    }
+    if stats {
+        let throws = g.own(field::THROWS, "Ljava/util/concurrent/atomic/LongAdder;")?;
+        let hist = g.own(field::HIST, "[J")?;
+        a.op(I::New(la));
+        a.op(I::Dup);
+        a.op(I::Invokespecial(la_init));
+        a.op(I::Putstatic(throws));
+        g.int(&mut a, super::HIST_STRIPES * super::HIST_WIDTH)?;
+        a.op(I::Newarray(ArrayType::Long));
+        a.op(I::Putstatic(hist));
     }
     a.bind(skip);
     a.op(I::Iconst_1);
@@ -362,7 +380,7 @@ fn start(g: &mut Gen, spec: &ProbeSpec, cap: i32) -> Result<(), Refusal> {
     let (untimed, timed) = (a.label(), a.label());
     a.op(I::Getstatic(live));
     a.jump(I::Ifeq, untimed);
-    if spec.min_duration_ns == 0 {
+    if spec.min_duration_ns == 0 && !spec.stats {
         a.op(I::Getstatic(head));
         a.op(I::Invokevirtual(get));
         a.op(I::Getstatic(tail));
@@ -418,6 +436,9 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         return g.method("hit", &hit_descriptor(plan), flags, a, p + 4, p);
     }
     start(g, spec, cap)?;
+    if spec.stats {
+        return stats::entries(g, plan);
+    }
     let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
     let ret_kind = (plan.returns != "V").then(|| Kind::of(&plan.returns));
     let others: Vec<_> = plan.pushed().into_iter().cloned().collect();

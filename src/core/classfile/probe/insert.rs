@@ -221,7 +221,7 @@ fn exit_sites(
     mi: usize,
     at: &[u16],
 ) -> Result<Edit, Refusal> {
-    let (pushes, push_slots) = pushes(class, plan)?;
+    let (_, push_slots) = pushes(class, plan)?;
     let exit = method_ref(class, &spec.helper, "exit", &exit_descriptor(plan))?;
     let threw = method_ref(class, &spec.helper, "threw", &threw_descriptor(plan))?;
     let start = method_ref(class, &spec.helper, super::START, "()J")?;
@@ -242,17 +242,17 @@ fn exit_sites(
         _ => Some(Instruction::Dup),
     };
     let lload = Kind::Long.load(t0);
-    let mut ret_block = Vec::new();
-    ret_block.extend(dup);
-    ret_block.push(lload.clone());
-    ret_block.extend(pushes.clone());
-    ret_block.push(Instruction::Invokestatic(exit));
     let mut blocks = BTreeMap::new();
     for &i in at {
+        let mut code = Vec::new();
+        code.extend(dup.clone());
+        code.push(lload.clone());
+        code.extend(exit_pushes(class, plan, mi, i)?);
+        code.push(Instruction::Invokestatic(exit));
         blocks.insert(
             i,
             Block {
-                code: ret_block.clone(),
+                code,
                 skipped: false,
             },
         );
@@ -272,15 +272,102 @@ fn exit_sites(
         },
     );
     let mut handler = vec![Instruction::Dup, lload];
-    handler.extend(pushes);
+    handler.extend(exit_pushes(class, plan, mi, 0)?);
     handler.push(Instruction::Invokestatic(threw));
     handler.push(Instruction::Athrow);
+    // Boxing an argument takes the array twice, an index and the value.
+    let boxing = if plan.every_method() { 5 } else { 0 };
     Ok(Edit {
         blocks,
         handler: Some(handler),
         t0,
         extra_locals: 2,
-        extra_stack: 4 + push_slots,
+        extra_stack: 4 + push_slots + boxing,
+    })
+}
+
+/// What an exit site at instruction `at` of method `mi` pushes after the
+/// start time: the columns in order, a timed method's arguments boxed and
+/// its `Class.method:line`.
+fn exit_pushes(
+    class: &mut ClassFile<'_>,
+    plan: &Plan,
+    mi: usize,
+    at: u16,
+) -> Result<Vec<Instruction>, Refusal> {
+    let mut code = Vec::new();
+    for c in plan.pushed() {
+        match c.source {
+            Source::Args => code.extend(boxed_arguments(class, mi)?),
+            Source::Where => code.push(site_label(class, mi, at)?),
+            _ => code.extend(push(class, c)?),
+        }
+    }
+    Ok(code)
+}
+
+/// A new `Object[]` holding method `mi`'s arguments, primitives boxed.
+fn boxed_arguments(class: &mut ClassFile<'_>, mi: usize) -> Result<Vec<Instruction>, Refusal> {
+    use Instruction as I;
+    let m = &class.methods[mi];
+    let descriptor = super::read::utf8(class, m.descriptor_index);
+    let mut slot: u16 = if is_static(m.access_flags) { 0 } else { 1 };
+    let (params, _) = crate::model::signature::split_method_descriptor(&descriptor)
+        .ok_or_else(|| Refusal::Malformed("a method descriptor".into()))?;
+    let unsupported = |e: ristretto_classfile::Error| Refusal::Unsupported(e.to_string());
+    let object = class
+        .constant_pool
+        .add_class("java/lang/Object")
+        .map_err(unsupported)?;
+    let mut code = vec![int_const(params.len())?, I::Anewarray(object)];
+    for (k, d) in params.iter().enumerate() {
+        let kind = Kind::of(d);
+        code.push(I::Dup);
+        code.push(int_const(k)?);
+        code.push(kind.load(slot));
+        if let Some((wrapper, prim)) = wrapper(kind) {
+            let c = class
+                .constant_pool
+                .add_class(wrapper)
+                .map_err(unsupported)?;
+            let r = class
+                .constant_pool
+                .add_method_ref(c, "valueOf", format!("({prim})L{wrapper};").as_str())
+                .map_err(unsupported)?;
+            code.push(I::Invokestatic(r));
+        }
+        code.push(I::Aastore);
+        slot += kind.slots();
+    }
+    Ok(code)
+}
+
+/// The box of a primitive kind and its descriptor letter.
+fn wrapper(kind: Kind) -> Option<(&'static str, char)> {
+    Some(match kind {
+        Kind::Boolean => ("java/lang/Boolean", 'Z'),
+        Kind::Byte => ("java/lang/Byte", 'B'),
+        Kind::Char => ("java/lang/Character", 'C'),
+        Kind::Short => ("java/lang/Short", 'S'),
+        Kind::Int => ("java/lang/Integer", 'I'),
+        Kind::Long => ("java/lang/Long", 'J'),
+        Kind::Float => ("java/lang/Float", 'F'),
+        Kind::Double => ("java/lang/Double", 'D'),
+        Kind::Ref => return None,
+    })
+}
+
+/// An `int` constant (an argument count or index: at most 255).
+fn int_const(n: usize) -> Result<Instruction, Refusal> {
+    use Instruction as I;
+    Ok(match n {
+        0 => I::Iconst_0,
+        1 => I::Iconst_1,
+        2 => I::Iconst_2,
+        3 => I::Iconst_3,
+        4 => I::Iconst_4,
+        5 => I::Iconst_5,
+        _ => I::Sipush(i16::try_from(n).map_err(|_| Refusal::TooLarge)?),
     })
 }
 
@@ -306,6 +393,7 @@ fn push(class: &mut ClassFile<'_>, c: &Column) -> Result<Vec<Instruction>, Refus
         | Source::Old
         | Source::Callers
         | Source::Writer
+        | Source::Args
         | Source::Where => Vec::new(),
     })
 }

@@ -29,6 +29,9 @@ pub struct Plan {
     pub site: Site,
     /// Exit: the method's return descriptor.
     pub returns: String,
+    /// Every method timed (an Exit with no method): each method's
+    /// argument names, by method name.
+    pub arguments: BTreeMap<String, Vec<super::every::Argument>>,
 }
 
 impl Plan {
@@ -39,6 +42,7 @@ impl Plan {
             ref_width: columns.iter().filter(|c| c.kind == Kind::Ref).count(),
             columns,
             has_duration: self.site == Site::Exit,
+            arguments: self.arguments.clone(),
         }
     }
 
@@ -58,6 +62,13 @@ impl Plan {
                 )
             })
             .collect()
+    }
+
+    /// Whether the probe times every method of the class (an exit with
+    /// no method): the sites push per method what [`Source::Args`] and
+    /// [`Source::Where`] are.
+    pub fn every_method(&self) -> bool {
+        self.columns.iter().any(|c| c.source == Source::Args)
     }
 
     /// Line, Entry and FieldWrite sites push every column, in order (a
@@ -105,7 +116,7 @@ pub fn threw_descriptor(plan: &Plan) -> String {
     format!("(Ljava/lang/Object;J{others})V")
 }
 
-fn column(name: &str, descriptor: &str, source: Source, record: bool) -> Column {
+pub(super) fn column(name: &str, descriptor: &str, source: Source, record: bool) -> Column {
     Column {
         name: name.to_string(),
         kind: Kind::of(descriptor),
@@ -122,10 +133,10 @@ fn this_column(owner: &str) -> Column {
 
 /// What planning one site kind yields, before the condition's fields and
 /// the values the site has on its stack are added.
-struct Sites {
-    sites: BTreeMap<usize, Vec<u16>>,
-    columns: Vec<Column>,
-    returns: String,
+pub(super) struct Sites {
+    pub(super) sites: BTreeMap<usize, Vec<u16>>,
+    pub(super) columns: Vec<Column>,
+    pub(super) returns: String,
 }
 
 /// Plans `spec` on `class`.
@@ -156,6 +167,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
             writers,
         } => field_writes(class, spec, f_owner, name, descriptor, writers)?,
         Site::Line { line } => line_runs(class, spec, *line, &owner)?,
+        Site::Exit if spec.method.is_none() => super::every::every_exit(class, spec)?,
         Site::Entry | Site::Exit => entry_or_exit(class, spec, &owner)?,
     };
     if let Some(c) = &spec.condition {
@@ -199,6 +211,10 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         columns,
         site: spec.site.clone(),
         returns,
+        arguments: match (&spec.site, &spec.method) {
+            (Site::Exit, None) => super::every::argument_names(class),
+            _ => BTreeMap::new(),
+        },
     };
     if let Some(c) = &spec.condition {
         cond::check(c, &plan)?;
@@ -289,7 +305,7 @@ fn named_method(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<(usize, Metho
 }
 
 /// A local in scope at a site: name, descriptor, slot.
-type Local = (String, String, u16);
+pub(super) type Local = (String, String, u16);
 
 /// The first instruction of each run of `line`, and the locals to record
 /// there.
@@ -473,7 +489,7 @@ fn entry_or_exit(class: &ClassFile<'_>, spec: &ProbeSpec, owner: &str) -> Result
 
 /// A method's arguments: the name the local table gives each (`argN`
 /// without one), its descriptor and its slot.
-fn arguments(v: &MethodView, params: &[String]) -> Vec<Local> {
+pub(super) fn arguments(v: &MethodView, params: &[String]) -> Vec<Local> {
     let mut slot: u16 = if v.is_static { 0 } else { 1 };
     let mut args = Vec::new();
     for (k, d) in params.iter().enumerate() {

@@ -89,6 +89,14 @@ fn choices(bytes: &[u8]) -> Vec<Choice> {
             });
         }
     }
+    if !timed_methods(&class).is_empty() {
+        // Every method of the class, timed.
+        out.push(Choice {
+            method: None,
+            site: Site::Exit,
+            names: Vec::new(),
+        });
+    }
     let owner = read::this_name(&class);
     for f in &class.fields {
         out.push(Choice {
@@ -222,6 +230,7 @@ fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
         min_duration_ns: 0,
         ring_capacity: 16,
         callers: (k % 3) as u32,
+        stats: false,
     })
 }
 
@@ -311,6 +320,7 @@ proptest! {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 2,
+            stats: false,
         };
         prop_assert!(matches!(instrument(bytes, std::slice::from_ref(&spec)), Err(Refusal::Malformed(_))));
         prop_assert!(helper_class(bytes, &spec).is_err());
@@ -340,6 +350,7 @@ proptest! {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 2,
+            stats: false,
         };
         let _ = instrument(&bytes, std::slice::from_ref(&spec));
         let _ = helper_class(&bytes, &spec);
@@ -386,6 +397,7 @@ fn refused(
         min_duration_ns: 0,
         ring_capacity: 16,
         callers: 0,
+        stats: false,
     };
     instrument(bytes, &[spec]).expect_err("refused")
 }
@@ -479,6 +491,7 @@ fn layout_of(entry: &str, method: Option<(&str, &str)>, site: Site, callers: u32
         min_duration_ns: 0,
         ring_capacity: 16,
         callers,
+        stats: false,
     };
     helper_class(bytes, &spec)
         .expect("planned")
@@ -526,6 +539,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         min_duration_ns: 0,
         ring_capacity: 16,
         callers: 0,
+        stats: false,
     };
     assert!(instrument(bytes, &[spec]).is_ok());
 }
@@ -561,6 +575,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         };
         let s = spec(counter(&both), "newValue > oldValue");
         let instrumented = instrument(bytes, std::slice::from_ref(&s)).expect("instrumented");
@@ -607,6 +622,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         },
     );
     assert!(
@@ -636,6 +652,7 @@ fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         };
         helper_class(bytes, &spec).map(|h| {
             h.layout
@@ -656,4 +673,61 @@ fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
         columns(Some("nowhere > 0")),
         Err(Refusal::Condition { .. })
     ));
+}
+
+#[test]
+fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
+    for entry in ["release8/Probed", "release17/Probed", "lines/Probed"] {
+        assert_eq!(
+            layout_of(entry, None, Site::Exit, 0),
+            [ARGS, SITE, "exception"],
+            "{entry}: a record holds the arguments, the method and what it threw"
+        );
+        let (_, bytes) = CORPUS.iter().find(|(n, _)| *n == entry).expect("entry");
+        let spec = ProbeSpec {
+            helper: "H".into(),
+            method: None,
+            site: Site::Exit,
+            locals: None,
+            only_condition: false,
+            condition: None,
+            min_duration_ns: 50_000_000,
+            ring_capacity: 16,
+            callers: 0,
+            stats: false,
+        };
+        let out = instrument(bytes, std::slice::from_ref(&spec)).expect("instrumented");
+        only_inserts(bytes, &out).expect("only inserts");
+        let class = class_of(&out);
+        let timed = timed_methods(&class);
+        assert!(timed.len() > 1, "{entry}: several methods are timed");
+        for (i, m) in class.methods.iter().enumerate() {
+            let Some((code, _)) = code_attrs(&m.attributes) else {
+                continue;
+            };
+            let name = utf8(&class, m.name_index);
+            let calls = code
+                .iter()
+                .filter(|x| match x {
+                    Instruction::Invokestatic(r) => {
+                        read::method_name(&class, *r).as_deref() == Some(START)
+                    }
+                    _ => false,
+                })
+                .count();
+            let expected = usize::from(timed.contains(&i));
+            assert_eq!(calls, expected, "{entry} {name}: start() calls");
+            if name.starts_with('<') {
+                assert_eq!(calls, 0, "{entry}: {name} is not timed");
+            }
+        }
+        let cond = ProbeSpec {
+            condition: crate::expr::parse("x > 1").ok(),
+            ..spec
+        };
+        assert_eq!(
+            instrument(bytes, &[cond]),
+            Err(Refusal::ConditionOnEveryMethod)
+        );
+    }
 }

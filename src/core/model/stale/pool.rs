@@ -24,7 +24,7 @@ pub fn pool_text(pool: &ConstantPool<'_>) -> PoolText {
             } => {
                 let (name, descriptor) = pool.try_get_name_and_type(*name_and_type_index).ok()?;
                 format!(
-                    "Field {}.{}:{}",
+                    "Field {}.{} {}",
                     pool.try_get_class(*class_index).ok()?,
                     pool.try_get_utf8(*name).ok()?,
                     pool.try_get_utf8(*descriptor).ok()?

@@ -25,7 +25,7 @@ pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
         _ => {}
     }
     if let Some((_, v)) = t.locals.iter().find(|(n, _)| &**n == key) {
-        return Some(value::line(v));
+        return Some(value::key(v));
     }
     // A wire exit reports its value as the detail `returned`, a probe's as
     // the column `returnValue` (the name conditions use): either name
@@ -37,7 +37,7 @@ pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
     if key == "returned"
         && let Some((_, v)) = t.locals.iter().find(|(n, _)| &**n == "returnValue")
     {
-        return Some(value::line(v));
+        return Some(value::key(v));
     }
     // A trace expression reads as `expr[i] <source>`: either part names it.
     t.details
@@ -48,7 +48,10 @@ pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
                     .and_then(|r| r.split_once("] "))
                     .is_some_and(|(i, src)| src == key || format!("expr[{i}]") == key)
         })
-        .map(|(_, d)| value::detail(d))
+        .map(|(_, d)| match d {
+            Detail::Value(v) => value::key(v),
+            other => value::detail(other),
+        })
 }
 
 /// How long a snapshot's call (or monitor pair) took, in ns: a probe's

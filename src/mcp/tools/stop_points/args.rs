@@ -102,7 +102,7 @@ macro_rules! stop_params {
 stop_params! {
     /// Arguments of debug_set_stop kind line.
     pub struct LineStopParams {
-        /// Exact class, wildcard, or a list.
+        /// Exact class, wildcard (com.acme.*, *Repo), or a list.
         pub class_pattern: OneOrMany<String>,
         pub line: Option<u32>,
         /// Method: its entry (no line), its code (line), or its exits.
@@ -178,6 +178,10 @@ stop_params! {
         pub exclude_classes: Option<Vec<String>>,
         /// Keep calls or monitor pairs lasting this long.
         pub min_duration_ms: Option<u64>,
+        /// Most classes a wildcard arms; default 20.
+        pub max_classes: Option<usize>,
+        /// Statistics only, no snapshots (one method).
+        pub stats: Option<bool>,
         /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4; `returnValue` in scope).

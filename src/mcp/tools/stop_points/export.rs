@@ -147,6 +147,9 @@ fn point_entry(p: &PointView) -> Entry {
             if let Some(d) = m.min_duration_ms {
                 args.insert("min_duration_ms".into(), json!(d));
             }
+            if m.stats {
+                args.insert("stats".into(), json!(true));
+            }
             "method_exit"
         }
         Target::Monitor(m) => {

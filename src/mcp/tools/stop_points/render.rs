@@ -209,13 +209,19 @@ fn filters_text(p: &PointView) -> Vec<String> {
 /// One stop point: a headline and a detail line, plus its capture figures
 /// (always in a listing; in other replies once it has been hit).
 pub fn describe_point(p: &PointView, listing: bool) -> String {
+    let stats =
+        matches!(&p.spec.target, crate::model::stop_point::Target::MethodExit(m) if m.stats);
     let mut s = format!(
         "{} {} {} — {}\n  {} · Hits: {}",
         p.id,
         p.kind.label(),
         p.target,
         state_text(p),
-        mode_text(p),
+        if stats {
+            "statistics only: nothing is held or recorded per call".to_string()
+        } else {
+            mode_text(p)
+        },
         p.hits
     );
     let filters = filters_text(p);
@@ -247,6 +253,7 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
     }
     if let Mode::Trace(t) = &p.spec.mode
         && (listing || p.hits > 0)
+        && !stats
     {
         s.push_str(&format!("\n  snapshots: {}", p.captured));
         if t.max_hits > 0 {
@@ -329,7 +336,32 @@ fn probe_line(c: &crate::actors::ProbeCost) -> String {
             c.drain_failures
         ));
     }
+    if let Some(l) = &c.latency {
+        s.push_str(&stats_line("since arming", &l.since_arming));
+        match &l.window {
+            Some(w) => s.push_str(&stats_line("last window", w)),
+            None => s.push_str("\n  stats last window: not yet a window old"),
+        }
+        s.push_str(
+            "\n  (calls and throws are exact; latencies come from a log-bucket histogram, an estimate within its bucket)",
+        );
+    }
     s
+}
+
+/// One span of a statistics probe's figures.
+fn stats_line(what: &str, f: &crate::model::latency::Figures) -> String {
+    let t = |ns: Option<u64>| ns.map_or_else(|| "-".to_string(), crate::mcp::render::value::nanos);
+    format!(
+        "\n  stats {what} ({:.1} s): {} calls, {} throws; mean {}, p50 {}, p99 {}, max {}",
+        f.span_ms as f64 / 1000.0,
+        f.calls,
+        f.throws,
+        t(f.mean_ns),
+        t(f.p50_ns),
+        t(f.p99_ns),
+        t(f.max_ns),
+    )
 }
 
 /// What a stop point's holds cost the application's threads.

@@ -29,8 +29,8 @@ pub(super) fn set_routes() -> Vec<Route> {
         "Set a stop point",
         "Arm a stop point; kind picks the event: line (a line, or a method's entry), exception (a \
          throw of class_pattern or a subclass), field (writes, or reads with access), method_exit \
-         (returns and throws; min_duration_ms keeps slow calls) or monitor (lock contention). \
-         class_pattern: exact, a wildcard (com.acme.*, *Repo) or a list. A hit suspends the VM \
+         (returns and throws; min_duration_ms keeps slow calls, of every method if none is \
+         named) or monitor (lock contention). A hit suspends the VM \
          (debug_wait_for_event, then debug_continue); trace:true snapshots and resumes \
          (debug_get_traces), right for a shared JVM. engine auto compiles a traced stop on one \
          loaded class into its bytecode (no hold per hit); over the wire, method_exit and field \
@@ -95,7 +95,12 @@ pub(super) fn set_routes() -> Vec<Route> {
                 Route::new(tool, "", "", Effect::Changes, set_method_exit).with_guide(
                     "Report each return (value) or throw of a method. Exact class and method: \
                     a probe in the JVM (engine auto) that also times the call; \
-                    min_duration_ms keeps slow ones; group_by gives p50/p99/max. Over the \
+                    min_duration_ms keeps slow ones; group_by gives p50/p99/max. \
+                    min_duration_ms and no method times every method of the class (a \
+                    wildcard: each loaded match, up to max_classes), one redefinition \
+                    each; a snapshot names its method and arguments. stats:true on one \
+                    method keeps no snapshot: debug_list_stop_points shows calls, throws, \
+                    mean, p50, p99 and max since arming and for the last 10 s. Over the \
                     wire the JVM runs interpreted while armed; class_pattern is matched by \
                     the JVM (exact, or one * at either end; a list arms one mexit_ each) and \
                     method is filtered here. Traced by default; trace:false needs an exact \
@@ -449,6 +454,9 @@ async fn set_field(ctx: Ctx, call: Call<FieldStopParams>) -> Reply {
     arm_entries(&handle, specs, 1, notes).await
 }
 
+/// Each class pattern with its check: `Ok` when it may be armed.
+type Checked = Vec<(String, Result<(), ToolError>)>;
+
 async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
     let (tool, p) = (call.tool, call.params?);
     let shared = p.shared();
@@ -460,6 +468,126 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
             "stop on a line inside an instance method with instance_id, or filter with a condition",
         ));
     }
+    let checked = exit_patterns(tool, &p)?;
+    if p.hit_count.is_some() && p.method.is_some() {
+        return Err(refuse(
+            "REFUSED",
+            "hit_count with method: the JVM counts exits of every method of the class, so the Nth could be a getter we then drop",
+            "omit method to count exits of the class, or omit hit_count",
+        ));
+    }
+    let mut notes = Vec::new();
+    let (mode, filters) = mode_with_condition(tool, &shared, true, &mut notes)?;
+    let engine = engine_arg(tool, &shared.common)?;
+    if p.min_duration_ms.is_some() && engine == Engine::Wire {
+        // The next step must be a call a probe then takes: a pattern
+        // only without a method.
+        let patterned = checked.iter().any(|(c, _)| c.contains('*'));
+        return Err(refuse(
+            "REFUSED",
+            "min_duration_ms with engine \"wire\": a method-exit event carries no duration, so only a probe can time a call",
+            if patterned && p.method.is_some() {
+                "engine \"auto\" with one class, or with the pattern and no method (every method of each matching class is timed)"
+            } else {
+                "engine \"auto\" (the call is timed in the JVM; with no method, every method of the class is)"
+            },
+        ));
+    }
+    if let Some(m) = &p.method {
+        for (pattern, check) in &checked {
+            if check.is_ok()
+                && !pattern.contains('*')
+                && let Some(methods) = handle.missing_method(pattern, m).await
+            {
+                notes.push(format!(
+                    "WARNING: {pattern} has no method {m:?}: nothing will be reported (its methods: {})",
+                    methods.join(", ")
+                ));
+            }
+        }
+    }
+    let stats = stats_arg(&p, &checked, engine)?;
+    let excluded = p.exclude_classes.clone().unwrap_or_default();
+    let build = |class: String| StopPointSpec {
+        target: Target::MethodExit(MethodExitSpec {
+            // Only a pattern excludes anything.
+            exclude: if class.contains('*') {
+                excluded.clone()
+            } else {
+                Vec::new()
+            },
+            class_pattern: class,
+            method: p.method.clone(),
+            min_duration_ms: p.min_duration_ms,
+            stats,
+        }),
+        mode: mode.clone(),
+        filters: filters.clone(),
+        engine,
+    };
+    // Timing every method of a wildcard's classes: a probe per loaded class.
+    let every_method = p.min_duration_ms.is_some() && p.method.is_none();
+    let max_classes = p.max_classes.unwrap_or(MAX_CLASSES_DEFAULT);
+    let mut specs = Vec::new();
+    for (pattern, check) in checked {
+        if check.is_ok() && every_method && pattern.contains('*') {
+            let expanded = handle
+                .expand_classes(&pattern, &excluded, max_classes)
+                .await;
+            add_expansion(
+                &mut specs,
+                &mut notes,
+                &pattern,
+                expanded,
+                max_classes,
+                |n| {
+                    format!(
+                        "{n} loaded class{} timed, every method (a wildcard matches only classes loaded now)",
+                        plural_es(n)
+                    )
+                },
+                |n| format!("{n} skipped"),
+                build,
+            );
+            continue;
+        }
+        specs.push((pattern.clone(), check.map(|()| build(pattern))));
+    }
+    arm_entries(&handle, specs, 1, notes).await
+}
+
+/// Whether a method exit keeps statistics only: one method of one class,
+/// every call counted (no condition, no minimum), in the JVM.
+fn stats_arg(p: &MethodExitParams, checked: &Checked, engine: Engine) -> Result<bool, ToolError> {
+    if p.stats != Some(true) {
+        return Ok(false);
+    }
+    if p.method.is_none() || checked.len() != 1 || checked.iter().any(|(c, _)| c.contains('*')) {
+        return Err(refuse(
+            "REFUSED",
+            "stats takes one class (no *, no list) and one method: it keeps that method's calls, throws and latencies",
+            "name the class and the method (debug_list_members lists them); to find the slow method first, min_duration_ms with no method times every method of the class",
+        ));
+    }
+    if p.min_duration_ms.is_some() || p.condition.is_some() || p.trace == Some(false) {
+        return Err(refuse(
+            "REFUSED",
+            "stats counts every call: it takes no min_duration_ms, condition or trace:false",
+            "drop them, or omit stats to keep snapshots of the calls they select",
+        ));
+    }
+    if engine == Engine::Wire {
+        return Err(refuse(
+            "REFUSED",
+            "stats with engine \"wire\": only a probe keeps statistics in the JVM",
+            "engine \"auto\"",
+        ));
+    }
+    Ok(true)
+}
+
+/// A method exit's class patterns, each with what is wrong with it.
+fn exit_patterns(tool: &str, p: &MethodExitParams) -> Result<Checked, ToolError> {
     let patterns: Vec<String> = p
         .class_pattern
         .clone()
@@ -497,54 +625,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
         };
         checked.push((pattern, check));
     }
-    if p.hit_count.is_some() && p.method.is_some() {
-        return Err(refuse(
-            "REFUSED",
-            "hit_count with method: the JVM counts exits of every method of the class, so the Nth could be a getter we then drop",
-            "omit method to count exits of the class, or omit hit_count",
-        ));
-    }
-    let mut notes = Vec::new();
-    let (mode, filters) = mode_with_condition(tool, &shared, true, &mut notes)?;
-    let engine = engine_arg(tool, &shared.common)?;
-    if p.min_duration_ms.is_some() && engine == Engine::Wire {
-        return Err(refuse(
-            "REFUSED",
-            "min_duration_ms with engine \"wire\": a method-exit event carries no duration, so only a probe can time a call",
-            "use engine \"auto\" or \"probe\" (the call is timed in the JVM)",
-        ));
-    }
-    if let Some(m) = &p.method {
-        for (pattern, check) in &checked {
-            if check.is_ok()
-                && !pattern.contains('*')
-                && let Some(methods) = handle.missing_method(pattern, m).await
-            {
-                notes.push(format!(
-                    "WARNING: {pattern} has no method {m:?}: nothing will be reported (its methods: {})",
-                    methods.join(", ")
-                ));
-            }
-        }
-    }
-    let specs = checked
-        .into_iter()
-        .map(|(pattern, check)| {
-            let spec = check.map(|()| StopPointSpec {
-                target: Target::MethodExit(MethodExitSpec {
-                    class_pattern: pattern.clone(),
-                    method: p.method.clone(),
-                    exclude: p.exclude_classes.clone().unwrap_or_default(),
-                    min_duration_ms: p.min_duration_ms,
-                }),
-                mode: mode.clone(),
-                filters: filters.clone(),
-                engine,
-            });
-            (pattern, spec)
-        })
-        .collect();
-    arm_entries(&handle, specs, 1, notes).await
+    Ok(checked)
 }
 
 async fn set_monitor(ctx: Ctx, call: Call<MonitorParams>) -> Reply {
