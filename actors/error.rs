@@ -559,6 +559,10 @@ pub enum ProbeRefusal {
     },
     #[error("no thread could run the helper's set-up: {0}")]
     NoThread(String),
+    #[error(
+        "{class} changed since its probe went in (its code no longer calls the probe): it keeps what it runs now"
+    )]
+    ChangedSince { class: String },
     #[error("the suspending probe's trap could not be set, so the probe was taken out again: {0}")]
     Trap(String),
     #[error(transparent)]

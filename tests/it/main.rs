@@ -20,6 +20,7 @@ mod members;
 mod memory;
 mod middle;
 mod packaging;
+mod probe_guard;
 mod probe_refusals;
 mod probe_suspend;
 mod probe_switch;

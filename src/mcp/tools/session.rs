@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Call, Ctx, Effect, Reply, Route};
-use crate::actors::{SessionHandle, Startup};
+use crate::actors::{LeftoverOutcome, SessionHandle, Startup};
 use crate::mcp::error::ToolError;
 use crate::model::invoking::Invoking;
 use crate::model::session::ReleaseCheck;
@@ -300,12 +300,16 @@ pub(super) async fn opened(
         out.push_str("\nRead-only: every mutation is refused at the wire");
     }
     for left in handle.restored_at_attach().await {
-        match left.failed {
-            None => out.push_str(&format!(
+        match left.outcome {
+            LeftoverOutcome::Restored => out.push_str(&format!(
                 "\nRESTORED: {} was left instrumented by an earlier jvmscope; its original bytes are back",
                 left.class
             )),
-            Some(why) => out.push_str(&format!(
+            LeftoverOutcome::ChangedSince => out.push_str(&format!(
+                "\nLEFT ALONE: {} carries an earlier jvmscope's probe helper, but its code changed since (a reload or another tool) and no longer calls it: it keeps what it runs now",
+                left.class
+            )),
+            LeftoverOutcome::Failed(why) => out.push_str(&format!(
                 "\nWARNING: {} was left instrumented by an earlier jvmscope and could not be restored: {why} (its probe is switched off)",
                 left.class
             )),
