@@ -218,7 +218,7 @@ fn leak_holder(java_home: PathBuf) {
     assert!(
         holders
             .text
-            .contains("Leak.CACHE → HashMap{key} → Leak$Key@0x"),
+            .contains("Leak.CACHE → HashMap{key} → Leak$Key\n"),
         "{}",
         holders.text
     );
