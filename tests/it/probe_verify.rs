@@ -89,6 +89,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
         ring_capacity: 64,
         callers: 2,
         stats: false,
+        callees: false,
     }
 }
 

@@ -134,6 +134,8 @@ pub struct MethodExitSpec {
     pub min_duration_ms: Option<u64>,
     /// Keep statistics only, no snapshots (one method: a probe).
     pub stats: bool,
+    /// Time each call the method makes, by call site (one method: a probe).
+    pub callees: bool,
 }
 
 /// The four monitor events, as two pairs.
@@ -270,6 +272,9 @@ impl Target {
             Target::MethodExit(m) => {
                 let mut s = match &m.method {
                     Some(name) if m.stats => format!("{}.{name} (statistics)", m.class_pattern),
+                    Some(name) if m.callees => {
+                        format!("{}.{name} (exits, callees timed)", m.class_pattern)
+                    }
                     Some(name) => format!("{}.{name} (exits)", m.class_pattern),
                     None => format!("{} (every method's exits)", m.class_pattern),
                 };

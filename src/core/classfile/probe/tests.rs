@@ -220,18 +220,22 @@ fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
     ];
     let cond = proptest::option::weighted(0.4, condition(names));
     let only_condition = proptest::bool::weighted(0.2);
-    (locals, cond, only_condition).prop_map(move |(locals, cond, only_condition)| ProbeSpec {
-        helper: format!("Probed$$P{k}"),
-        method: choice.method.clone(),
-        site: choice.site.clone(),
-        locals,
-        only_condition,
-        condition: cond.and_then(|c| crate::expr::parse(&c).ok()),
-        min_duration_ns: 0,
-        ring_capacity: 16,
-        callers: (k % 3) as u32,
-        stats: false,
-    })
+    let callees = proptest::bool::weighted(0.4);
+    (locals, cond, only_condition, callees).prop_map(
+        move |(locals, cond, only_condition, callees)| ProbeSpec {
+            helper: format!("Probed$$P{k}"),
+            method: choice.method.clone(),
+            site: choice.site.clone(),
+            locals,
+            only_condition,
+            condition: cond.and_then(|c| crate::expr::parse(&c).ok()),
+            min_duration_ns: 0,
+            ring_capacity: 16,
+            callers: (k % 3) as u32,
+            stats: false,
+            callees,
+        },
+    )
 }
 
 /// The corpus entries with a place for a probe (an interface without
@@ -321,6 +325,7 @@ proptest! {
             ring_capacity: 16,
             callers: 2,
             stats: false,
+            callees: false,
         };
         prop_assert!(matches!(instrument(bytes, std::slice::from_ref(&spec)), Err(Refusal::Malformed(_))));
         prop_assert!(helper_class(bytes, &spec).is_err());
@@ -351,6 +356,7 @@ proptest! {
             ring_capacity: 16,
             callers: 2,
             stats: false,
+            callees: false,
         };
         let _ = instrument(&bytes, std::slice::from_ref(&spec));
         let _ = helper_class(&bytes, &spec);
@@ -398,6 +404,7 @@ fn refused(
         ring_capacity: 16,
         callers: 0,
         stats: false,
+        callees: false,
     };
     instrument(bytes, &[spec]).expect_err("refused")
 }
@@ -492,6 +499,7 @@ fn layout_of(entry: &str, method: Option<(&str, &str)>, site: Site, callers: u32
         ring_capacity: 16,
         callers,
         stats: false,
+        callees: false,
     };
     helper_class(bytes, &spec)
         .expect("planned")
@@ -540,6 +548,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         ring_capacity: 16,
         callers: 0,
         stats: false,
+        callees: false,
     };
     assert!(instrument(bytes, &[spec]).is_ok());
 }
@@ -576,6 +585,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         };
         let s = spec(counter(&both), "newValue > oldValue");
         let instrumented = instrument(bytes, std::slice::from_ref(&s)).expect("instrumented");
@@ -623,6 +633,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         },
     );
     assert!(
@@ -653,6 +664,7 @@ fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         };
         helper_class(bytes, &spec).map(|h| {
             h.layout
@@ -695,6 +707,7 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         };
         let out = instrument(bytes, std::slice::from_ref(&spec)).expect("instrumented");
         only_inserts(bytes, &out).expect("only inserts");
@@ -730,4 +743,90 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
             Err(Refusal::ConditionOnEveryMethod)
         );
     }
+}
+
+fn callees_on(entry: &str, name: &str, descriptor: &str) -> (&'static [u8], ProbeSpec) {
+    let (_, bytes) = CORPUS.iter().find(|(n, _)| *n == entry).expect("entry");
+    let spec = ProbeSpec {
+        helper: "H".into(),
+        method: Some(MethodRef {
+            name: name.into(),
+            descriptor: descriptor.into(),
+        }),
+        site: Site::Exit,
+        locals: None,
+        only_condition: false,
+        condition: None,
+        min_duration_ns: 1_000_000,
+        ring_capacity: 16,
+        callers: 1,
+        stats: false,
+        callees: true,
+    };
+    (bytes, spec)
+}
+
+#[test]
+fn callees_time_each_call_site_of_a_loop_a_catch_and_a_finally() {
+    for entry in ["release8/Probed", "release17/Probed", "lines/Probed"] {
+        let (bytes, spec) = callees_on(entry, "sum", "([Ljava/lang/String;)I");
+        let layout = helper_class(bytes, &spec).expect("planned").layout;
+        let names: Vec<&str> = layout.columns.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            names.last_chunk::<3>(),
+            Some(&["exception", "callees", "callers"]),
+            "{entry}: the callees' text comes before the callers"
+        );
+        let mut called: Vec<&str> = layout.callees.iter().map(|c| c.method.as_str()).collect();
+        called.sort_unstable();
+        // javac copies the finally into each way out of the try.
+        assert_eq!(
+            called,
+            ["add", "add", "add", "getMessage", "length", "parseInt"],
+            "{entry}"
+        );
+        assert_eq!(layout.callees[0].class, "java.lang.Integer");
+        let adds: Vec<_> = layout
+            .callees
+            .iter()
+            .filter(|c| c.method == "add")
+            .collect();
+        assert!(
+            adds.iter()
+                .all(|c| c.class == "java.util.List" && c.line == adds[0].line)
+        );
+        let out = instrument(bytes, std::slice::from_ref(&spec)).expect("instrumented");
+        only_inserts(bytes, &out).expect("only inserts");
+        let class = class_of(&out);
+        let mi = find_method(&class, spec.method.as_ref().expect("a method")).expect("sum");
+        let (code, _) = code_attrs(&class.methods[mi].attributes).expect("code");
+        let clock_reads = code
+            .iter()
+            .filter(|x| match x {
+                Instruction::Invokestatic(r) => {
+                    read::method_name(&class, *r).as_deref() == Some("nanoTime")
+                }
+                _ => false,
+            })
+            .count();
+        // Two a call; one in each of the method's two handlers and in
+        // the probe's catch-all.
+        assert_eq!(clock_reads, 2 * 6 + 2 + 1, "{entry}");
+    }
+}
+
+#[test]
+fn callees_of_a_method_that_makes_no_calls_are_refused() {
+    let (bytes, spec) = callees_on("release17/Probed", "loop", "(I)I");
+    assert!(matches!(
+        instrument(bytes, &[spec]),
+        Err(Refusal::NoCalls { method }) if method.contains("loop")
+    ));
+    // Statistics or a line keep no callees: nothing changes for them.
+    let (bytes, mut spec) = callees_on("release17/Probed", "sum", "([Ljava/lang/String;)I");
+    spec.stats = true;
+    spec.callers = 0;
+    spec.locals = Some(Vec::new());
+    let layout = helper_class(bytes, &spec).expect("planned").layout;
+    assert!(layout.callees.is_empty());
 }
