@@ -304,7 +304,7 @@ impl From<ArmError> for ToolError {
                 )
             }
             ArmError::ProbeOnly(ProbeRefusal::Site(
-                Refusal::NoCalls { .. } | Refusal::TooManyCalls { .. },
+                Refusal::NoCalls { .. },
             )) => ToolError::new("PROBE_REFUSED", text).next(
                 "the same stop point without callees times the whole call; callees on a method it calls shows where that one's time goes",
             ),

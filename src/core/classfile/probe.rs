@@ -351,12 +351,6 @@ pub enum Refusal {
     NothingToTime { class: String },
     #[error("{method} makes no calls: there is nothing to time but its own code")]
     NoCalls { method: String },
-    #[error("{method} makes {calls} calls, and a probe times at most {most} call sites")]
-    TooManyCalls {
-        method: String,
-        calls: usize,
-        most: usize,
-    },
     #[error("a condition needs a method: its names are that method's arguments")]
     ConditionOnEveryMethod,
     #[error("condition column {column}: {why}")]

@@ -103,8 +103,7 @@ pub struct LineSpec {
     pub line: Option<u32>,
 }
 
-/// An exception stop: a type and its subclasses (all exceptions when
-/// `None`), thrown where it will be caught and/or where it will not.
+/// An exception stop: a type and its subclasses (`None`: all), caught and/or uncaught.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExceptionSpec {
     pub class: Option<String>,
@@ -119,8 +118,7 @@ pub struct FieldSpec {
     pub field: String,
     pub access: bool,
     pub modify: bool,
-    /// The classes whose writes a probe sees (binary names; empty: the
-    /// declaring class). The wire sees every class's writes.
+    /// Classes whose writes a probe sees (binary names; empty: the declaring one; the wire: all).
     pub writers: Vec<String>,
 }
 
@@ -272,9 +270,6 @@ impl Target {
             Target::MethodExit(m) => {
                 let mut s = match &m.method {
                     Some(name) if m.stats => format!("{}.{name} (statistics)", m.class_pattern),
-                    Some(name) if m.callees => {
-                        format!("{}.{name} (exits, callees timed)", m.class_pattern)
-                    }
                     Some(name) => format!("{}.{name} (exits)", m.class_pattern),
                     None => format!("{} (every method's exits)", m.class_pattern),
                 };

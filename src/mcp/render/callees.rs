@@ -77,7 +77,7 @@ fn merged(sites: &[CalleeTime]) -> Vec<CalleeTime> {
             None => out.push(s.clone()),
         }
     }
-    out.sort_by(|a, b| b.ns.cmp(&a.ns));
+    out.sort_by_key(|s| std::cmp::Reverse(s.ns));
     out
 }
 

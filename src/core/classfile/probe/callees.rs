@@ -10,8 +10,15 @@
 //! turns them into a string only for a call it records.
 //!
 //! `invokedynamic` (a lambda's creation, a string concatenation) is the
-//! method's own code; so are the probes' own calls (another probe's in
-//! the same method, and its clock reads).
+//! method's own code, and so is a `StringBuilder`'s work (how javac 8
+//! concatenates); so are the probes' own calls (another probe's in the
+//! same method, and its clock reads).
+//!
+//! A site's sum and count go to the helper as parameters, which are
+//! bounded: a method with more than [`MOST`] sites sums the sites that
+//! call one method together (`line` then unknown when they are on
+//! several lines), and past [`MOST`] methods called, the rest as one
+//! [`OTHERS`].
 
 use std::collections::BTreeMap;
 
@@ -25,20 +32,67 @@ use crate::model::callees::CalleeSite;
 
 type I = Instruction;
 
-/// Most call sites one probe times: each passes a sum and a count to the
+/// Most sums one probe keeps: each passes a sum and a count to the
 /// helper, whose methods take at most 255 parameter slots.
 pub const MOST: usize = 40;
 
-/// One call site: the instruction and what it calls.
-#[derive(Debug, Clone)]
+/// The name of the sum of the calls past [`MOST`] methods called.
+pub const OTHERS: &str = "(other calls)";
+
+/// One call site: the instruction, and the sum it adds to.
+#[derive(Debug, Clone, Copy)]
 pub struct Call {
     pub at: u16,
-    pub site: CalleeSite,
+    pub slot: usize,
 }
 
-/// The calls method `mi` makes, in code order; refused when it makes
-/// none, or more than [`MOST`].
-pub fn calls(class: &ClassFile<'_>, mi: usize) -> Result<Vec<Call>, Refusal> {
+/// The calls method `mi` makes, in code order, and the sums they add to
+/// (one a site, unless there are more than [`MOST`]); refused when it
+/// makes none.
+pub fn calls(class: &ClassFile<'_>, mi: usize) -> Result<(Vec<Call>, Vec<CalleeSite>), Refusal> {
+    let sites = sites(class, mi)?;
+    if sites.len() <= MOST {
+        let calls = sites
+            .iter()
+            .enumerate()
+            .map(|(slot, (at, _))| Call { at: *at, slot });
+        return Ok((calls.collect(), sites.into_iter().map(|(_, s)| s).collect()));
+    }
+    let mut slots: Vec<CalleeSite> = Vec::new();
+    let mut calls = Vec::with_capacity(sites.len());
+    for (at, s) in sites {
+        let same = |o: &CalleeSite| o.class == s.class && o.method == s.method;
+        let slot = match slots.iter().position(same) {
+            Some(k) => {
+                if slots[k].line != s.line {
+                    slots[k].line = None;
+                }
+                k
+            }
+            None if slots.len() < MOST - 1 => {
+                slots.push(s);
+                slots.len() - 1
+            }
+            None => {
+                if slots.len() < MOST {
+                    slots.push(CalleeSite {
+                        class: String::new(),
+                        method: OTHERS.into(),
+                        line: None,
+                        own: true,
+                    });
+                }
+                MOST - 1
+            }
+        };
+        calls.push(Call { at, slot });
+    }
+    Ok((calls, slots))
+}
+
+/// Every call site of method `mi`, in code order; refused when it makes
+/// none.
+fn sites(class: &ClassFile<'_>, mi: usize) -> Result<Vec<(u16, CalleeSite)>, Refusal> {
     let v = view(class, mi)?;
     let this = super::read::this_name(class);
     let mut out = Vec::new();
@@ -51,7 +105,10 @@ pub fn calls(class: &ClassFile<'_>, mi: usize) -> Result<Vec<Call>, Refusal> {
         let Some((owner, name)) = method_owner(class, r) else {
             continue;
         };
-        if owner.contains(HELPER_MARK) || (owner == "java/lang/System" && name == "nanoTime") {
+        if owner.contains(HELPER_MARK)
+            || (owner == "java/lang/System" && name == "nanoTime")
+            || owner == "java/lang/StringBuilder"
+        {
             continue;
         }
         let at = u16::try_from(k).map_err(|_| Refusal::TooLarge)?;
@@ -61,25 +118,18 @@ pub fn calls(class: &ClassFile<'_>, mi: usize) -> Result<Vec<Call>, Refusal> {
             .filter(|(pc, _)| *pc <= at)
             .max_by_key(|(pc, _)| *pc)
             .map(|(_, l)| u32::from(*l));
-        out.push(Call {
+        out.push((
             at,
-            site: CalleeSite {
+            CalleeSite {
                 class: owner.replace('/', "."),
                 method: name,
                 line,
                 own: owner == this,
             },
-        });
+        ));
     }
     if out.is_empty() {
         return Err(Refusal::NoCalls { method: v.label() });
-    }
-    if out.len() > MOST {
-        return Err(Refusal::TooManyCalls {
-            method: v.label(),
-            calls: out.len(),
-            most: MOST,
-        });
     }
     Ok(out)
 }
@@ -314,9 +364,9 @@ pub fn add_blocks(
         code.append(&mut b.code);
         b.code = code;
     }
-    for (k, c) in calls.iter().enumerate() {
+    for c in calls {
         let b = blocks.entry(c.at).or_default();
-        b.code.extend(l.before(nano, k));
-        b.after = l.after(nano, k);
+        b.code.extend(l.before(nano, c.slot));
+        b.after = l.after(nano, c.slot);
     }
 }

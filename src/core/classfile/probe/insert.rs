@@ -267,7 +267,7 @@ fn exit_sites(
     if let Some(l) = &callees {
         entry.extend(l.init());
         let handlers = callees::handlers(class, mi);
-        callees::add_blocks(&mut blocks, &plan.callees, &handlers, l, nano);
+        callees::add_blocks(&mut blocks, &plan.calls, &handlers, l, nano);
         let mut first = l.caught(nano);
         first.append(&mut handler);
         handler = first;

@@ -33,7 +33,9 @@ pub struct Plan {
     /// argument names, by method name.
     pub arguments: BTreeMap<String, Vec<super::every::Argument>>,
     /// An exit timing its method's calls: the call sites, in code order.
-    pub callees: Vec<super::callees::Call>,
+    pub calls: Vec<super::callees::Call>,
+    /// The sums they add to, as the record names them.
+    pub callees: Vec<crate::model::callees::CalleeSite>,
 }
 
 impl Plan {
@@ -45,7 +47,7 @@ impl Plan {
             columns,
             has_duration: self.site == Site::Exit,
             arguments: self.arguments.clone(),
-            callees: self.callees.iter().map(|c| c.site.clone()).collect(),
+            callees: self.callees.clone(),
         }
     }
 
@@ -210,7 +212,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         }
         columns.push(column(SITE, "Ljava/lang/String;", Source::Where, true));
     }
-    let callees = if spec.times_callees() {
+    let (calls, callees) = if spec.times_callees() {
         let mi = sites.keys().next().copied().unwrap_or_default();
         columns.push(column(
             "callees",
@@ -220,7 +222,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         ));
         super::callees::calls(class, mi)?
     } else {
-        Vec::new()
+        (Vec::new(), Vec::new())
     };
     if spec.callers > 0 {
         // Last, so the sites' and the helper's entries pass it as null.
@@ -240,6 +242,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
             (Site::Exit, None) => super::every::argument_names(class),
             _ => BTreeMap::new(),
         },
+        calls,
         callees,
     };
     // A helper method takes at most 255 parameter slots.
