@@ -328,6 +328,8 @@ pub enum LocalError {
     HeldByDebugger { pid: u32 },
     #[error("JVM {pid}'s flight recorder: {detail}")]
     Jfr { pid: u32, detail: String },
+    #[error("JVM {pid}'s heap dump: {detail}")]
+    HeapDump { pid: u32, detail: String },
 }
 
 /// Why a stop point (or one entry of a list) could not be armed, cleared

@@ -121,7 +121,7 @@ pub use launch::{
 };
 pub use lock::lock;
 pub use memory::heap::{Channel, ChannelChoice, HistogramSpec, HistogramView, Walk};
-pub use memory::holders::{HolderTarget, HoldersSpec, HoldersView};
+pub use memory::holders::{DumpRun, HolderTarget, HoldersSpec, HoldersView, Via, WhyJdwp};
 pub use memory::hot::{HotRow, HotSpec, HotView};
 pub use profile::{
     JDWP_PERIOD, JFR_PERIOD, JdwpRun, JfrRun, ProfileSpec, ProfileView, SELF_STOP_MARGIN, Sampler,

@@ -420,7 +420,8 @@ impl SessionLink {
                 .map(|e| (e.kind(), e.request_id()))
                 .collect();
             let threads = composite.events.iter().filter_map(Event::thread).collect();
-            self.session.suspended(threads, requests);
+            let whole_vm = composite.suspend_policy == SuspendPolicy::All;
+            self.session.suspended(threads, requests, whole_vm);
         }
         self.bus.publish(composite);
     }

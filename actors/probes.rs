@@ -111,7 +111,10 @@ impl Live {
 /// A stop point's counters as they stood when its current helper went in.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Counted {
+    /// The stop point's hits, the wire's included (a guard's switch).
+    pub hits: u64,
     pub calls: u64,
+    pub passes: u64,
     pub drops: u64,
     pub errors: u64,
 }
@@ -120,7 +123,9 @@ impl Counted {
     pub fn from(stats: &Stats) -> Counted {
         use std::sync::atomic::Ordering::Relaxed;
         Counted {
+            hits: stats.hits.load(Relaxed),
             calls: stats.probe.calls.load(Relaxed),
+            passes: stats.probe.passes.load(Relaxed),
             drops: stats.probe.drops.load(Relaxed),
             errors: stats.condition_errors.load(Relaxed),
         }

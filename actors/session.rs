@@ -45,8 +45,11 @@ const LAUNCHED_EXIT_WAIT: Duration = Duration::from_secs(2);
 /// What a disconnect released.
 #[derive(Debug, Clone)]
 pub struct DisconnectReport {
-    /// Threads that were suspended when the agent disconnected.
+    /// Threads that were suspended when the agent disconnected, by
+    /// anyone (the JVM's count).
     pub threads_held: usize,
+    /// Of those, the threads this session held by its suspend ledger.
+    pub held_by_us: usize,
     pub threads_total: usize,
     /// Stop points cleared (their event requests go with Dispose).
     pub stop_points_cleared: usize,
@@ -485,6 +488,7 @@ impl SessionCore {
             self.link.life.mark_dead("disconnected by the agent");
             return DisconnectReport {
                 threads_held: 0,
+                held_by_us: 0,
                 threads_total: 0,
                 stop_points_cleared: cleared.unwrap_or(0),
                 verification: ReleaseCheck::Unverified(format!(
@@ -499,6 +503,7 @@ impl SessionCore {
                 Ok(census) => (census.held, census.total),
                 Err(_) => (0, 0),
             };
+        let held_by_us = self.ledger.threads_held(threads_total);
         // Leaving: threads the agent held are released too.
         self.ledger.release_all();
         let verification = match control::resume_verified(
@@ -524,6 +529,7 @@ impl SessionCore {
             .map(|e| e.to_string());
         let report = DisconnectReport {
             threads_held,
+            held_by_us,
             threads_total,
             stop_points_cleared: cleared.unwrap_or(0),
             verification,

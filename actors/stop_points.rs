@@ -46,8 +46,10 @@ pub struct PointView {
     pub policy: SuspendPolicy,
     pub count_mode: Option<CountMode>,
     pub hits: u64,
+    /// Snapshots taken, since it was defined.
     pub captured: u64,
-    pub charged: u64,
+    /// Snapshots taken since it was last armed: its trace budget's use.
+    pub budget_used: u64,
     pub over_budget: u64,
     pub discarded: u64,
     pub below_threshold: u64,

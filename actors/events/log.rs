@@ -70,9 +70,65 @@ struct Inner {
     /// Per wait scope (a stop id, or "" for every stop): the highest seq a
     /// wait returned, or where its first wait began, so the next wait
     /// returns what follows and never the same snapshot twice.
-    cursors: HashMap<String, u64>,
+    cursors: HashMap<String, Cursor>,
     evicted: u64,
     captured_total: u64,
+    /// Snapshots the ring evicted, per stop.
+    evicted_by: HashMap<Arc<str>, u64>,
+    /// The newest runs of snapshots a probe's drain passed over unread:
+    /// (stop, first seq, how many).
+    passed_over: VecDeque<(Arc<str>, u64, u64)>,
+}
+
+/// How many runs of passed-over snapshots are remembered for the skip
+/// counts of waits (a probe's drain passes over one run a round at most).
+const PASSED_OVER_RUNS: usize = 256;
+
+/// Where a wait scope stands: the seq it returned (or began at), and
+/// per stop the evictions so far and the snapshots at or below that seq
+/// still in the ring, which the ring evicts before any later one.
+#[derive(Debug, Clone, Default)]
+struct Cursor {
+    seq: u64,
+    evicted: HashMap<Arc<str>, u64>,
+    older: HashMap<Arc<str>, u64>,
+}
+
+impl Inner {
+    fn cursor_at(&self, seq: u64) -> Cursor {
+        let mut older: HashMap<Arc<str>, u64> = HashMap::new();
+        for t in self.traces.iter().take_while(|t| t.seq <= seq) {
+            *older.entry(t.stop.clone()).or_default() += 1;
+        }
+        Cursor {
+            seq,
+            evicted: self.evicted_by.clone(),
+            older,
+        }
+    }
+
+    /// Snapshots of the stops `in_scope` accepts, after the cursor and
+    /// below `upto`, that no wait can return any more: evicted by the ring
+    /// or passed over by a probe's drain.
+    fn skipped(&self, c: &Cursor, in_scope: &dyn Fn(&str) -> bool, upto: u64) -> u64 {
+        let evicted: u64 = self
+            .evicted_by
+            .iter()
+            .filter(|(stop, _)| in_scope(stop))
+            .map(|(stop, n)| {
+                let before = c.evicted.get(stop).copied().unwrap_or(0)
+                    + c.older.get(stop).copied().unwrap_or(0);
+                n.saturating_sub(before)
+            })
+            .sum();
+        let passed: u64 = self
+            .passed_over
+            .iter()
+            .filter(|(stop, first, _)| in_scope(stop) && *first > c.seq && *first < upto)
+            .map(|(_, _, n)| *n)
+            .sum();
+        evicted + passed
+    }
 }
 
 /// Counters of the trace ring.
@@ -139,9 +195,11 @@ impl EventLog {
             let mut g = lock(&self.inner);
             g.next_seq += 1;
             t.seq = g.next_seq;
-            if g.traces.len() >= self.trace_capacity {
-                g.traces.pop_front();
+            if g.traces.len() >= self.trace_capacity
+                && let Some(old) = g.traces.pop_front()
+            {
                 g.evicted += 1;
+                *g.evicted_by.entry(old.stop).or_default() += 1;
             }
             g.traces.push_back(t);
             g.captured_total += 1;
@@ -155,11 +213,16 @@ impl EventLog {
     /// reads only as many of a round's records as the ring can hold, and
     /// the older ones would have been evicted in the same round. They take
     /// sequence numbers and count as captured and evicted, as if pushed.
-    pub fn pass_over(&self, n: u64) {
+    pub fn pass_over(&self, stop: &str, n: u64) {
         if n == 0 {
             return;
         }
         let mut g = lock(&self.inner);
+        let first = g.next_seq + 1;
+        if g.passed_over.len() >= PASSED_OVER_RUNS {
+            g.passed_over.pop_front();
+        }
+        g.passed_over.push_back((stop.into(), first, n));
         g.next_seq += n;
         g.captured_total += n;
         g.evicted += n;
@@ -284,12 +347,30 @@ impl EventLog {
         if let Some(s) = since {
             return WaitFrom::above(s);
         }
-        let now = g.next_seq;
-        let traces = *g.cursors.entry(scope.to_string()).or_insert(now);
+        let traces = match g.cursors.get(scope) {
+            Some(c) => c.seq,
+            None => {
+                let now = g.next_seq;
+                let c = g.cursor_at(now);
+                g.cursors.insert(scope.to_string(), c);
+                now
+            }
+        };
         WaitFrom {
             events: g.reported,
             traces,
         }
+    }
+
+    /// How many snapshots of the stops `in_scope` accepts a wait of
+    /// `scope` passes over below `upto` (the seq it returns; `u64::MAX`
+    /// when it returns none): the ring evicted them, or a probe's drain
+    /// passed over them, before any wait read them.
+    pub fn skipped(&self, scope: &str, in_scope: &dyn Fn(&str) -> bool, upto: u64) -> u64 {
+        let g = lock(&self.inner);
+        g.cursors
+            .get(scope)
+            .map_or(0, |c| g.skipped(c, in_scope, upto))
     }
 
     /// Notes that stop point (or family) `id` was armed when the newest
@@ -297,14 +378,18 @@ impl EventLog {
     /// first snapshot is the first one after arming, not the first one
     /// after the wait began.
     pub fn note_armed(&self, id: &str, from: u64) {
-        lock(&self.inner).cursors.insert(id.to_string(), from);
+        let mut g = lock(&self.inner);
+        let c = g.cursor_at(from);
+        g.cursors.insert(id.to_string(), c);
     }
 
     /// Notes that a wait of `scope` returned `seq`.
     pub fn mark_waited(&self, scope: &str, seq: u64) {
         let mut g = lock(&self.inner);
-        let c = g.cursors.entry(scope.to_string()).or_insert(seq);
-        *c = (*c).max(seq);
+        if g.cursors.get(scope).is_none_or(|c| c.seq < seq) {
+            let c = g.cursor_at(seq);
+            g.cursors.insert(scope.to_string(), c);
+        }
     }
 
     /// The newest sequence number handed out.
@@ -498,7 +583,7 @@ mod tests {
     fn snapshots_passed_over_count_as_captured_and_evicted() {
         let log = EventLog::new(2);
         log.push_trace(trace("bp_1"));
-        log.pass_over(5);
+        log.pass_over("bp_1", 5);
         let s = log.push_trace(trace("bp_1"));
         let r = log.ring();
         assert_eq!((r.held, r.evicted, r.captured_total), (2, 5, 7));
@@ -527,6 +612,45 @@ mod tests {
             panic!("the next snapshot");
         };
         assert_eq!(t.seq, second);
+    }
+
+    #[test]
+    fn a_wait_counts_the_snapshots_it_skips_and_no_others() {
+        let log = EventLog::new(4);
+        let never = |_: &HitEvent| false;
+        let pred = |t: &TraceRecord| &*t.stop == "bp_1";
+        let in_scope = |s: &str| s == "bp_1";
+        // Two older snapshots sit in the ring when bp_1 is armed.
+        log.push_trace(trace("bp_1"));
+        log.push_trace(trace("bp_2"));
+        log.note_armed("bp_1", log.latest_seq());
+        let first = log.push_trace(trace("bp_1"));
+        let from = log.wait_from("bp_1", None);
+        let Some(Found::Trace(t)) = log.find_after(from, &never, Some(&pred)) else {
+            panic!("the first snapshot after arming");
+        };
+        assert_eq!(t.seq, first);
+        assert_eq!(log.skipped("bp_1", &in_scope, t.seq), 0);
+        log.mark_waited("bp_1", t.seq);
+        // Six more of bp_1 in a ring of four: the older ring entries go
+        // first (not skips), then two of the new ones do.
+        let mut seqs = Vec::new();
+        for _ in 0..6 {
+            seqs.push(log.push_trace(trace("bp_1")));
+        }
+        let from = log.wait_from("bp_1", None);
+        let Some(Found::Trace(t)) = log.find_after(from, &never, Some(&pred)) else {
+            panic!("the oldest snapshot still held");
+        };
+        assert_eq!(t.seq, seqs[2]);
+        assert_eq!(log.skipped("bp_1", &in_scope, t.seq), 2);
+        assert_eq!(log.skipped("bp_2", &|s| s == "bp_2", u64::MAX), 0);
+        log.mark_waited("bp_1", t.seq);
+        // A drain's pass-over is a skip of the next wait, not of this one.
+        log.pass_over("bp_1", 3);
+        let after = log.push_trace(trace("bp_1"));
+        assert_eq!(log.skipped("bp_1", &in_scope, seqs[3]), 0);
+        assert_eq!(log.skipped("bp_1", &in_scope, after), 3);
     }
 
     #[test]

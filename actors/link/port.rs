@@ -32,6 +32,8 @@ pub enum LedgerMsg {
     Suspended {
         threads: Vec<ThreadId>,
         requests: Vec<(EventKind, RequestId)>,
+        /// The composite suspended every thread (SuspendPolicy ALL).
+        whole_vm: bool,
     },
     NoteSuspension,
     /// The agent paused the whole VM.
@@ -80,9 +82,19 @@ impl SessionRef {
         rx.await.ok()
     }
 
-    /// An event suspended `threads` for `requests`.
-    pub fn suspended(&self, threads: Vec<ThreadId>, requests: Vec<(EventKind, RequestId)>) {
-        self.tell(LedgerMsg::Suspended { threads, requests });
+    /// An event suspended `threads` (every thread when `whole_vm`) for
+    /// `requests`.
+    pub fn suspended(
+        &self,
+        threads: Vec<ThreadId>,
+        requests: Vec<(EventKind, RequestId)>,
+        whole_vm: bool,
+    ) {
+        self.tell(LedgerMsg::Suspended {
+            threads,
+            requests,
+            whole_vm,
+        });
     }
 
     pub fn note_suspension(&self) {

@@ -7,12 +7,21 @@
 //! is a heap walk that stops the world, so the walk is bounded in depth,
 //! in referrers per object and in the pause it may cause, and says what
 //! it cost. The pure naming and folding is `model::holders`.
+//!
+//! That walk is for what a heap dump cannot do: a JVM on another machine,
+//! one this session holds suspended (its attach listener would be held
+//! too), or an `@0x…` handle (JDWP's own id, which a dump does not know).
+//! A class of a JVM on this machine is answered from one heap dump
+//! (`dump`), in one stop of the world whatever the chain's length.
+
+pub mod dump;
 
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
 
 use crate::discovery;
 use crate::door::Jvm;
+use crate::error::LocalError;
 use crate::error::{JdwpError, SessionError};
 use crate::jdwp::array_reference::{GetValues as ArrayValues, Length};
 use crate::jdwp::class_object_reference::ReflectedType;
@@ -21,6 +30,7 @@ use crate::jdwp::reference_type::{GetValues as StaticValues, Instances};
 use crate::jdwp::thread_reference::Name;
 use crate::jdwp::{ObjectId, Tag, TaggedObjectId, ThreadId, Value};
 use crate::model::holders::{Chain, Hop, Link, Root, StopReason};
+pub use dump::DumpRun;
 
 /// Array elements read at most to place a link.
 const MAX_ELEMENTS: i32 = 1 << 20;
@@ -63,6 +73,27 @@ pub struct HoldersView {
     pub safepoint: Option<Duration>,
     /// Objects looked at.
     pub visited: usize,
+    /// How the chain was found.
+    pub via: Via,
+}
+
+/// How a holder question was answered.
+#[derive(Debug, Clone)]
+pub enum Via {
+    /// From a heap dump; `target` is then the object's address in the
+    /// dump, not a handle.
+    Dump(DumpRun),
+    /// Over JDWP, for this reason.
+    Jdwp(WhyJdwp),
+}
+
+/// Why the walk went over JDWP.
+#[derive(Debug, Clone)]
+pub enum WhyJdwp {
+    /// The question named an `@0x…` handle, which a dump cannot find.
+    Handle,
+    /// The attach socket could not be used (remote JVM, held, failed).
+    Local(LocalError),
 }
 
 /// One object met on the way, and the one it refers to nearer the target.
@@ -78,6 +109,47 @@ impl Jvm {
     /// The chain that holds an object (see the module).
     pub async fn find_holders(&self, spec: HoldersSpec) -> Result<HoldersView, SessionError> {
         self.check_alive()?;
+        let why = match &spec.target {
+            HolderTarget::Object(_) => WhyJdwp::Handle,
+            HolderTarget::Class(name) => match self.holders_from_dump(name).await {
+                Ok(view) => return Ok(view),
+                Err(SessionError::Local(e)) => WhyJdwp::Local(e),
+                Err(e) => return Err(e),
+            },
+        };
+        let mut view = self.holders_over_jdwp(spec).await?;
+        view.via = Via::Jdwp(why);
+        Ok(view)
+    }
+
+    /// The chain to the nearest instance of `class`, from one heap dump
+    /// of a local JVM this session does not hold.
+    async fn holders_from_dump(&self, class: &str) -> Result<HoldersView, SessionError> {
+        let pid = self.local_pid().await?;
+        if self.link().session.view().await.suspended_by_us {
+            return Err(LocalError::HeldByDebugger { pid }.into());
+        }
+        let walking = self.link().life.heap_walk();
+        let (found, run) = dump::holders_by_dump(pid, class.trim().to_string()).await?;
+        drop(walking);
+        let found = found.ok_or_else(|| SessionError::NoInstance {
+            class: class.trim().to_string(),
+        })?;
+        Ok(HoldersView {
+            target: found.target,
+            target_class: found.target_class,
+            instances: Some(found.instances),
+            chain: found.chain,
+            walks: 1,
+            wall: run.wall,
+            safepoint: run.safepoint,
+            visited: found.visited,
+            via: Via::Dump(run),
+        })
+    }
+
+    /// The chain over JDWP, one heap walk per hop (see the module).
+    async fn holders_over_jdwp(&self, spec: HoldersSpec) -> Result<HoldersView, SessionError> {
         let pid = self.local_pid().await.ok();
         let before = match pid {
             Some(pid) => discovery::safepoint_secs(pid).await,
@@ -209,6 +281,7 @@ impl Jvm {
             wall,
             safepoint: None,
             visited: nodes.len(),
+            via: Via::Jdwp(WhyJdwp::Handle),
         })
     }
 

@@ -538,6 +538,7 @@ mod tests {
             min_duration_ns: 0,
             ring_capacity: 16,
             callers: 0,
+            stats: false,
         }
     }
 

@@ -35,7 +35,8 @@ use crate::model::shown::{Detail, Scalar, Shown};
 use crate::model::stop_point::StopState;
 
 /// How often the slower counters are read (the listing's calls, passes,
-/// drops, cost).
+/// drops, cost) while no record comes; a round that takes records reads
+/// them too.
 const COUNTERS_EVERY: Duration = Duration::from_millis(500);
 
 /// What the drain keeps per probe between rounds.
@@ -173,9 +174,12 @@ async fn drain_one(
         cap,
     };
     let head = atomic_long(session, head_obj, &mut cursor.atomic_value).await?;
-    if cursor
-        .counted
-        .is_none_or(|at| at.elapsed() >= COUNTERS_EVERY)
+    // A round that takes records reads the counters after `head`, so the
+    // snapshots it counts were all passed and called by then.
+    if head > cursor.tail
+        || cursor
+            .counted
+            .is_none_or(|at| at.elapsed() >= COUNTERS_EVERY)
     {
         cursor.counted = Some(Instant::now());
         counters(session, probe, cursor).await;
@@ -184,7 +188,8 @@ async fn drain_one(
     cursor.pace.after(head.saturating_sub(cursor.tail), cap);
     let ready = published(session, seq_obj, cursor, pending, cap).await?;
     let budget = u64::from(probe.max_hits);
-    let captured = probe.stats.captured.load(Ordering::Relaxed);
+    // The budget's use as the listing shows it: snapshots since the arm.
+    let captured = probe.stats.budget_used();
     let remaining = (budget > 0).then(|| budget.saturating_sub(captured));
     // A suspending probe's hits reach the agent through its trap: its
     // records are only counted, never read.
@@ -200,7 +205,7 @@ async fn drain_one(
         (Vec::new(), None)
     };
     release(conn, &ring, probe, cursor.tail, ready, &t, held).await?;
-    count(session, probe, records, &t);
+    count(session, id, probe, records, &t);
     let spent = budget > 0 && captured + ready >= budget;
     cursor.tail += ready;
     hand_on(session, probe, ready, cursor.tail, alive).await?;
@@ -384,7 +389,7 @@ fn held(refs: &[Value], width: u64) -> Option<(u64, u64)> {
 
 /// Logs the records read and counts the ones passed over (captured, and
 /// evicted by the log as they would have been).
-fn count(session: &Jvm, probe: &Live, records: Vec<TraceRecord>, t: &Take) {
+fn count(session: &Jvm, id: &str, probe: &Live, records: Vec<TraceRecord>, t: &Take) {
     if probe.suspends {
         probe
             .stats
@@ -392,7 +397,7 @@ fn count(session: &Jvm, probe: &Live, records: Vec<TraceRecord>, t: &Take) {
             .fetch_add(t.captured, Ordering::Relaxed);
         return;
     }
-    session.events().pass_over(t.passed);
+    session.events().pass_over(id, t.passed);
     for rec in records {
         session.events().push_trace(rec);
     }

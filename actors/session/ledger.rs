@@ -20,6 +20,9 @@ pub struct Ledger {
     maybe_suspended: bool,
     /// The agent paused the VM and no verified resume has undone it.
     paused: bool,
+    /// An event of ours suspended every thread (a SuspendPolicy ALL
+    /// composite) and no resume has undone it.
+    whole_vm: bool,
     /// Something of ours may hold a thread nobody can name (an
     /// undecodable composite, a late return): until the counts are read.
     unaccounted: bool,
@@ -29,9 +32,16 @@ pub struct Ledger {
 }
 
 impl Ledger {
-    /// An event suspended `threads` (on behalf of `requests`).
-    pub fn suspended(&mut self, threads: &[ThreadId], requests: &[(EventKind, RequestId)]) {
+    /// An event suspended `threads` (on behalf of `requests`), or every
+    /// thread when `whole_vm`.
+    pub fn suspended(
+        &mut self,
+        threads: &[ThreadId],
+        requests: &[(EventKind, RequestId)],
+        whole_vm: bool,
+    ) {
         self.note_suspension();
+        self.whole_vm |= whole_vm;
         for r in requests {
             if r.1.0 != 0 && !self.suspending_requests.contains(r) {
                 self.suspending_requests.push(*r);
@@ -80,6 +90,7 @@ impl Ledger {
     pub fn all_clear(&mut self) {
         self.maybe_suspended = false;
         self.paused = false;
+        self.whole_vm = false;
         self.unaccounted = false;
         self.suspended_since = None;
         self.suspending_requests.clear();
@@ -89,8 +100,26 @@ impl Ledger {
     pub fn forget_event_threads(&mut self, thread: Option<ThreadId>) {
         match thread {
             Some(t) => self.event_threads.retain(|h| *h != t),
-            None => self.event_threads.clear(),
+            None => {
+                self.event_threads.clear();
+                self.whole_vm = false;
+            }
         }
+    }
+
+    /// How many of the JVM's `total` threads this session holds by its
+    /// own records: all of them while it holds the whole VM (a pause, a
+    /// hit that suspended every thread), else those an event or the
+    /// agent holds.
+    pub fn threads_held(&self, total: usize) -> usize {
+        if self.paused || self.whole_vm {
+            return total;
+        }
+        let mut threads: Vec<ThreadId> = self.held.keys().copied().collect();
+        threads.extend(self.event_threads.iter().copied());
+        threads.sort_by_key(|t| t.0);
+        threads.dedup();
+        threads.len()
     }
 
     /// One more agent-requested suspension of `thread`.
@@ -139,7 +168,11 @@ impl Ledger {
     /// Applies one message (the Session actor's `handle` calls this).
     pub fn apply(&mut self, msg: LedgerMsg) {
         match msg {
-            LedgerMsg::Suspended { threads, requests } => self.suspended(&threads, &requests),
+            LedgerMsg::Suspended {
+                threads,
+                requests,
+                whole_vm,
+            } => self.suspended(&threads, &requests, whole_vm),
             LedgerMsg::NoteSuspension => self.note_suspension(),
             LedgerMsg::Paused => self.paused(),
             LedgerMsg::Unaccounted => self.unaccounted(),
@@ -170,8 +203,12 @@ mod tests {
         let mut l = Ledger::default();
         let (a, b) = (ThreadId(1), ThreadId(2));
         let req = (EventKind::Breakpoint, RequestId(7));
-        l.suspended(&[a, b], &[req, req, (EventKind::Breakpoint, RequestId(0))]);
-        l.suspended(&[a], &[]);
+        l.suspended(
+            &[a, b],
+            &[req, req, (EventKind::Breakpoint, RequestId(0))],
+            false,
+        );
+        l.suspended(&[a], &[], false);
         let v = l.view();
         assert_eq!(v.event_threads, vec![b, a]);
         assert!(v.maybe_suspended && v.suspended_for.is_some());
@@ -201,7 +238,7 @@ mod tests {
     fn all_clear_forgets_the_suspension_but_not_the_holds() {
         let mut l = Ledger::default();
         l.hold(ThreadId(4));
-        l.suspended(&[], &[(EventKind::Breakpoint, RequestId(9))]);
+        l.suspended(&[], &[(EventKind::Breakpoint, RequestId(9))], false);
         l.all_clear();
         let v = l.view();
         assert!(!v.maybe_suspended && v.suspended_for.is_none());
@@ -216,7 +253,7 @@ mod tests {
         // A parked call: its step event holds the thread, then it is
         // given back. The watchdog may still look ("maybe"), but this
         // session holds nothing.
-        l.suspended(&[t], &[(EventKind::SingleStep, RequestId(3))]);
+        l.suspended(&[t], &[(EventKind::SingleStep, RequestId(3))], false);
         assert!(l.view().suspended_by_us);
         l.forget_event_threads(Some(t));
         let v = l.view();
@@ -230,6 +267,27 @@ mod tests {
         assert!(l.view().suspended_by_us);
         l.all_clear();
         assert!(!l.view().suspended_by_us);
+    }
+
+    #[test]
+    fn the_threads_held_by_us_are_counted_from_the_records() {
+        let mut l = Ledger::default();
+        assert_eq!(l.threads_held(10), 0);
+        let (a, b) = (ThreadId(1), ThreadId(2));
+        l.suspended(&[a], &[], false);
+        l.hold(a);
+        l.hold(b);
+        assert_eq!(l.threads_held(10), 2, "a thread held twice is one thread");
+        // A hit that suspended every thread holds them all, until resumed.
+        l.suspended(&[b], &[], true);
+        assert_eq!(l.threads_held(10), 10);
+        l.forget_event_threads(None);
+        l.release_all();
+        assert_eq!(l.threads_held(10), 0);
+        l.paused();
+        assert_eq!(l.threads_held(7), 7);
+        l.all_clear();
+        assert_eq!(l.threads_held(7), 0);
     }
 
     #[test]

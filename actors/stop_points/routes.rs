@@ -221,8 +221,13 @@ pub struct Stats {
     pub interpreted_nanos: AtomicU64,
     /// Trace records written.
     pub captured: AtomicU64,
-    /// Captures charged to `trace_max_hits` since the last arm.
+    /// Captures charged to `trace_max_hits` since the last arm: what
+    /// admits a capture (a charge is taken before the capture is made,
+    /// and over-budget tries are counted too). Replies show
+    /// [`Stats::budget_used`], the captures made since the last arm.
     pub charged: AtomicU64,
+    /// `captured` when the budget last started (the last arm).
+    captured_at_arm: AtomicU64,
     /// Hits resumed uncaptured because the budget was used up.
     pub over_budget: AtomicU64,
     /// Method exits of other methods, dropped here.
@@ -369,6 +374,9 @@ pub struct Cost {
 pub struct ProbeMeter {
     /// Calls into the probe (the site ran).
     pub calls: AtomicU64,
+    /// Calls that passed its filters (all of them when it has none), read
+    /// with `calls` in one reading, just before it.
+    pub passes: AtomicU64,
     /// Passing hits the JVM's ring had no room for.
     pub drops: AtomicU64,
     /// Nanoseconds measured over `cost_samples` sampled calls.
@@ -401,11 +409,11 @@ pub struct ProbeCost {
 }
 
 impl ProbeMeter {
-    pub fn cost(&self, passes: u64) -> ProbeCost {
+    pub fn cost(&self) -> ProbeCost {
         let samples = self.cost_samples.load(Ordering::Relaxed);
         ProbeCost {
             calls: self.calls.load(Ordering::Relaxed),
-            passes,
+            passes: self.passes.load(Ordering::Relaxed),
             drops: self.drops.load(Ordering::Relaxed),
             ns_per_call: (samples > 0).then(|| self.cost_ns.load(Ordering::Relaxed) / samples),
             pause_us: self.pause_us.load(Ordering::Relaxed),
@@ -659,6 +667,17 @@ impl Stats {
     pub fn reset_budget(&self) {
         self.charged.store(0, Ordering::Relaxed);
         self.counted.store(0, Ordering::Relaxed);
+        self.captured_at_arm
+            .store(self.captured.load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// The snapshots taken since the budget last started: the budget's
+    /// use, one count with the snapshots it admitted (a wire capture and
+    /// a probe's drain both count here, after the record is written).
+    pub fn budget_used(&self) -> u64 {
+        self.captured
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.captured_at_arm.load(Ordering::Relaxed))
     }
 }
 
@@ -690,6 +709,21 @@ mod tests {
         s.reset_budget();
         assert_eq!(s.charge(2), (true, false));
         assert_eq!(s.charge(0), (true, false));
+    }
+
+    #[test]
+    fn the_budget_used_is_the_snapshots_taken_since_the_last_arm() {
+        let s = Stats::default();
+        for _ in 0..19 {
+            s.captured_in(Duration::ZERO);
+        }
+        assert_eq!(s.budget_used(), 19);
+        // A re-arm starts a new budget: the earlier snapshots stay counted
+        // in `captured`, and none of them is charged to the new one.
+        s.reset_budget();
+        assert_eq!((Stats::get(&s.captured), s.budget_used()), (19, 0));
+        s.captured_in(Duration::ZERO);
+        assert_eq!((Stats::get(&s.captured), s.budget_used()), (20, 1));
     }
 
     #[test]

@@ -191,7 +191,9 @@ impl From<LocalError> for ToolError {
                     .next("debug_list_jvms shows which JVMs expose hsperfdata")
             }
             LocalError::Proc { .. } => ToolError::new("PROCESS_UNREADABLE", text),
-            LocalError::Attach { .. } | LocalError::AttachDisabled { .. } => {
+            LocalError::Attach { .. }
+            | LocalError::AttachDisabled { .. }
+            | LocalError::HeapDump { .. } => {
                 ToolError::new("ATTACH_FAILED", text).next("pass channel:\"jdwp\" to count over JDWP instead")
             }
             LocalError::HeldByDebugger { .. } => ToolError::new("ATTACH_FAILED", text)

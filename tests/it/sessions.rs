@@ -76,7 +76,13 @@ fn attach_list_and_disconnect_leave_the_jvm_running() {
     assert!(threads.text.contains("\"main\""), "{}", threads.text);
 
     let reply = server.call("debug_disconnect", json!({})).expect_ok();
-    assert!(reply.text.contains("verified: all"), "{}", reply.text);
+    assert!(
+        reply
+            .text
+            .contains("0 threads were suspended by us; verified: all"),
+        "nothing of ours held a thread: {}",
+        reply.text
+    );
     assert_output_advances(&jvm, "the JVM to keep ticking after disconnect");
     let list = sessions(&server);
     assert_eq!(list[0]["state"], "DEAD");
@@ -99,13 +105,51 @@ fn disconnect_while_suspended_releases_every_thread() {
     let opened = attach(&server, &jvm);
     assert_eq!(opened["state"], "SUSPENDED", "suspend=y holds the JVM");
     let reply = server.call("debug_disconnect", json!({})).expect_ok();
+    // Its VM_START event, held for us under suspend=y, suspended every
+    // thread: the reply counts them as ours (the program may start more
+    // once released, which the verified count then includes).
+    let ours = number_after(&reply.text, "stop points; ").unwrap_or(0);
+    let all = number_after(&reply.text, "verified: all ").unwrap_or(0);
     assert!(
-        number_after(&reply.text, "released ").unwrap_or(0) >= 1,
+        ours >= 1 && ours <= all && reply.text.contains(" suspended by us; verified: all "),
         "{}",
         reply.text
     );
-    assert!(reply.text.contains("verified: all"), "{}", reply.text);
     jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    assert_output_advances(&jvm, "ticks after the release");
+}
+
+#[test]
+fn disconnect_counts_the_threads_our_stop_point_suspended() {
+    let jvm = Jvm::start("Ticker", JvmOpts::default());
+    jvm.wait_for_line("ticker started", Duration::from_secs(10));
+    let server = server();
+    attach(&server, &jvm);
+    let line = crate::support::java::line_of("Ticker.java", "tick");
+    server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Ticker", "line": line}),
+        )
+        .expect_ok();
+    let hit = server
+        .call("debug_wait_for_event", json!({"timeout_ms": 10_000}))
+        .expect_ok();
+    assert!(hit.text.contains("Ticker"), "{}", hit.text);
+    let reply = server.call("debug_disconnect", json!({})).expect_ok();
+    // The stop point suspended the whole VM: every thread was ours to
+    // release, and the reply counts them so.
+    let ours = number_after(&reply.text, "stop points; ").unwrap_or(0);
+    let all = number_after(&reply.text, "verified: all ").unwrap_or(0);
+    assert!(
+        ours >= 2
+            && ours <= all
+            && reply
+                .text
+                .contains(" threads were suspended by us; verified: all "),
+        "{}",
+        reply.text
+    );
     assert_output_advances(&jvm, "ticks after the release");
 }
 

@@ -9,6 +9,7 @@
 //! wildcard families and lists in `families`.
 
 mod conditions;
+mod counters;
 mod families;
 mod filters;
 mod kinds;
@@ -523,7 +524,7 @@ fn disconnect_clears_every_stop_point_and_the_jvm_runs_on() {
     );
     let bye = ok(&server, "debug_disconnect", json!({}));
     assert!(
-        bye.text.contains(", cleared 2 stop points."),
+        bye.text.contains(": cleared 2 stop points; "),
         "{}",
         bye.text
     );

@@ -114,28 +114,31 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
         .stats
         .condition_errors
         .store(base.errors + long(4), Ordering::Relaxed);
+    // Passes first, then calls: a call is counted before its pass, so
+    // read in this order the passes never outnumber the calls.
+    let passed = match obj(1) {
+        Some(a) if probe.spec.filters() => long_adder(session, a).await,
+        _ => None,
+    };
     let Some(calls) = (match obj(0) {
         Some(a) => long_adder(session, a).await,
         None => None,
     }) else {
         return;
     };
+    let passed = if probe.spec.filters() {
+        passed
+    } else {
+        Some(calls)
+    };
     meter.calls.store(base.calls + calls, Ordering::Relaxed);
     if probe.spec.stats {
         statistics(session, probe, calls, cursor).await;
     }
-    probe
-        .stats
-        .hits
-        .store(base.calls + calls, Ordering::Relaxed);
-    let passed = if probe.spec.filters() {
-        match obj(1) {
-            Some(a) => long_adder(session, a).await,
-            None => None,
-        }
-    } else {
-        Some(calls)
-    };
+    if let Some(p) = passed {
+        meter.passes.store(base.passes + p, Ordering::Relaxed);
+    }
+    probe.stats.hits.store(base.hits + calls, Ordering::Relaxed);
     let claimed = match obj(5) {
         Some(h) => atomic_long(session, h, &mut cursor.atomic_value).await.ok(),
         None => None,

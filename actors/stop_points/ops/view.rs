@@ -101,7 +101,7 @@ impl Book {
             count_mode: p.count_mode,
             hits: Stats::get(&p.stats.hits),
             captured: Stats::get(&p.stats.captured),
-            charged: Stats::get(&p.stats.charged),
+            budget_used: p.stats.budget_used(),
             over_budget: Stats::get(&p.stats.over_budget),
             discarded: Stats::get(&p.stats.discarded),
             below_threshold: Stats::get(&p.stats.below_threshold),
@@ -120,9 +120,7 @@ impl Book {
             budget_pct: self.io.guard.stop_point_pct(p.spec.filters.overhead_pct),
             cost: p.stats.cost(now),
             invoking: self.io.classes.runaways().taken_by(&p.id.0),
-            probe: p
-                .probe
-                .then(|| p.stats.probe.cost(Stats::get(&p.stats.condition_passed))),
+            probe: p.probe.then(|| p.stats.probe.cost()),
             locations: p.locations(),
             copies: p.copies.len(),
             loaders: loaders.len(),

@@ -3,7 +3,10 @@
 //! link named by its field or array index, and the insides of JDK
 //! collections folded into one step (`HashMap.table[12] → HashMap$Node.value`
 //! reads as one step into a `HashMap`'s values). Pure: the actors walk
-//! the heap, this names what they found.
+//! the heap, this names what they found; `from_dump` finds the chain in
+//! a heap dump in one pass.
+
+pub mod from_dump;
 
 /// How one object refers to the next.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,11 +36,25 @@ pub enum Root {
     Thread { name: String, object: u64 },
     /// A class loader (the classes and objects it keeps).
     Loader { class: String, object: u64 },
+    /// A local of a thread's stack (a Java or JNI frame, its native stack,
+    /// or a thread blocked on the object), as a heap dump lists it.
+    Stack { thread: String },
+    /// A root of the JVM's own (a JNI global reference, a monitor in use,
+    /// one a dump does not explain), as a heap dump lists it.
+    Jvm(JvmRoot),
     /// Nothing on the heap refers to the first object of the chain: it is
     /// held from a stack frame or by JNI (or it is garbage not yet freed).
     NoHeapReferrer,
     /// The walk stopped before reaching a root.
     Stopped(StopReason),
+}
+
+/// A root the JVM itself keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JvmRoot {
+    JniGlobal,
+    Monitor,
+    Other,
 }
 
 /// Why a walk ended without a root.
@@ -123,8 +140,9 @@ pub fn fold(hops: &[Hop]) -> Vec<Step> {
 }
 
 /// The whole chain in one line, ending at `target`, after `root` (the
-/// root as the caller words it): `Leak.CACHE → HashMap{value} → Leak$Payload@0x1f`.
-pub fn chain_line(root: &str, chain: &Chain, target_class: &str, target: u64) -> String {
+/// root as the caller words it): `Leak.CACHE → HashMap{value} → Leak$Payload@0x1f`;
+/// without a handle (`None`: the object was found in a dump) the class alone.
+pub fn chain_line(root: &str, chain: &Chain, target_class: &str, target: Option<u64>) -> String {
     let mut parts = vec![root.to_string()];
     for step in fold(&chain.hops) {
         parts.push(match step {
@@ -136,7 +154,26 @@ pub fn chain_line(root: &str, chain: &Chain, target_class: &str, target: u64) ->
             Step::Collection { class, role, .. } => format!("{}{{{role}}}", short(&class)),
         });
     }
-    parts.push(format!("{}@{target:#x}", short(target_class)));
+    parts.push(match target {
+        Some(t) => format!("{}@{t:#x}", short(target_class)),
+        None => short(target_class).to_string(),
+    });
+    parts.join(" → ")
+}
+
+/// The whole chain hop by hop, nothing folded, ending at the class of
+/// the object held: `static Cache.ENTRIES → HashMap.table → [1234] →
+/// HashMap$Node.value → Cache$Item`. An array hop shows its index alone.
+pub fn path_line(root: &str, chain: &Chain, target_class: &str) -> String {
+    let mut parts = vec![root.to_string()];
+    for h in &chain.hops {
+        parts.push(match &h.link {
+            Link::Field(f) => format!("{}.{f}", short(&h.class)),
+            Link::Index(i) => format!("[{i}]"),
+            Link::Unknown => short(&h.class).to_string(),
+        });
+    }
+    parts.push(short(target_class).to_string());
     parts.join(" → ")
 }
 
@@ -176,7 +213,7 @@ mod tests {
         assert_eq!(steps.len(), 2);
         assert!(matches!(&steps[0], Step::Collection { role, folded: 4, .. } if role == "value"));
         assert_eq!(
-            chain_line("Leak.CACHE", &chain, "byte[]", 0x2a),
+            chain_line("Leak.CACHE", &chain, "byte[]", Some(0x2a)),
             "Leak.CACHE → HashMap{value} → Leak$Payload.data → byte[]@0x2a"
         );
     }

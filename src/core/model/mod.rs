@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod dump;
 pub mod histogram;
 pub mod holders;
+pub mod hprof;
 pub mod invoking;
 pub mod java_source;
 pub mod jvms;

@@ -360,6 +360,11 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
         None => None,
     };
     let ids2 = ids.clone();
+    let ids3 = ids.clone();
+    let stop_in_scope = move |stop: &str| {
+        ids3.as_ref()
+            .is_none_or(|ids| ids.iter().any(|i| i == stop))
+    };
     let in_scope = move |e: &HitEvent| {
         ids.as_ref().is_none_or(|ids| {
             e.stop
@@ -415,21 +420,67 @@ async fn wait(ctx: Ctx, call: Call<WaitParams>) -> Reply {
             Ok(super::text(text))
         }
         Some(Found::Trace(t)) => {
+            let skipped = match p.since {
+                None => log.skipped(scope, &stop_in_scope, t.seq),
+                Some(_) => 0,
+            };
             log.mark_waited(scope, t.seq);
-            Ok(super::text(trace_text(&t, now)))
+            let mut text = trace_text(&t, now);
+            text.push_str(&skipped_note(skipped, log.ring().capacity));
+            Ok(super::text(text))
         }
         None => {
             handle.check_alive()?;
             let (line, _) = suspended_line(&handle).await;
+            let skipped = match p.since {
+                None => log.skipped(scope, &stop_in_scope, u64::MAX),
+                Some(_) => 0,
+            };
+            let budget = match &p.bp_id {
+                Some(b) => budget_note(&handle, b.trim()).await,
+                None => String::new(),
+            };
             Ok(super::text(format!(
-                "No event within {} ms{}.\n{line}",
+                "No event within {} ms{}.{}{budget}\n{line}",
                 limit.as_millis(),
                 p.bp_id
                     .as_deref()
                     .map(|b| format!(" for {b}"))
-                    .unwrap_or_default()
+                    .unwrap_or_default(),
+                skipped_note(skipped, log.ring().capacity)
             )))
         }
+    }
+}
+
+/// The snapshots a wait passed over without returning them.
+fn skipped_note(skipped: u64, capacity: usize) -> String {
+    match skipped {
+        0 => String::new(),
+        n => format!(
+            "\n  skipped {}: the trace ring (the newest {capacity} of all stop points) \
+             dropped them before a wait read them",
+            crate::mcp::render::plural(n as usize, "earlier snapshot")
+        ),
+    }
+}
+
+/// Why a wait for `bp` finds no snapshot: its trace budget is used, and
+/// the hits since were resumed uncaptured.
+async fn budget_note(handle: &SessionHandle, bp: &str) -> String {
+    let Some(p) = handle.stop_points().view(bp).await else {
+        return String::new();
+    };
+    match &p.spec.mode {
+        crate::model::stop_point::Mode::Trace(t)
+            if t.max_hits > 0 && p.budget_used >= u64::from(t.max_hits) =>
+        {
+            format!(
+                "\n  {bp}'s trace budget is used ({}/{} snapshots): {} hits since were not captured",
+                p.budget_used, t.max_hits, p.over_budget
+            )
+        }
+        _ => String::new(),
     }
 }
 

@@ -12,14 +12,14 @@ use serde::Deserialize;
 use super::kinds::Kind;
 use super::{Call, Ctx, Effect, Reply, Route};
 use crate::actors::{
-    Channel, ChannelChoice, HistogramSpec, HistogramView, HolderTarget, HoldersSpec, HoldersView,
-    HotSpec, HotView, Walk,
+    Channel, ChannelChoice, DumpRun, HistogramSpec, HistogramView, HolderTarget, HoldersSpec,
+    HoldersView, HotSpec, HotView, Via, Walk, WhyJdwp,
 };
 use crate::mcp::error::ToolError;
 use crate::model::cpu::{JvmThread, Owner};
 use crate::model::dump::Stack;
 use crate::model::histogram::RankBy;
-use crate::model::holders::{Root, StopReason, chain_line};
+use crate::model::holders::{JvmRoot, Root, StopReason, chain_line, path_line};
 
 /// Arguments of debug_heap kind histogram.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -92,17 +92,19 @@ pub fn routes() -> Vec<Route> {
                     kind(
                         "holders",
                         Route::new(tool, "", "", Effect::Read, holders).with_guide(
-                            "Walks back from the object over JDWP ObjectReference.ReferringObjects, breadth first, \
-             max_referrers per object and 12 links deep, until a referrer is a root JDWP can see: a \
-             class (named with its static field, Leak.CACHE), a Thread object or a class loader. \
-             Each link is named by the referrer's field or array index; the insides of JDK \
-             collections are folded into one step (HashMap{value}: HashMap.table[i] → Node.next … \
-             → Node.value). \"no heap referrer\" means nothing on the heap refers to it: a stack \
-             frame or JNI holds it (or it is garbage not yet collected). With class_name one live \
-             instance is picked from the first 64 the heap walk lists. Each ReferringObjects is a \
-             full heap walk that stops the world: max_pause_ms (default 3000) ends the walk, which \
-             then says so and shows how far it got. Depth is bounded at 12 links; max_referrers \
-             defaults to 8.",
+                            "class_name on a JVM on this machine: one heap dump through HotSpot's attach socket \
+             (GC.heap_dump -all, no GC first, into a unique file in the JVM's java.io.tmpdir), read \
+             here and removed however the call ends; one stop of the world whatever the chain's \
+             length, its pause in the reply. The walk goes forward from the roots to the \
+             nearest instance: static fields first, then threads, their stacks and JNI. Otherwise \
+             (an @0x… handle, a remote JVM, one this session holds suspended, a failed dump; the \
+             reply says which) it walks back over JDWP ObjectReference.ReferringObjects, breadth \
+             first, max_referrers per object (default 8) and 12 links deep, until a referrer is a \
+             class (Leak.CACHE), a Thread or a class loader; each ReferringObjects stops the world \
+             for a full heap walk and max_pause_ms (default 3000) ends the walk, which then shows \
+             how far it got. \"no heap referrer\": a stack frame or JNI holds it. Each link is named \
+             by its field or array index; JDK collections fold into one step (HashMap{value}), and \
+             a dump's chain is also given hop by hop.",
                         ),
                     ),
                     kind(
@@ -300,6 +302,7 @@ async fn holders(ctx: Ctx, call: Call<HoldersParams>) -> Reply {
         }
     };
     let handle = ctx.live(p.session_id.as_deref())?;
+    let spec_pause = Duration::from_millis(p.max_pause_ms.unwrap_or(3000));
     let spec = HoldersSpec {
         target,
         max_depth: 12,
@@ -310,7 +313,7 @@ async fn holders(ctx: Ctx, call: Call<HoldersParams>) -> Reply {
         v = handle.find_holders(spec) => v?,
         _ = super::cancelled() => return Err(walk_cancelled()),
     };
-    Ok(super::text(holders_text(&view)))
+    Ok(super::text(holders_text(&view, spec_pause)))
 }
 
 fn root_words(root: &Root) -> String {
@@ -318,6 +321,10 @@ fn root_words(root: &Root) -> String {
         Root::Static { class, field } => format!("{class}.{field}"),
         Root::Thread { name, .. } => format!("Thread \"{name}\""),
         Root::Loader { class, object } => format!("class loader {class}@{object:#x}"),
+        Root::Stack { thread } => format!("a local of thread \"{thread}\""),
+        Root::Jvm(JvmRoot::JniGlobal) => "a JNI global reference".into(),
+        Root::Jvm(JvmRoot::Monitor) => "a monitor in use".into(),
+        Root::Jvm(JvmRoot::Other) => "a root of the JVM's own".into(),
         Root::NoHeapReferrer => "no heap referrer: held from a stack frame or JNI".into(),
         Root::Stopped(StopReason::Budget) => "(walk stopped: max_pause_ms spent)".into(),
         Root::Stopped(StopReason::Depth) => "(walk stopped 12 links deep)".into(),
@@ -325,33 +332,104 @@ fn root_words(root: &Root) -> String {
     }
 }
 
-fn holders_text(v: &HoldersView) -> String {
-    let mut out = String::new();
-    if let Some(n) = v.instances {
+/// What a dump cost, and that it is gone.
+fn dump_text(run: &DumpRun, visited: usize, max_pause: Duration) -> String {
+    let mut figures: Vec<String> = Vec::new();
+    if let Some(s) = run.safepoint {
+        figures.push(format!("{} at safepoints", ms(s)));
+    }
+    if let Some(r) = run.jvm_reported {
+        figures.push(format!("the JVM reports {}", ms(r)));
+    }
+    figures.push(format!("{} request", ms(run.wall)));
+    let pause = format!("{} ({})", ms(run.pause()), figures.join(", "));
+    let mut out = format!(
+        "\nPath taken: one heap dump through the attach socket (a JVM on this machine; \
+         GC.heap_dump -all, {:.1} MB), world stopped {pause}; \
+         read here in {}, {visited} objects reached; ",
+        run.bytes as f64 / 1_048_576.0,
+        ms(run.read_took),
+    );
+    if run.removed {
+        out.push_str("the dump file is removed.");
+    } else {
         out.push_str(&format!(
-            "{} @{:#x} (one of {n}{} live instances):\n",
-            v.target_class,
-            v.target,
-            if n >= 64 { "+" } else { "" }
+            "the dump file {} could not be removed.",
+            run.file.display()
         ));
     }
-    out.push_str(&chain_line(
-        &root_words(&v.chain.root),
-        &v.chain,
-        &v.target_class,
-        v.target,
-    ));
+    if run.pause() > max_pause {
+        out.push_str(&format!(
+            "\nThat pause is over max_pause_ms ({}).",
+            ms(max_pause)
+        ));
+    }
+    out
+}
+
+/// What the JDWP walk cost, and why it went over JDWP.
+fn jdwp_cost_text(v: &HoldersView) -> String {
     let pause = match v.safepoint {
         Some(s) => format!("{} at safepoints ({} of requests)", ms(s), ms(v.wall)),
         None => format!("≤ {} (request time)", ms(v.wall)),
     };
-    out.push_str(&format!(
-        "\n{} heap walk{}, world stopped {pause}; {} objects looked at.",
+    let why = match &v.via {
+        Via::Jdwp(WhyJdwp::Local(e)) => format!("no heap dump: {e}"),
+        _ => "an @0x… handle is JDWP's own, which a heap dump cannot find (class_name can)".into(),
+    };
+    format!(
+        "\n{} heap walk{}, world stopped {pause}; {} objects looked at.\nPath taken: JDWP \
+         ReferringObjects, one heap walk per hop; {why}.",
         v.walks,
         if v.walks == 1 { "" } else { "s" },
         v.visited
-    ));
+    )
+}
+
+fn holders_text(v: &HoldersView, max_pause: Duration) -> String {
+    let mut out = String::new();
+    let dump = match &v.via {
+        Via::Dump(run) => Some(run),
+        Via::Jdwp(_) => None,
+    };
+    if let Some(n) = v.instances {
+        let of = match dump {
+            Some(_) => format!("one of {n} instances in the heap dump"),
+            None => format!(
+                "one of {n}{} live instances",
+                if n >= 64 { "+" } else { "" }
+            ),
+        };
+        let at = match dump {
+            Some(_) => String::new(),
+            None => format!(" @{:#x}", v.target),
+        };
+        out.push_str(&format!("{}{at} ({of}):\n", v.target_class));
+    }
+    let handle = dump.is_none().then_some(v.target);
+    let root = match (&v.chain.root, dump) {
+        (Root::Stopped(_), Some(_)) => {
+            "(no root reaches an instance: all are garbage not yet collected)".into()
+        }
+        (r, _) => root_words(r),
+    };
+    out.push_str(&chain_line(&root, &v.chain, &v.target_class, handle));
+    match dump {
+        Some(run) => {
+            let root = match &v.chain.root {
+                Root::Static { .. } => format!("static {root}"),
+                _ => root,
+            };
+            out.push_str(&format!(
+                "\nHop by hop: {}",
+                path_line(&root, &v.chain, &v.target_class)
+            ));
+            out.push_str(&dump_text(run, v.visited, max_pause));
+        }
+        None => out.push_str(&jdwp_cost_text(v)),
+    }
     match &v.chain.root {
+        Root::Stopped(_) if dump.is_some() => {}
         Root::Stopped(StopReason::Budget) => {
             out.push_str("\nNext: raise max_pause_ms, or start from the last object shown.")
         }

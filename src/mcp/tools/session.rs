@@ -444,12 +444,21 @@ async fn disconnect(ctx: Ctx, call: Call<SessionParams>) -> Reply {
     // Threads a call of ours holds stay inside it after the release.
     let invoking = handle.invoking();
     let report = handle.disconnect().await?;
+    // Who held what, by our own ledger; the JVM's count of every
+    // suspended thread only where others held more.
+    let by_us = match report.held_by_us {
+        1 => "1 thread was".to_string(),
+        n => format!("{n} threads were"),
+    };
+    let others = if report.threads_held > report.held_by_us {
+        format!(" ({} were suspended in all)", report.threads_held)
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "Disconnected session {} ({}): released {} of {} threads that were suspended, cleared {} stop points.\n{}",
+        "Disconnected session {} ({}): cleared {} stop points; {by_us} suspended by us{others}; {}",
         handle.id(),
         handle.address(),
-        report.threads_held,
-        report.threads_total,
         report.stop_points_cleared,
         release_check(&report.verification, &invoking)
     );

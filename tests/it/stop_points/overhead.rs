@@ -118,6 +118,16 @@ fn a_never_true_condition_on_a_hot_path_is_paused_by_the_overhead_guard() {
         p["hold_share"].is_null() && p["recent_hold_share"].is_null(),
         "{p}"
     );
+    // Nor a lifetime mean hold and rate, whose product is another share.
+    assert!(
+        !listing.text.contains("hits/s") && !listing.text.contains("ms per hit"),
+        "{}",
+        listing.text
+    );
+    assert!(
+        p["hits_per_second"].is_null() && p["mean_hold_ms"].is_null(),
+        "{p}"
+    );
     assert!(
         listing.text.contains("PAUSED (overhead budget)")
             && listing.text.contains("checks")

@@ -203,7 +203,7 @@ fn common(
             // unbounded) and the entry is marked spent.
             let left = t
                 .max_hits
-                .saturating_sub(p.charged.min(u32::MAX as u64) as u32);
+                .saturating_sub(p.budget_used.min(u32::MAX as u64) as u32);
             let budget = if t.max_hits > 0 && left == 0 {
                 t.max_hits
             } else {

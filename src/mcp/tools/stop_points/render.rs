@@ -252,13 +252,15 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
         && (listing || p.hits > 0)
         && !stats
     {
-        s.push_str(&format!("\n  snapshots: {}", p.captured));
+        // One count: the snapshots since it was last armed are its
+        // budget's use; the ones before a re-arm are named apart.
+        s.push_str(&format!("\n  snapshots: {}", p.budget_used));
         if t.max_hits > 0 {
-            s.push_str(&format!(
-                " (budget {}/{} used)",
-                p.charged.min(u64::from(t.max_hits)),
-                t.max_hits
-            ));
+            s.push_str(&format!(" (budget {}/{} used)", p.budget_used, t.max_hits));
+        }
+        let earlier = p.captured.saturating_sub(p.budget_used);
+        if earlier > 0 {
+            s.push_str(&format!(" · {earlier} more before it was last re-armed"));
         }
         if p.over_budget > 0 {
             s.push_str(&format!(
@@ -280,7 +282,7 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
         }
     }
     if let Some(c) = &p.probe {
-        s.push_str(&probe_line(c));
+        s.push_str(&probe_line(c, p.hits));
     } else if p.spec.trace().is_some() && (listing || p.hits > 0)
         || p.cost.checks > 0
         || p.invoking > 0
@@ -306,14 +308,21 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
     s
 }
 
-/// What a probe costs, as the JVM measured it: nothing is held.
-fn probe_line(c: &crate::actors::ProbeCost) -> String {
+/// What a probe costs, as the JVM measured it: nothing is held. Its
+/// calls and passes are one reading of the JVM's counters; `hits` also
+/// counts what the wire saw before a probe took over.
+fn probe_line(c: &crate::actors::ProbeCost, hits: u64) -> String {
     let per_call = match c.ns_per_call {
         Some(ns) => format!("{ns} ns per call (sampled)"),
         None => "no call sampled yet".into(),
     };
+    let since = if hits > c.calls {
+        " since the probe went in"
+    } else {
+        ""
+    };
     let mut s = format!(
-        "\n  engine: probe; cost: {per_call}, {} calls, {} passed, {} dropped (ring full); armed with a {:.1} ms redefinition",
+        "\n  engine: probe; cost: {per_call}, {} calls{since}, {} passed, {} dropped (ring full); armed with a {:.1} ms redefinition",
         c.calls,
         c.passes,
         c.drops,
@@ -359,6 +368,34 @@ fn stats_line(what: &str, f: &crate::model::latency::Figures) -> String {
 /// What a stop point's holds cost the application's threads.
 fn cost_line(p: &PointView) -> String {
     let c = &p.cost;
+    // A paused stop point's one figure is the one that paused it (its
+    // own line): lifetime means and rates beside it would imply another.
+    if p.paused.is_some() {
+        let mut s = String::new();
+        if let Some(d) = c.interpreted {
+            s.push_str(&format!(
+                "\n  cost: HotSpot runs every thread interpreted while this is armed over the wire: \
+                 charged {} of one thread's time ({:.1} s so far)",
+                pct(crate::model::overhead::INTERPRETED_SHARE),
+                d.as_secs_f64()
+            ));
+        }
+        if c.mean_hold.is_some() || s.is_empty() {
+            s.push_str(&format!(
+                "\n  cost: {} and {} held a thread before the pause",
+                crate::mcp::render::plural(p.captured as usize, "snapshot"),
+                crate::mcp::render::plural(c.checks as usize, "check")
+            ));
+        }
+        if p.invoking > 0 {
+            s.push_str(&format!(
+                "; {} inside a call of its own that could not be cancelled: {} of one thread's time",
+                crate::mcp::render::plural(p.invoking, "thread"),
+                pct(p.invoking as f64)
+            ));
+        }
+        return s;
+    }
     // A thread left inside a call of its own is all of that thread's time.
     let taken = p.invoking as f64;
     let invoking = match p.invoking {
@@ -415,21 +452,18 @@ fn cost_line(p: &PointView) -> String {
     if let Some(r) = c.rate {
         s.push_str(&format!(" · {r:.0} hits/s"));
     }
-    // One share figure, with the wall time it was taken over. A paused
-    // stop point's is the one that paused it (below), not a later one.
-    if p.paused.is_none() {
-        match (c.recent_share, c.recent_window, c.busy_share) {
-            (Some(r), Some(w), _) => s.push_str(&format!(
-                " · {} of one thread's time over the last {}",
-                pct(r + taken),
-                secs(w)
-            )),
-            (_, _, Some(b)) => s.push_str(&format!(
-                " · {} of one thread's time since its first hit",
-                pct(b + taken)
-            )),
-            _ => {}
-        }
+    // One share figure, with the wall time it was taken over.
+    match (c.recent_share, c.recent_window, c.busy_share) {
+        (Some(r), Some(w), _) => s.push_str(&format!(
+            " · {} of one thread's time over the last {}",
+            pct(r + taken),
+            secs(w)
+        )),
+        (_, _, Some(b)) => s.push_str(&format!(
+            " · {} of one thread's time since its first hit",
+            pct(b + taken)
+        )),
+        _ => {}
     }
     s.push_str(&invoking);
     if p.budget_pct == 0 {
@@ -514,7 +548,7 @@ pub fn point_data(p: &PointView) -> data::Point {
         policy: format!("{:?}", p.policy).to_uppercase(),
         hits: p.hits,
         captured: p.captured,
-        budget_used: p.charged,
+        budget_used: p.budget_used,
         over_budget: p.over_budget,
         not_recorded: p.shed,
         exits_discarded: p.discarded,
@@ -533,9 +567,19 @@ pub fn point_data(p: &PointView) -> data::Point {
         mean_capture_ms: p.cost.mean_capture.map(|d| d.as_secs_f64() * 1e3),
         mean_check_ms: p.cost.mean_check.map(|d| d.as_secs_f64() * 1e3),
         checks: p.cost.checks,
-        mean_hold_ms: p.cost.mean_hold.map(|d| d.as_secs_f64() * 1e3),
-        p99_hold_ms: p.cost.p99.map(|d| d.as_secs_f64() * 1e3),
-        hits_per_second: p.cost.rate,
+        // A paused stop point's one figure is `paused.share`: no mean
+        // hold and rate beside it that would imply another.
+        mean_hold_ms: p
+            .cost
+            .mean_hold
+            .filter(|_| p.paused.is_none())
+            .map(|d| d.as_secs_f64() * 1e3),
+        p99_hold_ms: p
+            .cost
+            .p99
+            .filter(|_| p.paused.is_none())
+            .map(|d| d.as_secs_f64() * 1e3),
+        hits_per_second: p.cost.rate.filter(|_| p.paused.is_none()),
         // A thread left inside a call of its own counts as all its time.
         // A paused stop point's one figure is `paused.share`.
         hold_share: p
