@@ -97,14 +97,12 @@ fn where_the_time_went(java_home: Option<PathBuf>) {
         Some((t, r.text))
     });
     let callees = detail(&snapshot, "callees").unwrap_or_else(|| panic!("callees: {text}"));
-    eprintln!("a callees snapshot:\n{text}");
     assert_eq!(local_i64(&snapshot, "id").map(|i| i % 7), Some(3), "{text}");
     assert!(
         callees.starts_with("Store.find ") && callees.contains(" at line "),
         "the slow callee leads: {callees}"
     );
     let share = share_of(&callees, "Store.find").unwrap_or_else(|| panic!("{callees}"));
-    eprintln!("Store.find share {share} % against {FIND_SHARE:.1} %");
     assert!(
         (share - FIND_SHARE).abs() <= 10.0,
         "share {share} % against the truth {FIND_SHARE:.1} %: {callees}"
