@@ -18,6 +18,12 @@
 //! every stack map frame then carries), and every write of one field in
 //! the class (the value written, and the field's value before it).
 //!
+//! An exit may also time each call its method makes (`callees`): the
+//! clock read around every `invoke*` into new locals, summed per call
+//! site, handed to the helper at every exit and made a record's text
+//! only for a call slow enough to keep (`callees.rs` says how a
+//! callee's throw keeps its time).
+//!
 //! A record may also hold what a wire snapshot shows besides the frame's
 //! locals: an anonymous or local class's captured variables (its `val$x`
 //! fields, read at the site like any field) and the caller frames, which
