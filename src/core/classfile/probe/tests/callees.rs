@@ -72,6 +72,24 @@ fn callees_time_each_call_site_of_a_loop_a_catch_and_a_finally() {
         // Two a call; one in each of the method's two handlers and in
         // the probe's catch-all.
         assert_eq!(clock_reads, 2 * 6 + 2 + 1, "{entry}");
+        // A fast call pays the clock reads and the adds: no branch, no
+        // allocation is added to the method.
+        let original = class_of(bytes);
+        let (old, _) = code_attrs(&original.methods[mi].attributes).expect("code");
+        let costly = |c: &[Instruction]| {
+            c.iter()
+                .filter(|i| {
+                    matches!(
+                        i,
+                        super::super::asm::short_branch!(_)
+                            | Instruction::New(_)
+                            | Instruction::Newarray(_)
+                            | Instruction::Anewarray(_)
+                    )
+                })
+                .count()
+        };
+        assert_eq!(costly(code), costly(old), "{entry}");
     }
 }
 
