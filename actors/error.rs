@@ -203,6 +203,14 @@ pub enum SessionError {
     UnknownSession(String),
     #[error("no current session")]
     NoSession,
+    /// The session named (or the current one) is a group: this request
+    /// acts on one JVM, so one member must be named.
+    #[error("{id} is a group of {} sessions", members.len())]
+    Group {
+        id: String,
+        /// Each member's session id and host:port.
+        members: Vec<(String, String)>,
+    },
     #[error("session {id} is gone: {reason}")]
     Gone {
         id: String,
@@ -551,6 +559,10 @@ pub enum ProbeRefusal {
     },
     #[error("no thread could run the helper's set-up: {0}")]
     NoThread(String),
+    #[error(
+        "{class} changed since its probe went in (its code no longer calls the probe): it keeps what it runs now"
+    )]
+    ChangedSince { class: String },
     #[error("the suspending probe's trap could not be set, so the probe was taken out again: {0}")]
     Trap(String),
     #[error(transparent)]

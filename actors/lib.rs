@@ -64,6 +64,7 @@ mod door;
 mod dumps;
 mod error;
 mod events;
+mod group;
 mod jvm;
 mod launch;
 mod link;
@@ -111,6 +112,7 @@ pub use error::{
 pub use error::{CodeError, LocalError};
 pub use events::condition::AVAILABLE as CONDITIONS_AVAILABLE;
 pub use events::log::{EventLog, Found, HitEvent, RingStats, TraceRecord};
+pub use group::{Group, GroupError, GroupMember, GroupOpened, MAX_MEMBERS as MAX_GROUP_MEMBERS};
 pub use jvm::eval::{EvalContext, Failure, Outcome, explain, to_val};
 pub use jvm::inspect::{FrameView, LocalView, Locals, declared_type};
 pub use jvm::show::{Budget, ValueReader};
@@ -123,6 +125,7 @@ pub use lock::lock;
 pub use memory::heap::{Channel, ChannelChoice, HistogramSpec, HistogramView, Walk};
 pub use memory::holders::{DumpRun, HolderTarget, HoldersSpec, HoldersView, Via, WhyJdwp};
 pub use memory::hot::{HotRow, HotSpec, HotView};
+pub use probes::{Leftover, LeftoverOutcome};
 pub use profile::{
     JDWP_PERIOD, JFR_PERIOD, JdwpRun, JfrRun, ProfileSpec, ProfileView, SELF_STOP_MARGIN, Sampler,
     SamplerChoice,
@@ -553,11 +556,27 @@ impl Engine {
     }
 
     /// The session named, or the current one.
+    /// A group is refused naming its members: a tool that acts across a
+    /// group asks [`Engine::group`] first.
     pub fn session(&self, id: Option<&str>) -> Result<SessionHandle, SessionError> {
         let r = self
             .registry
             .read()
             .map_err(|_| SessionError::RegistryPoisoned)?;
+        let group = id
+            .map(str::to_string)
+            .or_else(|| r.current().map(|c| c.0))
+            .and_then(|g| r.group(&g));
+        if let Some(g) = group {
+            return Err(SessionError::Group {
+                id: g.id.0,
+                members: g
+                    .members
+                    .iter()
+                    .map(|m| (m.session.id().0.clone(), m.session.address().to_string()))
+                    .collect(),
+            });
+        }
         match id {
             Some(id) => r
                 .get(id)
@@ -574,13 +593,34 @@ impl Engine {
         self.registry.read().ok().and_then(|r| r.current())
     }
 
-    /// Makes `id` the session tools use when they name none.
+    /// Makes `id` the session tools use when they name none (a group is
+    /// made current by [`Engine::set_current_group`]).
     pub fn set_current(&self, id: &str) -> Result<SessionHandle, SessionError> {
         let handle = self.session(Some(id))?;
         if let Ok(mut r) = self.registry.write() {
             r.set_current(handle.id().clone());
         }
         Ok(handle)
+    }
+
+    /// Makes group `id` current; `None` when there is no such group.
+    pub fn set_current_group(&self, id: &str) -> Option<Group> {
+        let mut r = self.registry.write().ok()?;
+        let group = r.group(id)?;
+        r.set_current(group.id.clone());
+        Some(group)
+    }
+
+    /// Enters a group of `members` in this scope; it becomes current.
+    fn add_group(&self, members: Vec<GroupMember>) -> Group {
+        match self.registry.write() {
+            Ok(mut r) => r.add_group(members),
+            // A poisoned table still answers with the group it could not keep.
+            Err(_) => Group {
+                id: crate::model::SessionId("g0".into()),
+                members,
+            },
+        }
     }
 
     /// Releases every live session this engine sees (as `disconnect`
@@ -613,7 +653,7 @@ struct Opened<'a> {
 }
 
 /// Whether two host names are the same endpoint: loopback names are one.
-fn same_host(a: &str, b: &str) -> bool {
+pub(crate) fn same_host(a: &str, b: &str) -> bool {
     let loopback = |h: &str| matches!(h, "127.0.0.1" | "localhost" | "::1" | "[::1]");
     a.eq_ignore_ascii_case(b) || (loopback(a) && loopback(b))
 }

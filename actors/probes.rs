@@ -16,6 +16,7 @@ mod book;
 mod drain;
 mod helper;
 mod install;
+mod lease;
 mod leftovers;
 mod restore;
 mod snapshot;
@@ -28,7 +29,7 @@ use std::time::Duration;
 pub use book::{ProbesBook, ProbesHandle, ProbesMsg};
 pub use drain::spawn_drain;
 pub use install::{install, probe_site};
-pub use leftovers::{Leftover, restore_leftovers};
+pub use leftovers::{Leftover, LeftoverOutcome, restore_leftovers};
 pub use restore::{remove, restore_all};
 pub use switch::switch;
 pub use trap::sync_trap;
@@ -62,6 +63,7 @@ pub struct HelperFields {
     pub cost_ns: FieldId,
     pub cost_samples: FieldId,
     pub errors: FieldId,
+    pub last_error: FieldId,
     pub original: FieldId,
     pub others: FieldId,
     pub restored: FieldId,

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::connection::{ConnectionConfig, Transport};
 use crate::error::SpawnError;
+use crate::group::{Group, GroupMember};
 use crate::launch::LaunchedJvm;
 use crate::model::SessionId;
 use crate::session::{Session, SessionArgs, SessionHandle, SessionInfo};
@@ -21,8 +22,12 @@ use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SupervisionEvent
 #[derive(Default)]
 pub struct Registry {
     sessions: BTreeMap<u64, SessionHandle>,
+    /// Where the current session is a group, its id (`g1`, …).
     current: Option<SessionId>,
     next: u64,
+    /// The groups opened in this scope, by number.
+    groups: BTreeMap<u64, Group>,
+    next_group: u64,
 }
 
 impl Registry {
@@ -45,6 +50,35 @@ impl Registry {
 
     pub fn set_current(&mut self, id: SessionId) {
         self.current = Some(id);
+    }
+
+    /// Enters a group of `members` under a new id; it becomes current.
+    pub fn add_group(&mut self, members: Vec<GroupMember>) -> Group {
+        self.next_group += 1;
+        let id = SessionId(format!("g{}", self.next_group));
+        let group = Group {
+            id: id.clone(),
+            members,
+        };
+        self.groups.insert(self.next_group, group.clone());
+        self.current = Some(id);
+        group
+    }
+
+    pub fn group(&self, id: &str) -> Option<Group> {
+        self.groups.values().find(|g| g.id.0 == id).cloned()
+    }
+
+    pub fn groups(&self) -> Vec<Group> {
+        self.groups.values().cloned().collect()
+    }
+
+    /// Forgets a group; it stops being current.
+    pub fn end_group(&mut self, id: &SessionId) {
+        self.groups.retain(|_, g| &g.id != id);
+        if self.current.as_ref() == Some(id) {
+            self.current = None;
+        }
     }
 }
 

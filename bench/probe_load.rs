@@ -51,7 +51,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use probe::Probe;
 use report::{load, render, say};
 
-use jvmscope::actors::{Engine, EngineConfig, PointView, SessionHandle};
+use jvmscope::actors::{Engine, EngineConfig, LeftoverOutcome, PointView, SessionHandle};
 use jvmscope::model::AttachSpec;
 
 const FIXTURE: &str = "ProbeLoadBench";
@@ -675,9 +675,10 @@ async fn kill_child(fixture: &Fixture, hot: u32, s: &Settings) -> Result<Kill> {
         .restored_at_attach()
         .await
         .into_iter()
-        .map(|l| match l.failed {
-            None => l.class,
-            Some(why) => format!("{} (failed: {why})", l.class),
+        .map(|l| match l.outcome {
+            LeftoverOutcome::Restored => l.class,
+            LeftoverOutcome::ChangedSince => format!("{} (left alone: changed since)", l.class),
+            LeftoverOutcome::Failed(why) => format!("{} (failed: {why})", l.class),
         })
         .collect();
     tokio::time::sleep(s.settle).await;

@@ -687,7 +687,7 @@ mod tests {
         assert_eq!(book.reloaded_bytes(A).expect("kept").as_slice(), &[3]);
         let left = vec![Leftover {
             class: "app.Old".into(),
-            failed: None,
+            outcome: super::super::LeftoverOutcome::Restored,
         }];
         book.set_leftovers(left.clone());
         assert_eq!(book.leftovers(), left);

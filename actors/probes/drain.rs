@@ -57,6 +57,8 @@ struct Cursor {
     /// times count from here.
     stats_epoch: Option<Instant>,
     spent: bool,
+    /// Its helper was found switched off by its lease (we were away).
+    lapsed: bool,
     pace: Pace,
     /// When its next round is due.
     due: Instant,
@@ -72,6 +74,7 @@ impl Cursor {
             counted: None,
             stats_epoch: None,
             spent: false,
+            lapsed: false,
             pace: Pace::new(DRAIN_EVERY),
             due: Instant::now(),
         }
@@ -102,11 +105,18 @@ pub fn spawn_drain(session: Jvm, probes: ProbesHandle) {
                 let result = drain_one(&session, &id, &probe, cursor).await;
                 // Paced from the round's end, less a tick's slack.
                 cursor.due = Instant::now() + cursor.pace.period.saturating_sub(DRAIN_EVERY / 2);
+                if std::mem::take(&mut cursor.lapsed) {
+                    super::lease::lapsed(&session, &probes, &id, &probe).await;
+                }
                 match result {
                     Ok(Spent::No) => {}
                     Ok(Spent::Yes) => {
                         cursor.spent = true;
                         spent(&session, &probes, &id).await;
+                    }
+                    Ok(Spent::Failing) => {
+                        cursor.spent = true;
+                        failing(&session, &probes, &id).await;
                     }
                     Err(e) if e.is_gone() => return,
                     Err(e) => {
@@ -134,9 +144,18 @@ async fn spent(session: &Jvm, probes: &ProbesHandle, id: &str) {
         .await;
 }
 
+/// Takes out a probe whose condition keeps failing, as the wire disables
+/// a stop point (its definition and its last error are kept).
+async fn failing(session: &Jvm, probes: &ProbesHandle, id: &str) {
+    let _ = super::remove(session.connection(), session.classes(), probes, id, true).await;
+    session.stop_points().mark(id, StopState::Disabled).await;
+}
+
 enum Spent {
     No,
     Yes,
+    /// Its condition failed too many times in a row.
+    Failing,
 }
 
 async fn drain_one(
@@ -161,6 +180,7 @@ async fn drain_one(
     };
     let (head_obj, seq_obj) = (obj(0), obj(1));
     let alive = matches!(statics.get(7), Some(Value::Boolean(true)));
+    cursor.lapsed = !alive;
     if head_obj.0 == 0 || seq_obj.0 == 0 {
         return Ok(Spent::No);
     }
@@ -182,7 +202,9 @@ async fn drain_one(
             .is_none_or(|at| at.elapsed() >= COUNTERS_EVERY)
     {
         cursor.counted = Some(Instant::now());
-        counters(session, probe, cursor).await;
+        if counters(session, probe, cursor).await {
+            return Ok(Spent::Failing);
+        }
     }
     let pending = head.saturating_sub(cursor.tail).min(cap);
     cursor.pace.after(head.saturating_sub(cursor.tail), cap);
@@ -429,8 +451,8 @@ async fn hand_on(
         });
     }
     if !alive {
-        // The lease lapsed (we were late): count it; the helper re-arms
-        // when its `init` runs again, which the next arm does.
+        // The lease lapsed (we were late): count it; the round's end
+        // runs the helper's `init` again (`lease.rs`).
         probe.stats.probe.lapses.fetch_add(1, Ordering::Relaxed);
     }
     session

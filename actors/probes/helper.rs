@@ -219,6 +219,7 @@ pub(super) async fn helper_fields(
         cost_ns: id(field::COST_NS)?,
         cost_samples: id(field::COST_SAMPLES)?,
         errors: id(field::ERRORS)?,
+        last_error: id(field::LAST_ERROR)?,
         original: id(field::ORIGINAL)?,
         others: id(field::OTHERS)?,
         restored: id(field::RESTORED)?,
@@ -292,4 +293,64 @@ pub(super) async fn keep_original(
             .await;
     }
     Ok(())
+}
+
+/// Switches a helper off, which ends its lease thread; `refused` (the
+/// JVM answered that it changed nothing) also drops the original bytes it
+/// holds and marks it restored, so no later attach puts them back.
+pub(super) async fn disclaim(
+    conn: &crate::connection::ConnectionHandle,
+    helper: ReferenceTypeId,
+    fields: &HelperFields,
+    refused: bool,
+) {
+    let null = Value::Object {
+        tag: Tag::Array,
+        id: ObjectId(0),
+    };
+    let mut values = vec![FieldValue {
+        field: fields.live,
+        value: Value::Boolean(false),
+    }];
+    if refused {
+        values.extend([
+            FieldValue {
+                field: fields.restored,
+                value: Value::Boolean(true),
+            },
+            FieldValue {
+                field: fields.original,
+                value: null,
+            },
+            FieldValue {
+                field: fields.others,
+                value: null,
+            },
+        ]);
+    }
+    let _ = conn
+        .send(&SetStatics {
+            class: helper,
+            values,
+        })
+        .await;
+}
+
+/// Runs a helper's `init()` again on a parked thread, after its lease
+/// lapsed while this jvmscope was away (stopped, or too slow to renew):
+/// live again, its lease renewed, a new lease thread.
+pub(super) async fn rearm(session: &Jvm, helper: ReferenceTypeId) -> Result<(), ProbeRefusal> {
+    let seat = crate::calls::seat::take(session, None)
+        .await
+        .map_err(|e| ProbeRefusal::NoThread(e.to_string()))?;
+    let caller = Caller::new(
+        session,
+        seat.thread,
+        std::time::Duration::from_secs(5),
+        false,
+    );
+    let result = start(&caller, helper).await;
+    seat.give_back(session, false).await;
+    drop(caller);
+    result
 }

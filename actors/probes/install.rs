@@ -15,8 +15,6 @@ use crate::classfile::probe::{self as core, MethodRef, ProbeSpec, Site};
 use crate::code::{ClassSource, Pinned, loaded};
 use crate::door::Jvm;
 use crate::error::ProbeRefusal;
-use crate::jdwp::FieldValue;
-use crate::jdwp::class_type::SetValues as SetStatics;
 use crate::jdwp::virtual_machine::{CapabilitiesNew, ClassDef, RedefineClasses};
 use crate::jdwp::{ObjectId, ReferenceTypeId, Value};
 use crate::model::classfile::{self, ClassShape};
@@ -238,7 +236,7 @@ pub async fn install(
 
 /// Redefines every class the probe goes into at once (a write is never
 /// seen in one writer and missed in another); the pause it cost. When the
-/// JVM refuses, the helper is switched off (its lease would lapse anyway).
+/// JVM refuses, the helper is switched off and claims nothing.
 async fn put_in(
     session: &Jvm,
     targets: &[Going],
@@ -267,15 +265,10 @@ async fn put_in(
     let Err(e) = sent else {
         return Ok(pause);
     };
-    let _ = conn
-        .send(&SetStatics {
-            class: helper_type,
-            values: vec![FieldValue {
-                field: fields.live,
-                value: Value::Boolean(false),
-            }],
-        })
-        .await;
+    // Refused, nothing changed: the helper claims nothing a later attach
+    // could restore. Without an answer the class may have changed, so
+    // the helper keeps its claim (a restore checks the code first).
+    super::helper::disclaim(conn, helper_type, fields, e.code().is_some()).await;
     Err(match e.code() {
         Some(code) => ProbeRefusal::Redefine {
             class: targets

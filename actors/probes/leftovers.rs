@@ -2,10 +2,12 @@
 //! [`HELPER_MARK`]) whose target was never given its bytes back, because
 //! that jvmscope died. Each helper holds the original bytes and its
 //! target's name; the target is found in the helper's own loader, given
-//! them back, and the helper is marked restored and switched off.
+//! them back, and the helper is marked restored and switched off. A
+//! class whose code no longer calls the helper changed since the probe
+//! went in (a reload, another tool): it keeps what it runs now.
 
 use super::HELPER_MARK;
-use super::restore::redefine;
+use super::restore::{redefine, still_probed};
 use crate::classfile::probe::field;
 use crate::connection::ConnectionHandle;
 use crate::jdwp::FieldValue;
@@ -19,8 +21,19 @@ use crate::jvm::classes::ClassCache;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Leftover {
     pub class: String,
-    /// `None`: restored; `Some(why)`: it could not be.
-    pub failed: Option<String>,
+    pub outcome: LeftoverOutcome,
+}
+
+/// What became of a class an earlier jvmscope left instrumented.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LeftoverOutcome {
+    /// Its original bytes are back.
+    Restored,
+    /// Its code no longer calls the probe's helper: it changed since the
+    /// probe went in, and keeps what it runs now.
+    ChangedSince,
+    /// It could not be restored (why).
+    Failed(String),
 }
 
 /// Finds and restores what earlier sessions left instrumented.
@@ -37,10 +50,13 @@ pub async fn restore_leftovers(
     let mut out = Vec::new();
     for helper in all.iter().filter(|c| c.signature.contains(HELPER_MARK)) {
         let id = helper.ref_type.id;
-        out.extend(restore_one(conn, classes, id, read_only).await);
+        // Its internal name, as the code that calls it names it.
+        let name = crate::model::signature::java_name(&helper.signature).replace('.', "/");
+        out.extend(restore_one(conn, classes, (id, &name), read_only).await);
     }
-    // Several probes on one class each hold its bytes: report it once.
-    out.sort_by(|a, b| a.class.cmp(&b.class));
+    // Several probes on one class each hold its bytes: report it once,
+    // restored if one of them restored it.
+    out.sort_by_key(|l| (l.class.clone(), l.outcome != LeftoverOutcome::Restored));
     out.dedup_by(|a, b| a.class == b.class);
     out
 }
@@ -48,7 +64,7 @@ pub async fn restore_leftovers(
 async fn restore_one(
     conn: &ConnectionHandle,
     classes: &ClassCache,
-    helper: ReferenceTypeId,
+    (helper, helper_name): (ReferenceTypeId, &str),
     read_only: bool,
 ) -> Vec<Leftover> {
     let Ok(fields) = classes.fields(helper).await else {
@@ -129,6 +145,7 @@ async fn restore_one(
     }
     let mut out = Vec::new();
     for (name, bytes) in originals {
+        let helper = (helper, helper_name);
         out.push(restore_class(conn, classes, helper, name, bytes, read_only).await);
     }
     if !read_only {
@@ -142,7 +159,7 @@ async fn restore_one(
 async fn restore_class(
     conn: &ConnectionHandle,
     classes: &ClassCache,
-    helper: ReferenceTypeId,
+    (helper, helper_name): (ReferenceTypeId, &str),
     name: Option<String>,
     bytes: crate::jdwp::ObjectId,
     read_only: bool,
@@ -162,7 +179,7 @@ async fn restore_class(
     let failed = |why: String| {
         Some(Leftover {
             class: class.clone(),
-            failed: Some(why),
+            outcome: LeftoverOutcome::Failed(why),
         })
     };
     if read_only {
@@ -178,12 +195,18 @@ async fn restore_class(
     let Some(target_id) = target_id else {
         return failed("its class is no longer loaded".into());
     };
+    if still_probed(conn, classes, target_id, &[helper_name.to_string()]).await == Some(false) {
+        return Some(Leftover {
+            class,
+            outcome: LeftoverOutcome::ChangedSince,
+        });
+    }
     let result = redefine(conn, target_id, original).await;
     classes.invalidate(target_id);
     match result {
         Ok(()) => Some(Leftover {
             class,
-            failed: None,
+            outcome: LeftoverOutcome::Restored,
         }),
         Err(e) => failed(e.to_string()),
     }

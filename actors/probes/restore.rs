@@ -9,9 +9,12 @@ use crate::connection::ConnectionHandle;
 use crate::error::ProbeRefusal;
 use crate::jdwp::FieldValue;
 use crate::jdwp::class_type::SetValues as SetStatics;
+use crate::jdwp::method::Bytecodes;
+use crate::jdwp::reference_type::ConstantPool;
 use crate::jdwp::virtual_machine::{ClassDef, RedefineClasses};
 use crate::jdwp::{ReferenceTypeId, Value};
 use crate::jvm::classes::ClassCache;
+use crate::model::stale;
 
 /// Removes the probe of stop point `id` from the JVM. `keep` keeps its
 /// definition in the book (a toggle off). Returns whether there was one.
@@ -39,13 +42,11 @@ pub async fn remove(
     // Every class it is in goes back in one redefinition: without it, or
     // to its original bytes where it was the last probe.
     let mut defs = Vec::new();
-    let mut last_everywhere = true;
     for target in live.classes() {
         let Some(class) = probes.class(target).await else {
             continue;
         };
         let rest = probes.specs_in(target, Some(id)).await;
-        last_everywhere &= rest.is_empty();
         let classfile = if rest.is_empty() {
             class.original.as_ref().clone()
         } else {
@@ -65,9 +66,9 @@ pub async fn remove(
     }
     probes.disarmed(id, keep).await;
     sent?;
-    if last_everywhere {
-        mark_restored(conn, &live).await;
-    }
+    // Its class runs without it now; where other probes stay, their
+    // helpers hold the same original bytes, so this one claims nothing.
+    mark_restored(conn, &live).await;
     Ok(true)
 }
 
@@ -85,6 +86,20 @@ pub async fn restore_all(
     let mut done = Vec::new();
     let mut failed = Vec::new();
     for (target, Instrumented { name, original, .. }) in instrumented {
+        // A class changed since its probes went in (another tool
+        // redefined it) keeps what it runs now.
+        let helpers: Vec<String> = lives
+            .iter()
+            .filter(|l| l.covers(target))
+            .map(|l| l.helper_name.replace('.', "/"))
+            .collect();
+        if still_probed(conn, classes, target, &helpers).await == Some(false) {
+            failed.push((
+                name.clone(),
+                ProbeRefusal::ChangedSince { class: name }.to_string(),
+            ));
+            continue;
+        }
         match redefine(conn, target, original.as_ref().clone()).await {
             Ok(()) => done.push(name),
             Err(e) => failed.push((name, e.to_string())),
@@ -124,6 +139,42 @@ async fn switch_off(conn: &ConnectionHandle, live: &Live, restored: bool) {
             values,
         })
         .await;
+}
+
+/// Whether the code the JVM runs for `target` calls one of `helpers`
+/// (internal names): what the probes installed is still what runs, so
+/// giving the class its original bytes loses nothing. `None` when the
+/// JVM cannot say (its bytecodes or constant pool cannot be read).
+pub(super) async fn still_probed(
+    conn: &ConnectionHandle,
+    classes: &ClassCache,
+    target: ReferenceTypeId,
+    helpers: &[String],
+) -> Option<bool> {
+    let pool = conn.send(&ConstantPool { ref_type: target }).await.ok()?;
+    let pool = stale::pool_text_of_jdwp(pool.count, &pool.bytes)?;
+    let methods = classes.methods(target).await.ok()?;
+    let codes = futures::future::join_all(
+        methods
+            .iter()
+            .filter(|m| !m.is_native() && !m.is_abstract())
+            .map(|m| {
+                conn.send(&Bytecodes {
+                    ref_type: target,
+                    method: m.id,
+                })
+            }),
+    )
+    .await;
+    for code in codes {
+        let code = code.ok()?;
+        for helper in helpers {
+            if stale::names_class(&code, &pool, helper)? {
+                return Some(true);
+            }
+        }
+    }
+    Some(false)
 }
 
 async fn mark_restored(conn: &ConnectionHandle, live: &Live) {

@@ -128,6 +128,10 @@ impl Book {
     pub fn mark(&mut self, id: &str, state: StopState, spec: Option<StopPointSpec>) -> bool {
         match self.reg.point_mut(id) {
             Some(p) if p.probe => {
+                if state == StopState::Armed && p.state != StopState::Armed {
+                    // Re-armed: the guard watches it afresh.
+                    p.stats.restart_guard();
+                }
                 p.state = state;
                 if let Some(spec) = spec {
                     p.spec = Arc::new(spec);

@@ -18,6 +18,10 @@ use crate::jdwp::{EventKind, RequestId};
 use crate::model::overhead::{INTERPRETED_SHARE, Meter, Overspent, Scope};
 use crate::model::stop_point::{FamilyId, StopPointId, StopPointSpec};
 
+mod probe;
+
+pub use probe::{ProbeCost, ProbeMeter};
+
 /// How many cleared request ids are remembered as ours.
 const RETIRED_MEMORY: usize = 4096;
 
@@ -367,61 +371,6 @@ pub struct Cost {
     pub p99: Option<Duration>,
     /// One thread's time charged for running the JVM interpreted.
     pub interpreted: Option<Duration>,
-}
-
-/// A probe's own counters, as its drain last read them from the JVM.
-#[derive(Debug, Default)]
-pub struct ProbeMeter {
-    /// Calls into the probe (the site ran).
-    pub calls: AtomicU64,
-    /// Calls that passed its filters (all of them when it has none), read
-    /// with `calls` in one reading, just before it.
-    pub passes: AtomicU64,
-    /// Passing hits the JVM's ring had no room for.
-    pub drops: AtomicU64,
-    /// Nanoseconds measured over `cost_samples` sampled calls.
-    pub cost_ns: AtomicU64,
-    pub cost_samples: AtomicU64,
-    /// How long the redefinition that armed it took, in microseconds.
-    pub pause_us: AtomicU64,
-    /// The lease lapsed (the probe turned itself off) and was renewed.
-    pub lapses: AtomicU64,
-    /// Drain rounds that failed (the JVM refused a read): their records
-    /// stay in the ring for the next round, or are counted as drops.
-    pub drain_failures: AtomicU64,
-    /// A statistics probe's readings (empty for any other).
-    pub latency: Mutex<crate::model::latency::Latency>,
-}
-
-/// A probe's cost, as listings show it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ProbeCost {
-    pub calls: u64,
-    pub passes: u64,
-    pub drops: u64,
-    /// Sampled nanoseconds per call; `None` before the first sample.
-    pub ns_per_call: Option<u64>,
-    pub pause_us: u64,
-    pub lapses: u64,
-    pub drain_failures: u64,
-    /// A statistics probe's figures, once read.
-    pub latency: Option<crate::model::latency::LatencyView>,
-}
-
-impl ProbeMeter {
-    pub fn cost(&self) -> ProbeCost {
-        let samples = self.cost_samples.load(Ordering::Relaxed);
-        ProbeCost {
-            calls: self.calls.load(Ordering::Relaxed),
-            passes: self.passes.load(Ordering::Relaxed),
-            drops: self.drops.load(Ordering::Relaxed),
-            ns_per_call: (samples > 0).then(|| self.cost_ns.load(Ordering::Relaxed) / samples),
-            pause_us: self.pause_us.load(Ordering::Relaxed),
-            lapses: self.lapses.load(Ordering::Relaxed),
-            drain_failures: self.drain_failures.load(Ordering::Relaxed),
-            latency: self.latency.lock().ok().and_then(|l| l.view()),
-        }
-    }
 }
 
 impl Stats {

@@ -87,6 +87,20 @@ impl From<SessionError> for ToolError {
         match e {
             SessionError::NoSession => ToolError::new("NO_SESSION", "no session is open")
                 .next("debug_attach {host, port} or debug_launch {main_class, classpath}"),
+            SessionError::Group { id, members } => ToolError::new(
+                "GROUP",
+                format!(
+                    "{id} is a group; this tool acts on one JVM, not across a group"
+                ),
+            )
+            .next(format!(
+                "pick a member with session_id: {}",
+                members
+                    .iter()
+                    .map(|(s, addr)| format!("{s} ({addr})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
             SessionError::UnknownSession(id) => {
                 ToolError::new("UNKNOWN_SESSION", format!("there is no session {id:?}"))
                     .next("debug_list_sessions shows the session ids")

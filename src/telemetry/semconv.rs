@@ -26,6 +26,10 @@ pub const JDWP_QUEUED_US: &str = "jdwp.queued_us";
 pub const MCP_TOOL_NAME: &str = "mcp.tool.name";
 /// `jvmscope.session`: our session id.
 pub const SESSION_ID: &str = "jvmscope.session";
+/// `jvmscope.group`: the group session a fan-out runs across.
+pub const GROUP_ID: &str = "jvmscope.group";
+/// `jvmscope.group.members`: how many members a fan-out asks.
+pub const GROUP_MEMBERS: &str = "jvmscope.group.members";
 /// `jvm.event.count`: events in the composite.
 pub const JVM_EVENT_COUNT: &str = "jvm.event.count";
 /// `jvm.thread.id`: the event thread's JDWP id.

@@ -390,10 +390,18 @@ fn min_duration_keeps_only_slow_calls_and_the_wire_cannot_time_one(java_home: st
         slow.text
     );
     let slow_id = first_id(&slow);
-    for t in traces(&server, &slow_id, 3) {
-        assert!(took_ns(&t).is_some_and(|d| d >= 2_000_000), "{t}");
-        assert_eq!(local_i64(&t, "n").map(|n| n % 50), Some(0), "{t}");
+    // Every kept call took 2 ms. Most are the sleepers; on a loaded
+    // machine a call the scheduler took the core from is slow too, and
+    // rightly kept.
+    let kept = traces(&server, &slow_id, 6);
+    for t in &kept {
+        assert!(took_ns(t).is_some_and(|d| d >= 2_000_000), "{t}");
     }
+    let sleepers = kept
+        .iter()
+        .filter(|t| local_i64(t, "n").is_some_and(|n| n % 50 == 0))
+        .count();
+    assert!(sleepers * 2 >= kept.len(), "{sleepers} of {kept:?}");
     // Over the wire a call cannot be timed: refused, not silently ignored.
     let wire = server
         .call(

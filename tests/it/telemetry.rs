@@ -60,7 +60,7 @@ const OTEL_VARS: &[&str] = &[
 ];
 
 /// Spawns the real binary with a clean OTel environment plus `env`, and initializes MCP.
-fn server_with(env: &[(&str, &str)]) -> Server {
+pub(crate) fn server_with(env: &[(&str, &str)]) -> Server {
     let mut command = Command::new(env!("CARGO_BIN_EXE_jvmscope"));
     for var in OTEL_VARS {
         command.env_remove(var);
@@ -73,7 +73,7 @@ fn server_with(env: &[(&str, &str)]) -> Server {
 
 /// Closes stdin (the MCP way to stop) and waits for a clean exit.
 #[track_caller]
-fn stop(server: &Server, within: Duration) -> Duration {
+pub(crate) fn stop(server: &Server, within: Duration) -> Duration {
     let started = Instant::now();
     server.close_stdin();
     let status = server.wait_exit(within).unwrap_or_else(|| {
@@ -193,7 +193,10 @@ fn roots_of<'a>(spans: &'a [CollectedSpan], calls: &[Call]) -> Option<Vec<&'a Co
         .collect()
 }
 
-fn children_of<'a>(spans: &'a [CollectedSpan], parent: &CollectedSpan) -> Vec<&'a CollectedSpan> {
+pub(crate) fn children_of<'a>(
+    spans: &'a [CollectedSpan],
+    parent: &CollectedSpan,
+) -> Vec<&'a CollectedSpan> {
     spans
         .iter()
         .filter(|s| s.parent_span_id == parent.span_id && s.trace_id == parent.trace_id)
@@ -201,7 +204,10 @@ fn children_of<'a>(spans: &'a [CollectedSpan], parent: &CollectedSpan) -> Vec<&'
 }
 
 /// Every span below `root`, at any depth.
-fn descendants_of<'a>(spans: &'a [CollectedSpan], root: &CollectedSpan) -> Vec<&'a CollectedSpan> {
+pub(crate) fn descendants_of<'a>(
+    spans: &'a [CollectedSpan],
+    root: &CollectedSpan,
+) -> Vec<&'a CollectedSpan> {
     let mut out = Vec::new();
     let mut frontier = vec![root];
     while let Some(parent) = frontier.pop() {

@@ -78,8 +78,9 @@ async fn field_value(
 /// Reads the helper's calls and passes (`LongAdder`s: their base and
 /// cells), sampled cost and errors into the stop point's meter. The drops
 /// are the passes (every call, with no filter) less the records claimed
-/// (`head`, read last, so a call in flight never shows as a drop).
-pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
+/// (`head`, read last, so a call in flight never shows as a drop). True
+/// when its condition keeps failing: the drain takes the probe out.
+pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -> bool {
     let conn = session.connection();
     let f = &probe.fields;
     let Ok(v) = conn
@@ -92,11 +93,12 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
                 f.cost_samples,
                 f.errors,
                 f.head,
+                f.last_error,
             ],
         })
         .await
     else {
-        return;
+        return false;
     };
     let long = |i: usize| match v.get(i) {
         Some(Value::Long(n)) => *n as u64,
@@ -110,10 +112,15 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
     meter.cost_ns.store(long(2), Ordering::Relaxed);
     meter.cost_samples.store(long(3), Ordering::Relaxed);
     let base = probe.base;
-    probe
-        .stats
-        .condition_errors
-        .store(base.errors + long(4), Ordering::Relaxed);
+    let errors = base.errors + long(4);
+    let new_errors =
+        errors.saturating_sub(probe.stats.condition_errors.swap(errors, Ordering::Relaxed));
+    if new_errors > 0
+        && let Some(thrown) = obj(6)
+        && let Some(text) = describe_thrown(session, thrown).await
+    {
+        probe.stats.note_error(text);
+    }
     // Passes first, then calls: a call is counted before its pass, so
     // read in this order the passes never outnumber the calls.
     let passed = match obj(1) {
@@ -124,14 +131,17 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
         Some(a) => long_adder(session, a).await,
         None => None,
     }) else {
-        return;
+        return false;
     };
     let passed = if probe.spec.filters() {
         passed
     } else {
         Some(calls)
     };
-    meter.calls.store(base.calls + calls, Ordering::Relaxed);
+    let new_calls = (base.calls + calls)
+        .saturating_sub(meter.calls.swap(base.calls + calls, Ordering::Relaxed));
+    let failing =
+        probe.spec.condition.is_some() && probe.stats.probe_condition_failed(new_errors, new_calls);
     if probe.spec.stats {
         statistics(session, probe, calls, cursor).await;
     }
@@ -149,6 +159,29 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) {
             Ordering::Relaxed,
         );
     }
+    failing
+}
+
+/// What a condition threw, as `type: message`, read from the object.
+async fn describe_thrown(session: &Jvm, thrown: ObjectId) -> Option<String> {
+    let classes = session.classes();
+    let conn = session.connection();
+    let t = classes.type_of(thrown).await.ok()?.id;
+    let name = classes.info(t).await.ok()?.name.clone();
+    let throwable = classes.by_name("java.lang.Throwable").await.ok()?;
+    let fields = classes.fields(throwable.first()?.id).await.ok()?;
+    let message = fields.iter().find(|f| f.name == "detailMessage")?.id;
+    let text = match field_value(session, thrown, message).await.ok()? {
+        Some(Value::Object { id, .. }) if id.0 != 0 => conn
+            .send(&crate::jdwp::string_reference::Value { string_object: id })
+            .await
+            .ok(),
+        _ => None,
+    };
+    Some(match text {
+        Some(m) => format!("{name}: {m}"),
+        None => name,
+    })
 }
 
 /// The sum of a `LongAdder`: its `base` plus each cell's `value`.

@@ -8,7 +8,7 @@ use super::classfile::ClassShape;
 
 mod pool;
 
-pub use pool::{PoolText, pool_text, pool_text_of_jdwp};
+pub use pool::{PoolText, names_class, pool_text, pool_text_of_jdwp};
 
 /// A declared method of the loaded type.
 #[derive(Debug, Clone, PartialEq, Eq)]

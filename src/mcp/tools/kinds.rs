@@ -130,6 +130,7 @@ impl Route {
             }),
             guide: (!guide.is_empty()).then_some(guide),
             long: None,
+            fan_out: None,
         }
     }
 }

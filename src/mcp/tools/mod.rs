@@ -11,6 +11,8 @@ pub mod diagnose;
 pub mod dump;
 pub mod events;
 pub mod execution;
+pub mod fan_out;
+pub mod group;
 pub mod inspect;
 pub mod investigation;
 pub mod invoke;
@@ -342,6 +344,9 @@ pub struct Route {
     /// (for a client that declares the tasks extension), judged on its
     /// arguments.
     long: Option<fn(&JsonObject) -> bool>,
+    /// How the tool runs across a group; `None`: a group is refused,
+    /// naming its members.
+    fan_out: Option<fan_out::FanOut>,
 }
 
 impl Route {
@@ -370,6 +375,7 @@ impl Route {
             }),
             guide: None,
             long: None,
+            fan_out: None,
         }
     }
 
@@ -424,6 +430,9 @@ fn routes() -> &'static Catalogue {
         routes.extend(mutation::routes());
         routes.extend(invoke::routes());
         routes.extend(investigation::routes());
+        for r in &mut routes {
+            r.fan_out = fan_out::of(&r.tool.name);
+        }
         let by_name = routes
             .iter()
             .enumerate()
@@ -473,7 +482,20 @@ pub fn flag(args: &JsonObject, name: &str) -> bool {
 pub async fn call(ctx: &Ctx, name: &str, args: Option<JsonObject>) -> CallToolResult {
     let all = routes();
     let reply = match all.by_name.get(name) {
-        Some(&i) => (all.routes[i].call)(ctx.clone(), args).await,
+        Some(&i) => {
+            let route = &all.routes[i];
+            let named = args
+                .as_ref()
+                .and_then(|a| a.get("session_id"))
+                .and_then(serde_json::Value::as_str);
+            match route
+                .fan_out
+                .and_then(|f| Some((f, ctx.engine.group(named)?)))
+            {
+                Some((fan, group)) => fan_out::run(ctx, name, route, fan, group, args).await,
+                None => (route.call)(ctx.clone(), args).await,
+            }
+        }
         None => Err(match kinds::renamed(name) {
             Some((tool, kind)) => ToolError::new(
                 "UNKNOWN_TOOL",

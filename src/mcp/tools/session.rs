@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Call, Ctx, Effect, Reply, Route};
-use crate::actors::{SessionHandle, Startup};
+use crate::actors::{LeftoverOutcome, SessionHandle, Startup};
 use crate::mcp::error::ToolError;
 use crate::model::invoking::Invoking;
 use crate::model::session::ReleaseCheck;
@@ -23,7 +23,10 @@ const DEFAULT_LAUNCH_TIMEOUT_MS: u64 = 20_000;
 pub struct AttachParams {
     /// Host of the JDWP agent; default 127.0.0.1.
     pub host: Option<String>,
-    pub port: u16,
+    pub port: Option<u16>,
+    /// host:port each: a group.
+    #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
+    pub targets: Option<Vec<String>>,
     /// Connect and handshake limit, ms; default 5000.
     pub timeout_ms: Option<u64>,
     /// Refuse every change to the JVM, at the wire.
@@ -93,8 +96,8 @@ pub fn routes() -> Vec<Route> {
             "debug_attach",
             "Attach to a JVM",
             "Attach to a JVM started with \
-             -agentlib:jdwp=transport=dt_socket,server=y,address=PORT; the session becomes \
-             current. Suspends nothing. read_only refuses every change at the wire. A port that is \
+             -agentlib:jdwp=transport=dt_socket,server=y,address=PORT, or to each of targets (a \
+             group); the session becomes current. Suspends nothing. read_only refuses every change at the wire. A port that is \
              not JDWP says NOT_JDWP.",
             Effect::Changes,
             attach,
@@ -103,7 +106,15 @@ pub fn routes() -> Vec<Route> {
                 "Attach to a running JVM started with -agentlib:jdwp=transport=dt_socket,server=y,address=HOST:PORT. \
                   Suspends nothing; a JVM started with suspend=y stays held until debug_continue. Opens a session \
                   that becomes current. read_only refuses every mutation at the wire. A port that is not JDWP is \
-                  reported as NOT_JDWP within timeout_ms.",
+                  reported as NOT_JDWP within timeout_ms. \
+                  targets [\"host:port\", …] (at most 32) attaches each concurrently and opens one group session \
+                  (g1, …), current: each member is a session of its own, labelled host:port and pid. A target given \
+                  twice is attached once; one that does not answer is named with why, and the group opens with the \
+                  rest. On a group, debug_set_stop, debug_update_stop_point, debug_panic, debug_list_stop_points, \
+                  debug_get_traces (group_by may name member), debug_thread_dump, debug_heap, debug_hot_threads, \
+                  debug_profile and debug_disconnect act on every member at once and merge the replies; a member \
+                  that fails is named with why while the others answer. Other tools are refused on a group: \
+                  session_id names one member.",
             ),
         Route::new(
             "debug_launch",
@@ -167,17 +178,42 @@ fn roots(given: Option<Vec<String>>, env: &str) -> Vec<PathBuf> {
 }
 
 async fn attach(ctx: Ctx, call: Call<AttachParams>) -> Reply {
-    let p = call.params?;
-    let spec = AttachSpec {
-        host: p.host.unwrap_or_else(|| "127.0.0.1".into()),
-        port: p.port,
+    let (tool, p) = (call.tool, call.params?);
+    let spec = |host: String, port: u16| AttachSpec {
+        host,
+        port,
         timeout: Duration::from_millis(p.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)),
         read_only: p.read_only.unwrap_or(false),
-        source_roots: roots(p.source_roots, "JDWP_SOURCE_ROOTS"),
-        class_roots: roots(p.class_roots, "JDWP_CLASS_ROOTS"),
+        source_roots: roots(p.source_roots.clone(), "JDWP_SOURCE_ROOTS"),
+        class_roots: roots(p.class_roots.clone(), "JDWP_CLASS_ROOTS"),
     };
-    let handle = ctx.engine.attach(&spec).await?;
-    Ok(opened(&handle, "Attached", None, None).await)
+    match (&p.targets, p.port) {
+        (Some(targets), None) if p.host.is_none() => {
+            let specs = targets
+                .iter()
+                .map(|t| {
+                    super::group::target(t)
+                        .map(|(host, port)| spec(host, port))
+                        .ok_or_else(|| {
+                            ToolError::bad_argument(
+                                tool,
+                                format!("target {t:?} is not host:port (e.g. 127.0.0.1:5005)"),
+                            )
+                        })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            super::group::attach(&ctx, specs).await
+        }
+        (None, Some(port)) => {
+            let host = p.host.clone().unwrap_or_else(|| "127.0.0.1".into());
+            let handle = ctx.engine.attach(&spec(host, port)).await?;
+            Ok(opened(&handle, "Attached", None, None).await)
+        }
+        _ => Err(ToolError::bad_argument(
+            tool,
+            "give port (and host) for one JVM, or targets [\"host:port\", …] for a group",
+        )),
+    }
 }
 
 async fn launch(ctx: Ctx, call: Call<LaunchParams>) -> Reply {
@@ -239,7 +275,7 @@ async fn launch(ctx: Ctx, call: Call<LaunchParams>) -> Reply {
 }
 
 /// The reply to attach and launch.
-async fn opened(
+pub(super) async fn opened(
     handle: &SessionHandle,
     verb: &str,
     pid: Option<u32>,
@@ -264,12 +300,16 @@ async fn opened(
         out.push_str("\nRead-only: every mutation is refused at the wire");
     }
     for left in handle.restored_at_attach().await {
-        match left.failed {
-            None => out.push_str(&format!(
+        match left.outcome {
+            LeftoverOutcome::Restored => out.push_str(&format!(
                 "\nRESTORED: {} was left instrumented by an earlier jvmscope; its original bytes are back",
                 left.class
             )),
-            Some(why) => out.push_str(&format!(
+            LeftoverOutcome::ChangedSince => out.push_str(&format!(
+                "\nLEFT ALONE: {} carries an earlier jvmscope's probe helper, but its code changed since (a reload or another tool) and no longer calls it: it keeps what it runs now",
+                left.class
+            )),
+            LeftoverOutcome::Failed(why) => out.push_str(&format!(
                 "\nWARNING: {} was left instrumented by an earlier jvmscope and could not be restored: {why} (its probe is switched off)",
                 left.class
             )),
@@ -344,7 +384,7 @@ async fn list_sessions(ctx: Ctx, call: Call<ListSessionsParams>) -> Reply {
         (s, state, stop_points)
     }))
     .await;
-    let mut lines = Vec::new();
+    let mut lines = super::group::listed(&ctx, current.as_ref());
     let mut data = Vec::new();
     for (s, state, stop_points) in rows {
         let is_current = current.as_ref() == Some(s.id());
@@ -430,6 +470,13 @@ async fn list_sessions(ctx: Ctx, call: Call<ListSessionsParams>) -> Reply {
 
 async fn set_current(ctx: Ctx, call: Call<SetCurrentParams>) -> Reply {
     let p = call.params?;
+    if let Some(group) = ctx.engine.set_current_group(&p.session_id) {
+        return Ok(super::text(format!(
+            "Current session: group {} ({})",
+            group.id,
+            super::group::members_line(&group)
+        )));
+    }
     let handle = ctx.engine.set_current(&p.session_id)?;
     let mut out = format!("Current session: {} ({})", handle.id(), handle.address());
     if let Some(reason) = handle.dead_reason() {

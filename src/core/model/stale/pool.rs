@@ -108,6 +108,22 @@ fn symbolic(code: &[u8], pool: &[String]) -> Option<Vec<String>> {
     Some(out)
 }
 
+/// Whether an instruction of `code` names a member or the type of
+/// `class` (internal form, `a/b/C`): how a restore tells that the code it
+/// would replace still calls a probe's helper. `None` when the code does
+/// not decode.
+pub fn names_class(code: &[u8], pool: &[String], class: &str) -> Option<bool> {
+    let dotted = class.replace('/', ".");
+    let named = |t: &str| {
+        t.split_whitespace().any(|w| {
+            [class, dotted.as_str()]
+                .iter()
+                .any(|c| w == *c || w.strip_prefix(c).is_some_and(|r| r.starts_with('.')))
+        })
+    };
+    Some(symbolic(code, pool)?.iter().any(|i| named(i)))
+}
+
 /// Whether two method bodies are the same code once each constant is
 /// named by its own pool. `false` when either does not decode.
 pub fn same_code(
@@ -119,5 +135,35 @@ pub fn same_code(
     match (symbolic(running, running_pool), symbolic(built, built_pool)) {
         (Some(r), Some(b)) => r == b,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_class;
+
+    #[test]
+    fn code_that_calls_a_helper_names_it_and_code_that_does_not_does_not() {
+        let pool: Vec<String> = [
+            "",
+            "Method p/Spin$$jvmscope$a1.hit(I)V",
+            "Method p/Spin.version()Ljava/lang/String;",
+            "Field p/Spin$$jvmscope$a1b.live:Z",
+        ]
+        .map(String::from)
+        .to_vec();
+        // invokestatic #1; return
+        assert_eq!(
+            names_class(&[0xb8, 0, 1, 0xb1], &pool, "p/Spin$$jvmscope$a1"),
+            Some(true)
+        );
+        // invokestatic #2; getstatic #3 (another helper whose name only
+        // starts the same); return
+        let other = [0xb8, 0, 2, 0xb2, 0, 3, 0xb1];
+        assert_eq!(
+            names_class(&other, &pool, "p/Spin$$jvmscope$a1"),
+            Some(false)
+        );
+        assert_eq!(names_class(&[0xb8, 0], &pool, "p/Spin"), None);
     }
 }

@@ -101,6 +101,9 @@ fn state_text(p: &PointView) -> String {
     let mut s = match &p.state {
         StopState::Spent(why) => format!("SPENT: {why}"),
         StopState::Disabled if p.paused.is_some() => "PAUSED (overhead budget)".to_string(),
+        StopState::Armed if p.probe.is_some_and(|c| c.lease_off) => {
+            "PAUSED (lease lapsed)".to_string()
+        }
         other => other.label().to_uppercase(),
     };
     if p.copies > 0 {
@@ -330,6 +333,11 @@ fn probe_line(c: &crate::actors::ProbeCost, hits: u64) -> String {
     );
     if c.lapses > 0 {
         s.push_str(&format!("; its lease lapsed {} times", c.lapses));
+    }
+    if c.lease_off {
+        s.push_str(
+            "; off since: re-arming it failed (the server log says why), retried each drain round",
+        );
     }
     if c.drain_failures > 0 {
         s.push_str(&format!(

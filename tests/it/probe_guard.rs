@@ -1,0 +1,350 @@
+//! A probe is guarded like a wire stop point and leaves nothing behind
+//! (JDK 17 and Temurin 25, over MCP): a probe the JVM refuses, on the
+//! agent's word or on the overhead guard's switch, leaves no helper that
+//! a later attach would "restore" over a reload; a condition that keeps
+//! throwing in the JVM disables its probe, with the last error listed; a
+//! probe that costs the application more than its budget is paused and
+//! its class restored; and a probe whose lease lapsed while jvmscope was
+//! stopped records again once jvmscope runs.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::java::{Jvm, JvmOpts, fixtures, javac, line_of};
+use crate::support::mcp::{Server, ToolReply};
+use crate::support::poll_until_msg;
+
+const WAIT: Duration = Duration::from_secs(30);
+const REFUSED: &str = "ProbeRefused";
+const LEDGER: &str = "ProbeLoad$Ledger";
+
+fn attach(port: u16) -> (Server, ToolReply) {
+    let server = Server::spawn();
+    server.initialize();
+    let reply = server
+        .call(
+            "debug_attach",
+            json!({"port": port, "class_roots": [fixtures().display().to_string()]}),
+        )
+        .expect_ok();
+    (server, reply)
+}
+
+fn first_id(reply: &ToolReply) -> String {
+    reply.json()["outcomes"][0]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no id in {}", reply.text))
+        .to_string()
+}
+
+fn listing(server: &Server) -> String {
+    server
+        .call("debug_list_stop_points", json!({}))
+        .expect_ok()
+        .text
+}
+
+/// ProbeRefused.java with version() answering `version`, compiled into
+/// `out` with the debug information `g` asks for.
+fn compile(out: &Path, version: &str, g: &str) {
+    let src = out.join("src");
+    std::fs::create_dir_all(&src).expect("src dir");
+    let text = std::fs::read_to_string(crate::support::java::source_path("ProbeRefused.java"))
+        .expect("fixture source");
+    assert!(text.contains("return \"v1\";"));
+    std::fs::write(
+        src.join("ProbeRefused.java"),
+        text.replace("return \"v1\";", &format!("return \"{version}\";")),
+    )
+    .expect("write source");
+    let status = std::process::Command::new(javac())
+        .args([g, "--release", "17", "-encoding", "UTF-8", "-d"])
+        .arg(out)
+        .arg(src.join("ProbeRefused.java"))
+        .status()
+        .expect("run javac");
+    assert!(status.success());
+}
+
+fn a_refused_probe_leaves_nothing_a_later_attach_restores(java_home: PathBuf) {
+    let jvm = Jvm::start(
+        REFUSED,
+        JvmOpts {
+            java_home: Some(java_home),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe refused started", WAIT);
+    // The class roots hold the class the JVM runs, marked as using preview
+    // features (minor version 0xFFFF), which a JVM run without
+    // --enable-preview refuses: its code matches, so a probe is planned
+    // on it, its helper is defined, and the JVM refuses the redefinition.
+    let scratch = crate::code::Scratch::new("probe-refused");
+    let roots = scratch.path("roots");
+    std::fs::create_dir_all(&roots).expect("roots");
+    let mut bytes = std::fs::read(fixtures().join("ProbeRefused.class")).expect("class file");
+    bytes[4..6].copy_from_slice(&0xFFFFu16.to_be_bytes());
+    std::fs::write(roots.join("ProbeRefused.class"), bytes).expect("write class");
+    let server = Server::spawn();
+    server.initialize();
+    server
+        .call(
+            "debug_attach",
+            json!({"port": jvm.port(), "class_roots": [roots.display().to_string()]}),
+        )
+        .expect_ok();
+    let line = line_of("ProbeRefused.java", "after-catch");
+    // Asked for a probe: the JVM's verifier refuses the instrumented class.
+    let refused = server.call(
+        "debug_set_stop",
+        json!({"kind": "line", "class_pattern": REFUSED, "line": line, "trace": true,
+               "engine": "probe"}),
+    );
+    assert!(refused.is_error, "{}", refused.text);
+    assert!(refused.text.contains("the JVM refused"), "{}", refused.text);
+    // On the wire, the guard pauses it and tries a probe, which the JVM
+    // refuses again: it stays paused.
+    let wire = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": REFUSED, "line": line, "trace": true,
+                   "condition": "n > 0", "trace_max_hits": 0, "max_overhead": 1}),
+        )
+        .expect_ok();
+    let id = first_id(&wire);
+    let paused = poll_until_msg(WAIT, "the guard to pause the wire stop point", || {
+        let l = listing(&server);
+        l.contains("PAUSED").then_some(l)
+    });
+    assert!(!paused.contains("engine: probe"), "{paused}");
+    server
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
+        .expect_ok();
+
+    // The fix goes in; the session leaves cleanly.
+    let out = scratch.path("classes");
+    compile(&out, "v2", "-g");
+    let since = jvm.line_count();
+    server
+        .call(
+            "debug_reload_class",
+            json!({"class_name": REFUSED, "class_roots": [out.display().to_string()]}),
+        )
+        .expect_ok();
+    jvm.wait_for_line_since(since, |l| l.starts_with("v2 "), WAIT);
+    server.call("debug_disconnect", json!({})).expect_ok();
+
+    // The next jvmscope finds no trace of either probe, and v2 keeps
+    // running.
+    let (again, reply) = attach(jvm.listening_port(2, WAIT));
+    assert!(!reply.text.contains(REFUSED), "{}", reply.text);
+    let since = jvm.line_count();
+    let (at, _) = jvm.wait_for_line_since(since, |l| l.starts_with("v2 "), WAIT);
+    let after: Vec<String> = jvm.lines().into_iter().skip(at).collect();
+    assert!(
+        after.iter().all(|l| !l.starts_with("v1 ")),
+        "v1 came back: {after:?}"
+    );
+    again.call("debug_disconnect", json!({})).expect_ok();
+    assert!(jvm.is_alive());
+}
+
+/// Another debugger's redefinition: `bytes` for ProbeRefused, sent over a
+/// JDWP connection of the test's own, which then leaves.
+fn redefine_behind_our_back(port: u16, bytes: Vec<u8>) {
+    use jvmscope::actors::ConnectionConfig;
+    use jvmscope::actors::testing::{Connection, dial};
+    use jvmscope::jdwp::virtual_machine::{ClassDef, ClassesBySignature, Dispose, RedefineClasses};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let stream = dial("127.0.0.1", port, WAIT).await.expect("dial");
+        let conn = Connection::spawn_unlinked(stream, ConnectionConfig::new("127.0.0.1", port))
+            .await
+            .expect("connection");
+        let found = conn
+            .send(&ClassesBySignature {
+                signature: format!("L{REFUSED};"),
+            })
+            .await
+            .expect("the class");
+        let class = found.first().expect("loaded").ref_type.id;
+        conn.send(&RedefineClasses {
+            classes: vec![ClassDef {
+                ref_type: class,
+                classfile: bytes,
+            }],
+        })
+        .await
+        .expect("redefine");
+        conn.send(&Dispose).await.expect("dispose");
+    });
+}
+
+fn a_leftover_whose_class_changed_since_is_left_alone(java_home: PathBuf) {
+    let jvm = Jvm::start(
+        REFUSED,
+        JvmOpts {
+            java_home: Some(java_home),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe refused started", WAIT);
+    let (doomed, _) = attach(jvm.port());
+    let armed = doomed
+        .call(
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": REFUSED,
+                   "line": line_of("ProbeRefused.java", "after-catch"), "engine": "probe"}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    // Killed: the probe stays in, its helper holding v1.
+    doomed.kill();
+
+    // Another tool puts v2 in meanwhile.
+    let scratch = crate::code::Scratch::new("probe-changed");
+    let out = scratch.path("classes");
+    compile(&out, "v2", "-g");
+    let since = jvm.line_count();
+    redefine_behind_our_back(
+        jvm.listening_port(2, WAIT),
+        std::fs::read(out.join("ProbeRefused.class")).expect("v2"),
+    );
+    jvm.wait_for_line_since(since, |l| l.starts_with("v2 "), WAIT);
+
+    // The next jvmscope leaves v2 alone and says why.
+    let (next, reply) = attach(jvm.listening_port(3, WAIT));
+    assert!(
+        reply.text.contains(&format!("LEFT ALONE: {REFUSED}")),
+        "{}",
+        reply.text
+    );
+    assert!(!reply.text.contains("RESTORED"), "{}", reply.text);
+    let since = jvm.line_count();
+    let (at, _) = jvm.wait_for_line_since(since, |l| l.starts_with("v2 "), WAIT);
+    let after: Vec<String> = jvm.lines().into_iter().skip(at).collect();
+    assert!(
+        after.iter().all(|l| !l.starts_with("v1 ")),
+        "v1 came back: {after:?}"
+    );
+    next.call("debug_disconnect", json!({})).expect_ok();
+}
+
+fn load(java_home: Option<PathBuf>) -> Jvm {
+    let jvm = Jvm::start(
+        "ProbeLoad",
+        JvmOpts {
+            args: vec!["2".into()],
+            java_home,
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe load started", WAIT);
+    jvm
+}
+
+fn line_probe(server: &Server, extra: Value) -> String {
+    let mut args = json!({"kind": "line", "class_pattern": LEDGER,
+        "line": line_of("ProbeLoad.java", "probe-line"), "trace": true,
+        "engine": "probe", "trace_max_hits": 0});
+    if let (Some(a), Some(e)) = (args.as_object_mut(), extra.as_object()) {
+        a.extend(e.clone());
+    }
+    let armed = server.call("debug_set_stop", args).expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    first_id(&armed)
+}
+
+fn a_probe_condition_that_keeps_failing_disables_the_probe(java_home: PathBuf) {
+    let jvm = load(Some(java_home));
+    let (server, _) = attach(jvm.port());
+    line_probe(
+        &server,
+        json!({"condition": "amountCents / 0 > 1", "max_overhead": 0}),
+    );
+    let l = poll_until_msg(WAIT, "the failing probe to disable itself", || {
+        let l = listing(&server);
+        l.contains("DISABLED by itself").then_some(l)
+    });
+    assert!(
+        l.contains("last error: java.lang.ArithmeticException"),
+        "{l}"
+    );
+    assert!(!crate::probes::instrumented(&server, LEDGER), "{l}");
+}
+
+fn a_costly_probe_is_paused_by_the_overhead_guard(java_home: PathBuf) {
+    let jvm = load(Some(java_home));
+    let (server, _) = attach(jvm.port());
+    line_probe(&server, json!({"max_overhead": 1}));
+    let l = poll_until_msg(WAIT, "the guard to pause the probe", || {
+        let l = listing(&server);
+        l.contains("PAUSED (overhead budget)").then_some(l)
+    });
+    assert!(
+        l.contains("PAUSED by the overhead guard: its holds took"),
+        "{l}"
+    );
+    assert!(!crate::probes::instrumented(&server, LEDGER), "{l}");
+}
+
+fn a_probe_whose_lease_lapsed_records_again(java_home: PathBuf) {
+    let jvm = load(Some(java_home));
+    let (server, _) = attach(jvm.port());
+    let id = line_probe(
+        &server,
+        json!({"condition": "amountCents < 0", "max_overhead": 0}),
+    );
+    let seq = |server: &Server| {
+        server
+            .call("debug_get_traces", json!({"bp_id": id, "limit": 1}))
+            .expect_ok()
+            .json()["last_seq"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    poll_until_msg(WAIT, "a first hit", || (seq(&server) > 0).then_some(()));
+    let signal = |sig: &str| {
+        let status = std::process::Command::new("kill")
+            .args([sig, &server.pid().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    };
+    signal("-STOP");
+    // The lease is wall time with nobody to ask while jvmscope is stopped:
+    // past its 2 s the helper switches the probe off.
+    std::thread::sleep(Duration::from_secs(4));
+    signal("-CONT");
+    let l = poll_until_msg(WAIT, "the drain to see the lapse", || {
+        let l = listing(&server);
+        l.contains("its lease lapsed").then_some(l)
+    });
+    let before = seq(&server);
+    poll_until_msg(WAIT, "hits after the lapse", || {
+        (seq(&server) > before).then_some(())
+    });
+    let l2 = listing(&server);
+    assert!(!l2.contains("PAUSED"), "{l}\n{l2}");
+}
+
+crate::support::on_both_jdks! {
+    a_refused_probe_leaves_nothing_a_later_attach_restores: a_refused_probe_leaves_nothing_a_later_attach_restores_jdk17,
+        a_refused_probe_leaves_nothing_a_later_attach_restores_temurin25;
+    a_leftover_whose_class_changed_since_is_left_alone: a_leftover_whose_class_changed_since_is_left_alone_jdk17,
+        a_leftover_whose_class_changed_since_is_left_alone_temurin25;
+    a_probe_condition_that_keeps_failing_disables_the_probe: a_probe_condition_that_keeps_failing_disables_the_probe_jdk17,
+        a_probe_condition_that_keeps_failing_disables_the_probe_temurin25;
+    a_costly_probe_is_paused_by_the_overhead_guard: a_costly_probe_is_paused_by_the_overhead_guard_jdk17,
+        a_costly_probe_is_paused_by_the_overhead_guard_temurin25;
+    a_probe_whose_lease_lapsed_records_again: a_probe_whose_lease_lapsed_records_again_jdk17,
+        a_probe_whose_lease_lapsed_records_again_temurin25;
+}
