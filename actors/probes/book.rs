@@ -539,6 +539,7 @@ mod tests {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         }
     }
 

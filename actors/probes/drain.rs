@@ -324,6 +324,7 @@ async fn read_records(
         .unwrap_or(0);
     let shown = show_objects(session, probe, &super::snapshot::shown_refs(probe, &r)).await;
     let callers = super::snapshot::callers(conn, probe, &r).await;
+    let callees = super::snapshot::callee_texts(conn, probe, &r).await;
     let sites = super::snapshot::sites(conn, probe, &r).await;
     let arguments = super::arguments::read(session, probe, &r).await;
     let labels = column_names(probe);
@@ -344,10 +345,11 @@ async fn read_records(
         if layout.has_duration
             && let Some(Value::Long(ns)) = d.get(k)
         {
-            details.push((
-                "duration".to_string(),
-                Detail::CallTime((*ns).max(0) as u64),
-            ));
+            let total = (*ns).max(0) as u64;
+            details.push(("duration".to_string(), Detail::CallTime(total)));
+            if let Some(c) = super::snapshot::callees_of(probe, row_r, &callees, total) {
+                details.push(("callees".to_string(), c));
+            }
         }
         let location = super::snapshot::site_of(probe, row_r, &sites);
         let mut locals = super::arguments::named(probe, row_r, &arguments, &location);
@@ -522,7 +524,12 @@ fn columns(
     for (c, name) in probe.layout.columns.iter().zip(names) {
         let shown = match c.kind {
             // The record's callers, site or arguments, not a value.
-            Kind::Ref if matches!(c.source, Source::Callers | Source::Where | Source::Args) => {
+            Kind::Ref
+                if matches!(
+                    c.source,
+                    Source::Callers | Source::Where | Source::Args | Source::Callees
+                ) =>
+            {
                 ri += 1;
                 continue;
             }

@@ -454,6 +454,7 @@ fn probe_spec(
         // Like a wire snapshot: the hit frame's callers, `frames` of them.
         callers: if stats { 0 } else { trace.frames },
         stats,
+        callees: matches!(&spec.target, Target::MethodExit(m) if m.callees),
     })
 }
 

@@ -44,6 +44,7 @@ pub fn shown_refs<'a>(probe: &Live, refs: &'a [Value]) -> Cow<'a, [Value]> {
         callers_at(probe),
         site_at(probe),
         super::arguments::args_at(probe),
+        ref_at(probe, Source::Callees),
     ]
     .into_iter()
     .flatten()
@@ -141,6 +142,35 @@ pub fn callers_of(
         Some(Value::Object { id, .. }) => read.get(&id.0).cloned().unwrap_or_default(),
         _ => Vec::new(),
     }
+}
+
+/// The callees' text of every record of a round that has one (a call
+/// the helper recorded as slow enough), each read once.
+pub async fn callee_texts(
+    conn: &ConnectionHandle,
+    probe: &Live,
+    refs: &[Value],
+) -> HashMap<u64, String> {
+    strings(conn, probe, refs, ref_at(probe, Source::Callees)).await
+}
+
+/// One record's callees, for a call of `total_ns`: `None` when the
+/// probe times none, or the record has no text that reads.
+pub fn callees_of(
+    probe: &Live,
+    row_refs: &[Value],
+    read: &HashMap<u64, String>,
+    total_ns: u64,
+) -> Option<Detail> {
+    let at = ref_at(probe, Source::Callees)?;
+    let Some(Value::Object { id, .. }) = row_refs.get(at) else {
+        return None;
+    };
+    let sites = crate::model::callees::parse(read.get(&id.0)?, &probe.layout.callees)?;
+    Some(Detail::Callees(crate::model::callees::Callees {
+        total_ns,
+        sites,
+    }))
 }
 
 /// `Class.method:line` (as the wire labels a frame) from a

@@ -301,7 +301,7 @@ fn suspends(spec: &StopPointSpec) -> bool {
 /// clock, so `auto` refuses rather than arm a wire stop point that
 /// ignores the minimum.
 fn only_a_probe_can(target: &Target) -> bool {
-    matches!(target, Target::MethodExit(m) if m.min_duration_ms.is_some() || m.stats)
+    matches!(target, Target::MethodExit(m) if m.min_duration_ms.is_some() || m.stats || m.callees)
 }
 
 /// Over the wire, HotSpot runs every thread interpreted while these are

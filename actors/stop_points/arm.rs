@@ -518,6 +518,7 @@ mod tests {
                 exclude: vec!["com.gen.*".into()],
                 min_duration_ms: None,
                 stats: false,
+                callees: false,
             }),
             mode: Mode::Suspend,
             filters: Filters::default(),

@@ -98,6 +98,7 @@ impl Probe {
             exclude: Vec::new(),
             min_duration_ms: None,
             stats: false,
+            callees: false,
         });
         let field = Target::Field(FieldSpec {
             class: METER.into(),

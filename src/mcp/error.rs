@@ -10,6 +10,7 @@ use crate::actors::{
     ThreadUse,
 };
 use crate::actors::{LocalError, ProbeRefusal};
+use crate::classfile::probe::Refusal;
 use crate::mcp::render::change_line;
 
 /// A failure to report to the agent.
@@ -318,6 +319,11 @@ impl From<ArmError> for ToolError {
                     "name one class, or omit method: every method of each loaded class the pattern matches is timed (up to max_classes)",
                 )
             }
+            ArmError::ProbeOnly(ProbeRefusal::Site(
+                Refusal::NoCalls { .. },
+            )) => ToolError::new("PROBE_REFUSED", text).next(
+                "the same stop point without callees times the whole call; callees on a method it calls shows where that one's time goes",
+            ),
             ArmError::ProbeOnly(_) => ToolError::new("PROBE_REFUSED", text).next(
                 "the same stop point without min_duration_ms or stats (engine \"wire\") reports every exit over JDWP, untimed",
             ),

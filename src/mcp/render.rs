@@ -2,6 +2,7 @@
 //! function here turns one kind of report into the compact, stable wording
 //! the tools reply with; nothing here talks to a JVM.
 
+pub mod callees;
 pub mod value;
 
 use crate::actors::Rescue;

@@ -4,8 +4,10 @@
 //! loops, switches, long and double locals, a method that throws,
 //! constructors, a static initialiser, records and switch expressions on
 //! 17) is compiled with `--release 8` and `--release 17`, every line with
-//! code, every method entry and exit and every field write is probed in
-//! one instrumented copy (with a condition on the first recorded value),
+//! code, every method entry and exit (and, for each method that makes
+//! calls, its exit timing them, in a loop, a catch and a finally, a
+//! callee throwing) and every field write is probed in one instrumented
+//! copy (with a condition on the first recorded value),
 //! and both copies run under `java -Xverify:all` on JDK 17 and Temurin 25
 //! through a driver that switches every helper on, runs the mains, loads
 //! every class and reports each helper's counters. The output must not
@@ -89,6 +91,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
         ring_capacity: 64,
         callers: 2,
         stats: false,
+        callees: false,
     }
 }
 
@@ -97,6 +100,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
 fn every_site(class_name: &str, bytes: &[u8]) -> Vec<Asked> {
     let class = ClassFile::from_bytes(bytes).expect("javac output parses");
     let mut out = Vec::new();
+    let mut callees = Vec::new();
     let mut next = |method: Option<MethodRef>, site: Site, what: String| {
         let helper = format!("{class_name}$$Probe{}", out.len());
         out.push(Asked {
@@ -134,7 +138,24 @@ fn every_site(class_name: &str, bytes: &[u8]) -> Vec<Asked> {
             );
         }
         next(Some(mref.clone()), Site::Entry, format!("{label} entry"));
-        next(Some(mref), Site::Exit, format!("{label} exit"));
+        next(Some(mref.clone()), Site::Exit, format!("{label} exit"));
+        // Its calls timed, where it makes any: first, so that other
+        // probes' calls into their helpers are not among them.
+        let mut timed = spec(
+            format!("{class_name}$$ProbeC{}", callees.len()),
+            Some(mref),
+            Site::Exit,
+        );
+        timed.callees = true;
+        if !matches!(
+            probe::instrument(bytes, std::slice::from_ref(&timed)),
+            Err(Refusal::NoCalls { .. })
+        ) {
+            callees.push(Asked {
+                spec: timed,
+                what: format!("{label} callees"),
+            });
+        }
     }
     let Some(Constant::Class(this)) = class.constant_pool.get(class.this_class) else {
         panic!("{class_name} has no this_class");
@@ -177,7 +198,8 @@ fn every_site(class_name: &str, bytes: &[u8]) -> Vec<Asked> {
             what: format!("{class_name} statistics of its first timed method"),
         });
     }
-    out
+    callees.extend(out);
+    callees
 }
 
 /// A condition on the first value a probe records that holds for most

@@ -10,6 +10,7 @@
 //! read-only refuses `engine: "probe"` and `auto` falls back to the wire
 //! saying why; and each place a probe cannot go is refused with its reason.
 
+mod callees;
 mod captures;
 mod stats;
 mod timing;

@@ -18,6 +18,12 @@
 //! every stack map frame then carries), and every write of one field in
 //! the class (the value written, and the field's value before it).
 //!
+//! An exit may also time each call its method makes (`callees`): the
+//! clock read around every `invoke*` into new locals, summed per call
+//! site, handed to the helper at every exit and made a record's text
+//! only for a call slow enough to keep (`callees.rs` says how a
+//! callee's throw keeps its time).
+//!
 //! A record may also hold what a wire snapshot shows besides the frame's
 //! locals: an anonymous or local class's captured variables (its `val$x`
 //! fields, read at the site like any field) and the caller frames, which
@@ -37,6 +43,7 @@
 //! bytes, which the caller keeps.
 
 mod asm;
+mod callees;
 mod cond;
 mod every;
 mod frames;
@@ -116,9 +123,19 @@ pub struct ProbeSpec {
     /// ([`field::CALLS`], [`field::THROWS`]) and a latency histogram
     /// ([`field::HIST`]).
     pub stats: bool,
+    /// Exit of one method only: time each call the method makes, by call
+    /// site ([`RecordLayout::callees`]); a record holds the sums
+    /// ([`Source::Callees`]).
+    pub callees: bool,
 }
 
 impl ProbeSpec {
+    /// Whether the sites time the method's calls: an exit of one method
+    /// that keeps records.
+    pub fn times_callees(&self) -> bool {
+        self.callees && self.site == Site::Exit && self.method.is_some() && !self.stats
+    }
+
     /// Whether some calls may be filtered out before a record (a
     /// condition, or an exit's `min_duration`): then the helper counts
     /// the calls that pass (its `passed`); otherwise every call passes.
@@ -242,6 +259,10 @@ pub enum Source {
     /// exit probe on every method of a class, whose methods take
     /// different arguments while one helper takes them all).
     Args,
+    /// The time of each call the method made, by site: a string the
+    /// helper writes for a record only, from the sums the exit passes
+    /// ([`crate::model::callees::parse`] reads it).
+    Callees,
 }
 
 /// One value a record holds (or, when not `record`, one the condition
@@ -271,6 +292,9 @@ pub struct RecordLayout {
     /// Every method timed: each method's argument names, by method name
     /// (none for overloads whose names differ).
     pub arguments: std::collections::BTreeMap<String, Vec<Argument>>,
+    /// The calls the method makes, by site in code order, when its
+    /// callees are timed.
+    pub callees: Vec<crate::model::callees::CalleeSite>,
 }
 
 /// A generated helper class.
@@ -331,6 +355,8 @@ pub enum Refusal {
         "{class} has no method a probe can time (constructors, the static initialiser, abstract, native, bridge and synthetic methods are not timed)"
     )]
     NothingToTime { class: String },
+    #[error("{method} makes no calls: there is nothing to time but its own code")]
+    NoCalls { method: String },
     #[error("a condition needs a method: its names are that method's arguments")]
     ConditionOnEveryMethod,
     #[error("condition column {column}: {why}")]

@@ -1,6 +1,7 @@
 //! Domain vocabulary shared by the actors and the MCP face: plain data, no
 //! serde, no I/O.
 
+pub mod callees;
 pub mod classes;
 pub mod classfile;
 pub mod cpu;

@@ -205,6 +205,8 @@ pub enum Detail {
     Duration(Result<u128, Unmeasured>),
     /// How long a call took, in ns, timed in the JVM by a probe.
     CallTime(u64),
+    /// Where a timed call's time went, by call site.
+    Callees(super::callees::Callees),
     /// The timeout passed to `Object.wait`, in ms.
     WaitTimeout(i64),
     /// The same exception thrown again: how often, and the first sites.

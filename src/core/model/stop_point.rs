@@ -103,8 +103,7 @@ pub struct LineSpec {
     pub line: Option<u32>,
 }
 
-/// An exception stop: a type and its subclasses (all exceptions when
-/// `None`), thrown where it will be caught and/or where it will not.
+/// An exception stop: a type and its subclasses (`None`: all), caught and/or uncaught.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExceptionSpec {
     pub class: Option<String>,
@@ -119,8 +118,7 @@ pub struct FieldSpec {
     pub field: String,
     pub access: bool,
     pub modify: bool,
-    /// The classes whose writes a probe sees (binary names; empty: the
-    /// declaring class). The wire sees every class's writes.
+    /// Classes whose writes a probe sees (binary names; empty: the declaring one; the wire: all).
     pub writers: Vec<String>,
 }
 
@@ -134,6 +132,8 @@ pub struct MethodExitSpec {
     pub min_duration_ms: Option<u64>,
     /// Keep statistics only, no snapshots (one method: a probe).
     pub stats: bool,
+    /// Time each call the method makes, by call site (one method: a probe).
+    pub callees: bool,
 }
 
 /// The four monitor events, as two pairs.

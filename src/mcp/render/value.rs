@@ -333,6 +333,7 @@ pub fn detail(d: &Detail) -> String {
             "not measurable (only this half of the pair is armed)".into()
         }
         Detail::CallTime(ns) => format!("{} (timed in the JVM)", nanos(*ns)),
+        Detail::Callees(c) => super::callees::line(c),
         Detail::WaitTimeout(ms) => format!("{ms} ms (as passed to wait)"),
         Detail::Rethrown { count, sites } => {
             let mut t = format!("{count}×: {}", sites.join("; "));

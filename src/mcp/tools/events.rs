@@ -574,6 +574,10 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
                 }
             ));
         }
+        if let Some((n, c)) = &gr.callees {
+            let line = crate::mcp::render::callees::line(c);
+            text.push_str(&format!("\n    callees (mean of {n}): {line}"));
+        }
         if let Some(e) = example {
             // Its locals, then the values its trace expressions (and the
             // return) recorded: what the agent asked each snapshot for.

@@ -100,6 +100,19 @@ pub fn with_local_at(
     out
 }
 
+/// `locals` with each of `extra` at its slot (in slot order), `Top`
+/// between.
+pub fn with_locals_at(
+    locals: &[VerificationType],
+    extra: &[(u16, VerificationType)],
+) -> Vec<VerificationType> {
+    let mut out = locals.to_vec();
+    for (slot, t) in extra {
+        out = with_local_at(&out, usize::from(*slot), t.clone());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

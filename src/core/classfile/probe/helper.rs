@@ -12,6 +12,7 @@
 //! reaches the application.
 
 mod builder;
+mod callees;
 mod callers;
 mod record;
 mod stats;
@@ -442,7 +443,16 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
     let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
     let ret_kind = (plan.returns != "V").then(|| Kind::of(&plan.returns));
     let others: Vec<_> = plan.pushed().into_iter().cloned().collect();
-    let callers = plan.columns.iter().any(|c| c.source == Source::Callers);
+    let tail = Tail {
+        callees: !plan.callees.is_empty(),
+        callers: plan.columns.iter().any(|c| c.source == Source::Callers),
+    };
+    // The callees' sums and counts, then the site that threw.
+    let callee_slots = if tail.callees {
+        3 * plan.callees.len() as u16 + 1
+    } else {
+        0
+    };
     for threw in [false, true] {
         let mut a = Asm::default();
         let (go, timed) = (a.label(), a.label());
@@ -450,7 +460,8 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         a.jump(I::Ifne, go);
         a.op(I::Return);
         a.bind(go);
-        // Parameters: the value (or exception), t0, then the others.
+        // Parameters: the value (or exception), t0, the others, the
+        // callees' sums.
         let first_slots = if threw {
             1
         } else {
@@ -458,13 +469,15 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         };
         let t0 = first_slots;
         let others_slots: u16 = others.iter().map(|c| c.kind.slots()).sum();
-        let end = t0 + 2 + others_slots;
+        let sums = t0 + 2 + others_slots;
+        let end = sums + callee_slots;
+        let text = end + 2;
         // A call that began untimed passes duration -1 (no record).
         a.op(Kind::Long.load(t0));
         g.long(&mut a, UNTIMED)?;
         a.op(I::Lcmp);
         a.jump(I::Ifne, timed);
-        exit_columns(&mut a, &others, t0, ret_kind, threw, callers);
+        exit_columns(&mut a, &others, t0, ret_kind, threw, tail, None);
         g.long(&mut a, -1)?;
         a.op(I::Lconst_0);
         a.op(I::Invokestatic(rec));
@@ -473,7 +486,10 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         a.bind(timed);
         a.op(I::Invokestatic(nano));
         a.op(Kind::Long.store(end));
-        exit_columns(&mut a, &others, t0, ret_kind, threw, callers);
+        if tail.callees {
+            callees::text(g, &mut a, spec, plan.callees.len(), [t0, sums, end, text])?;
+        }
+        exit_columns(&mut a, &others, t0, ret_kind, threw, tail, Some(text));
         a.op(Kind::Long.load(end));
         a.op(Kind::Long.load(t0));
         a.op(I::Lsub);
@@ -485,21 +501,32 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         } else {
             ("exit", exit_descriptor(plan))
         };
-        g.method(name, &desc, flags, a, p + 8, end + 2)?;
+        g.method(name, &desc, flags, a, p + 8, text + 1)?;
     }
     Ok(())
 }
 
+/// The columns an exit's record ends with, which its entry does not
+/// take as they are: the callees' text and the callers.
+#[derive(Clone, Copy)]
+struct Tail {
+    callees: bool,
+    callers: bool,
+}
+
 /// `rec`'s columns from an `exit`'s or `threw`'s parameters: the others,
 /// then the returned value (a zero of its type on a throw), then the
-/// exception (null on a return), then null for the callers `rec` takes.
+/// exception (null on a return), then the callees' text (in local
+/// `text`, null for an untimed call), then null for the callers `rec`
+/// takes.
 fn exit_columns(
     a: &mut Asm,
     others: &[super::Column],
     t0: u16,
     ret_kind: Option<Kind>,
     threw: bool,
-    callers: bool,
+    tail: Tail,
+    text: Option<u16>,
 ) {
     let mut at = t0 + 2;
     for c in others {
@@ -524,7 +551,13 @@ fn exit_columns(
     } else {
         a.op(I::Aconst_null);
     }
-    if callers {
+    if tail.callees {
+        a.op(match text {
+            Some(t) => Kind::Ref.load(t),
+            None => I::Aconst_null,
+        });
+    }
+    if tail.callers {
         a.op(I::Aconst_null);
     }
 }

@@ -9,8 +9,9 @@
 use std::collections::BTreeMap;
 
 use ristretto_classfile::ClassFile;
-use ristretto_classfile::attributes::{Attribute, Instruction};
+use ristretto_classfile::attributes::{Attribute, Instruction, VerificationType};
 
+use super::callees;
 use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
 use super::read::this_name;
 use super::rewrite::{self, Block, Edit};
@@ -73,13 +74,15 @@ fn hit_sites(
             }
         }
         code.push(Instruction::Invokestatic(call));
-        blocks.insert(
-            i,
+        let block = if plan.site == Site::Entry {
             Block {
-                code,
-                skipped: plan.site == Site::Entry,
-            },
-        );
+                skipped: code,
+                ..Block::default()
+            }
+        } else {
+            Block::run(code)
+        };
+        blocks.insert(i, block);
     }
     let two_slots = plan
         .columns
@@ -88,7 +91,7 @@ fn hit_sites(
     Ok(Edit {
         blocks,
         handler: None,
-        t0: 0,
+        locals: Vec::new(),
         extra_locals: if two_slots { 2 } else { 0 },
         extra_stack: 6 + push_slots,
     })
@@ -213,7 +216,8 @@ fn zero(kind: Kind) -> Instruction {
 }
 
 /// An exit: the entry time in a new local `t0`, `exit` before every
-/// return, and a catch-all handler calling `threw`.
+/// return, and a catch-all handler calling `threw`; timing the method's
+/// calls, their locals after `t0` and their code ([`super::callees`]).
 fn exit_sites(
     class: &mut ClassFile<'_>,
     spec: &ProbeSpec,
@@ -225,6 +229,7 @@ fn exit_sites(
     let exit = method_ref(class, &spec.helper, "exit", &exit_descriptor(plan))?;
     let threw = method_ref(class, &spec.helper, "threw", &threw_descriptor(plan))?;
     let start = method_ref(class, &spec.helper, super::START, "()J")?;
+    let nano = method_ref(class, "java/lang/System", "nanoTime", "()J")?;
     let Some(ci) = code_of(&class.methods[mi].attributes) else {
         return Err(Refusal::NoCode {
             method: String::new(),
@@ -236,6 +241,9 @@ fn exit_sites(
         });
     };
     let t0 = *max_locals;
+    let callees =
+        (!plan.callees.is_empty()).then(|| callees::Locals::new(t0 + 2, plan.callees.len()));
+    let callee_pushes = callees.map(|l| l.pushes()).unwrap_or_default();
     let dup = match (plan.returns.as_str(), Kind::of(&plan.returns).slots()) {
         ("V", _) => None,
         (_, 2) => Some(Instruction::Dup2),
@@ -248,41 +256,37 @@ fn exit_sites(
         code.extend(dup.clone());
         code.push(lload.clone());
         code.extend(exit_pushes(class, plan, mi, i)?);
+        code.extend(callee_pushes.iter().cloned());
         code.push(Instruction::Invokestatic(exit));
-        blocks.insert(
-            i,
-            Block {
-                code,
-                skipped: false,
-            },
-        );
+        blocks.insert(i, Block::run(code));
     }
-    // Entry: take the start time; branches back to the start skip it. A
-    // method whose first instruction returns keeps that return's block
-    // after it.
+    // Entry: take the start time (and zero the callees' locals); branches
+    // back to the start skip it.
     let mut entry = vec![Instruction::Invokestatic(start), Kind::Long.store(t0)];
-    if let Some(b) = blocks.remove(&0) {
-        entry.extend(b.code);
-    }
-    blocks.insert(
-        0,
-        Block {
-            code: entry,
-            skipped: true,
-        },
-    );
     let mut handler = vec![Instruction::Dup, lload];
+    if let Some(l) = &callees {
+        entry.extend(l.init());
+        let handlers = callees::handlers(class, mi);
+        callees::add_blocks(&mut blocks, &plan.calls, &handlers, l, nano);
+        let mut first = l.caught(nano);
+        first.append(&mut handler);
+        handler = first;
+    }
+    blocks.entry(0).or_default().skipped = entry;
     handler.extend(exit_pushes(class, plan, mi, 0)?);
+    handler.extend(callee_pushes.iter().cloned());
     handler.push(Instruction::Invokestatic(threw));
     handler.push(Instruction::Athrow);
     // Boxing an argument takes the array twice, an index and the value.
     let boxing = if plan.every_method() { 5 } else { 0 };
+    let mut locals = vec![(t0, VerificationType::Long)];
+    locals.extend(callees.map(|l| l.types()).unwrap_or_default());
     Ok(Edit {
         blocks,
         handler: Some(handler),
-        t0,
-        extra_locals: 2,
-        extra_stack: 4 + push_slots + boxing,
+        locals,
+        extra_locals: 2 + callees.map_or(0, |l| l.slots()),
+        extra_stack: 4 + push_slots + boxing + callees.map_or(0, |l| l.stack()),
     })
 }
 
@@ -394,6 +398,7 @@ fn push(class: &mut ClassFile<'_>, c: &Column) -> Result<Vec<Instruction>, Refus
         | Source::Callers
         | Source::Writer
         | Source::Args
+        | Source::Callees
         | Source::Where => Vec::new(),
     })
 }

@@ -32,6 +32,10 @@ pub struct Plan {
     /// Every method timed (an Exit with no method): each method's
     /// argument names, by method name.
     pub arguments: BTreeMap<String, Vec<super::every::Argument>>,
+    /// An exit timing its method's calls: the call sites, in code order.
+    pub calls: Vec<super::callees::Call>,
+    /// The sums they add to, as the record names them.
+    pub callees: Vec<crate::model::callees::CalleeSite>,
 }
 
 impl Plan {
@@ -43,6 +47,7 @@ impl Plan {
             columns,
             has_duration: self.site == Site::Exit,
             arguments: self.arguments.clone(),
+            callees: self.callees.clone(),
         }
     }
 
@@ -59,6 +64,7 @@ impl Plan {
                         | Source::Written
                         | Source::Old
                         | Source::Callers
+                        | Source::Callees
                 )
             })
             .collect()
@@ -104,7 +110,16 @@ pub fn exit_descriptor(plan: &Plan) -> String {
         .iter()
         .map(|c| c.kind.param(&c.descriptor))
         .collect();
-    format!("({ret}J{others})V")
+    format!("({ret}J{others}{})V", callee_params(plan))
+}
+
+/// An exit's parameters for its callees' sums, after the others.
+fn callee_params(plan: &Plan) -> String {
+    if plan.callees.is_empty() {
+        String::new()
+    } else {
+        super::callees::params(plan.callees.len())
+    }
 }
 
 pub fn threw_descriptor(plan: &Plan) -> String {
@@ -113,7 +128,7 @@ pub fn threw_descriptor(plan: &Plan) -> String {
         .iter()
         .map(|c| c.kind.param(&c.descriptor))
         .collect();
-    format!("(Ljava/lang/Object;J{others})V")
+    format!("(Ljava/lang/Object;J{others}{})V", callee_params(plan))
 }
 
 pub(super) fn column(name: &str, descriptor: &str, source: Source, record: bool) -> Column {
@@ -197,6 +212,18 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         }
         columns.push(column(SITE, "Ljava/lang/String;", Source::Where, true));
     }
+    let (calls, callees) = if spec.times_callees() {
+        let mi = sites.keys().next().copied().unwrap_or_default();
+        columns.push(column(
+            "callees",
+            "Ljava/lang/String;",
+            Source::Callees,
+            true,
+        ));
+        super::callees::calls(class, mi)?
+    } else {
+        (Vec::new(), Vec::new())
+    };
     if spec.callers > 0 {
         // Last, so the sites' and the helper's entries pass it as null.
         columns.push(column(
@@ -215,7 +242,16 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
             (Site::Exit, None) => super::every::argument_names(class),
             _ => BTreeMap::new(),
         },
+        calls,
+        callees,
     };
+    // A helper method takes at most 255 parameter slots.
+    let exit_slots: usize = split_method_descriptor(&exit_descriptor(&plan))
+        .map(|(ps, _)| ps.iter().map(|d| usize::from(Kind::of(d).slots())).sum())
+        .unwrap_or(0);
+    if plan.site == Site::Exit && exit_slots > 255 {
+        return Err(Refusal::TooLarge);
+    }
     if let Some(c) = &spec.condition {
         cond::check(c, &plan)?;
     }

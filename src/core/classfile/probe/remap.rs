@@ -3,7 +3,7 @@
 //! starts), the LocalVariableTable and LocalVariableTypeTable (byte
 //! ranges, through instruction indices), and the StackMapTable (decoded
 //! to full frames, each moved, `Uninitialized` offsets moved with their
-//! `new`, an Exit probe's time local added to every frame, and a frame for
+//! `new`, an Exit probe's new locals added to every frame, and a frame for
 //! its handler).
 
 use ristretto_classfile::ClassFile;
@@ -28,13 +28,14 @@ pub struct Tables {
 
 /// Where the code moved: instructions and bytes, old and new.
 pub struct Offsets<'a> {
-    pub moved: &'a Moved<'a>,
+    pub moved: &'a Moved,
     pub old: &'a [u32],
     pub new: &'a [u32],
     /// The new instruction index where the appended handler starts.
     pub end: u16,
-    /// Exit: the time local every frame now carries.
-    pub t0: Option<u16>,
+    /// Exit: the new locals every frame now carries, by slot (the time
+    /// local first); empty for other sites.
+    pub locals: &'a [(u16, VerificationType)],
 }
 
 impl Offsets<'_> {
@@ -121,10 +122,9 @@ impl Tables {
             }
         }
         if !has_frames && let Some(name_index) = self.table_name {
-            let t0 = o.t0.unwrap_or_default();
             attributes.push(Attribute::StackMapTable {
                 name_index,
-                frames: frames::encode(vec![self.handler_frame(o.end, t0)])?,
+                frames: frames::encode(vec![self.handler_frame(o.end, o.locals)])?,
             });
         }
         Ok(())
@@ -142,13 +142,10 @@ impl Tables {
             for t in f.locals.iter_mut().chain(f.stack.iter_mut()) {
                 remap_uninitialized(t, o)?;
             }
-            if let Some(t0) = o.t0 {
-                f.locals =
-                    frames::with_local_at(&f.locals, usize::from(t0), VerificationType::Long);
-            }
+            f.locals = frames::with_locals_at(&f.locals, o.locals);
         }
-        if let Some(t0) = o.t0 {
-            decoded.push(self.handler_frame(o.end, t0));
+        if !o.locals.is_empty() {
+            decoded.push(self.handler_frame(o.end, o.locals));
         }
         Ok(decoded)
     }
@@ -175,7 +172,7 @@ impl Tables {
                 _ => 1,
             })
             .sum();
-        let whole = o.t0.is_some()
+        let whole = !o.locals.is_empty()
             && start == 0
             && o.old.last().copied() == Some(u32::from(length))
             && usize::from(slot) < params;
@@ -187,12 +184,12 @@ impl Tables {
         Ok((ns, to_end.map_err(|_| Refusal::TooLarge)?))
     }
 
-    /// The catch-all handler's frame: the arguments, the time local, and
+    /// The catch-all handler's frame: the arguments, the new locals, and
     /// the exception on the stack.
-    fn handler_frame(&self, end: u16, t0: u16) -> Frame {
+    fn handler_frame(&self, end: u16, locals: &[(u16, VerificationType)]) -> Frame {
         Frame {
             at: end,
-            locals: frames::with_local_at(&self.initial, usize::from(t0), VerificationType::Long),
+            locals: frames::with_locals_at(&self.initial, locals),
             stack: vec![VerificationType::Object {
                 cpool_index: self.throwable,
             }],

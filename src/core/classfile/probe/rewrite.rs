@@ -9,19 +9,36 @@
 use std::collections::BTreeMap;
 
 use ristretto_classfile::ClassFile;
-use ristretto_classfile::attributes::{Attribute, ExceptionTableEntry, Instruction};
+use ristretto_classfile::attributes::{
+    Attribute, ExceptionTableEntry, Instruction, VerificationType,
+};
 
 use super::asm::{retarget, short_branch};
 use super::read::byte_offsets;
 use super::remap::{self, Tables};
 use super::{Refusal, code_of};
 
-/// One block of site code to put before an old instruction.
+/// Site code around one old instruction.
+#[derive(Default)]
 pub struct Block {
+    /// Before the instruction, skipped by branches to it (method entry).
+    pub skipped: Vec<Instruction>,
+    /// Before the instruction, run by branches to it (a line, a return,
+    /// a call's start time).
     pub code: Vec<Instruction>,
-    /// Branches to the instruction skip it (method entry), instead of
-    /// running it (a line, a return).
-    pub skipped: bool,
+    /// Right after the instruction, as it falls through (a call's end
+    /// time): branches to the next instruction do not run it.
+    pub after: Vec<Instruction>,
+}
+
+impl Block {
+    /// Code run by branches to the instruction.
+    pub fn run(code: Vec<Instruction>) -> Block {
+        Block {
+            code,
+            ..Block::default()
+        }
+    }
 }
 
 /// What one probe does to one method.
@@ -30,22 +47,24 @@ pub struct Edit {
     pub blocks: BTreeMap<u16, Block>,
     /// Exit: a catch-all handler put after the code, around all of it.
     pub handler: Option<Vec<Instruction>>,
-    /// Exit: the new local holding the entry time.
-    pub t0: u16,
+    /// Exit: the new locals every frame carries (the entry time first),
+    /// by slot.
+    pub locals: Vec<(u16, VerificationType)>,
     pub extra_locals: u16,
     pub extra_stack: u16,
 }
 
 /// Where every old instruction went.
-pub struct Moved<'a> {
+pub struct Moved {
     /// For each old index (and the end): where its block starts.
     pub start: Vec<u16>,
+    /// For each old index (and the end): where branches to it land.
+    pub mid: Vec<u16>,
     /// For each old index (and the end): where the instruction now is.
     pub at: Vec<u16>,
-    blocks: &'a BTreeMap<u16, Block>,
 }
 
-impl Moved<'_> {
+impl Moved {
     /// The old instruction count.
     pub fn len(&self) -> usize {
         self.start.len() - 1
@@ -54,11 +73,7 @@ impl Moved<'_> {
     /// Where a branch to old index `x` now lands: where its block starts,
     /// unless branches skip the block (entry).
     pub fn target(&self, x: u16) -> u16 {
-        let x = usize::from(x).min(self.len());
-        match self.blocks.get(&(x as u16)) {
-            Some(b) if b.skipped => self.at[x],
-            _ => self.start[x],
-        }
+        self.mid[usize::from(x).min(self.len())]
     }
 
     /// Where a range boundary at old index `x` now is (a block before it
@@ -126,7 +141,7 @@ pub fn rebuild(
             old: &old_offsets,
             new: &new_offsets,
             end,
-            t0: edit.handler.as_ref().map(|_| edit.t0),
+            locals: &edit.locals,
         },
     )?;
     *code = new;
@@ -136,33 +151,43 @@ pub fn rebuild(
 }
 
 /// The new instruction list: each old instruction after its block.
-fn relayout<'a>(
+fn relayout(
     old: &[Instruction],
-    blocks: &'a BTreeMap<u16, Block>,
-) -> Result<(Vec<Instruction>, Moved<'a>), Refusal> {
+    blocks: &BTreeMap<u16, Block>,
+) -> Result<(Vec<Instruction>, Moved), Refusal> {
     let n = old.len();
     let index = |v: &Vec<Instruction>| u16::try_from(v.len()).map_err(|_| Refusal::TooLarge);
     let mut start = vec![0u16; n + 1];
+    let mut mid = vec![0u16; n + 1];
     let mut at = vec![0u16; n + 1];
     let mut new: Vec<Instruction> = Vec::with_capacity(n + blocks.len() * 8);
     for (k, ins) in old.iter().enumerate() {
         start[k] = index(&new)?;
-        if let Some(b) = blocks.get(&(k as u16)) {
+        let b = blocks.get(&(k as u16));
+        if let Some(b) = b {
+            new.extend(b.skipped.iter().cloned());
+        }
+        mid[k] = index(&new)?;
+        if let Some(b) = b {
             new.extend(b.code.iter().cloned());
         }
         at[k] = index(&new)?;
         new.push(ins.clone());
+        if let Some(b) = b {
+            new.extend(b.after.iter().cloned());
+        }
     }
     start[n] = index(&new)?;
+    mid[n] = start[n];
     at[n] = start[n];
-    Ok((new, Moved { start, at, blocks }))
+    Ok((new, Moved { start, mid, at }))
 }
 
 /// Points every old branch and switch at where its target moved.
 fn retarget_branches(
     old: &[Instruction],
     new: &mut [Instruction],
-    moved: &Moved<'_>,
+    moved: &Moved,
 ) -> Result<(), Refusal> {
     for (k, ins) in old.iter().enumerate() {
         let i = &mut new[usize::from(moved.at[k])];

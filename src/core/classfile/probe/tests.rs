@@ -220,18 +220,22 @@ fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
     ];
     let cond = proptest::option::weighted(0.4, condition(names));
     let only_condition = proptest::bool::weighted(0.2);
-    (locals, cond, only_condition).prop_map(move |(locals, cond, only_condition)| ProbeSpec {
-        helper: format!("Probed$$P{k}"),
-        method: choice.method.clone(),
-        site: choice.site.clone(),
-        locals,
-        only_condition,
-        condition: cond.and_then(|c| crate::expr::parse(&c).ok()),
-        min_duration_ns: 0,
-        ring_capacity: 16,
-        callers: (k % 3) as u32,
-        stats: false,
-    })
+    let callees = proptest::bool::weighted(0.4);
+    (locals, cond, only_condition, callees).prop_map(
+        move |(locals, cond, only_condition, callees)| ProbeSpec {
+            helper: format!("Probed$$P{k}"),
+            method: choice.method.clone(),
+            site: choice.site.clone(),
+            locals,
+            only_condition,
+            condition: cond.and_then(|c| crate::expr::parse(&c).ok()),
+            min_duration_ns: 0,
+            ring_capacity: 16,
+            callers: (k % 3) as u32,
+            stats: false,
+            callees,
+        },
+    )
 }
 
 /// The corpus entries with a place for a probe (an interface without
@@ -321,6 +325,7 @@ proptest! {
             ring_capacity: 16,
             callers: 2,
             stats: false,
+            callees: false,
         };
         prop_assert!(matches!(instrument(bytes, std::slice::from_ref(&spec)), Err(Refusal::Malformed(_))));
         prop_assert!(helper_class(bytes, &spec).is_err());
@@ -351,6 +356,7 @@ proptest! {
             ring_capacity: 16,
             callers: 2,
             stats: false,
+            callees: false,
         };
         let _ = instrument(&bytes, std::slice::from_ref(&spec));
         let _ = helper_class(&bytes, &spec);
@@ -398,6 +404,7 @@ fn refused(
         ring_capacity: 16,
         callers: 0,
         stats: false,
+        callees: false,
     };
     instrument(bytes, &[spec]).expect_err("refused")
 }
@@ -492,6 +499,7 @@ fn layout_of(entry: &str, method: Option<(&str, &str)>, site: Site, callers: u32
         ring_capacity: 16,
         callers,
         stats: false,
+        callees: false,
     };
     helper_class(bytes, &spec)
         .expect("planned")
@@ -540,6 +548,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         ring_capacity: 16,
         callers: 0,
         stats: false,
+        callees: false,
     };
     assert!(instrument(bytes, &[spec]).is_ok());
 }
@@ -576,6 +585,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         };
         let s = spec(counter(&both), "newValue > oldValue");
         let instrumented = instrument(bytes, std::slice::from_ref(&s)).expect("instrumented");
@@ -623,6 +633,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         },
     );
     assert!(
@@ -653,6 +664,7 @@ fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         };
         helper_class(bytes, &spec).map(|h| {
             h.layout
@@ -695,6 +707,7 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
             ring_capacity: 16,
             callers: 0,
             stats: false,
+            callees: false,
         };
         let out = instrument(bytes, std::slice::from_ref(&spec)).expect("instrumented");
         only_inserts(bytes, &out).expect("only inserts");
@@ -731,3 +744,5 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
         );
     }
 }
+
+mod callees;

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use crate::actors::TraceRecord;
 use crate::mcp::render::value;
+use crate::model::callees::Callees;
 use crate::model::shown::Detail;
 
 /// Distinct groups shown by default.
@@ -103,6 +104,9 @@ pub struct Group {
     pub last_seq: u64,
     /// The durations its snapshots carry (method timing, monitor pairs).
     pub spread: Option<Spread>,
+    /// Where its calls' time went, the mean over the snapshots that
+    /// timed their callees, and how many did.
+    pub callees: Option<(usize, Callees)>,
 }
 
 /// Snapshots grouped by keys, biggest groups first (ties: the earliest).
@@ -138,6 +142,7 @@ pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
                 groups[i].count += 1;
                 groups[i].last_seq = t.seq;
                 took[i].extend(took_ns(t));
+                add_callees(&mut groups[i].callees, t);
             }
             None if groups.len() >= MAX_DISTINCT => {
                 saturated = true;
@@ -146,18 +151,24 @@ pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
             None => {
                 index.insert(values.clone(), groups.len());
                 took.push(took_ns(t).into_iter().collect());
-                groups.push(Group {
+                let mut g = Group {
                     values,
                     count: 1,
                     first_seq: t.seq,
                     last_seq: t.seq,
                     spread: None,
-                });
+                    callees: None,
+                };
+                add_callees(&mut g.callees, t);
+                groups.push(g);
             }
         }
     }
     for (g, ns) in groups.iter_mut().zip(took) {
         g.spread = Spread::of(ns);
+        if let Some((n, c)) = &mut g.callees {
+            mean(c, *n as u64);
+        }
     }
     groups.sort_by(|a, b| b.count.cmp(&a.count).then(a.first_seq.cmp(&b.first_seq)));
     let distinct = groups.len();
@@ -169,6 +180,42 @@ pub fn group(traces: &[TraceRecord], keys: &[String], max: usize) -> Grouping {
         left_out,
         without_keys,
         saturated,
+    }
+}
+
+/// Adds `t`'s callees, if it timed them, to a group's sums.
+fn add_callees(sums: &mut Option<(usize, Callees)>, t: &TraceRecord) {
+    let Some(c) = t.details.iter().find_map(|(_, d)| match d {
+        Detail::Callees(c) => Some(c),
+        _ => None,
+    }) else {
+        return;
+    };
+    let Some((n, acc)) = sums else {
+        *sums = Some((1, c.clone()));
+        return;
+    };
+    *n += 1;
+    acc.total_ns += c.total_ns;
+    for s in &c.sites {
+        match acc.sites.iter_mut().find(|a| a.site == s.site) {
+            Some(a) => {
+                a.ns += s.ns;
+                a.calls += s.calls;
+                a.threw |= s.threw;
+            }
+            None => acc.sites.push(s.clone()),
+        }
+    }
+}
+
+/// Sums over `n` calls as one call's mean (a count rounded).
+fn mean(c: &mut Callees, n: u64) {
+    let n = n.max(1);
+    c.total_ns /= n;
+    for s in &mut c.sites {
+        s.ns /= n;
+        s.calls = (s.calls + n / 2) / n;
     }
 }
 
@@ -300,5 +347,53 @@ mod tests {
             .collect();
         assert_eq!(kept, vec!["expr[0] qty * 3"]);
         assert_eq!(changed_details(&b, None).len(), 2);
+    }
+
+    #[test]
+    fn a_group_of_timed_calls_keeps_the_mean_of_their_callees() {
+        use crate::model::callees::{CalleeSite, CalleeTime};
+        let with = |seq: u64, find_ms: u64, loops: u64| {
+            let mut t = snap(seq, 1, 0);
+            let site = |method: &str| CalleeSite {
+                class: "app.Store".into(),
+                method: method.into(),
+                line: Some(4),
+                own: false,
+            };
+            t.details = vec![(
+                "callees".into(),
+                Detail::Callees(Callees {
+                    total_ns: (find_ms + 10) * 1_000_000,
+                    sites: vec![
+                        CalleeTime {
+                            site: site("find"),
+                            calls: 1,
+                            ns: find_ms * 1_000_000,
+                            threw: false,
+                        },
+                        CalleeTime {
+                            site: site("price"),
+                            calls: loops,
+                            ns: 10_000_000,
+                            threw: seq == 2,
+                        },
+                    ],
+                }),
+            )];
+            t
+        };
+        let g = group(
+            &[with(1, 100, 4), with(2, 200, 6), snap(3, 1, 0)],
+            &["qty".into()],
+            5,
+        );
+        let (n, c) = g.groups[0].callees.clone().expect("callees");
+        assert_eq!((n, c.total_ns), (2, 160_000_000));
+        let find = &c.sites[0];
+        assert_eq!((find.calls, find.ns, find.threw), (1, 150_000_000, false));
+        let price = &c.sites[1];
+        assert_eq!((price.calls, price.ns, price.threw), (5, 10_000_000, true));
+        let untimed = group(&[snap(1, 2, 0)], &["qty".to_string()], 5);
+        assert_eq!(untimed.groups[0].callees, None);
     }
 }

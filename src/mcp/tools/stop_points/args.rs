@@ -182,6 +182,8 @@ stop_params! {
         pub max_classes: Option<usize>,
         /// Statistics only, no snapshots (one method).
         pub stats: Option<bool>,
+        /// Time each call the method makes.
+        pub callees: Option<bool>,
         /// Expression; stop only when true (`returnValue` is in scope).
         pub condition: Option<String>,
         /// Expressions recorded per snapshot (up to 4; `returnValue` in scope).

@@ -150,6 +150,9 @@ fn point_entry(p: &PointView) -> Entry {
             if m.stats {
                 args.insert("stats".into(), json!(true));
             }
+            if m.callees {
+                args.insert("callees".into(), json!(true));
+            }
             "method_exit"
         }
         Target::Monitor(m) => {

@@ -507,6 +507,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
         }
     }
     let stats = stats_arg(&p, &checked, engine)?;
+    let callees = callees_arg(&p, &checked, engine)?;
     let excluded = p.exclude_classes.clone().unwrap_or_default();
     let build = |class: String| StopPointSpec {
         target: Target::MethodExit(MethodExitSpec {
@@ -520,6 +521,7 @@ async fn set_method_exit(ctx: Ctx, call: Call<MethodExitParams>) -> Reply {
             method: p.method.clone(),
             min_duration_ms: p.min_duration_ms,
             stats,
+            callees,
         }),
         mode: mode.clone(),
         filters: filters.clone(),
@@ -580,6 +582,36 @@ fn stats_arg(p: &MethodExitParams, checked: &Checked, engine: Engine) -> Result<
         return Err(refuse(
             "REFUSED",
             "stats with engine \"wire\": only a probe keeps statistics in the JVM",
+            "engine \"auto\"",
+        ));
+    }
+    Ok(true)
+}
+
+/// Whether a method exit times the calls its method makes: one method of
+/// one class, in the JVM, with snapshots.
+fn callees_arg(p: &MethodExitParams, checked: &Checked, engine: Engine) -> Result<bool, ToolError> {
+    if p.callees != Some(true) {
+        return Ok(false);
+    }
+    if p.method.is_none() || checked.len() != 1 || checked.iter().any(|(c, _)| c.contains('*')) {
+        return Err(refuse(
+            "REFUSED",
+            "callees takes one class (no *, no list) and one method: it times each call that method makes, by call site",
+            "name the class and the method (debug_list_members lists them); to find the slow method first, min_duration_ms with no method times every method of the class",
+        ));
+    }
+    if p.stats == Some(true) || p.trace == Some(false) {
+        return Err(refuse(
+            "REFUSED",
+            "callees shows in snapshots: it takes no stats or trace:false",
+            "drop stats and trace:false; min_duration_ms keeps only the slow calls' snapshots",
+        ));
+    }
+    if engine == Engine::Wire {
+        return Err(refuse(
+            "REFUSED",
+            "callees with engine \"wire\": only a probe times the calls a method makes",
             "engine \"auto\"",
         ));
     }

@@ -244,5 +244,21 @@ public class Probed {
         p.tiny = 2;
         System.out.println("fields " + p.flag + p.letter + p.small + p.tiny + " " + p.total
             + " " + p.ratio + " " + counter + " " + LOG);
+        System.out.println("sum " + sum(new String[] {"1", "x", "3"}));
+    }
+
+    /** Calls in a loop, in a try, a catch and a finally; a callee throws. */
+    static int sum(String[] xs) {
+        int ok = 0;
+        for (String x : xs) {
+            try {
+                ok += Integer.parseInt(x);
+            } catch (NumberFormatException e) {
+                ok -= e.getMessage().length();
+            } finally {
+                LOG.add(x);
+            }
+        }
+        return ok;
     }
 }
