@@ -203,17 +203,23 @@ fn a_leak_is_found_over_jdwp_on_temurin25() {
     leak_over_jdwp(temurin25_required());
 }
 
-/// The CPU question in one call: the spinner first, with its stack.
-fn spinner_first(java_home: PathBuf) {
+/// A CPU fixture started on `java_home`, ready, and a server attached to it.
+fn cpu_fixture(main: &str, ready: &str, java_home: PathBuf) -> (Jvm, Server) {
     let jvm = Jvm::start(
-        "Spinner",
+        main,
         JvmOpts {
             java_home: Some(java_home),
             ..JvmOpts::default()
         },
     );
-    jvm.wait_for_line("spinner ready", Duration::from_secs(20));
+    jvm.wait_for_line(ready, Duration::from_secs(20));
     let server = crate::dump::attached(&jvm);
+    (jvm, server)
+}
+
+/// The CPU question in one call: the spinner first, with its stack.
+fn spinner_first(java_home: PathBuf) {
+    let (_jvm, server) = cpu_fixture("Spinner", "spinner ready", java_home);
     // The CPU question, which thread and doing what, is this one call.
     let hot = server
         .call("debug_hot_threads", json!({"interval_ms": 1000, "top": 3}))
@@ -252,15 +258,7 @@ fn the_spinning_thread_ranks_first_on_temurin25() {
 /// burns: its stack is sampled while it is busy, not read once at the end
 /// of the interval, when it is as likely to wait on its queue.
 fn bursts_are_seen_where_they_burn(java_home: PathBuf) {
-    let jvm = Jvm::start(
-        "Bursty",
-        JvmOpts {
-            java_home: Some(java_home),
-            ..JvmOpts::default()
-        },
-    );
-    jvm.wait_for_line("bursty ready", Duration::from_secs(20));
-    let server = crate::dump::attached(&jvm);
+    let (_jvm, server) = cpu_fixture("Bursty", "bursty ready", java_home);
     let hot = server
         .call("debug_hot_threads", json!({"interval_ms": 2000, "top": 2}))
         .expect_ok();
