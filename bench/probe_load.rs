@@ -2,9 +2,21 @@
 //! costs the application, against the unprobed program in the same run.
 //!
 //! The ProbeLoadBench fixture (tests/data/java) runs N worker threads (4
-//! by default) calling `Meter.step`, about half a microsecond of
-//! arithmetic, as fast as they can, and prints its own throughput every
-//! 100 ms. One JVM, one jvmscope session; each round alternates the
+//! by default) calling one hot method as fast as they can, and prints its
+//! own throughput every 100 ms. Two shapes (`--shape`):
+//! - `named` (the default), the shape of issue #41's hidden check:
+//!   `Named.step`, about a microsecond of integer mixing, writes the
+//!   static field `Named.seen` that every thread shares and returns a
+//!   value that names the call, `(id << 48) | n`; a phase waits 2.5 s
+//!   after arming or clearing, lasts 2.4 s, and its rate is the median of
+//!   the program's 100 ms ticks. The bench checks that every value a
+//!   traced exit or write recorded names a call of the thread that made
+//!   it, in the order the thread made them.
+//! - `meter`, wave 3's shape: `Meter.step`, half a microsecond, writing
+//!   an instance field of the thread's own object; 1.5 s to settle, 2 s
+//!   phases, calls over time.
+//!
+//! One JVM, one jvmscope session; each round alternates the
 //! unprobed program with, in turn:
 //!
 //! 1. a line probe whose condition is never true (`n < 0`);
@@ -25,9 +37,9 @@
 //! debugger (the helper's lease lapses within 2 s), and the next attach
 //! restores the class.
 //!
-//! Run: `cargo bench --bench probe_load` (`-- --rounds N`, `--seconds N`
-//! per measurement, `--threads N`, `--work N` rounds of the hot method's
-//! loop, `--java PATH` / `--jdk N`, `--only never,never-callers,capture,
+//! Run: `cargo bench --bench probe_load` (`-- --shape named|meter`,
+//! `--rounds N`, `--seconds S` per measurement, `--settle S`, `--threads
+//! N`, `--work N` rounds of the hot method's loop, `--java PATH` / `--jdk N`, `--only never,never-callers,capture,
 //! callers,exit,field,wire-exit,wire-field` for some of the stop points
 //! (`never-callers` and `callers` are `never` and `capture` asking for 3
 //! caller frames a record); the SIGKILL
@@ -48,14 +60,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
-use probe::Probe;
+use probe::{Probe, Shape};
 use report::{load, render, say};
 
 use jvmscope::actors::{Engine, EngineConfig, LeftoverOutcome, PointView, SessionHandle};
 use jvmscope::model::AttachSpec;
 
 const FIXTURE: &str = "ProbeLoadBench";
-const METER: &str = "ProbeLoadBench$Meter";
 /// The hot line's primitive locals.
 const LOCALS: [&str; 3] = ["id", "n", "mixed"];
 /// Never true: `n` counts up from 0.
@@ -63,6 +74,7 @@ const NEVER: &str = "n < 0";
 
 /// Command-line settings.
 struct Settings {
+    shape: Shape,
     rounds: usize,
     measure: Duration,
     /// Left after arming or clearing before a measurement (the JIT
@@ -71,31 +83,44 @@ struct Settings {
     threads: usize,
     work: u32,
     java: Option<PathBuf>,
+    /// Every line the fixture prints, and the bench's own steps, each
+    /// with its time since the fixture started (for profiles:
+    /// `-XX:+PrintCompilation` through `JAVA_TOOL_OPTIONS`).
+    jvm_log: Option<PathBuf>,
     probes: Vec<Probe>,
 }
 
 #[allow(clippy::print_stdout)]
 fn main() -> Result<()> {
     let mut s = Settings {
+        shape: Shape::NAMED,
         rounds: 3,
-        measure: Duration::from_secs(2),
-        settle: Duration::from_millis(1500),
+        measure: Shape::NAMED.measure,
+        settle: Shape::NAMED.settle,
         threads: 4,
-        work: 200,
+        work: Shape::NAMED.work,
         java: None,
+        jvm_log: None,
         probes: Probe::ALL.to_vec(),
+    };
+    let (mut measure, mut settle, mut work) = (None, None, None);
+    let secs = |v: Option<String>, what: &str| -> Result<Duration> {
+        Ok(Duration::from_secs_f64(
+            v.with_context(|| format!("{what} S"))?.parse()?,
+        ))
     };
     let mut hold: Option<(u16, PathBuf, u32)> = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--rounds" => s.rounds = args.next().context("--rounds N")?.parse()?,
-            "--seconds" => {
-                s.measure = Duration::from_secs(args.next().context("--seconds N")?.parse()?)
-            }
+            "--shape" => s.shape = Shape::parse(&args.next().context("--shape NAME")?)?,
+            "--seconds" => measure = Some(secs(args.next(), "--seconds")?),
+            "--settle" => settle = Some(secs(args.next(), "--settle")?),
             "--threads" => s.threads = args.next().context("--threads N")?.parse()?,
-            "--work" => s.work = args.next().context("--work N")?.parse()?,
+            "--work" => work = Some(args.next().context("--work N")?.parse()?),
             "--java" => s.java = Some(PathBuf::from(args.next().context("--java PATH")?)),
+            "--jvm-log" => s.jvm_log = Some(PathBuf::from(args.next().context("--jvm-log FILE")?)),
             "--jdk" => {
                 let v = args.next().context("--jdk N")?;
                 s.java = Some(PathBuf::from(format!("/usr/lib/jvm/temurin-{v}-jdk-amd64")))
@@ -117,14 +142,18 @@ fn main() -> Result<()> {
             "--bench" => {}
             "--list" => return Ok(()),
             other => bail!(
-                "unknown argument {other:?} (accepted: --rounds N, --seconds N, --threads N, \
-                 --work N, --java PATH, --jdk N, --only NAME,...)"
+                "unknown argument {other:?} (accepted: --shape named|meter, --rounds N, \
+                 --seconds S, --settle S, --threads N, --work N, --java PATH, --jdk N, --jvm-log \
+                 FILE, --only NAME,...)"
             ),
         }
     }
+    s.measure = measure.unwrap_or(s.shape.measure);
+    s.settle = settle.unwrap_or(s.shape.settle);
+    s.work = work.unwrap_or(s.shape.work);
     let rt = jvmscope::actors::runtime::build()?;
     if let Some((port, root, line)) = hold {
-        return rt.block_on(hold_probe(port, root, line));
+        return rt.block_on(hold_probe(port, root, line, s.shape));
     }
     let report = rt.block_on(run(&s))?;
     println!("{report}");
@@ -142,6 +171,23 @@ struct Fixture {
     windows: Arc<Mutex<Vec<(Instant, u64, Duration)>>>,
     version: String,
     classes: tempfile::TempDir,
+    median_ticks: bool,
+    log: Option<Log>,
+}
+
+/// The fixture's lines and the bench's steps, timed from the start.
+#[derive(Clone)]
+struct Log {
+    file: Arc<Mutex<std::fs::File>>,
+    start: Instant,
+}
+
+impl Log {
+    fn line(&self, text: &str) {
+        if let Ok(mut f) = self.file.lock() {
+            let _ = writeln!(f, "{:.3} {text}", self.start.elapsed().as_secs_f64());
+        }
+    }
 }
 
 impl Drop for Fixture {
@@ -169,6 +215,7 @@ impl Fixture {
             .arg(FIXTURE)
             .arg(s.threads.to_string())
             .arg(s.work.to_string())
+            .arg(s.shape.arg)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -179,9 +226,20 @@ impl Fixture {
         let ports = Arc::new(Mutex::new(Vec::new()));
         let windows = Arc::new(Mutex::new(Vec::new()));
         let (announced, sink) = (ports.clone(), windows.clone());
+        let log = match &s.jvm_log {
+            Some(path) => Some(Log {
+                file: Arc::new(Mutex::new(std::fs::File::create(path)?)),
+                start: Instant::now(),
+            }),
+            None => None,
+        };
+        let echo = log.clone();
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(log) = &echo {
+                    log.line(&line);
+                }
                 if let Some(p) = line.strip_prefix("Listening for transport dt_socket at address:")
                 {
                     if let (Ok(p), Ok(mut v)) = (p.trim().parse::<u16>(), announced.lock()) {
@@ -210,6 +268,8 @@ impl Fixture {
             windows,
             version,
             classes,
+            median_ticks: s.shape.median_ticks,
+            log,
         })
     }
 
@@ -234,15 +294,22 @@ impl Fixture {
     }
 
     /// Calls/s over the windows that began at `from` or later and were
-    /// printed by `to`.
+    /// printed by `to`: their median, or their calls over their time.
     fn rate(&self, from: Instant, to: Instant) -> Option<f64> {
         let v = self.windows.lock().ok()?;
-        let (n, t) = v
+        let inside = v
             .iter()
-            .filter(|(at, _, len)| *at <= to && at.checked_sub(*len).is_some_and(|s| s >= from))
-            .fold((0u64, Duration::ZERO), |(n, t), (_, c, len)| {
-                (n + c, t + *len)
-            });
+            .filter(|(at, _, len)| *at <= to && at.checked_sub(*len).is_some_and(|s| s >= from));
+        if self.median_ticks {
+            let mut ticks: Vec<f64> = inside
+                .map(|(_, c, len)| *c as f64 / len.as_secs_f64().max(1e-9))
+                .collect();
+            ticks.sort_by(f64::total_cmp);
+            return ticks.get(ticks.len() / 2).copied();
+        }
+        let (n, t) = inside.fold((0u64, Duration::ZERO), |(n, t), (_, c, len)| {
+            (n + c, t + *len)
+        });
         (!t.is_zero()).then(|| n as f64 / t.as_secs_f64())
     }
 
@@ -263,6 +330,13 @@ impl Fixture {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Notes a step of the bench in the log.
+    fn mark(&self, step: &str) {
+        if let Some(log) = &self.log {
+            log.line(&format!("# {step}"));
+        }
     }
 
     fn tell(&self, command: &str) -> Result<()> {
@@ -362,6 +436,7 @@ async fn measure(
         Some((h, id)) => view(h, id).await,
         None => None,
     };
+    fixture.mark("window begins");
     let (t0, c0, j0, s0) = (
         Instant::now(),
         own_cpu(),
@@ -369,6 +444,7 @@ async fn measure(
         support::cpu_ticks(),
     );
     tokio::time::sleep(d).await;
+    fixture.mark("window ends");
     let (t1, c1, j1, s1) = (
         Instant::now(),
         own_cpu(),
@@ -407,10 +483,15 @@ async fn view(h: &SessionHandle, id: &str) -> Option<PointView> {
 
 /// Arms `probe`; its id and, for a capture, how long the first snapshot
 /// took.
-async fn arm(h: &SessionHandle, probe: Probe, hot: u32) -> Result<(String, Arming)> {
+async fn arm(
+    h: &SessionHandle,
+    shape: &Shape,
+    probe: Probe,
+    hot: u32,
+) -> Result<(String, Arming)> {
     let start = Instant::now();
     let report = h
-        .arm_stop(probe.spec(hot), 1)
+        .arm_stop(probe.spec(shape, hot), 1)
         .await
         .map_err(|e| anyhow!("arming {}: {e}", probe.name()))?;
     let call = start.elapsed();
@@ -418,7 +499,12 @@ async fn arm(h: &SessionHandle, probe: Probe, hot: u32) -> Result<(String, Armin
     let mut first = None;
     if matches!(
         probe,
-        Probe::Capture | Probe::CaptureCallers | Probe::Exit | Probe::FieldWrite
+        Probe::Capture
+            | Probe::CaptureCallers
+            | Probe::Exit
+            | Probe::FieldWrite
+            | Probe::ExitDefault
+            | Probe::FieldDefault
     ) {
         while start.elapsed() < Duration::from_secs(5) {
             if view(h, &id).await.is_some_and(|p| p.captured > 0) {
@@ -488,7 +574,7 @@ struct Kill {
 
 async fn run(s: &Settings) -> Result<String> {
     let fixture = Fixture::start(s)?;
-    let hot = support::marked_line(FIXTURE, "// LINE: probe-hot");
+    let hot = support::marked_line(FIXTURE, s.shape.hot);
     let l0 = load();
     // The JIT settles, then the program alone.
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -504,10 +590,13 @@ async fn run(s: &Settings) -> Result<String> {
     let mut runs: Vec<Vec<(Probe, Phase)>> = Vec::new();
     let mut armings: Vec<Arming> = Vec::new();
     let mut tallies: Vec<Tally> = Vec::new();
+    let mut checks: Vec<(Probe, Checked)> = Vec::new();
     for round in 0..s.rounds {
         let mut phases = Vec::new();
         for probe in s.probes.iter().copied() {
-            let (id, arming) = arm(&session, probe, hot).await?;
+            fixture.mark(&format!("arming {}", probe.name()));
+            let (id, arming) = arm(&session, &s.shape, probe, hot).await?;
+            fixture.mark(&format!("armed {id}"));
             if probe == Probe::Capture {
                 armings.push(arming);
             }
@@ -524,9 +613,26 @@ async fn run(s: &Settings) -> Result<String> {
                 p.ours_cpu * 100.0,
                 p.steal * 100.0
             ));
+            if s.shape.named && matches!(
+                    probe,
+                    Probe::Exit | Probe::FieldWrite | Probe::ExitDefault | Probe::FieldDefault
+                ) {
+                let c = check_values(&session, &id).await?;
+                say(&format!(
+                    "  values: {} snapshots read, {} name a call of their thread in order, {} do \
+                     not",
+                    c.read, c.right, c.wrong
+                ));
+                checks.push((probe, c));
+            }
             if matches!(
                 probe,
-                Probe::Capture | Probe::CaptureCallers | Probe::Exit | Probe::FieldWrite
+                Probe::Capture
+            | Probe::CaptureCallers
+            | Probe::Exit
+            | Probe::FieldWrite
+            | Probe::ExitDefault
+            | Probe::FieldDefault
             ) {
                 let t = settled_counts(&fixture, &session, &id, probe).await?;
                 say(&format!(
@@ -539,6 +645,7 @@ async fn run(s: &Settings) -> Result<String> {
                 tallies.push(t);
             }
             phases.push((probe, p));
+            fixture.mark(&format!("clearing {id}"));
             session
                 .clear_stop(&id)
                 .await
@@ -571,8 +678,76 @@ async fn run(s: &Settings) -> Result<String> {
         &runs,
         &armings,
         &tallies,
+        &checks,
         kill.as_ref(),
     ))
+}
+
+/// What the value check of a traced exit or write found.
+#[derive(Clone, Copy, Default)]
+struct Checked {
+    read: usize,
+    right: usize,
+    wrong: usize,
+}
+
+/// Reads the newest snapshots of `id` and checks each recorded value, the
+/// returned or written `(id << 48) | n`: its `id` is the worker's whose
+/// thread recorded it, and each worker's `n` goes up from one of its
+/// snapshots to the next.
+async fn check_values(h: &SessionHandle, id: &str) -> Result<Checked> {
+    use jvmscope::model::Prim;
+    use jvmscope::model::shown::{Detail, Scalar, Shown};
+    let view = h
+        .traces(&jvmscope::actors::TraceQuery {
+            stop: Some(id.to_string()),
+            limit: 20_000,
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| anyhow!("reading the snapshots: {e}"))?;
+    let mut last: std::collections::HashMap<i64, i64> = Default::default();
+    let mut c = Checked::default();
+    for t in &view.shown {
+        // An exit's returned value is its `returnValue`, a write's the
+        // change's new value.
+        let returned = t
+            .locals
+            .iter()
+            .find(|(n, _)| &**n == "returnValue")
+            .and_then(|(_, v)| match v {
+                Shown::Scalar(Scalar::Prim(Prim::Long(v))) => Some(*v),
+                _ => None,
+            });
+        let value = returned.or_else(|| {
+            t.details.iter().find_map(|(_, d)| match d {
+                Detail::Change {
+                    new: Shown::Scalar(Scalar::Prim(Prim::Long(v))),
+                    ..
+                } => Some(*v),
+                _ => None,
+            })
+        });
+        let worker = t
+            .thread_name
+            .strip_prefix("worker-")
+            .and_then(|w| w.parse::<i64>().ok());
+        c.read += 1;
+        let ok = match (value, worker) {
+            (Some(v), Some(w)) if v >> 48 == w => {
+                let n = v & ((1 << 48) - 1);
+                let before = last.insert(w, n);
+                before.is_none_or(|b| n > b)
+            }
+            _ => false,
+        };
+        if ok {
+            c.right += 1;
+        } else {
+            c.wrong += 1;
+        }
+    }
+    Ok(c)
 }
 
 fn attach_spec(port: u16, fixture: &Fixture) -> AttachSpec {
@@ -588,7 +763,7 @@ fn attach_spec(port: u16, fixture: &Fixture) -> AttachSpec {
 
 /// The child of the kill measurement: attach, arm the capture probe, say
 /// so, and wait to be killed.
-async fn hold_probe(port: u16, root: PathBuf, hot: u32) -> Result<()> {
+async fn hold_probe(port: u16, root: PathBuf, hot: u32, shape: Shape) -> Result<()> {
     let engine = Engine::start(EngineConfig::default())
         .await
         .map_err(|e| anyhow!(e))?;
@@ -602,7 +777,7 @@ async fn hold_probe(port: u16, root: PathBuf, hot: u32) -> Result<()> {
             class_roots: vec![root],
         })
         .await?;
-    let (id, _) = arm(&session, Probe::Capture, hot).await?;
+    let (id, _) = arm(&session, &shape, Probe::Capture, hot).await?;
     support::report(&format!("armed {id}"));
     loop {
         tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -616,6 +791,8 @@ async fn kill_child(fixture: &Fixture, hot: u32, s: &Settings) -> Result<Kill> {
     let detached = measure(fixture, None, s.measure).await?.rate;
     let port = fixture.port().await?;
     let mut child = Command::new(std::env::current_exe()?)
+        .arg("--shape")
+        .arg(s.shape.name)
         .arg("--hold-probe")
         .arg(port.to_string())
         .arg(fixture.classes.path())

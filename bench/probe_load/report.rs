@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Arming, FIXTURE, Fixture, Kill, Phase, Probe, Settings, Tally};
+use super::{Arming, Checked, FIXTURE, Fixture, Kill, Phase, Probe, Settings, Tally};
 
 #[allow(clippy::print_stderr)]
 pub fn say(line: &str) {
@@ -39,16 +39,24 @@ pub fn render(
     runs: &[Vec<(Probe, Phase)>],
     armings: &[Arming],
     tallies: &[Tally],
+    checks: &[(Probe, Checked)],
     kill: Option<&Kill>,
 ) -> String {
     let mut out = format!(
-        "probe_load: {} worker threads on {FIXTURE}:{hot} (work {}), {}, {} rounds, {} s per \
-         measurement after {} ms to settle; {} cores; load average {l0} at start, {} at the end\n\n",
+        "probe_load, shape {} ({}): {} worker threads on {FIXTURE}:{hot} (work {}), {}, {} \
+         rounds, {:.1} s per measurement after {} ms to settle; {} cores; load average {l0} at \
+         start, {} at the end\n\n",
+        s.shape.name,
+        if s.shape.median_ticks {
+            "median of 100 ms ticks"
+        } else {
+            "calls over time"
+        },
         s.threads,
         s.work,
         fixture.version,
         s.rounds,
-        s.measure.as_secs(),
+        s.measure.as_secs_f64(),
         s.settle.as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         load(),
@@ -69,6 +77,23 @@ pub fn render(
          |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n",
     );
     table(&mut out, &s.probes, bases, runs);
+    for (probe, c) in checks {
+        out.push_str(&format!(
+            "\n{}: of {} snapshots read, {} recorded a value naming a call of their thread, in \
+             order{}",
+            probe.name(),
+            c.read,
+            c.right,
+            if c.wrong == 0 {
+                String::new()
+            } else {
+                format!("; **{} did not**", c.wrong)
+            }
+        ));
+    }
+    if !checks.is_empty() {
+        out.push('\n');
+    }
     notes(&mut out, bases, runs, tallies, armings, kill);
     out
 }

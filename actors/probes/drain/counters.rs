@@ -1,12 +1,15 @@
-//! The helper's slower counters, read every half second of drain: calls and
-//! passes (`LongAdder`s), sampled cost, errors, and the drops they imply;
+//! The helper's slower counters, read every half second of drain: calls,
+//! passes and throws (each thread's stripe of `counts`, and `over`),
+//! sampled cost, errors, and the drops they imply;
 //! and the small object reads the drain needs (an `AtomicLong`'s value,
 //! an `AtomicLongArray`'s inner array).
 
 use std::sync::atomic::Ordering;
 
 use super::Cursor;
-use crate::classfile::probe::{HIST_STRIPES, HIST_WIDTH};
+use crate::classfile::probe::{
+    CALLS_AT, COUNT_STRIPES, COUNT_WIDTH, HIST_STRIPES, HIST_WIDTH, PASSED_AT, THROWS_AT,
+};
 use crate::door::Jvm;
 use crate::error::JdwpError;
 use crate::jdwp::array_reference::GetValues as GetArray;
@@ -75,8 +78,8 @@ async fn field_value(
     Ok(v.first().copied())
 }
 
-/// Reads the helper's calls and passes (`LongAdder`s: their base and
-/// cells), sampled cost and errors into the stop point's meter. The drops
+/// Reads the helper's calls and passes (its counts), sampled cost and
+/// errors into the stop point's meter. The drops
 /// are the passes (every call, with no filter) less the records claimed
 /// (`head`, read last, so a call in flight never shows as a drop). True
 /// when its condition keeps failing: the drain takes the probe out.
@@ -87,8 +90,8 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -
         .send(&GetStatics {
             ref_type: probe.helper,
             fields: vec![
-                f.calls,
-                f.passed,
+                f.counts,
+                f.over,
                 f.cost_ns,
                 f.cost_samples,
                 f.errors,
@@ -121,29 +124,25 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -
     {
         probe.stats.note_error(text);
     }
-    // Passes first, then calls: a call is counted before its pass, so
-    // read in this order the passes never outnumber the calls.
-    let passed = match obj(1) {
-        Some(a) if probe.spec.filters() => long_adder(session, a).await,
+    let Some(counts) = (match (obj(0), obj(1)) {
+        (Some(c), Some(o)) => read_counts(session, c, o).await,
         _ => None,
-    };
-    let Some(calls) = (match obj(0) {
-        Some(a) => long_adder(session, a).await,
-        None => None,
     }) else {
         return false;
     };
-    let passed = if probe.spec.filters() {
-        passed
+    let calls = counts.calls;
+    // A pass is counted after its call, which a read may have missed.
+    let passed = Some(if probe.spec.filters() {
+        counts.passed.min(calls)
     } else {
-        Some(calls)
-    };
+        calls
+    });
     let new_calls = (base.calls + calls)
         .saturating_sub(meter.calls.swap(base.calls + calls, Ordering::Relaxed));
     let failing =
         probe.spec.condition.is_some() && probe.stats.probe_condition_failed(new_errors, new_calls);
     if probe.spec.stats {
-        statistics(session, probe, calls, cursor).await;
+        statistics(session, probe, calls, counts.throws.min(calls), cursor).await;
     }
     if let Some(p) = passed {
         meter.passes.store(base.passes + p, Ordering::Relaxed);
@@ -184,100 +183,89 @@ async fn describe_thrown(session: &Jvm, thrown: ObjectId) -> Option<String> {
     })
 }
 
-/// The sum of a `LongAdder`: its `base` plus each cell's `value`.
-async fn long_adder(session: &Jvm, adder: ObjectId) -> Option<u64> {
-    let classes = session.classes();
+/// A helper's three counts, summed over its stripes and `over`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Counts {
+    pub calls: u64,
+    pub passed: u64,
+    pub throws: u64,
+}
+
+/// Reads `counts` (a `long[]` of stripes) and `over` (an
+/// `AtomicLongArray` of the same three counts) in two array reads.
+async fn read_counts(session: &Jvm, counts: ObjectId, over: ObjectId) -> Option<Counts> {
     let conn = session.connection();
-    let mut ty = classes.type_of(adder).await.ok()?.id;
-    // base and cells are declared by Striped64, LongAdder's superclass.
-    let mut base = None;
-    let mut cells = None;
-    for _ in 0..3 {
-        let fields = classes.fields(ty).await.ok()?;
-        base = base.or_else(|| fields.iter().find(|f| f.name == "base").map(|f| f.id));
-        cells = cells.or_else(|| fields.iter().find(|f| f.name == "cells").map(|f| f.id));
-        if base.is_some() && cells.is_some() {
-            break;
-        }
-        ty = classes.superclass(ty).await.ok()??;
-    }
-    let (base, cells) = (base?, cells?);
-    let v = conn
-        .send(&GetFields {
-            object: adder,
-            fields: vec![base, cells],
+    let longs = |values: Vec<Value>| -> Vec<u64> {
+        values
+            .into_iter()
+            .map(|v| match v {
+                Value::Long(n) => n as u64,
+                _ => 0,
+            })
+            .collect()
+    };
+    let stripes = conn
+        .send(&GetArray {
+            array: counts,
+            first_index: 0,
+            length: (COUNT_STRIPES + 1) * COUNT_WIDTH,
         })
         .await
         .ok()?;
-    let mut sum = match v.first() {
-        Some(Value::Long(n)) => *n as u64,
-        _ => 0,
-    };
-    if let Some(Value::Object { id, .. }) = v.get(1)
-        && id.0 != 0
-    {
-        let len = conn
-            .send(&crate::jdwp::array_reference::Length { array: *id })
-            .await
-            .ok()?;
-        let cells = conn
-            .send(&GetArray {
-                array: *id,
+    let inner = inner_array(session, over).await.ok()?;
+    let over = match inner.0 {
+        0 => Vec::new(),
+        _ => longs(
+            conn.send(&GetArray {
+                array: inner,
                 first_index: 0,
-                length: len,
+                length: 3,
             })
             .await
-            .ok()?;
-        for c in cells.values {
-            let Value::Object { id: cell, .. } = c else {
-                continue;
-            };
-            if cell.0 == 0 {
-                continue;
-            }
-            let t = classes.type_of(cell).await.ok()?.id;
-            let fields = classes.fields(t).await.ok()?;
-            let f = fields.iter().find(|f| f.name == "value")?.id;
-            if let Ok(v) = conn
-                .send(&GetFields {
-                    object: cell,
-                    fields: vec![f],
-                })
-                .await
-                && let Some(Value::Long(n)) = v.first()
-            {
-                sum = sum.wrapping_add(*n as u64);
-            }
-        }
-    }
-    Some(sum)
+            .ok()?
+            .values,
+        ),
+    };
+    Some(sum_counts(&longs(stripes.values), &over))
 }
 
-/// A statistics probe's throws and histogram, read into its meter's
-/// latency history (ms since the drain first read it).
-async fn statistics(session: &Jvm, probe: &Live, calls: u64, cursor: &mut Cursor) {
+/// The three counts from the stripes' longs and `over`'s.
+pub(super) fn sum_counts(stripes: &[u64], over: &[u64]) -> Counts {
+    let at = |k: i32| -> u64 {
+        let from_stripes = stripes
+            .chunks(COUNT_WIDTH as usize)
+            .skip(1)
+            .filter_map(|s| s.get(k as usize))
+            .fold(0u64, |a, b| a.wrapping_add(*b));
+        from_stripes.wrapping_add(over.get(k as usize).copied().unwrap_or(0))
+    };
+    Counts {
+        calls: at(CALLS_AT),
+        passed: at(PASSED_AT),
+        throws: at(THROWS_AT),
+    }
+}
+
+/// A statistics probe's histogram, read into its meter's latency history
+/// with its calls and throws (ms since the drain first read it).
+async fn statistics(session: &Jvm, probe: &Live, calls: u64, throws: u64, cursor: &mut Cursor) {
     let conn = session.connection();
     let f = &probe.fields;
     let Ok(v) = conn
         .send(&GetStatics {
             ref_type: probe.helper,
-            fields: vec![f.throws, f.hist],
+            fields: vec![f.hist],
         })
         .await
     else {
         return;
     };
-    let (Some(Value::Object { id: throws, .. }), Some(Value::Object { id: hist, .. })) =
-        (v.first(), v.get(1))
-    else {
+    let Some(Value::Object { id: hist, .. }) = v.first() else {
         return;
     };
-    if throws.0 == 0 || hist.0 == 0 {
+    if hist.0 == 0 {
         return;
     }
-    let Some(throws) = long_adder(session, *throws).await else {
-        return;
-    };
     let length = HIST_STRIPES * HIST_WIDTH;
     let Ok(region) = conn
         .send(&GetArray {

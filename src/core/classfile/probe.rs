@@ -30,11 +30,16 @@
 //! the helper takes (`new Throwable().getStackTrace()`) only for a hit
 //! that is recorded, never on a call that fails the condition.
 //!
-//! What a call costs the application: a call counts itself in a striped
-//! counter; one that passes claims a ring slot with one compare-and-set
-//! and reads the clock once for its record's time (an exit's end time is
-//! that time); at a full ring it claims nothing and writes nothing, and
-//! the drops are what passed less what was claimed. An exit reads the
+//! What a call costs the application: a call counts itself with a plain
+//! write to its thread's own stripe of a counter array ([`COUNT_STRIPES`];
+//! no locked instruction, nothing another thread writes, nothing
+//! allocated: a locked instruction right after the application's own
+//! store to a shared field waits for that store, which costs a hot path
+//! more than the rest of the probe); one that passes claims a ring slot
+//! with one compare-and-set and reads the clock once for its record's
+//! time (an exit's end time is that time); at a full ring it claims
+//! nothing and writes nothing, and the drops are what passed less what
+//! was claimed. An exit reads the
 //! clock at entry only when a record may follow (the ring has room, or a
 //! `min_duration` needs every call timed): a call that begins at a full
 //! ring is not timed and counts as a drop if it passes.
@@ -120,8 +125,7 @@ pub struct ProbeSpec {
     /// recorded hit only.
     pub callers: u32,
     /// Exit only: keep statistics, never a record: calls and throws
-    /// ([`field::CALLS`], [`field::THROWS`]) and a latency histogram
-    /// ([`field::HIST`]).
+    /// ([`field::COUNTS`]) and a latency histogram ([`field::HIST`]).
     pub stats: bool,
     /// Exit of one method only: time each call the method makes, by call
     /// site ([`RecordLayout::callees`]); a record holds the sums
@@ -372,16 +376,25 @@ pub mod field {
     pub const MISSES: &str = "misses";
     pub const HEAD: &str = "head";
     pub const TAIL: &str = "tail";
-    /// Calls that passed the filters (a `LongAdder`), when
-    /// [`super::ProbeSpec::filters`]; the drops are these less `head`.
-    pub const PASSED: &str = "passed";
+    /// The calls, the passes (when [`super::ProbeSpec::filters`]; the
+    /// drops are these less `head`) and the throws (statistics) of each
+    /// thread that owns a stripe: a `long[]` of [`super::COUNT_STRIPES`]
+    /// stripes of [`super::COUNT_WIDTH`] longs after one stripe of
+    /// padding, indexed by [`super::CALLS_AT`], [`super::PASSED_AT`] and
+    /// [`super::THROWS_AT`].
+    pub const COUNTS: &str = "counts";
+    /// Each stripe's owner, the thread id that claimed it first (an
+    /// `AtomicLongArray`; 0: free). Only the owner writes its stripe.
+    pub const OWNERS: &str = "owners";
+    /// The same three counts of the threads whose stripe another owns
+    /// (an `AtomicLongArray` of 3, counted with atomic adds).
+    pub const OVER: &str = "over";
     pub const SEQ: &str = "seq";
     pub const PRIMS: &str = "prims";
     pub const REFS: &str = "refs";
     pub const TIMES: &str = "times";
     pub const DURS: &str = "durs";
     pub const THREADS: &str = "threads";
-    pub const CALLS: &str = "calls";
     pub const COST_NS: &str = "costNs";
     pub const COST_SAMPLES: &str = "costSamples";
     pub const ERRORS: &str = "errors";
@@ -394,8 +407,6 @@ pub mod field {
     pub const OTHERS: &str = "others";
     pub const RESTORED: &str = "restored";
     pub const TARGET: &str = "TARGET";
-    /// Throws of a statistics probe (a `LongAdder`; null otherwise).
-    pub const THROWS: &str = "throws";
     /// A statistics probe's latency histogram (a `long[]`; null
     /// otherwise): [`super::HIST_STRIPES`] stripes of
     /// [`super::HIST_WIDTH`] longs, each [`super::HIST_BUCKETS`] counts
@@ -403,6 +414,17 @@ pub mod field {
     /// bucket 0), then the sum of durations, then the longest.
     pub const HIST: &str = "hist";
 }
+
+/// Stripes of [`field::COUNTS`]: a thread's id picks one, and the first
+/// thread to pick it owns it for good, so each count is exact.
+pub const COUNT_STRIPES: i32 = 64;
+/// Longs a stripe of counts takes: two cache lines, so no two stripes
+/// share one (or the pair the adjacent-line prefetch fetches together).
+pub const COUNT_WIDTH: i32 = 16;
+/// Where each count sits in a stripe.
+pub const CALLS_AT: i32 = 0;
+pub const PASSED_AT: i32 = 1;
+pub const THROWS_AT: i32 = 2;
 
 /// A thread adds to the stripe its id picks, with plain writes: no
 /// cache line is fought over per call, and the rare lost update makes

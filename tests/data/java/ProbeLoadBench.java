@@ -1,9 +1,15 @@
 // Load fixture for bench/probe_load.rs (default package; `javac -g`). N worker threads
-// ("worker-1".."worker-N"; first argument, default 4) call Meter.step, a hot method of
-// integer arithmetic (second argument: rounds of its inner loop, default 200, about half a
-// microsecond), as fast as they can, each on a Meter of its own. step's first line after its
-// three primitive locals (id, n, mixed) are set is marked "probe-hot"; it writes the field
-// Meter.last on the line marked "probe-write" and returns a long.
+// ("worker-1".."worker-N"; first argument, default 4) call a hot method of integer
+// arithmetic (second argument: rounds of its inner loop, default 200, about half a
+// microsecond) as fast as they can, each on an object of its own. The third argument picks
+// the method:
+// - "meter" (the default): Meter.step. Its first line after its three primitive locals
+//   (id, n, mixed) are set is marked "probe-hot"; it writes the field Meter.last on the line
+//   marked "probe-write" and returns a long.
+// - "named": Named.step, the same mixing, whose first line after its locals is marked
+//   "named-hot". Every call writes the static field Named.seen, shared by every thread, with
+//   a value that names the call, (id << 48) | n, on the line marked "named-write", and
+//   returns that value.
 //
 // Prints "probe bench ready" once the workers run, then every 100 ms its own throughput over
 // that window: "w <calls> <nanoseconds>" (calls of step, all threads together). Commands on
@@ -18,6 +24,24 @@ public class ProbeLoadBench {
     static final AtomicLong calls = new AtomicLong();
     static volatile boolean paused;
     static int work = 200;
+
+    static final class Named {
+        static long seen;
+        long last;
+
+        long step(int id, long n) {
+            int mixed = (int) ((n * 0x9E3779B97F4A7C15L) >>> 40) ^ id;
+            long acc = n + mixed; // LINE: named-hot
+            for (int k = 0; k < work; k++) {
+                acc = acc * 6364136223846793005L + 1442695040888963407L;
+                acc ^= acc >>> 29;
+            }
+            last = acc;
+            long named = ((long) id << 48) | n;
+            seen = named; // LINE: named-write
+            return named;
+        }
+    }
 
     static final class Meter {
         long last;
@@ -34,7 +58,11 @@ public class ProbeLoadBench {
         }
     }
 
-    static void spin(int id) {
+    static void spin(int id, boolean named) {
+        if (named) {
+            spinNamed(id);
+            return;
+        }
         Meter meter = new Meter();
         long n = 0;
         long sink = 0;
@@ -58,14 +86,38 @@ public class ProbeLoadBench {
         }
     }
 
+    static void spinNamed(int id) {
+        Named named = new Named();
+        long n = 0;
+        long sink = 0;
+        int batch = 0;
+        while (true) {
+            if (paused) {
+                calls.addAndGet(batch);
+                batch = 0;
+                LockSupport.parkNanos(1_000_000);
+                continue;
+            }
+            sink += named.step(id, n++);
+            if (++batch == 256) {
+                calls.addAndGet(batch);
+                batch = 0;
+            }
+            if (sink == 42) {
+                System.out.println("unlikely");
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         if (args.length > 1) {
             work = Integer.parseInt(args[1]);
         }
+        final boolean named = args.length > 2 && args[2].equals("named");
         for (int t = 1; t <= threads; t++) {
             final int id = t;
-            Thread worker = new Thread(() -> spin(id), "worker-" + t);
+            Thread worker = new Thread(() -> spin(id, named), "worker-" + t);
             worker.setDaemon(true);
             worker.start();
         }

@@ -14,6 +14,7 @@
 mod builder;
 mod callees;
 mod callers;
+mod counts;
 mod record;
 mod stats;
 
@@ -23,7 +24,7 @@ use ristretto_classfile::{
     MethodAccessFlags, Version,
 };
 
-use self::builder::{AL, ALA, Gen, LA, cpe};
+use self::builder::{AL, ALA, Gen, cpe};
 use self::record::{rec, rec_descriptor};
 use super::asm::Asm;
 use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
@@ -60,9 +61,15 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
             false,
         ),
         (field::TAIL, "J", true),
+        (field::COUNTS, "[J", false),
         (
-            field::PASSED,
-            "Ljava/util/concurrent/atomic/LongAdder;",
+            field::OWNERS,
+            "Ljava/util/concurrent/atomic/AtomicLongArray;",
+            false,
+        ),
+        (
+            field::OVER,
+            "Ljava/util/concurrent/atomic/AtomicLongArray;",
             false,
         ),
         (
@@ -75,11 +82,6 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
         (field::TIMES, "[J", false),
         (field::DURS, "[J", false),
         (field::THREADS, "[Ljava/lang/Thread;", false),
-        (
-            field::CALLS,
-            "Ljava/util/concurrent/atomic/LongAdder;",
-            false,
-        ),
         (field::COST_NS, "J", false),
         (field::COST_SAMPLES, "J", false),
         (field::ERRORS, "J", false),
@@ -88,11 +90,6 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
         (field::ORIGINAL, "[B", false),
         (field::OTHERS, "[Ljava/lang/Object;", false),
         (field::RESTORED, "Z", true),
-        (
-            field::THROWS,
-            "Ljava/util/concurrent/atomic/LongAdder;",
-            false,
-        ),
         (field::HIST, "[J", false),
     ] {
         g.field(n, d, v)?;
@@ -123,6 +120,7 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
     init(&mut g, cap_i, pw, rw, spec.stats)?;
     run(&mut g)?;
     trap(&mut g)?;
+    counts::stripe(&mut g)?;
     claim(&mut g, cap_i)?;
     rec(&mut g, spec, plan, cap_i, pw, rw)?;
     entries(&mut g, spec, plan, cap_i)?;
@@ -160,25 +158,21 @@ fn constructor(g: &mut Gen) -> Result<(), Refusal> {
 fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32, stats: bool) -> Result<(), Refusal> {
     let mut a = Asm::default();
     let head = g.own(field::HEAD, "Ljava/util/concurrent/atomic/AtomicLong;")?;
-    let passed = g.own(field::PASSED, "Ljava/util/concurrent/atomic/LongAdder;")?;
     let seq = g.own(field::SEQ, "Ljava/util/concurrent/atomic/AtomicLongArray;")?;
     let prims = g.own(field::PRIMS, "[J")?;
     let refs = g.own(field::REFS, "[Ljava/lang/Object;")?;
     let times = g.own(field::TIMES, "[J")?;
     let durs = g.own(field::DURS, "[J")?;
     let threads = g.own(field::THREADS, "[Ljava/lang/Thread;")?;
-    let calls = g.own(field::CALLS, "Ljava/util/concurrent/atomic/LongAdder;")?;
     let live = g.own(field::LIVE, "Z")?;
     let renew = g.own(field::RENEW, "Z")?;
     let misses = g.own(field::MISSES, "I")?;
     let al = cpe(g.cp.add_class(AL))?;
     let ala = cpe(g.cp.add_class(ALA))?;
-    let la = cpe(g.cp.add_class(LA))?;
     let obj = cpe(g.cp.add_class("java/lang/Object"))?;
     let thread_c = cpe(g.cp.add_class("java/lang/Thread"))?;
     let al_init = g.mref(AL, "<init>", "()V")?;
     let ala_init = g.mref(ALA, "<init>", "(I)V")?;
-    let la_init = g.mref(LA, "<init>", "()V")?;
     let skip = a.label();
     a.op(I::Getstatic(head));
     a.jump(I::Ifnonnull, skip);
@@ -205,19 +199,9 @@ fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32, stats: bool) -> Result<(), Refu
     g.int(&mut a, cap)?;
     a.op(I::Anewarray(thread_c));
     a.op(I::Putstatic(threads));
-    for f in [calls, passed] {
-        a.op(I::New(la));
-        a.op(I::Dup);
-        a.op(I::Invokespecial(la_init));
-        a.op(I::Putstatic(f));
-    }
+    counts::init(g, &mut a)?;
     if stats {
-        let throws = g.own(field::THROWS, "Ljava/util/concurrent/atomic/LongAdder;")?;
         let hist = g.own(field::HIST, "[J")?;
-        a.op(I::New(la));
-        a.op(I::Dup);
-        a.op(I::Invokespecial(la_init));
-        a.op(I::Putstatic(throws));
         g.int(&mut a, super::HIST_STRIPES * super::HIST_WIDTH)?;
         a.op(I::Newarray(ArrayType::Long));
         a.op(I::Putstatic(hist));

@@ -13,7 +13,6 @@ type I = Instruction;
 
 pub const AL: &str = "java/util/concurrent/atomic/AtomicLong";
 pub const ALA: &str = "java/util/concurrent/atomic/AtomicLongArray";
-pub const LA: &str = "java/util/concurrent/atomic/LongAdder";
 
 pub struct Gen {
     pub cp: ConstantPool<'static>,

@@ -1,5 +1,6 @@
 //! The helper's record method, `rec(cols, duration, end)`: counts the
-//! call, times about one call in 1024, filters by duration and condition
+//! call in its thread's stripe, times one call in 1024 of each thread
+//! (by that count: no random number, no shared write), filters by duration and condition
 //! (counting the passes when something filters), claims a ring slot,
 //! writes the record, publishes it, and catches anything thrown, so
 //! nothing reaches the application. An exit's `end` is its record's time;
@@ -9,10 +10,13 @@
 use ristretto_classfile::MethodAccessFlags;
 use ristretto_classfile::attributes::Instruction;
 
-use super::builder::{ALA, Gen, LA};
+use super::builder::{ALA, Gen};
+use super::counts;
 use crate::classfile::probe::asm::{Asm, Label};
 use crate::classfile::probe::plan::Plan;
-use crate::classfile::probe::{Kind, ProbeSpec, Refusal, Site, cond, field};
+use crate::classfile::probe::{
+    CALLS_AT, Kind, PASSED_AT, ProbeSpec, Refusal, Site, cond, field,
+};
 
 type I = Instruction;
 
@@ -27,11 +31,7 @@ pub fn rec_descriptor(plan: &Plan) -> String {
 
 /// The constants `rec` uses, added to the pool in one fixed order.
 struct RecRefs {
-    calls: u16,
-    passed: u16,
-    increment: u16,
-    tlr_current: u16,
-    next_int: u16,
+    counts: u16,
     nano: u16,
     claim: u16,
     prims: u16,
@@ -55,15 +55,7 @@ struct RecRefs {
 impl RecRefs {
     fn add(g: &mut Gen) -> Result<RecRefs, Refusal> {
         Ok(RecRefs {
-            calls: g.own(field::CALLS, "Ljava/util/concurrent/atomic/LongAdder;")?,
-            passed: g.own(field::PASSED, "Ljava/util/concurrent/atomic/LongAdder;")?,
-            increment: g.mref(LA, "increment", "()V")?,
-            tlr_current: g.mref(
-                "java/util/concurrent/ThreadLocalRandom",
-                "current",
-                "()Ljava/util/concurrent/ThreadLocalRandom;",
-            )?,
-            next_int: g.mref("java/util/concurrent/ThreadLocalRandom", "nextInt", "()I")?,
+            counts: g.own(field::COUNTS, "[J")?,
             nano: g.mref("java/lang/System", "nanoTime", "()J")?,
             claim: g.own_method("claim", "()J")?,
             prims: g.own(field::PRIMS, "[J")?,
@@ -88,7 +80,7 @@ impl RecRefs {
 
 /// `rec`'s locals after its parameters: the duration and end time
 /// parameters, the sampled start time, the record number, its ring slot,
-/// a caught exception.
+/// a caught exception, the thread's stripe of counts.
 #[derive(Clone, Copy)]
 struct RecLocals {
     dur: u16,
@@ -97,6 +89,7 @@ struct RecLocals {
     n: u16,
     slot: u16,
     e: u16,
+    stripe: u16,
 }
 
 /// The ring's shape: capacity, primitive and reference widths.
@@ -124,20 +117,26 @@ pub fn rec(
         n: p + 6,
         slot: p + 8,
         e: p + 9,
+        stripe: p + 10,
     };
     let ring = Ring { cap, pw, rw };
     let r = RecRefs::add(g)?;
     let (no_sample, try_from, done, ret, handler) =
         (a.label(), a.label(), a.label(), a.label(), a.label());
-    // Count the call; time about one in 1024.
-    a.op(I::Getstatic(r.calls));
-    a.op(I::Invokevirtual(r.increment));
+    // Count the call; time one in 1024 of each thread that owns a stripe.
+    counts::take(g, &mut a, l.stripe)?;
+    counts::add(g, &mut a, l.stripe, CALLS_AT)?;
     a.op(I::Lconst_0);
     a.op(Kind::Long.store(l.t));
-    a.op(I::Invokestatic(r.tlr_current));
-    a.op(I::Invokevirtual(r.next_int));
-    g.int(&mut a, 1023)?;
-    a.op(I::Iand);
+    a.op(Kind::Int.load(l.stripe));
+    a.jump(I::Iflt, no_sample);
+    a.op(I::Getstatic(r.counts));
+    a.op(Kind::Int.load(l.stripe));
+    a.op(I::Laload);
+    g.long(&mut a, 1023)?;
+    a.op(I::Land);
+    a.op(I::Lconst_0);
+    a.op(I::Lcmp);
     a.jump(I::Ifne, no_sample);
     a.op(I::Invokestatic(r.nano));
     a.op(Kind::Long.store(l.t));
@@ -157,8 +156,7 @@ pub fn rec(
         cond::compile(&mut a, &mut g.cp, c, &env, done)?;
     }
     if spec.filters() {
-        a.op(I::Getstatic(r.passed));
-        a.op(I::Invokevirtual(r.increment));
+        counts::add(g, &mut a, l.stripe, PASSED_AT)?;
     }
     if spec.site == Site::Exit {
         // A call that began at a full ring was not timed: a drop.
@@ -178,7 +176,7 @@ pub fn rec(
     a.op(I::Land);
     a.op(I::L2i);
     a.op(Kind::Int.store(l.slot));
-    super::callers::take(g, &mut a, plan, spec.callers, l.e + 1)?;
+    super::callers::take(g, &mut a, plan, spec.callers, l.stripe + 1)?;
     store_columns(g, &mut a, plan, &r, l, ring)?;
     publish(&mut a, &r, l, spec.site == Site::Exit, done);
     a.bind(done);
@@ -191,7 +189,7 @@ pub fn rec(
         MethodAccessFlags::PRIVATE | MethodAccessFlags::STATIC,
         a,
         16,
-        l.e + 1 + super::callers::LOCALS,
+        l.stripe + 1 + super::callers::LOCALS,
     )
 }
 

@@ -1,6 +1,7 @@
 //! A statistics probe's `exit` and `threw`: no record, no ring, no
 //! condition. Each call that began while the probe was live is counted
-//! (`calls`, and `throws` for a throw: `LongAdder`s, exact) and its
+//! (calls, and throws for a throw, in its thread's stripe of counts:
+//! exact) and its
 //! duration added to the histogram stripe its thread's id picks, with
 //! plain writes (see [`crate::classfile::probe::HIST_STRIPES`]). Nothing
 //! here allocates or can throw: the bucket index is `63 - nlz(d | 1)`,
@@ -9,11 +10,12 @@
 use ristretto_classfile::MethodAccessFlags;
 use ristretto_classfile::attributes::Instruction;
 
-use super::builder::{Gen, LA};
+use super::builder::Gen;
+use super::counts;
 use crate::classfile::probe::asm::Asm;
 use crate::classfile::probe::plan::{Plan, exit_descriptor, threw_descriptor};
 use crate::classfile::probe::{
-    HIST_BUCKETS, HIST_STRIPES, HIST_WIDTH, Kind, Refusal, UNTIMED, field,
+    CALLS_AT, HIST_BUCKETS, HIST_STRIPES, HIST_WIDTH, Kind, Refusal, THROWS_AT, UNTIMED, field,
 };
 
 type I = Instruction;
@@ -61,23 +63,19 @@ pub fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
 /// `stat(duration, threw)`: counts the call (and the throw), then adds
 /// the duration to its thread's stripe: its bucket, the sum, the longest.
 fn stat(g: &mut Gen) -> Result<(), Refusal> {
-    let calls = g.own(field::CALLS, "Ljava/util/concurrent/atomic/LongAdder;")?;
-    let throws = g.own(field::THROWS, "Ljava/util/concurrent/atomic/LongAdder;")?;
     let hist = g.own(field::HIST, "[J")?;
-    let increment = g.mref(LA, "increment", "()V")?;
     let current = g.mref("java/lang/Thread", "currentThread", "()Ljava/lang/Thread;")?;
     let id = g.mref("java/lang/Thread", "getId", "()J")?;
     let nlz = g.mref("java/lang/Long", "numberOfLeadingZeros", "(J)I")?;
     // Locals: the duration (0-1), threw (2), the histogram (3), the
-    // stripe's first index (4).
+    // stripe's first index (4), the stripe of counts (5).
     let mut a = Asm::default();
     let (counted, ready, done) = (a.label(), a.label(), a.label());
-    a.op(I::Getstatic(calls));
-    a.op(I::Invokevirtual(increment));
+    counts::take(g, &mut a, 5)?;
+    counts::add(g, &mut a, 5, CALLS_AT)?;
     a.op(I::Iload_2);
     a.jump(I::Ifeq, counted);
-    a.op(I::Getstatic(throws));
-    a.op(I::Invokevirtual(increment));
+    counts::add(g, &mut a, 5, THROWS_AT)?;
     a.bind(counted);
     a.op(I::Getstatic(hist));
     a.op(I::Astore_3);
@@ -141,6 +139,6 @@ fn stat(g: &mut Gen) -> Result<(), Refusal> {
         MethodAccessFlags::PRIVATE | MethodAccessFlags::STATIC,
         a,
         8,
-        5,
+        6,
     )
 }
