@@ -483,12 +483,7 @@ async fn view(h: &SessionHandle, id: &str) -> Option<PointView> {
 
 /// Arms `probe`; its id and, for a capture, how long the first snapshot
 /// took.
-async fn arm(
-    h: &SessionHandle,
-    shape: &Shape,
-    probe: Probe,
-    hot: u32,
-) -> Result<(String, Arming)> {
+async fn arm(h: &SessionHandle, shape: &Shape, probe: Probe, hot: u32) -> Result<(String, Arming)> {
     let start = Instant::now();
     let report = h
         .arm_stop(probe.spec(shape, hot), 1)
@@ -613,10 +608,12 @@ async fn run(s: &Settings) -> Result<String> {
                 p.ours_cpu * 100.0,
                 p.steal * 100.0
             ));
-            if s.shape.named && matches!(
+            if s.shape.named
+                && matches!(
                     probe,
                     Probe::Exit | Probe::FieldWrite | Probe::ExitDefault | Probe::FieldDefault
-                ) {
+                )
+            {
                 let c = check_values(&session, &id).await?;
                 say(&format!(
                     "  values: {} snapshots read, {} name a call of their thread in order, {} do \
@@ -628,11 +625,11 @@ async fn run(s: &Settings) -> Result<String> {
             if matches!(
                 probe,
                 Probe::Capture
-            | Probe::CaptureCallers
-            | Probe::Exit
-            | Probe::FieldWrite
-            | Probe::ExitDefault
-            | Probe::FieldDefault
+                    | Probe::CaptureCallers
+                    | Probe::Exit
+                    | Probe::FieldWrite
+                    | Probe::ExitDefault
+                    | Probe::FieldDefault
             ) {
                 let t = settled_counts(&fixture, &session, &id, probe).await?;
                 say(&format!(

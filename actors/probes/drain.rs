@@ -355,6 +355,9 @@ async fn read_records(
         let mut locals = super::arguments::named(probe, row_r, &arguments, &location);
         locals.extend(columns(probe, &labels, row_p, row_r, &shown));
         details.extend(super::snapshot::write_details(probe, &locals));
+        if let Some(gap) = super::snapshot::callers_gap(probe, row_r) {
+            details.push(("callers".to_string(), gap));
+        }
         records.push(TraceRecord {
             seq: 0,
             at: now.checked_sub(ago).unwrap_or(now),

@@ -132,6 +132,21 @@ pub async fn callers(
         .collect()
 }
 
+/// Why a record of a probe that takes callers has none: its thread had
+/// walked its stack for another record less than
+/// [`crate::classfile::probe::CALLERS_GAP_NS`] before.
+pub fn callers_gap(probe: &Live, row_refs: &[Value]) -> Option<Detail> {
+    let at = callers_at(probe)?;
+    match row_refs.get(at) {
+        Some(Value::Object { id, .. }) if id.0 != 0 => None,
+        _ => Some(Detail::Text(format!(
+            "not taken: this thread recorded another hit less than {} µs before, and a probe \
+             walks a thread's stack at most once in that time",
+            crate::classfile::probe::CALLERS_GAP_NS / 1000
+        ))),
+    }
+}
+
 /// One record's callers, nearest first.
 pub fn callers_of(
     probe: &Live,

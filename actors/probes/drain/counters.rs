@@ -112,7 +112,10 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -
         _ => None,
     };
     let meter = &probe.stats.probe;
-    meter.cost_ns.store(long(2), Ordering::Relaxed);
+    // Less the clock's own time, a sum of small samples may fall below 0.
+    meter
+        .cost_ns
+        .store((long(2) as i64).max(0) as u64, Ordering::Relaxed);
     meter.cost_samples.store(long(3), Ordering::Relaxed);
     let base = probe.base;
     let errors = base.errors + long(4);

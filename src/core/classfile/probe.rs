@@ -425,6 +425,13 @@ pub const COUNT_WIDTH: i32 = 16;
 pub const CALLS_AT: i32 = 0;
 pub const PASSED_AT: i32 = 1;
 pub const THROWS_AT: i32 = 2;
+/// When the thread last walked its stack for a record's callers.
+pub const WALKED_AT: i32 = 3;
+/// A thread walks its stack for a record's callers at most once in this
+/// long: a walk costs about a microsecond, and a probe recording every
+/// call of a hot method would otherwise spend a core on them. A record in
+/// between has none (the drain says why).
+pub const CALLERS_GAP_NS: i64 = 100_000;
 
 /// A thread adds to the stripe its id picks, with plain writes: no
 /// cache line is fought over per call, and the rare lost update makes

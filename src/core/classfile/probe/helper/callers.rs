@@ -1,6 +1,8 @@
 //! The caller frames of a recorded hit, taken by the helper's `rec` once
 //! a ring slot is claimed (so a call that fails the condition, or finds
-//! the ring full, pays nothing for them): `new Throwable()`'s stack trace,
+//! the ring full, pays nothing for them), and by a thread with a stripe
+//! of counts at most once per [`CALLERS_GAP_NS`] (the time of its last
+//! walk is in its stripe): `new Throwable()`'s stack trace,
 //! past `rec`, the entry the site called and the probed method itself,
 //! the next `frames` elements as one string, a `StackTraceElement` a line,
 //! interned (a hot path's callers are one string the drain reads once).
@@ -10,7 +12,7 @@ use ristretto_classfile::attributes::Instruction;
 use super::builder::{Gen, cpe};
 use crate::classfile::probe::asm::Asm;
 use crate::classfile::probe::plan::Plan;
-use crate::classfile::probe::{Kind, Refusal, Source};
+use crate::classfile::probe::{CALLERS_GAP_NS, Kind, Refusal, Source, WALKED_AT, field};
 
 type I = Instruction;
 
@@ -19,11 +21,20 @@ type I = Instruction;
 const OWN_FRAMES: i32 = 3;
 
 /// Locals the callers code needs past `rec`'s own.
-pub const LOCALS: u16 = 4;
+pub const LOCALS: u16 = 5;
 
 /// Stores the callers string into the callers column's parameter slot of
-/// `rec`, when the plan has one; `free` is `rec`'s first free local.
-pub fn take(g: &mut Gen, a: &mut Asm, plan: &Plan, frames: u32, free: u16) -> Result<(), Refusal> {
+/// `rec`, when the plan has one and the thread (its stripe of counts in
+/// local `stripe`) did not walk its stack in the last
+/// [`CALLERS_GAP_NS`]; `free` is `rec`'s first free local.
+pub fn take(
+    g: &mut Gen,
+    a: &mut Asm,
+    plan: &Plan,
+    frames: u32,
+    stripe: u16,
+    free: u16,
+) -> Result<(), Refusal> {
     let mut at = 0u16;
     let mut column = None;
     for c in &plan.columns {
@@ -67,7 +78,40 @@ pub fn take(g: &mut Gen, a: &mut Asm, plan: &Plan, frames: u32, free: u16) -> Re
     )?;
     let intern = g.mref("java/lang/String", "intern", "()Ljava/lang/String;")?;
     let min = g.mref("java/lang/Math", "min", "(II)I")?;
-    let (top, done) = (a.label(), a.label());
+    let counts = g.own(field::COUNTS, "[J")?;
+    let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
+    let (top, done, walk, skip) = (a.label(), a.label(), a.label(), a.label());
+    // `now` and `last` in the slots `i` and `end` take later.
+    let (now, last) = (free, free + 2);
+    a.op(Kind::Int.load(stripe));
+    a.jump(I::Iflt, walk);
+    a.op(I::Invokestatic(nano));
+    a.op(Kind::Long.store(now));
+    a.op(I::Getstatic(counts));
+    a.op(Kind::Int.load(stripe));
+    g.int(a, WALKED_AT)?;
+    a.op(I::Iadd);
+    a.op(I::Laload);
+    a.op(Kind::Long.store(last));
+    a.op(Kind::Long.load(last));
+    a.op(I::Lconst_0);
+    a.op(I::Lcmp);
+    let record_walk = a.label();
+    a.jump(I::Ifeq, record_walk);
+    a.op(Kind::Long.load(now));
+    a.op(Kind::Long.load(last));
+    a.op(I::Lsub);
+    g.long(a, CALLERS_GAP_NS)?;
+    a.op(I::Lcmp);
+    a.jump(I::Iflt, skip);
+    a.bind(record_walk);
+    a.op(I::Getstatic(counts));
+    a.op(Kind::Int.load(stripe));
+    g.int(a, WALKED_AT)?;
+    a.op(I::Iadd);
+    a.op(Kind::Long.load(now));
+    a.op(I::Lastore);
+    a.bind(walk);
     a.op(I::New(throwable));
     a.op(I::Dup);
     a.op(I::Invokespecial(t_init));
@@ -110,5 +154,6 @@ pub fn take(g: &mut Gen, a: &mut Asm, plan: &Plan, frames: u32, free: u16) -> Re
     a.op(I::Invokevirtual(to_string));
     a.op(I::Invokevirtual(intern));
     a.op(Kind::Ref.store(column));
+    a.bind(skip);
     Ok(())
 }

@@ -14,9 +14,7 @@ use super::builder::{ALA, Gen};
 use super::counts;
 use crate::classfile::probe::asm::{Asm, Label};
 use crate::classfile::probe::plan::Plan;
-use crate::classfile::probe::{
-    CALLS_AT, Kind, PASSED_AT, ProbeSpec, Refusal, Site, cond, field,
-};
+use crate::classfile::probe::{CALLS_AT, Kind, PASSED_AT, ProbeSpec, Refusal, Site, cond, field};
 
 type I = Instruction;
 
@@ -176,7 +174,7 @@ pub fn rec(
     a.op(I::Land);
     a.op(I::L2i);
     a.op(Kind::Int.store(l.slot));
-    super::callers::take(g, &mut a, plan, spec.callers, l.stripe + 1)?;
+    super::callers::take(g, &mut a, plan, spec.callers, l.stripe, l.stripe + 1)?;
     store_columns(g, &mut a, plan, &r, l, ring)?;
     publish(&mut a, &r, l, spec.site == Site::Exit, done);
     a.bind(done);
@@ -195,7 +193,10 @@ pub fn rec(
 
 /// Each recorded column into its array at the claimed slot: references
 /// as they are, primitives widened to a long (floats and doubles by
-/// their bits).
+/// their bits). References go first, with the record's thread, right
+/// after the claim's compare-and-set emptied the store buffer: G1's
+/// barrier on a reference store fences, and a fence behind the stores
+/// to ring lines other threads just wrote waits for every one of them.
 fn store_columns(
     g: &mut Gen,
     a: &mut Asm,
@@ -204,48 +205,53 @@ fn store_columns(
     l: RecLocals,
     ring: Ring,
 ) -> Result<(), Refusal> {
-    let (mut k_p, mut k_r, mut at) = (0i32, 0i32, 0u16);
-    for c in &plan.columns {
-        let here = at;
-        at += c.kind.slots();
-        if !c.record {
-            continue;
-        }
-        let (array, width, k) = if c.kind == Kind::Ref {
-            k_r += 1;
-            (r.refs, ring.rw, k_r - 1)
-        } else {
-            k_p += 1;
-            (r.prims, ring.pw, k_p - 1)
-        };
-        a.op(I::Getstatic(array));
-        a.op(Kind::Int.load(l.slot));
-        g.int(a, width)?;
-        a.op(I::Imul);
-        g.int(a, k)?;
-        a.op(I::Iadd);
-        a.op(c.kind.load(here));
-        match c.kind {
-            Kind::Ref => {
-                a.op(I::Aastore);
+    a.op(I::Getstatic(r.threads));
+    a.op(Kind::Int.load(l.slot));
+    a.op(I::Invokestatic(r.current));
+    a.op(I::Aastore);
+    for refs in [true, false] {
+        let (mut k, mut at) = (0i32, 0u16);
+        for c in &plan.columns {
+            let here = at;
+            at += c.kind.slots();
+            if !c.record || (c.kind == Kind::Ref) != refs {
                 continue;
             }
-            Kind::Long => {}
-            Kind::Float => {
-                a.op(I::Invokestatic(r.f2i));
-                a.op(I::I2l);
+            k += 1;
+            let (array, width) = if refs {
+                (r.refs, ring.rw)
+            } else {
+                (r.prims, ring.pw)
+            };
+            a.op(I::Getstatic(array));
+            a.op(Kind::Int.load(l.slot));
+            g.int(a, width)?;
+            a.op(I::Imul);
+            g.int(a, k - 1)?;
+            a.op(I::Iadd);
+            a.op(c.kind.load(here));
+            match c.kind {
+                Kind::Ref => {
+                    a.op(I::Aastore);
+                    continue;
+                }
+                Kind::Long => {}
+                Kind::Float => {
+                    a.op(I::Invokestatic(r.f2i));
+                    a.op(I::I2l);
+                }
+                Kind::Double => a.op(I::Invokestatic(r.d2l)),
+                _ => a.op(I::I2l),
             }
-            Kind::Double => a.op(I::Invokestatic(r.d2l)),
-            _ => a.op(I::I2l),
+            a.op(I::Lastore);
         }
-        a.op(I::Lastore);
     }
     Ok(())
 }
 
-/// The record's time (an exit's end time, else the clock read now),
-/// duration and thread, then its sequence number (which makes it visible
-/// to the drain), then the trap when suspending.
+/// The record's time (an exit's end time, else the clock read now) and
+/// duration, then its sequence number (which makes it visible to the
+/// drain), then the trap when suspending.
 fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, timed: bool, done: Label) {
     a.op(I::Getstatic(r.times));
     a.op(Kind::Int.load(l.slot));
@@ -259,10 +265,6 @@ fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, timed: bool, done: Label) {
     a.op(Kind::Int.load(l.slot));
     a.op(Kind::Long.load(l.dur));
     a.op(I::Lastore);
-    a.op(I::Getstatic(r.threads));
-    a.op(Kind::Int.load(l.slot));
-    a.op(I::Invokestatic(r.current));
-    a.op(I::Aastore);
     a.op(I::Getstatic(r.seq));
     a.op(Kind::Int.load(l.slot));
     a.op(Kind::Long.load(l.n));
@@ -275,17 +277,26 @@ fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, timed: bool, done: Label) {
 }
 
 /// Outside the try: the sampled cost, the return, and the handler that
-/// counts an error and keeps it.
+/// counts an error and keeps it. The cost is the time between two clock
+/// reads less the time a clock read takes (a third read right after the
+/// second), so the figure is the probe's and not the clock's.
 fn cost_and_errors(a: &mut Asm, r: &RecRefs, l: RecLocals, ret: Label, handler: Label) {
     a.op(Kind::Long.load(l.t));
     a.op(I::Lconst_0);
     a.op(I::Lcmp);
     a.jump(I::Ifeq, ret);
-    a.op(I::Getstatic(r.cost_ns));
+    // The record number's slot is free by now: the second read.
     a.op(I::Invokestatic(r.nano));
+    a.op(Kind::Long.store(l.n));
+    a.op(I::Getstatic(r.cost_ns));
+    a.op(Kind::Long.load(l.n));
     a.op(Kind::Long.load(l.t));
     a.op(I::Lsub);
     a.op(I::Ladd);
+    a.op(I::Invokestatic(r.nano));
+    a.op(Kind::Long.load(l.n));
+    a.op(I::Lsub);
+    a.op(I::Lsub);
     a.op(I::Putstatic(r.cost_ns));
     a.op(I::Getstatic(r.cost_samples));
     a.op(I::Lconst_1);
