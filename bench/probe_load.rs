@@ -45,12 +45,16 @@
 //! caller frames a record); the SIGKILL
 //! measurement runs when `capture` is among them).
 
+#[path = "probe_load/kill.rs"]
+mod kill;
 #[path = "probe_load/probe.rs"]
 mod probe;
 #[path = "probe_load/report.rs"]
 mod report;
 #[path = "support.rs"]
 mod support;
+#[path = "probe_load/values.rs"]
+mod values;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -63,8 +67,10 @@ use anyhow::{Context, Result, anyhow, bail};
 use probe::{Probe, Shape};
 use report::{load, render, say};
 
-use jvmscope::actors::{Engine, EngineConfig, LeftoverOutcome, PointView, SessionHandle};
+use jvmscope::actors::{Engine, EngineConfig, PointView, SessionHandle};
 use jvmscope::model::AttachSpec;
+use kill::{hold_probe, kill_child};
+use values::{Checked, check_values};
 
 const FIXTURE: &str = "ProbeLoadBench";
 /// The hot line's primitive locals.
@@ -551,22 +557,6 @@ async fn settled_counts(
     tally.context("the probe's counters did not settle")
 }
 
-/// The kill measurement's figures.
-struct Kill {
-    /// The program with no debugger, before the child attached.
-    detached: f64,
-    /// While the child held the capture probe.
-    held: f64,
-    /// From SIGKILL to the end of the first of three windows in a row
-    /// whose mean is at least 95% of `detached`.
-    back: Option<Duration>,
-    /// Calls/s in 250 ms steps after the kill, against `detached`.
-    steps: Vec<f64>,
-    /// After the next attach restored the class.
-    restored: Vec<String>,
-    after: f64,
-}
-
 async fn run(s: &Settings) -> Result<String> {
     let fixture = Fixture::start(s)?;
     let hot = support::marked_line(FIXTURE, s.shape.hot);
@@ -680,73 +670,6 @@ async fn run(s: &Settings) -> Result<String> {
     ))
 }
 
-/// What the value check of a traced exit or write found.
-#[derive(Clone, Copy, Default)]
-struct Checked {
-    read: usize,
-    right: usize,
-    wrong: usize,
-}
-
-/// Reads the newest snapshots of `id` and checks each recorded value, the
-/// returned or written `(id << 48) | n`: its `id` is the worker's whose
-/// thread recorded it, and each worker's `n` goes up from one of its
-/// snapshots to the next.
-async fn check_values(h: &SessionHandle, id: &str) -> Result<Checked> {
-    use jvmscope::model::Prim;
-    use jvmscope::model::shown::{Detail, Scalar, Shown};
-    let view = h
-        .traces(&jvmscope::actors::TraceQuery {
-            stop: Some(id.to_string()),
-            limit: 20_000,
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| anyhow!("reading the snapshots: {e}"))?;
-    let mut last: std::collections::HashMap<i64, i64> = Default::default();
-    let mut c = Checked::default();
-    for t in &view.shown {
-        // An exit's returned value is its `returnValue`, a write's the
-        // change's new value.
-        let returned = t
-            .locals
-            .iter()
-            .find(|(n, _)| &**n == "returnValue")
-            .and_then(|(_, v)| match v {
-                Shown::Scalar(Scalar::Prim(Prim::Long(v))) => Some(*v),
-                _ => None,
-            });
-        let value = returned.or_else(|| {
-            t.details.iter().find_map(|(_, d)| match d {
-                Detail::Change {
-                    new: Shown::Scalar(Scalar::Prim(Prim::Long(v))),
-                    ..
-                } => Some(*v),
-                _ => None,
-            })
-        });
-        let worker = t
-            .thread_name
-            .strip_prefix("worker-")
-            .and_then(|w| w.parse::<i64>().ok());
-        c.read += 1;
-        let ok = match (value, worker) {
-            (Some(v), Some(w)) if v >> 48 == w => {
-                let n = v & ((1 << 48) - 1);
-                let before = last.insert(w, n);
-                before.is_none_or(|b| n > b)
-            }
-            _ => false,
-        };
-        if ok {
-            c.right += 1;
-        } else {
-            c.wrong += 1;
-        }
-    }
-    Ok(c)
-}
-
 fn attach_spec(port: u16, fixture: &Fixture) -> AttachSpec {
     AttachSpec {
         host: "127.0.0.1".into(),
@@ -756,115 +679,4 @@ fn attach_spec(port: u16, fixture: &Fixture) -> AttachSpec {
         source_roots: Vec::new(),
         class_roots: vec![fixture.classes.path().to_path_buf()],
     }
-}
-
-/// The child of the kill measurement: attach, arm the capture probe, say
-/// so, and wait to be killed.
-async fn hold_probe(port: u16, root: PathBuf, hot: u32, shape: Shape) -> Result<()> {
-    let engine = Engine::start(EngineConfig::default())
-        .await
-        .map_err(|e| anyhow!(e))?;
-    let session = engine
-        .attach(&AttachSpec {
-            host: "127.0.0.1".into(),
-            port,
-            timeout: Duration::from_secs(10),
-            read_only: false,
-            source_roots: Vec::new(),
-            class_roots: vec![root],
-        })
-        .await?;
-    let (id, _) = arm(&session, &shape, Probe::Capture, hot).await?;
-    support::report(&format!("armed {id}"));
-    loop {
-        tokio::time::sleep(Duration::from_secs(3600)).await;
-    }
-}
-
-/// Starts a child jvmscope holding the capture probe, kills it with
-/// SIGKILL, and times the program's way back.
-async fn kill_child(fixture: &Fixture, hot: u32, s: &Settings) -> Result<Kill> {
-    tokio::time::sleep(s.settle).await;
-    let detached = measure(fixture, None, s.measure).await?.rate;
-    let port = fixture.port().await?;
-    let mut child = Command::new(std::env::current_exe()?)
-        .arg("--shape")
-        .arg(s.shape.name)
-        .arg("--hold-probe")
-        .arg(port.to_string())
-        .arg(fixture.classes.path())
-        .arg(hot.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .context("the child jvmscope")?;
-    let out = child.stdout.take().context("the child's stdout")?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if line.starts_with("armed") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    let armed = tokio::task::spawn_blocking(move || rx.recv_timeout(Duration::from_secs(60)))
-        .await?
-        .is_ok();
-    if !armed {
-        let _ = child.kill();
-        let _ = child.wait();
-        bail!("the child jvmscope did not arm its probe");
-    }
-    tokio::time::sleep(Duration::from_millis(1000)).await;
-    let held = measure(fixture, None, Duration::from_secs(1)).await?.rate;
-    let killed = Instant::now();
-    child.kill()?; // SIGKILL
-    let _ = child.wait();
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    let windows = fixture.timeline(killed);
-    let floor = 0.95 * detached;
-    let back = windows.windows(3).find_map(|w| {
-        let mean = w.iter().map(|(_, r)| r).sum::<f64>() / 3.0;
-        (mean >= floor).then(|| Duration::from_secs_f64(w[0].0))
-    });
-    let steps = (0..16)
-        .map(|k| {
-            let (lo, hi) = (k as f64 * 0.25, (k + 1) as f64 * 0.25);
-            let inside: Vec<f64> = windows
-                .iter()
-                .filter(|(t, _)| *t > lo && *t <= hi)
-                .map(|(_, r)| *r)
-                .collect();
-            inside.iter().sum::<f64>() / inside.len().max(1) as f64 / detached
-        })
-        .collect();
-    // The next attach gives the class its bytes back.
-    let engine = Engine::start(EngineConfig::default())
-        .await
-        .map_err(|e| anyhow!(e))?;
-    let session = engine
-        .attach(&attach_spec(fixture.port().await?, fixture))
-        .await?;
-    let restored = session
-        .restored_at_attach()
-        .await
-        .into_iter()
-        .map(|l| match l.outcome {
-            LeftoverOutcome::Restored => l.class,
-            LeftoverOutcome::ChangedSince => format!("{} (left alone: changed since)", l.class),
-            LeftoverOutcome::Failed(why) => format!("{} (failed: {why})", l.class),
-        })
-        .collect();
-    tokio::time::sleep(s.settle).await;
-    let after = measure(fixture, None, s.measure).await?.rate;
-    let _ = session.disconnect().await;
-    engine.shutdown().await;
-    Ok(Kill {
-        detached,
-        held,
-        back,
-        steps,
-        restored,
-        after,
-    })
 }

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use super::{Arming, Checked, FIXTURE, Fixture, Kill, Phase, Probe, Settings, Tally};
+use super::kill::Kill;
+use super::values::Checked;
+use super::{Arming, FIXTURE, Fixture, Phase, Probe, Settings, Tally};
 
 #[allow(clippy::print_stderr)]
 pub fn say(line: &str) {
@@ -125,18 +127,19 @@ fn table(out: &mut String, probes: &[Probe], bases: &[Phase], runs: &[Vec<(Probe
         let hi = ratios.iter().copied().fold(0.0, f64::max);
         let m = |f: &dyn Fn(&Phase) -> f64| median(per.iter().map(|(_, _, p)| f(p)).collect());
         let snapshots = m(&|p| p.snapshots);
+        let sampled: Vec<f64> = per
+            .iter()
+            .filter_map(|(_, _, p)| p.ns_per_call.map(|n| n as f64))
+            .collect();
+        let ns = median(sampled.clone());
         let met = match probe.floor() {
+            Some(_) if *probe == Probe::NeverTrue && ns > 10.0 => "**no**",
             Some(f) if ratio >= f => "yes",
             Some(_) => "**no**",
-            None if *probe == Probe::Capture && snapshots >= 100_000.0 => "yes",
+            None if *probe == Probe::Capture && snapshots >= 150_000.0 => "yes",
             None if *probe == Probe::Capture => "**no**",
             None => "–",
         };
-        let ns = median(
-            per.iter()
-                .filter_map(|(_, _, p)| p.ns_per_call.map(|n| n as f64))
-                .collect(),
-        );
         out.push_str(&format!(
             "| {} | {} | {:.0} | **{:.1}%** | {:.1}–{:.1}% | {:.1}% | {:.0} | {} | {:.0}% | {:.2} | {} \
              | {met} |\n",
@@ -152,10 +155,10 @@ fn table(out: &mut String, probes: &[Probe], bases: &[Phase], runs: &[Vec<(Probe
             hi * 100.0,
             per_cpu * 100.0,
             snapshots,
-            if ns > 0.0 {
-                format!("{ns:.0}")
-            } else {
+            if sampled.is_empty() {
                 "-".into()
+            } else {
+                format!("{ns:.0}")
             },
             m(&|p| p.ours_cpu) * 100.0,
             m(&|p| p.jvm_cpu),

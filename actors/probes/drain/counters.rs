@@ -298,3 +298,36 @@ async fn statistics(session: &Jvm, probe: &Live, calls: u64, throws: u64, cursor
         l.read(reading);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stripes after the first (padding) and `over` add up, each
+    /// count from its own place in a stripe.
+    #[test]
+    fn counts_add_the_stripes_and_the_overflow() {
+        let w = COUNT_WIDTH as usize;
+        let mut stripes = vec![0u64; (COUNT_STRIPES as usize + 1) * w];
+        // The padding stripe is never counted.
+        stripes[CALLS_AT as usize] = 1_000;
+        for (s, (calls, passed, throws)) in [(1, (10, 4, 1)), (7, (5, 5, 0)), (64, (3, 0, 2))] {
+            stripes[s * w + CALLS_AT as usize] = calls;
+            stripes[s * w + PASSED_AT as usize] = passed;
+            stripes[s * w + THROWS_AT as usize] = throws;
+            // When the thread last walked its stack: not a count.
+            stripes[s * w + crate::classfile::probe::WALKED_AT as usize] = 123_456_789;
+        }
+        let c = sum_counts(&stripes, &[2, 1, 1]);
+        assert_eq!(
+            c,
+            Counts {
+                calls: 20,
+                passed: 10,
+                throws: 4
+            }
+        );
+        // A short read (or none of `over`) counts what it has.
+        assert_eq!(sum_counts(&stripes[..2 * w], &[]).calls, 10);
+    }
+}

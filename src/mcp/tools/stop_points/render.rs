@@ -316,6 +316,8 @@ pub fn describe_point(p: &PointView, listing: bool) -> String {
 /// counts what the wire saw before a probe took over.
 fn probe_line(c: &crate::actors::ProbeCost, hits: u64) -> String {
     let per_call = match c.ns_per_call {
+        // The clock's own read is taken off each sample.
+        Some(0) => "under 1 ns per call (sampled)".to_string(),
         Some(ns) => format!("{ns} ns per call (sampled)"),
         None => "no call sampled yet".into(),
     };

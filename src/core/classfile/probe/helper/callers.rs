@@ -78,39 +78,8 @@ pub fn take(
     )?;
     let intern = g.mref("java/lang/String", "intern", "()Ljava/lang/String;")?;
     let min = g.mref("java/lang/Math", "min", "(II)I")?;
-    let counts = g.own(field::COUNTS, "[J")?;
-    let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
     let (top, done, walk, skip) = (a.label(), a.label(), a.label(), a.label());
-    // `now` and `last` in the slots `i` and `end` take later.
-    let (now, last) = (free, free + 2);
-    a.op(Kind::Int.load(stripe));
-    a.jump(I::Iflt, walk);
-    a.op(I::Invokestatic(nano));
-    a.op(Kind::Long.store(now));
-    a.op(I::Getstatic(counts));
-    a.op(Kind::Int.load(stripe));
-    g.int(a, WALKED_AT)?;
-    a.op(I::Iadd);
-    a.op(I::Laload);
-    a.op(Kind::Long.store(last));
-    a.op(Kind::Long.load(last));
-    a.op(I::Lconst_0);
-    a.op(I::Lcmp);
-    let record_walk = a.label();
-    a.jump(I::Ifeq, record_walk);
-    a.op(Kind::Long.load(now));
-    a.op(Kind::Long.load(last));
-    a.op(I::Lsub);
-    g.long(a, CALLERS_GAP_NS)?;
-    a.op(I::Lcmp);
-    a.jump(I::Iflt, skip);
-    a.bind(record_walk);
-    a.op(I::Getstatic(counts));
-    a.op(Kind::Int.load(stripe));
-    g.int(a, WALKED_AT)?;
-    a.op(I::Iadd);
-    a.op(Kind::Long.load(now));
-    a.op(I::Lastore);
+    walked_lately(g, a, stripe, free, walk, skip)?;
     a.bind(walk);
     a.op(I::New(throwable));
     a.op(I::Dup);
@@ -155,5 +124,52 @@ pub fn take(
     a.op(I::Invokevirtual(intern));
     a.op(Kind::Ref.store(column));
     a.bind(skip);
+    Ok(())
+}
+
+/// Jumps to `skip` when the thread (its stripe of counts in local
+/// `stripe`) walked its stack less than [`CALLERS_GAP_NS`] ago, else
+/// notes the time of this walk and goes on to `walk`; a thread with no
+/// stripe always walks. Uses the four slots from `free`.
+fn walked_lately(
+    g: &mut Gen,
+    a: &mut Asm,
+    stripe: u16,
+    free: u16,
+    walk: crate::classfile::probe::asm::Label,
+    skip: crate::classfile::probe::asm::Label,
+) -> Result<(), Refusal> {
+    let counts = g.own(field::COUNTS, "[J")?;
+    let nano = g.mref("java/lang/System", "nanoTime", "()J")?;
+    // `now` and `last`, in the four slots the walk takes after.
+    let (now, last) = (free, free + 2);
+    a.op(Kind::Int.load(stripe));
+    a.jump(I::Iflt, walk);
+    a.op(I::Invokestatic(nano));
+    a.op(Kind::Long.store(now));
+    a.op(I::Getstatic(counts));
+    a.op(Kind::Int.load(stripe));
+    g.int(a, WALKED_AT)?;
+    a.op(I::Iadd);
+    a.op(I::Laload);
+    a.op(Kind::Long.store(last));
+    a.op(Kind::Long.load(last));
+    a.op(I::Lconst_0);
+    a.op(I::Lcmp);
+    let record_walk = a.label();
+    a.jump(I::Ifeq, record_walk);
+    a.op(Kind::Long.load(now));
+    a.op(Kind::Long.load(last));
+    a.op(I::Lsub);
+    g.long(a, CALLERS_GAP_NS)?;
+    a.op(I::Lcmp);
+    a.jump(I::Iflt, skip);
+    a.bind(record_walk);
+    a.op(I::Getstatic(counts));
+    a.op(Kind::Int.load(stripe));
+    g.int(a, WALKED_AT)?;
+    a.op(I::Iadd);
+    a.op(Kind::Long.load(now));
+    a.op(I::Lastore);
     Ok(())
 }

@@ -44,7 +44,13 @@ public class ProbeDriver {
         System.out.println("loaded " + (names.size() - helpers.size()) + " classes");
         for (Class<?> h : helpers) {
             h.getField("live").setBoolean(null, false);
-            long calls = ((java.util.concurrent.atomic.LongAdder) h.getField("calls").get(null)).sum();
+            // Each thread's stripe of 16 longs after one of padding, calls
+            // first; then the calls of threads that share a stripe.
+            long[] counts = (long[]) h.getField("counts").get(null);
+            long calls = ((java.util.concurrent.atomic.AtomicLongArray) h.getField("over").get(null)).get(0);
+            for (int i = 16; i < counts.length; i += 16) {
+                calls += counts[i];
+            }
             long records = ((java.util.concurrent.atomic.AtomicLong) h.getField("head").get(null)).get();
             long errors = h.getField("errors").getLong(null);
             Object last = h.getField("lastError").get(null);
