@@ -373,7 +373,34 @@ fn vitals_match(java_home: PathBuf) {
     let server = Server::spawn();
     server.initialize();
     let dump = jdk_tool(&java_home, "jcmd", &[&pid, "Thread.print"]);
-    let gcutil = jdk_tool(&java_home, "jstat", &["-gcutil", &pid]);
+    // Early on jstat may print `-` for a space whose counters are not
+    // published yet: it is ready once every column compared has a figure.
+    let gcutil = crate::support::poll_until_msg(
+        Duration::from_secs(30),
+        "jstat to give every figure",
+        || {
+            let g = jdk_tool(&java_home, "jstat", &["-gcutil", &pid]);
+            let head: Vec<&str> = g
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect();
+            let row: Vec<&str> = g
+                .lines()
+                .nth(1)
+                .unwrap_or_default()
+                .split_whitespace()
+                .collect();
+            let ready = ["O", "M", "CCS"].iter().all(|c| {
+                head.iter()
+                    .position(|h| h == c)
+                    .and_then(|i| row.get(i))
+                    .is_some_and(|v| *v != "-")
+            });
+            ready.then_some(g)
+        },
+    );
     let block = vitals_block(&server, &pid);
     assert_eq!(
         figure(&block, "threads "),
