@@ -62,6 +62,7 @@ pub struct HelperFields {
     pub threads: FieldId,
     pub cost_ns: FieldId,
     pub cost_samples: FieldId,
+    pub cost_clock: FieldId,
     pub errors: FieldId,
     pub last_error: FieldId,
     pub original: FieldId,

@@ -218,6 +218,7 @@ pub(super) async fn helper_fields(
         threads: id(field::THREADS)?,
         cost_ns: id(field::COST_NS)?,
         cost_samples: id(field::COST_SAMPLES)?,
+        cost_clock: id(field::COST_CLOCK)?,
         errors: id(field::ERRORS)?,
         last_error: id(field::LAST_ERROR)?,
         original: id(field::ORIGINAL)?,

@@ -113,7 +113,7 @@ async fn charge_probes(
             continue;
         };
         let before = calls_seen.insert(p.id.clone(), cost.calls);
-        let (Some(before), Some(ns)) = (before, cost.ns_per_call) else {
+        let (Some(before), Some(ns)) = (before, cost.charged_ns_per_call) else {
             continue;
         };
         let Some(stats) = points.stats(&p.id).await else {

@@ -94,6 +94,7 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -
                 f.over,
                 f.cost_ns,
                 f.cost_samples,
+                f.cost_clock,
                 f.errors,
                 f.head,
                 f.last_error,
@@ -112,17 +113,15 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -
         _ => None,
     };
     let meter = &probe.stats.probe;
-    // Less the clock's own time, a sum of small samples may fall below 0.
-    meter
-        .cost_ns
-        .store((long(2) as i64).max(0) as u64, Ordering::Relaxed);
+    meter.cost_ns.store(long(2), Ordering::Relaxed);
     meter.cost_samples.store(long(3), Ordering::Relaxed);
+    meter.clock_ns.store(long(4), Ordering::Relaxed);
     let base = probe.base;
-    let errors = base.errors + long(4);
+    let errors = base.errors + long(5);
     let new_errors =
         errors.saturating_sub(probe.stats.condition_errors.swap(errors, Ordering::Relaxed));
     if new_errors > 0
-        && let Some(thrown) = obj(6)
+        && let Some(thrown) = obj(7)
         && let Some(text) = describe_thrown(session, thrown).await
     {
         probe.stats.note_error(text);
@@ -151,7 +150,7 @@ pub(super) async fn counters(session: &Jvm, probe: &Live, cursor: &mut Cursor) -
         meter.passes.store(base.passes + p, Ordering::Relaxed);
     }
     probe.stats.hits.store(base.hits + calls, Ordering::Relaxed);
-    let claimed = match obj(5) {
+    let claimed = match obj(6) {
         Some(h) => atomic_long(session, h, &mut cursor.atomic_value).await.ok(),
         None => None,
     };

@@ -22,6 +22,8 @@ pub struct ProbeMeter {
     /// Nanoseconds measured over `cost_samples` sampled calls.
     pub cost_ns: AtomicU64,
     pub cost_samples: AtomicU64,
+    /// Of `cost_ns`, the time the samples' clock reads took.
+    pub clock_ns: AtomicU64,
     /// How long the redefinition that armed it took, in microseconds.
     pub pause_us: AtomicU64,
     /// The lease lapsed (the probe turned itself off) and was renewed.
@@ -42,8 +44,13 @@ pub struct ProbeCost {
     pub calls: u64,
     pub passes: u64,
     pub drops: u64,
-    /// Sampled nanoseconds per call; `None` before the first sample.
+    /// Sampled nanoseconds per call, less the clock's own read; `None`
+    /// before the first sample.
     pub ns_per_call: Option<u64>,
+    /// The same with the clock's read kept in: what the overhead guard
+    /// charges, a margin for what a sample cannot see (the site's own
+    /// code, the fences a hot path meets).
+    pub charged_ns_per_call: Option<u64>,
     pub pause_us: u64,
     pub lapses: u64,
     pub lease_off: bool,
@@ -59,7 +66,14 @@ impl ProbeMeter {
             calls: self.calls.load(Ordering::Relaxed),
             passes: self.passes.load(Ordering::Relaxed),
             drops: self.drops.load(Ordering::Relaxed),
-            ns_per_call: (samples > 0).then(|| self.cost_ns.load(Ordering::Relaxed) / samples),
+            ns_per_call: (samples > 0).then(|| {
+                self.cost_ns
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(self.clock_ns.load(Ordering::Relaxed))
+                    / samples
+            }),
+            charged_ns_per_call: (samples > 0)
+                .then(|| self.cost_ns.load(Ordering::Relaxed) / samples),
             pause_us: self.pause_us.load(Ordering::Relaxed),
             lapses: self.lapses.load(Ordering::Relaxed),
             lease_off: self.lease_off.load(Ordering::Relaxed),

@@ -397,6 +397,9 @@ pub mod field {
     pub const THREADS: &str = "threads";
     pub const COST_NS: &str = "costNs";
     pub const COST_SAMPLES: &str = "costSamples";
+    /// The time one clock read took, summed over the samples: a sample's
+    /// time less its clock read is the probe's own.
+    pub const COST_CLOCK: &str = "costClock";
     pub const ERRORS: &str = "errors";
     pub const LAST_ERROR: &str = "lastError";
     pub const SUSPEND: &str = "suspend";

@@ -84,6 +84,7 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
         (field::THREADS, "[Ljava/lang/Thread;", false),
         (field::COST_NS, "J", false),
         (field::COST_SAMPLES, "J", false),
+        (field::COST_CLOCK, "J", false),
         (field::ERRORS, "J", false),
         (field::LAST_ERROR, "Ljava/lang/Throwable;", false),
         (field::SUSPEND, "Z", true),
