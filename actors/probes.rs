@@ -60,6 +60,8 @@ pub struct HelperFields {
     pub times: FieldId,
     pub durs: FieldId,
     pub threads: FieldId,
+    pub who: FieldId,
+    pub stripe_threads: FieldId,
     pub cost_ns: FieldId,
     pub cost_samples: FieldId,
     pub cost_clock: FieldId,

@@ -170,7 +170,16 @@ async fn drain_one(
         .send(&GetStatics {
             ref_type: probe.helper,
             fields: vec![
-                f.head, f.seq, f.prims, f.refs, f.times, f.durs, f.threads, f.live,
+                f.head,
+                f.seq,
+                f.prims,
+                f.refs,
+                f.times,
+                f.durs,
+                f.threads,
+                f.live,
+                f.who,
+                f.stripe_threads,
             ],
         })
         .await?;
@@ -191,6 +200,8 @@ async fn drain_one(
         times: obj(4),
         durs: obj(5),
         threads: obj(6),
+        who: obj(8),
+        stripe_threads: obj(9),
         cap,
     };
     let head = atomic_long(session, head_obj, &mut cursor.atomic_value).await?;
@@ -279,6 +290,9 @@ struct Ring {
     times: ObjectId,
     durs: ObjectId,
     threads: ObjectId,
+    /// Each record's stripe of counts, whose owner `stripe_threads` holds.
+    who: ObjectId,
+    stripe_threads: ObjectId,
     cap: u64,
 }
 
@@ -298,7 +312,7 @@ async fn read_records(
     let mut records = Vec::with_capacity(count as usize);
     let layout = &probe.layout;
     let (pw, rw) = (layout.prim_width as u64, layout.ref_width as u64);
-    let (p, r, t, d, th) = futures::join!(
+    let (p, r, t, d, th, w, owners) = futures::join!(
         region(conn, ring.prims, from, count, pw, cap),
         region(conn, ring.refs, from, count, rw, cap),
         region(conn, ring.times, from, count, 1, cap),
@@ -311,8 +325,15 @@ async fn read_records(
             cap
         ),
         region(conn, ring.threads, from, count, 1, cap),
+        region(conn, ring.who, from, count, 1, cap),
+        conn.send(&crate::jdwp::array_reference::GetValues {
+            array: ring.stripe_threads,
+            first_index: 0,
+            length: crate::classfile::probe::COUNT_STRIPES,
+        }),
     );
-    let (p, r, t, d, th) = (p?, r?, t?, d?, th?);
+    let (p, r, t, d, th, w) = (p?, r?, t?, d?, th?, w?);
+    let owners = owners?.values;
     let now = Instant::now();
     let newest = t
         .iter()
@@ -329,8 +350,15 @@ async fn read_records(
     let arguments = super::arguments::read(session, probe, &r).await;
     let labels = column_names(probe);
     for k in 0..count as usize {
-        let thread = match th.get(k) {
-            Some(Value::Object { id, .. }) => id.0,
+        let thread = match (w.get(k), th.get(k)) {
+            (Some(Value::Long(at)), _) if *at >= 0 => {
+                let stripe = (*at / i64::from(crate::classfile::probe::COUNT_WIDTH)) - 1;
+                match usize::try_from(stripe).ok().and_then(|s| owners.get(s)) {
+                    Some(Value::Object { id, .. }) => id.0,
+                    _ => 0,
+                }
+            }
+            (_, Some(Value::Object { id, .. })) => id.0,
             _ => 0,
         };
         let thread_name = session.classes().thread_name(ThreadId(thread)).await;

@@ -216,6 +216,8 @@ pub(super) async fn helper_fields(
         times: id(field::TIMES)?,
         durs: id(field::DURS)?,
         threads: id(field::THREADS)?,
+        who: id(field::WHO)?,
+        stripe_threads: id(field::STRIPE_THREADS)?,
         cost_ns: id(field::COST_NS)?,
         cost_samples: id(field::COST_SAMPLES)?,
         cost_clock: id(field::COST_CLOCK)?,

@@ -394,7 +394,17 @@ pub mod field {
     pub const REFS: &str = "refs";
     pub const TIMES: &str = "times";
     pub const DURS: &str = "durs";
+    /// Each record's thread, when it has no stripe of counts (null
+    /// otherwise: see [`WHO`]).
     pub const THREADS: &str = "threads";
+    /// Each record's stripe of counts, as its first index in [`COUNTS`]
+    /// (a `long[]`; -1: its thread is in
+    /// [`THREADS`]). A stripe's owner is in [`STRIPE_THREADS`], so a
+    /// record stores no reference for its thread, and meets no barrier.
+    pub const WHO: &str = "who";
+    /// The thread that owns each stripe (a `Thread[]`), set once as it
+    /// claims the stripe.
+    pub const STRIPE_THREADS: &str = "stripeThreads";
     pub const COST_NS: &str = "costNs";
     pub const COST_SAMPLES: &str = "costSamples";
     /// The time one clock read took, summed over the samples: a sample's

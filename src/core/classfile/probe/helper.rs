@@ -82,6 +82,8 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
         (field::TIMES, "[J", false),
         (field::DURS, "[J", false),
         (field::THREADS, "[Ljava/lang/Thread;", false),
+        (field::WHO, "[J", false),
+        (field::STRIPE_THREADS, "[Ljava/lang/Thread;", false),
         (field::COST_NS, "J", false),
         (field::COST_SAMPLES, "J", false),
         (field::COST_CLOCK, "J", false),
@@ -164,6 +166,7 @@ fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32, stats: bool) -> Result<(), Refu
     let refs = g.own(field::REFS, "[Ljava/lang/Object;")?;
     let times = g.own(field::TIMES, "[J")?;
     let durs = g.own(field::DURS, "[J")?;
+    let who = g.own(field::WHO, "[J")?;
     let threads = g.own(field::THREADS, "[Ljava/lang/Thread;")?;
     let live = g.own(field::LIVE, "Z")?;
     let renew = g.own(field::RENEW, "Z")?;
@@ -192,7 +195,7 @@ fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32, stats: bool) -> Result<(), Refu
     g.int(&mut a, cap * rw)?;
     a.op(I::Anewarray(obj));
     a.op(I::Putstatic(refs));
-    for f in [times, durs] {
+    for f in [times, durs, who] {
         g.int(&mut a, cap)?;
         a.op(I::Newarray(ArrayType::Long));
         a.op(I::Putstatic(f));

@@ -28,6 +28,11 @@ pub fn init(g: &mut Gen, a: &mut Asm) -> Result<(), Refusal> {
     let over = g.own(field::OVER, ALA_DESC)?;
     let ala = super::builder::cpe(g.cp.add_class(ALA))?;
     let ala_init = g.mref(ALA, "<init>", "(I)V")?;
+    let stripe_threads = g.own(field::STRIPE_THREADS, "[Ljava/lang/Thread;")?;
+    let thread_c = super::builder::cpe(g.cp.add_class("java/lang/Thread"))?;
+    g.int(a, COUNT_STRIPES)?;
+    a.op(I::Anewarray(thread_c));
+    a.op(I::Putstatic(stripe_threads));
     g.int(a, (COUNT_STRIPES + 1) * COUNT_WIDTH)?;
     a.op(I::Newarray(ArrayType::Long));
     a.op(I::Putstatic(counts));
@@ -42,9 +47,11 @@ pub fn init(g: &mut Gen, a: &mut Asm) -> Result<(), Refusal> {
 }
 
 /// `int stripe()`: the first index of the calling thread's stripe in
-/// `counts`, or -1 when another thread owns the stripe its id picks.
+/// `counts`, or -1 when another thread owns the stripe its id picks. A
+/// thread that claims a stripe puts itself in `stripeThreads`.
 pub fn stripe(g: &mut Gen) -> Result<(), Refusal> {
     let owners = g.own(field::OWNERS, ALA_DESC)?;
+    let stripe_threads = g.own(field::STRIPE_THREADS, "[Ljava/lang/Thread;")?;
     let current = g.mref("java/lang/Thread", "currentThread", "()Ljava/lang/Thread;")?;
     let id = g.mref("java/lang/Thread", "getId", "()J")?;
     let get = g.mref(ALA, "get", "(I)J")?;
@@ -77,10 +84,16 @@ pub fn stripe(g: &mut Gen) -> Result<(), Refusal> {
     a.op(I::Lconst_0);
     a.op(I::Lload_0);
     a.op(I::Invokevirtual(cas));
-    a.jump(I::Ifne, own);
+    let claimed = a.label();
+    a.jump(I::Ifne, claimed);
     a.bind(none);
     a.op(I::Iconst_m1);
     a.op(I::Ireturn);
+    a.bind(claimed);
+    a.op(I::Getstatic(stripe_threads));
+    a.op(I::Iload_2);
+    a.op(I::Invokestatic(current));
+    a.op(I::Aastore);
     a.bind(own);
     a.op(I::Iload_2);
     a.op(I::Iconst_1);

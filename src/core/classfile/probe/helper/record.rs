@@ -37,6 +37,7 @@ struct RecRefs {
     times: u16,
     durs: u16,
     threads: u16,
+    who: u16,
     seq: u16,
     lazy: u16,
     current: u16,
@@ -62,6 +63,7 @@ impl RecRefs {
             times: g.own(field::TIMES, "[J")?,
             durs: g.own(field::DURS, "[J")?,
             threads: g.own(field::THREADS, "[Ljava/lang/Thread;")?,
+            who: g.own(field::WHO, "[J")?,
             seq: g.own(field::SEQ, "Ljava/util/concurrent/atomic/AtomicLongArray;")?,
             lazy: g.mref(ALA, "lazySet", "(IJ)V")?,
             current: g.mref("java/lang/Thread", "currentThread", "()Ljava/lang/Thread;")?,
@@ -195,10 +197,12 @@ pub fn rec(
 
 /// Each recorded column into its array at the claimed slot: references
 /// as they are, primitives widened to a long (floats and doubles by
-/// their bits). References go first, with the record's thread, right
-/// after the claim's compare-and-set emptied the store buffer: G1's
-/// barrier on a reference store fences, and a fence behind the stores
-/// to ring lines other threads just wrote waits for every one of them.
+/// their bits). The record's thread is its stripe of counts, whose owner
+/// the drain knows, so it takes no reference store; only a thread with
+/// no stripe stores itself. References go first, right after the
+/// claim's compare-and-set emptied the store buffer: G1's barrier on a
+/// reference store fences, and a fence behind the stores to ring lines
+/// other threads just wrote waits for every one of them.
 fn store_columns(
     g: &mut Gen,
     a: &mut Asm,
@@ -207,10 +211,14 @@ fn store_columns(
     l: RecLocals,
     ring: Ring,
 ) -> Result<(), Refusal> {
+    let owned = a.label();
+    a.op(Kind::Int.load(l.stripe));
+    a.jump(I::Ifge, owned);
     a.op(I::Getstatic(r.threads));
     a.op(Kind::Int.load(l.slot));
     a.op(I::Invokestatic(r.current));
     a.op(I::Aastore);
+    a.bind(owned);
     for refs in [true, false] {
         let (mut k, mut at) = (0i32, 0u16);
         for c in &plan.columns {
@@ -266,6 +274,11 @@ fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, timed: bool, done: Label) {
     a.op(I::Getstatic(r.durs));
     a.op(Kind::Int.load(l.slot));
     a.op(Kind::Long.load(l.dur));
+    a.op(I::Lastore);
+    a.op(I::Getstatic(r.who));
+    a.op(Kind::Int.load(l.slot));
+    a.op(Kind::Int.load(l.stripe));
+    a.op(I::I2l);
     a.op(I::Lastore);
     a.op(I::Getstatic(r.seq));
     a.op(Kind::Int.load(l.slot));
