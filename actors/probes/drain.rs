@@ -379,7 +379,7 @@ async fn read_records(
                 details.push(("callees".to_string(), c));
             }
         }
-        let location = super::snapshot::site_of(probe, row_r, &sites);
+        let location = super::snapshot::site_of(probe, row_p, row_r, &sites);
         let mut locals = super::arguments::named(probe, row_r, &arguments, &location);
         locals.extend(columns(probe, &labels, row_p, row_r, &shown));
         details.extend(super::snapshot::write_details(probe, &locals));

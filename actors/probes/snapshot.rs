@@ -107,8 +107,29 @@ async fn strings(
     out
 }
 
-/// One write record's location: its site, else the probe's own.
-pub fn site_of(probe: &Live, row_refs: &[Value], read: &HashMap<u64, Arc<str>>) -> Arc<str> {
+/// One write record's location: its site, else the probe's own. A write
+/// in one class holds its site's number among its primitives.
+pub fn site_of(
+    probe: &Live,
+    row_prims: &[Value],
+    row_refs: &[Value],
+    read: &HashMap<u64, Arc<str>>,
+) -> Arc<str> {
+    let columns = &probe.layout.columns;
+    if let Some(at) = columns
+        .iter()
+        .filter(|c| c.kind != Kind::Ref)
+        .position(|c| c.source == Source::Where)
+    {
+        return match row_prims.get(at) {
+            Some(Value::Long(n)) => usize::try_from(*n)
+                .ok()
+                .and_then(|n| probe.layout.sites.get(n))
+                .map(|s| Arc::from(s.as_str()))
+                .unwrap_or_else(|| probe.location.clone()),
+            _ => probe.location.clone(),
+        };
+    }
     match site_at(probe).and_then(|at| row_refs.get(at)) {
         Some(Value::Object { id, .. }) => read
             .get(&id.0)

@@ -16,7 +16,6 @@ use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
 use super::read::this_name;
 use super::rewrite::{self, Block, Edit};
 use super::{Column, Kind, ProbeSpec, Refusal, Site, Source, code_of, is_static};
-use crate::model::label::{CodeLabel, LineAt};
 
 /// Inserts `plan`'s site code for `spec` into `class`.
 pub fn insert(class: &mut ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result<(), Refusal> {
@@ -57,6 +56,8 @@ fn hit_sites(
     let call = method_ref(class, &spec.helper, "hit", &hit_descriptor(plan))?;
     let (writes, temp) = write_sites(class, mi, at)?;
     let is_static = is_static(class.methods[mi].access_flags);
+    // The number of this method's first site among all of the plan's.
+    let first: usize = plan.sites.range(..mi).map(|(_, v)| v.len()).sum();
     let mut blocks = BTreeMap::new();
     for (k, &i) in at.iter().enumerate() {
         let mut code = Vec::new();
@@ -69,6 +70,7 @@ fn hit_sites(
                     _ if is_static => Instruction::Aconst_null,
                     _ => Instruction::Aload_0,
                 }),
+                Source::Where if c.kind == Kind::Int => code.push(int_constant(class, first + k)?),
                 Source::Where => code.push(site_label(class, mi, i)?),
                 _ => code.extend(push(class, c)?),
             }
@@ -100,30 +102,7 @@ fn hit_sites(
 /// `ldc` of the site's `Class.method:line` (the line the instruction is
 /// on, `?` without a line table).
 fn site_label(class: &mut ClassFile<'_>, mi: usize, at: u16) -> Result<Instruction, Refusal> {
-    let m = &class.methods[mi];
-    let method = super::read::utf8(class, m.name_index);
-    let mut line = None;
-    for a in &m.attributes {
-        let Attribute::Code { attributes, .. } = a else {
-            continue;
-        };
-        for t in attributes {
-            if let Attribute::LineNumberTable { line_numbers, .. } = t {
-                line = line_numbers
-                    .iter()
-                    .filter(|l| l.start_pc <= at)
-                    .max_by_key(|l| l.start_pc)
-                    .map(|l| l.line_number)
-                    .or(line);
-            }
-        }
-    }
-    let label = CodeLabel::new(
-        &this_name(class).replace('/', "."),
-        Some(&method),
-        LineAt::known(line.map(i64::from)),
-    )
-    .to_string();
+    let label = super::read::site_text(class, mi, at);
     let index = class
         .constant_pool
         .add_string(label.as_str())
@@ -131,6 +110,28 @@ fn site_label(class: &mut ClassFile<'_>, mi: usize, at: u16) -> Result<Instructi
     Ok(match u8::try_from(index) {
         Ok(small) => Instruction::Ldc(small),
         Err(_) => Instruction::Ldc_w(index),
+    })
+}
+
+/// An `int` constant: a site's number.
+fn int_constant(class: &mut ClassFile<'_>, n: usize) -> Result<Instruction, Refusal> {
+    Ok(match n {
+        0 => Instruction::Iconst_0,
+        1 => Instruction::Iconst_1,
+        2 => Instruction::Iconst_2,
+        3 => Instruction::Iconst_3,
+        4 => Instruction::Iconst_4,
+        5 => Instruction::Iconst_5,
+        n if n <= 127 => Instruction::Bipush(n as i8),
+        n if n <= 32767 => Instruction::Sipush(n as i16),
+        n => {
+            let v = i32::try_from(n).map_err(|_| Refusal::TooLarge)?;
+            let index = class
+                .constant_pool
+                .add_integer(v)
+                .map_err(|e| Refusal::Unsupported(e.to_string()))?;
+            Instruction::Ldc_w(index)
+        }
     })
 }
 

@@ -36,6 +36,9 @@ pub struct Plan {
     pub calls: Vec<super::callees::Call>,
     /// The sums they add to, as the record names them.
     pub callees: Vec<crate::model::callees::CalleeSite>,
+    /// A field write in one class: each site's `Class.method:line`, in
+    /// the order of `sites` (the number a record holds).
+    pub site_labels: Vec<String>,
 }
 
 impl Plan {
@@ -48,6 +51,7 @@ impl Plan {
             has_duration: self.site == Site::Exit,
             arguments: self.arguments.clone(),
             callees: self.callees.clone(),
+            sites: self.site_labels.clone(),
         }
     }
 
@@ -210,8 +214,21 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         }) {
             columns.push(this_column(&owner));
         }
-        columns.push(column(SITE, "Ljava/lang/String;", Source::Where, true));
+        columns.push(match writers.is_empty() {
+            true => column(SITE, "I", Source::Where, true),
+            false => column(SITE, "Ljava/lang/String;", Source::Where, true),
+        });
     }
+    let site_labels = match &spec.site {
+        Site::FieldWrite { writers, .. } if writers.is_empty() => sites
+            .iter()
+            .flat_map(|(&mi, at)| {
+                at.iter()
+                    .map(move |&i| super::read::site_text(class, mi, i))
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let (calls, callees) = if spec.times_callees() {
         let mi = sites.keys().next().copied().unwrap_or_default();
         columns.push(column(
@@ -244,6 +261,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         },
         calls,
         callees,
+        site_labels,
     };
     // A helper method takes at most 255 parameter slots.
     let exit_slots: usize = split_method_descriptor(&exit_descriptor(&plan))

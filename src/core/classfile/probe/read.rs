@@ -169,3 +169,36 @@ pub fn view(class: &ClassFile<'_>, index: usize) -> Result<MethodView, Refusal> 
         locals,
     })
 }
+
+/// A site's `Class.method:line`: the line instruction `at` of method `mi`
+/// is on, `?` without a line table.
+pub(super) fn site_text(class: &ClassFile<'_>, mi: usize, at: u16) -> String {
+    let m = &class.methods[mi];
+    let method = utf8(class, m.name_index);
+    let mut line = None;
+    for a in &m.attributes {
+        let ristretto_classfile::attributes::Attribute::Code { attributes, .. } = a else {
+            continue;
+        };
+        for t in attributes {
+            if let ristretto_classfile::attributes::Attribute::LineNumberTable {
+                line_numbers,
+                ..
+            } = t
+            {
+                line = line_numbers
+                    .iter()
+                    .filter(|l| l.start_pc <= at)
+                    .max_by_key(|l| l.start_pc)
+                    .map(|l| l.line_number)
+                    .or(line);
+            }
+        }
+    }
+    crate::model::label::CodeLabel::new(
+        &this_name(class).replace('/', "."),
+        Some(&method),
+        crate::model::label::LineAt::known(line.map(i64::from)),
+    )
+    .to_string()
+}
