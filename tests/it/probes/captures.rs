@@ -213,3 +213,50 @@ fn a_write_probe_records_the_old_value_and_auto_leaves_a_nestmate_written_field_
  {
     old_values_and_nestmates(Some(temurin25_required()));
 }
+
+/// A write of a static field the helper may read (package-private) is
+/// recorded with its old value read by the helper, for a record only: one
+/// worker writes `(1 << 48) | n` for n = 0, 1, 2, …, so every old value
+/// is the new one less 1 (the first write's is 0).
+fn a_static_write_s_old_value(java_home: Option<PathBuf>) {
+    let jvm = Jvm::start(
+        "ProbeLoadBench",
+        JvmOpts {
+            java_home,
+            args: vec!["1".into(), "50".into(), "named".into()],
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe bench ready", WAIT);
+    let server = server();
+    attach(&server, &jvm, json!({}));
+    let (id, text) = set(
+        &server,
+        json!({"kind": "field", "class_pattern": "ProbeLoadBench$Named", "field_name": "seen",
+               "trace": true, "trace_max_hits": 0, "engine": "probe"}),
+    );
+    assert!(text.contains("PROBE:"), "{text}");
+    let read = traces(&server, &id, 50);
+    for t in &read {
+        let new = local_i64(t, "newValue").unwrap_or_else(|| panic!("newValue in {t}"));
+        let old = local_i64(t, "oldValue").unwrap_or_else(|| panic!("oldValue in {t}"));
+        assert_eq!(new >> 48, 1, "{t}");
+        let expected = if new & ((1 << 48) - 1) == 0 {
+            0
+        } else {
+            new - 1
+        };
+        assert_eq!(old, expected, "{t}");
+    }
+    assert!(jvm.is_alive());
+}
+
+#[test]
+fn a_static_write_probe_reads_the_old_value_for_a_record_only_jdk17() {
+    a_static_write_s_old_value(None);
+}
+
+#[test]
+fn a_static_write_probe_reads_the_old_value_for_a_record_only_temurin25() {
+    a_static_write_s_old_value(Some(temurin25_required()));
+}

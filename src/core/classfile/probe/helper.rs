@@ -415,6 +415,11 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
                 a.op(I::Aconst_null);
                 continue;
             }
+            if c.source == Source::Old && plan.old_static.is_some() {
+                // So does it the old value of a static it may read.
+                a.op(zero(c.kind));
+                continue;
+            }
             a.op(c.kind.load(at));
             at += c.kind.slots();
         }
@@ -547,5 +552,16 @@ fn exit_columns(
     }
     if tail.callers {
         a.op(I::Aconst_null);
+    }
+}
+
+/// The default value of a kind, as `rec` takes a column it fills itself.
+fn zero(kind: Kind) -> I {
+    match kind {
+        Kind::Long => I::Lconst_0,
+        Kind::Float => I::Fconst_0,
+        Kind::Double => I::Dconst_0,
+        Kind::Ref => I::Aconst_null,
+        _ => I::Iconst_0,
     }
 }

@@ -63,6 +63,11 @@ fn hit_sites(
         let mut code = Vec::new();
         for c in &plan.columns {
             match c.source {
+                // The helper reads the old value itself, for a record only.
+                Source::Written if plan.old_static.is_some() => code.push(match c.kind.slots() {
+                    2 => Instruction::Dup2,
+                    _ => Instruction::Dup,
+                }),
                 Source::Written => code.extend(old_value(c.kind, writes.get(k), temp)),
                 Source::Old | Source::Callers => {}
                 Source::Writer => code.push(match writes.get(k) {

@@ -39,6 +39,12 @@ pub struct Plan {
     /// A field write in one class: each site's `Class.method:line`, in
     /// the order of `sites` (the number a record holds).
     pub site_labels: Vec<String>,
+    /// A write of a static field the helper may read (not `private`,
+    /// declared by the class itself), whose old value no condition reads:
+    /// the helper reads the old value for a record only, once its slot is
+    /// claimed. The site would otherwise read it on every call, and the
+    /// line of a field other threads write misses each time.
+    pub old_static: Option<(String, String, String)>,
 }
 
 impl Plan {
@@ -88,7 +94,10 @@ impl Plan {
     pub fn pushed_all(&self) -> Vec<&Column> {
         self.columns
             .iter()
-            .filter(|c| c.source != Source::Callers)
+            .filter(|c| {
+                c.source != Source::Callers
+                    && !(c.source == Source::Old && self.old_static.is_some())
+            })
             .collect()
     }
 }
@@ -262,6 +271,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         calls,
         callees,
         site_labels,
+        old_static: old_static(class, spec),
     };
     // A helper method takes at most 255 parameter slots.
     let exit_slots: usize = split_method_descriptor(&exit_descriptor(&plan))
@@ -796,4 +806,37 @@ pub fn other_writers(class: &[u8], field: &str) -> Result<(), Refusal> {
         "is private, but its nestmates ({}) may write it directly",
         nest.join(", ")
     )))
+}
+
+/// The static field a one-class write probe's helper may read itself for
+/// its old value (see [`Plan::old_static`]).
+fn old_static(class: &ClassFile<'_>, spec: &ProbeSpec) -> Option<(String, String, String)> {
+    use ristretto_classfile::FieldAccessFlags;
+    let Site::FieldWrite {
+        owner,
+        name,
+        descriptor,
+        writers,
+    } = &spec.site
+    else {
+        return None;
+    };
+    let reads_old = spec
+        .condition
+        .as_ref()
+        .is_some_and(|c| cond::names(c).iter().any(|(n, _)| n == OLD_VALUE));
+    if !writers.is_empty() || reads_old || *owner != this_name(class) {
+        return None;
+    }
+    class
+        .fields
+        .iter()
+        .find(|f| {
+            utf8(class, f.name_index) == *name && utf8(class, f.descriptor_index) == *descriptor
+        })
+        .filter(|f| {
+            f.access_flags.contains(FieldAccessFlags::STATIC)
+                && !f.access_flags.contains(FieldAccessFlags::PRIVATE)
+        })
+        .map(|_| (owner.clone(), name.clone(), descriptor.clone()))
 }

@@ -14,7 +14,9 @@ use super::builder::{ALA, Gen};
 use super::counts;
 use crate::classfile::probe::asm::{Asm, Label};
 use crate::classfile::probe::plan::Plan;
-use crate::classfile::probe::{CALLS_AT, Kind, PASSED_AT, ProbeSpec, Refusal, Site, cond, field};
+use crate::classfile::probe::{
+    CALLS_AT, Kind, PASSED_AT, ProbeSpec, Refusal, Site, Source, cond, field,
+};
 
 type I = Instruction;
 
@@ -239,7 +241,18 @@ fn store_columns(
             a.op(I::Imul);
             g.int(a, k - 1)?;
             a.op(I::Iadd);
-            a.op(c.kind.load(here));
+            match &plan.old_static {
+                Some((owner, name, descriptor)) if c.source == Source::Old => {
+                    let class = super::builder::cpe(g.cp.add_class(owner.as_str()))?;
+                    let field = super::builder::cpe(g.cp.add_field_ref(
+                        class,
+                        name.as_str(),
+                        descriptor.as_str(),
+                    ))?;
+                    a.op(I::Getstatic(field));
+                }
+                _ => a.op(c.kind.load(here)),
+            }
             match c.kind {
                 Kind::Ref => {
                     a.op(I::Aastore);
