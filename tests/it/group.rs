@@ -188,9 +188,13 @@ fn group_member_killed_is_named_and_disconnect_restores_the_rest() {
     }
     doomed.kill();
 
-    let listed = server.call("debug_list_stop_points", json!({})).expect_ok();
+    // The member's session learns of the death from its socket, a moment
+    // after the kill.
+    let listed = crate::support::poll_until_msg(WAIT, "the killed member named gone", || {
+        let l = server.call("debug_list_stop_points", json!({})).expect_ok();
+        l.text.contains("2 of 3 members answered").then_some(l)
+    });
     let text = &listed.text;
-    assert!(text.contains("2 of 3 members answered"), "{text}");
     let gone = section(text, &label(&doomed));
     assert!(
         gone.contains("FAILED") && gone.contains("[VM_GONE]"),
