@@ -215,6 +215,17 @@ impl Kind {
         }
     }
 
+    /// Pushes the default value of the kind.
+    pub(crate) fn zero(self) -> Instruction {
+        match self {
+            Kind::Long => Instruction::Lconst_0,
+            Kind::Float => Instruction::Fconst_0,
+            Kind::Double => Instruction::Dconst_0,
+            Kind::Ref => Instruction::Aconst_null,
+            _ => Instruction::Iconst_0,
+        }
+    }
+
     pub(crate) fn load(self, slot: u16) -> Instruction {
         let s = slot as u8;
         let wide = slot > 255;

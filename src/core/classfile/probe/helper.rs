@@ -417,7 +417,7 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
             }
             if c.source == Source::Old && plan.old_static.is_some() {
                 // So does it the old value of a static it may read.
-                a.op(zero(c.kind));
+                a.op(c.kind.zero());
                 continue;
             }
             a.op(c.kind.load(at));
@@ -528,13 +528,7 @@ fn exit_columns(
     }
     if let Some(k) = ret_kind {
         if threw {
-            a.op(match k {
-                Kind::Long => I::Lconst_0,
-                Kind::Float => I::Fconst_0,
-                Kind::Double => I::Dconst_0,
-                Kind::Ref => I::Aconst_null,
-                _ => I::Iconst_0,
-            });
+            a.op(k.zero());
         } else {
             a.op(k.load(0));
         }
@@ -552,16 +546,5 @@ fn exit_columns(
     }
     if tail.callers {
         a.op(I::Aconst_null);
-    }
-}
-
-/// The default value of a kind, as `rec` takes a column it fills itself.
-fn zero(kind: Kind) -> I {
-    match kind {
-        Kind::Long => I::Lconst_0,
-        Kind::Float => I::Fconst_0,
-        Kind::Double => I::Dconst_0,
-        Kind::Ref => I::Aconst_null,
-        _ => I::Iconst_0,
     }
 }

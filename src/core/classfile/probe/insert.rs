@@ -206,18 +206,7 @@ fn old_value(kind: Kind, write: Option<&Write>, temp: u16) -> Vec<Instruction> {
             I::Dup2,
             kind.load(temp),
         ],
-        (Some(Write::Unread), _) | (None, _) => vec![dup, zero(kind)],
-    }
-}
-
-/// The default value of a kind.
-fn zero(kind: Kind) -> Instruction {
-    match kind {
-        Kind::Long => Instruction::Lconst_0,
-        Kind::Float => Instruction::Fconst_0,
-        Kind::Double => Instruction::Dconst_0,
-        Kind::Ref => Instruction::Aconst_null,
-        _ => Instruction::Iconst_0,
+        (Some(Write::Unread), _) | (None, _) => vec![dup, kind.zero()],
     }
 }
 
