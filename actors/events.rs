@@ -137,6 +137,11 @@ fn event_span(ctx: &ctx::Ctx, composite: &Composite) -> tracing::Span {
         "jdwp.suspend_policy" = Empty,
         "jvm.thread.id" = Empty,
         "jvmscope.session" = Empty,
+        // Filled by a capture (`dispatch::spawn_capture`, `held`), which
+        // runs inside this span: one span per hit, not two.
+        "jvmscope.stop_points" = Empty,
+        "jvm.capture.traces" = Empty,
+        "jvm.capture.reports" = Empty,
     );
     if span.is_disabled() {
         return span;

@@ -59,10 +59,73 @@ use jvmscope::model::stop_point::{
     Filters, LineSpec, LocalsChoice, Mode, StopPointSpec, Target, TraceSpec,
 };
 
-const FIXTURE: &str = "TraceLoad";
+/// Which program the bench loads (`--shape`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `TraceLoad`: busy threads contending on one monitor around the hot
+    /// line.
+    Trace,
+    /// `ProbeLoadBench named`: the shape of #41's hidden check, four
+    /// threads of ~1 µs calls with no lock, each writing a shared static
+    /// field (the CPU is the application's, all of it).
+    Named,
+}
 
-/// The hot line's primitive locals, which the light workload reads.
-const LIGHT_LOCALS: [&str; 3] = ["id", "i", "mixed"];
+static SHAPE: std::sync::OnceLock<Shape> = std::sync::OnceLock::new();
+
+/// `--ours-only`: jvmscope's rows alone (the raw rows stay empty), for a
+/// profile of jvmscope with nothing else in it.
+static OURS_ONLY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn ours_only() -> bool {
+    OURS_ONLY.load(Ordering::Relaxed)
+}
+
+impl Shape {
+    fn get() -> Shape {
+        *SHAPE.get_or_init(|| Shape::Trace)
+    }
+
+    /// The program's main class.
+    fn main_class(self) -> &'static str {
+        match self {
+            Shape::Trace => "TraceLoad",
+            Shape::Named => "ProbeLoadBench",
+        }
+    }
+
+    /// The class of the hot line, as jvmscope names it.
+    pub fn class(self) -> &'static str {
+        match self {
+            Shape::Trace => "TraceLoad",
+            Shape::Named => "ProbeLoadBench$Named",
+        }
+    }
+
+    /// The hot line's marker in the source.
+    fn marker(self) -> &'static str {
+        match self {
+            Shape::Trace => "// LINE: hot",
+            Shape::Named => "// LINE: named-hot",
+        }
+    }
+
+    /// The hot line's primitive locals, which the light workload reads.
+    fn light_locals(self) -> [&'static str; 3] {
+        match self {
+            Shape::Trace => ["id", "i", "mixed"],
+            Shape::Named => ["id", "n", "mixed"],
+        }
+    }
+
+    /// The program's arguments after the thread count.
+    fn args(self) -> &'static [&'static str] {
+        match self {
+            Shape::Trace => &[],
+            Shape::Named => &["200", "named"],
+        }
+    }
+}
 
 /// What a capture reads per hit.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -90,7 +153,7 @@ impl Workload {
     }
 
     fn reads_local(self, name: &str) -> bool {
-        self == Workload::Full || LIGHT_LOCALS.contains(&name)
+        self == Workload::Full || Shape::get().light_locals().contains(&name)
     }
 
     fn reads_strings(self) -> bool {
@@ -100,7 +163,9 @@ impl Workload {
     fn locals(self) -> LocalsChoice {
         match self {
             Workload::Full => LocalsChoice::All,
-            Workload::Light => LocalsChoice::Only(LIGHT_LOCALS.map(String::from).to_vec()),
+            Workload::Light => {
+                LocalsChoice::Only(Shape::get().light_locals().map(String::from).to_vec())
+            }
         }
     }
 }
@@ -113,6 +178,7 @@ fn main() -> Result<()> {
     let mut rounds = 3usize;
     let mut max_steal = 0.10;
     let mut java: Option<PathBuf> = None;
+    let mut telemetry = None;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -135,11 +201,24 @@ fn main() -> Result<()> {
                 let v = args.next().context("--jdk N")?;
                 java = Some(PathBuf::from(format!("/usr/lib/jvm/temurin-{v}-jdk-amd64")))
             }
+            "--shape" => {
+                let shape = match args.next().context("--shape trace|named")?.as_str() {
+                    "trace" => Shape::Trace,
+                    "named" => Shape::Named,
+                    other => bail!("unknown shape {other:?} (accepted: trace, named)"),
+                };
+                let _ = SHAPE.set(shape);
+            }
+            "--ours-only" => OURS_ONLY.store(true, Ordering::Relaxed),
+            // jvmscope's telemetry as the binary sets it up (`OTEL_*`): with
+            // an endpoint, every hit's spans are exported.
+            "--telemetry" => telemetry = Some(jvmscope::telemetry::init()),
             "--bench" => {} // cargo bench passes it
             "--list" => return Ok(()),
             other => bail!(
                 "unknown argument {other:?} (accepted: --threads N[,M], --seconds N, \
-                 --rounds N, --max-steal PCT, --phases full,light,free, --java PATH, --jdk N)"
+                 --rounds N, --max-steal PCT, --phases full,light,free, --shape trace|named, \
+                 --ours-only, --telemetry, --java PATH, --jdk N)"
             ),
         }
     }
@@ -165,6 +244,12 @@ fn main() -> Result<()> {
             per_core.handle(),
         ))?;
         println!("{report}");
+    }
+    if let Some(t) = telemetry {
+        if let Some(s) = t.export_stats() {
+            println!("telemetry: {s:?}");
+        }
+        rt.block_on(t.shutdown());
     }
     Ok(())
 }
@@ -207,15 +292,17 @@ impl Fixture {
             _ => PathBuf::from(name),
         };
         let classes = tempfile::tempdir()?;
-        support::compile_fixture(&tool("javac"), FIXTURE, classes.path())
+        let shape = Shape::get();
+        support::compile_fixture(&tool("javac"), shape.main_class(), classes.path())
             .map_err(anyhow::Error::msg)?;
         let version = support::java_version(&tool("java"));
         let mut child = Command::new(tool("java"))
             .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
             .arg("-cp")
             .arg(classes.path())
-            .arg(FIXTURE)
+            .arg(shape.main_class())
             .arg(threads.to_string())
+            .args(shape.args())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -240,6 +327,14 @@ impl Fixture {
                     && let (Ok(n), Ok(mut v)) = (n.trim().parse(), sink.lock())
                 {
                     v.push((Instant::now(), n));
+                } else if let Some(w) = line.strip_prefix("w ")
+                    && let Some((calls, ns)) = w.split_once(' ')
+                    && let (Ok(calls), Ok(ns), Ok(mut v)) =
+                        (calls.parse::<f64>(), ns.trim().parse::<f64>(), sink.lock())
+                    && ns > 0.0
+                {
+                    // ProbeLoadBench's 100 ms windows, as a rate per second.
+                    v.push((Instant::now(), (calls * 1e9 / ns) as u64));
                 }
             }
         });
@@ -285,19 +380,47 @@ impl Fixture {
     }
 
     fn hot_line() -> Result<u32> {
+        let shape = Shape::get();
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text =
-            std::fs::read_to_string(root.join("tests/data/java").join(format!("{FIXTURE}.java")))?;
+        let text = std::fs::read_to_string(
+            root.join("tests/data/java")
+                .join(format!("{}.java", shape.main_class())),
+        )?;
         text.lines()
-            .position(|l| l.contains("// LINE: hot"))
+            .position(|l| l.contains(shape.marker()))
             .map(|i| i as u32 + 1)
-            .context("no // LINE: hot marker")
+            .with_context(|| format!("no {} marker", shape.marker()))
     }
 }
 
-/// CPU time this process has used (user + system), from /proc (clock
-/// ticks of 10 ms: phases last seconds).
-pub fn cpu_time() -> Duration {
+/// CPU time this process has used, in user space and in the kernel.
+#[derive(Clone, Copy, Default)]
+pub struct Cpu {
+    pub user: Duration,
+    pub sys: Duration,
+}
+
+impl std::ops::Sub for Cpu {
+    type Output = Cpu;
+    fn sub(self, o: Cpu) -> Cpu {
+        Cpu {
+            user: self.user.saturating_sub(o.user),
+            sys: self.sys.saturating_sub(o.sys),
+        }
+    }
+}
+
+impl Cpu {
+    /// User + system µs per hit, and user µs per hit, over `n` hits.
+    pub fn per_hit(self, n: u64) -> (Option<f64>, Option<f64>) {
+        let per = |d: Duration| (n > 0).then(|| d.as_secs_f64() * 1e6 / n as f64);
+        (per(self.user + self.sys), per(self.user))
+    }
+}
+
+/// CPU time this process has used, from /proc (clock ticks of 10 ms:
+/// phases last seconds).
+pub fn cpu_time() -> Cpu {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // Fields after the command name (which is in parentheses).
     let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
@@ -306,15 +429,20 @@ pub fn cpu_time() -> Duration {
         .map(|x| x.parse().unwrap_or(0))
         .collect();
     // utime and stime are fields 14 and 15 of the line, 12 and 13 here.
-    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
+    let ticks = |i: usize| Duration::from_millis(f.get(i).copied().unwrap_or(0) * 10);
+    Cpu {
+        user: ticks(11),
+        sys: ticks(12),
+    }
 }
 
 /// One phase's figures.
 #[derive(Default, Clone)]
 pub struct Phase {
-    /// Debugger CPU per hit (this process), µs.
+    /// Debugger CPU per hit (this process, user + system), µs.
     pub cpu_per_hit: Option<f64>,
+    /// The user-space part of it.
+    pub user_per_hit: Option<f64>,
     pub rate: f64,
     pub p50: Option<Duration>,
     pub p99: Option<Duration>,
@@ -364,6 +492,7 @@ impl Row {
         let mut mid = runs.get(runs.len() / 2).cloned().unwrap_or_default();
         // CPU and holds: medians of their own.
         mid.cpu_per_hit = median_of(self.runs.iter().filter_map(|p| p.cpu_per_hit));
+        mid.user_per_hit = median_of(self.runs.iter().filter_map(|p| p.user_per_hit));
         mid.out_of_order = self
             .runs
             .iter()
@@ -455,6 +584,11 @@ async fn capture_block(
     per_core: &tokio::runtime::Handle,
 ) -> Result<Vec<Phase>> {
     let mut out = Vec::with_capacity(CAPTURE_ROWS);
+    if ours_only() {
+        out.resize(CAPTURE_ROWS - 1, Phase::default());
+        out.push(jvmscope_phase(fixture, line, Some(w), d).await?);
+        return Ok(out);
+    }
     for (eager, spread) in [
         (false, Some(per_core)),
         (true, Some(per_core)),
@@ -571,8 +705,9 @@ async fn run(
         }
     }
     let mut out = format!(
-        "trace_load: {threads} busy threads on {FIXTURE}:{line}, {}, {}s per phase, {rounds} \
+        "trace_load: {threads} busy threads on {}:{line}, {}, {}s per phase, {rounds} \
          alternating rounds, load average {l0} at start, {} at the end; fixture alone: {} ops/s\n",
+        Shape::get().class(),
         fixture.version,
         d.as_secs(),
         load(),
@@ -625,8 +760,8 @@ fn table(rows: &[Row], ratio: Option<(&Row, &[&Row])>) -> String {
     };
     let mut out = String::from(
         "| client | hits/s | range | vs best raw | vs fastest run | hold p50 ms | hold p99 ms | \
-         CPU µs/hit | out-of-order | fixture ops/s |\n\
-         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         CPU µs/hit | user µs/hit | out-of-order | fixture ops/s |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let pct = |r: Option<f64>, bold: bool| match r {
         Some(r) if bold => format!("**{:.0}%**", r * 100.0),
@@ -643,12 +778,15 @@ fn table(rows: &[Row], ratio: Option<(&Row, &[&Row])>) -> String {
             _ => ("-".into(), "-".into()),
         };
         out.push_str(&format!(
-            "| {} | {:.0} | {lo:.0}–{hi:.0} | {vs} | {fastest} | {} | {} | {} | {} | {} |\n",
+            "| {} | {:.0} | {lo:.0}–{hi:.0} | {vs} | {fastest} | {} | {} | {} | {} | {} | {} |\n",
             row.name,
             p.rate,
             ms(p.p50),
             ms(p.p99),
             p.cpu_per_hit
+                .map(|c| format!("{c:.1}"))
+                .unwrap_or_else(|| "-".into()),
+            p.user_per_hit
                 .map(|c| format!("{c:.1}"))
                 .unwrap_or_else(|| "-".into()),
             p.out_of_order
@@ -680,7 +818,7 @@ fn hot_spec(line: u32, workload: Option<Workload>) -> StopPointSpec {
     };
     StopPointSpec {
         target: Target::Line(LineSpec {
-            class: FIXTURE.into(),
+            class: Shape::get().class().into(),
             method: None,
             line: Some(line),
         }),
@@ -747,10 +885,11 @@ async fn jvmscope_phase(
     let _ = handle.disconnect().await;
     engine.shutdown().await;
     let held = workload.is_some();
+    let (cpu_per_hit, user_per_hit) = (c1 - c0).per_hit(after - before);
     Ok(Phase {
         rate: (after - before) as f64 / t1.duration_since(t0).as_secs_f64(),
-        cpu_per_hit: (after > before)
-            .then(|| (c1 - c0).as_secs_f64() * 1e6 / (after - before) as f64),
+        cpu_per_hit,
+        user_per_hit,
         p50: if held { cost.p50 } else { None },
         p99: if held { cost.p99 } else { None },
         app_ops: fixture.ops_between(t0, t1),

@@ -38,7 +38,7 @@ use jvmscope::jdwp::{
 };
 
 use super::steal::{cpu_ticks, steal_share};
-use super::{FIXTURE, Fixture, Phase, Workload, cpu_time};
+use super::{Fixture, Phase, Shape, Workload, cpu_time};
 use jvmscope::actors::testing::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
 
 /// How long a read blocks before the loop looks at the clock.
@@ -175,7 +175,7 @@ impl Wire {
 fn resolve(wire: &mut Wire, line: u32, workload: Workload) -> Result<(Location, Vec<SlotRequest>)> {
     let class = wire
         .call(&ClassesBySignature {
-            signature: format!("L{FIXTURE};"),
+            signature: format!("L{};", Shape::get().class()),
         })?
         .into_iter()
         .next()
@@ -244,7 +244,7 @@ struct Hit {
 struct Measured {
     t0: Instant,
     t1: Instant,
-    cpu: Duration,
+    cpu: super::Cpu,
     steal: f64,
     out_of_order: u64,
 }
@@ -406,7 +406,7 @@ pub fn phase(
     let started = Instant::now();
     let warm = started + Duration::from_millis(500);
     let end = warm + d;
-    let mut window: Option<(Instant, Duration, (u64, u64), u64)> = None;
+    let mut window: Option<(Instant, super::Cpu, (u64, u64), u64)> = None;
     let mut measuring = false;
     let mut result: Option<Measured> = None;
     let mut clear_at: Option<Instant> = None;
@@ -455,9 +455,11 @@ pub fn phase(
     }
     let q = |f: f64| bucketed_quantile(&buckets, f);
     let n = tally.done;
+    let (cpu_per_hit, user_per_hit) = m.cpu.per_hit(n);
     Ok(Phase {
         rate: n as f64 / m.t1.duration_since(m.t0).as_secs_f64(),
-        cpu_per_hit: (n > 0).then(|| m.cpu.as_secs_f64() * 1e6 / n as f64),
+        cpu_per_hit,
+        user_per_hit,
         p50: q(0.5),
         p99: q(0.99),
         app_ops: fixture.ops_between(m.t0, m.t1),

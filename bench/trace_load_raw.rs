@@ -36,7 +36,7 @@ use jvmscope::jdwp::{
 };
 
 use super::steal::{cpu_ticks, steal_share};
-use super::{FIXTURE, Fixture, Phase, Workload, cpu_time};
+use super::{Fixture, Phase, Shape, Workload, cpu_time};
 use jvmscope::actors::testing::{HOLD_BUCKETS, bucketed_quantile, hold_bucket};
 
 /// Requests waiting for their reply, by packet id.
@@ -171,7 +171,7 @@ impl Raw {
 async fn resolve(raw: &Raw, line: u32, workload: Workload) -> Result<(Location, Vec<SlotRequest>)> {
     let class = raw
         .send(&ClassesBySignature {
-            signature: format!("L{FIXTURE};"),
+            signature: format!("L{};", Shape::get().class()),
         })
         .await?
         .into_iter()
@@ -280,9 +280,11 @@ pub async fn phase(fixture: &Fixture, line: u32, mode: Mode, d: Duration) -> Res
         buckets[hold_bucket(h)] += 1;
     }
     let q = |f: f64| bucketed_quantile(&buckets, f);
+    let (cpu_per_hit, user_per_hit) = (c1 - c0).per_hit(n);
     Ok(Phase {
         rate: n as f64 / t1.duration_since(t0).as_secs_f64(),
-        cpu_per_hit: (n > 0).then(|| (c1 - c0).as_secs_f64() * 1e6 / n as f64),
+        cpu_per_hit,
+        user_per_hit,
         p50: q(0.5),
         p99: q(0.99),
         app_ops: fixture.ops_between(t0, t1),

@@ -27,7 +27,6 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use tracing::Instrument;
-use tracing::field::Empty;
 
 mod decide;
 mod details;
@@ -301,14 +300,10 @@ async fn spawn_capture(
     let early = early_frames(&members).map(|n| (n, ctx.frames_request(thread, n)));
     let ctx = ctx.clone();
     // The capture stays inside the composite's root span, so its round
-    // trips (and the release) are children of `jvm.event …`.
-    let span = tracing::info_span!(
-        "jvm.capture",
-        "otel.name" = "jvm.capture",
-        "jvmscope.stop_points" = Empty,
-        "jvm.capture.traces" = Empty,
-        "jvm.capture.reports" = Empty,
-    );
+    // trips (and the release) are children of `jvm.event …`, which also
+    // carries what the capture found: one span per hit, not two (a traced
+    // hot line makes thousands a second).
+    let span = tracing::Span::current();
     if !span.is_disabled() {
         span.record("jvmscope.stop_points", stop_ids(&members));
     }

@@ -24,11 +24,15 @@ pub fn exported_spans() -> Targets {
     Targets::new().with_target(EXPORTED_TARGET, Level::INFO)
 }
 
-/// Spans opened once per JDWP round trip. Log lines do not carry them as
-/// context: formatting their fields for the log layers on every round trip
-/// cost more than the rest of the span's life (bench/telemetry.rs), and no
-/// event is logged inside one. Log lines keep the tool call's span.
-pub const HOT_SPANS: &[&str] = &["jdwp"];
+/// Spans opened once per JDWP round trip, or once per hit of a stop point
+/// (`jvm.event`, `jvm.condition`: thousands a second on a
+/// traced hot line). Log lines do not carry them as context: formatting
+/// their fields for the log layers cost more than the rest of the span's
+/// life (bench/telemetry.rs); on a traced line it was a third of
+/// jvmscope's user-space CPU per hit (bench/trace_load.rs with
+/// `--telemetry`). Without export they are then not built at all. Log
+/// lines keep the tool call's span.
+pub const HOT_SPANS: &[&str] = &["jdwp", "jvm.event", "jvm.condition"];
 
 /// The log layers' span filter: every event and span except [`HOT_SPANS`].
 #[derive(Debug, Default, Clone, Copy)]
@@ -230,7 +234,7 @@ mod tests {
     }
 
     #[test]
-    fn log_layers_skip_the_per_round_trip_span() {
+    fn log_layers_skip_the_per_round_trip_and_per_hit_spans() {
         let seen = Arc::new(AtomicUsize::new(0));
         struct Spans(Arc<AtomicUsize>);
         impl<S: tracing::Subscriber> Layer<S> for Spans {
@@ -248,6 +252,10 @@ mod tests {
         tracing::subscriber::with_default(subscriber, || {
             let _tool = tracing::info_span!("mcp.tool");
             let _trip = tracing::info_span!("jdwp");
+            let hit = tracing::info_span!("jvm.event");
+            let _condition = tracing::info_span!("jvm.condition");
+            // Nobody but the log layers listens: the per-hit span is off.
+            assert!(hit.is_disabled());
         });
         assert_eq!(seen.load(Ordering::SeqCst), 1);
     }
