@@ -561,7 +561,7 @@ async fn raw_on(
 async fn pipe_phase(
     fixture: &Arc<Fixture>,
     line: u32,
-    w: Workload,
+    w: Option<Workload>,
     eager: bool,
     d: Duration,
 ) -> Result<Phase> {
@@ -601,7 +601,7 @@ async fn capture_block(
         out.push(raw_on(fixture, line, mode, d, spread).await?);
     }
     for eager in [false, true] {
-        out.push(pipe_phase(fixture, line, w, eager, d).await?);
+        out.push(pipe_phase(fixture, line, Some(w), eager, d).await?);
     }
     out.push(jvmscope_phase(fixture, line, Some(w), d).await?);
     Ok(out)
@@ -614,6 +614,11 @@ async fn free_block(
     d: Duration,
     per_core: &tokio::runtime::Handle,
 ) -> Result<Vec<Phase>> {
+    if ours_only() {
+        let mut out = vec![Phase::default(); 3];
+        out.push(jvmscope_phase(fixture, line, None, d).await?);
+        return Ok(out);
+    }
     let mode = raw::Mode {
         workload: None,
         eager: false,
@@ -621,6 +626,7 @@ async fn free_block(
     Ok(vec![
         raw_on(fixture, line, mode, d, Some(per_core)).await?,
         raw_on(fixture, line, mode, d, None).await?,
+        pipe_phase(fixture, line, None, false, d).await?,
         jvmscope_phase(fixture, line, None, d).await?,
     ])
 }
@@ -674,6 +680,7 @@ async fn run(
     let mut free = [
         Row::new(format!("raw client, NONE policy ({spread})")),
         Row::new(format!("raw client, NONE policy ({ours})")),
+        Row::new("raw pipelined, NONE policy (1 thread, blocking I/O)"),
         Row::new(format!("jvmscope, suspension-free ({ours})")),
     ];
     // Rounds interleave the clients, so a machine that gets busier (other
@@ -730,7 +737,10 @@ async fn run(
             "\nsuspension-free{}\n\n",
             aside[workloads.len()].note(max_steal)
         ));
-        out.push_str(&table(&free, Some((&free[2], &[&free[0], &free[1]]))));
+        out.push_str(&table(
+            &free,
+            Some((&free[3], &[&free[0], &free[1], &free[2]])),
+        ));
     }
     out.push_str(LEGEND);
     Ok(out)

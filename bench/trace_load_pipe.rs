@@ -268,10 +268,12 @@ struct Client {
     frames: i32,
     eager: bool,
     strings: bool,
+    /// Suspension-free (policy NONE): an event is a hit, counted as read.
+    free: bool,
 }
 
 impl Client {
-    fn on_event(&mut self, wire: &mut Wire, c: &CommandPacket) {
+    fn on_event(&mut self, wire: &mut Wire, c: &CommandPacket, measuring: bool) {
         let Ok(composite) = Composite::decode_data(&c.data, wire.sizes) else {
             return;
         };
@@ -280,6 +282,12 @@ impl Client {
             let Event::Breakpoint { thread, .. } = e else {
                 continue;
             };
+            if self.free {
+                if measuring {
+                    self.tally.done += 1;
+                }
+                continue;
+            }
             let id = wire.queue(&Frames {
                 thread,
                 start_frame: 0,
@@ -377,20 +385,27 @@ impl Client {
 }
 
 /// One phase of the pipelined client (blocking: run it off the runtime).
-/// `eager`: `Resume` is written right behind `GetValues`.
+/// `eager`: `Resume` is written right behind `GetValues`. No workload:
+/// suspension-free, the breakpoint at policy NONE and its events counted.
 pub fn phase(
     fixture: &Fixture,
     port: u16,
     line: u32,
-    workload: Workload,
+    workload: Option<Workload>,
     eager: bool,
     d: Duration,
 ) -> Result<Phase> {
     let mut wire = Wire::connect(port)?;
+    let free = workload.is_none();
+    let workload = workload.unwrap_or(Workload::Light);
     let (location, slots) = resolve(&mut wire, line, workload)?;
     let request: RequestId = wire.call(&Set {
         event_kind: EventKind::Breakpoint,
-        suspend_policy: SuspendPolicy::EventThread,
+        suspend_policy: if free {
+            SuspendPolicy::None
+        } else {
+            SuspendPolicy::EventThread
+        },
         modifiers: vec![Modifier::LocationOnly { location }],
     })?;
     let mut client = Client {
@@ -402,6 +417,7 @@ pub fn phase(
         frames: workload.frames(),
         eager,
         strings: workload.reads_strings(),
+        free,
     };
     let started = Instant::now();
     let warm = started + Duration::from_millis(500);
@@ -438,7 +454,7 @@ pub fn phase(
         }
         while let Some(p) = wire.next_packet()? {
             match p {
-                Packet::Command(c) => client.on_event(&mut wire, &c),
+                Packet::Command(c) => client.on_event(&mut wire, &c, measuring),
                 Packet::Reply(r) => client.on_reply(&mut wire, &r, measuring),
             }
         }

@@ -236,10 +236,14 @@ pub fn build(config: &TelemetryConfig) -> (Dispatch, Telemetry) {
         },
     };
 
-    let subscriber = tracing_subscriber::registry()
-        .with(stderr)
-        .with(file)
-        .with(otel);
+    // The layers as a list, never an `Option` layer: a `None` layer
+    // answers every call site "always", so the registry would build every
+    // span (each hit's `jvm.event` among them) with nobody to read it.
+    let mut layers: Vec<Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>> =
+        vec![stderr.boxed()];
+    layers.extend(file.map(Layer::boxed));
+    layers.extend(otel.map(Layer::boxed));
+    let subscriber = tracing_subscriber::registry().with(layers);
     let dispatch = Dispatch::new(subscriber);
     tracing::dispatcher::with_default(&dispatch, || {
         for warning in &warnings {
@@ -367,5 +371,28 @@ impl Drop for ExportThread {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_export_the_per_hit_spans_are_not_built() {
+        let config = TelemetryConfig::from_lookup(|_| None);
+        let (dispatch, _telemetry) = build(&config);
+        tracing::dispatcher::with_default(&dispatch, || {
+            let hit = tracing::info_span!(target: "jvmscope_actors::events", "jvm.event");
+            assert!(
+                hit.is_disabled(),
+                "a hit's span is built with nobody to read it"
+            );
+            let tool = tracing::info_span!(target: "jvmscope::mcp::server", "mcp.tool");
+            assert!(
+                !tool.is_disabled(),
+                "the tool call's span carries log lines"
+            );
+        });
     }
 }

@@ -1,6 +1,6 @@
 //! How jvmscope is set up and shipped: `server.json` describes this crate
 //! for the MCP registry (the 2025-12-11 schema's required fields, name,
-//! version, a stdio package, documented variables), and the README's two
+//! version, a stdio package and an HTTP one, documented variables), and the README's two
 //! commands are the ones `.ci/run` runs.
 
 use std::path::Path;
@@ -57,10 +57,44 @@ fn server_json_names_this_crate_and_its_version_with_the_registry_required_field
         .iter()
         .find(|p| text(p, "registryType") == "cargo")
         .expect("a cargo package: `cargo install jvmscope` is how a Rust stdio server ships");
+    let mut transports = Vec::new();
     for package in packages {
         text(package, "identifier");
-        assert_eq!(text(&package["transport"], "type"), "stdio", "{package}");
+        let transport = &package["transport"];
+        match text(transport, "type") {
+            "stdio" => {}
+            // `jvmscope --http ADDR`: the URL is built from that argument,
+            // and every request carries the bearer token (issue 42).
+            "streamable-http" => {
+                let args = package["packageArguments"].as_array().expect("arguments");
+                let http = args
+                    .iter()
+                    .find(|a| a.get("name").and_then(Value::as_str) == Some("--http"))
+                    .unwrap_or_else(|| panic!("an HTTP package passes --http: {package}"));
+                let hint = text(http, "valueHint");
+                assert_eq!(
+                    text(transport, "url"),
+                    format!("http://{{{hint}}}/mcp"),
+                    "{package}"
+                );
+                let auth = transport["headers"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|h| text(h, "name") == "Authorization")
+                    .unwrap_or_else(|| panic!("the token header: {package}"));
+                assert_eq!(text(auth, "value"), "Bearer {JVMSCOPE_AUTH_TOKEN}");
+                assert_eq!(auth["isSecret"], Value::Bool(true), "{package}");
+            }
+            other => panic!("a transport jvmscope does not serve: {other}"),
+        }
+        transports.push(text(transport, "type"));
     }
+    assert_eq!(
+        transports,
+        ["stdio", "streamable-http"],
+        "stdio first, then HTTP"
+    );
     assert_eq!(text(cargo, "identifier"), env!("CARGO_PKG_NAME"));
     assert_eq!(text(cargo, "version"), env!("CARGO_PKG_VERSION"));
 
