@@ -69,9 +69,14 @@ impl Gen {
     }
 
     pub fn long(&mut self, asm: &mut Asm, v: i64) -> Result<(), Refusal> {
-        let i = cpe(self.cp.add_long(v))?;
+        let i = self.long_const(v)?;
         asm.op(I::Ldc2_w(i));
         Ok(())
+    }
+
+    /// A long constant's pool index, for an `ldc2_w` written later.
+    pub fn long_const(&mut self, v: i64) -> Result<u16, Refusal> {
+        cpe(self.cp.add_long(v))
     }
 
     pub fn method(

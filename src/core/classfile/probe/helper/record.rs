@@ -52,7 +52,17 @@ struct RecRefs {
     last_error: u16,
     f2i: u16,
     d2l: u16,
+    min: u16,
+    cap: u16,
 }
+
+/// The most one cost sample may add (20 µs). A sample that a thread spent
+/// preempted (eight threads on two cores: milliseconds) is not the probe's
+/// cost, and one in a few thousand made a never-true condition read as
+/// 781 ns a call. Capped rather than left out, so a probe whose every call
+/// costs more (a condition calling a slow method) is still charged at
+/// least this much and paused by the guard.
+pub const SAMPLE_CAP_NS: i64 = 20_000;
 
 impl RecRefs {
     fn add(g: &mut Gen) -> Result<RecRefs, Refusal> {
@@ -78,6 +88,8 @@ impl RecRefs {
             last_error: g.own(field::LAST_ERROR, "Ljava/lang/Throwable;")?,
             f2i: g.mref("java/lang/Float", "floatToRawIntBits", "(F)I")?,
             d2l: g.mref("java/lang/Double", "doubleToRawLongBits", "(D)J")?,
+            min: g.mref("java/lang/Math", "min", "(JJ)J")?,
+            cap: g.long_const(SAMPLE_CAP_NS)?,
         })
     }
 }
@@ -308,7 +320,8 @@ fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, timed: bool, done: Label) {
 /// counts an error and keeps it. A sample is the time between two clock
 /// reads, which holds one read; a third read right after the second
 /// times that read, summed apart (`costClock`): the listing shows the
-/// probe's own time, the overhead guard charges the whole sample.
+/// probe's own time, the overhead guard charges the whole sample. Each is
+/// capped at [`SAMPLE_CAP_NS`].
 fn cost_and_errors(a: &mut Asm, r: &RecRefs, l: RecLocals, ret: Label, handler: Label) {
     a.op(Kind::Long.load(l.t));
     a.op(I::Lconst_0);
@@ -321,12 +334,16 @@ fn cost_and_errors(a: &mut Asm, r: &RecRefs, l: RecLocals, ret: Label, handler: 
     a.op(Kind::Long.load(l.n));
     a.op(Kind::Long.load(l.t));
     a.op(I::Lsub);
+    a.op(I::Ldc2_w(r.cap));
+    a.op(I::Invokestatic(r.min));
     a.op(I::Ladd);
     a.op(I::Putstatic(r.cost_ns));
     a.op(I::Getstatic(r.cost_clock));
     a.op(I::Invokestatic(r.nano));
     a.op(Kind::Long.load(l.n));
     a.op(I::Lsub);
+    a.op(I::Ldc2_w(r.cap));
+    a.op(I::Invokestatic(r.min));
     a.op(I::Ladd);
     a.op(I::Putstatic(r.cost_clock));
     a.op(I::Getstatic(r.cost_samples));
