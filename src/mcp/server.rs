@@ -274,7 +274,7 @@ impl ServerHandler for JvmScope {
             .get_progress_token()
             .or_else(|| request.meta.as_ref().and_then(|m| m.get_progress_token()));
         let notify = token.map(|token| (context.peer.clone(), token));
-        let as_task = tools::runs_long(&request.name, request.arguments.as_ref())
+        let as_task = tools::runs_long(&self.ctx, &request.name, request.arguments.as_ref())
             && context
                 .client_capabilities()
                 .is_some_and(|c| c.supports_tasks());

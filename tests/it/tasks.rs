@@ -435,3 +435,49 @@ fn a_reload_cancelled_while_javac_runs_sends_nothing_and_one_left_alone_installs
         let _ = client.service.cancel().await;
     });
 }
+
+#[test]
+fn a_fan_out_across_a_group_runs_as_a_task_whose_progress_counts_the_members() {
+    let (a, b) = (orders(), orders());
+    runtime().block_on(async {
+        let client = Client::connect().await;
+        let targets = [a.port(), b.port()].map(|p| format!("127.0.0.1:{p}"));
+        let opened = client
+            .plain("debug_attach", json!({ "targets": targets }))
+            .await;
+        assert!(
+            opened.contains(&targets[0]) && opened.contains(&targets[1]),
+            "{opened}"
+        );
+        // Arming on every member is real work in each JVM: a task, whose
+        // status ends counting both members.
+        let line = line_of("Orders.java", "loop-label");
+        let arm = client
+            .task(
+                "debug_set_stop",
+                json!({"kind": "line", "class_pattern": "Orders", "line": line, "trace": true}),
+            )
+            .await;
+        let armed = client.completed(&arm, "arming on the group").await;
+        for t in &targets {
+            assert!(armed.contains(t.as_str()), "each member labelled: {armed}");
+        }
+        assert_eq!(armed.matches("ARMED").count(), 2, "{armed}");
+        let done = client.get(&arm).await;
+        assert_eq!(
+            done.task.status_message.as_deref(),
+            Some("2 of 2 members answered"),
+            "{done:?}"
+        );
+        // A read of what each session already holds stays a plain call.
+        let listed = client.plain("debug_list_stop_points", json!({})).await;
+        assert!(listed.contains(&targets[1]), "{listed}");
+        // Leaving restores every member, as a task too.
+        let left = client.task("debug_disconnect", json!({})).await;
+        let text = client.completed(&left, "disconnecting the group").await;
+        for t in &targets {
+            assert!(text.contains(t.as_str()), "{text}");
+        }
+        let _ = client.service.cancel().await;
+    });
+}

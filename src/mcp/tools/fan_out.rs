@@ -28,6 +28,12 @@ pub struct FanOut {
     pub args: fn(&mut JsonObject),
     /// Runs once every member has answered.
     pub then: fn(&Ctx, &Group),
+    /// Whether a call across the group runs long enough to be an MCP task
+    /// (for a client that declared the extension), its progress counting
+    /// the members that answered: each member's JVM does real work
+    /// (redefinitions, dumps, samples, restores). Reads of what each
+    /// session already holds stay plain calls.
+    pub long: bool,
 }
 
 impl Default for FanOut {
@@ -35,6 +41,7 @@ impl Default for FanOut {
         Self {
             args: |_| {},
             then: |_, _| {},
+            long: true,
         }
     }
 }
@@ -46,13 +53,17 @@ pub fn of(tool: &str) -> Option<FanOut> {
         "debug_set_stop"
         | "debug_update_stop_point"
         | "debug_panic"
-        | "debug_list_stop_points"
         | "debug_thread_dump"
         | "debug_heap"
         | "debug_hot_threads"
         | "debug_profile" => Some(plain),
+        "debug_list_stop_points" => Some(FanOut {
+            long: false,
+            ..plain
+        }),
         "debug_get_traces" => Some(FanOut {
             args: traces_args,
+            long: false,
             ..plain
         }),
         "debug_disconnect" => Some(FanOut {

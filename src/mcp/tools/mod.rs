@@ -448,14 +448,21 @@ pub fn catalogue() -> Vec<Tool> {
 }
 
 /// Whether this call runs long enough to be an MCP task (see
-/// [`Route::runs_long_when`]). Unknown tools and bad arguments do not.
-pub fn runs_long(name: &str, args: Option<&JsonObject>) -> bool {
+/// [`Route::runs_long_when`]), or is a long fan-out across the group it
+/// names (or the current group: [`fan_out::FanOut::long`]). Unknown tools
+/// and bad arguments do not.
+pub fn runs_long(ctx: &Ctx, name: &str, args: Option<&JsonObject>) -> bool {
     let all = routes();
     let empty = JsonObject::new();
-    all.by_name
-        .get(name)
-        .and_then(|&i| all.routes[i].long)
-        .is_some_and(|long| long(args.unwrap_or(&empty)))
+    let Some(route) = all.by_name.get(name).map(|&i| &all.routes[i]) else {
+        return false;
+    };
+    let args = args.unwrap_or(&empty);
+    let named = args.get("session_id").and_then(serde_json::Value::as_str);
+    route.long.is_some_and(|long| long(args))
+        || route
+            .fan_out
+            .is_some_and(|f| f.long && ctx.engine.group(named).is_some())
 }
 
 /// Whether a tool changes debugger or JVM state (its annotations say it
