@@ -282,21 +282,9 @@ impl Fixture {
     /// The port of the next attach (waits for the agent to listen again).
     async fn port(&self) -> Result<u16> {
         let want = self.used.fetch_add(1, Ordering::Relaxed) as usize + 1;
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(p) = self
-                .ports
-                .lock()
-                .ok()
-                .and_then(|v| v.get(want - 1).copied())
-            {
-                return Ok(p);
-            }
-            if Instant::now() > deadline {
-                bail!("the JDWP agent did not listen again");
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        support::announced_port(&self.ports, want)
+            .await
+            .map_err(anyhow::Error::msg)
     }
 
     /// Calls/s over the windows that began at `from` or later and were

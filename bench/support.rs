@@ -163,6 +163,29 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// The port a fixture's JDWP agent announced for the `want`-th attach (it
+/// listens again, on a new port, after each debugger detaches), waiting
+/// for it at most 20 s. `ports` fills as the fixture's output is read.
+pub async fn announced_port(
+    ports: &std::sync::Mutex<Vec<u16>>,
+    want: usize,
+) -> Result<u16, String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(p) = ports
+            .lock()
+            .ok()
+            .and_then(|v| v.get(want.saturating_sub(1)).copied())
+        {
+            return Ok(p);
+        }
+        if std::time::Instant::now() > deadline {
+            return Err("the JDWP agent did not listen again".into());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// The 1-based line of `tests/data/java/<class>.java` holding `marker`.
 pub fn marked_line(class: &str, marker: &str) -> u32 {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
 use super::support;
 
@@ -157,21 +157,9 @@ impl Fixture {
     /// The port of the next attach (waits for the agent to listen again).
     pub async fn port(&self) -> Result<u16> {
         let want = self.used.fetch_add(1, Ordering::Relaxed) as usize + 1;
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some(p) = self
-                .ports
-                .lock()
-                .ok()
-                .and_then(|v| (v.len() >= want).then(|| v[want - 1]))
-            {
-                return Ok(p);
-            }
-            if Instant::now() > deadline {
-                bail!("the JDWP agent did not listen again");
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        support::announced_port(&self.ports, want)
+            .await
+            .map_err(anyhow::Error::msg)
     }
 
     /// Mean ops/s reported between two instants.
@@ -187,15 +175,7 @@ impl Fixture {
 
     pub fn hot_line() -> Result<u32> {
         let shape = Shape::get();
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let text = std::fs::read_to_string(
-            root.join("tests/data/java")
-                .join(format!("{}.java", shape.main_class())),
-        )?;
-        text.lines()
-            .position(|l| l.contains(shape.marker()))
-            .map(|i| i as u32 + 1)
-            .with_context(|| format!("no {} marker", shape.marker()))
+        Ok(support::marked_line(shape.main_class(), shape.marker()))
     }
 }
 
