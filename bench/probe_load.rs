@@ -58,7 +58,7 @@ mod values;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -210,23 +210,13 @@ impl Fixture {
             Some(h) if h.is_file() => h.with_file_name(name),
             _ => support::jdk(name),
         };
-        let classes = tempfile::tempdir()?;
-        support::compile_fixture(&tool("javac"), FIXTURE, classes.path())
-            .map_err(anyhow::Error::msg)?;
-        let version = support::java_version(&tool("java"));
-        let mut child = Command::new(tool("java"))
-            .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
-            .arg("-cp")
-            .arg(classes.path())
-            .arg(FIXTURE)
-            .arg(s.threads.to_string())
-            .arg(s.work.to_string())
-            .arg(s.shape.arg)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("java")?;
+        let args = [
+            s.threads.to_string(),
+            s.work.to_string(),
+            s.shape.arg.to_string(),
+        ];
+        let (mut child, classes, version) =
+            support::spawn_agent_fixture(tool, FIXTURE, &args).map_err(anyhow::Error::msg)?;
         let stdin = child.stdin.take().context("stdin")?;
         let stdout = child.stdout.take().context("stdout")?;
         let ports = Arc::new(Mutex::new(Vec::new()));

@@ -163,6 +163,32 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A fixture compiled into a scratch directory and started by `java` with
+/// a JDWP agent on an ephemeral loopback port (announced on its stdout),
+/// its stdin and stdout piped: the child, the classes (kept alive as long
+/// as the child runs) and the JVM's version line.
+pub fn spawn_agent_fixture(
+    tool: impl Fn(&str) -> PathBuf,
+    class: &str,
+    args: &[String],
+) -> Result<(Child, tempfile::TempDir, String), String> {
+    let classes = tempfile::tempdir().map_err(|e| e.to_string())?;
+    compile_fixture(&tool("javac"), class, classes.path())?;
+    let version = java_version(&tool("java"));
+    let child = Command::new(tool("java"))
+        .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
+        .arg("-cp")
+        .arg(classes.path())
+        .arg(class)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("java: {e}"))?;
+    Ok((child, classes, version))
+}
+
 /// The port a fixture's JDWP agent announced for the `want`-th attach (it
 /// listens again, on a new port, after each debugger detaches), waiting
 /// for it at most 20 s. `ports` fills as the fixture's output is read.

@@ -3,7 +3,7 @@
 //! (`Cpu`): shared by bench/trace_load.rs and its raw clients.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -97,22 +97,12 @@ impl Fixture {
             Some(h) if h.join("bin").join(name).is_file() => h.join("bin").join(name),
             _ => PathBuf::from(name),
         };
-        let classes = tempfile::tempdir()?;
         let shape = Shape::get();
-        support::compile_fixture(&tool("javac"), shape.main_class(), classes.path())
-            .map_err(anyhow::Error::msg)?;
-        let version = support::java_version(&tool("java"));
-        let mut child = Command::new(tool("java"))
-            .arg("-agentlib:jdwp=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0")
-            .arg("-cp")
-            .arg(classes.path())
-            .arg(shape.main_class())
-            .arg(threads.to_string())
-            .args(shape.args())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("java")?;
+        let mut args = vec![threads.to_string()];
+        args.extend(shape.args().iter().map(|a| a.to_string()));
+        let (mut child, classes, version) =
+            support::spawn_agent_fixture(tool, shape.main_class(), &args)
+                .map_err(anyhow::Error::msg)?;
         let stdout = child.stdout.take().context("stdout")?;
         let ops = Arc::new(Mutex::new(Vec::new()));
         let ports = Arc::new(Mutex::new(Vec::new()));
