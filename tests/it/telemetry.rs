@@ -19,7 +19,7 @@ use crate::support::otlp::{
     Attr, CollectedSpan, KIND_CLIENT, KIND_SERVER, OtlpReceiver, Rotel, STATUS_ERROR, STATUS_UNSET,
     describe, rotel_binary,
 };
-use crate::support::{free_port, poll_until_msg};
+use crate::support::poll_until_msg;
 
 /// How long spans may take to arrive after the server exits.
 const ARRIVAL: Duration = Duration::from_secs(20);
@@ -522,7 +522,9 @@ fn without_an_endpoint_nothing_is_exported_and_nothing_is_said() {
 
 #[test]
 fn a_refused_collector_is_logged_once_and_costs_calls_nothing() {
-    let dead = format!("http://127.0.0.1:{}", free_port());
+    // Held for the whole test: no other test's collector can take it.
+    let refused = crate::support::refused_port();
+    let dead = format!("http://127.0.0.1:{}", refused.port);
     let server = server_with(&[
         ("OTEL_EXPORTER_OTLP_ENDPOINT", dead.as_str()),
         ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),

@@ -46,6 +46,32 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A port on 127.0.0.1 that refuses connections and stays ours: bound, never
+/// listening, for as long as this lives. A port from [`free_port`] that
+/// nothing listens on can be handed to another test's server meanwhile (a
+/// collector that then receives this test's spans).
+pub struct RefusedPort {
+    _socket: tokio::net::TcpSocket,
+    pub port: u16,
+}
+
+/// See [`RefusedPort`].
+pub fn refused_port() -> RefusedPort {
+    let socket =
+        tokio::net::TcpSocket::new_v4().unwrap_or_else(|e| panic!("refused_port: no socket: {e}"));
+    socket
+        .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .unwrap_or_else(|e| panic!("refused_port: cannot bind 127.0.0.1:0: {e}"));
+    let port = socket
+        .local_addr()
+        .unwrap_or_else(|e| panic!("refused_port: no local address: {e}"))
+        .port();
+    RefusedPort {
+        _socket: socket,
+        port,
+    }
+}
+
 /// Calls `check` until it returns `Some`, at most for `timeout`; panics on timeout.
 #[track_caller]
 pub fn poll_until<T>(timeout: Duration, check: impl FnMut() -> Option<T>) -> T {
