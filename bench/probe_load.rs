@@ -15,6 +15,8 @@
 //! - `meter`, wave 3's shape: `Meter.step`, half a microsecond, writing
 //!   an instance field of the thread's own object; 1.5 s to settle, 2 s
 //!   phases, calls over time.
+//! - `calls`: `named`'s timing, its mixing done in a call (`Calls.mix`)
+//!   and followed by a second call, for the `callees` kind.
 //!
 //! One JVM, one jvmscope session; each round alternates the
 //! unprobed program with, in turn:
@@ -37,18 +39,25 @@
 //! debugger (the helper's lease lapses within 2 s), and the next attach
 //! restores the class.
 //!
-//! Run: `cargo bench --bench probe_load` (`-- --shape named|meter`,
+//! Run: `cargo bench --bench probe_load` (`-- --shape named|meter|calls`,
 //! `--rounds N`, `--seconds S` per measurement, `--settle S`, `--threads
-//! N`, `--work N` rounds of the hot method's loop, `--java PATH` / `--jdk N`, `--only never,never-callers,capture,
-//! callers,exit,field,wire-exit,wire-field` for some of the stop points
-//! (`never-callers` and `callers` are `never` and `capture` asking for 3
-//! caller frames a record); the SIGKILL
-//! measurement runs when `capture` is among them).
+//! N`, `--work N` rounds of the hot method's loop, `--java PATH` / `--jdk
+//! N`, `--only KIND,...` for some of the stop points: `never`,
+//! `never-callers`, `capture`, `callers`, `exit`, `field`,
+//! `exit-default`, `field-default`, `wire-exit`, `wire-field`, #40's
+//! `stats`, `class-timing` and `callees` (`--shape calls`), and
+//! `profile-jfr` and `profile-jdwp`, which arm nothing but record a CPU
+//! profile of the whole JVM across the phase (`debug_profile`); `--list`
+//! names them. `never-callers` and `callers` are `never` and `capture`
+//! asking for 3 caller frames a record; the SIGKILL measurement runs when
+//! `capture` is among them).
 
 #[path = "probe_load/kill.rs"]
 mod kill;
 #[path = "probe_load/probe.rs"]
 mod probe;
+#[path = "probe_load/profile.rs"]
+mod profile;
 #[path = "probe_load/report.rs"]
 mod report;
 #[path = "support.rs"]
@@ -109,7 +118,7 @@ fn main() -> Result<()> {
         jvm_log: None,
         probes: Probe::ALL.to_vec(),
     };
-    let (mut measure, mut settle, mut work) = (None, None, None);
+    let (mut measure, mut settle, mut work, mut only) = (None, None, None, false);
     let secs = |v: Option<String>, what: &str| -> Result<Duration> {
         Ok(Duration::from_secs_f64(
             v.with_context(|| format!("{what} S"))?.parse()?,
@@ -144,15 +153,23 @@ fn main() -> Result<()> {
             "--only" => {
                 let v = args.next().context("--only NAME,...")?;
                 s.probes = v.split(',').map(Probe::parse).collect::<Result<_>>()?;
+                only = true;
             }
             "--bench" => {}
             "--list" => return Ok(()),
             other => bail!(
-                "unknown argument {other:?} (accepted: --shape named|meter, --rounds N, \
+                "unknown argument {other:?} (accepted: --shape named|meter|calls, --rounds N, \
                  --seconds S, --settle S, --threads N, --work N, --java PATH, --jdk N, --jvm-log \
                  FILE, --only NAME,...)"
             ),
         }
+    }
+    // Only `Calls.step` makes calls for the callees kind to time.
+    if s.shape.name != Shape::CALLS.name {
+        if only && s.probes.contains(&Probe::Callees) {
+            bail!("--only callees needs --shape calls: only Calls.step makes calls");
+        }
+        s.probes.retain(|p| *p != Probe::Callees);
     }
     s.measure = measure.unwrap_or(s.shape.measure);
     s.settle = settle.unwrap_or(s.shape.settle);
@@ -470,7 +487,7 @@ async fn view(h: &SessionHandle, id: &str) -> Option<PointView> {
 async fn arm(h: &SessionHandle, shape: &Shape, probe: Probe, hot: u32) -> Result<(String, Arming)> {
     let start = Instant::now();
     let report = h
-        .arm_stop(probe.spec(shape, hot), 1)
+        .arm_stop(probe.spec(shape, hot).context("a profile arms no stop point")?, 1)
         .await
         .map_err(|e| anyhow!("arming {}: {e}", probe.name()))?;
     let call = start.elapsed();
@@ -554,9 +571,32 @@ async fn run(s: &Settings) -> Result<String> {
     let mut armings: Vec<Arming> = Vec::new();
     let mut tallies: Vec<Tally> = Vec::new();
     let mut checks: Vec<(Probe, Checked)> = Vec::new();
+    let mut profiles: Vec<String> = Vec::new();
     for round in 0..s.rounds {
         let mut phases = Vec::new();
         for probe in s.probes.iter().copied() {
+            if let Some(sampler) = probe.sampler() {
+                // Recording across the settling and the window, and a
+                // little after, so the window sees only the recording.
+                let whole = s.settle + s.measure + Duration::from_millis(500);
+                let recording = profile::start(&session, sampler, whole);
+                tokio::time::sleep(s.settle).await;
+                let p = measure(&fixture, None, s.measure).await?;
+                let line = profile::summary(&recording.await??);
+                say(&format!(
+                    "round {}: {}: {:.0} calls/s, the JVM on {:.2} cores, jvmscope {:.0}% of a                      core\n  {line}",
+                    round + 1,
+                    probe.name(),
+                    p.rate,
+                    p.jvm_cpu,
+                    p.ours_cpu * 100.0,
+                ));
+                profiles.push(format!("- {}, round {}: {line}", probe.name(), round + 1));
+                phases.push((probe, p));
+                tokio::time::sleep(s.settle).await;
+                bases.push(measure(&fixture, None, s.measure).await?);
+                continue;
+            }
             fixture.mark(&format!("arming {}", probe.name()));
             let (id, arming) = arm(&session, &s.shape, probe, hot).await?;
             fixture.mark(&format!("armed {id}"));
@@ -633,7 +673,7 @@ async fn run(s: &Settings) -> Result<String> {
         true => Some(kill_child(&fixture, hot, s).await?),
         false => None,
     };
-    Ok(render(
+    let mut out = render(
         s,
         &fixture,
         hot,
@@ -645,7 +685,13 @@ async fn run(s: &Settings) -> Result<String> {
         &tallies,
         &checks,
         kill.as_ref(),
-    ))
+    );
+    if !profiles.is_empty() {
+        out.push_str("\nwhat each profile said it cost and found:\n");
+        out.push_str(&profiles.join("\n"));
+        out.push('\n');
+    }
+    Ok(out)
 }
 
 fn attach_spec(port: u16, fixture: &Fixture) -> AttachSpec {

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use jvmscope::actors::Sampler;
 
 use jvmscope::model::stop_point::{
     Engine as Via, FieldSpec, Filters, LineSpec, LocalsChoice, MethodExitSpec, Mode, StopPointSpec,
@@ -67,11 +68,24 @@ impl Shape {
         named: false,
     };
 
+    /// `NAMED`'s timing, its work done in a call (`Calls.mix`) and a
+    /// second call after it, for the callees kind (#40).
+    pub const CALLS: Shape = Shape {
+        name: "calls",
+        arg: "calls",
+        class: "ProbeLoadBench$Calls",
+        hot: "// LINE: calls-hot",
+        field: "last",
+        named: false,
+        ..Shape::NAMED
+    };
+
     pub fn parse(name: &str) -> Result<Shape> {
         match name {
             "named" => Ok(Shape::NAMED),
             "meter" => Ok(Shape::METER),
-            other => bail!("--shape takes named or meter, not {other:?}"),
+            "calls" => Ok(Shape::CALLS),
+            other => bail!("--shape takes named, meter or calls, not {other:?}"),
         }
     }
 }
@@ -102,10 +116,20 @@ pub enum Probe {
     /// A method-exit timing of the whole class, no method named, with a
     /// `min_duration_ms` no call reaches (#40's "which method is slow").
     ClassTiming,
+    /// `callees: true` on the method's exit, with a `min_duration_ms` no
+    /// call reaches: every call and each call it makes timed (#40's
+    /// "where its time went"). Needs `--shape calls`.
+    Callees,
+    /// No stop point: a CPU profile of the whole JVM by its flight
+    /// recorder across the phase (#40: ≤ 3% while it records).
+    ProfileJfr,
+    /// No stop point: the JDWP sampler's profile across the phase (#40:
+    /// its hold per sample stated).
+    ProfileJdwp,
 }
 
 impl Probe {
-    pub const ALL: [Probe; 12] = [
+    pub const ALL: [Probe; 15] = [
         Probe::NeverTrue,
         Probe::NeverCallers,
         Probe::Capture,
@@ -118,6 +142,9 @@ impl Probe {
         Probe::WireField,
         Probe::Stats,
         Probe::ClassTiming,
+        Probe::Callees,
+        Probe::ProfileJfr,
+        Probe::ProfileJdwp,
     ];
 
     pub fn parse(name: &str) -> Result<Probe> {
@@ -134,6 +161,9 @@ impl Probe {
             "wire-field",
             "stats",
             "class-timing",
+            "callees",
+            "profile-jfr",
+            "profile-jdwp",
         ];
         let k = all.iter().position(|n| *n == name);
         k.map(|k| Probe::ALL[k])
@@ -154,6 +184,9 @@ impl Probe {
             Probe::WireField => "wire field-write stop (suspension-free trace)",
             Probe::Stats => "method-exit statistics (stats: true)",
             Probe::ClassTiming => "class-wide timing, no method named, threshold never reached",
+            Probe::Callees => "method-exit timing of each call it makes (callees), threshold never reached",
+            Probe::ProfileJfr => "CPU profile by JFR (debug_profile), recording",
+            Probe::ProfileJdwp => "CPU profile by the JDWP sampler (debug_profile), sampling",
         }
     }
 
@@ -165,14 +198,15 @@ impl Probe {
             Probe::Exit | Probe::FieldWrite | Probe::ExitDefault | Probe::FieldDefault => "≥ 90%",
             Probe::WireExit | Probe::WireField => "(the issue: 2–3%)",
             Probe::Stats => "≥ 97% (#40: as never-true)",
-            Probe::ClassTiming => "(#40: stated)",
+            Probe::ClassTiming | Probe::Callees | Probe::ProfileJdwp => "(#40: stated)",
+            Probe::ProfileJfr => "≥ 97% (#40: ≤ 3%)",
         }
     }
 
     /// The share of the unprobed throughput this phase must keep.
     pub fn floor(self) -> Option<f64> {
         match self {
-            Probe::NeverTrue | Probe::NeverCallers | Probe::Stats => Some(0.97),
+            Probe::NeverTrue | Probe::NeverCallers | Probe::Stats | Probe::ProfileJfr => Some(0.97),
             Probe::Exit | Probe::FieldWrite | Probe::ExitDefault | Probe::FieldDefault => {
                 Some(0.90)
             }
@@ -180,7 +214,17 @@ impl Probe {
         }
     }
 
-    pub fn spec(self, shape: &Shape, hot: u32) -> StopPointSpec {
+    /// The sampler of a profile phase, which arms no stop point.
+    pub fn sampler(self) -> Option<Sampler> {
+        match self {
+            Probe::ProfileJfr => Some(Sampler::Jfr),
+            Probe::ProfileJdwp => Some(Sampler::Jdwp),
+            _ => None,
+        }
+    }
+
+    /// The stop point this phase arms; `None` for a profile.
+    pub fn spec(self, shape: &Shape, hot: u32) -> Option<StopPointSpec> {
         let line = Target::Line(LineSpec {
             class: shape.class.into(),
             method: None,
@@ -238,8 +282,22 @@ impl Probe {
                 None,
                 Via::Probe,
             ),
+            Probe::Callees => (
+                Target::MethodExit(MethodExitSpec {
+                    class_pattern: shape.class.into(),
+                    method: Some("step".into()),
+                    exclude: Vec::new(),
+                    min_duration_ms: Some(1_000),
+                    stats: false,
+                    callees: true,
+                }),
+                LocalsChoice::None,
+                None,
+                Via::Probe,
+            ),
+            Probe::ProfileJfr | Probe::ProfileJdwp => return None,
         };
-        StopPointSpec {
+        Some(StopPointSpec {
             target,
             mode: Mode::Trace(TraceSpec {
                 frames: match self {
@@ -258,7 +316,7 @@ impl Probe {
                 ..Filters::default()
             },
             engine,
-        }
+        })
     }
 }
 

@@ -144,10 +144,10 @@ fn table(out: &mut String, probes: &[Probe], bases: &[Phase], runs: &[Vec<(Probe
             "| {} | {} | {:.0} | **{:.1}%** | {:.1}–{:.1}% | {:.1}% | {:.0} | {} | {:.0}% | {:.2} | {} \
              | {met} |\n",
             probe.name(),
-            if matches!(probe, Probe::WireExit | Probe::WireField) {
-                "wire"
-            } else {
-                "probe"
+            match probe {
+                Probe::WireExit | Probe::WireField | Probe::ProfileJdwp => "wire",
+                Probe::ProfileJfr => "JFR",
+                _ => "probe",
             },
             m(&|p| p.rate),
             ratio * 100.0,
@@ -185,7 +185,9 @@ fn notes(
         "\nsteal: at most {:.0}% in a measurement\n",
         steal * 100.0
     ));
-    out.push_str("\ncounters with the workers parked (calls = captured + dropped?):\n");
+    if !tallies.is_empty() {
+        out.push_str("\ncounters with the workers parked (calls = captured + dropped?):\n");
+    }
     for t in tallies {
         out.push_str(&format!(
             "  {}: {} calls, {} captured + {} dropped = {} {}\n",
@@ -205,6 +207,9 @@ fn notes(
         .iter()
         .filter_map(|a| a.first.map(|f| f.as_secs_f64()))
         .collect();
+    if armings.is_empty() {
+        return;
+    }
     out.push_str(&format!(
         "\narming the capture probe: the call {}, first snapshot {} after it began (median of {}; \
          worst {}; target ≤ 200 ms), redefinition pause {}\n",

@@ -10,9 +10,9 @@
 //! read-only refuses `engine: "probe"` and `auto` falls back to the wire
 //! saying why; and each place a probe cannot go is refused with its reason.
 
-mod callees;
+pub(crate) mod callees;
 mod captures;
-mod stats;
+pub(crate) mod stats;
 mod timing;
 mod writers;
 

@@ -28,7 +28,7 @@ fn burner(java_home: &Path) -> Jvm {
 }
 
 /// The methods of the "by self" table, in order.
-fn top_self(text: &str) -> Vec<String> {
+pub(crate) fn top_self(text: &str) -> Vec<String> {
     text.lines()
         .skip_while(|l| !l.starts_with("Top methods by self"))
         .skip(2)
@@ -38,7 +38,7 @@ fn top_self(text: &str) -> Vec<String> {
 }
 
 /// The URI after `label` in the reply.
-fn uri_after(text: &str, label: &str) -> String {
+pub(crate) fn uri_after(text: &str, label: &str) -> String {
     let at = text
         .find(label)
         .unwrap_or_else(|| panic!("no {label}: {text}"));
@@ -49,7 +49,7 @@ fn uri_after(text: &str, label: &str) -> String {
         .to_string()
 }
 
-fn read_resource(server: &Server, uri: &str) -> (String, String) {
+pub(crate) fn read_resource(server: &Server, uri: &str) -> (String, String) {
     let r = server
         .request("resources/read", json!({"uri": uri}))
         .unwrap_or_else(|e| panic!("{uri}: {e}"));

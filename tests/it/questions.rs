@@ -8,6 +8,10 @@
 //! `QUESTION <name>: calls=<n> bytes=<a>+<b>+…`, the size of each reply's
 //! JSON-RPC result: the figures the closing note of the issue reports.
 
+mod time;
+
+use self::time::{cpu_burner, method_stats, slow_method_unnamed, where_time_went};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -352,4 +356,12 @@ crate::support::on_both_jdks! {
         the_slow_method_and_its_input_in_three_calls_on_temurin25;
     code_matches_source: whether_the_running_code_is_the_source_in_one_call_on_jdk17,
         whether_the_running_code_is_the_source_in_one_call_on_temurin25;
+    slow_method_unnamed: the_slow_method_unnamed_and_its_input_in_two_calls_on_jdk17,
+        the_slow_method_unnamed_and_its_input_in_two_calls_on_temurin25;
+    where_time_went: where_a_slow_calls_time_went_in_two_calls_on_jdk17,
+        where_a_slow_calls_time_went_in_two_calls_on_temurin25;
+    method_stats: how_a_method_is_doing_in_two_calls_on_jdk17,
+        how_a_method_is_doing_in_two_calls_on_temurin25;
+    cpu_burner: which_code_burns_the_cpu_in_one_call_on_jdk17,
+        which_code_burns_the_cpu_in_one_call_on_temurin25;
 }

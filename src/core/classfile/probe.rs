@@ -456,6 +456,9 @@ pub const PASSED_AT: i32 = 1;
 pub const THROWS_AT: i32 = 2;
 /// When the thread last walked its stack for a record's callers.
 pub const WALKED_AT: i32 = 3;
+/// A statistics probe's random state for the thread (a linear
+/// congruential generator whose top bits draw the calls it times).
+pub const SAMPLE_AT: i32 = 4;
 /// A thread walks its stack for a record's callers at most once in this
 /// long: a walk costs about a microsecond, and a probe recording every
 /// call of a hot method would otherwise spend a core on them. A record in
@@ -483,6 +486,16 @@ pub const START: &str = "start";
 /// or the ring was full as the call began (and no `min_duration` asks
 /// for every call's time).
 pub const UNTIMED: i64 = i64::MIN;
+/// The start value of a statistics probe's call that is counted but not
+/// timed: [`STATS_SAMPLE`] says which calls are timed.
+pub const UNSAMPLED: i64 = i64::MIN + 1;
+/// A statistics probe times about one call in this many (a power of
+/// two): two clock reads cost 40-odd ns, most of a never-true
+/// condition's budget on a microsecond call. Calls and throws stay
+/// exact. Which calls is drawn at random per thread ([`SAMPLE_AT`]), so
+/// a program whose calls alternate in a pattern is not timed on one
+/// kind only.
+pub const STATS_SAMPLE: i32 = 8;
 /// The helper's empty method a suspending probe breaks in.
 pub const TRAP: &str = "trap";
 /// How long a lease lasts without renewal: the lease thread's ticks.

@@ -54,6 +54,9 @@ pub struct Figures {
     pub span_ms: u64,
     pub calls: u64,
     pub throws: u64,
+    /// The calls timed: the histogram's count (a random sample of the
+    /// calls, see the probe's `STATS_SAMPLE`).
+    pub timed: u64,
     pub mean_ns: Option<u64>,
     pub p50_ns: Option<u64>,
     pub p99_ns: Option<u64>,
@@ -139,6 +142,7 @@ fn figures(last: &Reading, before: Option<&Reading>, span_ms: u64) -> Figures {
         span_ms,
         calls,
         throws,
+        timed: counted,
         mean_ns: (counted > 0).then(|| sum / counted),
         p50_ns: quantile(&buckets, counted, 0.50),
         p99_ns: quantile(&buckets, counted, 0.99),

@@ -10,6 +10,9 @@
 //   "named-hot". Every call writes the static field Named.seen, shared by every thread, with
 //   a value that names the call, (id << 48) | n, on the line marked "named-write", and
 //   returns that value.
+// - "calls": Calls.step, the same mixing done by a call to Calls.mix, then a second call,
+//   Calls.fold, for a probe that times each call a method makes. Its first line after its
+//   locals is marked "calls-hot"; it writes Calls.last on the line marked "calls-write".
 //
 // Prints "probe bench ready" once the workers run, then every 100 ms its own throughput over
 // that window: "w <calls> <nanoseconds>" (calls of step, all threads together). Commands on
@@ -43,6 +46,29 @@ public class ProbeLoadBench {
         }
     }
 
+    static final class Calls {
+        long last;
+
+        long step(int id, long n) {
+            int mixed = (int) ((n * 0x9E3779B97F4A7C15L) >>> 40) ^ id;
+            long acc = mix(n + mixed); // LINE: calls-hot
+            last = acc; // LINE: calls-write
+            return fold(acc, mixed);
+        }
+
+        static long mix(long acc) {
+            for (int k = 0; k < work; k++) {
+                acc = acc * 6364136223846793005L + 1442695040888963407L;
+                acc ^= acc >>> 29;
+            }
+            return acc;
+        }
+
+        static long fold(long acc, int mixed) {
+            return acc ^ mixed;
+        }
+    }
+
     static final class Meter {
         long last;
 
@@ -58,9 +84,13 @@ public class ProbeLoadBench {
         }
     }
 
-    static void spin(int id, boolean named) {
-        if (named) {
+    static void spin(int id, String shape) {
+        if (shape.equals("named")) {
             spinNamed(id);
+            return;
+        }
+        if (shape.equals("calls")) {
+            spinCalls(id);
             return;
         }
         Meter meter = new Meter();
@@ -109,15 +139,38 @@ public class ProbeLoadBench {
         }
     }
 
+    static void spinCalls(int id) {
+        Calls callsOf = new Calls();
+        long n = 0;
+        long sink = 0;
+        int batch = 0;
+        while (true) {
+            if (paused) {
+                calls.addAndGet(batch);
+                batch = 0;
+                LockSupport.parkNanos(1_000_000);
+                continue;
+            }
+            sink += callsOf.step(id, n++);
+            if (++batch == 256) {
+                calls.addAndGet(batch);
+                batch = 0;
+            }
+            if (sink == 42) {
+                System.out.println("unlikely");
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         int threads = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         if (args.length > 1) {
             work = Integer.parseInt(args[1]);
         }
-        final boolean named = args.length > 2 && args[2].equals("named");
+        final String shape = args.length > 2 ? args[2] : "meter";
         for (int t = 1; t <= threads; t++) {
             final int id = t;
-            Thread worker = new Thread(() -> spin(id, named), "worker-" + t);
+            Thread worker = new Thread(() -> spin(id, shape), "worker-" + t);
             worker.setDaemon(true);
             worker.start();
         }

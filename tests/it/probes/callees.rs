@@ -18,7 +18,7 @@ use crate::support::poll_until_msg;
 const CHECKOUT: &str = "slow.Checkout";
 /// The fixture's truth for a slow id: find sleeps 120 ms; the call also
 /// sleeps 5 × 4 ms in `price` and 10 ms in `coupon`.
-const FIND_SHARE: f64 = 120.0 / (120.0 + 5.0 * 4.0 + 10.0) * 100.0;
+pub(crate) const FIND_SHARE: f64 = 120.0 / (120.0 + 5.0 * 4.0 + 10.0) * 100.0;
 
 /// The value of detail `key` of snapshot `t`.
 fn detail(t: &Value, key: &str) -> Option<String> {
@@ -31,7 +31,7 @@ fn detail(t: &Value, key: &str) -> Option<String> {
 }
 
 /// The share in `(N %)` right after `what` in a callees line.
-fn share_of(line: &str, what: &str) -> Option<f64> {
+pub(crate) fn share_of(line: &str, what: &str) -> Option<f64> {
     let part = line.split("; ").find(|p| p.starts_with(what))?;
     let open = part.find('(')?;
     let close = part[open..].find(" %)")?;

@@ -1,6 +1,7 @@
 //! Statistics only (JDK 17 and Temurin 25): `stats: true` on a method
 //! exit keeps no snapshot; the JVM counts calls and throws and keeps a
-//! latency histogram, and the listing's counts match the program's own;
+//! latency histogram of about one call in eight, and the listing's
+//! counts match the program's own;
 //! a class pattern or a missing method is refused naming what it takes;
 //! disconnect, and the next attach after a SIGKILL, restore the class.
 
@@ -12,17 +13,20 @@ use super::{WAIT, attach_on, first_id, instrumented, server};
 use crate::support::java::{Jvm, JvmOpts, temurin25_required};
 use crate::support::poll_until_msg;
 
-/// `N` in "... N calls, M throws" of the listing's since-arming line.
-fn since_arming(listing: &str) -> Option<(u64, u64)> {
+/// `N`, `M` and `T` in "... N calls, M throws, T timed" of the listing's
+/// since-arming line.
+pub(crate) fn since_arming(listing: &str) -> Option<(u64, u64, u64)> {
     let line = listing
         .lines()
         .find(|l| l.trim_start().starts_with("stats since arming"))?;
     let after = line.split("): ").nth(1)?;
     let mut words = after.split_whitespace();
-    let calls = words.next()?.parse().ok()?;
-    words.next();
-    let throws = words.next()?.parse().ok()?;
-    Some((calls, throws))
+    let mut next = || -> Option<u64> {
+        let n = words.next()?.parse().ok()?;
+        words.next();
+        Some(n)
+    };
+    Some((next()?, next()?, next()?))
 }
 
 /// A number after `key=` in `line`.
@@ -83,12 +87,19 @@ fn stats_match_the_programs_own_counts(java_home: Option<PathBuf>) {
             .call("debug_list_stop_points", json!({}))
             .expect_ok()
             .text;
-        let (c, t) = since_arming(&text)?;
+        let (c, t, _) = since_arming(&text)?;
         (within(c, calls) && within(t, throws)).then_some(text)
     });
     assert!(
         listing.contains("p50 ") && listing.contains("p99 ") && listing.contains("an estimate"),
         "{listing}"
+    );
+    // About one call in eight is timed, drawn at random: 375 of 3,000
+    // expected, with a standard deviation of 18.
+    let (_, _, timed) = since_arming(&listing).expect("the since-arming line");
+    assert!(
+        (calls / 16..=calls / 5).contains(&timed),
+        "{timed} of {calls} calls timed: {listing}"
     );
     let traces = server
         .call("debug_get_traces", json!({"bp_id": id}))

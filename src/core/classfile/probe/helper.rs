@@ -26,10 +26,11 @@ use ristretto_classfile::{
 
 use self::builder::{AL, ALA, Gen, cpe};
 use self::record::{rec, rec_descriptor};
-use super::asm::Asm;
+use super::asm::{Asm, Label};
 use super::plan::{Plan, exit_descriptor, hit_descriptor, threw_descriptor};
 use super::{
-    Kind, LEASE_TICK_MS, LEASE_TICKS, ProbeSpec, Refusal, START, Site, Source, UNTIMED, field,
+    Kind, LEASE_TICK_MS, LEASE_TICKS, ProbeSpec, Refusal, SAMPLE_AT, START, STATS_SAMPLE, Site,
+    Source, UNSAMPLED, UNTIMED, field,
 };
 
 type I = Instruction;
@@ -358,7 +359,8 @@ fn claim(g: &mut Gen, cap: i32) -> Result<(), Refusal> {
 
 /// `long start()`, an exit site's entry: the time, or [`UNTIMED`] when
 /// the probe is off or (with no `min_duration`, which needs every call
-/// timed) the ring is full, as no record can follow.
+/// timed) the ring is full, as no record can follow. A statistics probe
+/// answers [`UNSAMPLED`] for the calls it counts without timing.
 fn start(g: &mut Gen, spec: &ProbeSpec, cap: i32) -> Result<(), Refusal> {
     let mut a = Asm::default();
     let live = g.own(field::LIVE, "Z")?;
@@ -369,6 +371,11 @@ fn start(g: &mut Gen, spec: &ProbeSpec, cap: i32) -> Result<(), Refusal> {
     let (untimed, timed) = (a.label(), a.label());
     a.op(I::Getstatic(live));
     a.jump(I::Ifeq, untimed);
+    if spec.stats {
+        sampled(g, &mut a, timed)?;
+        g.long(&mut a, UNSAMPLED)?;
+        a.op(I::Lreturn);
+    }
     if spec.min_duration_ns == 0 && !spec.stats {
         a.op(I::Getstatic(head));
         a.op(I::Invokevirtual(get));
@@ -390,9 +397,42 @@ fn start(g: &mut Gen, spec: &ProbeSpec, cap: i32) -> Result<(), Refusal> {
         "()J",
         MethodAccessFlags::PUBLIC | MethodAccessFlags::STATIC,
         a,
-        4,
-        0,
+        6,
+        1,
     )
+}
+
+/// Jumps to `timed` when the calling thread's call is one a statistics
+/// probe times: it owns no stripe (rare, and counted in `over`), or the
+/// next draw of its stripe's generator ([`SAMPLE_AT`]) has its top bits
+/// clear, one time in [`STATS_SAMPLE`]. Uses local 0.
+fn sampled(g: &mut Gen, a: &mut Asm, timed: Label) -> Result<(), Refusal> {
+    // Knuth's MMIX constants: the top bits of an LCG are its best.
+    const MUL: i64 = 6_364_136_223_846_793_005;
+    const ADD: i64 = 1_442_695_040_888_963_407;
+    let counts = g.own(field::COUNTS, "[J")?;
+    counts::take(g, a, 0)?;
+    a.op(I::Iload_0);
+    a.jump(I::Iflt, timed);
+    // x = counts[stripe + SAMPLE_AT] = x * MUL + ADD
+    a.op(I::Getstatic(counts));
+    a.op(I::Iload_0);
+    g.int(a, SAMPLE_AT)?;
+    a.op(I::Iadd);
+    a.op(I::Dup2);
+    a.op(I::Laload);
+    g.long(a, MUL)?;
+    a.op(I::Lmul);
+    g.long(a, ADD)?;
+    a.op(I::Ladd);
+    a.op(I::Dup2_x2);
+    a.op(I::Lastore);
+    // timed when x >>> (64 - log2 STATS_SAMPLE) == 0
+    g.int(a, 64 - STATS_SAMPLE.trailing_zeros() as i32)?;
+    a.op(I::Lushr);
+    a.op(I::L2i);
+    a.jump(I::Ifeq, timed);
+    Ok(())
 }
 
 /// The methods the sites call.

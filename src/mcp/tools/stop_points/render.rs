@@ -353,9 +353,10 @@ fn probe_line(c: &crate::actors::ProbeCost, hits: u64) -> String {
             Some(w) => s.push_str(&stats_line("last window", w)),
             None => s.push_str("\n  stats last window: not yet a window old"),
         }
-        s.push_str(
-            "\n  (calls and throws are exact; latencies come from a log-bucket histogram, an estimate within its bucket)",
-        );
+        s.push_str(&format!(
+            "\n  (calls and throws are exact; about 1 call in {}, drawn at random, is timed, and latencies, max included, come from a log-bucket histogram of those: an estimate)",
+            crate::classfile::probe::STATS_SAMPLE
+        ));
     }
     s
 }
@@ -364,10 +365,11 @@ fn probe_line(c: &crate::actors::ProbeCost, hits: u64) -> String {
 fn stats_line(what: &str, f: &crate::model::latency::Figures) -> String {
     let t = |ns: Option<u64>| ns.map_or_else(|| "-".to_string(), crate::mcp::render::value::nanos);
     format!(
-        "\n  stats {what} ({:.1} s): {} calls, {} throws; mean {}, p50 {}, p99 {}, max {}",
+        "\n  stats {what} ({:.1} s): {} calls, {} throws, {} timed; mean {}, p50 {}, p99 {}, max {}",
         f.span_ms as f64 / 1000.0,
         f.calls,
         f.throws,
+        f.timed,
         t(f.mean_ns),
         t(f.p50_ns),
         t(f.p99_ns),

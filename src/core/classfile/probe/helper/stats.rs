@@ -1,9 +1,10 @@
 //! A statistics probe's `exit` and `threw`: no record, no ring, no
 //! condition. Each call that began while the probe was live is counted
 //! (calls, and throws for a throw, in its thread's stripe of counts:
-//! exact) and its
-//! duration added to the histogram stripe its thread's id picks, with
-//! plain writes (see [`crate::classfile::probe::HIST_STRIPES`]). Nothing
+//! exact). The duration of a timed one (see
+//! [`crate::classfile::probe::STATS_SAMPLE`]) is added to the histogram
+//! stripe its thread's id picks, with plain writes (see
+//! [`crate::classfile::probe::HIST_STRIPES`]). Nothing
 //! here allocates or can throw: the bucket index is `63 - nlz(d | 1)`,
 //! always in 0..64.
 
@@ -15,7 +16,8 @@ use super::counts;
 use crate::classfile::probe::asm::Asm;
 use crate::classfile::probe::plan::{Plan, exit_descriptor, threw_descriptor};
 use crate::classfile::probe::{
-    CALLS_AT, HIST_BUCKETS, HIST_STRIPES, HIST_WIDTH, Kind, Refusal, THROWS_AT, UNTIMED, field,
+    CALLS_AT, HIST_BUCKETS, HIST_STRIPES, HIST_WIDTH, Kind, Refusal, THROWS_AT, UNSAMPLED, UNTIMED,
+    field,
 };
 
 type I = Instruction;
@@ -31,7 +33,7 @@ pub fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
     let others: u16 = plan.pushed().iter().map(|c| c.kind.slots()).sum();
     for threw in [false, true] {
         let mut a = Asm::default();
-        let (go, timed) = (a.label(), a.label());
+        let (go, began, timed, call) = (a.label(), a.label(), a.label(), a.label());
         a.op(I::Getstatic(live));
         a.jump(I::Ifne, go);
         a.op(I::Return);
@@ -41,12 +43,21 @@ pub fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
         a.op(Kind::Long.load(t0));
         g.long(&mut a, UNTIMED)?;
         a.op(I::Lcmp);
-        a.jump(I::Ifne, timed);
+        a.jump(I::Ifne, began);
         a.op(I::Return);
+        a.bind(began);
+        // One counted but not timed passes duration -1.
+        a.op(Kind::Long.load(t0));
+        g.long(&mut a, UNSAMPLED)?;
+        a.op(I::Lcmp);
+        a.jump(I::Ifne, timed);
+        g.long(&mut a, -1)?;
+        a.jump(I::Goto, call);
         a.bind(timed);
         a.op(I::Invokestatic(nano));
         a.op(Kind::Long.load(t0));
         a.op(I::Lsub);
+        a.bind(call);
         a.op(if threw { I::Iconst_1 } else { I::Iconst_0 });
         a.op(I::Invokestatic(stat));
         a.op(I::Return);
@@ -61,7 +72,8 @@ pub fn entries(g: &mut Gen, plan: &Plan) -> Result<(), Refusal> {
 }
 
 /// `stat(duration, threw)`: counts the call (and the throw), then adds
-/// the duration to its thread's stripe: its bucket, the sum, the longest.
+/// a duration that is not -1 (untimed) to its thread's stripe: its
+/// bucket, the sum, the longest.
 fn stat(g: &mut Gen) -> Result<(), Refusal> {
     let hist = g.own(field::HIST, "[J")?;
     let current = g.mref("java/lang/Thread", "currentThread", "()Ljava/lang/Thread;")?;
@@ -77,6 +89,10 @@ fn stat(g: &mut Gen) -> Result<(), Refusal> {
     a.jump(I::Ifeq, counted);
     counts::add(g, &mut a, 5, THROWS_AT)?;
     a.bind(counted);
+    a.op(I::Lload_0);
+    a.op(I::Lconst_0);
+    a.op(I::Lcmp);
+    a.jump(I::Iflt, done);
     a.op(I::Getstatic(hist));
     a.op(I::Astore_3);
     a.op(I::Aload_3);
