@@ -487,7 +487,12 @@ async fn view(h: &SessionHandle, id: &str) -> Option<PointView> {
 async fn arm(h: &SessionHandle, shape: &Shape, probe: Probe, hot: u32) -> Result<(String, Arming)> {
     let start = Instant::now();
     let report = h
-        .arm_stop(probe.spec(shape, hot).context("a profile arms no stop point")?, 1)
+        .arm_stop(
+            probe
+                .spec(shape, hot)
+                .context("a profile arms no stop point")?,
+            1,
+        )
         .await
         .map_err(|e| anyhow!("arming {}: {e}", probe.name()))?;
     let call = start.elapsed();
@@ -584,7 +589,7 @@ async fn run(s: &Settings) -> Result<String> {
                 let p = measure(&fixture, None, s.measure).await?;
                 let line = profile::summary(&recording.await??);
                 say(&format!(
-                    "round {}: {}: {:.0} calls/s, the JVM on {:.2} cores, jvmscope {:.0}% of a                      core\n  {line}",
+                    "round {}: {}: {:.0} calls/s, the JVM on {:.2} cores, jvmscope {:.0}% of a core\n  {line}",
                     round + 1,
                     probe.name(),
                     p.rate,

@@ -184,7 +184,9 @@ impl Probe {
             Probe::WireField => "wire field-write stop (suspension-free trace)",
             Probe::Stats => "method-exit statistics (stats: true)",
             Probe::ClassTiming => "class-wide timing, no method named, threshold never reached",
-            Probe::Callees => "method-exit timing of each call it makes (callees), threshold never reached",
+            Probe::Callees => {
+                "method-exit timing of each call it makes (callees), threshold never reached"
+            }
             Probe::ProfileJfr => "CPU profile by JFR (debug_profile), recording",
             Probe::ProfileJdwp => "CPU profile by the JDWP sampler (debug_profile), sampling",
         }
