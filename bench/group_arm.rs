@@ -1,0 +1,209 @@
+//! What arming a probe costs on a group of JVMs against one JVM (#42's
+//! cost: a group of 8 in at most 2× the time of one), through the real
+//! tool layer (the in-process server of a release build, fan-out and
+//! rendering included): N `Replica` JVMs (`calm`: a call every 50 µs or
+//! so) on fixed ports; each round attaches one JVM as a group of 1, arms
+//! a line probe on `Replica.charge` with a condition, and disconnects
+//! (which restores the class); then the same on the group of all N. The
+//! JVM of the group of 1 turns in round-robin, so each arm is a first in
+//! its attach. Besides the wall time of the `debug_set_stop` call, the
+//! CPU time it cost: the JVMs' (every thread's `schedstat`) and this
+//! process's, split, since on two cores a group is bound by the CPU its
+//! members' redefinitions take.
+//!
+//! Run: `cargo bench --bench group_arm` (`-- --jvms N`, `--rounds N`,
+//! `--jdk 25`).
+
+#[path = "support.rs"]
+mod support;
+
+use std::process::Child;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use jvmscope::mcp::JvmScope;
+use serde_json::json;
+
+fn text(r: &rmcp::model::CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The CPU time process `pid` has used, every thread (ns precision).
+fn cpu_of(pid: u32) -> Duration {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Duration::ZERO;
+    };
+    let ns: u64 = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Duration::from_nanos(ns)
+}
+
+/// One arming: wall time, the JVMs' CPU, ours.
+#[derive(Clone, Copy, Default)]
+struct Arm {
+    wall: Duration,
+    jvms: Duration,
+    ours: Duration,
+}
+
+/// A fixture JVM: its port, its pid, and how many times its JDWP agent
+/// said it listens (again, after each debugger lets go).
+struct Replica {
+    port: u16,
+    pid: u32,
+    listens: Arc<AtomicUsize>,
+}
+
+/// Waits until each of `jvms` listens again after a disconnect, `before`
+/// being their counts at the attach.
+async fn listening_again(jvms: &[Replica], before: &[usize]) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while jvms
+        .iter()
+        .zip(before)
+        .any(|(j, b)| j.listens.load(Ordering::SeqCst) <= *b)
+    {
+        assert!(Instant::now() < deadline, "a JVM did not listen again");
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// Attaches `jvms` as a group, arms the probe and disconnects, then
+/// waits until each listens again.
+async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
+    let ports: Vec<u16> = jvms.iter().map(|j| j.port).collect();
+    let pids: Vec<u32> = jvms.iter().map(|j| j.pid).collect();
+    let before: Vec<usize> = jvms.iter().map(|j| j.listens.load(Ordering::SeqCst)).collect();
+    let targets: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let r = server
+        .call("debug_attach", json!({"targets": targets}))
+        .await;
+    assert!(r.is_error != Some(true), "{}", text(&r));
+    let jvm_cpu = || pids.iter().map(|p| cpu_of(*p)).sum::<Duration>();
+    let (j0, o0, t0) = (jvm_cpu(), cpu_of(std::process::id()), Instant::now());
+    let r = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": "Replica", "line": line,
+                   "trace": true, "condition": "amount < 0", "engine": "probe"}),
+        )
+        .await;
+    let wall = t0.elapsed();
+    let (j1, o1) = (jvm_cpu(), cpu_of(std::process::id()));
+    let all = format!("{n} of {n} members answered", n = jvms.len());
+    assert!(text(&r).contains(&all), "{}", text(&r));
+    let r = server.call("debug_disconnect", json!({})).await;
+    assert!(r.is_error != Some(true), "{}", text(&r));
+    listening_again(jvms, &before).await;
+    Arm {
+        wall,
+        jvms: j1.saturating_sub(j0),
+        ours: o1.saturating_sub(o0),
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn row(what: &str, arms: &[Arm]) -> String {
+    let m = |f: fn(&Arm) -> Duration| median(arms.iter().map(f).collect());
+    format!(
+        "| {what} | {} | {} | {} | {} |",
+        ms(m(|a| a.wall)),
+        ms(arms.iter().map(|a| a.wall).min().unwrap_or_default()),
+        ms(m(|a| a.jvms)),
+        ms(m(|a| a.ours)),
+    )
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let (mut jvms, mut rounds, mut home) = (8usize, 5usize, None);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--jvms" => jvms = args.next().and_then(|v| v.parse().ok()).expect("--jvms N"),
+            "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).expect("--rounds N"),
+            "--jdk" => {
+                let v = args.next().expect("--jdk N");
+                home = Some(std::path::PathBuf::from(format!(
+                    "/usr/lib/jvm/temurin-{v}-jdk-amd64"
+                )));
+            }
+            "--bench" => {}
+            other => panic!("unknown argument {other:?} (accepted: --jvms N, --rounds N, --jdk N)"),
+        }
+    }
+    let mut children: Vec<Child> = Vec::new();
+    let mut replicas = Vec::new();
+    for _ in 0..jvms {
+        let listens = Arc::new(AtomicUsize::new(0));
+        let counter = listens.clone();
+        let (child, port) = support::start_fixture_feeding(
+            home.as_deref(),
+            "Replica",
+            "replica ready",
+            &["calm"],
+            support::free_port(),
+            move |l| {
+                if l.starts_with("Listening for transport") {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                }
+            },
+        );
+        replicas.push(Replica {
+            port,
+            pid: child.id(),
+            listens,
+        });
+        children.push(child);
+    }
+    let line = support::marked_line("Replica", "// LINE: charge");
+    let rt = jvmscope::actors::runtime::build().expect("runtime");
+    let (ones, groups) = rt.block_on(async {
+        let engine = jvmscope::actors::Engine::start(jvmscope::actors::EngineConfig::default())
+            .await
+            .expect("engine");
+        let server = JvmScope::new(engine.clone());
+        // One warm-up of each, so no round pays this process's first use.
+        arm(&server, &replicas[..1], line).await;
+        arm(&server, &replicas, line).await;
+        let (mut ones, mut groups) = (Vec::new(), Vec::new());
+        for r in 0..rounds {
+            let k = (r + 1) % jvms;
+            ones.push(arm(&server, &replicas[k..=k], line).await);
+            groups.push(arm(&server, &replicas, line).await);
+        }
+        engine.shutdown().await;
+        (ones, groups)
+    });
+    for mut c in children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let one = median(ones.iter().map(|a| a.wall).collect());
+    let group = median(groups.iter().map(|a| a.wall).collect());
+    support::report(&format!(
+        "group_arm: {jvms} calm Replica JVMs, {rounds} rounds, {} cores\n\n\
+         | arming a line probe | wall (median) | best | JVMs' CPU | jvmscope's CPU |\n\
+         |---|---:|---:|---:|---:|\n{}\n{}\n\n\
+         group of {jvms} against one: **{:.1}×** the wall time (goal ≤ 2×)",
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        row("one JVM", &ones),
+        row(&format!("group of {jvms}"), &groups),
+        group.as_secs_f64() / one.as_secs_f64().max(1e-9),
+    ));
+}
