@@ -81,7 +81,10 @@ async fn listening_again(jvms: &[Replica], before: &[usize]) {
 async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
     let ports: Vec<u16> = jvms.iter().map(|j| j.port).collect();
     let pids: Vec<u32> = jvms.iter().map(|j| j.pid).collect();
-    let before: Vec<usize> = jvms.iter().map(|j| j.listens.load(Ordering::SeqCst)).collect();
+    let before: Vec<usize> = jvms
+        .iter()
+        .map(|j| j.listens.load(Ordering::SeqCst))
+        .collect();
     let targets: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
     let r = server
         .call("debug_attach", json!({"targets": targets}))
@@ -136,7 +139,12 @@ fn main() {
     while let Some(a) = args.next() {
         match a.as_str() {
             "--jvms" => jvms = args.next().and_then(|v| v.parse().ok()).expect("--jvms N"),
-            "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).expect("--rounds N"),
+            "--rounds" => {
+                rounds = args
+                    .next()
+                    .and_then(|v| v.parse().ok())
+                    .expect("--rounds N")
+            }
             "--jdk" => {
                 let v = args.next().expect("--jdk N");
                 home = Some(std::path::PathBuf::from(format!(

@@ -3,8 +3,9 @@
 //! is named among the top three methods by self samples, by the flight
 //! recorder (its flame graph an SVG that names it, no recording of ours
 //! left running, the scratch file gone) and by the JDWP sampler (which
-//! states its hold); a duration over the bound and a misspelt argument
-//! are refused before anything runs.
+//! states its hold); a recording whose jvmscope dies by SIGKILL ends by
+//! itself; a duration over the bound and a misspelt argument are refused
+//! before anything runs.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -155,6 +156,49 @@ fn jdwp_sampling_names_the_burning_method_on_jdk17() {
 #[test]
 fn jdwp_sampling_names_the_burning_method_on_temurin25() {
     jdwp_profile(temurin25_required());
+}
+
+/// jvmscope killed with SIGKILL while the flight recorder records: the
+/// recording was started with a duration, so it ends by itself (the asked
+/// duration plus the margin), and the next attach finds every thread
+/// running.
+fn killed_mid_profile(java_home: PathBuf) {
+    use crate::support::poll_until_msg;
+    let jvm = burner(&java_home);
+    let server = crate::dump::attached(&jvm);
+    server.send(
+        &json!({"jsonrpc": "2.0", "id": 9001, "method": "tools/call",
+        "params": {"name": "debug_profile", "arguments": {"duration_ms": 1000}}}),
+    );
+    let ours = |c: &str| c.contains("jvmscope-");
+    poll_until_msg(Duration::from_secs(20), "our recording, running", || {
+        let check = jcmd(&java_home, jvm.pid(), "JFR.check");
+        ours(&check).then_some(())
+    });
+    server.kill();
+    // 1 s asked plus the self-stop margin, and time for the JVM to stop it.
+    let limit =
+        Duration::from_secs(1) + jvmscope::actors::SELF_STOP_MARGIN + Duration::from_secs(10);
+    poll_until_msg(limit, "the recording to end by itself", || {
+        let check = jcmd(&java_home, jvm.pid(), "JFR.check");
+        (!ours(&check)).then_some(())
+    });
+    let next = Server::spawn();
+    next.initialize();
+    let port = jvm.listening_port(2, Duration::from_secs(20));
+    next.call("debug_attach", json!({"port": port})).expect_ok();
+    crate::dump::assert_none_suspended(&next);
+    assert!(jvm.is_alive());
+}
+
+#[test]
+fn a_recording_ends_by_itself_after_a_sigkill_on_jdk17() {
+    killed_mid_profile(default_java_home());
+}
+
+#[test]
+fn a_recording_ends_by_itself_after_a_sigkill_on_temurin25() {
+    killed_mid_profile(temurin25_required());
 }
 
 /// Bad input is refused before any session is looked for.
