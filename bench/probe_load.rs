@@ -498,15 +498,7 @@ async fn arm(h: &SessionHandle, shape: &Shape, probe: Probe, hot: u32) -> Result
     let call = start.elapsed();
     let id = report.point.context("a stop point")?.id;
     let mut first = None;
-    if matches!(
-        probe,
-        Probe::Capture
-            | Probe::CaptureCallers
-            | Probe::Exit
-            | Probe::FieldWrite
-            | Probe::ExitDefault
-            | Probe::FieldDefault
-    ) {
+    if probe.records() {
         while start.elapsed() < Duration::from_secs(5) {
             if view(h, &id).await.is_some_and(|p| p.captured > 0) {
                 first = Some(start.elapsed());
@@ -581,25 +573,17 @@ async fn run(s: &Settings) -> Result<String> {
         let mut phases = Vec::new();
         for probe in s.probes.iter().copied() {
             if let Some(sampler) = probe.sampler() {
-                // Recording across the settling and the window, and a
-                // little after, so the window sees only the recording.
-                let whole = s.settle + s.measure + Duration::from_millis(500);
-                let recording = profile::start(&session, sampler, whole);
-                tokio::time::sleep(s.settle).await;
-                let p = measure(&fixture, None, s.measure).await?;
-                let line = profile::summary(&recording.await??);
-                say(&format!(
-                    "round {}: {}: {:.0} calls/s, the JVM on {:.2} cores, jvmscope {:.0}% of a core\n  {line}",
-                    round + 1,
-                    probe.name(),
-                    p.rate,
-                    p.jvm_cpu,
-                    p.ours_cpu * 100.0,
-                ));
-                profiles.push(format!("- {}, round {}: {line}", probe.name(), round + 1));
+                let (p, base) = profile::phase(
+                    &fixture,
+                    &session,
+                    s,
+                    sampler,
+                    (probe, round),
+                    &mut profiles,
+                )
+                .await?;
                 phases.push((probe, p));
-                tokio::time::sleep(s.settle).await;
-                bases.push(measure(&fixture, None, s.measure).await?);
+                bases.push(base);
                 continue;
             }
             fixture.mark(&format!("arming {}", probe.name()));
@@ -621,12 +605,7 @@ async fn run(s: &Settings) -> Result<String> {
                 p.ours_cpu * 100.0,
                 p.steal * 100.0
             ));
-            if s.shape.named
-                && matches!(
-                    probe,
-                    Probe::Exit | Probe::FieldWrite | Probe::ExitDefault | Probe::FieldDefault
-                )
-            {
+            if s.shape.named && probe.records_values() {
                 let c = check_values(&session, &id).await?;
                 say(&format!(
                     "  values: {} snapshots read, {} name a call of their thread in order, {} do \
@@ -635,15 +614,7 @@ async fn run(s: &Settings) -> Result<String> {
                 ));
                 checks.push((probe, c));
             }
-            if matches!(
-                probe,
-                Probe::Capture
-                    | Probe::CaptureCallers
-                    | Probe::Exit
-                    | Probe::FieldWrite
-                    | Probe::ExitDefault
-                    | Probe::FieldDefault
-            ) {
+            if probe.records() {
                 let t = settled_counts(&fixture, &session, &id, probe).await?;
                 say(&format!(
                     "  counters, workers parked: {} calls, {} captured + {} dropped = {}",

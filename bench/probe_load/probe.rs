@@ -216,6 +216,19 @@ impl Probe {
         }
     }
 
+    /// Whether it records every call (its counters must add up).
+    pub fn records(self) -> bool {
+        self == Probe::Capture || self == Probe::CaptureCallers || self.records_values()
+    }
+
+    /// Whether each record holds the value the call wrote or returned.
+    pub fn records_values(self) -> bool {
+        matches!(
+            self,
+            Probe::Exit | Probe::FieldWrite | Probe::ExitDefault | Probe::FieldDefault
+        )
+    }
+
     /// The sampler of a profile phase, which arms no stop point.
     pub fn sampler(self) -> Option<Sampler> {
         match self {

@@ -9,11 +9,45 @@ use tokio::task::JoinHandle;
 
 use jvmscope::actors::{ProfileSpec, ProfileView, Sampler, SamplerChoice, SessionHandle};
 
+use super::{Fixture, Phase, Probe, Settings, measure, say};
+
+/// One profile phase of round `round`: records across the settling and
+/// the window (and a little after, so the window sees only the
+/// recording), then lets the program settle and measures it alone. The
+/// phase and the unprobed window after it; the profile's own account
+/// goes to `said`.
+pub async fn phase(
+    fixture: &Fixture,
+    session: &SessionHandle,
+    s: &Settings,
+    sampler: Sampler,
+    (probe, round): (Probe, usize),
+    said: &mut Vec<String>,
+) -> Result<(Phase, Phase)> {
+    let whole = s.settle + s.measure + Duration::from_millis(500);
+    let recording = start(session, sampler, whole);
+    tokio::time::sleep(s.settle).await;
+    let p = measure(fixture, None, s.measure).await?;
+    let line = summary(&recording.await??);
+    say(&format!(
+        "round {}: {}: {:.0} calls/s, the JVM on {:.2} cores, jvmscope {:.0}% of a core\n  {line}",
+        round + 1,
+        probe.name(),
+        p.rate,
+        p.jvm_cpu,
+        p.ours_cpu * 100.0,
+    ));
+    said.push(format!("- {}, round {}: {line}", probe.name(), round + 1));
+    tokio::time::sleep(s.settle).await;
+    let base = measure(fixture, None, s.measure).await?;
+    Ok((p, base))
+}
+
 /// A profile being recorded.
-pub type Recording = JoinHandle<Result<ProfileView>>;
+type Recording = JoinHandle<Result<ProfileView>>;
 
 /// Starts profiling the session's JVM with `sampler` for `d`.
-pub fn start(h: &SessionHandle, sampler: Sampler, d: Duration) -> Recording {
+fn start(h: &SessionHandle, sampler: Sampler, d: Duration) -> Recording {
     let h = h.clone();
     tokio::spawn(async move {
         h.profile(ProfileSpec {
@@ -26,7 +60,7 @@ pub fn start(h: &SessionHandle, sampler: Sampler, d: Duration) -> Recording {
 }
 
 /// What the profile cost and found, one line.
-pub fn summary(v: &ProfileView) -> String {
+fn summary(v: &ProfileView) -> String {
     let samples = v.profile.total();
     let top = v
         .profile
