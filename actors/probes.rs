@@ -30,7 +30,7 @@ pub use book::{ProbesBook, ProbesHandle, ProbesMsg};
 pub use drain::spawn_drain;
 pub use install::{install, probe_site};
 pub use leftovers::{Leftover, LeftoverOutcome, restore_leftovers};
-pub use restore::{remove, restore_all};
+pub use restore::{Removed, remove, restore_all};
 pub use switch::switch;
 pub use trap::sync_trap;
 

@@ -16,15 +16,26 @@ use crate::jdwp::{ReferenceTypeId, Value};
 use crate::jvm::classes::ClassCache;
 use crate::model::stale;
 
+/// What taking one probe out did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removed {
+    /// The book knew the stop point as a probe.
+    pub known: bool,
+    /// Classes that changed since the probe went in (their code no longer
+    /// calls its helper: a reload, another tool) and were left as they
+    /// run now, rather than given back code that would undo that change.
+    pub left_alone: Vec<String>,
+}
+
 /// Removes the probe of stop point `id` from the JVM. `keep` keeps its
-/// definition in the book (a toggle off). Returns whether there was one.
+/// definition in the book (a toggle off).
 pub async fn remove(
     conn: &ConnectionHandle,
     classes: &ClassCache,
     probes: &ProbesHandle,
     id: &str,
     keep: bool,
-) -> Result<bool, ProbeRefusal> {
+) -> Result<Removed, ProbeRefusal> {
     let point = probes.point(id).await;
     let known = point.is_some();
     let live = match point.and_then(|p| p.live) {
@@ -36,16 +47,26 @@ pub async fn remove(
         if !keep {
             probes.disarmed(id, false).await;
         }
-        return Ok(known);
+        return Ok(Removed {
+            known,
+            left_alone: Vec::new(),
+        });
     };
     switch_off(conn, &live, false).await;
     // Every class it is in goes back in one redefinition: without it, or
-    // to its original bytes where it was the last probe.
+    // to its original bytes where it was the last probe; a class whose
+    // code no longer calls the helper keeps what it runs.
+    let helper = [live.helper_name.replace('.', "/")];
     let mut defs = Vec::new();
+    let mut left_alone = Vec::new();
     for target in live.classes() {
         let Some(class) = probes.class(target).await else {
             continue;
         };
+        if still_probed(conn, classes, target, &helper).await == Some(false) {
+            left_alone.push(class.name.clone());
+            continue;
+        }
         let rest = probes.specs_in(target, Some(id)).await;
         let classfile = if rest.is_empty() {
             class.original.as_ref().clone()
@@ -57,10 +78,14 @@ pub async fn remove(
             classfile,
         });
     }
-    let sent = conn
-        .send(&RedefineClasses { classes: defs })
-        .await
-        .map_err(ProbeRefusal::Jdwp);
+    let sent = match defs.is_empty() {
+        true => Ok(()),
+        false => conn
+            .send(&RedefineClasses { classes: defs })
+            .await
+            .map(|_| ())
+            .map_err(ProbeRefusal::Jdwp),
+    };
     for target in live.classes() {
         classes.invalidate(target);
     }
@@ -69,7 +94,10 @@ pub async fn remove(
     // Its class runs without it now; where other probes stay, their
     // helpers hold the same original bytes, so this one claims nothing.
     mark_restored(conn, &live).await;
-    Ok(true)
+    Ok(Removed {
+        known: true,
+        left_alone,
+    })
 }
 
 /// Puts every instrumented class back and switches every helper off

@@ -157,10 +157,17 @@ impl SessionHandle {
 
     /// Clears a stop point or a family; a probe leaves its class first.
     pub async fn clear_stop(&self, id: &str) -> Result<ClearReport, ArmError> {
+        let mut left = None;
         if self.probes().is_probe(id).await {
-            probes::remove(self.connection(), self.classes(), self.probes(), id, false).await?;
+            let removed =
+                probes::remove(self.connection(), self.classes(), self.probes(), id, false).await?;
+            left = left_alone(removed);
         }
-        self.stop_points().clear(id).await
+        let mut report = self.stop_points().clear(id).await?;
+        if left.is_some() {
+            report.note = left;
+        }
+        Ok(report)
     }
 
     /// Clears every stop point, probes first.
@@ -197,7 +204,9 @@ impl SessionHandle {
             self.stop_points().mark(id, StopState::Armed).await;
             probes::sync_trap(self, self.probes(), id).await?;
         } else if !want && is_on {
-            probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
+            let removed =
+                probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
+            notes.extend(left_alone(removed));
             self.stop_points().mark(id, StopState::Disabled).await;
             probes::sync_trap(self, self.probes(), id).await?;
         }
@@ -235,8 +244,11 @@ impl SessionHandle {
         let rearm = was_on || spent;
         let mut spec = spec;
         spec.engine = point.spec.engine;
+        let mut left = None;
         if was_on {
-            probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
+            let removed =
+                probes::remove(self.connection(), self.classes(), self.probes(), id, true).await?;
+            left = left_alone(removed);
         }
         let fits = probe_site(&spec);
         let installed = match fits {
@@ -246,7 +258,7 @@ impl SessionHandle {
             Ok(_) => Ok(None),
             Err(e) => Err(e),
         };
-        let notes = match installed {
+        let mut notes = match installed {
             Ok(done) => {
                 self.probes().respec(id, spec.clone()).await;
                 done.map(|i| {
@@ -273,6 +285,7 @@ impl SessionHandle {
         } else {
             StopState::Disabled
         };
+        notes.extend(left);
         self.stop_points().mark_as(id, state, Some(spec)).await;
         probes::sync_trap(self, self.probes(), id).await?;
         let point = self.stop_points().view(id).await;
@@ -282,6 +295,14 @@ impl SessionHandle {
             notes,
         })
     }
+}
+
+/// The note for a probe taken out of classes that changed since it went
+/// in, which were left as they run.
+fn left_alone(removed: probes::Removed) -> Option<ArmNote> {
+    (!removed.left_alone.is_empty()).then(|| ArmNote::LeftAlone {
+        class: removed.left_alone.join(", "),
+    })
 }
 
 /// A suspending stop point with no condition on a line or an entry: it

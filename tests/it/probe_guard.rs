@@ -1,7 +1,9 @@
 //! A probe is guarded like a wire stop point and leaves nothing behind
 //! (JDK 17 and Temurin 25, over MCP): a probe the JVM refuses, on the
 //! agent's word or on the overhead guard's switch, leaves no helper that
-//! a later attach would "restore" over a reload; a condition that keeps
+//! a later attach would "restore" over a reload, and clearing a probe
+//! whose class another tool redefined meanwhile leaves that class alone;
+//! a condition that keeps
 //! throwing in the JVM disables its probe, with the last error listed; a
 //! probe that costs the application more than its budget is paused and
 //! its class restored; and a probe whose lease lapsed while jvmscope was
@@ -238,6 +240,98 @@ fn a_leftover_whose_class_changed_since_is_left_alone(java_home: PathBuf) {
     next.call("debug_disconnect", json!({})).expect_ok();
 }
 
+/// A jar holding the `RedefineAgent` fixture as its agent, built in
+/// `dir` with the `jar` of `java_home`.
+fn agent_jar(java_home: &Path, dir: &Path) -> PathBuf {
+    let manifest = dir.join("agent.mf");
+    std::fs::write(
+        &manifest,
+        "Agent-Class: RedefineAgent\nCan-Redefine-Classes: true\n",
+    )
+    .expect("manifest");
+    let jar = dir.join("agent.jar");
+    let status = std::process::Command::new(java_home.join("bin/jar"))
+        .arg("cfm")
+        .args([&jar, &manifest])
+        .arg("-C")
+        .arg(fixtures())
+        .arg("RedefineAgent.class")
+        .status()
+        .expect("run jar");
+    assert!(status.success());
+    jar
+}
+
+/// A probe is cleared after a tool inside the JVM (a Java agent, loaded
+/// through the attach socket while jvmscope stays attached) redefined its
+/// class: the clear leaves the class as it runs and says so, rather than
+/// putting back the bytes from before.
+fn a_cleared_probe_leaves_a_class_changed_since_alone(java_home: PathBuf) {
+    let jvm = Jvm::start(
+        REFUSED,
+        JvmOpts {
+            java_home: Some(java_home.clone()),
+            ..JvmOpts::default()
+        },
+    );
+    jvm.wait_for_line("probe refused started", WAIT);
+    let (server, _) = attach(jvm.port());
+    let armed = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": REFUSED,
+                   "line": line_of("ProbeRefused.java", "after-catch"), "engine": "probe"}),
+        )
+        .expect_ok();
+    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    let id = first_id(&armed);
+
+    let scratch = crate::code::Scratch::new("probe-agent");
+    let out = scratch.path("classes");
+    compile(&out, "v2", "-g");
+    let jar = agent_jar(&java_home, &scratch.path(""));
+    let since = jvm.line_count();
+    let loaded = std::process::Command::new(java_home.join("bin/jcmd"))
+        .arg(jvm.pid().to_string())
+        .arg("JVMTI.agent_load")
+        .arg(&jar)
+        .arg(format!(
+            "{REFUSED},{}",
+            out.join("ProbeRefused.class").display()
+        ))
+        .output()
+        .expect("run jcmd");
+    assert!(loaded.status.success(), "{loaded:?}");
+    jvm.wait_for_line_since(since, |l| l == "redefined by agent ProbeRefused", WAIT);
+    jvm.wait_for_line_since(since, |l| l.starts_with("v2 "), WAIT);
+
+    let cleared = server
+        .call(
+            "debug_update_stop_point",
+            json!({"kind": "clear", "id": id}),
+        )
+        .expect_ok();
+    assert!(
+        cleared.text.contains(&format!("LEFT ALONE: {REFUSED}")),
+        "{}",
+        cleared.text
+    );
+    let since = jvm.line_count();
+    let (at, _) = jvm.wait_for_line_since(since, |l| l.starts_with("v2 "), WAIT);
+    let (more, _) = jvm.wait_for_line_since(at + 1, |l| l.starts_with("v2 "), WAIT);
+    let after: Vec<String> = jvm
+        .lines()
+        .into_iter()
+        .skip(at)
+        .take(more + 1 - at)
+        .collect();
+    assert!(
+        after.iter().all(|l| !l.starts_with("v1 ")),
+        "v1 came back: {after:?}"
+    );
+    server.call("debug_disconnect", json!({})).expect_ok();
+}
+
 fn load(java_home: Option<PathBuf>) -> Jvm {
     let jvm = Jvm::start(
         "ProbeLoad",
@@ -347,4 +441,6 @@ crate::support::on_both_jdks! {
         a_costly_probe_is_paused_by_the_overhead_guard_temurin25;
     a_probe_whose_lease_lapsed_records_again: a_probe_whose_lease_lapsed_records_again_jdk17,
         a_probe_whose_lease_lapsed_records_again_temurin25;
+    a_cleared_probe_leaves_a_class_changed_since_alone: a_cleared_probe_leaves_a_class_changed_since_alone_jdk17,
+        a_cleared_probe_leaves_a_class_changed_since_alone_temurin25;
 }

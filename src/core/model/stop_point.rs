@@ -691,6 +691,11 @@ pub enum ArmNote {
     },
     /// It was spent: the JVM had already deleted its request.
     WasSpent,
+    /// A probe's class changed since the probe went in (a reload, another
+    /// tool): taking the probe out left the class as it runs now.
+    LeftAlone {
+        class: String,
+    },
     /// It is disabled: a new definition applies when it is re-armed.
     AppliesWhenReArmed,
     /// This suspending stop point shares locations with a trace, whose

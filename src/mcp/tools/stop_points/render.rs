@@ -86,6 +86,10 @@ pub fn arm_note(n: &ArmNote) -> String {
             *pause_us as f64 / 1000.0
         ),
         ArmNote::WireChosen { why } => format!("WIRE: no probe: {why}"),
+        ArmNote::LeftAlone { class } => format!(
+            "LEFT ALONE: {class} changed since the probe went in (its code no longer calls the \
+             probe: a reload or another tool), so it keeps what it runs now"
+        ),
         ArmNote::RunsInterpreted => "COST: while this is armed over the wire, HotSpot runs every \
              thread interpreted (method-exit and field events), whatever the class"
             .into(),
