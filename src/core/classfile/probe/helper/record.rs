@@ -196,7 +196,7 @@ pub fn rec(
     store_columns(g, &mut a, plan, &r, l, ring)?;
     publish(&mut a, &r, l, spec.site == Site::Exit, done);
     a.bind(done);
-    cost_and_errors(&mut a, &r, l, ret, handler);
+    cost_and_errors(&mut a, &r, l, [done, ret, handler]);
     a.handler(try_from, done, handler, 0);
     let desc = rec_descriptor(plan);
     g.method(
@@ -317,12 +317,13 @@ fn publish(a: &mut Asm, r: &RecRefs, l: RecLocals, timed: bool, done: Label) {
 }
 
 /// Outside the try: the sampled cost, the return, and the handler that
-/// counts an error and keeps it. A sample is the time between two clock
+/// counts an error, keeps it and samples the call like any other (a
+/// condition that throws costs what it ran before throwing). A sample is the time between two clock
 /// reads, which holds one read; a third read right after the second
 /// times that read, summed apart (`costClock`): the listing shows the
 /// probe's own time, the overhead guard charges the whole sample. Each is
 /// capped at [`SAMPLE_CAP_NS`].
-fn cost_and_errors(a: &mut Asm, r: &RecRefs, l: RecLocals, ret: Label, handler: Label) {
+fn cost_and_errors(a: &mut Asm, r: &RecRefs, l: RecLocals, [sample, ret, handler]: [Label; 3]) {
     a.op(Kind::Long.load(l.t));
     a.op(I::Lconst_0);
     a.op(I::Lcmp);
@@ -360,5 +361,6 @@ fn cost_and_errors(a: &mut Asm, r: &RecRefs, l: RecLocals, ret: Label, handler: 
     a.op(I::Putstatic(r.errors));
     a.op(Kind::Ref.load(l.e));
     a.op(I::Putstatic(r.last_error));
-    a.jump(I::Goto, ret);
+    // A call whose condition threw cost what it ran: it is sampled too.
+    a.jump(I::Goto, sample);
 }
