@@ -176,6 +176,18 @@ impl Jvm {
         self.link.life.died().await
     }
 
+    /// The error for a part of the session that stopped answering: that
+    /// it is gone, with why, once its death is known (waited for a
+    /// moment: the connection's reader may not have seen it yet), else
+    /// that it did not answer `what`.
+    pub async fn not_answering(&self, what: &str) -> SessionError {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), self.died()).await;
+        match self.dead_reason() {
+            Some(reason) => self.gone(reason),
+            None => SessionError::Unresponsive(what.to_string()),
+        }
+    }
+
     /// The last events, one line each, for diagnosis.
     pub fn recent_events(&self) -> Vec<crate::model::recent::RecentEvent> {
         self.link.bus.recent_events()

@@ -363,6 +363,12 @@ impl StopPointsHandle {
     pub async fn list(&self) -> Listing {
         ractor::call!(self.actor, StopPointsMsg::List).unwrap_or_default()
     }
+
+    /// The listing, or `None` when the registry no longer answers (its
+    /// session is ending): an empty listing would say "no stop points".
+    pub async fn try_list(&self) -> Option<Listing> {
+        ractor::call!(self.actor, StopPointsMsg::List).ok()
+    }
 }
 
 /// What the StopPoints actor starts from.

@@ -192,6 +192,9 @@ fn group_member_killed_is_named_and_disconnect_restores_the_rest() {
     // after the kill.
     let listed = crate::support::poll_until_msg(WAIT, "the killed member named gone", || {
         let l = server.call("debug_list_stop_points", json!({})).expect_ok();
+        // Meanwhile it is never said to have no stop points.
+        let dying = section(&l.text, &label(&doomed));
+        assert!(!dying.contains("No stop points"), "{}", l.text);
         l.text.contains("2 of 3 members answered").then_some(l)
     });
     let text = &listed.text;

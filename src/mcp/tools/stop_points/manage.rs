@@ -99,7 +99,9 @@ pub(super) fn manage_routes() -> Vec<Route> {
 async fn list(ctx: Ctx, call: Call<ListParams>) -> Reply {
     let p = call.params?;
     let handle = ctx.live(p.session_id.as_deref())?;
-    let listing = handle.stop_points().list().await;
+    let Some(listing) = handle.stop_points().try_list().await else {
+        return Err(handle.not_answering("the stop-point registry").await.into());
+    };
     if p.export == Some(true) {
         let (text, calls) = export::export(&listing);
         let data = StopPoints {
