@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::fake_jdwp::{Behaviour, FakeJdwp, FakeOpts, Step};
-use crate::support::free_port;
 use crate::support::mcp::{Server, ToolReply};
 use crate::support::text::session_id;
 
@@ -61,7 +60,10 @@ fn a_silent_port_is_not_jdwp_within_the_timeout() {
 
 #[test]
 fn a_refused_connection_names_host_and_port() {
-    let port = free_port();
+    // Bound and never listening for the whole test: no other test's
+    // server can be handed it meanwhile.
+    let refused = crate::support::refused_port();
+    let port = refused.port;
     let server = server();
     let reply = attach(&server, port, 1000).expect_tool_error();
     assert!(
