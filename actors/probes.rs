@@ -18,6 +18,7 @@ mod helper;
 mod install;
 mod lease;
 mod leftovers;
+mod paths;
 mod restore;
 mod snapshot;
 mod switch;

@@ -382,6 +382,7 @@ async fn read_records(
         let location = super::snapshot::site_of(probe, row_p, row_r, &sites);
         let mut locals = super::arguments::named(probe, row_r, &arguments, &location);
         locals.extend(columns(probe, &labels, row_p, row_r, &shown));
+        details.extend(super::snapshot::path_details(probe, &mut locals));
         details.extend(super::snapshot::write_details(probe, &locals));
         if let Some(gap) = super::snapshot::callers_gap(probe, row_r) {
             details.push(("callers".to_string(), gap));

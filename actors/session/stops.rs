@@ -80,6 +80,12 @@ impl SessionHandle {
             },
             Err(e) => e,
         };
+        // A trace expression a probe cannot compute is the agent's to
+        // rephrase, or to ask the wire for by name: `auto` does not leave
+        // it to the wire, whose holds a hot path would pay for.
+        if why.is_trace_expr() {
+            return Err(ArmError::Probe(why));
+        }
         if only_a_probe_can(&spec.target) {
             return Err(ArmError::ProbeOnly(why));
         }

@@ -92,6 +92,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
         callers: 2,
         stats: false,
         callees: false,
+        paths: Vec::new(),
     }
 }
 

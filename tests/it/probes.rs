@@ -8,10 +8,13 @@
 //! killed server's probe switches itself off when its lease lapses; a
 //! burst that overflows the ring is counted call for call;
 //! read-only refuses `engine: "probe"` and `auto` falls back to the wire
-//! saying why; and each place a probe cannot go is refused with its reason.
+//! saying why; each place a probe cannot go is refused with its reason;
+//! and trace expressions that are field paths are read by the probe
+//! (`paths.rs`).
 
 pub(crate) mod callees;
 mod captures;
+mod paths;
 pub(crate) mod stats;
 mod timing;
 mod writers;
