@@ -15,7 +15,7 @@ use crate::door::Jvm;
 use crate::error::ProbeRefusal;
 use crate::expr::Span;
 use crate::jdwp::{ObjectId, ReferenceTypeId};
-use crate::model::signature::java_name;
+use crate::model::signature::{class_internal_name, java_name};
 
 /// `ACC_PUBLIC` and `ACC_PROTECTED` of a class's modifiers: a protected
 /// nested class is public in its class file, which is what the JVM checks.
@@ -106,10 +106,7 @@ async fn step(
     if descriptor.starts_with('[') && name == "length" {
         return Ok(StepRead::Length);
     }
-    let Some(internal) = descriptor
-        .strip_prefix('L')
-        .and_then(|d| d.strip_suffix(';'))
-    else {
+    let Some(internal) = class_internal_name(descriptor) else {
         return Ok(StepRead::Unresolved(Unresolved::NotAnObject {
             descriptor: descriptor.to_string(),
         }));
@@ -130,10 +127,7 @@ async fn step(
             .send(&crate::jdwp::reference_type::Modifiers { ref_type: class })
             .await?;
         let info = classes.info(declaring).await?;
-        let declaring_name = info
-            .signature
-            .strip_prefix('L')
-            .and_then(|d| d.strip_suffix(';'))
+        let declaring_name = class_internal_name(&info.signature)
             .unwrap_or_default()
             .to_string();
         return Ok(StepRead::Field(FieldAt {

@@ -283,9 +283,12 @@ fn site_reads_first(class: &ClassFile<'_>, p: &FieldPath) -> Option<(String, boo
 pub(super) fn bases(
     class: &ClassFile<'_>,
     spec: &ProbeSpec,
-    in_static: bool,
+    sites: &std::collections::BTreeMap<usize, Vec<u16>>,
     columns: &mut Vec<Column>,
 ) -> Result<(), Refusal> {
+    let in_static = sites
+        .keys()
+        .any(|m| super::is_static(class.methods[*m].access_flags));
     if !spec.paths.is_empty() && spec.method.is_none() && spec.site == Site::Exit {
         let p = &spec.paths[0];
         return Err(refuse(
@@ -489,17 +492,17 @@ fn unresolved(u: &Unresolved, before: &str, name: &str, owner: &str) -> String {
 pub fn readable(f: &FieldAt, name: &str, helper_package: &str) -> Result<(), String> {
     let same = |class: &str, in_loader: bool| in_loader && package(class) == helper_package;
     let field = format!("{}.{name}", java(&f.declaring));
+    if f.is_private() {
+        return Err(format!(
+            "{field} is private: only {} itself reads it",
+            java(&f.declaring)
+        ));
+    }
     if !f.class_public && !same(&f.class, f.class_in_loader) {
         return Err(format!(
             "{} is not public and not in the probe's runtime package ({})",
             java(&f.class),
             shown_package(helper_package)
-        ));
-    }
-    if f.is_private() {
-        return Err(format!(
-            "{field} is private: only {} itself reads it",
-            java(&f.declaring)
         ));
     }
     if f.modifiers & 0x1 != 0 || same(&f.declaring, f.declaring_in_loader) {

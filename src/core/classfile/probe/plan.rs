@@ -100,11 +100,10 @@ impl Plan {
     pub fn pushed_all(&self) -> Vec<&Column> {
         self.columns
             .iter()
-            .filter(|c| {
-                !matches!(
-                    c.source,
-                    Source::Callers | Source::Path { .. } | Source::PathNull(_)
-                ) && !(c.source == Source::Old && self.old_static.is_some())
+            .filter(|c| match c.source {
+                Source::Callers | Source::Path { .. } | Source::PathNull(_) => false,
+                Source::Old => self.old_static.is_none(),
+                _ => true,
             })
             .collect()
     }
@@ -209,8 +208,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
     if let Some(c) = &spec.condition {
         condition_fields(class, spec, c, &sites, &mut columns)?;
     }
-    let in_static = sites.keys().any(|m| is_static_method(class, *m));
-    super::paths::bases(class, spec, in_static, &mut columns)?;
+    super::paths::bases(class, spec, &sites, &mut columns)?;
     if spec.site == Site::Exit {
         if returns != "V" {
             columns.push(column("returnValue", &returns, Source::Returned, true));

@@ -756,3 +756,4 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
 }
 
 mod callees;
+mod paths;
