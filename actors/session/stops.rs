@@ -66,13 +66,13 @@ impl SessionHandle {
         if spec.engine == Engine::Wire || (spec.engine == Engine::Auto && wire_suits(&spec)) {
             return self.arm_wire(spec, max_classes, Vec::new()).await;
         }
-        let fits = probe_site(&spec).and_then(|_| {
-            if self.read_only() {
-                Err(ProbeRefusal::ReadOnly { action: "a probe" })
-            } else {
-                Ok(())
-            }
-        });
+        // Read-only first: where no probe can go at all, an expression
+        // only the wire computes is the wire's.
+        let fits = if self.read_only() {
+            Err(ProbeRefusal::ReadOnly { action: "a probe" })
+        } else {
+            probe_site(&spec).map(|_| ())
+        };
         let why = match fits {
             Ok(()) => match self.arm_probe(&spec).await {
                 Ok(report) => return Ok(report),

@@ -319,11 +319,11 @@ pub(super) fn bases(
                 };
                 columns.push(column(&n, &d, Source::Field { name, is_static }, false));
             }
-            if !is_static && in_static {
+            if !is_static && (in_static || super::plan::before_super(class, sites)) {
                 return Err(refuse(
                     p,
                     p.steps[0].column,
-                    "an instance field, and the site is in a static method",
+                    "an instance field, and a site is in a static method or before super()",
                 ));
             }
             continue;
@@ -339,17 +339,11 @@ pub(super) fn bases(
                 "the site is in a static method, which has no this",
             ));
         }
-        if !columns
-            .iter()
-            .any(|c| c.name == "this" && c.source == Source::Local(0))
-        {
+        if !has_this(columns) {
+            // A write probe adds its `this` later, where it has one
+            // ([`values`] checks).
             if matches!(spec.site, Site::FieldWrite { .. }) {
-                let at = p.steps.first().map_or(1, |s| s.column);
-                return Err(refuse(
-                    p,
-                    at,
-                    "a write probe has this only when every write is in an instance method, after super()",
-                ));
+                continue;
             }
             columns.push(column(
                 "this",
@@ -377,7 +371,15 @@ pub(super) fn values(
                 None if matches!(p.steps.first(), Some(PathStep { read: StepRead::Field(f), .. }) if f.is_static()) => {
                     (None, 0)
                 }
-                None => (Some("this".to_string()), 0),
+                None if has_this(columns) => (Some("this".to_string()), 0),
+                None => {
+                    let at = p.steps.first().map_or(1, |s| s.column);
+                    return Err(refuse(
+                        p,
+                        at,
+                        "a write probe has this only when every write is in an instance method, after super(), in one class",
+                    ));
+                }
             },
         };
         let descriptor = match (p.steps.last(), &p.base) {
@@ -407,6 +409,13 @@ pub(super) fn values(
         }
     }
     Ok(())
+}
+
+/// Whether the site passes `this`.
+fn has_this(columns: &[Column]) -> bool {
+    columns
+        .iter()
+        .any(|c| c.name == "this" && c.source == Source::Local(0))
 }
 
 /// The column a named head is in (a bound value by its source: the

@@ -739,7 +739,7 @@ pub fn super_call(class: &ClassFile<'_>, code: &[Instruction]) -> Option<usize> 
 
 /// Whether a site is in a constructor at or before its `super()` call,
 /// where `this` may not be read.
-fn before_super(class: &ClassFile<'_>, sites: &BTreeMap<usize, Vec<u16>>) -> bool {
+pub(super) fn before_super(class: &ClassFile<'_>, sites: &BTreeMap<usize, Vec<u16>>) -> bool {
     sites.iter().any(|(m, at)| {
         utf8(class, class.methods[*m].name_index) == "<init>"
             && code_of(&class.methods[*m].attributes)

@@ -346,3 +346,41 @@ fn what_the_helper_may_not_read_is_refused_naming_the_expression_and_the_column(
         "{r}"
     );
 }
+
+#[test]
+fn a_write_probe_reads_paths_from_the_written_value_and_from_this_only_where_it_has_one() {
+    let bytes = bytes_of("release17/Probed");
+    let write = |paths| ProbeSpec {
+        method: None,
+        site: Site::FieldWrite {
+            owner: "Probed".into(),
+            name: "name".into(),
+            descriptor: "Ljava/lang/String;".into(),
+            writers: Vec::new(),
+        },
+        ..spec(("", ""), Site::Entry, paths)
+    };
+    let new = Named("newValue", "Ljava/lang/String;");
+    let h = helper_class(
+        bytes,
+        &write(vec![path(0, "newValue", new.base(), Vec::new())]),
+    )
+    .expect("a helper");
+    assert!(names(&h).contains(&"expr[0] newValue"), "{:?}", names(&h));
+    // `name` is written in a constructor: no site has a `this` to read.
+    let tiny = field("Probed", "Probed", "B", 0);
+    let r = instrument(
+        bytes,
+        &[write(vec![path(
+            0,
+            "this.tiny",
+            PathBase::This,
+            vec![("tiny", tiny)],
+        )])],
+    )
+    .expect_err("refused");
+    assert!(
+        matches!(&r, Refusal::TraceExpr { why, .. } if why.contains("a write probe has this only")),
+        "{r}"
+    );
+}
