@@ -59,7 +59,7 @@ pub(super) fn set_routes() -> Vec<Route> {
                     loaded class goes into its bytecode as a probe (engine auto): no hold \
                     per hit. A probe records a trace_expr that is a local, this or a field \
                     path from one (o.kind, this.cfg.mode), null-safe, read only for a \
-                    recorded hit; it refuses any other (a call, arithmetic, a private field \
+                    hit that passes the condition; it refuses any other (a call, arithmetic, a private field \
                     of another class), naming the column, and engine \"wire\" evaluates it.",
                 ),
             ),
