@@ -95,7 +95,10 @@ pub fn spawn_drain(session: Jvm, probes: ProbesHandle) {
             // One question to the book per round, answered with copies.
             let live = probes.live().await;
             cursors.retain(|id, c| live.iter().any(|(l, p)| l == id && p.helper == c.helper));
-            for (id, probe) in live {
+            for (id, probe) in live
+                .into_iter()
+                .filter(|(id, _)| !id.starts_with(super::PENDING))
+            {
                 let cursor = cursors
                     .entry(id.clone())
                     .or_insert_with(|| Cursor::new(probe.helper));

@@ -120,7 +120,11 @@ impl SessionHandle {
         // The id comes from the registry; the probe is installed first and
         // the point adopted only when it is in, so a refusal leaves nothing.
         let stats = std::sync::Arc::new(crate::stop_points::routes::Stats::default());
-        let pending = format!("pending-{}", self.probes().helper_name("p").await?);
+        let pending = format!(
+            "{}{}",
+            probes::PENDING,
+            self.probes().helper_name("p").await?
+        );
         let installed = probes::install(self, self.probes(), &pending, spec, stats.clone()).await?;
         let notes = vec![ArmNote::ProbeArmed {
             pause_us: installed.pause.as_micros() as u64,

@@ -2,10 +2,12 @@
 // kind (an enum, round robin), a line item whose item is null one call
 // in four, a region its superclass declares, a package-private quantity
 // and a private secret no other class may read; the probed class keeps a
-// private config whose mode is package-private in another class. It
-// prints "probe paths started" once `place` has run.
+// private config whose mode is package-private in another class, and
+// the last order it made (returned by `make` and written to `last`). It
+// prints "probe paths started" once `place` and `make` have run.
 public class ProbePaths {
     private final PathsConfig cfg = new PathsConfig();
+    private PathsOrder last;
     static volatile boolean stop;
 
     int place(PathsOrder o, PathsLineItem li) {
@@ -13,15 +15,21 @@ public class ProbePaths {
         return qty;
     }
 
+    PathsOrder make(PathsKind kind, int round) {
+        PathsOrder o = new PathsOrder(kind, round);
+        last = o;
+        return o;
+    }
+
     public static void main(String[] args) throws Exception {
         ProbePaths shop = new ProbePaths();
         PathsKind[] kinds = PathsKind.values();
-        shop.place(new PathsOrder(PathsKind.GARDEN, 0), new PathsLineItem(null));
+        shop.place(shop.make(PathsKind.GARDEN, 0), new PathsLineItem(null));
         Thread w = new Thread(() -> {
             int round = 0;
             while (!stop) {
                 round++;
-                PathsOrder o = new PathsOrder(kinds[round % kinds.length], round);
+                PathsOrder o = shop.make(kinds[round % kinds.length], round);
                 PathsItem item = round % 4 == 0 ? null : new PathsItem(round % 2 == 0 ? "tools" : "garden");
                 shop.place(o, new PathsLineItem(item));
                 try {

@@ -3,7 +3,8 @@
 //! constant name with the engine still the probe; a null link shown as
 //! the wire's evaluator shows it; a field a superclass declares, a
 //! package-private field of another class of the package, the probed
-//! class's own private field on the way; what a probe cannot read (a
+//! class's own private field on the way; paths from the returned and the
+//! written value; what a probe cannot read (a
 //! private field of another class, a method call, arithmetic) refused
 //! with its reason and column under `auto` and `probe`, nothing left
 //! instrumented, and served by `engine: "wire"` when asked for; and a
@@ -123,6 +124,29 @@ fn paths_recorded_by_the_probe(java_home: Option<PathBuf>) {
         listed.text
     );
     assert!(instrumented(&server, "ProbePaths"));
+
+    // Paths from a value the site binds, by probes beside the first in
+    // the same class: the order returned, and the order written.
+    let bound = [
+        (
+            json!({"kind": "method_exit", "class_pattern": "ProbePaths", "method": "make",
+                   "trace_max_hits": 0, "trace_expr": ["returnValue.kind"]}),
+            "expr[0] returnValue.kind",
+        ),
+        (
+            json!({"kind": "field", "class_pattern": "ProbePaths", "field_name": "last", "trace": true,
+                   "trace_max_hits": 0, "trace_expr": ["newValue.kind", "this.cfg.mode"]}),
+            "expr[0] newValue.kind",
+        ),
+    ];
+    for (args, key) in bound {
+        let armed = server.call("debug_set_stop", args).expect_ok();
+        assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+        for t in traces(&server, &first_id(&armed), 5) {
+            let kind = detail(&t, key).unwrap_or_else(|| panic!("{key} in {t}"));
+            assert!(kinds.iter().any(|k| kind.contains(k)), "{t}");
+        }
+    }
     assert!(jvm.is_alive());
 }
 
