@@ -15,7 +15,7 @@ use crate::door::Jvm;
 use crate::error::ProbeRefusal;
 use crate::expr::Span;
 use crate::jdwp::{ObjectId, ReferenceTypeId};
-use crate::model::signature::{class_internal_name, java_name};
+use crate::model::signature::{class_internal_name, java_name, jni_signature};
 
 /// `ACC_PUBLIC` and `ACC_PROTECTED` of a class's modifiers: a protected
 /// nested class is public in its class file, which is what the JVM checks.
@@ -31,13 +31,14 @@ pub async fn resolve(
     exprs: &[String],
 ) -> Result<Vec<FieldPath>, ProbeRefusal> {
     let owner = class.replace('.', "/");
+    let this = jni_signature(class);
     let mut out = Vec::with_capacity(exprs.len());
     for (index, source) in exprs.iter().enumerate() {
         let PathShape { head, steps } = core_paths::shape(index, source)?;
         let mut names = steps;
         let mut bare = false;
         let (base, start) = match head {
-            None => (PathBase::This, format!("L{owner};")),
+            None => (PathBase::This, this.clone()),
             Some((h, column)) => match core_paths::head(target, probe, &h)? {
                 Some(descriptor) if h == "this" => (PathBase::This, descriptor),
                 Some(descriptor) => (
@@ -53,7 +54,7 @@ pub async fn resolve(
                     bare = true;
                     let at = Span::new(0, h.len());
                     names.insert(0, (h, column, at));
-                    (PathBase::This, format!("L{owner};"))
+                    (PathBase::This, this.clone())
                 }
             },
         };
