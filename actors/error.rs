@@ -569,6 +569,17 @@ pub enum ProbeRefusal {
     Jdwp(#[from] JdwpError),
 }
 
+impl ProbeRefusal {
+    /// A trace expression the probe cannot compute (not the site or the
+    /// JVM refusing the probe).
+    pub fn is_trace_expr(&self) -> bool {
+        matches!(
+            self,
+            ProbeRefusal::Site(crate::classfile::probe::Refusal::TraceExpr { .. })
+        )
+    }
+}
+
 /// Why a class could not be checked against its build or swapped.
 #[derive(Debug, Clone, Error)]
 pub enum CodeError {

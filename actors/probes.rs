@@ -18,6 +18,7 @@ mod helper;
 mod install;
 mod lease;
 mod leftovers;
+mod paths;
 mod restore;
 mod snapshot;
 mod switch;
@@ -41,6 +42,14 @@ use crate::stop_points::routes::Stats;
 
 /// Records per probe ring (a power of two).
 pub const RING: u32 = 16_384;
+
+/// How the id of a probe installed before its stop point is adopted
+/// begins. The drain leaves such a probe alone: its records wait in the
+/// ring for the stop point's id, so none is logged under this name, and
+/// none is read twice (a round under this name would free the slots it
+/// read, and the first round under the adopted id would read them again,
+/// emptied).
+pub const PENDING: &str = "pending-";
 
 /// How often the drain reads the rings (and renews the leases).
 pub const DRAIN_EVERY: Duration = Duration::from_millis(20);

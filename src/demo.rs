@@ -182,6 +182,9 @@ async fn stop_points(server: &JvmScope) -> Result<()> {
             "trace_frames": 1,
             "trace_locals": ["sku", "qty", "after"],
             "trace_expr": ["before - after", "stock.size"],
+            // Arithmetic and a HashMap's size: the wire's evaluator (a
+            // probe records field paths only).
+            "engine": "wire",
             "trace_max_hits": 3,
         }),
     )

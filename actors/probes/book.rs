@@ -540,6 +540,7 @@ mod tests {
             callers: 0,
             stats: false,
             callees: false,
+            paths: Vec::new(),
         }
     }
 

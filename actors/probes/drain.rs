@@ -95,7 +95,10 @@ pub fn spawn_drain(session: Jvm, probes: ProbesHandle) {
             // One question to the book per round, answered with copies.
             let live = probes.live().await;
             cursors.retain(|id, c| live.iter().any(|(l, p)| l == id && p.helper == c.helper));
-            for (id, probe) in live {
+            for (id, probe) in live
+                .into_iter()
+                .filter(|(id, _)| !id.starts_with(super::PENDING))
+            {
                 let cursor = cursors
                     .entry(id.clone())
                     .or_insert_with(|| Cursor::new(probe.helper));
@@ -382,6 +385,7 @@ async fn read_records(
         let location = super::snapshot::site_of(probe, row_p, row_r, &sites);
         let mut locals = super::arguments::named(probe, row_r, &arguments, &location);
         locals.extend(columns(probe, &labels, row_p, row_r, &shown));
+        details.extend(super::snapshot::path_details(probe, &mut locals));
         details.extend(super::snapshot::write_details(probe, &locals));
         if let Some(gap) = super::snapshot::callers_gap(probe, row_r) {
             details.push(("callers".to_string(), gap));

@@ -45,15 +45,31 @@ pub fn probe_site(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
         what: "lines, method entries and exits, and field writes of one exact class",
         shape,
     };
-    if let Mode::Trace(trace) = &spec.mode
-        && !trace.exprs.is_empty()
-    {
-        return Err(shape("traced with trace_expr"));
-    }
     let f = &spec.filters;
     if f.thread.is_some() || f.instance.is_some() || f.hit_count.is_some() {
         return Err(shape("filtered by thread, instance or hit count"));
     }
+    let choice = site_of(spec)?;
+    // A trace expression that is no field path is refused here, before
+    // anything is read from the JVM.
+    for (i, e) in spec
+        .trace()
+        .map(|t| t.exprs.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        core::paths::shape(i, e)?;
+    }
+    Ok(choice)
+}
+
+/// Where a probe would go, by the stop point's target alone.
+fn site_of(spec: &StopPointSpec) -> Result<SiteChoice, ProbeRefusal> {
+    let shape = |shape| ProbeRefusal::Shape {
+        what: "lines, method entries and exits, and field writes of one exact class",
+        shape,
+    };
     match &spec.target {
         Target::Line(l) if l.class.contains('*') => Err(shape("a wildcard family")),
         Target::Line(l) => Ok(SiteChoice {
@@ -160,7 +176,7 @@ pub async fn install(
     let planned = match targets.iter().all(|t| t.original.is_some()) {
         true => {
             let asked = Asked::of(probes, &choice, &targets).await?;
-            Some(plan(&asked, spec, &choice, &targets)?)
+            Some(plan(session, loader, &asked, spec, &choice, &targets).await?)
         }
         false => None,
     };
@@ -176,7 +192,7 @@ pub async fn install(
                     ));
                 }
                 let asked = Asked::of(probes, &choice, &targets).await?;
-                plan(&asked, spec, &choice, &targets)?
+                plan(session, loader, &asked, spec, &choice, &targets).await?
             }
         };
         let helper_name = probe.helper.clone();
@@ -455,6 +471,7 @@ fn probe_spec(
         callers: if stats { 0 } else { trace.frames },
         stats,
         callees: matches!(&spec.target, Target::MethodExit(m) if m.callees),
+        paths: Vec::new(),
     })
 }
 
@@ -572,8 +589,11 @@ impl Asked {
 
 /// The probe, its helper class and each class instrumented (in the
 /// order of `targets`, the helper's beside the first), planned from the
-/// original bytes (pure: every refusal of the core comes from here).
-fn plan(
+/// original bytes (every refusal of the core comes from here), its trace
+/// expressions' field paths resolved against the loaded classes.
+async fn plan(
+    session: &Jvm,
+    loader: ObjectId,
     asked: &Asked,
     spec: &StopPointSpec,
     choice: &SiteChoice,
@@ -601,7 +621,11 @@ fn plan(
     {
         *descriptor = field_descriptor(&shape, choice)?;
     }
-    let probe = probe_spec(spec, asked.helper_name.clone(), method, site)?;
+    let mut probe = probe_spec(spec, asked.helper_name.clone(), method, site)?;
+    if let Some(t) = spec.trace().filter(|_| !probe.stats) {
+        let target = (choice.class.as_str(), first.as_slice());
+        probe.paths = super::paths::resolve(session, loader, target, &probe, &t.exprs).await?;
+    }
     let helper = core::helper_class(&first, &probe)?;
     let mut instrumented = Vec::new();
     for (t, specs) in targets.iter().zip(&asked.specs) {

@@ -3,19 +3,23 @@
 //! for the record (one interned string of `StackTraceElement`s, read once
 //! a round however many records share it, and labelled `Class.method:line`
 //! as the wire labels frames), a field write's location (the site's own
-//! `Class.method:line` string, as the wire locates a write), and its
-//! `field` and `change` (old → new) details.
+//! `Class.method:line` string, as the wire locates a write), its
+//! `field` and `change` (old → new) details, and the values of its trace
+//! expressions' field paths as the wire's `expr[i]` details.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::Live;
-use crate::classfile::probe::{Kind, Site, Source};
+use crate::classfile::probe::{Kind, Site, Source, paths};
 use crate::connection::ConnectionHandle;
+use crate::expr::eval::EvalError;
 use crate::jdwp::string_reference::Value as StringValue;
 use crate::jdwp::{ObjectId, Tag, Value};
 use crate::model::label::{CodeLabel, LineAt};
+use crate::model::prim::Prim;
+use crate::model::shown::Scalar;
 use crate::model::shown::{Detail, Shown};
 
 /// The index of the callers column among a record's references.
@@ -249,6 +253,35 @@ pub fn write_details(probe: &Live, locals: &[(Arc<str>, Shown)]) -> Vec<(String,
             },
         ),
     ]
+}
+
+/// The values a probe read for its trace expressions, taken out of a
+/// record's columns and named as the wire names them (`expr[i] <source>`):
+/// the value, or where the path met a null, worded as the wire's
+/// evaluator words it.
+pub fn path_details(probe: &Live, locals: &mut Vec<(Arc<str>, Shown)>) -> Vec<(String, Detail)> {
+    let mut out = Vec::with_capacity(probe.spec.paths.len());
+    for p in &probe.spec.paths {
+        let mut take = |name: String| {
+            let at = locals.iter().position(|(n, _)| **n == *name)?;
+            Some(locals.remove(at).1)
+        };
+        let name = paths::value_name(p);
+        let value = take(name.clone());
+        let null = match take(paths::null_name(p)) {
+            Some(Shown::Scalar(Scalar::Prim(Prim::Int(k)))) if k > 0 => p.steps.get(k as usize - 1),
+            _ => None,
+        };
+        let detail = match (null, value) {
+            (Some(step), _) => {
+                Detail::Failed(EvalError::null_before(step.null_at, &step.name).render(&p.source))
+            }
+            (None, Some(v)) => Detail::Value(v),
+            (None, None) => continue,
+        };
+        out.push((name, detail));
+    }
+    out
 }
 
 #[cfg(test)]

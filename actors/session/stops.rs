@@ -66,13 +66,13 @@ impl SessionHandle {
         if spec.engine == Engine::Wire || (spec.engine == Engine::Auto && wire_suits(&spec)) {
             return self.arm_wire(spec, max_classes, Vec::new()).await;
         }
-        let fits = probe_site(&spec).and_then(|_| {
-            if self.read_only() {
-                Err(ProbeRefusal::ReadOnly { action: "a probe" })
-            } else {
-                Ok(())
-            }
-        });
+        // Read-only first: where no probe can go at all, an expression
+        // only the wire computes is the wire's.
+        let fits = if self.read_only() {
+            Err(ProbeRefusal::ReadOnly { action: "a probe" })
+        } else {
+            probe_site(&spec).map(|_| ())
+        };
         let why = match fits {
             Ok(()) => match self.arm_probe(&spec).await {
                 Ok(report) => return Ok(report),
@@ -80,6 +80,12 @@ impl SessionHandle {
             },
             Err(e) => e,
         };
+        // A trace expression a probe cannot compute is the agent's to
+        // rephrase, or to ask the wire for by name: `auto` does not leave
+        // it to the wire, whose holds a hot path would pay for.
+        if why.is_trace_expr() {
+            return Err(ArmError::Probe(why));
+        }
         if only_a_probe_can(&spec.target) {
             return Err(ArmError::ProbeOnly(why));
         }
@@ -114,7 +120,11 @@ impl SessionHandle {
         // The id comes from the registry; the probe is installed first and
         // the point adopted only when it is in, so a refusal leaves nothing.
         let stats = std::sync::Arc::new(crate::stop_points::routes::Stats::default());
-        let pending = format!("pending-{}", self.probes().helper_name("p").await?);
+        let pending = format!(
+            "{}{}",
+            probes::PENDING,
+            self.probes().helper_name("p").await?
+        );
         let installed = probes::install(self, self.probes(), &pending, spec, stats.clone()).await?;
         let notes = vec![ArmNote::ProbeArmed {
             pause_us: installed.pause.as_micros() as u64,

@@ -311,6 +311,11 @@ impl From<ArmError> for ToolError {
             ArmError::Probe(ProbeRefusal::ReadOnly { .. }) => ToolError::new("READ_ONLY", text)
                 .next("engine \"auto\" or \"wire\" watches it without changing the class"),
             ArmError::Probe(ProbeRefusal::Jdwp(j)) => j.clone().into(),
+            ArmError::Probe(ProbeRefusal::Site(Refusal::TraceExpr { .. })) => {
+                ToolError::new("PROBE_REFUSED", text).next(
+                    "a probe records a local, this, or a field path from one (fields it may read); engine \"wire\" evaluates any expression, holding each hit's thread (the overhead guard may pause it on a hot path)",
+                )
+            }
             ArmError::Probe(_) => ToolError::new("PROBE_REFUSED", text)
                 .next("engine \"wire\" (or \"auto\") watches it over JDWP instead"),
             ArmError::ProbeOnly(ProbeRefusal::Jdwp(j)) => j.clone().into(),

@@ -465,6 +465,7 @@ async fn an_invocation_past_its_budget_never_leaves_its_thread_suspended() {
             "trace_locals": "none",
             "trace_expr": ["sleepy(1500)"],
             "calls": true,
+            "engine": "wire",
         }),
     )
     .await;
@@ -537,6 +538,7 @@ async fn trace_expressions_after_an_invocation_still_read_the_frame() {
                 "trace_locals": "none",
                 "trace_expr": exprs,
                 "calls": true,
+                "engine": "wire",
             }),
         )
         .await;

@@ -7,7 +7,8 @@
 //! code, every method entry and exit (and, for each method that makes
 //! calls, its exit timing them, in a loop, a catch and a finally, a
 //! callee throwing) and every field write is probed in one instrumented
-//! copy (with a condition on the first recorded value),
+//! copy (with a condition on the first recorded value, and a few probes
+//! reading field paths for their records),
 //! and both copies run under `java -Xverify:all` on JDK 17 and Temurin 25
 //! through a driver that switches every helper on, runs the mains, loads
 //! every class and reports each helper's counters. The output must not
@@ -20,7 +21,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use jvmscope::classfile::probe::{self, Kind, MethodRef, ProbeSpec, Refusal, Site};
+use jvmscope::classfile::probe::{
+    self, FieldAt, FieldPath, Kind, MethodRef, PathBase, PathStep, ProbeSpec, Refusal, Site,
+    StepRead,
+};
 use ristretto_classfile::attributes::Attribute;
 use ristretto_classfile::{ClassFile, Constant};
 
@@ -92,6 +96,7 @@ fn spec(helper: String, method: Option<MethodRef>, site: Site) -> ProbeSpec {
         callers: 2,
         stats: false,
         callees: false,
+        paths: Vec::new(),
     }
 }
 
@@ -294,6 +299,151 @@ fn targeted() -> Vec<(
     ]
 }
 
+/// A field of a fixture class, as the JVM would describe it to a probe
+/// whose helper is in the unnamed package, in the same loader.
+fn field(class: &str, descriptor: &str, modifiers: u16) -> StepRead {
+    StepRead::Field(FieldAt {
+        class: class.into(),
+        declaring: class.into(),
+        descriptor: descriptor.into(),
+        modifiers,
+        class_public: class == "Probed",
+        class_in_loader: true,
+        declaring_in_loader: true,
+    })
+}
+
+/// A path read by a probe (the steps' columns do not matter here).
+fn path(index: usize, source: &str, base: PathBase, steps: Vec<(&str, StepRead)>) -> FieldPath {
+    FieldPath {
+        index,
+        source: source.into(),
+        base,
+        steps: steps
+            .into_iter()
+            .map(|(name, read)| PathStep {
+                name: name.into(),
+                column: 1,
+                null_at: jvmscope::expr::Span::new(0, 1),
+                read,
+            })
+            .collect(),
+    }
+}
+
+/// Probes whose records read field paths (a field of `this` the helper
+/// reads, a private one the site reads, an array's length from an
+/// argument and from the returned value, a static by its bare name, a
+/// chain through an inner class's outer instance), with a known outcome:
+/// (class, method, descriptor, site, paths, calls, records).
+#[allow(clippy::type_complexity)]
+fn path_probes() -> Vec<(
+    &'static str,
+    &'static str,
+    &'static str,
+    Site,
+    Vec<FieldPath>,
+    u64,
+    u64,
+)> {
+    let string = "Ljava/lang/String;";
+    let named = |name: &str, descriptor: &str| PathBase::Named {
+        name: name.into(),
+        descriptor: descriptor.into(),
+    };
+    vec![
+        (
+            "Probed",
+            "add",
+            "(JD)J",
+            Site::Exit,
+            vec![
+                path(
+                    0,
+                    "this.name",
+                    PathBase::This,
+                    vec![("name", field("Probed", string, 0))],
+                ),
+                path(
+                    1,
+                    "this.total",
+                    PathBase::This,
+                    vec![("total", field("Probed", "J", 0x2))],
+                ),
+            ],
+            2,
+            2,
+        ),
+        (
+            "Probed",
+            "sum",
+            "([Ljava/lang/String;)I",
+            Site::Entry,
+            vec![
+                path(
+                    0,
+                    "xs.length",
+                    named("xs", "[Ljava/lang/String;"),
+                    vec![("length", StepRead::Length)],
+                ),
+                path(1, "xs", named("xs", "[Ljava/lang/String;"), Vec::new()),
+            ],
+            1,
+            1,
+        ),
+        (
+            "Probed",
+            "arrays",
+            "(I)[Ljava/lang/Object;",
+            Site::Exit,
+            vec![path(
+                0,
+                "returnValue.length",
+                named("returnValue", "[Ljava/lang/Object;"),
+                vec![("length", StepRead::Length)],
+            )],
+            1,
+            1,
+        ),
+        (
+            "Probed",
+            "loop",
+            "(I)I",
+            Site::Line {
+                line: line("loop-body"),
+            },
+            vec![
+                path(
+                    0,
+                    "LOG",
+                    PathBase::This,
+                    vec![("LOG", field("Probed", "Ljava/util/List;", 0x18))],
+                ),
+                path(1, "sum", named("sum", "I"), Vec::new()),
+            ],
+            5,
+            5,
+        ),
+        (
+            "Probed$Inner",
+            "deeper",
+            "()I",
+            Site::Entry,
+            vec![path(
+                0,
+                "this$0.name",
+                PathBase::This,
+                vec![
+                    ("this$0", field("Probed$Inner", "LProbed;", 0x1010)),
+                    ("name", field("Probed", string, 0)),
+                ],
+            )],
+            1,
+            1,
+        ),
+    ]
+}
+
 /// What instrumenting one compiled fixture produced.
 struct Built {
     original: PathBuf,
@@ -322,6 +472,24 @@ fn instrument_all(original: &Path, instrumented: &Path) -> Built {
             .to_string();
         let bytes = std::fs::read(&file).expect("a class file");
         let mut asked = every_site(&name, &bytes);
+        for (k, (class, method, descriptor, site, paths, calls, records)) in
+            path_probes().into_iter().enumerate()
+        {
+            if class != name {
+                continue;
+            }
+            let method = Some(MethodRef {
+                name: method.into(),
+                descriptor: descriptor.into(),
+            });
+            let mut s = spec(format!("{name}$$ProbeP{k}"), method, site);
+            s.paths = paths;
+            expected.insert(s.helper.clone(), (calls, records));
+            asked.push(Asked {
+                what: format!("paths {}", s.helper),
+                spec: s,
+            });
+        }
         for (k, (class, method, descriptor, site, cond, calls, records)) in
             targeted().into_iter().enumerate()
         {
@@ -346,6 +514,7 @@ fn instrument_all(original: &Path, instrumented: &Path) -> Built {
             // A probe on every method takes no condition.
             if a.spec.condition.is_none()
                 && !a.spec.helper.contains("$$ProbeT")
+                && !a.spec.helper.contains("$$ProbeP")
                 && !a.spec.stats
                 && (a.spec.method.is_some() || a.spec.site != Site::Exit)
             {

@@ -8,10 +8,13 @@
 //! killed server's probe switches itself off when its lease lapses; a
 //! burst that overflows the ring is counted call for call;
 //! read-only refuses `engine: "probe"` and `auto` falls back to the wire
-//! saying why; and each place a probe cannot go is refused with its reason.
+//! saying why; each place a probe cannot go is refused with its reason;
+//! and trace expressions that are field paths are read by the probe
+//! (`paths.rs`).
 
 pub(crate) mod callees;
 mod captures;
+mod paths;
 pub(crate) mod stats;
 mod timing;
 mod writers;
@@ -482,6 +485,20 @@ fn read_only_refuses_a_probe_and_auto_falls_back_to_the_wire(java_home: std::pat
         .expect_ok();
     assert!(auto.text.contains("WIRE: no probe"), "{}", auto.text);
     assert!(auto.text.contains("read-only"), "{}", auto.text);
+    // Where no probe can go at all, a trace expression only the wire
+    // computes goes to the wire under auto, saying why.
+    let expr = server
+        .call(
+            "debug_set_stop",
+            json!({"kind": "line", "class_pattern": LEDGER, "line": line, "trace": true,
+                   "trace_max_hits": 3, "trace_expr": ["amountCents * 2"]}),
+        )
+        .expect_ok();
+    assert!(
+        expr.text.contains("WIRE: no probe") && expr.text.contains("read-only"),
+        "{}",
+        expr.text
+    );
     assert!(!ledger_instrumented(&server));
 }
 

@@ -54,12 +54,14 @@ mod every;
 mod frames;
 mod helper;
 mod insert;
+pub mod paths;
 mod plan;
 mod read;
 mod remap;
 mod rewrite;
 
 pub use every::{ARGS, Argument, timed_methods};
+pub use paths::{FieldAt, FieldPath, PathBase, PathStep, StepRead, Unresolved};
 pub use plan::{OLD_VALUE, SITE, other_writers};
 
 use ristretto_classfile::attributes::{Attribute, Instruction};
@@ -131,6 +133,9 @@ pub struct ProbeSpec {
     /// site ([`RecordLayout::callees`]); a record holds the sums
     /// ([`Source::Callees`]).
     pub callees: bool,
+    /// Trace expressions the helper reads for a record, each a field
+    /// path resolved against the loaded classes ([`paths`]).
+    pub paths: Vec<FieldPath>,
 }
 
 impl ProbeSpec {
@@ -278,6 +283,17 @@ pub enum Source {
     /// helper writes for a record only, from the sums the exit passes
     /// ([`crate::model::callees::parse`] reads it).
     Callees,
+    /// The value of path `path` of [`ProbeSpec::paths`], which the helper
+    /// reads for a record only: from the column named `base` (none: the
+    /// first step is a static) on, from step `from` (1: the site read
+    /// the first, a private field of the class, into `base`).
+    Path {
+        path: usize,
+        base: Option<String>,
+        from: usize,
+    },
+    /// Which step of path `.0` met a null (1-based; 0: none did).
+    PathNull(usize),
 }
 
 /// One value a record holds (or, when not `record`, one the condition
@@ -381,6 +397,13 @@ pub enum Refusal {
     ConditionOnEveryMethod,
     #[error("condition column {column}: {why}")]
     Condition { column: usize, why: String },
+    #[error("trace_expr[{index}] {expr} column {column}: {why}")]
+    TraceExpr {
+        index: usize,
+        expr: String,
+        column: usize,
+        why: String,
+    },
     #[error("unsupported class file: {0}")]
     Unsupported(String),
 }

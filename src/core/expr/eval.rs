@@ -169,6 +169,13 @@ impl EvalError {
         }
     }
 
+    /// A chain that met a null before `.name` (`at`: the `.` and the
+    /// name, where the caret goes): the wire's evaluator and a probe's
+    /// field path say it alike.
+    pub fn null_before(at: Span, name: &str) -> Self {
+        Self::at(at, format!("null before `.{name}`"))
+    }
+
     /// `column N: message`.
     pub fn render(&self, src: &str) -> String {
         format!("column {}: {}", self.span.column(src), self.message)

@@ -45,6 +45,16 @@ pub fn java_name(descriptor: &str) -> String {
     format!("{name}{}", "[]".repeat(dims))
 }
 
+/// The internal name of the class a field descriptor names:
+/// `Ljava/util/Map$Entry;` → `java/util/Map$Entry`; `None` for a
+/// primitive, an array or text that is no descriptor.
+pub fn class_internal_name(descriptor: &str) -> Option<&str> {
+    descriptor
+        .strip_prefix('L')
+        .and_then(|d| d.strip_suffix(';'))
+        .filter(|d| !d.is_empty())
+}
+
 /// A Java name as a JNI descriptor: `java.util.Map$Entry` →
 /// `Ljava/util/Map$Entry;`, `int[]` → `[I`.
 pub fn jni_signature(name: &str) -> String {

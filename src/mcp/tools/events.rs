@@ -642,6 +642,9 @@ fn grouped(all: &[TraceRecord], keys: &[String], max: usize) -> (String, data::G
             g.without_keys
         ));
     }
+    for why in group::missing(all, keys) {
+        text.push_str(&format!("\n  {why}"));
+    }
     let data = data::Grouped {
         group_by: keys.to_vec(),
         groups,

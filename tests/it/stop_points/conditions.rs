@@ -117,7 +117,7 @@ fn trace_expressions_and_event_bindings_are_evaluated_per_hit() {
         &server,
         "debug_set_stop",
         json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 4,
-               "trace_locals": "none", "trace_expr": ["o.name", "qty > 0", "o.nosuch"]}),
+               "trace_locals": "none", "engine": "wire", "trace_expr": ["o.name", "qty > 0", "o.nosuch"]}),
     );
     let t = traces_of(&server, &first_id(&armed), 4);
     for s in &t {
@@ -330,7 +330,7 @@ fn trace_expressions_read_a_caller_frames_locals() {
         .call(
             "debug_set_stop",
             json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true,
-                   "trace_expr": ["frame[0].nosuch"]}),
+                   "engine": "wire", "trace_expr": ["frame[0].nosuch"]}),
         )
         .expect_tool_error();
     assert!(refused.text.contains("frame[0].nosuch"), "{}", refused.text);
@@ -338,7 +338,7 @@ fn trace_expressions_read_a_caller_frames_locals() {
         &server,
         "debug_set_stop",
         json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true, "trace_max_hits": 6,
-               "trace_locals": "none",
+               "trace_locals": "none", "engine": "wire",
                "trace_expr": ["frame[1].i == n", "frame[1].o.name", "frame[1].nosuch", "frame[0].n == n"]}),
     );
     for s in traces_of(&server, &first_id(&armed), 6) {

@@ -212,7 +212,8 @@ fn trace_expressions_on_method_exits_and_monitors_see_the_event() {
         &server,
         "debug_set_stop",
         json!({"kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_max_hits": 3,
-               "trace_expr": ["returnValue", "returnValue.length() > 2", "count >= 0"], "calls": true}),
+               "trace_expr": ["returnValue", "returnValue.length() > 2", "count >= 0"], "calls": true,
+               "engine": "wire"}),
     ));
     for s in traces_of(&server, &id, 3) {
         let returned = detail(&s, "returned").unwrap_or("?");
@@ -398,7 +399,7 @@ fn traces_grouped_by_a_local_count_what_the_program_counted() {
         "debug_set_stop",
         json!({"kind": "line", "class_pattern": "Burst", "line": line_of("Burst.java", "priced"),
                "trace": true, "trace_frames": 0, "trace_locals": "qty,sku",
-               "trace_expr": ["qty * 7"]}),
+               "trace_expr": ["qty * 7"], "engine": "wire"}),
     );
     let id = first_id(&armed);
     ok(

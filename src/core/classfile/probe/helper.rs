@@ -15,6 +15,7 @@ mod builder;
 mod callees;
 mod callers;
 mod counts;
+mod paths;
 mod record;
 mod stats;
 
@@ -455,8 +456,11 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
                 a.op(I::Aconst_null);
                 continue;
             }
-            if c.source == Source::Old && plan.old_static.is_some() {
-                // So does it the old value of a static it may read.
+            if (c.source == Source::Old && plan.old_static.is_some())
+                || matches!(c.source, Source::Path { .. } | Source::PathNull(_))
+            {
+                // So does it the old value of a static it may read, and
+                // the paths' values.
                 a.op(c.kind.zero());
                 continue;
             }
@@ -479,6 +483,12 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
     let tail = Tail {
         callees: !plan.callees.is_empty(),
         callers: plan.columns.iter().any(|c| c.source == Source::Callers),
+        paths: plan
+            .columns
+            .iter()
+            .filter(|c| matches!(c.source, Source::Path { .. } | Source::PathNull(_)))
+            .map(|c| c.kind)
+            .collect(),
     };
     // The callees' sums and counts, then the site that threw.
     let callee_slots = if tail.callees {
@@ -510,7 +520,7 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         g.long(&mut a, UNTIMED)?;
         a.op(I::Lcmp);
         a.jump(I::Ifne, timed);
-        exit_columns(&mut a, &others, t0, ret_kind, threw, tail, None);
+        exit_columns(&mut a, &others, t0, ret_kind, threw, &tail, None);
         g.long(&mut a, -1)?;
         a.op(I::Lconst_0);
         a.op(I::Invokestatic(rec));
@@ -522,7 +532,7 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
         if tail.callees {
             callees::text(g, &mut a, spec, plan.callees.len(), [t0, sums, end, text])?;
         }
-        exit_columns(&mut a, &others, t0, ret_kind, threw, tail, Some(text));
+        exit_columns(&mut a, &others, t0, ret_kind, threw, &tail, Some(text));
         a.op(Kind::Long.load(end));
         a.op(Kind::Long.load(t0));
         a.op(I::Lsub);
@@ -541,10 +551,12 @@ fn entries(g: &mut Gen, spec: &ProbeSpec, plan: &Plan, cap: i32) -> Result<(), R
 
 /// The columns an exit's record ends with, which its entry does not
 /// take as they are: the callees' text and the callers.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Tail {
     callees: bool,
     callers: bool,
+    /// The kinds of the path columns, last.
+    paths: Vec<Kind>,
 }
 
 /// `rec`'s columns from an `exit`'s or `threw`'s parameters: the others,
@@ -558,7 +570,7 @@ fn exit_columns(
     t0: u16,
     ret_kind: Option<Kind>,
     threw: bool,
-    tail: Tail,
+    tail: &Tail,
     text: Option<u16>,
 ) {
     let mut at = t0 + 2;
@@ -586,5 +598,9 @@ fn exit_columns(
     }
     if tail.callers {
         a.op(I::Aconst_null);
+    }
+    // The paths' values, which `rec` reads itself.
+    for k in &tail.paths {
+        a.op(k.zero());
     }
 }

@@ -69,7 +69,7 @@ fn hit_sites(
                     _ => Instruction::Dup,
                 }),
                 Source::Written => code.extend(old_value(c.kind, writes.get(k), temp)),
-                Source::Old | Source::Callers => {}
+                Source::Old | Source::Callers | Source::Path { .. } | Source::PathNull(_) => {}
                 Source::Writer => code.push(match writes.get(k) {
                     Some(Write::Unread) => Instruction::Aconst_null,
                     _ if is_static => Instruction::Aconst_null,
@@ -394,7 +394,9 @@ fn push(class: &mut ClassFile<'_>, c: &Column) -> Result<Vec<Instruction>, Refus
         | Source::Writer
         | Source::Args
         | Source::Callees
-        | Source::Where => Vec::new(),
+        | Source::Where
+        | Source::Path { .. }
+        | Source::PathNull(_) => Vec::new(),
     })
 }
 

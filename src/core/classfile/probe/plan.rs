@@ -79,6 +79,8 @@ impl Plan {
                         | Source::Old
                         | Source::Callers
                         | Source::Callees
+                        | Source::Path { .. }
+                        | Source::PathNull(_)
                 )
             })
             .collect()
@@ -98,9 +100,10 @@ impl Plan {
     pub fn pushed_all(&self) -> Vec<&Column> {
         self.columns
             .iter()
-            .filter(|c| {
-                c.source != Source::Callers
-                    && !(c.source == Source::Old && self.old_static.is_some())
+            .filter(|c| match c.source {
+                Source::Callers | Source::Path { .. } | Source::PathNull(_) => false,
+                Source::Old => self.old_static.is_none(),
+                _ => true,
             })
             .collect()
     }
@@ -205,6 +208,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
     if let Some(c) = &spec.condition {
         condition_fields(class, spec, c, &sites, &mut columns)?;
     }
+    super::paths::bases(class, spec, &sites, &mut columns)?;
     if spec.site == Site::Exit {
         if returns != "V" {
             columns.push(column("returnValue", &returns, Source::Returned, true));
@@ -255,7 +259,8 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
         (Vec::new(), Vec::new())
     };
     if spec.callers > 0 {
-        // Last, so the sites' and the helper's entries pass it as null.
+        // Last but the paths', so the sites' and the helper's entries
+        // pass it as null.
         columns.push(column(
             "callers",
             "Ljava/lang/String;",
@@ -263,6 +268,7 @@ pub fn plan(class: &ClassFile<'_>, spec: &ProbeSpec) -> Result<Plan, Refusal> {
             true,
         ));
     }
+    super::paths::values(class, spec, &mut columns)?;
     let plan = Plan {
         sites,
         columns,
@@ -424,11 +430,12 @@ fn line_runs(
     };
     let outer = captured_columns(class, spec, v.is_static);
     let wanted = wanted_locals(spec, &v, &in_scope(starts[0]), &outer)?;
+    let heads = super::paths::locals(spec, &in_scope(starts[0]), &wanted);
     // Another run of the line gets the probe only where the same
     // locals are in the same slots.
     starts.retain(|s| {
         let here = in_scope(*s);
-        wanted.iter().all(|w| here.contains(w))
+        wanted.iter().chain(&heads).all(|w| here.contains(w))
     });
     let mut columns = Vec::new();
     let want_this = !v.is_static
@@ -441,6 +448,9 @@ fn line_runs(
     }
     for (n, d, slot) in wanted {
         columns.push(column(&n, &d, Source::Local(slot), true));
+    }
+    for (n, d, slot) in heads {
+        columns.push(column(&n, &d, Source::Local(slot), false));
     }
     columns.extend(outer);
     Ok(Sites {
@@ -522,8 +532,8 @@ fn entry_or_exit(class: &ClassFile<'_>, spec: &ProbeSpec, owner: &str) -> Result
             .is_none_or(|l| l.iter().any(|x| x == n))
     };
     for (n, d, s) in &args {
-        if want(n) {
-            columns.push(column(n, d, Source::Local(*s), true));
+        if want(n) || super::paths::named(spec, n) {
+            columns.push(column(n, d, Source::Local(*s), want(n)));
         }
     }
     let outer = captured_columns(class, spec, v.is_static);
@@ -692,18 +702,16 @@ fn captured_columns(class: &ClassFile<'_>, spec: &ProbeSpec, is_static: bool) ->
     }
     captured(class)
         .into_iter()
-        .filter(|(n, ..)| spec.locals.as_ref().is_none_or(|l| l.contains(n)))
         .map(|(n, field, d)| {
-            column(
-                &n,
-                &d,
-                Source::Field {
-                    name: field,
-                    is_static: false,
-                },
-                true,
-            )
+            let wanted = spec.locals.as_ref().is_none_or(|l| l.contains(&n));
+            let source = Source::Field {
+                name: field,
+                is_static: false,
+            };
+            (wanted, column(&n, &d, source, wanted))
         })
+        .filter(|(wanted, c)| *wanted || super::paths::named(spec, &c.name))
+        .map(|(_, c)| c)
         .collect()
 }
 
@@ -731,7 +739,7 @@ pub fn super_call(class: &ClassFile<'_>, code: &[Instruction]) -> Option<usize> 
 
 /// Whether a site is in a constructor at or before its `super()` call,
 /// where `this` may not be read.
-fn before_super(class: &ClassFile<'_>, sites: &BTreeMap<usize, Vec<u16>>) -> bool {
+pub(super) fn before_super(class: &ClassFile<'_>, sites: &BTreeMap<usize, Vec<u16>>) -> bool {
     sites.iter().any(|(m, at)| {
         utf8(class, class.methods[*m].name_index) == "<init>"
             && code_of(&class.methods[*m].attributes)

@@ -234,6 +234,7 @@ fn probe_at(choice: Choice, k: usize) -> impl Strategy<Value = ProbeSpec> {
             callers: (k % 3) as u32,
             stats: false,
             callees,
+            paths: Vec::new(),
         },
     )
 }
@@ -326,6 +327,7 @@ proptest! {
             callers: 2,
             stats: false,
             callees: false,
+            paths: Vec::new(),
         };
         prop_assert!(matches!(instrument(bytes, std::slice::from_ref(&spec)), Err(Refusal::Malformed(_))));
         prop_assert!(helper_class(bytes, &spec).is_err());
@@ -357,6 +359,7 @@ proptest! {
             callers: 2,
             stats: false,
             callees: false,
+            paths: Vec::new(),
         };
         let _ = instrument(&bytes, std::slice::from_ref(&spec));
         let _ = helper_class(&bytes, &spec);
@@ -405,6 +408,7 @@ fn refused(
         callers: 0,
         stats: false,
         callees: false,
+        paths: Vec::new(),
     };
     instrument(bytes, &[spec]).expect_err("refused")
 }
@@ -500,6 +504,7 @@ fn layout_of(entry: &str, method: Option<(&str, &str)>, site: Site, callers: u32
         callers,
         stats: false,
         callees: false,
+        paths: Vec::new(),
     };
     helper_class(bytes, &spec)
         .expect("planned")
@@ -549,6 +554,7 @@ fn a_record_holds_captured_variables_the_old_value_and_the_callers() {
         callers: 0,
         stats: false,
         callees: false,
+        paths: Vec::new(),
     };
     assert!(instrument(bytes, &[spec]).is_ok());
 }
@@ -586,6 +592,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             callers: 0,
             stats: false,
             callees: false,
+            paths: Vec::new(),
         };
         let s = spec(counter(&both), "newValue > oldValue");
         let instrumented = instrument(bytes, std::slice::from_ref(&s)).expect("instrumented");
@@ -634,6 +641,7 @@ fn a_write_probe_across_writers_records_the_same_columns_in_each_class() {
             callers: 0,
             stats: false,
             callees: false,
+            paths: Vec::new(),
         },
     );
     assert!(
@@ -665,6 +673,7 @@ fn a_probe_for_its_condition_only_pushes_what_the_condition_reads() {
             callers: 0,
             stats: false,
             callees: false,
+            paths: Vec::new(),
         };
         helper_class(bytes, &spec).map(|h| {
             h.layout
@@ -708,6 +717,7 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
             callers: 0,
             stats: false,
             callees: false,
+            paths: Vec::new(),
         };
         let out = instrument(bytes, std::slice::from_ref(&spec)).expect("instrumented");
         only_inserts(bytes, &out).expect("only inserts");
@@ -746,3 +756,4 @@ fn an_exit_probe_with_no_method_times_every_method_in_one_class_file() {
 }
 
 mod callees;
+mod paths;

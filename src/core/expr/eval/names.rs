@@ -2,7 +2,7 @@
 //! name in the frame and then as a loaded class, the fields that follow
 //! it, and reading one field of a value.
 
-use super::{Answer, Evaluation, Need, NeedKey, R, Stop, Val};
+use super::{Answer, EvalError, Evaluation, Need, NeedKey, R, Stop, Val};
 use crate::expr::ast::{Expr, Ident, Span};
 use crate::model::Prim;
 
@@ -103,10 +103,10 @@ impl Evaluation<'_> {
         match target {
             // The caret goes under the `.name` the null stopped, not under
             // the start of the chain.
-            Val::Null => Err(Stop::at(
+            Val::Null => Err(Stop::Error(EvalError::null_before(
                 Span::new(name.span.start.saturating_sub(1), name.span.end),
-                format!("null before `.{}`", name.name),
-            )),
+                &name.name,
+            ))),
             Val::Many(items) if name.name == "length" || name.name == "size" => {
                 Ok(Val::Prim(Prim::Int(items.len() as i32)))
             }

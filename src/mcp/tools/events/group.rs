@@ -241,6 +241,86 @@ pub fn asked_for(key: &str) -> bool {
     key.starts_with("expr[") || key == "returned"
 }
 
+/// Most names listed when saying which keys the snapshots carry.
+const MAX_CARRIED: usize = 12;
+
+/// For each key no snapshot of `all` carries, why, as a line: the keys
+/// they carry instead, and for a field path, that it is captured only
+/// when asked for at arming. Empty when every key is carried somewhere
+/// (or there is nothing to group).
+pub fn missing(all: &[TraceRecord], keys: &[String]) -> Vec<String> {
+    let absent: Vec<&String> = keys
+        .iter()
+        .filter(|k| !all.iter().any(|t| key_value(t, k).is_some()))
+        .collect();
+    if absent.is_empty() || all.is_empty() {
+        return Vec::new();
+    }
+    let mut locals: Vec<&str> = Vec::new();
+    let mut exprs: Vec<&str> = Vec::new();
+    for t in all {
+        for (n, _) in &t.locals {
+            if !locals.contains(&&**n) {
+                locals.push(n);
+            }
+        }
+        for (k, _) in t.details.iter().filter(|(k, _)| asked_for(k)) {
+            if !exprs.contains(&k.as_str()) {
+                exprs.push(k);
+            }
+        }
+    }
+    let list = |names: &[&str]| {
+        let mut l = names
+            .iter()
+            .take(MAX_CARRIED)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if names.len() > MAX_CARRIED {
+            l.push_str(", …");
+        }
+        l
+    };
+    let mut carried = Vec::new();
+    if !locals.is_empty() {
+        carried.push(format!("locals {}", list(&locals)));
+    }
+    if !exprs.is_empty() {
+        carried.push(format!("recorded values {}", list(&exprs)));
+    }
+    carried.push("thread, location, stop".to_string());
+    absent
+        .into_iter()
+        .map(|k| {
+            let mut line = format!(
+                "No snapshot carries {k}. They carry: {}.",
+                carried.join("; ")
+            );
+            if is_path(k) {
+                line.push_str(&format!(
+                    " A field path is recorded only when asked for at arming: trace_expr: [{k:?}] \
+                     (debug_set_stop, or debug_update_stop_point on the stop point); later hits carry it."
+                ));
+            }
+            line
+        })
+        .collect()
+}
+
+/// Whether `key` reads as a field path (`li.category`, `this.cfg.mode`).
+fn is_path(key: &str) -> bool {
+    key.contains('.')
+        && key.split('.').all(|part| {
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+                && part
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -280,6 +360,27 @@ mod tests {
         assert_eq!(g.groups[0].last_seq, 10);
         let shown: usize = g.groups.iter().map(|g| g.count).sum();
         assert_eq!(shown + g.left_out, 10);
+    }
+
+    #[test]
+    fn a_key_no_snapshot_carries_is_explained_with_the_keys_they_do() {
+        let t = vec![snap(1, 2, 6), snap(2, 3, 9)];
+        let why = missing(&t, &["li.category".to_string(), "qty".to_string()]);
+        assert_eq!(why.len(), 1, "{why:?}");
+        assert!(
+            why[0].starts_with("No snapshot carries li.category."),
+            "{why:?}"
+        );
+        assert!(why[0].contains("locals qty"), "{why:?}");
+        assert!(
+            why[0].contains("recorded values expr[0] qty * 3"),
+            "{why:?}"
+        );
+        assert!(why[0].contains("trace_expr: [\"li.category\"]"), "{why:?}");
+        let plain = missing(&t, &["nosuch".to_string()]);
+        assert!(!plain[0].contains("trace_expr"), "{plain:?}");
+        assert!(missing(&t, &["qty".to_string()]).is_empty());
+        assert!(missing(&[], &["li.category".to_string()]).is_empty());
     }
 
     #[test]

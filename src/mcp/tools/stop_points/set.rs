@@ -57,7 +57,10 @@ pub(super) fn set_routes() -> Vec<Route> {
                     cannot be keeps its thread, named [INVOKING] in every reply). \
                     hit_count N fires once, on the Nth hit. trace:true on one \
                     loaded class goes into its bytecode as a probe (engine auto): no hold \
-                    per hit.",
+                    per hit. A probe records a trace_expr that is a local, this or a field \
+                    path from one (o.kind, this.cfg.mode), null-safe, read only for a \
+                    hit that passes the condition; it refuses any other (a call, arithmetic, a private field \
+                    of another class), naming the column, and engine \"wire\" evaluates it.",
                 ),
             ),
             kind(
@@ -105,7 +108,8 @@ pub(super) fn set_routes() -> Vec<Route> {
                     the JVM (exact, or one * at either end; a list arms one mexit_ each) and \
                     method is filtered here. Traced by default; trace:false needs an exact \
                     class and a method. hit_count only without method. instance_id is \
-                    refused.",
+                    refused. As a probe, trace_expr takes field paths, returnValue.x \
+                    included (see kind line).",
                 ),
             ),
             kind(

@@ -1,7 +1,8 @@
 //! The helper's record method, `rec(cols, duration, end)`: counts the
 //! call in its thread's stripe, times one call in 1024 of each thread
 //! (by that count: no random number, no shared write), filters by duration and condition
-//! (counting the passes when something filters), claims a ring slot,
+//! (counting the passes when something filters), reads the field paths
+//! of its trace expressions (`paths.rs`), claims a ring slot,
 //! writes the record, publishes it, and catches anything thrown, so
 //! nothing reaches the application. An exit's `end` is its record's time;
 //! a line, an entry or a field write reads the clock for a record only,
@@ -181,6 +182,9 @@ pub fn rec(
         a.op(I::Lcmp);
         a.jump(I::Iflt, done);
     }
+    // Before the claim: a path that throws (a class redefined under it)
+    // then costs a drop, never a slot claimed and not published.
+    super::paths::compute(g, &mut a, spec, plan)?;
     a.op(I::Invokestatic(r.claim));
     a.op(Kind::Long.store(l.n));
     a.op(Kind::Long.load(l.n));

@@ -81,6 +81,8 @@ pub(super) fn old_static(
         .condition
         .as_ref()
         .is_some_and(|c| cond::names(c).iter().any(|(n, _)| n == OLD_VALUE));
+    // A path from the old value reads it from the column the site fills.
+    let reads_old = reads_old || crate::classfile::probe::paths::named(spec, OLD_VALUE);
     if !writers.is_empty() || reads_old || *owner != this_name(class) {
         return None;
     }

@@ -22,6 +22,7 @@ fn callees_on(entry: &str, name: &str, descriptor: &str) -> (&'static [u8], Prob
         callers: 1,
         stats: false,
         callees: true,
+        paths: Vec::new(),
     };
     (bytes, spec)
 }
