@@ -24,14 +24,7 @@ use std::time::{Duration, Instant};
 
 use jvmscope::mcp::JvmScope;
 use serde_json::json;
-
-fn text(r: &rmcp::model::CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use support::text;
 
 /// The CPU time process `pid` has used, every thread (ns precision).
 fn cpu_of(pid: u32) -> Duration {

@@ -11,16 +11,9 @@ use std::time::{Duration, Instant};
 
 use jvmscope::mcp::JvmScope;
 use serde_json::json;
+use support::text;
 
 const CALLS: usize = 60;
-
-fn text(r: &rmcp::model::CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 async fn measure(port: u16, window: usize) -> Vec<(String, Duration, f64)> {
     let (engine, session) = support::attached(port, Some(window)).await;

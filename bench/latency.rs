@@ -24,14 +24,7 @@ use std::time::{Duration, Instant};
 
 use jvmscope::mcp::JvmScope;
 use serde_json::json;
-
-fn text(r: &rmcp::model::CallToolResult) -> String {
-    r.content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
+use support::text;
 
 /// Calls a tool that must succeed; the time it took.
 async fn timed(server: &JvmScope, tool: &str, args: serde_json::Value) -> Duration {

@@ -1,6 +1,7 @@
 //! Shared by the load benches: compile a Java fixture from tests/data/java
-//! and start it under a JDWP agent on a loopback port, print a line, and
-//! read how much of the CPU the hypervisor took (steal time).
+//! and start it under a JDWP agent on a loopback port, print a line,
+//! read how much of the CPU the hypervisor took (steal time), and read a
+//! tool reply's text.
 
 #![allow(dead_code)]
 
@@ -279,4 +280,13 @@ pub fn steal_share(from: (u64, u64), to: (u64, u64)) -> f64 {
         return 0.0;
     }
     to.0.saturating_sub(from.0) as f64 / all as f64
+}
+
+/// The text of a tool's reply, its parts joined by newlines.
+pub fn text(r: &rmcp::model::CallToolResult) -> String {
+    r.content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

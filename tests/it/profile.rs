@@ -165,7 +165,16 @@ fn jdwp_sampling_names_the_burning_method_on_temurin25() {
 fn killed_mid_profile(java_home: PathBuf) {
     use crate::support::poll_until_msg;
     let jvm = burner(&java_home);
-    let server = crate::dump::attached(&jvm);
+    // The server's scratch files go to a directory of this test's own,
+    // where the recording's file appears once the JVM ends it.
+    let scratch = crate::code::Scratch::new("profile-killed");
+    let tmp = scratch.path("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp dir");
+    let server = Server::spawn_with_env(&[("TMPDIR", &tmp.display().to_string())]);
+    server.initialize();
+    server
+        .call("debug_attach", json!({"port": jvm.port()}))
+        .expect_ok();
     server.send(
         &json!({"jsonrpc": "2.0", "id": 9001, "method": "tools/call",
         "params": {"name": "debug_profile", "arguments": {"duration_ms": 1000}}}),
@@ -176,13 +185,21 @@ fn killed_mid_profile(java_home: PathBuf) {
         ours(&check).then_some(())
     });
     server.kill();
-    // 1 s asked plus the self-stop margin, and time for the JVM to stop it.
+    // 1 s asked plus the self-stop margin, and time for the JVM to stop it
+    // and write its file.
     let limit =
         Duration::from_secs(1) + jvmscope::actors::SELF_STOP_MARGIN + Duration::from_secs(10);
-    poll_until_msg(limit, "the recording to end by itself", || {
-        let check = jcmd(&java_home, jvm.pid(), "JFR.check");
-        (!ours(&check)).then_some(())
-    });
+    let written = || {
+        std::fs::read_dir(&tmp).ok()?.flatten().find_map(|d| {
+            let f = d.path().join("profile.jfr");
+            std::fs::metadata(&f)
+                .is_ok_and(|m| m.len() > 0)
+                .then_some(f)
+        })
+    };
+    poll_until_msg(limit, "the recording to end by itself", written);
+    let check = jcmd(&java_home, jvm.pid(), "JFR.check");
+    assert!(!ours(&check), "{check}");
     let next = Server::spawn();
     next.initialize();
     let port = jvm.listening_port(2, Duration::from_secs(20));
