@@ -373,8 +373,6 @@ fn a_probe_condition_that_keeps_failing_disables_the_probe(java_home: PathBuf) {
         "{l}"
     );
     // The calls that threw were sampled for their cost like any other.
-    // The calls whose condition threw are sampled for their cost too.
-    assert!(!l.contains("no call sampled"), "{l}");
     assert!(!crate::probes::instrumented(&server, LEDGER), "{l}");
 }
 
