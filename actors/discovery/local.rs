@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::error::LocalError;
 use crate::model::cpu::{TaskStat, parse_stat};
-use crate::model::jvms::{TcpSocket, TcpState};
+use crate::model::jvms::TcpState;
 use crate::model::perfdata::{Vitals, decode};
 
 /// Threads read at most from `/proc/<pid>/task`.
@@ -88,14 +88,14 @@ pub fn tasks(pid: u32) -> Result<Vec<TaskStat>, LocalError> {
 
 /// The process that holds loopback TCP port `port` (its JDWP endpoint,
 /// listening or connected to us). Our own process holds the other end of
-/// such a connection and is never the answer.
+/// such a connection and is never the answer. One scan: the socket table
+/// it read (each read of `/proc/net/tcp` walks the kernel's whole
+/// connection hash, milliseconds on a large host) and the sockets it
+/// found for each JVM with an agent.
 pub fn pid_of_port(port: u16) -> Option<u32> {
-    let tcp: Vec<TcpSocket> = ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|p| std::fs::read_to_string(p).ok())
-        .flat_map(|t| t.lines().filter_map(TcpSocket::parse).collect::<Vec<_>>())
-        .collect();
-    let inodes: HashSet<u64> = tcp
+    let scan = super::procfs::scan(std::time::Instant::now() + Duration::from_millis(500));
+    let inodes: HashSet<u64> = scan
+        .tcp
         .iter()
         .filter(|s| s.local_port == port)
         .filter(|s| matches!(s.state, TcpState::Listen | TcpState::Established))
@@ -105,12 +105,17 @@ pub fn pid_of_port(port: u16) -> Option<u32> {
         return None;
     }
     let me = std::process::id();
-    let scan = super::procfs::scan(std::time::Instant::now() + Duration::from_millis(500));
     scan.jvms
         .iter()
+        .filter(|j| j.pid != me)
+        .find(|j| {
+            let sockets = j
+                .sockets
+                .clone()
+                .or_else(|| super::procfs::socket_inodes(j.pid));
+            sockets.is_some_and(|s| !s.is_disjoint(&inodes))
+        })
         .map(|j| j.pid)
-        .filter(|pid| *pid != me)
-        .find(|pid| super::procfs::socket_inodes(*pid).is_some_and(|s| !s.is_disjoint(&inodes)))
 }
 
 /// The JVM's command line (to see whether attach is switched off).
