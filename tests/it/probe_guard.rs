@@ -190,7 +190,9 @@ fn redefine_behind_our_back(port: u16, bytes: Vec<u8>) {
     });
 }
 
-fn a_leftover_whose_class_changed_since_is_left_alone(java_home: PathBuf) {
+/// ProbeRefused running v1, a session attached to it, and a probe armed
+/// on its line after the empty catch (the stop point's id).
+fn v1_probed(java_home: PathBuf) -> (Jvm, Server, String) {
     let jvm = Jvm::start(
         REFUSED,
         JvmOpts {
@@ -199,8 +201,8 @@ fn a_leftover_whose_class_changed_since_is_left_alone(java_home: PathBuf) {
         },
     );
     jvm.wait_for_line("probe refused started", WAIT);
-    let (doomed, _) = attach(jvm.port());
-    let armed = doomed
+    let (server, _) = attach(jvm.port());
+    let armed = server
         .call(
             "debug_set_stop",
             json!({"kind": "line", "class_pattern": REFUSED,
@@ -208,6 +210,12 @@ fn a_leftover_whose_class_changed_since_is_left_alone(java_home: PathBuf) {
         )
         .expect_ok();
     assert!(armed.text.contains("PROBE:"), "{}", armed.text);
+    let id = first_id(&armed);
+    (jvm, server, id)
+}
+
+fn a_leftover_whose_class_changed_since_is_left_alone(java_home: PathBuf) {
+    let (jvm, doomed, _) = v1_probed(java_home);
     // Killed: the probe stays in, its helper holding v1.
     doomed.kill();
 
@@ -267,24 +275,7 @@ fn agent_jar(java_home: &Path, dir: &Path) -> PathBuf {
 /// class: the clear leaves the class as it runs and says so, rather than
 /// putting back the bytes from before.
 fn a_cleared_probe_leaves_a_class_changed_since_alone(java_home: PathBuf) {
-    let jvm = Jvm::start(
-        REFUSED,
-        JvmOpts {
-            java_home: Some(java_home.clone()),
-            ..JvmOpts::default()
-        },
-    );
-    jvm.wait_for_line("probe refused started", WAIT);
-    let (server, _) = attach(jvm.port());
-    let armed = server
-        .call(
-            "debug_set_stop",
-            json!({"kind": "line", "class_pattern": REFUSED,
-                   "line": line_of("ProbeRefused.java", "after-catch"), "engine": "probe"}),
-        )
-        .expect_ok();
-    assert!(armed.text.contains("PROBE:"), "{}", armed.text);
-    let id = first_id(&armed);
+    let (jvm, server, id) = v1_probed(java_home.clone());
 
     let scratch = crate::code::Scratch::new("probe-agent");
     let out = scratch.path("classes");
