@@ -4,12 +4,14 @@
 //! null link and its request, the inputs with a wrong total, the lock
 //! holders, the rare bad argument, the leaking class and its holder, the
 //! fix and its effect, the slow method with its input, whether the running
-//! code is the source) and prints one line to stderr,
+//! code is the source, the code that leaks pool connections) and prints one line to stderr,
 //! `QUESTION <name>: calls=<n> bytes=<a>+<b>+…`, the size of each reply's
 //! JSON-RPC result: the figures the closing note of the issue reports.
 
+mod pool;
 mod time;
 
+use self::pool::leaked_connection;
 use self::time::{cpu_burner, method_stats, slow_method_unnamed, where_time_went};
 
 use std::path::{Path, PathBuf};
@@ -364,4 +366,6 @@ crate::support::on_both_jdks! {
         how_a_method_is_doing_in_two_calls_on_temurin25;
     cpu_burner: which_code_burns_the_cpu_in_one_call_on_jdk17,
         which_code_burns_the_cpu_in_one_call_on_temurin25;
+    leaked_connection: the_code_that_leaks_pool_connections_in_two_calls_on_jdk17,
+        the_code_that_leaks_pool_connections_in_two_calls_on_temurin25;
 }

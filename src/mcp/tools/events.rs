@@ -63,7 +63,7 @@ pub struct TracesParams {
     /// Most shown, default 50; newest unless since.
     pub limit: Option<usize>,
     pub clear: Option<bool>,
-    /// Keys to count every match by: locals, trace_expr sources or expr[i], thread, location.
+    /// Keys to count every match by: locals, trace_expr sources or expr[i], thread, location, caller.
     #[serde(default, deserialize_with = "crate::mcp::tools::args::strings")]
     pub group_by: Option<Vec<String>>,
     /// Groups shown; default 20.

@@ -1,5 +1,6 @@
 //! Traces at a glance: snapshots grouped by the values of one or more
-//! keys (a local, a trace expression, `thread`, `location`), each group
+//! keys (a local, a trace expression, `thread`, `location`, `caller`: the
+//! nearest caller frame), each group
 //! with its count, first and last sequence numbers and one example; and
 //! the compact view that leaves out what repeats from one snapshot to the
 //! next.
@@ -23,6 +24,8 @@ pub fn key_value(t: &TraceRecord, key: &str) -> Option<String> {
         "thread" => return Some(t.thread_name.to_string()),
         "location" => return Some(t.location.to_string()),
         "stop" => return Some(t.stop.to_string()),
+        // Who made the call: the nearest caller frame, when it was taken.
+        "caller" => return t.callers.first().map(|c| c.to_string()),
         _ => {}
     }
     if let Some((_, v)) = t.locals.iter().find(|(n, _)| &**n == key) {
@@ -381,6 +384,32 @@ mod tests {
         assert!(!plain[0].contains("trace_expr"), "{plain:?}");
         assert!(missing(&t, &["qty".to_string()]).is_empty());
         assert!(missing(&[], &["li.category".to_string()]).is_empty());
+    }
+
+    #[test]
+    fn calls_group_by_their_nearest_caller_and_one_without_callers_lacks_the_key() {
+        let from = |seq: u64, caller: &str| {
+            let mut t = snap(seq, 1, 0);
+            t.callers = vec![Arc::from(caller), Arc::from("Main.run:3")];
+            t
+        };
+        let all = vec![
+            from(1, "Shop.order:20"),
+            from(2, "Shop.report:31"),
+            from(3, "Shop.order:20"),
+            snap(4, 1, 0),
+        ];
+        let g = group(&all, &["location".to_string(), "caller".to_string()], 5);
+        let by: Vec<(&[String], usize)> = g
+            .groups
+            .iter()
+            .map(|g| (g.values.as_slice(), g.count))
+            .collect();
+        let key = |c: &str| vec!["Shop.price:12".to_string(), c.to_string()];
+        assert_eq!(by[0], (key("Shop.order:20").as_slice(), 2));
+        assert_eq!(by[1], (key("Shop.report:31").as_slice(), 1));
+        assert_eq!(by[2], (key("(absent)").as_slice(), 1));
+        assert_eq!(key_value(&snap(5, 1, 0), "caller"), None);
     }
 
     #[test]
