@@ -90,6 +90,34 @@ fn attached(jvm: &Jvm, extra: Value) -> Server {
     crate::code::attached(jvm, extra)
 }
 
+/// After a question: the session lets go, and the next jvmscope to attach
+/// finds nothing of it in the JVM: no class to restore, no thread
+/// suspended, and each class of `probed` running its class file's
+/// bytecode again.
+#[track_caller]
+fn left_clean(jvm: &Jvm, server: Server, probed: &[&str]) {
+    let gone = server.call("debug_disconnect", json!({})).expect_ok();
+    drop(server);
+    let next = Server::spawn();
+    next.initialize();
+    let port = jvm.listening_port(2, WAIT);
+    let again = next.call("debug_attach", json!({"port": port})).expect_ok();
+    assert!(
+        !again.text.contains("RESTORED"),
+        "left behind: {}\nafter: {}",
+        again.text,
+        gone.text
+    );
+    crate::dump::assert_none_suspended(&next);
+    for class in probed {
+        assert!(
+            !crate::probes::instrumented(&next, class),
+            "{class} runs other bytecode than its class file after: {}",
+            gone.text
+        );
+    }
+}
+
 /// The number after `key` in `text` (digits, with a leading minus).
 fn int_after(text: &str, key: &str) -> Option<i64> {
     let at = text.find(key)? + key.len();
@@ -124,6 +152,7 @@ fn null_link(java_home: PathBuf) {
     assert_eq!(request % 7, 0, "the order without an address: {text}");
     q.done("null_link");
     crate::dump::assert_none_suspended(&server);
+    left_clean(&jvm, server, &[]);
 }
 
 /// Which inputs give a wrong total: a traced method exit, then the
@@ -156,6 +185,7 @@ fn wrong_total(java_home: PathBuf) {
     }
     assert!(text.contains("matching, all grouped"), "{text}");
     q.done("wrong_total");
+    left_clean(&jvm, server, &["Questions"]);
 }
 
 /// Who holds which lock: one dump with the VM held for its reads.
@@ -184,6 +214,7 @@ fn lock_holder(java_home: PathBuf) {
     assert!(text.contains("← held by 0x"), "{text}");
     q.done("lock_holder");
     crate::dump::assert_none_suspended(&server);
+    left_clean(&jvm, server, &[]);
 }
 
 /// A rare bad call on a hot path: a traced line stop whose condition
@@ -204,6 +235,7 @@ fn rare_bad_call(java_home: PathBuf) {
     assert!(amount < 0 && n % 997 == 0 && amount == -n, "{text}");
     q.done("rare_bad_call");
     crate::dump::assert_none_suspended(&server);
+    left_clean(&jvm, server, &["Questions"]);
 }
 
 /// Which class leaks, and who holds it: two samples in one call, then the
@@ -229,6 +261,7 @@ fn leak_holder(java_home: PathBuf) {
         holders.text
     );
     q.done("leak_holder");
+    left_clean(&jvm, server, &[]);
 }
 
 /// `Questions.java` copied under `<scratch>/src` with `edit` applied after
@@ -296,6 +329,7 @@ fn fix_in_place(java_home: PathBuf) {
     );
     q.done("fix_in_place");
     crate::dump::assert_none_suspended(&server);
+    left_clean(&jvm, server, &[]);
 }
 
 /// Which method is slow, and with what input: a timed exit kept only past
@@ -322,6 +356,7 @@ fn slow_method(java_home: PathBuf) {
     assert!(text.contains("took p50"), "{text}");
     assert!(!text.contains("sku=\"SKU-1\""), "{text}");
     q.done("slow_method");
+    left_clean(&jvm, server, &["Questions"]);
 }
 
 /// Is the running code my source: one comparison with what the source
@@ -340,6 +375,7 @@ fn code_matches_source(java_home: PathBuf) {
     assert!(text.contains("total"), "the edited method is named: {text}");
     assert!(!text.contains("lookup"), "only what differs: {text}");
     q.done("code_matches_source");
+    left_clean(&jvm, server, &[]);
 }
 
 crate::support::on_both_jdks! {

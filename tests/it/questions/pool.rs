@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Asker, attached};
+use super::{Asker, attached, left_clean};
 use crate::support::java::{Jvm, JvmOpts};
 
 const WAIT: Duration = Duration::from_secs(20);
@@ -95,4 +95,5 @@ pub(super) fn leaked_connection(java_home: PathBuf) {
     );
     q.done("leaked_connection");
     crate::dump::assert_none_suspended(&server);
+    left_clean(&jvm, server, &["pool.Pool"]);
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Asker, attached, int_after};
+use super::{Asker, attached, int_after, left_clean};
 use crate::support::java::{Jvm, JvmOpts};
 use crate::support::poll_until_msg;
 
@@ -50,6 +50,7 @@ pub(super) fn slow_method_unnamed(java_home: PathBuf) {
     assert_eq!(id % 7, 3, "a slow input: {text}");
     assert!(text.contains("duration: "), "its time: {text}");
     q.done("slow_method_unnamed");
+    left_clean(&jvm, server, &["slow.Front", "slow.Store"]);
 }
 
 /// Where a slow call's time went: time each call `checkout` makes, kept
@@ -77,6 +78,7 @@ pub(super) fn where_time_went(java_home: PathBuf) {
         "share {share} % against the truth {FIND_SHARE:.1} %: {text}"
     );
     q.done("where_time_went");
+    left_clean(&jvm, server, &["slow.Checkout"]);
 }
 
 /// How a method called ~1,000 times a second is doing: its statistics,
@@ -128,6 +130,7 @@ pub(super) fn method_stats(java_home: PathBuf) {
         assert!(listing.text.contains(figure), "{figure}: {}", listing.text);
     }
     q.done("method_stats");
+    left_clean(&jvm, server, &["stats.Counted"]);
 }
 
 /// Which code burns the CPU: one profile names the burning method among
@@ -148,4 +151,5 @@ pub(super) fn cpu_burner(java_home: PathBuf) {
     assert_eq!(mime, "image/svg+xml");
     assert!(svg.contains("Burner.spin"), "the SVG names the hot method");
     q.done("cpu_burner");
+    left_clean(&jvm, server, &[]);
 }
