@@ -17,6 +17,7 @@
 #[path = "support.rs"]
 mod support;
 
+use std::collections::HashMap;
 use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -39,12 +40,33 @@ fn cpu_of(pid: u32) -> Duration {
     Duration::from_nanos(ns)
 }
 
+/// The CPU time each thread of process `pid` has used, by the thread's
+/// name (HotSpot names a Java thread's native thread after it, cut to 15
+/// bytes; threads of one name are summed).
+fn cpu_by_thread(pid: u32) -> HashMap<String, Duration> {
+    let mut out: HashMap<String, Duration> = HashMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let name = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        let ns = std::fs::read_to_string(t.path().join("schedstat"))
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0);
+        *out.entry(name.trim().to_string()).or_default() += Duration::from_nanos(ns);
+    }
+    out
+}
+
 /// One arming: wall time, the JVMs' CPU, ours.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct Arm {
     wall: Duration,
     jvms: Duration,
     ours: Duration,
+    /// The JVMs' CPU by thread name, biggest first.
+    by: Vec<(String, Duration)>,
 }
 
 /// A fixture JVM: its port, its pid, and how many times its JDWP agent
@@ -84,6 +106,16 @@ async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
         .await;
     assert!(r.is_error != Some(true), "{}", text(&r));
     let jvm_cpu = || pids.iter().map(|p| cpu_of(*p)).sum::<Duration>();
+    let threads = || {
+        let mut all: HashMap<String, Duration> = HashMap::new();
+        for p in &pids {
+            for (k, v) in cpu_by_thread(*p) {
+                *all.entry(k).or_default() += v;
+            }
+        }
+        all
+    };
+    let by0 = threads();
     let (j0, o0, t0) = (jvm_cpu(), cpu_of(std::process::id()), Instant::now());
     let r = server
         .call(
@@ -94,6 +126,15 @@ async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
         .await;
     let wall = t0.elapsed();
     let (j1, o1) = (jvm_cpu(), cpu_of(std::process::id()));
+    let mut by: Vec<(String, Duration)> = threads()
+        .into_iter()
+        .map(|(k, v)| {
+            let d = v.saturating_sub(by0.get(&k).copied().unwrap_or_default());
+            (k, d)
+        })
+        .filter(|(_, d)| !d.is_zero())
+        .collect();
+    by.sort_by(|a, b| b.1.cmp(&a.1));
     let all = format!("{n} of {n} members answered", n = jvms.len());
     assert!(text(&r).contains(&all), "{}", text(&r));
     let r = server.call("debug_disconnect", json!({})).await;
@@ -103,6 +144,7 @@ async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
         wall,
         jvms: j1.saturating_sub(j0),
         ours: o1.saturating_sub(o0),
+        by,
     }
 }
 
@@ -124,6 +166,25 @@ fn row(what: &str, arms: &[Arm]) -> String {
         ms(m(|a| a.jvms)),
         ms(m(|a| a.ours)),
     )
+}
+
+/// The JVMs' CPU per arm by thread name, the mean over `arms`: the
+/// biggest `top`, as `name ms`.
+fn by_thread(arms: &[Arm], top: usize) -> String {
+    let mut sum: HashMap<&str, Duration> = HashMap::new();
+    for a in arms {
+        for (k, v) in &a.by {
+            *sum.entry(k.as_str()).or_default() += *v;
+        }
+    }
+    let n = u32::try_from(arms.len().max(1)).unwrap_or(u32::MAX);
+    let mut rows: Vec<(&str, Duration)> = sum.into_iter().map(|(k, v)| (k, v / n)).collect();
+    rows.sort_by(|a, b| b.1.cmp(&a.1));
+    rows.iter()
+        .take(top)
+        .map(|(k, v)| format!("{k} {}", ms(*v)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn main() {
@@ -201,10 +262,13 @@ fn main() {
         "group_arm: {jvms} calm Replica JVMs, {rounds} rounds, {} cores\n\n\
          | arming a line probe | wall (median) | best | JVMs' CPU | jvmscope's CPU |\n\
          |---|---:|---:|---:|---:|\n{}\n{}\n\n\
-         group of {jvms} against one: **{:.1}×** the wall time (goal ≤ 2×)",
+         group of {jvms} against one: **{:.1}×** the wall time (goal ≤ 2×)\n\n\
+         the JVMs' CPU per arm by thread, mean: one JVM: {}; group of {jvms}: {}",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         row("one JVM", &ones),
         row(&format!("group of {jvms}"), &groups),
         group.as_secs_f64() / one.as_secs_f64().max(1e-9),
+        by_thread(&ones, 8),
+        by_thread(&groups, 8),
     ));
 }
