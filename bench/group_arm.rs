@@ -65,7 +65,7 @@ struct Arm {
     wall: Duration,
     jvms: Duration,
     ours: Duration,
-    /// The JVMs' CPU by thread name, biggest first.
+    /// The JVMs' CPU by thread name.
     by: Vec<(String, Duration)>,
 }
 
@@ -126,7 +126,7 @@ async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
         .await;
     let wall = t0.elapsed();
     let (j1, o1) = (jvm_cpu(), cpu_of(std::process::id()));
-    let mut by: Vec<(String, Duration)> = threads()
+    let by: Vec<(String, Duration)> = threads()
         .into_iter()
         .map(|(k, v)| {
             let d = v.saturating_sub(by0.get(&k).copied().unwrap_or_default());
@@ -134,7 +134,6 @@ async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
         })
         .filter(|(_, d)| !d.is_zero())
         .collect();
-    by.sort_by(|a, b| b.1.cmp(&a.1));
     let all = format!("{n} of {n} members answered", n = jvms.len());
     assert!(text(&r).contains(&all), "{}", text(&r));
     let r = server.call("debug_disconnect", json!({})).await;
@@ -179,7 +178,7 @@ fn by_thread(arms: &[Arm], top: usize) -> String {
     }
     let n = u32::try_from(arms.len().max(1)).unwrap_or(u32::MAX);
     let mut rows: Vec<(&str, Duration)> = sum.into_iter().map(|(k, v)| (k, v / n)).collect();
-    rows.sort_by(|a, b| b.1.cmp(&a.1));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.1));
     rows.iter()
         .take(top)
         .map(|(k, v)| format!("{k} {}", ms(*v)))
