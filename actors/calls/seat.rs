@@ -7,7 +7,9 @@
 //! HotSpot never completes a step over that starts in a native frame
 //! (`Thread.sleep`, a socket read), while a step into also ends at the
 //! entry of the next application method called. After the call it is
-//! resumed, as it was running before.
+//! resumed, as it was running before. A call the agent did not ask for
+//! (a probe's lease re-armed) is always made on a parked thread, never on
+//! one an event holds for the agent.
 
 use std::time::Duration;
 
@@ -101,6 +103,26 @@ pub(crate) async fn take(session: &Jvm, want: Option<ThreadId>) -> Result<Seat, 
             ctx,
         });
     }
+    parked(session, chosen, name).await
+}
+
+/// Seats a call the agent did not ask for (a probe's lease re-armed) on a
+/// thread parked for it, never on one an event holds: that thread is the
+/// agent's, and an invocation on it lets the JVM run meanwhile.
+pub(crate) async fn take_parked(session: &Jvm) -> Result<Seat, SessionError> {
+    let event = session.event_threads().await;
+    let threads = session.threads().await?;
+    let chosen = choose_among(&threads, &event)?;
+    let name = threads
+        .iter()
+        .find(|t| t.id == chosen)
+        .map(|t| t.name.clone())
+        .unwrap_or_default();
+    parked(session, chosen, name).await
+}
+
+/// Parks `chosen` for a call and reads its context.
+async fn parked(session: &Jvm, chosen: ThreadId, name: String) -> Result<Seat, SessionError> {
     if late(session, chosen) {
         return Err(CallError::CannotPark {
             reason: ParkRefusal::InLateCall { name },
@@ -199,11 +221,20 @@ async fn release(session: &Jvm, thread: ThreadId) {
 
 /// `main` when it is alive, else the first thread that is not the JVM's own.
 async fn choose(session: &Jvm) -> Result<ThreadId, SessionError> {
-    let threads = session.threads().await?;
+    choose_among(&session.threads().await?, &[])
+}
+
+/// `main` when it is alive, else the first thread of `threads` that is not
+/// the JVM's own; never one of `taken`.
+fn choose_among(
+    threads: &[crate::jvm::threads::ThreadInfo],
+    taken: &[ThreadId],
+) -> Result<ThreadId, SessionError> {
     let candidates: Vec<_> = threads
         .iter()
         .filter(|t| !SYSTEM_THREADS.contains(&t.name.as_str()))
         .filter(|t| !t.status.eq_ignore_ascii_case("zombie"))
+        .filter(|t| !taken.contains(&t.id))
         .collect();
     candidates
         .iter()

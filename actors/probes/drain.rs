@@ -109,7 +109,7 @@ pub fn spawn_drain(session: Jvm, probes: ProbesHandle) {
                 // Paced from the round's end, less a tick's slack.
                 cursor.due = Instant::now() + cursor.pace.period.saturating_sub(DRAIN_EVERY / 2);
                 if std::mem::take(&mut cursor.lapsed) {
-                    super::lease::lapsed(&session, &probes, &id, &probe).await;
+                    cursor.lapsed = !super::lease::lapsed(&session, &probes, &id, &probe).await;
                 }
                 match result {
                     Ok(Spent::No) => {}

@@ -342,7 +342,7 @@ pub(super) async fn disclaim(
 /// lapsed while this jvmscope was away (stopped, or too slow to renew):
 /// live again, its lease renewed, a new lease thread.
 pub(super) async fn rearm(session: &Jvm, helper: ReferenceTypeId) -> Result<(), ProbeRefusal> {
-    let seat = crate::calls::seat::take(session, None)
+    let seat = crate::calls::seat::take_parked(session)
         .await
         .map_err(|e| ProbeRefusal::NoThread(e.to_string()))?;
     let caller = Caller::new(

@@ -144,6 +144,11 @@ impl SessionHandle {
                 return Err(ProbeRefusal::NoThread("the session is ending".into()));
             }
         };
+        let mut report = report;
+        // The view was taken at adoption, before the pause was known.
+        if let Some(c) = report.point.as_mut().and_then(|p| p.probe.as_mut()) {
+            c.pause_us = installed.pause.as_micros() as u64;
+        }
         let id = report
             .point
             .as_ref()

@@ -7,7 +7,8 @@
 //! throwing in the JVM disables its probe, with the last error listed; a
 //! probe that costs the application more than its budget is paused and
 //! its class restored; and a probe whose lease lapsed while jvmscope was
-//! stopped records again once jvmscope runs.
+//! stopped records again once jvmscope runs, but not while the agent
+//! holds a thread.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -422,7 +423,72 @@ fn a_probe_whose_lease_lapsed_records_again(java_home: PathBuf) {
     assert!(!l2.contains("PAUSED"), "{l}\n{l2}");
 }
 
+/// A lease that lapses while the agent holds a thread is not re-armed
+/// until nothing is held: re-arming runs the helper's `init` as an
+/// invocation, which lets the JVM run and, on a thread an event holds,
+/// would outlast a resume the agent sends meanwhile. The listing says the
+/// probe waits and why; once the thread is resumed the probe records
+/// again.
+fn a_lapsed_lease_waits_while_a_thread_is_held(java_home: PathBuf) {
+    let jvm = load(Some(java_home));
+    let (server, _) = attach(jvm.port());
+    let id = line_probe(
+        &server,
+        json!({"condition": "amountCents < 0", "max_overhead": 0}),
+    );
+    let seq = |server: &Server| {
+        server
+            .call("debug_get_traces", json!({"bp_id": id, "limit": 1}))
+            .expect_ok()
+            .json()["last_seq"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    poll_until_msg(WAIT, "a first hit", || (seq(&server) > 0).then_some(()));
+    let listed = server
+        .call("debug_list_threads", json!({"limit": 1000}))
+        .expect_ok();
+    let main = crate::support::text::threads(&listed.text)
+        .into_iter()
+        .find(|t| t.name == "main")
+        .unwrap_or_else(|| panic!("main: {}", listed.text))
+        .id;
+    let thread = |kind: &str| {
+        server
+            .call("debug_thread", json!({"kind": kind, "thread_id": main}))
+            .expect_ok()
+    };
+    thread("suspend");
+    let signal = |sig: &str| {
+        let status = std::process::Command::new("kill")
+            .args([sig, &server.pid().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success());
+    };
+    signal("-STOP");
+    std::thread::sleep(Duration::from_secs(4));
+    signal("-CONT");
+    let l = poll_until_msg(WAIT, "the drain to see the lapse", || {
+        let l = listing(&server);
+        l.contains("its lease lapsed").then_some(l)
+    });
+    assert!(
+        l.contains("PAUSED (lease lapsed)") && l.contains("once this session holds no thread"),
+        "{l}"
+    );
+    thread("resume");
+    let before = seq(&server);
+    poll_until_msg(WAIT, "hits once nothing is held", || {
+        (seq(&server) > before).then_some(())
+    });
+    let l2 = listing(&server);
+    assert!(!l2.contains("PAUSED"), "{l}\n{l2}");
+}
+
 crate::support::on_both_jdks! {
+    a_lapsed_lease_waits_while_a_thread_is_held: a_lapsed_lease_waits_while_a_thread_is_held_jdk17,
+        a_lapsed_lease_waits_while_a_thread_is_held_temurin25;
     a_refused_probe_leaves_nothing_a_later_attach_restores: a_refused_probe_leaves_nothing_a_later_attach_restores_jdk17,
         a_refused_probe_leaves_nothing_a_later_attach_restores_temurin25;
     a_leftover_whose_class_changed_since_is_left_alone: a_leftover_whose_class_changed_since_is_left_alone_jdk17,

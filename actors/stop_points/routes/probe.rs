@@ -31,6 +31,9 @@ pub struct ProbeMeter {
     /// Its lease lapsed and running its helper's `init` again failed: the
     /// probe is off until a re-arm succeeds.
     pub lease_off: std::sync::atomic::AtomicBool,
+    /// Its lease lapsed while the session held a thread or the VM for the
+    /// agent: the re-arm waits until nothing is held.
+    pub lease_waits: std::sync::atomic::AtomicBool,
     /// Drain rounds that failed (the JVM refused a read): their records
     /// stay in the ring for the next round, or are counted as drops.
     pub drain_failures: AtomicU64,
@@ -54,6 +57,7 @@ pub struct ProbeCost {
     pub pause_us: u64,
     pub lapses: u64,
     pub lease_off: bool,
+    pub lease_waits: bool,
     pub drain_failures: u64,
     /// A statistics probe's figures, once read.
     pub latency: Option<crate::model::latency::LatencyView>,
@@ -77,6 +81,7 @@ impl ProbeMeter {
             pause_us: self.pause_us.load(Ordering::Relaxed),
             lapses: self.lapses.load(Ordering::Relaxed),
             lease_off: self.lease_off.load(Ordering::Relaxed),
+            lease_waits: self.lease_waits.load(Ordering::Relaxed),
             drain_failures: self.drain_failures.load(Ordering::Relaxed),
             latency: self.latency.lock().ok().and_then(|l| l.view()),
         }

@@ -1,7 +1,9 @@
 //! One set of counters in every reply: the numbers are read back out of
 //! the text an agent reads and checked against each other. Snapshots are
 //! the trace budget's use; a probe's passes never outnumber its calls (nor
-//! its snapshots its passes); a wait that skips snapshots says how many.
+//! its snapshots its passes); a probe's reply never says it holds a
+//! thread, and gives its arming pause as one figure; a wait that skips
+//! snapshots says how many.
 
 use serde_json::json;
 
@@ -44,7 +46,33 @@ pub(crate) fn consistent(text: &str) -> (Vec<u64>, Vec<(u64, u64)>) {
             probes.push((calls, passed));
         }
     }
+    if text.contains("engine: probe") {
+        probe_words(text);
+    }
     (snapshots, probes)
+}
+
+/// A probe's reply says one thing about it: its trace line holds no
+/// thread and reads nothing at a safepoint, and the pause its arming took
+/// is the same figure on the engine line and in the arming note.
+fn probe_words(text: &str) {
+    for l in text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("trace:"))
+    {
+        assert!(
+            !l.contains("holding only the hit thread") && !l.contains("safepoint"),
+            "a probe holds nothing: {l}\n{text}"
+        );
+    }
+    let figure = |key: &str| {
+        let at = text.find(key)? + key.len();
+        text[at..].split_whitespace().next().map(str::to_string)
+    };
+    if let (Some(engine), Some(note)) = (figure("armed with a "), figure("redefinition paused it "))
+    {
+        assert_eq!(engine, note, "one pause, one figure: {text}");
+    }
 }
 
 #[test]
@@ -116,6 +144,7 @@ fn a_probe_whose_condition_passes_sometimes_never_shows_more_passes_than_calls()
         "debug_set_stop",
         json!({"kind": "line", "class_pattern": "HotPath", "line": line_of("HotPath.java", "hot"), "condition": "cents < 500", "trace": true, "trace_max_hits": 0, "trace_frames": 0, "trace_locals": ["cents"], "engine": "probe"}),
     );
+    consistent(&armed.text);
     let id = first_id(&armed);
     // From the first drain rounds on: every listing, read as it comes,
     // agrees with itself, until the JVM has counted many calls.

@@ -148,7 +148,19 @@ fn mode_text(p: &PointView) -> String {
             }
         },
         Mode::Trace(t) => {
-            let mut s = if p.policy == SuspendPolicy::None {
+            let mut s = if p.probe.is_some() {
+                // A probe records in the JVM: nothing is held, nothing
+                // is read at a safepoint.
+                let locals = match &t.locals {
+                    LocalsChoice::All => "all locals".to_string(),
+                    LocalsChoice::None => "no locals".to_string(),
+                    LocalsChoice::Only(n) => format!("locals {}", n.join(",")),
+                };
+                format!(
+                    "trace: recorded in the JVM, holding no thread ({} callers, {locals})",
+                    t.frames
+                )
+            } else if p.policy == SuspendPolicy::None {
                 "trace without suspending (thread and location only)".to_string()
             } else {
                 let locals = match &t.locals {
@@ -340,7 +352,11 @@ fn probe_line(c: &crate::actors::ProbeCost, hits: u64) -> String {
     if c.lapses > 0 {
         s.push_str(&format!("; its lease lapsed {} times", c.lapses));
     }
-    if c.lease_off {
+    if c.lease_off && c.lease_waits {
+        s.push_str(
+            "; off since: re-armed once this session holds no thread (debug_continue), as re-arming runs code in the JVM",
+        );
+    } else if c.lease_off {
         s.push_str(
             "; off since: re-arming it failed (the server log says why), retried each drain round",
         );
