@@ -95,10 +95,15 @@ pub fn spawn_drain(session: Jvm, probes: ProbesHandle) {
             // One question to the book per round, answered with copies.
             let live = probes.live().await;
             cursors.retain(|id, c| live.iter().any(|(l, p)| l == id && p.helper == c.helper));
-            for (id, probe) in live
-                .into_iter()
-                .filter(|(id, _)| !id.starts_with(super::PENDING))
-            {
+            for (id, probe) in live {
+                if id.starts_with(super::PENDING) {
+                    // Not adopted yet: its records wait for its id, but its
+                    // lease is renewed (an arming can outlast it on a busy
+                    // host).
+                    let conn = session.connection();
+                    let _ = super::helper::renew(conn, probe.helper, &probe.fields).await;
+                    continue;
+                }
                 let cursor = cursors
                     .entry(id.clone())
                     .or_insert_with(|| Cursor::new(probe.helper));

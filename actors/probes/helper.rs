@@ -297,6 +297,25 @@ pub(super) async fn keep_original(
     Ok(())
 }
 
+/// Renews a helper's lease (its lease thread counts a miss for each tick
+/// without a renewal): what the drain does each round, done also while a
+/// probe is being armed, so an arming slower than the lease on a busy
+/// host does not find its probe off.
+pub(super) async fn renew(
+    conn: &crate::connection::ConnectionHandle,
+    helper: ReferenceTypeId,
+    fields: &HelperFields,
+) -> Result<(), crate::error::JdwpError> {
+    conn.send(&SetStatics {
+        class: helper,
+        values: vec![FieldValue {
+            field: fields.renew,
+            value: Value::Boolean(true),
+        }],
+    })
+    .await
+}
+
 /// Switches a helper off, which ends its lease thread; `refused` (the
 /// JVM answered that it changed nothing) also drops the original bytes it
 /// holds and marks it restored, so no later attach puts them back.

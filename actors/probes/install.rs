@@ -279,6 +279,9 @@ async fn put_in(
         session.classes().invalidate(t.id);
     }
     let Err(e) = sent else {
+        // The lease ran from the helper's `init`; the drain renews it once
+        // the probe is in the book.
+        let _ = super::helper::renew(conn, helper_type, fields).await;
         return Ok(pause);
     };
     // Refused, nothing changed: the helper claims nothing a later attach
