@@ -18,7 +18,9 @@ use crate::door::Jvm;
 use crate::door::step::{self, DEFAULT_EXCLUDES, StepFilter, StepKind};
 use crate::error::{ParkRefusal, SessionError};
 use crate::jdwp::ThreadId;
-use crate::jdwp::thread_reference::{Resume, Suspend, SuspendCount};
+use crate::jdwp::ThreadStatus;
+use crate::jdwp::thread_reference::{Resume, Status, Suspend, SuspendCount};
+use crate::jdwp::virtual_machine::AllThreads;
 use crate::jvm::eval::EvalContext;
 use crate::jvm::invoke::late_returns;
 
@@ -85,7 +87,10 @@ pub(crate) async fn take(session: &Jvm, want: Option<ThreadId>) -> Result<Seat, 
         Some(t) => t,
         None => match event.first() {
             Some(&t) => t,
-            None => choose(session).await?,
+            None => {
+                let (chosen, name) = choose(session, &[]).await?;
+                return parked(session, chosen, name).await;
+            }
         },
     };
     let name = session
@@ -111,13 +116,7 @@ pub(crate) async fn take(session: &Jvm, want: Option<ThreadId>) -> Result<Seat, 
 /// agent's, and an invocation on it lets the JVM run meanwhile.
 pub(crate) async fn take_parked(session: &Jvm) -> Result<Seat, SessionError> {
     let event = session.event_threads().await;
-    let threads = session.threads().await?;
-    let chosen = choose_among(&threads, &event)?;
-    let name = threads
-        .iter()
-        .find(|t| t.id == chosen)
-        .map(|t| t.name.clone())
-        .unwrap_or_default();
+    let (chosen, name) = choose(session, &event).await?;
     parked(session, chosen, name).await
 }
 
@@ -219,34 +218,40 @@ async fn release(session: &Jvm, thread: ThreadId) {
     let _ = session.connection().send(&Resume { thread }).await;
 }
 
-/// `main` when it is alive, else the first thread that is not the JVM's own.
-async fn choose(session: &Jvm) -> Result<ThreadId, SessionError> {
-    choose_among(&session.threads().await?, &[])
-}
-
-/// `main` when it is alive, else the first thread of `threads` that is not
-/// the JVM's own; never one of `taken`.
-fn choose_among(
-    threads: &[crate::jvm::threads::ThreadInfo],
-    taken: &[ThreadId],
-) -> Result<ThreadId, SessionError> {
-    let candidates: Vec<_> = threads
-        .iter()
-        .filter(|t| !SYSTEM_THREADS.contains(&t.name.as_str()))
-        .filter(|t| !t.status.eq_ignore_ascii_case("zombie"))
-        .filter(|t| !taken.contains(&t.id))
+/// `main` when it is alive, else the first thread by name that is not
+/// the JVM's own; never one of `taken`. Every thread's name is read (one
+/// pipelined burst), then the status of candidates in that order until
+/// one runs (one read, as a rule): a JVM of hundreds of threads is not
+/// asked for every status and suspend count to pick one.
+async fn choose(session: &Jvm, taken: &[ThreadId]) -> Result<(ThreadId, String), SessionError> {
+    let conn = session.connection();
+    let all = conn
+        .send(&AllThreads)
+        .await
+        .map_err(|e| session.map_err(e))?;
+    let names = session.thread_names(&all).await;
+    let mut candidates: Vec<(ThreadId, String)> = all
+        .into_iter()
+        .zip(names)
+        .filter_map(|(t, n)| Some((t, n?)))
+        .filter(|(t, n)| !SYSTEM_THREADS.contains(&n.as_str()) && !taken.contains(t))
         .collect();
-    candidates
-        .iter()
-        .find(|t| t.name == "main")
-        .or_else(|| candidates.first())
-        .map(|t| t.id)
-        .ok_or_else(|| {
-            CallError::CannotPark {
-                reason: ParkRefusal::NoApplicationThread,
-            }
-            .into()
-        })
+    candidates.sort_by(|a, b| (a.1 != "main").cmp(&(b.1 != "main")).then(a.1.cmp(&b.1)));
+    for (thread, name) in candidates {
+        let status = conn.send(&Status { thread }).await;
+        if status.is_ok_and(|s| {
+            !matches!(
+                s.thread_status,
+                ThreadStatus::Zombie | ThreadStatus::NotStarted
+            )
+        }) {
+            return Ok((thread, name));
+        }
+    }
+    Err(CallError::CannotPark {
+        reason: ParkRefusal::NoApplicationThread,
+    }
+    .into())
 }
 
 /// Suspends `thread` and steps it into its next line of application code.
