@@ -253,18 +253,28 @@ pub(super) async fn start(
 
 /// Hands the helper the original bytes of every class the probe goes
 /// into (the first in `original`, the rest in `others`): a later
-/// jvmscope finds them there if this one dies before restoring.
+/// jvmscope finds them there if this one dies before restoring. Bytes the
+/// JVM already holds as a `byte[]` (read through the class's loader, and
+/// pinned by `caller`) are handed over as they are, not sent back.
 pub(super) async fn keep_original(
     session: &Jvm,
     caller: &Caller<'_>,
     helper: ReferenceTypeId,
     fields: &HelperFields,
-    originals: &[&[u8]],
+    originals: &[(&[u8], Option<ObjectId>)],
 ) -> Result<(), ProbeRefusal> {
     let conn = session.connection();
     let mut arrays = Vec::new();
-    for bytes in originals {
-        arrays.push(byte_array(session, caller, bytes).await?);
+    let mut made = Vec::new();
+    for (bytes, in_jvm) in originals {
+        arrays.push(match in_jvm {
+            Some(array) => *array,
+            None => {
+                let array = byte_array(session, caller, bytes).await?;
+                made.push(array);
+                array
+            }
+        });
     }
     let mut values = vec![FieldValue {
         field: fields.original,
@@ -289,7 +299,7 @@ pub(super) async fn keep_original(
     })
     .await?;
     // The static fields hold them now.
-    for array in arrays {
+    for array in made {
         let _ = conn
             .send(&crate::jdwp::object_reference::EnableCollection { object: array })
             .await;

@@ -186,10 +186,11 @@ pub async fn install(
             Some(planned) => planned,
             None => {
                 for t in targets.iter_mut().filter(|t| t.original.is_none()) {
-                    let bytes = through_loader(session, &caller, &t.name, loader).await?;
+                    let (bytes, array) = through_loader(session, &caller, &t.name, loader).await?;
                     t.original = Some(Arc::new(
                         verified(session, &t.name, t.id, loader, bytes).await?,
                     ));
+                    t.in_jvm = Some(array);
                 }
                 let asked = Asked::of(probes, &choice, &targets).await?;
                 plan(session, loader, &asked, spec, &choice, &targets).await?
@@ -199,9 +200,9 @@ pub async fn install(
         let helper_type = define(session, &caller, loader, &helper_name, &helper.bytes).await?;
         let fields = helper_fields(session, helper_type).await?;
         start(&caller, helper_type).await?;
-        let originals: Vec<&[u8]> = targets
+        let originals: Vec<(&[u8], Option<ObjectId>)> = targets
             .iter()
-            .filter_map(|t| t.original.as_deref().map(Vec::as_slice))
+            .filter_map(|t| Some((t.original.as_deref()?.as_slice(), t.in_jvm)))
             .collect();
         keep_original(session, &caller, helper_type, &fields, &originals).await?;
         Ok::<_, ProbeRefusal>((probe, helper, helper_type, fields, instrumented))
@@ -316,6 +317,7 @@ async fn going(
         name: choice.class.clone(),
         id: target,
         original: None,
+        in_jvm: None,
     }];
     let module_of = |id| async move {
         // A JVM before 9 has no modules: every class is in the same none.
@@ -347,6 +349,7 @@ async fn going(
             name: name.clone(),
             id,
             original: None,
+            in_jvm: None,
         });
     }
     if matches!(&choice.site, Site::FieldWrite { writers, .. } if !writers.is_empty()) {
@@ -372,6 +375,9 @@ struct Going {
     name: String,
     id: ReferenceTypeId,
     original: Option<Arc<Vec<u8>>>,
+    /// The JVM's own `byte[]` of `original`, when it was read through the
+    /// loader (pinned by the caller).
+    in_jvm: Option<ObjectId>,
 }
 
 /// A write probe whose helper goes beside a writer: the field's
@@ -639,13 +645,15 @@ async fn plan(
     Ok((probe, helper, instrumented))
 }
 
-/// Reads `class`'s class file through its loader, on the parked thread.
+/// Reads `class`'s class file through its loader, on the parked thread:
+/// its bytes, and the `byte[]` that holds them in the JVM (pinned by
+/// `caller`).
 async fn through_loader(
     session: &Jvm,
     caller: &Caller<'_>,
     class: &str,
     loader: ObjectId,
-) -> Result<Vec<u8>, ProbeRefusal> {
+) -> Result<(Vec<u8>, ObjectId), ProbeRefusal> {
     let no = |why: String| ProbeRefusal::NoBytes {
         class: class.to_string(),
         why,
@@ -685,13 +693,14 @@ async fn through_loader(
     };
     caller.pin(array).await?;
     let values = caller.elements(array, usize::MAX).await?;
-    values
+    let bytes = values
         .into_iter()
         .map(|v| match v {
             Value::Byte(b) => Ok(b as u8),
             _ => Err(no("the resource is not a byte array".into())),
         })
-        .collect()
+        .collect::<Result<Vec<u8>, _>>()?;
+    Ok((bytes, array))
 }
 
 /// The method the site is in: by name (one, not overloaded), or for a

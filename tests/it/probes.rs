@@ -14,6 +14,7 @@
 
 pub(crate) mod callees;
 mod captures;
+mod loader_bytes;
 mod paths;
 pub(crate) mod stats;
 mod timing;
