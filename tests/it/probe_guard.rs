@@ -383,6 +383,25 @@ fn a_costly_probe_is_paused_by_the_overhead_guard(java_home: PathBuf) {
     assert!(!crate::probes::instrumented(&server, LEDGER), "{l}");
 }
 
+/// The sequence number of stop point `id`'s newest snapshot (0 for none).
+fn last_seq(server: &Server, id: &str) -> u64 {
+    server
+        .call("debug_get_traces", json!({"bp_id": id, "limit": 1}))
+        .expect_ok()
+        .json()["last_seq"]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+/// Sends `sig` (`-STOP`, `-CONT`) to the jvmscope process of `server`.
+fn signal(server: &Server, sig: &str) {
+    let status = std::process::Command::new("kill")
+        .args([sig, &server.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+}
+
 fn a_probe_whose_lease_lapsed_records_again(java_home: PathBuf) {
     let jvm = load(Some(java_home));
     let (server, _) = attach(jvm.port());
@@ -390,22 +409,9 @@ fn a_probe_whose_lease_lapsed_records_again(java_home: PathBuf) {
         &server,
         json!({"condition": "amountCents < 0", "max_overhead": 0}),
     );
-    let seq = |server: &Server| {
-        server
-            .call("debug_get_traces", json!({"bp_id": id, "limit": 1}))
-            .expect_ok()
-            .json()["last_seq"]
-            .as_u64()
-            .unwrap_or(0)
-    };
+    let seq = |server: &Server| last_seq(server, &id);
     poll_until_msg(WAIT, "a first hit", || (seq(&server) > 0).then_some(()));
-    let signal = |sig: &str| {
-        let status = std::process::Command::new("kill")
-            .args([sig, &server.pid().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-    };
+    let signal = |sig: &str| signal(&server, sig);
     signal("-STOP");
     // The lease is wall time with nobody to ask while jvmscope is stopped:
     // past its 2 s the helper switches the probe off.
@@ -436,14 +442,7 @@ fn a_lapsed_lease_waits_while_a_thread_is_held(java_home: PathBuf) {
         &server,
         json!({"condition": "amountCents < 0", "max_overhead": 0}),
     );
-    let seq = |server: &Server| {
-        server
-            .call("debug_get_traces", json!({"bp_id": id, "limit": 1}))
-            .expect_ok()
-            .json()["last_seq"]
-            .as_u64()
-            .unwrap_or(0)
-    };
+    let seq = |server: &Server| last_seq(server, &id);
     poll_until_msg(WAIT, "a first hit", || (seq(&server) > 0).then_some(()));
     let listed = server
         .call("debug_list_threads", json!({"limit": 1000}))
@@ -459,13 +458,7 @@ fn a_lapsed_lease_waits_while_a_thread_is_held(java_home: PathBuf) {
             .expect_ok()
     };
     thread("suspend");
-    let signal = |sig: &str| {
-        let status = std::process::Command::new("kill")
-            .args([sig, &server.pid().to_string()])
-            .status()
-            .expect("kill");
-        assert!(status.success());
-    };
+    let signal = |sig: &str| signal(&server, sig);
     signal("-STOP");
     std::thread::sleep(Duration::from_secs(4));
     signal("-CONT");
