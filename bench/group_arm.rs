@@ -29,15 +29,7 @@ use support::text;
 
 /// The CPU time process `pid` has used, every thread (ns precision).
 fn cpu_of(pid: u32) -> Duration {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Duration::ZERO;
-    };
-    let ns: u64 = tasks
-        .flatten()
-        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    Duration::from_nanos(ns)
+    cpu_by_thread(pid).into_values().sum()
 }
 
 /// The CPU time each thread of process `pid` has used, by the thread's

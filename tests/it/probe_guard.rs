@@ -402,15 +402,25 @@ fn signal(server: &Server, sig: &str) {
     assert!(status.success());
 }
 
-fn a_probe_whose_lease_lapsed_records_again(java_home: PathBuf) {
+/// ProbeLoad with a traced line probe on its rare bad call (no overhead
+/// budget), once the probe has recorded a first hit: the JVM, the server
+/// and the stop point's id.
+fn probe_hit(java_home: PathBuf) -> (Jvm, Server, String) {
     let jvm = load(Some(java_home));
     let (server, _) = attach(jvm.port());
     let id = line_probe(
         &server,
         json!({"condition": "amountCents < 0", "max_overhead": 0}),
     );
+    poll_until_msg(WAIT, "a first hit", || {
+        (last_seq(&server, &id) > 0).then_some(())
+    });
+    (jvm, server, id)
+}
+
+fn a_probe_whose_lease_lapsed_records_again(java_home: PathBuf) {
+    let (_jvm, server, id) = probe_hit(java_home);
     let seq = |server: &Server| last_seq(server, &id);
-    poll_until_msg(WAIT, "a first hit", || (seq(&server) > 0).then_some(()));
     let signal = |sig: &str| signal(&server, sig);
     signal("-STOP");
     // The lease is wall time with nobody to ask while jvmscope is stopped:
@@ -436,14 +446,8 @@ fn a_probe_whose_lease_lapsed_records_again(java_home: PathBuf) {
 /// probe waits and why; once the thread is resumed the probe records
 /// again.
 fn a_lapsed_lease_waits_while_a_thread_is_held(java_home: PathBuf) {
-    let jvm = load(Some(java_home));
-    let (server, _) = attach(jvm.port());
-    let id = line_probe(
-        &server,
-        json!({"condition": "amountCents < 0", "max_overhead": 0}),
-    );
+    let (_jvm, server, id) = probe_hit(java_home);
     let seq = |server: &Server| last_seq(server, &id);
-    poll_until_msg(WAIT, "a first hit", || (seq(&server) > 0).then_some(()));
     let listed = server
         .call("debug_list_threads", json!({"limit": 1000}))
         .expect_ok();
