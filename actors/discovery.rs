@@ -395,6 +395,13 @@ pub async fn pid_of_port(port: u16) -> Option<u32> {
         .flatten()
 }
 
+/// The local process holding each of `ports`, from one `/proc` scan.
+pub async fn pids_of_ports(ports: Vec<u16>) -> std::collections::HashMap<u16, u32> {
+    tokio::task::spawn_blocking(move || local::pids_of_ports(&ports))
+        .await
+        .unwrap_or_default()
+}
+
 /// HotSpot's own class histogram through the attach socket (`inspectheap`,
 /// what `jmap -histo` asks): live objects only (a full collection first)
 /// or every object on the heap.

@@ -83,26 +83,31 @@ impl Engine {
         let (targets, duplicates) = dedupe(specs);
         let attached = futures::future::join_all(targets.iter().map(|spec| async move {
             let addr = format!("{}:{}", spec.host, spec.port);
-            match self.attach(spec).await {
-                Ok(session) => {
-                    let pid = match session.launched_pid() {
-                        Some(pid) => Some(pid),
-                        None if crate::model::jvms::is_loopback_host(&spec.host) => {
-                            local_pid(spec.port).await
-                        }
-                        None => None,
-                    };
-                    Ok(GroupMember { session, pid })
-                }
-                Err(e) => Err((addr, e)),
-            }
+            self.attach(spec).await.map_err(|e| (addr, e))
         }))
         .await;
+        // Members on this host that jvmscope did not launch are labelled
+        // with the pid holding their port: one `/proc` scan for them all.
+        let local: Vec<u16> = targets
+            .iter()
+            .zip(&attached)
+            .filter(|(spec, a)| {
+                crate::model::jvms::is_loopback_host(&spec.host)
+                    && a.as_ref().is_ok_and(|s| s.launched_pid().is_none())
+            })
+            .map(|(spec, _)| spec.port)
+            .collect();
+        let pids = local_pids(local).await;
         let mut members = Vec::new();
         let mut failed = Vec::new();
-        for a in attached {
+        for (spec, a) in targets.iter().zip(attached) {
             match a {
-                Ok(m) => members.push(m),
+                Ok(session) => {
+                    let pid = session
+                        .launched_pid()
+                        .or_else(|| pids.get(&spec.port).copied());
+                    members.push(GroupMember { session, pid });
+                }
                 Err(f) => failed.push(f),
             }
         }
@@ -142,13 +147,15 @@ impl Engine {
     }
 }
 
-/// The pid of the local process listening on `port`, read within a
-/// second (a group labels its members with it).
-async fn local_pid(port: u16) -> Option<u32> {
-    tokio::time::timeout(Duration::from_secs(1), crate::discovery::pid_of_port(port))
+/// The pids of the local processes holding `ports`, read within a second
+/// (a group labels its members with them).
+async fn local_pids(ports: Vec<u16>) -> std::collections::HashMap<u16, u32> {
+    if ports.is_empty() {
+        return Default::default();
+    }
+    tokio::time::timeout(Duration::from_secs(1), crate::discovery::pids_of_ports(ports))
         .await
-        .ok()
-        .flatten()
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

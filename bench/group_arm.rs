@@ -57,6 +57,9 @@ struct Arm {
     wall: Duration,
     jvms: Duration,
     ours: Duration,
+    /// The attach before the arm: its wall time and jvmscope's CPU.
+    attach: Duration,
+    attach_ours: Duration,
     /// The JVMs' CPU by thread name.
     by: Vec<(String, Duration)>,
 }
@@ -93,10 +96,12 @@ async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
         .map(|j| j.listens.load(Ordering::SeqCst))
         .collect();
     let targets: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+    let (a0, at) = (cpu_of(std::process::id()), Instant::now());
     let r = server
         .call("debug_attach", json!({"targets": targets}))
         .await;
     assert!(r.is_error != Some(true), "{}", text(&r));
+    let (attach, attach_ours) = (at.elapsed(), cpu_of(std::process::id()).saturating_sub(a0));
     let jvm_cpu = || pids.iter().map(|p| cpu_of(*p)).sum::<Duration>();
     let threads = || {
         let mut all: HashMap<String, Duration> = HashMap::new();
@@ -135,6 +140,8 @@ async fn arm(server: &JvmScope, jvms: &[Replica], line: u32) -> Arm {
         wall,
         jvms: j1.saturating_sub(j0),
         ours: o1.saturating_sub(o0),
+        attach,
+        attach_ours,
         by,
     }
 }
@@ -254,11 +261,16 @@ fn main() {
          | arming a line probe | wall (median) | best | JVMs' CPU | jvmscope's CPU |\n\
          |---|---:|---:|---:|---:|\n{}\n{}\n\n\
          group of {jvms} against one: **{:.1}×** the wall time (goal ≤ 2×)\n\n\
+         the attach before it (median wall, jvmscope's CPU): one JVM {} ({}), group of {jvms} {} ({})\n\n\
          the JVMs' CPU per arm by thread, mean: one JVM: {}; group of {jvms}: {}",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         row("one JVM", &ones),
         row(&format!("group of {jvms}"), &groups),
         group.as_secs_f64() / one.as_secs_f64().max(1e-9),
+        ms(median(ones.iter().map(|a| a.attach).collect())),
+        ms(median(ones.iter().map(|a| a.attach_ours).collect())),
+        ms(median(groups.iter().map(|a| a.attach).collect())),
+        ms(median(groups.iter().map(|a| a.attach_ours).collect())),
         by_thread(&ones, 8),
         by_thread(&groups, 8),
     ));

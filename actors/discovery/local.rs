@@ -4,7 +4,7 @@
 //! port. Blocking file reads, run off the async runtime. Nothing here
 //! writes to the JVM or signals it (the attach socket is `attach.rs`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -88,34 +88,43 @@ pub fn tasks(pid: u32) -> Result<Vec<TaskStat>, LocalError> {
 
 /// The process that holds loopback TCP port `port` (its JDWP endpoint,
 /// listening or connected to us). Our own process holds the other end of
-/// such a connection and is never the answer. One scan: the socket table
-/// it read (each read of `/proc/net/tcp` walks the kernel's whole
-/// connection hash, milliseconds on a large host) and the sockets it
-/// found for each JVM with an agent.
+/// such a connection and is never the answer.
 pub fn pid_of_port(port: u16) -> Option<u32> {
+    pids_of_ports(&[port]).remove(&port)
+}
+
+/// The process holding each of `ports`, as [`pid_of_port`] finds it, from
+/// one scan: the socket table it read (each read of `/proc/net/tcp` walks
+/// the kernel's whole connection hash, milliseconds on a large host) and
+/// the sockets it found for each JVM with an agent. A group of eight
+/// replicas is one scan, not eight. Ports no process holds are left out.
+pub fn pids_of_ports(ports: &[u16]) -> HashMap<u16, u32> {
     let scan = super::procfs::scan(std::time::Instant::now() + Duration::from_millis(500));
-    let inodes: HashSet<u64> = scan
-        .tcp
-        .iter()
-        .filter(|s| s.local_port == port)
-        .filter(|s| matches!(s.state, TcpState::Listen | TcpState::Established))
-        .map(|s| s.inode)
-        .collect();
-    if inodes.is_empty() {
-        return None;
-    }
     let me = std::process::id();
-    scan.jvms
-        .iter()
-        .filter(|j| j.pid != me)
-        .find(|j| {
+    let mut found = HashMap::new();
+    for &port in ports {
+        let inodes: HashSet<u64> = scan
+            .tcp
+            .iter()
+            .filter(|s| s.local_port == port)
+            .filter(|s| matches!(s.state, TcpState::Listen | TcpState::Established))
+            .map(|s| s.inode)
+            .collect();
+        if inodes.is_empty() {
+            continue;
+        }
+        let holder = scan.jvms.iter().filter(|j| j.pid != me).find(|j| {
             let sockets = j
                 .sockets
                 .clone()
                 .or_else(|| super::procfs::socket_inodes(j.pid));
             sockets.is_some_and(|s| !s.is_disjoint(&inodes))
-        })
-        .map(|j| j.pid)
+        });
+        if let Some(j) = holder {
+            found.insert(port, j.pid);
+        }
+    }
+    found
 }
 
 /// The JVM's command line (to see whether attach is switched off).
