@@ -441,14 +441,17 @@ impl<'a> Caller<'a> {
         self.call(Some(object), decl, &m, args).await
     }
 
-    /// The method `name` `sig` of `ty` or its superclasses.
+    /// The method `name` `sig` of `ty` or its superclasses, nearest first:
+    /// each class's methods are read only when the ones below it lack it.
     pub async fn find(
         &self,
         ty: ReferenceTypeId,
         name: &str,
         sig: &str,
     ) -> Result<(ReferenceTypeId, MethodInfo), SessionError> {
-        for t in self.classes().hierarchy(ty).await? {
+        let mut at = Some(ty);
+        let mut climbed = 0;
+        while let Some(t) = at {
             if let Some(m) = self
                 .classes()
                 .methods(t)
@@ -458,6 +461,11 @@ impl<'a> Caller<'a> {
             {
                 return Ok((t, m.clone()));
             }
+            climbed += 1;
+            at = match climbed > 64 {
+                true => None,
+                false => self.classes().superclass(t).await?,
+            };
         }
         Err(CallError::NoSuchMethod {
             class: self.classes().info(ty).await?.name.clone(),
@@ -465,6 +473,27 @@ impl<'a> Caller<'a> {
             overloads: Vec::new(),
         }
         .into())
+    }
+
+    /// The method `name` `sig` of the JDK class `class` (`java.lang.ClassLoader`),
+    /// which every instance of it answers, overridden or not: found on the
+    /// class that declares it rather than by climbing from an object's own
+    /// class through loaders' and streams' private hierarchies.
+    pub async fn find_declared(
+        &self,
+        class: &str,
+        name: &str,
+        sig: &str,
+    ) -> Result<(ReferenceTypeId, MethodInfo), SessionError> {
+        let Some(ty) = self.classes().by_name(class).await?.first().map(|c| c.id) else {
+            return Err(CallError::NoSuchMethod {
+                class: class.to_string(),
+                method: format!("{name}{sig}"),
+                overloads: Vec::new(),
+            }
+            .into());
+        };
+        self.find(ty, name, sig).await
     }
 
     /// The object of a value, `None` for null.

@@ -153,9 +153,12 @@ async fn local_pids(ports: Vec<u16>) -> std::collections::HashMap<u16, u32> {
     if ports.is_empty() {
         return Default::default();
     }
-    tokio::time::timeout(Duration::from_secs(1), crate::discovery::pids_of_ports(ports))
-        .await
-        .unwrap_or_default()
+    tokio::time::timeout(
+        Duration::from_secs(1),
+        crate::discovery::pids_of_ports(ports),
+    )
+    .await
+    .unwrap_or_default()
 }
 
 #[cfg(test)]

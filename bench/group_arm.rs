@@ -17,6 +17,9 @@
 #[path = "support.rs"]
 mod support;
 
+#[path = "group_arm_floor.rs"]
+mod floor;
+
 use std::collections::HashMap;
 use std::process::Child;
 use std::sync::Arc;
@@ -250,6 +253,37 @@ fn main() {
         engine.shutdown().await;
         (ones, groups)
     });
+    // The floor, once jvmscope has let every JVM go: the same rounds with
+    // the simplest raw client.
+    let bytes = Arc::new(
+        std::fs::read(support::classes_dir("Replica").join("Replica.class"))
+            .expect("Replica.class"),
+    );
+    let (mut floor_one, mut floor_group) = (Vec::new(), Vec::new());
+    let ports: Vec<u16> = replicas.iter().map(|r| r.port).collect();
+    for r in 0..rounds {
+        for (jvms, out) in [
+            (r % jvms..=r % jvms, &mut floor_one),
+            (0..=jvms - 1, &mut floor_group),
+        ] {
+            let before: Vec<usize> = replicas
+                .iter()
+                .map(|j| j.listens.load(Ordering::SeqCst))
+                .collect();
+            out.push(floor::run(&ports[jvms.clone()], "Replica", &bytes));
+            rt.block_on(listening_again(&replicas[jvms.clone()], &before[jvms]));
+        }
+    }
+    let floor_row = |what: &str, f: fn(&(Duration, Duration)) -> Duration| {
+        let one = median(floor_one.iter().map(f).collect());
+        let group = median(floor_group.iter().map(f).collect());
+        format!(
+            "| {what} | {} | {} | {:.1}× |",
+            ms(one),
+            ms(group),
+            group.as_secs_f64() / one.as_secs_f64().max(1e-9)
+        )
+    };
     for mut c in children {
         let _ = c.kill();
         let _ = c.wait();
@@ -262,7 +296,10 @@ fn main() {
          |---|---:|---:|---:|---:|\n{}\n{}\n\n\
          group of {jvms} against one: **{:.1}×** the wall time (goal ≤ 2×)\n\n\
          the attach before it (median wall, jvmscope's CPU): one JVM {} ({}), group of {jvms} {} ({})\n\n\
-         the JVMs' CPU per arm by thread, mean: one JVM: {}; group of {jvms}: {}",
+         the JVMs' CPU per arm by thread, mean: one JVM: {}; group of {jvms}: {}\n\n\
+         the floor, a raw blocking client per JVM (median wall):\n\n\
+         | the least a probe needs | one JVM | group of {jvms} | ratio |\n\
+         |---|---:|---:|---:|\n{}\n{}",
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         row("one JVM", &ones),
         row(&format!("group of {jvms}"), &groups),
@@ -273,5 +310,7 @@ fn main() {
         ms(median(groups.iter().map(|a| a.attach_ours).collect())),
         by_thread(&ones, 8),
         by_thread(&groups, 8),
+        floor_row("100 round trips, one after another", |f| f.0),
+        floor_row("one redefinition", |f| f.1),
     ));
 }

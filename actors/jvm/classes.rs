@@ -139,6 +139,9 @@ struct Inner {
     /// JDWP never reuses an object id within a connection.
     object_types: HashMap<ObjectId, crate::jdwp::TaggedTypeId>,
     vars: HashMap<(ReferenceTypeId, MethodId), Arc<Variables>>,
+    /// Classes only the JDK's own loaders may define (`java.*`, arrays of
+    /// primitives), by signature: one copy, loaded for good.
+    boot_classes: HashMap<String, Vec<Arc<ClassInfo>>>,
     /// Fields of JDK classes looked up by name (`Thread.parkBlocker`).
     boot_fields: HashMap<(&'static str, &'static str), Option<FieldId>>,
     /// Thread names, the one cache of them: hits, traces and probe
@@ -167,7 +170,7 @@ pub struct ClassCache {
 }
 
 // The type words are read and written by `model::signature` alone.
-pub use crate::model::signature::{java_name, jni_signature};
+pub use crate::model::signature::{is_boot_only, java_name, jni_signature};
 
 /// Objects whose types are remembered before the memo starts over.
 const MAX_OBJECT_TYPES: usize = 100_000;
@@ -263,6 +266,10 @@ impl ClassCache {
     /// `com.acme.Outer$Inner`, `int[]`), in the JVM's order.
     pub async fn by_name(&self, name: &str) -> Result<Vec<Arc<ClassInfo>>, JdwpError> {
         let signature = jni_signature(name);
+        let boot = is_boot_only(&signature);
+        if boot && let Some(found) = lock(&self.inner).boot_classes.get(&signature) {
+            return Ok(found.clone());
+        }
         let found = self
             .conn
             .send(&ClassesBySignature {
@@ -283,6 +290,11 @@ impl ClassCache {
                 .entry(m.ref_type.id)
                 .or_insert_with(|| info.clone());
             out.push(info);
+        }
+        if boot && !out.is_empty() {
+            lock(&self.inner)
+                .boot_classes
+                .insert(signature, out.clone());
         }
         Ok(out)
     }

@@ -94,10 +94,9 @@ pub(super) async fn define(
     bytes: &[u8],
 ) -> Result<ReferenceTypeId, ProbeRefusal> {
     let classes = session.classes();
-    let loader_type = classes.type_of(loader).await?.id;
     let (decl, define) = caller
-        .find(
-            loader_type,
+        .find_declared(
+            "java.lang.ClassLoader",
             "defineClass",
             "(Ljava/lang/String;[BII)Ljava/lang/Class;",
         )

@@ -186,7 +186,7 @@ pub async fn install(
             Some(planned) => planned,
             None => {
                 for t in targets.iter_mut().filter(|t| t.original.is_none()) {
-                    let (bytes, array) = through_loader(session, &caller, &t.name, loader).await?;
+                    let (bytes, array) = through_loader(&caller, &t.name, loader).await?;
                     t.original = Some(Arc::new(
                         verified(session, &t.name, t.id, loader, bytes).await?,
                     ));
@@ -649,7 +649,6 @@ async fn plan(
 /// its bytes, and the `byte[]` that holds them in the JVM (pinned by
 /// `caller`).
 async fn through_loader(
-    session: &Jvm,
     caller: &Caller<'_>,
     class: &str,
     loader: ObjectId,
@@ -658,11 +657,9 @@ async fn through_loader(
         class: class.to_string(),
         why,
     };
-    let classes = session.classes();
-    let loader_type = classes.type_of(loader).await?.id;
     let (decl, get) = caller
-        .find(
-            loader_type,
+        .find_declared(
+            "java.lang.ClassLoader",
             "getResourceAsStream",
             "(Ljava/lang/String;)Ljava/io/InputStream;",
         )
@@ -679,9 +676,8 @@ async fn through_loader(
         return Err(no("its loader has no such resource".into()));
     };
     caller.pin(stream).await?;
-    let stream_type = classes.type_of(stream).await?.id;
     let (decl, read_all) = caller
-        .find(stream_type, "readAllBytes", "()[B")
+        .find_declared("java.io.InputStream", "readAllBytes", "()[B")
         .await
         .map_err(|e| no(e.to_string()))?;
     let array = caller

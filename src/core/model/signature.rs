@@ -71,6 +71,18 @@ pub fn jni_signature(name: &str) -> String {
     format!("{}{sig}", "[".repeat(dims))
 }
 
+/// Whether only the JDK's own loaders can define the type of JNI
+/// descriptor `sig`, so a JVM holds one copy of it for good: a class of a
+/// `java.*` package (the JVM refuses that name to any other loader), a
+/// primitive, or an array of either.
+pub fn is_boot_only(sig: &str) -> bool {
+    let element = sig.trim_start_matches('[');
+    match element.len() {
+        1 => PRIMS.iter().any(|(letter, _)| element.starts_with(*letter)),
+        _ => element.starts_with("Ljava/") && element.ends_with(';'),
+    }
+}
+
 /// A method descriptor's parameter descriptors and return descriptor:
 /// `(I[Ljava/lang/String;)V` → `(["I", "[Ljava/lang/String;"], "V")`.
 pub fn split_method_descriptor(descriptor: &str) -> Option<(Vec<String>, String)> {

@@ -257,3 +257,28 @@ proptest! {
         let _ = method_types(&text);
     }
 }
+
+#[test]
+fn only_jdk_types_count_as_defined_once_for_good() {
+    for sig in [
+        "Ljava/lang/Class;",
+        "[B",
+        "[[I",
+        "[Ljava/lang/Object;",
+        "Ljava/io/InputStream;",
+    ] {
+        assert!(is_boot_only(sig), "{sig}");
+    }
+    for sig in [
+        "LReplica;",
+        "Ljavax/sql/DataSource;",
+        "Ljavafoo/Bar;",
+        "[Lcom/acme/Order;",
+        "Ljava/",
+        "[",
+        "",
+        "BB",
+    ] {
+        assert!(!is_boot_only(sig), "{sig}");
+    }
+}
