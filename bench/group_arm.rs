@@ -11,8 +11,13 @@
 //! process's, split, since on two cores a group is bound by the CPU its
 //! members' redefinitions take.
 //!
+//! Each round ends with the floor (`group_arm_floor.rs`): the least a
+//! probe needs, sent by the simplest raw client to one JVM and then to
+//! all of them, so the group's ratio can be read against the host's.
+//!
 //! Run: `cargo bench --bench group_arm` (`-- --jvms N`, `--rounds N`,
-//! `--jdk 25`).
+//! `--jdk 25`, `--load hot` for the fixture's full pace: bursts of 2,000
+//! calls, up to a million a second).
 
 #[path = "support.rs"]
 mod support;
@@ -188,9 +193,19 @@ fn by_thread(arms: &[Arm], top: usize) -> String {
         .join(", ")
 }
 
-fn main() {
+/// The bench's arguments: how many JVMs, how many rounds, which JDK,
+/// which load.
+struct Options {
+    jvms: usize,
+    rounds: usize,
+    home: Option<std::path::PathBuf>,
+    load: String,
+}
+
+fn options() -> Options {
     let mut args = std::env::args().skip(1);
     let (mut jvms, mut rounds, mut home) = (8usize, 5usize, None);
+    let mut load = "calm".to_string();
     while let Some(a) = args.next() {
         match a.as_str() {
             "--jvms" => jvms = args.next().and_then(|v| v.parse().ok()).expect("--jvms N"),
@@ -206,10 +221,31 @@ fn main() {
                     "/usr/lib/jvm/temurin-{v}-jdk-amd64"
                 )));
             }
+            "--load" => {
+                load = args.next().expect("--load calm|hot");
+                assert!(load == "calm" || load == "hot", "--load calm|hot");
+            }
             "--bench" => {}
-            other => panic!("unknown argument {other:?} (accepted: --jvms N, --rounds N, --jdk N)"),
+            other => panic!(
+                "unknown argument {other:?} (accepted: --jvms N, --rounds N, --jdk N, --load calm|hot)"
+            ),
         }
     }
+    Options {
+        jvms,
+        rounds,
+        home,
+        load,
+    }
+}
+
+fn main() {
+    let Options {
+        jvms,
+        rounds,
+        home,
+        load,
+    } = options();
     let mut children: Vec<Child> = Vec::new();
     let mut replicas = Vec::new();
     for _ in 0..jvms {
@@ -219,7 +255,7 @@ fn main() {
             home.as_deref(),
             "Replica",
             "replica ready",
-            &["calm"],
+            &[if load == "hot" { "hot" } else { "calm" }],
             support::free_port(),
             move |l| {
                 if l.starts_with("Listening for transport") {
@@ -291,7 +327,7 @@ fn main() {
     let one = median(ones.iter().map(|a| a.wall).collect());
     let group = median(groups.iter().map(|a| a.wall).collect());
     support::report(&format!(
-        "group_arm: {jvms} calm Replica JVMs, {rounds} rounds, {} cores\n\n\
+        "group_arm: {jvms} {load} Replica JVMs, {rounds} rounds, {} cores\n\n\
          | arming a line probe | wall (median) | best | JVMs' CPU | jvmscope's CPU |\n\
          |---|---:|---:|---:|---:|\n{}\n{}\n\n\
          group of {jvms} against one: **{:.1}×** the wall time (goal ≤ 2×)\n\n\
