@@ -1,8 +1,9 @@
 //! The probe's helper class in the JVM: defined in the target's loader
-//! (on a parked thread, through `ClassLoader.defineClass`), its static
-//! fields looked up by the names the core gives them, started (ring,
-//! switch, lease thread), and handed the original bytes of every class
-//! the probe goes into, where a later jvmscope finds them.
+//! (on a parked thread, through `ClassLoader.defineClass`) and started by
+//! its own initialisation (ring, switch, lease thread), its static fields
+//! looked up by the names the core gives them, and handed the original
+//! bytes of every class the probe goes into, where a later jvmscope finds
+//! them.
 
 use super::HelperFields;
 use crate::calls::Caller;
@@ -129,7 +130,8 @@ pub(super) async fn define(
     };
     // A class just defined is not linked: JDWP reads no member of it
     // until it is. `Class.forName(name, true, loader)` links and
-    // initialises it (its only static initialiser is a constant).
+    // initialises it, and its static initialiser runs `init()`: the ring,
+    // the live flag, the lease thread.
     let class_type = classes
         .by_name("java.lang.Class")
         .await?
@@ -229,11 +231,9 @@ pub(super) async fn helper_fields(
     })
 }
 
-/// Runs the helper's `init()`: its ring, its live flag, its lease thread.
-pub(super) async fn start(
-    caller: &Caller<'_>,
-    helper: ReferenceTypeId,
-) -> Result<(), ProbeRefusal> {
+/// Runs the helper's `init()` again: its ring, its live flag, a new lease
+/// thread (its class initialiser ran it the first time).
+async fn start(caller: &Caller<'_>, helper: ReferenceTypeId) -> Result<(), ProbeRefusal> {
     let methods = caller.classes().methods(helper).await?;
     let init: MethodInfo = methods
         .iter()

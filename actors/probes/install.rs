@@ -8,7 +8,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::helper::{define, helper_fields, keep_original, start};
+use super::helper::{define, helper_fields, keep_original};
 use super::{Counted, Instrumented, Live, ProbesHandle, RING};
 use crate::calls::{Caller, seat};
 use crate::classfile::probe::{self as core, MethodRef, ProbeSpec, Site};
@@ -199,7 +199,6 @@ pub async fn install(
         let helper_name = probe.helper.clone();
         let helper_type = define(session, &caller, loader, &helper_name, &helper.bytes).await?;
         let fields = helper_fields(session, helper_type).await?;
-        start(&caller, helper_type).await?;
         let originals: Vec<(&[u8], Option<ObjectId>)> = targets
             .iter()
             .filter_map(|t| Some((t.original.as_deref()?.as_slice(), t.in_jvm)))

@@ -123,6 +123,7 @@ pub fn generate(target: &ClassFile<'_>, spec: &ProbeSpec, plan: &Plan) -> Result
 
     constructor(&mut g)?;
     init(&mut g, cap_i, pw, rw, spec.stats)?;
+    class_init(&mut g)?;
     run(&mut g)?;
     trap(&mut g)?;
     counts::stripe(&mut g)?;
@@ -158,6 +159,17 @@ fn constructor(g: &mut Gen) -> Result<(), Refusal> {
     a.op(I::Invokespecial(sup));
     a.op(I::Return);
     g.method("<init>", "()V", MethodAccessFlags::PUBLIC, a, 1, 1)
+}
+
+/// The class initialiser runs `init()`, so the call that links and
+/// initialises the helper once it is defined (`Class.forName(name, true,
+/// loader)`) also starts it, with no invocation of its own.
+fn class_init(g: &mut Gen) -> Result<(), Refusal> {
+    let mut a = Asm::default();
+    let init = g.own_method(super::INIT, "()V")?;
+    a.op(I::Invokestatic(init));
+    a.op(I::Return);
+    g.method("<clinit>", "()V", MethodAccessFlags::STATIC, a, 0, 0)
 }
 
 fn init(g: &mut Gen, cap: i32, pw: i32, rw: i32, stats: bool) -> Result<(), Refusal> {
