@@ -5,7 +5,7 @@
 mod call;
 mod eval;
 
-pub use call::{ArgNeed, CallError, ParkRefusal};
+pub use call::{ArgNeed, CallError, MissWhy, ParkMiss, ParkRefusal};
 pub use eval::{ExprError, HitFrameError, NotInvocable, Released};
 
 use std::time::Duration;

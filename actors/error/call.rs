@@ -88,9 +88,70 @@ pub enum ParkRefusal {
     #[error("the JVM has no application thread")]
     NoApplicationThread,
     #[error(
-        "thread {name:?} reached no line of application code within {ms} ms (blocked or waiting); it runs on as before"
+        "no thread reached a line of application code within {ms} ms: {}; each runs on as before",
+        some_of(tried)
     )]
-    NoLineReached { name: String, ms: u128 },
+    NoLineReached { tried: Vec<ParkMiss>, ms: u128 },
+}
+
+/// A thread tried for a call that could not be parked on, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParkMiss {
+    pub name: String,
+    pub why: MissWhy,
+}
+
+/// Why a thread tried for a call did not serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MissWhy {
+    /// It reached no line of application code within `ms`, found in this
+    /// state (`None`: unread).
+    NoLine {
+        status: Option<crate::jdwp::ThreadStatus>,
+        ms: u128,
+    },
+    /// The agent had suspended it.
+    AgentHeld,
+    /// A call that ran past its budget still has it.
+    LateCall,
+    /// Another refusal about this one thread (it ended meanwhile).
+    Refused(String),
+}
+
+impl std::fmt::Display for ParkMiss {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::jdwp::ThreadStatus as S;
+        let name = &self.name;
+        match &self.why {
+            MissWhy::NoLine { status, ms } => {
+                let state = match status {
+                    Some(S::Running) => "running, in code it does not leave",
+                    Some(S::Sleeping) => "sleeping",
+                    Some(S::Monitor) => "blocked on a monitor",
+                    Some(S::Wait) => "waiting",
+                    _ => "state unknown",
+                };
+                write!(f, "{name:?} ({state}, {ms} ms)")
+            }
+            MissWhy::AgentHeld => write!(f, "{name:?} (suspended by the agent)"),
+            MissWhy::LateCall => write!(f, "{name:?} (still in a call past its budget)"),
+            MissWhy::Refused(why) => write!(f, "{name:?} ({why})"),
+        }
+    }
+}
+
+/// The first eight of `items`, and how many more.
+fn some_of<T: std::fmt::Display>(items: &[T]) -> String {
+    let shown = items
+        .iter()
+        .take(8)
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    match items.len().saturating_sub(8) {
+        0 => shown,
+        more => format!("{shown}, … {more} more"),
+    }
 }
 
 fn listed(prefix: &str, items: &[String]) -> String {

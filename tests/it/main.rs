@@ -31,6 +31,7 @@ mod questions;
 mod replies;
 mod round_trips;
 mod runaway;
+mod seats;
 mod sessions;
 mod sim;
 mod skill;
