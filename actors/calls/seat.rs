@@ -168,9 +168,10 @@ async fn seated_on(session: &Jvm, chosen: ThreadId, name: String) -> Result<Seat
 /// application threads, those running first, then those sleeping, then
 /// those waiting (`main` first among them), each up to `PARK_TRY` and the
 /// last what is left of `PARK_WITHIN`, to reach a line of application
-/// code: a service whose
-/// `main` waits for good (a `join`, a latch) is served by a thread that
-/// runs. Statuses are read for `main` alone when it serves, as a rule.
+/// code. A service whose `main` waits for good (a `join`, a latch) is
+/// served by a thread that runs. Statuses are read for `main` alone when
+/// it serves, as a rule. A `background` call (one the agent did not ask
+/// for) tries `main` alone.
 async fn park_any(
     session: &Jvm,
     taken: &[ThreadId],
