@@ -423,7 +423,7 @@ fn a_silent_stop_point_is_explained_by_its_cause() {
     let step = line_of("Silent.java", "step-body");
     let cond = set(
         &server,
-        json!({"class_pattern": "Silent", "line": step, "trace": true, "condition": "n < 0", "engine": "wire"}),
+        json!({"class_pattern": "Silent", "line": step, "trace": true, "condition": "n < 0"}),
     );
     let threads = server.call("debug_list_threads", json!({})).expect_ok();
     let main_id = crate::support::text::threads(&threads.text)

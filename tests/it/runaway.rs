@@ -234,8 +234,7 @@ async fn calls_in_conditions_and_trace_expressions_need_calls_true() {
     let s = &r.server;
     let line = line_of("Runaway.java", "runaway-here");
     let stop = |extra: serde_json::Value| {
-        let mut args =
-            json!({"engine": "wire", "kind": "line", "class_pattern": "Runaway", "line": line});
+        let mut args = json!({"kind": "line", "class_pattern": "Runaway", "line": line});
         for (k, v) in extra.as_object().expect("an object") {
             args[k] = v.clone();
         }

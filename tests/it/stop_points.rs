@@ -209,7 +209,7 @@ fn a_finally_line_is_armed_on_both_paths_and_traced_without_freezing() {
     let armed = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("place-finally"), "trace": true, "trace_max_hits": 40}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-finally"), "trace": true, "trace_max_hits": 40}),
     );
     assert!(armed.text.contains("2 locations"), "{}", armed.text);
     let bp = first_id(&armed);
@@ -371,13 +371,13 @@ fn a_suspending_stop_at_a_traced_location_is_reported_as_overriding_it() {
     let trace = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": at, "trace": true, "trace_max_hits": 0}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": at, "trace": true, "trace_max_hits": 0}),
     );
     let trace_id = first_id(&trace);
     let suspending = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": at}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": at}),
     );
     assert!(suspending.text.contains("OVERRIDE"), "{}", suspending.text);
     assert!(suspending.text.contains(&trace_id), "{}", suspending.text);
@@ -415,7 +415,7 @@ fn a_suspension_free_trace_holds_nothing_and_toggles_and_updates_in_place() {
     let armed = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true, "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "trace": true, "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
     );
     assert!(armed.text.contains("without suspending"), "{}", armed.text);
     let id = first_id(&armed);
@@ -555,7 +555,7 @@ fn eight_threads_hammering_a_traced_line_are_never_left_suspended() {
     let armed = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Contended", "line": line_of("Contended.java", "increment"), "trace": true, "trace_max_hits": 0}),
+        json!({"kind": "line", "class_pattern": "Contended", "line": line_of("Contended.java", "increment"), "trace": true, "trace_max_hits": 0}),
     );
     let id = first_id(&armed);
     // A count of hits, not a time: a slow host hammers as long as it takes.

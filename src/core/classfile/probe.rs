@@ -59,7 +59,6 @@ mod plan;
 mod read;
 mod remap;
 mod rewrite;
-mod zero_frame;
 
 pub use every::{ARGS, Argument, timed_methods};
 pub use paths::{FieldAt, FieldPath, PathBase, PathStep, StepRead, Unresolved};
@@ -558,13 +557,6 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<ClassFile<'static>, Refusal> {
 }
 
 pub(crate) fn write(class: &ClassFile<'_>) -> Result<Vec<u8>, Refusal> {
-    if zero_frame::needed(class) {
-        return write_as_is(&zero_frame::fixed(class)?);
-    }
-    write_as_is(class)
-}
-
-fn write_as_is(class: &ClassFile<'_>) -> Result<Vec<u8>, Refusal> {
     let mut out = Vec::new();
     class.to_bytes(&mut out).map_err(|e| match e {
         ristretto_classfile::Error::TryFromIntError(_) => Refusal::TooLarge,

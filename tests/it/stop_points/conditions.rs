@@ -17,7 +17,7 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     let armed = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "i < 0"}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "i < 0"}),
     );
     let id = first_id(&armed);
     assert_eq!(
@@ -66,7 +66,7 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     // the locals in scope and the column.
     let refused = server.call(
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "qty > 0 && nosuch > 1"}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "qty > 0 && nosuch > 1"}),
     );
     assert!(refused.is_error, "{}", refused.text);
     assert!(
@@ -92,7 +92,7 @@ fn a_false_condition_holds_only_the_hit_thread_and_a_true_one_suspends() {
     let bad = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "o.nosuch > 1"}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "condition": "o.nosuch > 1"}),
     );
     let bad_id = first_id(&bad);
     let err = ok(

@@ -144,7 +144,7 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
     let refused = server
         .call(
             "debug_set_stop",
-            json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("label"), "instance_id": "@0x1"}),
+            json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "instance_id": "@0x1"}),
         )
         .expect_tool_error();
     // @0x1 is not an object: an instance id is checked before anything else.
@@ -153,7 +153,7 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
     let probe = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 10}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true, "trace_max_hits": 10}),
     );
     let probe_id = first_id(&probe);
     let traces = traces_of(&server, &probe_id, 4);
@@ -168,7 +168,7 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
     let on_static = server
         .call(
             "debug_set_stop",
-            json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("label"), "instance_id": handle}),
+            json!({"kind": "line", "class_pattern": "Orders", "line": line("label"), "instance_id": handle}),
         )
         .expect_tool_error();
     assert!(
@@ -184,7 +184,7 @@ fn an_instance_filter_narrows_and_is_refused_on_a_static_method() {
     let narrowed = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("place-add"), "instance_id": handle, "trace": true, "trace_max_hits": 12}),
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "instance_id": handle, "trace": true, "trace_max_hits": 12}),
     );
     let bp = first_id(&narrowed);
     let t = traces_of(&server, &bp, 12);

@@ -109,7 +109,7 @@ fn method_exit_stops_report_returns_and_count_discarded_exits() {
     let armed = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_max_hits": 6}),
+        json!({"kind": "method_exit", "class_pattern": "Orders", "method": "describe", "trace_max_hits": 6}),
     );
     let id = first_id(&armed);
     assert!(id.starts_with("mexit_"), "{id}");
@@ -132,7 +132,7 @@ fn method_exit_stops_report_returns_and_count_discarded_exits() {
     let refused = server
         .call(
             "debug_set_stop",
-            json!({"engine": "wire", "kind": "method_exit", "class_pattern": "Orders", "method": "size", "hit_count": 2}),
+            json!({"kind": "method_exit", "class_pattern": "Orders", "method": "size", "hit_count": 2}),
         )
         .expect_tool_error();
     assert!(
@@ -143,7 +143,7 @@ fn method_exit_stops_report_returns_and_count_discarded_exits() {
     let refused = server
         .call(
             "debug_set_stop",
-            json!({"engine": "wire", "kind": "method_exit", "class_pattern": "Ord*", "trace": false}),
+            json!({"kind": "method_exit", "class_pattern": "Ord*", "trace": false}),
         )
         .expect_tool_error();
     assert!(refused.text.starts_with("[REFUSED]"), "{}", refused.text);

@@ -27,7 +27,7 @@ fn traced_loop(server: &Server, max_hits: usize) -> String {
         server,
         "debug_set_stop",
         json!({"kind": "line", "class_pattern": "Orders", "line": line("loop-label"), "trace": true,
-               "trace_max_hits": max_hits, "trace_frames": 0, "trace_locals": "none", "engine": "wire"}),
+               "trace_max_hits": max_hits, "trace_frames": 0, "trace_locals": "none"}),
     );
     first_id(&armed)
 }

@@ -284,7 +284,7 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     let armed = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "line": line("place-add"), "trace": true,
+        json!({"kind": "line", "class_pattern": "Orders", "line": line("place-add"), "trace": true,
                "trace_frames": 0, "trace_locals": "none", "trace_max_hits": 0}),
     );
     let bp = first_id(&armed);
@@ -345,7 +345,7 @@ fn update_replaces_trace_expressions_in_place_and_count_with_condition_is_explai
     let counted = ok(
         &server,
         "debug_set_stop",
-        json!({"engine": "wire", "kind": "line", "class_pattern": "Orders", "method": "size", "trace": true,
+        json!({"kind": "line", "class_pattern": "Orders", "method": "size", "trace": true,
                "hit_count": 3, "condition": "count > 0"}),
     );
     assert!(

@@ -75,14 +75,6 @@ public class Probed {
         }
     }
 
-    /** Opens with a loop head, so its first stack map frame is at byte 0, and branches again. */
-    static int opensWithLoop(int n) {
-        while (n > 10 || (n & 1) == 1) {
-            n -= 3;
-        }
-        return n * 2;
-    }
-
     static void empty() {
     }
 
@@ -223,7 +215,6 @@ public class Probed {
         System.out.println("loop " + loop(5));
         System.out.println("branchy " + branchy(2) + " " + branchy(300));
         System.out.println("spin " + spin(3));
-        System.out.println("opens " + opensWithLoop(17) + " " + opensWithLoop(4));
         empty();
         System.out.println("guarded " + guarded("12") + " " + guarded("x"));
         p.syncMethod(3);
