@@ -41,12 +41,16 @@ public class Joined {
         worker.setDaemon(true);
         worker.start();
         // Ready once main waits in join() (and an idle worker in wait()).
+        // (Its loop is not the lambda's first instruction: a method that opens
+        // with a loop head cannot take a probe yet, and this class must.)
         new Thread(() -> {
+            long spins = 0;
             while (main.getState() != Thread.State.WAITING
                     || (idle && worker.getState() != Thread.State.WAITING)) {
+                spins++;
                 Thread.onSpinWait();
             }
-            System.out.println("joined ready");
+            System.out.println("joined ready after " + spins + " spins");
         }, "joined-herald").start();
         worker.join();
     }
