@@ -26,11 +26,7 @@ fn joined(java_home: PathBuf, args: &[&str]) -> (Jvm, Server) {
         },
     );
     jvm.wait_for_line("joined ready", WAIT);
-    let server = Server::spawn();
-    server.initialize();
-    server
-        .call("debug_attach", json!({"port": jvm.port()}))
-        .expect_ok();
+    let server = crate::dump::attached(&jvm);
     (jvm, server)
 }
 
